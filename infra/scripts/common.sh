@@ -1,0 +1,64 @@
+# Shared by the project's scripts: paths, dependency install, process helpers.
+# Sourced, not run. Every function is safe to call twice.
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+VENV="$ROOT/.venv"
+RUN_DIR="$ROOT/.local/run"
+export PATH="$VENV/bin:$HOME/.cargo/bin:$PATH"
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# apt packages the local stack needs; installed only when missing.
+ensure_apt() {
+  local missing=()
+  command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
+  command -v curl >/dev/null 2>&1 || missing+=(curl)
+  python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+  if ((${#missing[@]})); then
+    log "installing ${missing[*]} (apt)"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+}
+
+# The project venv: moto_server (DynamoDB + Streams), cargo-lambda, cfn-lint and the
+# shim's own libraries, pinned in infra/requirements.txt.
+ensure_venv() {
+  local req="$ROOT/infra/requirements.txt" stamp="$VENV/.requirements.sha"
+  local want
+  want="$(sha256sum "$req" | cut -d' ' -f1)"
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating project venv at $VENV"
+    python3 -m venv "$VENV"
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "installing Python tools into the venv (infra/requirements.txt)"
+    "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
+    "$VENV/bin/python" -m pip install -q -r "$req"
+    echo "$want" >"$stamp"
+  fi
+}
+
+ensure_deps() {
+  ensure_apt
+  ensure_venv
+  command -v cargo >/dev/null 2>&1 || { echo "cargo is required (https://rustup.rs)" >&2; exit 1; }
+}
+
+# free_port: an unused loopback TCP port chosen by the kernel.
+free_port() {
+  "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+}
+
+# wait_tcp HOST PORT SECONDS: wait until something accepts connections there.
+wait_tcp() {
+  local host=$1 port=$2 secs=${3:-30} i
+  for ((i = 0; i < secs * 10; i++)); do
+    (exec 3<>"/dev/tcp/$host/$port") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  echo "nothing listening on $host:$port after ${secs}s" >&2
+  return 1
+}
