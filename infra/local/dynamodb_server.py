@@ -1,0 +1,116 @@
+"""DynamoDB + DynamoDB Streams endpoint of the local stack: moto's server, made atomic.
+
+`moto_server` serves every request on its own thread with no isolation, and its
+TransactWriteItems deep-copies whole tables and puts the copy back when a transaction is
+cancelled. Under concurrent clients that loses other requests' writes and leaves open
+stream iterators on a detached shard. Real DynamoDB makes each request atomic, and the
+ingest path relies on that (conditional transactions are its idempotency guarantee).
+
+So this runs moto's own WSGI application with two changes:
+- one lock around each request, so every request is atomic (a serializable DynamoDB);
+- TransactWriteItems evaluates every condition first and writes only when all hold,
+  so a cancelled transaction has nothing to roll back.
+
+Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000]
+"""
+
+import argparse
+import signal
+import sys
+import threading
+
+from moto.dynamodb.comparisons import get_filter_expression
+from moto.dynamodb.exceptions import (
+    MultipleTransactionsException,
+    TooManyTransactionsException,
+    TransactionCanceledException,
+    TransactWriteSingleOpException,
+)
+from moto.dynamodb.models import DynamoDBBackend
+from moto.moto_server.werkzeug_app import (
+    DomainDispatcherApplication,
+    MotoRequestHandler,
+    create_backend_app,
+)
+from werkzeug.serving import run_simple
+
+
+def _item_key(table, op_type, op):
+    if op_type != "Put":
+        return op["Key"]
+    attrs = op["Item"]
+    key = {table.hash_key_attr: attrs[table.hash_key_attr]}
+    if table.range_key_attr is not None:
+        key[table.range_key_attr] = attrs[table.range_key_attr]
+    return key
+
+
+def transact_write_items(self, transact_items):
+    """All-or-nothing without rollback: check every condition, then write."""
+    if len(transact_items) > 100:
+        raise TooManyTransactionsException()
+    planned, reasons, seen = [], [], set()
+    for entry in transact_items:
+        if len(entry) != 1:
+            raise TransactWriteSingleOpException()
+        op_type, op = next(iter(entry.items()))
+        table_name = op["TableName"]
+        key = _item_key(self.get_table(table_name), op_type, op)
+        ident = (table_name, repr(sorted(key.items())))
+        if ident in seen:
+            raise MultipleTransactionsException()
+        seen.add(ident)
+        reason = (None, None, None)
+        condition = op.get("ConditionExpression")
+        if condition is not None:
+            current = self.get_item(table_name, key)
+            check = get_filter_expression(
+                condition,
+                op.get("ExpressionAttributeNames"),
+                op.get("ExpressionAttributeValues"),
+            )
+            if not check.expr(current):
+                old = None
+                if current is not None and op.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD":
+                    old = current.to_json()["Attributes"]
+                reason = ("ConditionalCheckFailed", "The conditional request failed", old)
+        reasons.append(reason)
+        planned.append((op_type, op, key))
+    if any(code is not None for code, _, _ in reasons):
+        raise TransactionCanceledException(reasons)
+    for op_type, op, key in planned:
+        names = op.get("ExpressionAttributeNames")
+        values = op.get("ExpressionAttributeValues")
+        if op_type == "Put":
+            self.put_item(op["TableName"], op["Item"])
+        elif op_type == "Delete":
+            self.delete_item(op["TableName"], key)
+        elif op_type == "Update":
+            self.update_item(op["TableName"], key, op["UpdateExpression"], names, values)
+
+
+class Serialized:
+    """WSGI middleware: one request at a time through the wrapped application."""
+
+    def __init__(self, app):
+        self.app = app
+        self.lock = threading.Lock()
+
+    def __call__(self, environ, start_response):
+        with self.lock:
+            return list(self.app(environ, start_response))
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    args = parser.parse_args()
+    DynamoDBBackend.transact_write_items = transact_write_items
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    app = Serialized(DomainDispatcherApplication(create_backend_app))
+    run_simple(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,203 @@
+//! Leaderboard definitions: the write [`Policy`] fixed at creation, the lifecycle
+//! [`BoardStatus`], and the fold that turns a submitted score into a new standing.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DomainError;
+use crate::ids::{LeaderboardId, MatchId};
+use crate::order::Direction;
+use crate::score::Score;
+
+/// How a board combines a player's submissions. Fixed when the board is created.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Policy {
+    /// Highest score wins (the default).
+    #[default]
+    Best,
+    /// Lowest score wins, ranked ascending (race times).
+    Min,
+    /// The last accepted submission wins.
+    Latest,
+    /// Submissions accumulate; each distinct match counts once.
+    Sum,
+}
+
+/// Where a board is in its life. Only `ACTIVE` boards accept writes; all serve reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum BoardStatus {
+    #[default]
+    Active,
+    Frozen,
+    Closed,
+}
+
+impl BoardStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "ACTIVE",
+            Self::Frozen => "FROZEN",
+            Self::Closed => "CLOSED",
+        }
+    }
+}
+
+impl fmt::Display for BoardStatus {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A leaderboard's definition as stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Board {
+    pub leaderboard_id: LeaderboardId,
+    pub policy: Policy,
+    pub status: BoardStatus,
+    /// Creation time, ms since the Unix epoch.
+    pub created_at: i64,
+}
+
+/// A player's current standing on one board: what the board orders by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Standing {
+    pub score: Score,
+    /// When the current score was reached, ms since the Unix epoch (the tie-breaker).
+    pub reached_at: i64,
+    /// Increases by one on every applied change; Redis applies only newer versions.
+    pub version: u64,
+    /// The match that produced the current score.
+    pub last_match_id: MatchId,
+}
+
+/// What one submission does to a standing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Fold {
+    /// The standing changes to this (version already bumped).
+    Applied(Standing),
+    /// The board keeps the current standing.
+    Unchanged,
+}
+
+impl Policy {
+    /// The rank order of this policy's boards.
+    pub fn direction(self) -> Direction {
+        match self {
+            Self::Min => Direction::Asc,
+            Self::Best | Self::Latest | Self::Sum => Direction::Desc,
+        }
+    }
+
+    /// Folds one submission into the current standing.
+    ///
+    /// Ties keep the earlier standing (BEST/MIN), so the player who reached a score
+    /// first stays ahead. A SUM delta of 0 changes nothing. A SUM total leaving the
+    /// exact range is refused with [`DomainError::ScoreOutOfRange`].
+    pub fn fold(
+        self,
+        current: Option<&Standing>,
+        submitted: Score,
+        match_id: &MatchId,
+        now_ms: i64,
+    ) -> Result<Fold, DomainError> {
+        let next = |score: Score| {
+            Fold::Applied(Standing {
+                score,
+                reached_at: now_ms,
+                version: current.map_or(1, |c| c.version + 1),
+                last_match_id: match_id.clone(),
+            })
+        };
+        let Some(cur) = current else {
+            return Ok(next(submitted));
+        };
+        Ok(match self {
+            Self::Best if submitted > cur.score => next(submitted),
+            Self::Min if submitted < cur.score => next(submitted),
+            Self::Latest => next(submitted),
+            Self::Sum if submitted.get() != 0 => {
+                next(Score::new("score total", cur.score.get() + submitted.get())?)
+            }
+            _ => Fold::Unchanged,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn standing(score: i64, version: u64) -> Standing {
+        Standing {
+            score: Score::new("s", score).unwrap(),
+            reached_at: 1_000,
+            version,
+            last_match_id: MatchId::parse("old").unwrap(),
+        }
+    }
+
+    fn fold(policy: Policy, cur: Option<&Standing>, score: i64) -> Fold {
+        let m = MatchId::parse("m").unwrap();
+        policy
+            .fold(cur, Score::new("s", score).unwrap(), &m, 2_000)
+            .unwrap()
+    }
+
+    fn applied_score(f: Fold) -> Option<(i64, u64)> {
+        match f {
+            Fold::Applied(s) => Some((s.score.get(), s.version)),
+            Fold::Unchanged => None,
+        }
+    }
+
+    #[test]
+    fn first_submission_always_applies_at_version_one() {
+        for p in [Policy::Best, Policy::Min, Policy::Latest, Policy::Sum] {
+            assert_eq!(applied_score(fold(p, None, 7)), Some((7, 1)));
+        }
+    }
+
+    #[test]
+    fn best_keeps_the_maximum_and_ties_keep_the_earlier_standing() {
+        let cur = standing(10, 3);
+        assert_eq!(applied_score(fold(Policy::Best, Some(&cur), 11)), Some((11, 4)));
+        assert_eq!(fold(Policy::Best, Some(&cur), 10), Fold::Unchanged);
+        assert_eq!(fold(Policy::Best, Some(&cur), -5), Fold::Unchanged);
+    }
+
+    #[test]
+    fn min_keeps_the_minimum() {
+        let cur = standing(10, 1);
+        assert_eq!(applied_score(fold(Policy::Min, Some(&cur), 9)), Some((9, 2)));
+        assert_eq!(fold(Policy::Min, Some(&cur), 10), Fold::Unchanged);
+    }
+
+    #[test]
+    fn latest_always_applies() {
+        let cur = standing(10, 1);
+        assert_eq!(applied_score(fold(Policy::Latest, Some(&cur), 3)), Some((3, 2)));
+    }
+
+    #[test]
+    fn sum_accumulates_and_refuses_leaving_the_exact_range() {
+        let cur = standing(10, 1);
+        assert_eq!(applied_score(fold(Policy::Sum, Some(&cur), -4)), Some((6, 2)));
+        assert_eq!(fold(Policy::Sum, Some(&cur), 0), Fold::Unchanged);
+        let near = standing(crate::score::MAX_ABS_SCORE, 1);
+        let m = MatchId::parse("m").unwrap();
+        let one = Score::new("s", 1).unwrap();
+        assert!(matches!(
+            Policy::Sum.fold(Some(&near), one, &m, 0),
+            Err(DomainError::ScoreOutOfRange { .. })
+        ));
+    }
+
+    #[test]
+    fn min_boards_rank_ascending() {
+        assert_eq!(Policy::Min.direction(), Direction::Asc);
+        assert_eq!(Policy::Best.direction(), Direction::Desc);
+    }
+}

@@ -1,0 +1,78 @@
+//! `Config`: the environment a function reads once at cold start.
+//!
+//! | variable | default | used by |
+//! |---|---|---|
+//! | `TABLE_NAME` | required | all |
+//! | `REDIS_URL` | required | all but boards |
+//! | `REDIS_KEY_PREFIX` | empty | all; isolates tests sharing a server |
+//! | `REDIS_TIMEOUT_MS` | 50 | every Redis call's budget |
+//! | `SOCIAL_GRAPH_URL` | required by friends | friends |
+//! | `SOCIAL_GRAPH_TIMEOUT_MS` | 200 | friends |
+//! | `RECEIPT_TTL_DAYS` | 30 | ingest: how long a `match_id` retry returns its receipt |
+//! | `BOARD_CACHE_TTL_MS` | 5000 | how long a container trusts a cached board definition |
+//!
+//! DynamoDB's endpoint and region come from the standard AWS variables
+//! (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_REGION`), so any compatible endpoint works by
+//! changing the URL alone.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+/// A variable is missing or unreadable; the function fails init and names it.
+#[derive(Debug, Error)]
+pub enum ConfigError {
+    #[error("environment variable {0} is required")]
+    Missing(&'static str),
+    #[error("environment variable {name} is not a valid number: {value:?}")]
+    NotANumber { name: &'static str, value: String },
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub table_name: String,
+    pub redis_url: Option<String>,
+    pub redis_key_prefix: String,
+    pub redis_timeout: Duration,
+    pub social_graph_url: Option<String>,
+    pub social_graph_timeout: Duration,
+    pub receipt_ttl: Duration,
+    pub board_cache_ttl: Duration,
+}
+
+fn var(name: &'static str) -> Option<String> {
+    std::env::var(name).ok().filter(|v| !v.is_empty())
+}
+
+fn number(name: &'static str, default: u64) -> Result<u64, ConfigError> {
+    match var(name) {
+        None => Ok(default),
+        Some(value) => value.parse().map_err(|_| ConfigError::NotANumber { name, value }),
+    }
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Ok(Self {
+            table_name: var("TABLE_NAME").ok_or(ConfigError::Missing("TABLE_NAME"))?,
+            redis_url: var("REDIS_URL"),
+            redis_key_prefix: var("REDIS_KEY_PREFIX").unwrap_or_default(),
+            redis_timeout: Duration::from_millis(number("REDIS_TIMEOUT_MS", 50)?),
+            social_graph_url: var("SOCIAL_GRAPH_URL"),
+            social_graph_timeout: Duration::from_millis(number("SOCIAL_GRAPH_TIMEOUT_MS", 200)?),
+            receipt_ttl: Duration::from_secs(number("RECEIPT_TTL_DAYS", 30)? * 86_400),
+            board_cache_ttl: Duration::from_millis(number("BOARD_CACHE_TTL_MS", 5_000)?),
+        })
+    }
+
+    /// `REDIS_URL`, for the functions that cannot work without it.
+    pub fn require_redis_url(&self) -> Result<&str, ConfigError> {
+        self.redis_url.as_deref().ok_or(ConfigError::Missing("REDIS_URL"))
+    }
+
+    pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {
+        self.social_graph_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("SOCIAL_GRAPH_URL"))
+    }
+}

@@ -1,0 +1,417 @@
+//! `DynamoScoreStore`: the source of truth in one DynamoDB table (`pk`, `sk` strings).
+//!
+//! | item | pk | sk |
+//! |---|---|---|
+//! | board | `B#{board}` | `BOARD` |
+//! | standing | `S#{board}#{shard}` (shard = FNV-1a(player) % 16) | `{player}` |
+//! | receipt | `R#{board}#{player}` | `M#{match}` (with TTL attribute `expires_at`) |
+//!
+//! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
+//! Every item carries `kind`, which the stream projector uses to pick standings. Ids
+//! cannot contain `#` (see [`crate::ids`]), so keys are unambiguous.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::Client;
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{
+    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
+    Put, ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
+    TransactWriteItem,
+};
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use crate::board::{Board, BoardStatus, Standing};
+use crate::error::StoreError;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::score::Score;
+use crate::store::{Commit, CommitOutcome, IndexEntry, Receipt, ScoreStore};
+
+/// Number of write shards per board.
+pub const SHARDS: u64 = 16;
+/// The TTL attribute of receipts.
+pub const TTL_ATTRIBUTE: &str = "expires_at";
+
+type Item = HashMap<String, AttributeValue>;
+
+/// FNV-1a: a stable hash, so a player's shard never changes between releases.
+fn shard_of(player: &str) -> u64 {
+    let hash = player.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % SHARDS
+}
+
+fn key(pk: String, sk: String) -> Item {
+    HashMap::from([("pk".into(), AttributeValue::S(pk)), ("sk".into(), AttributeValue::S(sk))])
+}
+
+fn board_key(lb: &LeaderboardId) -> Item {
+    key(format!("B#{lb}"), "BOARD".into())
+}
+
+fn standing_key(lb: &LeaderboardId, player: &PlayerId) -> Item {
+    key(format!("S#{lb}#{:02}", shard_of(player.as_str())), player.to_string())
+}
+
+fn receipt_key(lb: &LeaderboardId, player: &PlayerId, m: &MatchId) -> Item {
+    key(format!("R#{lb}#{player}"), format!("M#{m}"))
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct BoardItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    board: Board,
+}
+
+/// A standing as stored, and as the stream delivers it to the projector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandingItem {
+    pub pk: String,
+    pub sk: String,
+    pub kind: String,
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub direction: Direction,
+    pub score: Score,
+    pub reached_at: i64,
+    pub version: u64,
+    pub last_match_id: MatchId,
+}
+
+impl StandingItem {
+    pub const KIND: &'static str = "standing";
+
+    /// The index entry this row projects to.
+    pub fn index_entry(&self) -> IndexEntry {
+        IndexEntry {
+            board: self.leaderboard_id.clone(),
+            direction: self.direction,
+            key: RankKey {
+                score: self.score,
+                reached_at: self.reached_at,
+                player: self.player_id.to_string(),
+            },
+            version: self.version,
+        }
+    }
+
+    fn standing(self) -> Standing {
+        Standing {
+            score: self.score,
+            reached_at: self.reached_at,
+            version: self.version,
+            last_match_id: self.last_match_id,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ReceiptItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    submitted: Score,
+    score: Score,
+    previous_score: Option<Score>,
+    update_applied: bool,
+    updated_at: i64,
+    last_match_id: MatchId,
+    expires_at: i64,
+}
+
+/// The DynamoDB adapter of [`ScoreStore`].
+#[derive(Clone)]
+pub struct DynamoScoreStore {
+    client: Client,
+    table: String,
+}
+
+impl DynamoScoreStore {
+    pub fn new(client: Client, table: impl Into<String>) -> Self {
+        Self {
+            client,
+            table: table.into(),
+        }
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    pub fn table(&self) -> &str {
+        &self.table
+    }
+
+    /// Creates the table as `template.yaml` declares it (keys, stream with both images,
+    /// on-demand billing, receipt TTL). For the local stack and tests.
+    pub async fn create_table(&self) -> Result<(), StoreError> {
+        let attr = |name: &str| {
+            AttributeDefinition::builder()
+                .attribute_name(name)
+                .attribute_type(ScalarAttributeType::S)
+                .build()
+        };
+        let key = |name: &str, kind| KeySchemaElement::builder().attribute_name(name).key_type(kind).build();
+        self.client
+            .create_table()
+            .table_name(&self.table)
+            .attribute_definitions(attr("pk")?)
+            .attribute_definitions(attr("sk")?)
+            .key_schema(key("pk", KeyType::Hash)?)
+            .key_schema(key("sk", KeyType::Range)?)
+            .billing_mode(BillingMode::PayPerRequest)
+            .stream_specification(
+                StreamSpecification::builder()
+                    .stream_enabled(true)
+                    .stream_view_type(StreamViewType::NewAndOldImages)
+                    .build()?,
+            )
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("CreateTable", e))?;
+        self.client
+            .update_time_to_live()
+            .table_name(&self.table)
+            .time_to_live_specification(
+                TimeToLiveSpecification::builder()
+                    .enabled(true)
+                    .attribute_name(TTL_ATTRIBUTE)
+                    .build()?,
+            )
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("UpdateTimeToLive", e))?;
+        Ok(())
+    }
+
+    async fn get_item(&self, key: Item, op: &'static str) -> Result<Option<Item>, StoreError> {
+        let out = self
+            .client
+            .get_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .consistent_read(true)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk(op, e))?;
+        Ok(out.item)
+    }
+
+    fn check(
+        &self,
+        key: Item,
+        condition: &str,
+        name: Option<(&str, &str)>,
+        values: Item,
+    ) -> Result<TransactWriteItem, StoreError> {
+        let names = name.map(|(alias, attr)| HashMap::from([(alias.to_owned(), attr.to_owned())]));
+        let check = ConditionCheck::builder()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .condition_expression(condition)
+            .set_expression_attribute_names(names)
+            .set_expression_attribute_values((!values.is_empty()).then_some(values))
+            .build()?;
+        Ok(TransactWriteItem::builder().condition_check(check).build())
+    }
+
+    fn put(&self, item: Item, condition: &str, values: Item) -> Result<TransactWriteItem, StoreError> {
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression(condition)
+            .set_expression_attribute_values((!values.is_empty()).then_some(values))
+            .build()?;
+        Ok(TransactWriteItem::builder().put(put).build())
+    }
+}
+
+/// The condition that the standing still has `expected` (or still does not exist).
+fn version_condition(expected: Option<u64>) -> (&'static str, Item) {
+    match expected {
+        None => ("attribute_not_exists(pk)", Item::new()),
+        Some(v) => (
+            "version = :v",
+            HashMap::from([(":v".to_owned(), AttributeValue::N(v.to_string()))]),
+        ),
+    }
+}
+
+impl ScoreStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn get_board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
+        let item = self.get_item(board_key(lb), "GetItem(board)").await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board),
+            None => None,
+        })
+    }
+
+    #[instrument(skip(self), fields(board = %board.leaderboard_id))]
+    async fn create_board(&self, board: &Board) -> Result<Option<Board>, StoreError> {
+        let key = board_key(&board.leaderboard_id);
+        let item = BoardItem {
+            pk: format!("B#{}", board.leaderboard_id),
+            sk: "BOARD".into(),
+            kind: "board".into(),
+            board: board.clone(),
+        };
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(serde_dynamo::to_item(item)?))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(None),
+            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => {
+                let existing = self.get_item(key, "GetItem(board)").await?;
+                match existing {
+                    Some(item) => Ok(Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board)),
+                    // Deleted between the two calls: report the race as a conflict.
+                    None => Ok(Some(board.clone())),
+                }
+            }
+            Err(e) => Err(StoreError::sdk("PutItem(board)", e)),
+        }
+    }
+
+    #[instrument(skip(self))]
+    async fn get_standing(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<Option<Standing>, StoreError> {
+        let item = self.get_item(standing_key(lb, player), "GetItem(standing)").await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, StandingItem>(item)?.standing()),
+            None => None,
+        })
+    }
+
+    #[instrument(skip(self))]
+    async fn get_receipt(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+        match_id: &MatchId,
+    ) -> Result<Option<Receipt>, StoreError> {
+        let item = self
+            .get_item(receipt_key(lb, player, match_id), "GetItem(receipt)")
+            .await?;
+        let Some(item) = item else { return Ok(None) };
+        let r: ReceiptItem = serde_dynamo::from_item(item)?;
+        Ok(Some(Receipt {
+            submitted: r.submitted,
+            score: r.score,
+            previous_score: r.previous_score,
+            update_applied: r.update_applied,
+            updated_at: r.updated_at,
+            last_match_id: r.last_match_id,
+        }))
+    }
+
+    #[instrument(skip_all, fields(board = %c.board, player = %c.player, match_id = %c.match_id))]
+    async fn commit(&self, c: &Commit<'_>) -> Result<CommitOutcome, StoreError> {
+        let active = HashMap::from([(
+            ":active".to_owned(),
+            AttributeValue::S(BoardStatus::Active.as_str().into()),
+        )]);
+        // `status` is a reserved word: the condition names it through #st.
+        let board_check = self.check(board_key(c.board), "#st = :active", Some(("#st", "status")), active)?;
+        let r = c.receipt;
+        let receipt = ReceiptItem {
+            pk: format!("R#{}#{}", c.board, c.player),
+            sk: format!("M#{}", c.match_id),
+            kind: "receipt".into(),
+            submitted: r.submitted,
+            score: r.score,
+            previous_score: r.previous_score,
+            update_applied: r.update_applied,
+            updated_at: r.updated_at,
+            last_match_id: r.last_match_id.clone(),
+            expires_at: c.receipt_expires_at,
+        };
+        let receipt_put = self.put(serde_dynamo::to_item(receipt)?, "attribute_not_exists(pk)", Item::new())?;
+        let (condition, values) = version_condition(c.expected_version);
+        // The standing goes last: a cancelled transaction never half-writes it.
+        let standing_op = match c.standing {
+            Some(s) => {
+                let key = standing_key(c.board, c.player);
+                let item = StandingItem {
+                    pk: key["pk"].as_s().cloned().unwrap_or_default(),
+                    sk: c.player.to_string(),
+                    kind: StandingItem::KIND.into(),
+                    leaderboard_id: c.board.clone(),
+                    player_id: c.player.clone(),
+                    direction: c.direction,
+                    score: s.score,
+                    reached_at: s.reached_at,
+                    version: s.version,
+                    last_match_id: s.last_match_id.clone(),
+                };
+                self.put(serde_dynamo::to_item(item)?, condition, values)?
+            }
+            None => self.check(standing_key(c.board, c.player), condition, None, values)?,
+        };
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(board_check)
+            .transact_items(receipt_put)
+            .transact_items(standing_op)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(CommitOutcome::Committed),
+            Err(SdkError::ServiceError(err)) => match err.err() {
+                TransactWriteItemsError::TransactionCanceledException(tc) => {
+                    let failed = |i: usize| {
+                        tc.cancellation_reasons()
+                            .get(i)
+                            .and_then(|r| r.code())
+                            .is_some_and(|code| code == "ConditionalCheckFailed")
+                    };
+                    Ok(if failed(1) {
+                        CommitOutcome::ReceiptExists
+                    } else if failed(0) {
+                        CommitOutcome::BoardNotActive
+                    } else {
+                        // The version moved, or (real DynamoDB) a concurrent transaction
+                        // on the same items cancelled this one: `TransactionConflict`.
+                        CommitOutcome::StandingChanged
+                    })
+                }
+                _ => Err(StoreError::sdk("TransactWriteItems", SdkError::ServiceError(err))),
+            },
+            Err(e) => Err(StoreError::sdk("TransactWriteItems", e)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_stable_and_spread() {
+        assert_eq!(shard_of("alice"), shard_of("alice"));
+        let used: std::collections::HashSet<u64> =
+            (0..1000).map(|i| shard_of(&format!("p{i}"))).collect();
+        assert_eq!(used.len() as u64, SHARDS);
+    }
+
+    #[test]
+    fn policies_keep_their_stored_names() {
+        assert_eq!(serde_json::to_string(&crate::board::Policy::Min).unwrap(), "\"MIN\"");
+    }
+}

@@ -1,0 +1,118 @@
+//! Error types: [`DomainError`] for input the rules refuse, [`StoreError`], [`IndexError`]
+//! and [`FriendsError`] for the backends, and [`ServiceError`], what a use case returns.
+//!
+//! The mapping to HTTP status codes and stable error codes lives in [`crate::http`], the
+//! one place that decides what a client sees.
+
+use std::time::Duration;
+
+use thiserror::Error;
+
+use crate::board::BoardStatus;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+
+/// Input that breaks a rule. Nothing was changed when one of these is returned.
+#[derive(Debug, Error)]
+pub enum DomainError {
+    /// A field is missing, mistyped or outside its allowed values.
+    #[error("{field}: {reason}")]
+    Invalid { field: &'static str, reason: String },
+    /// A score (or a SUM total) outside ±(2^53-1), the range that stays exact everywhere.
+    #[error("{field}: {value} is outside the allowed range ±9007199254740991")]
+    ScoreOutOfRange { field: &'static str, value: String },
+    /// The body is not the JSON object the route expects.
+    #[error("request body is not valid JSON for this route: {0}")]
+    MalformedJson(#[source] serde_json::Error),
+    /// The body exceeds the route's limit.
+    #[error("request body is larger than {limit} bytes")]
+    BodyTooLarge { limit: usize },
+}
+
+impl DomainError {
+    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+        Self::Invalid {
+            field,
+            reason: reason.into(),
+        }
+    }
+}
+
+/// A DynamoDB call failed or returned an item this code cannot read.
+#[derive(Debug, Error)]
+pub enum StoreError {
+    #[error("DynamoDB {op} failed")]
+    Sdk {
+        op: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("a DynamoDB item could not be converted")]
+    Item(#[from] serde_dynamo::Error),
+    #[error("a DynamoDB request could not be built")]
+    Build(#[from] aws_sdk_dynamodb::error::BuildError),
+}
+
+impl StoreError {
+    pub(crate) fn sdk<E>(op: &'static str, source: E) -> Self
+    where
+        E: std::error::Error + Send + Sync + 'static,
+    {
+        Self::Sdk {
+            op,
+            source: Box::new(source),
+        }
+    }
+}
+
+/// The Redis rank index failed, timed out or answered something unexpected.
+#[derive(Debug, Error)]
+pub enum IndexError {
+    #[error("Redis command failed")]
+    Redis(#[from] redis::RedisError),
+    #[error("Redis did not answer within {0:?}")]
+    Timeout(Duration),
+    #[error("Redis returned an unexpected reply: {0}")]
+    Reply(String),
+}
+
+/// The social graph (friends source) could not be read.
+#[derive(Debug, Error)]
+pub enum FriendsError {
+    #[error("social graph request failed")]
+    Http(#[from] reqwest::Error),
+    #[error("social graph answered HTTP {0}")]
+    Status(u16),
+}
+
+/// What a use case (ingest, a read, a board operation) can fail with.
+#[derive(Debug, Error)]
+pub enum ServiceError {
+    #[error(transparent)]
+    Domain(#[from] DomainError),
+    #[error("leaderboard {0} does not exist")]
+    BoardNotFound(LeaderboardId),
+    #[error("leaderboard {0} already exists with other settings")]
+    BoardConflict(LeaderboardId),
+    #[error("leaderboard {lb} is {status} and accepts no writes")]
+    BoardNotActive {
+        lb: LeaderboardId,
+        status: BoardStatus,
+    },
+    #[error("player {player} has no score on leaderboard {lb}")]
+    NotRanked {
+        lb: LeaderboardId,
+        player: PlayerId,
+    },
+    /// The same idempotency key came back with a different score.
+    #[error("match {0} was already recorded for this player with a different score")]
+    IdempotencyConflict(MatchId),
+    /// Optimistic concurrency gave up after its retry budget; nothing was written.
+    #[error("too many concurrent writes for this player, retry shortly")]
+    Contention,
+    #[error("the score store is unavailable")]
+    Store(#[from] StoreError),
+    #[error("the rank index is unavailable")]
+    Index(#[from] IndexError),
+    #[error("the friends source is unavailable")]
+    Friends(#[from] FriendsError),
+}

@@ -1,0 +1,165 @@
+//! The HTTP surface (API Gateway HTTP API, payload 2.0): request decoding helpers and
+//! the one mapping from [`ServiceError`] to status codes and stable error codes.
+//!
+//! Errors are `{"error": {"code", "message"}}`; a client never sees `Debug` output or a
+//! 500 for bad input. 5xx answers are logged with their full error chain.
+
+use aws_lambda_events::encodings::Body;
+use aws_lambda_events::event::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
+use base64::Engine;
+use http::HeaderValue;
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tracing::error;
+
+use crate::error::{DomainError, ServiceError};
+
+pub type Request = ApiGatewayV2httpRequest;
+pub type Response = ApiGatewayV2httpResponse;
+
+/// Largest request body accepted.
+pub const MAX_BODY_BYTES: usize = 16 * 1024;
+
+/// The matched route, e.g. `GET /leaderboards/{lb}/top`.
+pub fn route(req: &Request) -> &str {
+    req.request_context
+        .route_key
+        .as_deref()
+        .or(req.route_key.as_deref())
+        .unwrap_or_default()
+}
+
+/// A path parameter, validated by `parse` (one of the id types' `parse`).
+pub fn path<T>(
+    req: &Request,
+    name: &'static str,
+    parse: fn(&str) -> Result<T, DomainError>,
+) -> Result<T, DomainError> {
+    let raw = req
+        .path_parameters
+        .get(name)
+        .ok_or_else(|| DomainError::invalid(name, "is missing from the path"))?;
+    parse(raw)
+}
+
+/// A query-string parameter.
+pub fn query<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
+    req.query_string_parameters.first(name)
+}
+
+/// The JSON body, at most [`MAX_BODY_BYTES`].
+pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
+    let raw = req.body.as_deref().unwrap_or_default();
+    let bytes = if req.is_base64_encoded {
+        base64::engine::general_purpose::STANDARD
+            .decode(raw)
+            .map_err(|_| DomainError::invalid("body", "is not valid base64"))?
+    } else {
+        raw.as_bytes().to_vec()
+    };
+    if bytes.len() > MAX_BODY_BYTES {
+        return Err(DomainError::BodyTooLarge {
+            limit: MAX_BODY_BYTES,
+        });
+    }
+    serde_json::from_slice(&bytes).map_err(DomainError::MalformedJson)
+}
+
+/// A JSON reply.
+pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
+    let mut resp = Response::default();
+    resp.status_code = i64::from(status);
+    resp.headers
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.body = Some(Body::Text(
+        serde_json::to_string(body).unwrap_or_else(|_| "{}".to_owned()),
+    ));
+    resp
+}
+
+/// Status and stable code for every error a client can get.
+pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
+    match err {
+        ServiceError::Domain(d) => match d {
+            DomainError::Invalid { .. } => (400, "invalid_request"),
+            DomainError::MalformedJson(_) => (400, "malformed_json"),
+            DomainError::BodyTooLarge { .. } => (413, "payload_too_large"),
+            DomainError::ScoreOutOfRange { .. } => (422, "score_out_of_range"),
+        },
+        ServiceError::BoardNotFound(_) => (404, "board_not_found"),
+        ServiceError::NotRanked { .. } => (404, "not_ranked"),
+        ServiceError::BoardConflict(_) => (409, "board_conflict"),
+        ServiceError::BoardNotActive { .. } => (409, "board_not_active"),
+        ServiceError::IdempotencyConflict(_) => (409, "idempotency_conflict"),
+        ServiceError::Contention => (503, "contention"),
+        ServiceError::Store(_) => (503, "store_unavailable"),
+        ServiceError::Index(_) => (503, "index_unavailable"),
+        ServiceError::Friends(_) => (503, "friends_unavailable"),
+    }
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    code: &'a str,
+    message: String,
+}
+
+/// The error reply for `err`; 503s carry `Retry-After: 1`.
+pub fn error_response(err: &ServiceError) -> Response {
+    let (status, code) = status_and_code(err);
+    if status >= 500 {
+        error!(error = %err, chain = %error_chain(err), code, "request failed");
+    }
+    let mut resp = json(
+        status,
+        &ErrorBody {
+            error: ErrorDetail {
+                code,
+                message: err.to_string(),
+            },
+        },
+    );
+    if status == 503 {
+        resp.headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    resp
+}
+
+/// `Ok` as a JSON reply with `status`, `Err` through [`error_response`].
+pub fn respond<T: Serialize>(status: u16, result: Result<T, ServiceError>) -> Response {
+    match result {
+        Ok(body) => json(status, &body),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// Reply for a route this function does not serve (a template/handler mismatch).
+pub fn unknown_route(req: &Request) -> Response {
+    json(
+        404,
+        &ErrorBody {
+            error: ErrorDetail {
+                code: "route_not_found",
+                message: format!("no handler for route {:?}", route(req)),
+            },
+        },
+    )
+}
+
+/// `err` and its sources, joined with ": ", for logs.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        out.push_str(": ");
+        out.push_str(&e.to_string());
+        cur = e.source();
+    }
+    out
+}

@@ -1,0 +1,117 @@
+//! Validated identifiers: leaderboard, player and match ids.
+//!
+//! Every id that reaches a store or a Redis key went through [`parse_id`], so ids are
+//! non-empty, at most [`MAX_ID_LEN`] bytes, and use only `[A-Za-z0-9_.:-]`. That keeps
+//! DynamoDB keys, Redis keys (`{lb}` hash tags) and sorted-set members unambiguous.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+use crate::error::DomainError;
+
+/// Longest id accepted, in bytes.
+pub const MAX_ID_LEN: usize = 128;
+
+/// Checks one id field; `field` names it in the error the client sees.
+pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {
+    if raw.is_empty() {
+        return Err(DomainError::invalid(field, "must not be empty"));
+    }
+    if raw.len() > MAX_ID_LEN {
+        return Err(DomainError::invalid(
+            field,
+            format!("must be at most {MAX_ID_LEN} characters"),
+        ));
+    }
+    if let Some(bad) = raw
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | ':' | '-')))
+    {
+        return Err(DomainError::invalid(
+            field,
+            format!("contains {bad:?}; allowed characters are A-Z a-z 0-9 _ . : -"),
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
+macro_rules! id_type {
+    ($(#[$doc:meta])* $name:ident, $field:literal) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// Validates `raw` (see the module docs for the rules).
+            pub fn parse(raw: &str) -> Result<Self, DomainError> {
+                parse_id($field, raw).map(Self)
+            }
+
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(&self.0)
+            }
+        }
+
+        impl AsRef<str> for $name {
+            fn as_ref(&self) -> &str {
+                &self.0
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let raw = String::deserialize(d)?;
+                Self::parse(&raw).map_err(serde::de::Error::custom)
+            }
+        }
+    };
+}
+
+id_type!(
+    /// A leaderboard id, e.g. `g1:ranked:GLOBAL:ALL_TIME`.
+    LeaderboardId,
+    "leaderboard_id"
+);
+id_type!(
+    /// A player id as the game knows it.
+    PlayerId,
+    "player_id"
+);
+id_type!(
+    /// The game server's id for one match result; the idempotency key with board and player.
+    MatchId,
+    "match_id"
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_the_documented_alphabet() {
+        assert!(PlayerId::parse("Az09_.:-").is_ok());
+        assert!(PlayerId::parse(&"x".repeat(MAX_ID_LEN)).is_ok());
+    }
+
+    #[test]
+    fn rejects_empty_long_and_foreign_characters() {
+        for bad in ["", "a b", "a/b", "a{b}", "é", "a#b"] {
+            assert!(PlayerId::parse(bad).is_err(), "{bad:?} was accepted");
+        }
+        assert!(PlayerId::parse(&"x".repeat(MAX_ID_LEN + 1)).is_err());
+    }
+
+    #[test]
+    fn deserializing_validates() {
+        assert!(serde_json::from_str::<MatchId>("\"m-1\"").is_ok());
+        assert!(serde_json::from_str::<MatchId>("\"m 1\"").is_err());
+    }
+}

@@ -1,0 +1,34 @@
+//! The leaderboard service's domain library. Every Lambda function is a thin wrapper
+//! around one use case here.
+//!
+//! Rules (plain functions over plain values, unit-tested without I/O):
+//! - [`ids`]: validated board, player and match ids;
+//! - [`score`]: scores within ±(2^53-1);
+//! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
+//! - [`order`]: the rank order and its exact Redis sorted-set encoding.
+//!
+//! Ports and adapters:
+//! - [`store`]: the traits the use cases need;
+//! - [`dynamodb`]: `DynamoScoreStore`, the source of truth;
+//! - [`redis`]: `RedisRankIndex`, the rebuildable rank index;
+//! - [`social`]: `HttpFriendsSource`, the social graph.
+//!
+//! Use cases and surfaces:
+//! - [`service`]: boards, ingest, reads, projector;
+//! - [`http`]: API Gateway request helpers and the error-to-status mapping;
+//! - [`config`], [`telemetry`], [`time`], [`error`].
+
+pub mod board;
+pub mod config;
+pub mod dynamodb;
+pub mod error;
+pub mod http;
+pub mod ids;
+pub mod order;
+pub mod redis;
+pub mod score;
+pub mod service;
+pub mod social;
+pub mod store;
+pub mod telemetry;
+pub mod time;

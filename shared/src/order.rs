@@ -1,0 +1,174 @@
+//! The rank order and its exact Redis encoding.
+//!
+//! Order (DESIGN 4): score DESC (ASC for MIN boards), then reached-at ASC, then player id
+//! ASC. A sorted set orders by (double score ASC, member bytes ASC), so a standing is
+//! stored as
+//!
+//! - zscore = `-score` on descending boards and `score` on ascending ones: an integer
+//!   within ±(2^53-1), exact in a double, never mixed with anything else;
+//! - member = reached-at as 13 zero-padded decimal digits (ms, good until year 2286),
+//!   `:`, player id. Fixed width makes byte order equal (reached-at, player) order.
+//!
+//! Reads always walk the set in ascending order (ZRANK / ZRANGE), never ZREV*, whose tie
+//! order would reverse the tie-breakers.
+
+use std::cmp::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+use crate::score::Score;
+
+/// Digits of the reached-at prefix of a member.
+pub const REACHED_AT_WIDTH: usize = 13;
+const MAX_REACHED_AT: i64 = 9_999_999_999_999;
+
+/// Whether better scores are higher or lower.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Direction {
+    Desc,
+    Asc,
+}
+
+/// A standing's position key: everything the order looks at.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RankKey {
+    pub score: Score,
+    pub reached_at: i64,
+    pub player: String,
+}
+
+impl RankKey {
+    /// The sorted-set score for this key.
+    pub fn zscore(&self, dir: Direction) -> i64 {
+        match dir {
+            Direction::Desc => -self.score.get(),
+            Direction::Asc => self.score.get(),
+        }
+    }
+
+    /// The sorted-set member for this key. Reached-at is clamped into the 13-digit range
+    /// so that a clock error can never produce a wider, mis-ordered member.
+    pub fn member(&self) -> String {
+        let at = self.reached_at.clamp(0, MAX_REACHED_AT);
+        format!("{at:0width$}:{}", self.player, width = REACHED_AT_WIDTH)
+    }
+
+    /// Rebuilds a key from a sorted-set entry; `None` if the member is not ours.
+    pub fn from_entry(dir: Direction, member: &str, zscore: f64) -> Option<Self> {
+        let (at, player) = member.split_at_checked(REACHED_AT_WIDTH)?;
+        let player = player.strip_prefix(':')?;
+        let reached_at = at.parse().ok()?;
+        if zscore.fract() != 0.0 || zscore.abs() > crate::score::MAX_ABS_SCORE as f64 {
+            return None;
+        }
+        let z = zscore as i64;
+        let score = match dir {
+            Direction::Desc => -z,
+            Direction::Asc => z,
+        };
+        Some(Self {
+            score: Score::new("zscore", score).ok()?,
+            reached_at,
+            player: player.to_owned(),
+        })
+    }
+
+    /// The documented order, written directly: the reference the encoding must match.
+    pub fn cmp_in(&self, other: &Self, dir: Direction) -> Ordering {
+        let by_score = match dir {
+            Direction::Desc => other.score.cmp(&self.score),
+            Direction::Asc => self.score.cmp(&other.score),
+        };
+        by_score
+            .then(self.reached_at.cmp(&other.reached_at))
+            .then_with(|| self.player.as_bytes().cmp(other.player.as_bytes()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::MAX_ABS_SCORE;
+
+    fn key(score: i64, reached_at: i64, player: &str) -> RankKey {
+        RankKey {
+            score: Score::new("s", score).unwrap(),
+            reached_at,
+            player: player.into(),
+        }
+    }
+
+    /// Sorts the way Redis does: by the double zscore, then by member bytes.
+    fn redis_order(keys: &[RankKey], dir: Direction) -> Vec<RankKey> {
+        let mut enc: Vec<(f64, String, &RankKey)> = keys
+            .iter()
+            .map(|k| (k.zscore(dir) as f64, k.member(), k))
+            .collect();
+        enc.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.as_bytes().cmp(b.1.as_bytes())));
+        enc.into_iter().map(|(_, _, k)| k.clone()).collect()
+    }
+
+    fn reference_order(keys: &[RankKey], dir: Direction) -> Vec<RankKey> {
+        let mut sorted = keys.to_vec();
+        sorted.sort_by(|a, b| a.cmp_in(b, dir));
+        sorted
+    }
+
+    fn sample() -> Vec<RankKey> {
+        vec![
+            key(MAX_ABS_SCORE, 5, "a"),
+            key(MAX_ABS_SCORE - 1, 1, "a"),
+            key(MAX_ABS_SCORE, 4, "b"),
+            key(MAX_ABS_SCORE, 4, "a"),
+            key(-MAX_ABS_SCORE, 1, "z"),
+            key(-MAX_ABS_SCORE + 1, 1, "z"),
+            key(0, 10, "p"),
+            key(0, 10, "p2"),
+            key(0, 10, "P"),
+            key(0, 9, "zz"),
+            key(-1, 0, "x"),
+            key(1, 1_999_999_999_999, "y"),
+            key(1, 200_000_000_000, "y"),
+        ]
+    }
+
+    #[test]
+    fn ties_on_score_break_by_reached_at_then_player_id() {
+        let keys = [key(7, 20, "a"), key(7, 10, "b"), key(7, 10, "a"), key(8, 30, "c")];
+        let order = reference_order(&keys, Direction::Desc);
+        let players: Vec<_> = order.iter().map(|k| (k.player.as_str(), k.reached_at)).collect();
+        assert_eq!(players, [("c", 30), ("a", 10), ("b", 10), ("a", 20)]);
+        assert_eq!(redis_order(&keys, Direction::Desc), order);
+    }
+
+    #[test]
+    fn encoding_matches_the_documented_order_near_two_to_the_53_and_below_zero() {
+        for dir in [Direction::Desc, Direction::Asc] {
+            assert_eq!(redis_order(&sample(), dir), reference_order(&sample(), dir), "{dir:?}");
+        }
+    }
+
+    #[test]
+    fn adjacent_scores_near_the_limit_stay_distinct_as_doubles() {
+        let a = key(MAX_ABS_SCORE, 1, "a").zscore(Direction::Desc) as f64;
+        let b = key(MAX_ABS_SCORE - 1, 1, "a").zscore(Direction::Desc) as f64;
+        assert!(a < b);
+    }
+
+    #[test]
+    fn entries_round_trip_through_the_encoding() {
+        for dir in [Direction::Desc, Direction::Asc] {
+            for k in sample() {
+                let back = RankKey::from_entry(dir, &k.member(), k.zscore(dir) as f64).unwrap();
+                assert_eq!(back, k);
+            }
+        }
+    }
+
+    #[test]
+    fn foreign_members_are_not_decoded() {
+        assert!(RankKey::from_entry(Direction::Desc, "alice", 1.0).is_none());
+        assert!(RankKey::from_entry(Direction::Desc, "0000000000001:a", 1.5).is_none());
+    }
+}

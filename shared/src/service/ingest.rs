@@ -1,0 +1,265 @@
+//! Score submission: exactly-once per `(board, player, match_id)`, then write-through.
+//!
+//! 1. Read the standing (strongly consistent) and fold the submission with the board's
+//!    policy.
+//! 2. Commit in one DynamoDB transaction: board still ACTIVE, no receipt for this key yet,
+//!    standing still at the version read. The receipt is written whether or not the
+//!    standing changes, so a retry returns the same outcome.
+//! 3. A lost race on the version retries from 1 with jittered backoff; an existing
+//!    receipt means this request is a retry, answered from the receipt (`replayed`).
+//! 4. After the commit, apply the new standing to Redis (version-checked) and answer
+//!    with the player's rank. If Redis fails the write still stands (`rank: null`); the
+//!    stream projector applies it later.
+
+use std::hash::{BuildHasher, RandomState};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+use tracing::{instrument, warn};
+
+use super::Context;
+use crate::board::{BoardStatus, Fold, Standing};
+use crate::error::{DomainError, ServiceError};
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::score::Score;
+use crate::store::{Commit, CommitOutcome, IndexEntry, RankIndex, Receipt, ScoreStore};
+use crate::time::{now_ms, rfc3339_ms};
+
+/// Optimistic attempts before giving up with [`ServiceError::Contention`].
+const MAX_ATTEMPTS: u32 = 64;
+
+/// Body of `POST /leaderboards/{lb}/players/{p}/score`. Fields are checked one by one in
+/// [`SubmitScore::new`] so each error names its field.
+#[derive(Debug, Deserialize)]
+pub struct ScoreBody {
+    pub new_score: Option<serde_json::Value>,
+    pub match_id: Option<serde_json::Value>,
+}
+
+/// A validated submission.
+#[derive(Debug, Clone)]
+pub struct SubmitScore {
+    pub board: LeaderboardId,
+    pub player: PlayerId,
+    pub match_id: MatchId,
+    pub score: Score,
+}
+
+impl SubmitScore {
+    pub fn new(board: LeaderboardId, player: PlayerId, body: ScoreBody) -> Result<Self, DomainError> {
+        let score = match body.new_score {
+            Some(serde_json::Value::Number(n)) => Score::from_json("new_score", &n)?,
+            Some(_) => return Err(DomainError::invalid("new_score", "must be an integer")),
+            None => return Err(DomainError::invalid("new_score", "is required")),
+        };
+        let match_id = match body.match_id {
+            Some(serde_json::Value::String(s)) => MatchId::parse(&s)?,
+            Some(_) => return Err(DomainError::invalid("match_id", "must be a string")),
+            None => return Err(DomainError::invalid("match_id", "is required")),
+        };
+        Ok(Self {
+            board,
+            player,
+            match_id,
+            score,
+        })
+    }
+}
+
+/// The ingest reply (DESIGN 3).
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct IngestReply {
+    pub player_id: PlayerId,
+    pub leaderboard_id: LeaderboardId,
+    pub score: i64,
+    pub previous_score: Option<i64>,
+    pub last_match_id: MatchId,
+    /// Reached-at of `score`, RFC 3339 with ms: what the board orders ties by.
+    pub updated_at: String,
+    pub update_applied: bool,
+    /// The player's rank now; `null` when the rank index could not be reached.
+    pub rank: Option<u64>,
+    pub total: Option<u64>,
+    pub replayed: bool,
+}
+
+impl IngestReply {
+    fn new(req: &SubmitScore, r: &Receipt, replayed: bool) -> Self {
+        Self {
+            player_id: req.player.clone(),
+            leaderboard_id: req.board.clone(),
+            score: r.score.get(),
+            previous_score: r.previous_score.map(Score::get),
+            last_match_id: r.last_match_id.clone(),
+            updated_at: rfc3339_ms(r.updated_at),
+            update_applied: r.update_applied,
+            rank: None,
+            total: None,
+            replayed,
+        }
+    }
+}
+
+/// Records one submission; see the module docs for the protocol.
+#[instrument(skip(ctx), fields(board = %req.board, player = %req.player, match_id = %req.match_id))]
+pub async fn submit_score<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: SubmitScore,
+) -> Result<IngestReply, ServiceError> {
+    let board = ctx.boards.get(&ctx.store, &req.board).await?;
+    if board.status != BoardStatus::Active {
+        return Err(ServiceError::BoardNotActive {
+            lb: req.board,
+            status: board.status,
+        });
+    }
+    let dir = board.policy.direction();
+    for attempt in 0..MAX_ATTEMPTS {
+        let current = ctx.store.get_standing(&req.board, &req.player).await?;
+        let now = now_ms();
+        let fold = match board.policy.fold(current.as_ref(), req.score, &req.match_id, now) {
+            Ok(fold) => fold,
+            // A retry of an accepted match must replay, even if folding it again would
+            // now be refused (a SUM total near the limit).
+            Err(e) => return replay(ctx, &req, dir).await?.ok_or(e.into()),
+        };
+        let (standing, receipt) = outcome(&req, current.as_ref(), &fold);
+        let commit = Commit {
+            board: &req.board,
+            player: &req.player,
+            match_id: &req.match_id,
+            direction: dir,
+            expected_version: current.as_ref().map(|s| s.version),
+            standing,
+            receipt: &receipt,
+            receipt_expires_at: now / 1000 + ctx.receipt_ttl.as_secs() as i64,
+        };
+        match ctx.store.commit(&commit).await? {
+            CommitOutcome::Committed => {
+                let mut reply = IngestReply::new(&req, &receipt, false);
+                place(ctx, &req, dir, standing, &mut reply).await;
+                return Ok(reply);
+            }
+            CommitOutcome::ReceiptExists => {
+                if let Some(reply) = replay(ctx, &req, dir).await? {
+                    return Ok(reply);
+                }
+                // The receipt expired between the two reads; start over.
+            }
+            CommitOutcome::BoardNotActive => {
+                ctx.boards.forget(&req.board);
+                let board = ctx.boards.get(&ctx.store, &req.board).await?;
+                return Err(ServiceError::BoardNotActive {
+                    lb: req.board,
+                    status: board.status,
+                });
+            }
+            CommitOutcome::StandingChanged => tokio::time::sleep(backoff(attempt)).await,
+        }
+    }
+    warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
+    Err(ServiceError::Contention)
+}
+
+/// The standing to write (if any) and the receipt to keep for this submission.
+fn outcome<'a>(
+    req: &SubmitScore,
+    current: Option<&Standing>,
+    fold: &'a Fold,
+) -> (Option<&'a Standing>, Receipt) {
+    let previous_score = current.map(|c| c.score);
+    match (fold, current) {
+        (Fold::Applied(next), _) => (
+            Some(next),
+            Receipt {
+                submitted: req.score,
+                score: next.score,
+                previous_score,
+                update_applied: true,
+                updated_at: next.reached_at,
+                last_match_id: next.last_match_id.clone(),
+            },
+        ),
+        (Fold::Unchanged, Some(cur)) => (
+            None,
+            Receipt {
+                submitted: req.score,
+                score: cur.score,
+                previous_score,
+                update_applied: false,
+                updated_at: cur.reached_at,
+                last_match_id: cur.last_match_id.clone(),
+            },
+        ),
+        // A first submission always applies; kept total for the type checker.
+        (Fold::Unchanged, None) => unreachable!("a fold without a standing always applies"),
+    }
+}
+
+/// Answers a retry from its receipt; `None` if there is no receipt.
+async fn replay<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: &SubmitScore,
+    dir: Direction,
+) -> Result<Option<IngestReply>, ServiceError> {
+    let Some(receipt) = ctx
+        .store
+        .get_receipt(&req.board, &req.player, &req.match_id)
+        .await?
+    else {
+        return Ok(None);
+    };
+    if receipt.submitted != req.score {
+        return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
+    }
+    let mut reply = IngestReply::new(req, &receipt, true);
+    place(ctx, req, dir, None, &mut reply).await;
+    Ok(Some(reply))
+}
+
+/// Fills in the rank: applies `standing` to the index (write-through) or, when nothing
+/// changed, reads the player's current rank. Index failures leave `rank` null.
+async fn place<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: &SubmitScore,
+    dir: Direction,
+    standing: Option<&Standing>,
+    reply: &mut IngestReply,
+) {
+    let placed = match standing {
+        Some(s) => {
+            let entry = IndexEntry {
+                board: req.board.clone(),
+                direction: dir,
+                key: RankKey {
+                    score: s.score,
+                    reached_at: s.reached_at,
+                    player: req.player.to_string(),
+                },
+                version: s.version,
+            };
+            ctx.index.apply(&entry).await.map(|p| Some((p.rank, p.total)))
+        }
+        None => ctx
+            .index
+            .around(&req.board, dir, &req.player, 0)
+            .await
+            .map(|a| a.map(|a| (a.rank, a.total))),
+    };
+    match placed {
+        Ok(Some((rank, total))) => {
+            reply.rank = Some(rank);
+            reply.total = Some(total);
+        }
+        Ok(None) => {}
+        Err(error) => warn!(%error, "rank index unavailable; the stream will catch it up"),
+    }
+}
+
+/// Jittered exponential backoff: up to 2 ms, 4 ms, ... capped at 64 ms.
+fn backoff(attempt: u32) -> Duration {
+    let cap = 2_u64 << attempt.min(5);
+    let jitter = RandomState::new().hash_one(attempt) % (cap * 1000);
+    Duration::from_micros(jitter)
+}

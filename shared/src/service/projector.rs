@@ -1,0 +1,106 @@
+//! The stream projector: DynamoDB stream records in, version-checked index applies out.
+//!
+//! Only standing items (`kind = "standing"`) project; boards and receipts are skipped.
+//! A record whose image cannot be decoded is poison: retrying cannot fix it, so it is
+//! skipped with an error log and counted, never allowed to block the shard. If the index
+//! fails, every record of the batch that carried a standing is reported in
+//! `batch_item_failures`, and Lambda retries from the first of them; applies are
+//! absolute and version-checked, so re-applying is harmless.
+//!
+//! Standings are never deleted by the service; a REMOVE (an operator's manual delete) is
+//! left to the rebuild to reconcile.
+
+use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
+use serde::Deserialize;
+use tracing::{error, info, instrument};
+
+use crate::dynamodb::StandingItem;
+use crate::store::{IndexEntry, RankIndex};
+
+/// What one record asks of the index.
+#[derive(Debug)]
+enum Change {
+    Apply(IndexEntry),
+    Skip,
+    Poison(String),
+}
+
+#[derive(Deserialize)]
+struct Kind {
+    kind: Option<String>,
+}
+
+fn change_of(record: &EventRecord) -> Change {
+    if !matches!(record.event_name.as_str(), "INSERT" | "MODIFY") {
+        return Change::Skip;
+    }
+    let image = &record.change.new_image;
+    match serde_dynamo::from_item::<_, Kind>(image.clone()) {
+        Ok(Kind { kind: Some(k) }) if k == StandingItem::KIND => {}
+        Ok(_) => return Change::Skip,
+        Err(e) => return Change::Poison(e.to_string()),
+    }
+    match serde_dynamo::from_item::<_, StandingItem>(image.clone()) {
+        Ok(item) => Change::Apply(item.index_entry()),
+        Err(e) => Change::Poison(e.to_string()),
+    }
+}
+
+/// Counts of one batch, logged once per invocation.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct BatchStats {
+    pub applied: usize,
+    pub stale: usize,
+    pub skipped: usize,
+    pub poison: usize,
+    pub failed: usize,
+}
+
+/// Applies a stream batch to the index; the response names the records to retry.
+#[instrument(skip_all, fields(records = event.records.len()))]
+pub async fn project<I: RankIndex>(index: &I, event: &Event) -> (DynamoDbEventResponse, BatchStats) {
+    let mut stats = BatchStats::default();
+    let mut entries = Vec::new();
+    let mut sequence_numbers = Vec::new();
+    for record in &event.records {
+        match change_of(record) {
+            Change::Apply(entry) => {
+                entries.push(entry);
+                sequence_numbers.push(record.change.sequence_number.clone());
+            }
+            Change::Skip => stats.skipped += 1,
+            Change::Poison(reason) => {
+                stats.poison += 1;
+                error!(
+                    event_id = %record.event_id,
+                    sequence_number = record.change.sequence_number.as_deref().unwrap_or("?"),
+                    %reason,
+                    poison = true,
+                    "skipping a stream record that cannot be decoded"
+                );
+            }
+        }
+    }
+    let mut response = DynamoDbEventResponse::default();
+    match index.apply_many(&entries).await {
+        Ok(applied) => {
+            stats.applied = applied.iter().filter(|a| **a).count();
+            stats.stale = applied.len() - stats.applied;
+        }
+        Err(e) => {
+            stats.failed = sequence_numbers.len();
+            error!(error = %e, source = ?std::error::Error::source(&e), failed = stats.failed, "index apply failed; reporting the batch for retry");
+            response.batch_item_failures = sequence_numbers
+                .into_iter()
+                .map(|seq| {
+                    let mut failure = DynamoDbBatchItemFailure::default();
+                    failure.item_identifier = seq;
+                    failure
+                })
+                .collect();
+        }
+    }
+    info!(?stats, "batch projected");
+    (response, stats)
+}

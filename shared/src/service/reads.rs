@@ -1,0 +1,275 @@
+//! Ranked reads: a player's rank with neighbours, the top of a board, and a player's
+//! place among friends. Each is one Redis round trip (plus the board definition, cached
+//! per container). Replies carry `as_of` and `source`.
+
+use serde::Serialize;
+use tracing::instrument;
+
+use super::Context;
+use crate::error::{DomainError, ServiceError};
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::store::{FriendsSource, RankIndex, ScoreStore};
+use crate::time::{now_ms, rfc3339_ms};
+
+/// Neighbours on each side when `k` is not given.
+pub const DEFAULT_K: u64 = 5;
+/// Largest `k` accepted.
+pub const MAX_K: u64 = 50;
+/// Entries in a top read when `n` is not given.
+pub const DEFAULT_N: u64 = 10;
+/// Larger `n` are clamped to this.
+pub const MAX_N: u64 = 1000;
+
+/// Where a read was answered from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Redis,
+}
+
+/// Parses `k` (0..=50, default 5).
+pub fn parse_k(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else { return Ok(DEFAULT_K) };
+    match raw.parse::<u64>() {
+        Ok(k) if k <= MAX_K => Ok(k),
+        _ => Err(DomainError::invalid("k", format!("must be an integer from 0 to {MAX_K}"))),
+    }
+}
+
+/// Parses `n` (at least 1, default 10, clamped to 1000).
+pub fn parse_n(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else { return Ok(DEFAULT_N) };
+    match raw.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n.min(MAX_N)),
+        // Digits too long for u64 are still a valid, very large n.
+        Err(_) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(MAX_N),
+        _ => Err(DomainError::invalid("n", "must be an integer of at least 1")),
+    }
+}
+
+/// One ranked row.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Entry {
+    pub rank: u64,
+    pub player_id: String,
+    pub score: i64,
+    pub updated_at: String,
+    /// True on the requesting player's own row.
+    #[serde(rename = "self")]
+    pub is_self: bool,
+}
+
+impl Entry {
+    fn new(rank: u64, key: RankKey, me: Option<&PlayerId>) -> Self {
+        Self {
+            rank,
+            is_self: me.is_some_and(|p| p.as_str() == key.player),
+            score: key.score.get(),
+            updated_at: rfc3339_ms(key.reached_at),
+            player_id: key.player,
+        }
+    }
+}
+
+fn entries(first_rank: u64, keys: Vec<RankKey>, me: Option<&PlayerId>) -> Vec<Entry> {
+    keys.into_iter()
+        .zip(first_rank..)
+        .map(|(key, rank)| Entry::new(rank, key, me))
+        .collect()
+}
+
+/// Reply of `GET /leaderboards/{lb}/players/{p}/rank`.
+#[derive(Debug, Serialize)]
+pub struct RankReply {
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub score: i64,
+    pub rank: u64,
+    pub total: u64,
+    pub updated_at: String,
+    /// Up to k rows above and k below, the player's own row included and flagged.
+    pub neighbours: Vec<Entry>,
+    pub as_of: String,
+    pub source: Source,
+}
+
+/// Reply of `GET /leaderboards/{lb}/top`.
+#[derive(Debug, Serialize)]
+pub struct TopReply {
+    pub leaderboard_id: LeaderboardId,
+    pub total: u64,
+    pub entries: Vec<Entry>,
+    pub as_of: String,
+    pub source: Source,
+}
+
+/// Reply of `GET /leaderboards/{lb}/players/{p}/friends-rank`.
+#[derive(Debug, Serialize)]
+pub struct FriendsReply {
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    /// The player's 1-based place in the group; `null` if the player has no score.
+    pub friends_rank: Option<u64>,
+    /// Size of the group: the player and the friends who have a score.
+    pub friends_total: u64,
+    /// k rows around the player, or the group's top 2k+1 if the player has no score.
+    /// `rank` in these rows is the place within the group.
+    pub entries: Vec<Entry>,
+    pub as_of: String,
+    pub source: Source,
+}
+
+/// The player's rank, score and up to `k` neighbours on each side.
+#[instrument(skip(ctx))]
+pub async fn rank<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<RankReply, ServiceError> {
+    let dir = ctx.boards.get(&ctx.store, lb).await?.policy.direction();
+    let around = ctx.index.around(lb, dir, player, k).await?;
+    let not_ranked = || ServiceError::NotRanked {
+        lb: lb.clone(),
+        player: player.clone(),
+    };
+    let around = around.ok_or_else(not_ranked)?;
+    let neighbours = entries(around.first_rank, around.entries, Some(player));
+    let me = neighbours.iter().find(|e| e.is_self).ok_or_else(not_ranked)?;
+    Ok(RankReply {
+        leaderboard_id: lb.clone(),
+        player_id: player.clone(),
+        score: me.score,
+        rank: around.rank,
+        total: around.total,
+        updated_at: me.updated_at.clone(),
+        as_of: rfc3339_ms(now_ms()),
+        source: Source::Redis,
+        neighbours,
+    })
+}
+
+/// The best `n` players.
+#[instrument(skip(ctx))]
+pub async fn top<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    n: u64,
+) -> Result<TopReply, ServiceError> {
+    let dir = ctx.boards.get(&ctx.store, lb).await?.policy.direction();
+    let (keys, total) = ctx.index.top(lb, dir, n).await?;
+    Ok(TopReply {
+        leaderboard_id: lb.clone(),
+        total,
+        entries: entries(1, keys, None),
+        as_of: rfc3339_ms(now_ms()),
+        source: Source::Redis,
+    })
+}
+
+/// The player's place among themself and their friends who have a score.
+#[instrument(skip(ctx, friends))]
+pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
+    ctx: &Context<S, I>,
+    friends: &F,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<FriendsReply, ServiceError> {
+    let dir = ctx.boards.get(&ctx.store, lb).await?.policy.direction();
+    let mut group = friends.friends_of(player).await?;
+    group.push(player.clone());
+    let keys = ctx.index.keys_of(lb, dir, &group).await?;
+    let (friends_rank, window) = place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
+    let friends_total = window.total;
+    Ok(FriendsReply {
+        leaderboard_id: lb.clone(),
+        player_id: player.clone(),
+        friends_rank,
+        friends_total,
+        entries: entries(window.first_rank, window.keys, Some(player)),
+        as_of: rfc3339_ms(now_ms()),
+        source: Source::Redis,
+    })
+}
+
+/// A slice of a sorted group.
+struct GroupWindow {
+    total: u64,
+    first_rank: u64,
+    keys: Vec<RankKey>,
+}
+
+/// Orders the group and picks k rows around `player` (or the top 2k+1 if absent).
+fn place_in_group(
+    dir: Direction,
+    player: &PlayerId,
+    mut keys: Vec<RankKey>,
+    k: u64,
+) -> (Option<u64>, GroupWindow) {
+    keys.sort_by(|a, b| a.cmp_in(b, dir));
+    let total = keys.len() as u64;
+    let me = keys.iter().position(|key| key.player == player.as_str());
+    let k = k as usize;
+    let (lo, hi) = match me {
+        Some(i) => (i.saturating_sub(k), (i + k + 1).min(keys.len())),
+        None => (0, (2 * k + 1).min(keys.len())),
+    };
+    let window = GroupWindow {
+        total,
+        first_rank: lo as u64 + 1,
+        keys: keys.drain(lo..hi).collect(),
+    };
+    (me.map(|i| i as u64 + 1), window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::score::Score;
+
+    fn key(player: &str, score: i64) -> RankKey {
+        RankKey {
+            score: Score::new("s", score).unwrap(),
+            reached_at: 1,
+            player: player.into(),
+        }
+    }
+
+    #[test]
+    fn k_and_n_bounds() {
+        assert_eq!(parse_k(None).unwrap(), DEFAULT_K);
+        assert_eq!(parse_k(Some("50")).unwrap(), 50);
+        assert!(parse_k(Some("51")).is_err());
+        assert!(parse_k(Some("-1")).is_err());
+        assert_eq!(parse_n(Some("5000")).unwrap(), MAX_N);
+        assert_eq!(parse_n(Some("99999999999999999999999")).unwrap(), MAX_N);
+        assert!(parse_n(Some("0")).is_err());
+        assert!(parse_n(Some("x")).is_err());
+    }
+
+    #[test]
+    fn group_window_centres_on_the_player() {
+        let me = PlayerId::parse("me").unwrap();
+        let keys = (0..10).map(|i| key(&format!("f{i}"), i)).chain([key("me", 4)]).collect();
+        let (rank, w) = place_in_group(Direction::Desc, &me, keys, 1);
+        // Scores 9..0 with "me" tied at 4 after "f4" (same reached-at, "f4" < "me").
+        assert_eq!(rank, Some(7));
+        assert_eq!(w.total, 11);
+        assert_eq!(w.first_rank, 6);
+        let players: Vec<_> = w.keys.iter().map(|k| k.player.as_str()).collect();
+        assert_eq!(players, ["f4", "me", "f3"]);
+    }
+
+    #[test]
+    fn group_without_the_player_shows_its_top() {
+        let me = PlayerId::parse("me").unwrap();
+        let keys = (0..10).map(|i| key(&format!("f{i}"), i)).collect();
+        let (rank, w) = place_in_group(Direction::Desc, &me, keys, 2);
+        assert_eq!(rank, None);
+        assert_eq!(w.first_rank, 1);
+        assert_eq!(w.keys.len(), 5);
+        assert_eq!(w.keys[0].player, "f9");
+    }
+}

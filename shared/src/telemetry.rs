@@ -1,0 +1,17 @@
+//! Logging setup shared by every function: `tracing` events as JSON lines (what
+//! CloudWatch's JSON log format expects), level from `RUST_LOG` (default `info`).
+
+use tracing_subscriber::EnvFilter;
+
+/// Installs the global subscriber. Call once, first thing in `main`.
+pub fn init() {
+    let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
+    tracing_subscriber::fmt()
+        .json()
+        .with_env_filter(filter)
+        .with_current_span(false)
+        .with_ansi(false)
+        .without_time()
+        .with_target(false)
+        .init();
+}
