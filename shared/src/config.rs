@@ -2,7 +2,7 @@
 //!
 //! | variable | default | used by |
 //! |---|---|---|
-//! | `TABLE_NAME` | required | all |
+//! | `TABLE_NAME` | required | all but projector |
 //! | `REDIS_URL` | required | all but boards |
 //! | `REDIS_KEY_PREFIX` | empty | all; isolates tests sharing a server |
 //! | `REDIS_TIMEOUT_MS` | 50 | every Redis call's budget |
@@ -30,7 +30,7 @@ pub enum ConfigError {
 
 #[derive(Debug, Clone)]
 pub struct Config {
-    pub table_name: String,
+    pub table_name: Option<String>,
     pub redis_url: Option<String>,
     pub redis_key_prefix: String,
     pub redis_timeout: Duration,
@@ -54,7 +54,7 @@ fn number(name: &'static str, default: u64) -> Result<u64, ConfigError> {
 impl Config {
     pub fn from_env() -> Result<Self, ConfigError> {
         Ok(Self {
-            table_name: var("TABLE_NAME").ok_or(ConfigError::Missing("TABLE_NAME"))?,
+            table_name: var("TABLE_NAME"),
             redis_url: var("REDIS_URL"),
             redis_key_prefix: var("REDIS_KEY_PREFIX").unwrap_or_default(),
             redis_timeout: Duration::from_millis(number("REDIS_TIMEOUT_MS", 50)?),
@@ -63,6 +63,11 @@ impl Config {
             receipt_ttl: Duration::from_secs(number("RECEIPT_TTL_DAYS", 30)? * 86_400),
             board_cache_ttl: Duration::from_millis(number("BOARD_CACHE_TTL_MS", 5_000)?),
         })
+    }
+
+    /// `TABLE_NAME`, for the functions that use DynamoDB.
+    pub fn require_table_name(&self) -> Result<&str, ConfigError> {
+        self.table_name.as_deref().ok_or(ConfigError::Missing("TABLE_NAME"))
     }
 
     /// `REDIS_URL`, for the functions that cannot work without it.

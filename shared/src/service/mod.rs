@@ -44,7 +44,7 @@ impl Context<DynamoScoreStore, RedisRankIndex> {
             config.redis_timeout,
         )?;
         Ok(Self {
-            store: dynamo_store(config).await,
+            store: dynamo_store(config).await?,
             index,
             boards: BoardCache::new(config.board_cache_ttl),
             receipt_ttl: config.receipt_ttl,
@@ -53,7 +53,11 @@ impl Context<DynamoScoreStore, RedisRankIndex> {
 }
 
 /// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
-pub async fn dynamo_store(config: &Config) -> DynamoScoreStore {
+pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
+    let table = config.require_table_name()?;
     let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), &config.table_name)
+    Ok(DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table))
 }
+
+/// The context every HTTP function but `boards` runs with in production.
+pub type AppContext = Context<DynamoScoreStore, RedisRankIndex>;
