@@ -118,9 +118,10 @@ impl Policy {
             Self::Best if submitted > cur.score => next(submitted),
             Self::Min if submitted < cur.score => next(submitted),
             Self::Latest => next(submitted),
-            Self::Sum if submitted.get() != 0 => {
-                next(Score::new("score total", cur.score.get() + submitted.get())?)
-            }
+            Self::Sum if submitted.get() != 0 => next(Score::new(
+                "score total",
+                cur.score.get() + submitted.get(),
+            )?),
             _ => Fold::Unchanged,
         })
     }
@@ -163,7 +164,10 @@ mod tests {
     #[test]
     fn best_keeps_the_maximum_and_ties_keep_the_earlier_standing() {
         let cur = standing(10, 3);
-        assert_eq!(applied_score(fold(Policy::Best, Some(&cur), 11)), Some((11, 4)));
+        assert_eq!(
+            applied_score(fold(Policy::Best, Some(&cur), 11)),
+            Some((11, 4))
+        );
         assert_eq!(fold(Policy::Best, Some(&cur), 10), Fold::Unchanged);
         assert_eq!(fold(Policy::Best, Some(&cur), -5), Fold::Unchanged);
     }
@@ -171,20 +175,29 @@ mod tests {
     #[test]
     fn min_keeps_the_minimum() {
         let cur = standing(10, 1);
-        assert_eq!(applied_score(fold(Policy::Min, Some(&cur), 9)), Some((9, 2)));
+        assert_eq!(
+            applied_score(fold(Policy::Min, Some(&cur), 9)),
+            Some((9, 2))
+        );
         assert_eq!(fold(Policy::Min, Some(&cur), 10), Fold::Unchanged);
     }
 
     #[test]
     fn latest_always_applies() {
         let cur = standing(10, 1);
-        assert_eq!(applied_score(fold(Policy::Latest, Some(&cur), 3)), Some((3, 2)));
+        assert_eq!(
+            applied_score(fold(Policy::Latest, Some(&cur), 3)),
+            Some((3, 2))
+        );
     }
 
     #[test]
     fn sum_accumulates_and_refuses_leaving_the_exact_range() {
         let cur = standing(10, 1);
-        assert_eq!(applied_score(fold(Policy::Sum, Some(&cur), -4)), Some((6, 2)));
+        assert_eq!(
+            applied_score(fold(Policy::Sum, Some(&cur), -4)),
+            Some((6, 2))
+        );
         assert_eq!(fold(Policy::Sum, Some(&cur), 0), Fold::Unchanged);
         let near = standing(crate::score::MAX_ABS_SCORE, 1);
         let m = MatchId::parse("m").unwrap();

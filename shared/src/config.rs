@@ -47,7 +47,9 @@ fn var(name: &'static str) -> Option<String> {
 fn number(name: &'static str, default: u64) -> Result<u64, ConfigError> {
     match var(name) {
         None => Ok(default),
-        Some(value) => value.parse().map_err(|_| ConfigError::NotANumber { name, value }),
+        Some(value) => value
+            .parse()
+            .map_err(|_| ConfigError::NotANumber { name, value }),
     }
 }
 
@@ -67,12 +69,16 @@ impl Config {
 
     /// `TABLE_NAME`, for the functions that use DynamoDB.
     pub fn require_table_name(&self) -> Result<&str, ConfigError> {
-        self.table_name.as_deref().ok_or(ConfigError::Missing("TABLE_NAME"))
+        self.table_name
+            .as_deref()
+            .ok_or(ConfigError::Missing("TABLE_NAME"))
     }
 
     /// `REDIS_URL`, for the functions that cannot work without it.
     pub fn require_redis_url(&self) -> Result<&str, ConfigError> {
-        self.redis_url.as_deref().ok_or(ConfigError::Missing("REDIS_URL"))
+        self.redis_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("REDIS_URL"))
     }
 
     pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {

@@ -46,7 +46,10 @@ fn shard_of(player: &str) -> u64 {
 }
 
 fn key(pk: String, sk: String) -> Item {
-    HashMap::from([("pk".into(), AttributeValue::S(pk)), ("sk".into(), AttributeValue::S(sk))])
+    HashMap::from([
+        ("pk".into(), AttributeValue::S(pk)),
+        ("sk".into(), AttributeValue::S(sk)),
+    ])
 }
 
 fn board_key(lb: &LeaderboardId) -> Item {
@@ -54,7 +57,10 @@ fn board_key(lb: &LeaderboardId) -> Item {
 }
 
 fn standing_key(lb: &LeaderboardId, player: &PlayerId) -> Item {
-    key(format!("S#{lb}#{:02}", shard_of(player.as_str())), player.to_string())
+    key(
+        format!("S#{lb}#{:02}", shard_of(player.as_str())),
+        player.to_string(),
+    )
 }
 
 fn receipt_key(lb: &LeaderboardId, player: &PlayerId, m: &MatchId) -> Item {
@@ -158,7 +164,12 @@ impl DynamoScoreStore {
                 .attribute_type(ScalarAttributeType::S)
                 .build()
         };
-        let key = |name: &str, kind| KeySchemaElement::builder().attribute_name(name).key_type(kind).build();
+        let key = |name: &str, kind| {
+            KeySchemaElement::builder()
+                .attribute_name(name)
+                .key_type(kind)
+                .build()
+        };
         self.client
             .create_table()
             .table_name(&self.table)
@@ -222,7 +233,12 @@ impl DynamoScoreStore {
         Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
-    fn put(&self, item: Item, condition: &str, values: Item) -> Result<TransactWriteItem, StoreError> {
+    fn put(
+        &self,
+        item: Item,
+        condition: &str,
+        values: Item,
+    ) -> Result<TransactWriteItem, StoreError> {
         let put = Put::builder()
             .table_name(&self.table)
             .set_item(Some(item))
@@ -273,7 +289,10 @@ impl ScoreStore for DynamoScoreStore {
             .await;
         match res {
             Ok(_) => Ok(None),
-            Err(e) if e.as_service_error().is_some_and(|s| s.is_conditional_check_failed_exception()) => {
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
                 let existing = self.get_item(key, "GetItem(board)").await?;
                 match existing {
                     Some(item) => Ok(Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board)),
@@ -291,7 +310,9 @@ impl ScoreStore for DynamoScoreStore {
         lb: &LeaderboardId,
         player: &PlayerId,
     ) -> Result<Option<Standing>, StoreError> {
-        let item = self.get_item(standing_key(lb, player), "GetItem(standing)").await?;
+        let item = self
+            .get_item(standing_key(lb, player), "GetItem(standing)")
+            .await?;
         Ok(match item {
             Some(item) => Some(serde_dynamo::from_item::<_, StandingItem>(item)?.standing()),
             None => None,
@@ -327,7 +348,12 @@ impl ScoreStore for DynamoScoreStore {
             AttributeValue::S(BoardStatus::Active.as_str().into()),
         )]);
         // `status` is a reserved word: the condition names it through #st.
-        let board_check = self.check(board_key(c.board), "#st = :active", Some(("#st", "status")), active)?;
+        let board_check = self.check(
+            board_key(c.board),
+            "#st = :active",
+            Some(("#st", "status")),
+            active,
+        )?;
         let r = c.receipt;
         let receipt = ReceiptItem {
             pk: format!("R#{}#{}", c.board, c.player),
@@ -341,7 +367,11 @@ impl ScoreStore for DynamoScoreStore {
             last_match_id: r.last_match_id.clone(),
             expires_at: c.receipt_expires_at,
         };
-        let receipt_put = self.put(serde_dynamo::to_item(receipt)?, "attribute_not_exists(pk)", Item::new())?;
+        let receipt_put = self.put(
+            serde_dynamo::to_item(receipt)?,
+            "attribute_not_exists(pk)",
+            Item::new(),
+        )?;
         let (condition, values) = version_condition(c.expected_version);
         // The standing goes last: a cancelled transaction never half-writes it.
         let standing_op = match c.standing {
@@ -391,7 +421,10 @@ impl ScoreStore for DynamoScoreStore {
                         CommitOutcome::StandingChanged
                     })
                 }
-                _ => Err(StoreError::sdk("TransactWriteItems", SdkError::ServiceError(err))),
+                _ => Err(StoreError::sdk(
+                    "TransactWriteItems",
+                    SdkError::ServiceError(err),
+                )),
             },
             Err(e) => Err(StoreError::sdk("TransactWriteItems", e)),
         }
@@ -412,6 +445,9 @@ mod tests {
 
     #[test]
     fn policies_keep_their_stored_names() {
-        assert_eq!(serde_json::to_string(&crate::board::Policy::Min).unwrap(), "\"MIN\"");
+        assert_eq!(
+            serde_json::to_string(&crate::board::Policy::Min).unwrap(),
+            "\"MIN\""
+        );
     }
 }

@@ -99,10 +99,7 @@ pub enum ServiceError {
         status: BoardStatus,
     },
     #[error("player {player} has no score on leaderboard {lb}")]
-    NotRanked {
-        lb: LeaderboardId,
-        player: PlayerId,
-    },
+    NotRanked { lb: LeaderboardId, player: PlayerId },
     /// The same idempotency key came back with a different score.
     #[error("match {0} was already recorded for this player with a different score")]
     IdempotencyConflict(MatchId),

@@ -126,7 +126,8 @@ pub fn error_response(err: &ServiceError) -> Response {
         },
     );
     if status == 503 {
-        resp.headers.insert(RETRY_AFTER, HeaderValue::from_static("1"));
+        resp.headers
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
     }
     resp
 }

@@ -105,7 +105,10 @@ mod tests {
             .iter()
             .map(|k| (k.zscore(dir) as f64, k.member(), k))
             .collect();
-        enc.sort_by(|a, b| a.0.total_cmp(&b.0).then_with(|| a.1.as_bytes().cmp(b.1.as_bytes())));
+        enc.sort_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then_with(|| a.1.as_bytes().cmp(b.1.as_bytes()))
+        });
         enc.into_iter().map(|(_, _, k)| k.clone()).collect()
     }
 
@@ -135,9 +138,17 @@ mod tests {
 
     #[test]
     fn ties_on_score_break_by_reached_at_then_player_id() {
-        let keys = [key(7, 20, "a"), key(7, 10, "b"), key(7, 10, "a"), key(8, 30, "c")];
+        let keys = [
+            key(7, 20, "a"),
+            key(7, 10, "b"),
+            key(7, 10, "a"),
+            key(8, 30, "c"),
+        ];
         let order = reference_order(&keys, Direction::Desc);
-        let players: Vec<_> = order.iter().map(|k| (k.player.as_str(), k.reached_at)).collect();
+        let players: Vec<_> = order
+            .iter()
+            .map(|k| (k.player.as_str(), k.reached_at))
+            .collect();
         assert_eq!(players, [("c", 30), ("a", 10), ("b", 10), ("a", 20)]);
         assert_eq!(redis_order(&keys, Direction::Desc), order);
     }
@@ -145,7 +156,11 @@ mod tests {
     #[test]
     fn encoding_matches_the_documented_order_near_two_to_the_53_and_below_zero() {
         for dir in [Direction::Desc, Direction::Asc] {
-            assert_eq!(redis_order(&sample(), dir), reference_order(&sample(), dir), "{dir:?}");
+            assert_eq!(
+                redis_order(&sample(), dir),
+                reference_order(&sample(), dir),
+                "{dir:?}"
+            );
         }
     }
 

@@ -258,7 +258,12 @@ impl RankIndex for RedisRankIndex {
         let (_, h) = self.keys(lb);
         let names: Vec<&str> = players.iter().map(PlayerId::as_str).collect();
         let values: Vec<Option<String>> = self
-            .bounded(redis::cmd("HMGET").arg(&h).arg(&names).query_async(&mut conn))
+            .bounded(
+                redis::cmd("HMGET")
+                    .arg(&h)
+                    .arg(&names)
+                    .query_async(&mut conn),
+            )
             .await?;
         values
             .into_iter()

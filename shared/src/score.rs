@@ -70,13 +70,21 @@ mod tests {
     #[test]
     fn accepts_the_exact_range_edges() {
         assert_eq!(from_json("9007199254740991").unwrap().get(), MAX_ABS_SCORE);
-        assert_eq!(from_json("-9007199254740991").unwrap().get(), -MAX_ABS_SCORE);
+        assert_eq!(
+            from_json("-9007199254740991").unwrap().get(),
+            -MAX_ABS_SCORE
+        );
         assert_eq!(from_json("12.0").unwrap().get(), 12);
     }
 
     #[test]
     fn refuses_one_past_the_edges_as_out_of_range() {
-        for text in ["9007199254740992", "-9007199254740992", "18446744073709551615", "1e30"] {
+        for text in [
+            "9007199254740992",
+            "-9007199254740992",
+            "18446744073709551615",
+            "1e30",
+        ] {
             assert!(
                 matches!(from_json(text), Err(DomainError::ScoreOutOfRange { .. })),
                 "{text}"

@@ -123,8 +123,10 @@ pub struct Around {
 /// The ranking index. Every method is one round trip; applies are version-checked.
 pub trait RankIndex: Send + Sync {
     /// Applies one standing if its version is newer, and returns the player's placement.
-    fn apply(&self, entry: &IndexEntry)
-    -> impl Future<Output = Result<Placement, IndexError>> + Send;
+    fn apply(
+        &self,
+        entry: &IndexEntry,
+    ) -> impl Future<Output = Result<Placement, IndexError>> + Send;
 
     /// Applies many standings in one pipelined round trip; `true` where one applied.
     fn apply_many(

@@ -18,6 +18,9 @@ pub fn rfc3339_ms(ms: i64) -> String {
 mod tests {
     #[test]
     fn formats_with_milliseconds_in_utc() {
-        assert_eq!(super::rfc3339_ms(1_763_778_785_123), "2025-11-22T02:33:05.123Z");
+        assert_eq!(
+            super::rfc3339_ms(1_763_778_785_123),
+            "2025-11-22T02:33:05.123Z"
+        );
     }
 }

@@ -7,7 +7,10 @@ use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::boards::{self, Created};
 
-pub async fn handle(store: &DynamoScoreStore, event: LambdaEvent<Request>) -> Result<Response, Error> {
+pub async fn handle(
+    store: &DynamoScoreStore,
+    event: LambdaEvent<Request>,
+) -> Result<Response, Error> {
     let req = &event.payload;
     Ok(match http::route(req) {
         "POST /leaderboards" => {

@@ -13,7 +13,10 @@ async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
     let deps = handler::Deps {
-        friends: HttpFriendsSource::new(config.require_social_graph_url()?, config.social_graph_timeout)?,
+        friends: HttpFriendsSource::new(
+            config.require_social_graph_url()?,
+            config.social_graph_timeout,
+        )?,
         ctx: Context::from_config(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await

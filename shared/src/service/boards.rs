@@ -44,7 +44,8 @@ impl BoardCache {
             .get_board(lb)
             .await?
             .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
-        self.lock().insert(lb.clone(), (board.clone(), Instant::now()));
+        self.lock()
+            .insert(lb.clone(), (board.clone(), Instant::now()));
         Ok(board)
     }
 

@@ -47,7 +47,11 @@ pub struct SubmitScore {
 }
 
 impl SubmitScore {
-    pub fn new(board: LeaderboardId, player: PlayerId, body: ScoreBody) -> Result<Self, DomainError> {
+    pub fn new(
+        board: LeaderboardId,
+        player: PlayerId,
+        body: ScoreBody,
+    ) -> Result<Self, DomainError> {
         let score = match body.new_score {
             Some(serde_json::Value::Number(n)) => Score::from_json("new_score", &n)?,
             Some(_) => return Err(DomainError::invalid("new_score", "must be an integer")),
@@ -118,7 +122,10 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
     for attempt in 0..MAX_ATTEMPTS {
         let current = ctx.store.get_standing(&req.board, &req.player).await?;
         let now = now_ms();
-        let fold = match board.policy.fold(current.as_ref(), req.score, &req.match_id, now) {
+        let fold = match board
+            .policy
+            .fold(current.as_ref(), req.score, &req.match_id, now)
+        {
             Ok(fold) => fold,
             // A retry of an accepted match must replay, even if folding it again would
             // now be refused (a SUM total near the limit).
@@ -239,7 +246,10 @@ async fn place<S, I: RankIndex>(
                 },
                 version: s.version,
             };
-            ctx.index.apply(&entry).await.map(|p| Some((p.rank, p.total)))
+            ctx.index
+                .apply(&entry)
+                .await
+                .map(|p| Some((p.rank, p.total)))
         }
         None => ctx
             .index

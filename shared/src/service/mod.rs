@@ -56,7 +56,10 @@ impl Context<DynamoScoreStore, RedisRankIndex> {
 pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
     let table = config.require_table_name()?;
     let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    Ok(DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table))
+    Ok(DynamoScoreStore::new(
+        aws_sdk_dynamodb::Client::new(&aws),
+        table,
+    ))
 }
 
 /// The context every HTTP function but `boards` runs with in production.

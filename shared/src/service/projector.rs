@@ -59,7 +59,10 @@ pub struct BatchStats {
 
 /// Applies a stream batch to the index; the response names the records to retry.
 #[instrument(skip_all, fields(records = event.records.len()))]
-pub async fn project<I: RankIndex>(index: &I, event: &Event) -> (DynamoDbEventResponse, BatchStats) {
+pub async fn project<I: RankIndex>(
+    index: &I,
+    event: &Event,
+) -> (DynamoDbEventResponse, BatchStats) {
     let mut stats = BatchStats::default();
     let mut entries = Vec::new();
     let mut sequence_numbers = Vec::new();
@@ -101,6 +104,13 @@ pub async fn project<I: RankIndex>(index: &I, event: &Event) -> (DynamoDbEventRe
                 .collect();
         }
     }
-    info!(?stats, "batch projected");
+    info!(
+        applied = stats.applied,
+        stale = stats.stale,
+        skipped = stats.skipped,
+        poison = stats.poison,
+        failed = stats.failed,
+        "batch projected"
+    );
     (response, stats)
 }

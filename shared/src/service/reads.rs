@@ -33,7 +33,10 @@ pub fn parse_k(raw: Option<&str>) -> Result<u64, DomainError> {
     let Some(raw) = raw else { return Ok(DEFAULT_K) };
     match raw.parse::<u64>() {
         Ok(k) if k <= MAX_K => Ok(k),
-        _ => Err(DomainError::invalid("k", format!("must be an integer from 0 to {MAX_K}"))),
+        _ => Err(DomainError::invalid(
+            "k",
+            format!("must be an integer from 0 to {MAX_K}"),
+        )),
     }
 }
 
@@ -44,7 +47,10 @@ pub fn parse_n(raw: Option<&str>) -> Result<u64, DomainError> {
         Ok(n) if n >= 1 => Ok(n.min(MAX_N)),
         // Digits too long for u64 are still a valid, very large n.
         Err(_) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(MAX_N),
-        _ => Err(DomainError::invalid("n", "must be an integer of at least 1")),
+        _ => Err(DomainError::invalid(
+            "n",
+            "must be an integer of at least 1",
+        )),
     }
 }
 
@@ -136,7 +142,10 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
     };
     let around = around.ok_or_else(not_ranked)?;
     let neighbours = entries(around.first_rank, around.entries, Some(player));
-    let me = neighbours.iter().find(|e| e.is_self).ok_or_else(not_ranked)?;
+    let me = neighbours
+        .iter()
+        .find(|e| e.is_self)
+        .ok_or_else(not_ranked)?;
     Ok(RankReply {
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
@@ -181,7 +190,8 @@ pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     let mut group = friends.friends_of(player).await?;
     group.push(player.clone());
     let keys = ctx.index.keys_of(lb, dir, &group).await?;
-    let (friends_rank, window) = place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
+    let (friends_rank, window) =
+        place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
     let friends_total = window.total;
     Ok(FriendsReply {
         leaderboard_id: lb.clone(),
@@ -252,7 +262,10 @@ mod tests {
     #[test]
     fn group_window_centres_on_the_player() {
         let me = PlayerId::parse("me").unwrap();
-        let keys = (0..10).map(|i| key(&format!("f{i}"), i)).chain([key("me", 4)]).collect();
+        let keys = (0..10)
+            .map(|i| key(&format!("f{i}"), i))
+            .chain([key("me", 4)])
+            .collect();
         let (rank, w) = place_in_group(Direction::Desc, &me, keys, 1);
         // Scores 9..0 with "me" tied at 4 after "f4" (same reached-at, "f4" < "me").
         assert_eq!(rank, Some(7));

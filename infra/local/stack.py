@@ -1,0 +1,680 @@
+"""The local stand-in for what AWS runs around the functions.
+
+One process plays, on loopback:
+- the Lambda service: each function of template.yaml runs as real processes of its
+  compiled binary, talking the Lambda Runtime API (so `lambda_runtime` runs unchanged);
+- API Gateway (HTTP API, payload format 2.0): routes read from template.yaml, requests
+  turned into events, replies turned back into HTTP; routes with `Authorizer: AWS_IAM`
+  require the header `x-api-key: $LB_API_KEY` instead of SigV4;
+- the DynamoDB event source mapping: polls the table's stream and hands batches to the
+  projector, honouring `batchItemFailures` (retry from the first failed record, in order),
+  `MaximumRetryAttempts`, and an on-failure destination (a JSON-lines file);
+- the social graph: GET/PUT /players/{p}/friends on its own port.
+
+Usage: stack.py --table NAME --bin-dir target/debug [--port 3000] [--social-port 3001] ...
+Prints one line `READY api=http://... social=http://...` on stdout when it serves.
+"""
+
+import argparse
+import base64
+import datetime
+import json
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import boto3
+import yaml
+from botocore.config import Config as BotoConfig
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RUNTIME_PREFIX = "/2018-06-01/runtime"
+MAX_HTTP_BODY = 1024 * 1024  # the shim's own cap; functions enforce their smaller limits
+
+
+def log(msg, **fields):
+    line = {"ts": datetime.datetime.now(datetime.timezone.utc).isoformat(), "msg": msg, **fields}
+    print(json.dumps(line), file=sys.stderr, flush=True)
+
+
+# --- template.yaml -------------------------------------------------------------------
+
+
+class _CfnLoader(yaml.SafeLoader):
+    """YAML loader that keeps CloudFormation short tags (!Ref, !GetAtt, ...) as dicts."""
+
+
+def _cfn_tag(loader, suffix, node):
+    if isinstance(node, yaml.ScalarNode):
+        value = loader.construct_scalar(node)
+    elif isinstance(node, yaml.SequenceNode):
+        value = loader.construct_sequence(node, deep=True)
+    else:
+        value = loader.construct_mapping(node, deep=True)
+    return {suffix: value}
+
+
+_CfnLoader.add_multi_constructor("!", _cfn_tag)
+
+
+def load_template(path):
+    with open(path, encoding="utf-8") as f:
+        return yaml.load(f, Loader=_CfnLoader)  # noqa: S506 - SafeLoader subclass
+
+
+class Route:
+    def __init__(self, function, method, path, iam):
+        self.function = function
+        self.method = method.upper()
+        self.path = path
+        self.key = f"{self.method} {path}"
+        self.iam = iam
+        self.params = re.findall(r"{([^}/]+)}", path)
+        self.regex = re.compile("^" + re.sub(r"{[^}/]+}", "([^/]+)", path) + "$")
+
+
+def read_template(path):
+    """Functions (name -> props), HTTP routes, and stream mappings from the template."""
+    tpl = load_template(path)
+    globals_fn = tpl.get("Globals", {}).get("Function", {})
+    functions, routes, streams = {}, [], []
+    for name, res in tpl.get("Resources", {}).items():
+        if res.get("Type") != "AWS::Serverless::Function":
+            continue
+        props = {**globals_fn, **res.get("Properties", {})}
+        binary = res.get("Metadata", {}).get("BuildProperties", {}).get("Binary", name)
+        functions[name] = {
+            "binary": binary,
+            "timeout": int(props.get("Timeout", 3)),
+            "memory": int(props.get("MemorySize", 128)),
+            "env": sorted(props.get("Environment", {}).get("Variables", {}).keys()),
+        }
+        for ev in props.get("Events", {}).values():
+            p = ev.get("Properties", {})
+            if ev.get("Type") == "HttpApi":
+                iam = p.get("Auth", {}).get("Authorizer") == "AWS_IAM"
+                routes.append(Route(name, p["Method"], p["Path"], iam))
+            elif ev.get("Type") == "DynamoDB":
+                streams.append({"function": name, **p})
+    # Most specific first: literal segments beat parameters (as API Gateway matches).
+    routes.sort(key=lambda r: (-r.path.count("/"), r.path.count("{")))
+    return tpl, functions, routes, streams
+
+
+# --- the Lambda service ----------------------------------------------------------------
+
+
+class Invocation:
+    def __init__(self, payload, deadline_ms):
+        self.id = str(uuid.uuid4())
+        self.payload = payload
+        self.deadline_ms = deadline_ms
+        self.done = threading.Event()
+        self.result = None
+        self.error = None
+
+
+class FunctionHost:
+    """Runs N processes of one function and serves them the Runtime API."""
+
+    def __init__(self, name, spec, bin_dir, env, workers, run_dir):
+        self.name = name
+        self.spec = spec
+        self.bin = os.path.join(bin_dir, spec["binary"])
+        self.env = env
+        self.workers = workers
+        self.run_dir = run_dir
+        self.pending = queue.Queue()
+        self.inflight = {}
+        self.lock = threading.Lock()
+        self.procs = []
+        self.stopping = False
+        host = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):
+                pass
+
+            def _reply(self, code, body=b"", headers=None):
+                self.send_response(code)
+                for k, v in (headers or {}).items():
+                    self.send_header(k, v)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_GET(self):
+                if self.path != f"{RUNTIME_PREFIX}/invocation/next":
+                    return self._reply(404)
+                inv = host.pending.get()
+                if inv is None:  # shutting down
+                    return self._reply(500)
+                with host.lock:
+                    host.inflight[inv.id] = inv
+                self._reply(
+                    200,
+                    inv.payload,
+                    {
+                        "Content-Type": "application/json",
+                        "Lambda-Runtime-Aws-Request-Id": inv.id,
+                        "Lambda-Runtime-Deadline-Ms": str(inv.deadline_ms),
+                        "Lambda-Runtime-Invoked-Function-Arn": (
+                            f"arn:aws:lambda:us-east-1:000000000000:function:{host.name}"
+                        ),
+                        "Lambda-Runtime-Trace-Id": f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}",
+                    },
+                )
+
+            def do_POST(self):
+                length = int(self.headers.get("Content-Length") or 0)
+                body = self.rfile.read(length)
+                m = re.match(rf"^{RUNTIME_PREFIX}/invocation/([^/]+)/(response|error)$", self.path)
+                if m:
+                    with host.lock:
+                        inv = host.inflight.pop(m.group(1), None)
+                    if inv is not None:
+                        if m.group(2) == "response":
+                            inv.result = body
+                        else:
+                            inv.error = body.decode("utf-8", "replace")
+                        inv.done.set()
+                    return self._reply(202, b'{"status":"OK"}', {"Content-Type": "application/json"})
+                if self.path == f"{RUNTIME_PREFIX}/init/error":
+                    log("function init failed", function=host.name, error=body.decode("utf-8", "replace"))
+                    return self._reply(202, b'{"status":"OK"}', {"Content-Type": "application/json"})
+                return self._reply(404)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.port = self.server.server_address[1]
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def start(self):
+        for i in range(self.workers):
+            self._spawn(i)
+
+    def _spawn(self, i):
+        env = {
+            **self.env,
+            "AWS_LAMBDA_RUNTIME_API": f"127.0.0.1:{self.port}",
+            "AWS_LAMBDA_FUNCTION_NAME": self.name,
+            "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": str(self.spec["memory"]),
+            "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+            "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{self.name}",
+            "AWS_LAMBDA_LOG_STREAM_NAME": f"local-{i}",
+        }
+        logf = open(os.path.join(self.run_dir, f"{self.name}.log"), "ab")  # noqa: SIM115
+        proc = subprocess.Popen([self.bin], env=env, stdout=logf, stderr=subprocess.STDOUT)
+        logf.close()
+        self.procs.append(proc)
+        threading.Thread(target=self._watch, args=(proc, i), daemon=True).start()
+
+    def _watch(self, proc, i):
+        code = proc.wait()
+        if self.stopping:
+            return
+        log("function process exited; restarting", function=self.name, code=code)
+        # Whatever that process was running is lost, as when a Lambda sandbox dies.
+        with self.lock:
+            for inv in list(self.inflight.values()):
+                inv.error = f"process exited with {code}"
+                inv.done.set()
+            self.inflight.clear()
+        time.sleep(0.2)
+        self._spawn(i)
+
+    def invoke(self, payload):
+        timeout = self.spec["timeout"]
+        inv = Invocation(json.dumps(payload).encode(), int((time.time() + timeout) * 1000))
+        self.pending.put(inv)
+        if not inv.done.wait(timeout + 5):
+            return None, f"timed out after {timeout}s"
+        return inv.result, inv.error
+
+    def stop(self):
+        self.stopping = True
+        for _ in self.procs:
+            self.pending.put(None)
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(3)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        self.server.shutdown()
+
+
+# --- API Gateway (HTTP API, payload 2.0) -------------------------------------------------
+
+
+def json_error(status, code, message):
+    return status, {"Content-Type": "application/json"}, json.dumps(
+        {"error": {"code": code, "message": message}}
+    ).encode()
+
+
+def gateway_handler(routes, hosts, api_key):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "lb-local-gateway"
+
+        def log_message(self, *args):
+            pass
+
+        def _send(self, status, headers, body):
+            self.send_response(status)
+            for k, v in headers.items():
+                self.send_header(k, v)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(body)
+
+        def _handle(self):
+            try:
+                self._send(*self._dispatch())
+            except BrokenPipeError:
+                pass
+
+        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+
+        def _dispatch(self):
+            url = urllib.parse.urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_HTTP_BODY:
+                return json_error(413, "payload_too_large", "request body is too large")
+            body = self.rfile.read(length) if length else b""
+            path_matched = False
+            for route in routes:
+                m = route.regex.match(url.path)
+                if not m:
+                    continue
+                path_matched = True
+                if route.method != self.command:
+                    continue
+                if route.iam and self.headers.get("x-api-key") != api_key:
+                    if self.headers.get("x-api-key") is None:
+                        return json_error(401, "unauthorized", "this route needs x-api-key")
+                    return json_error(403, "forbidden", "x-api-key is not valid")
+                params = {n: urllib.parse.unquote(v) for n, v in zip(route.params, m.groups())}
+                return self._invoke(route, url, params, body)
+            if path_matched:
+                return json_error(405, "method_not_allowed", f"{self.command} is not allowed here")
+            return json_error(404, "route_not_found", f"no route for {self.command} {url.path}")
+
+        def _invoke(self, route, url, params, body):
+            headers = {}
+            for k, v in self.headers.items():
+                k = k.lower()
+                headers[k] = f"{headers[k]},{v}" if k in headers else v
+            query = {}
+            for k, v in urllib.parse.parse_qsl(url.query, keep_blank_values=True):
+                query[k] = f"{query[k]},{v}" if k in query else v
+            try:
+                text, is_b64 = body.decode("utf-8"), False
+            except UnicodeDecodeError:
+                text, is_b64 = base64.b64encode(body).decode(), True
+            now = time.time()
+            event = {
+                "version": "2.0",
+                "routeKey": route.key,
+                "rawPath": url.path,
+                "rawQueryString": url.query,
+                "headers": headers,
+                "requestContext": {
+                    "accountId": "000000000000",
+                    "apiId": "local",
+                    "domainName": headers.get("host", "127.0.0.1"),
+                    "domainPrefix": "local",
+                    "http": {
+                        "method": self.command,
+                        "path": url.path,
+                        "protocol": self.request_version,
+                        "sourceIp": self.client_address[0],
+                        "userAgent": headers.get("user-agent", ""),
+                    },
+                    "requestId": str(uuid.uuid4()),
+                    "routeKey": route.key,
+                    "stage": "$default",
+                    "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+                    "timeEpoch": int(now * 1000),
+                },
+                "isBase64Encoded": is_b64,
+            }
+            if query:
+                event["queryStringParameters"] = query
+            if params:
+                event["pathParameters"] = params
+            if body:
+                event["body"] = text
+            result, error = hosts[route.function].invoke(event)
+            if error is not None:
+                log("invocation failed", function=route.function, error=error)
+                return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
+            return to_http(result)
+
+    return Handler
+
+
+def to_http(raw):
+    """A payload-2.0 function result as (status, headers, body)."""
+    try:
+        out = json.loads(raw)
+    except ValueError:
+        return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
+    if not isinstance(out, dict) or "statusCode" not in out:
+        # API Gateway's rule for results without statusCode: 200 with the JSON itself.
+        return 200, {"Content-Type": "application/json"}, json.dumps(out).encode()
+    headers = dict(out.get("headers") or {})
+    body = out.get("body") or ""
+    body = base64.b64decode(body) if out.get("isBase64Encoded") else body.encode()
+    return int(out["statusCode"]), headers, body
+
+
+# --- the social graph stand-in ---------------------------------------------------------
+
+
+def social_handler():
+    friends = {}
+    lock = threading.Lock()
+    pattern = re.compile(r"^/players/([^/]+)/friends$")
+
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args):
+            pass
+
+        def _send(self, status, payload=None):
+            body = b"" if payload is None else json.dumps(payload).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_GET(self):
+            m = pattern.match(urllib.parse.urlsplit(self.path).path)
+            if not m:
+                return self._send(404, {"error": "not found"})
+            with lock:
+                self._send(200, friends.get(urllib.parse.unquote(m.group(1)), []))
+
+        def do_PUT(self):
+            m = pattern.match(urllib.parse.urlsplit(self.path).path)
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not m:
+                return self._send(404, {"error": "not found"})
+            try:
+                ids = json.loads(raw)
+                assert isinstance(ids, list) and all(isinstance(i, str) for i in ids)
+            except (ValueError, AssertionError):
+                return self._send(400, {"error": "body must be a JSON list of player ids"})
+            with lock:
+                friends[urllib.parse.unquote(m.group(1))] = ids
+            self._send(204)
+
+    return Handler
+
+
+# --- the DynamoDB event source mapping -------------------------------------------------
+
+
+def _plain(value):
+    """boto3's stream record -> the JSON Lambda delivers (bytes as base64, dates as epoch)."""
+    if isinstance(value, dict):
+        return {k: _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    if isinstance(value, (bytes, bytearray)):
+        return base64.b64encode(value).decode()
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    if isinstance(value, set):
+        return [_plain(v) for v in sorted(value)]
+    return value
+
+
+class StreamPoller:
+    """Plays the event source mapping of one function over one table's stream."""
+
+    def __init__(self, host, mapping, table, clients, interval, run_dir):
+        self.host = host
+        self.table = table
+        self.dynamodb, self.streams = clients
+        self.batch_size = int(mapping.get("BatchSize", 100))
+        self.report_failures = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
+        self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
+        self.interval = interval
+        self.dlq_path = os.path.join(run_dir, f"{host.name}-on-failure.jsonl")
+        self.cursor = {}  # shard id -> last sequence number handed over for good
+        self.stopped = threading.Event()
+        self.stats = {"batches": 0, "records": 0, "retries": 0, "discarded": 0}
+
+    def start(self):
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _stream_arn(self):
+        return self.dynamodb.describe_table(TableName=self.table)["Table"].get("LatestStreamArn")
+
+    def _run(self):
+        arn = None
+        while not self.stopped.is_set():
+            try:
+                arn = arn or self._stream_arn()
+                moved = self._poll(arn) if arn else False
+            except Exception as e:  # the endpoint may be restarting: keep trying
+                log("stream poll failed", error=repr(e))
+                arn, moved = None, False
+                self.stopped.wait(1)
+            if not moved:
+                self.stopped.wait(self.interval)
+
+    def _poll(self, arn):
+        shards = self.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
+        moved = False
+        for shard in shards:
+            sid = shard["ShardId"]
+            # A fresh iterator on every poll: moto's shard objects may be replaced.
+            if sid in self.cursor:
+                it = self.streams.get_shard_iterator(
+                    StreamArn=arn, ShardId=sid, ShardIteratorType="AFTER_SEQUENCE_NUMBER",
+                    SequenceNumber=self.cursor[sid],
+                )
+            else:
+                it = self.streams.get_shard_iterator(StreamArn=arn, ShardId=sid, ShardIteratorType="TRIM_HORIZON")
+            records = self.streams.get_records(ShardIterator=it["ShardIterator"], Limit=self.batch_size)["Records"]
+            if records:
+                self._deliver(arn, sid, records)
+                moved = True
+        return moved
+
+    def _deliver(self, arn, sid, records):
+        attempts = 0
+        while records and not self.stopped.is_set():
+            batch = [{**_plain(r), "eventSourceARN": arn} for r in records]
+            result, error = self.host.invoke({"Records": batch})
+            self.stats["batches"] += 1
+            failed_at = self._first_failure(records, result, error)
+            if failed_at is None:
+                self.cursor[sid] = records[-1]["dynamodb"]["SequenceNumber"]
+                self.stats["records"] += len(records)
+                return
+            # Everything before the first failure is done; retry from it, in order.
+            if failed_at > 0:
+                self.cursor[sid] = records[failed_at - 1]["dynamodb"]["SequenceNumber"]
+                self.stats["records"] += failed_at
+                records, attempts = records[failed_at:], 0
+                continue
+            attempts += 1
+            self.stats["retries"] += 1
+            if 0 <= self.max_retries < attempts:
+                self._discard(sid, records, error or result)
+                return
+            self.stopped.wait(min(0.05 * 2**attempts, 2))
+
+    def _first_failure(self, records, result, error):
+        if error is not None:
+            log("projector invocation failed; retrying the batch", error=error)
+            return 0
+        if not self.report_failures:
+            return None
+        try:
+            failures = json.loads(result).get("batchItemFailures") or []
+        except (ValueError, AttributeError):
+            log("projector returned an unreadable response; retrying the batch")
+            return 0
+        if not failures:
+            return None
+        ids = {f.get("itemIdentifier") for f in failures}
+        seqs = [r["dynamodb"]["SequenceNumber"] for r in records]
+        positions = [seqs.index(i) for i in ids if i in seqs]
+        # A failure naming no record of the batch fails the whole batch, as Lambda does.
+        return min(positions) if positions and len(positions) == len(ids) else 0
+
+    def _discard(self, sid, records, why):
+        self.cursor[sid] = records[-1]["dynamodb"]["SequenceNumber"]
+        self.stats["discarded"] += len(records)
+        with open(self.dlq_path, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"shard": sid, "reason": str(why)[:500],
+                                "first": records[0]["dynamodb"]["SequenceNumber"],
+                                "last": records[-1]["dynamodb"]["SequenceNumber"]}) + "\n")
+        log("batch sent to the on-failure destination", count=len(records), file=self.dlq_path)
+
+
+# --- wiring ----------------------------------------------------------------------------
+
+
+def ensure_table(dynamodb, tpl, table):
+    """Creates the table from the template's ScoresTable definition if it is missing."""
+    existing = dynamodb.list_tables()["TableNames"]
+    if table in existing:
+        return False
+    props = next(
+        r["Properties"] for r in tpl["Resources"].values() if r.get("Type") == "AWS::DynamoDB::Table"
+    )
+    dynamodb.create_table(
+        TableName=table,
+        AttributeDefinitions=props["AttributeDefinitions"],
+        KeySchema=props["KeySchema"],
+        BillingMode=props.get("BillingMode", "PAY_PER_REQUEST"),
+        StreamSpecification={"StreamEnabled": True, **props["StreamSpecification"]},
+    )
+    ttl = props.get("TimeToLiveSpecification")
+    if ttl:
+        dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification=ttl)
+    return True
+
+
+def main():
+    ap = argparse.ArgumentParser(description="Local API Gateway, Lambda and stream mapping.")
+    ap.add_argument("--template", default=os.path.join(ROOT, "template.yaml"))
+    ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
+    ap.add_argument("--table", required=True)
+    ap.add_argument("--port", type=int, default=int(os.environ.get("LB_PORT", 3000)))
+    ap.add_argument("--social-port", type=int, default=3001)
+    ap.add_argument("--dynamodb-url", default="http://127.0.0.1:8000")
+    ap.add_argument("--redis-url", default="redis://127.0.0.1:6379")
+    ap.add_argument("--key-prefix", default="")
+    ap.add_argument("--api-key", default=os.environ.get("LB_API_KEY", "local-dev-key"))
+    ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
+    ap.add_argument("--poll-interval", type=float, default=0.25, help="seconds; AWS polls 4 times a second")
+    ap.add_argument("--no-stream", action="store_true", help="do not run the stream mapping")
+    ap.add_argument("--run-dir", default=os.path.join(ROOT, ".local", "run"))
+    ap.add_argument("--redis-timeout-ms", default=os.environ.get("REDIS_TIMEOUT_MS", "200"))
+    args = ap.parse_args()
+    os.makedirs(args.run_dir, exist_ok=True)
+
+    tpl, functions, routes, streams = read_template(args.template)
+    aws_env = {
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_ENDPOINT_URL_DYNAMODB": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": args.dynamodb_url,
+    }
+    boto_cfg = BotoConfig(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10)
+    kw = {
+        "endpoint_url": args.dynamodb_url,
+        "region_name": "us-east-1",
+        "aws_access_key_id": "local",
+        "aws_secret_access_key": "local",
+        "config": boto_cfg,
+    }
+    dynamodb = boto3.client("dynamodb", **kw)
+    if ensure_table(dynamodb, tpl, args.table):
+        log("created table", table=args.table)
+
+    social = ThreadingHTTPServer(("127.0.0.1", args.social_port), social_handler())
+    social.daemon_threads = True
+    threading.Thread(target=social.serve_forever, daemon=True).start()
+    social_url = f"http://127.0.0.1:{social.server_address[1]}"
+
+    # What every process gets, as the Lambda service sets AWS_* for every function;
+    # REDIS_KEY_PREFIX is local only (it isolates tests sharing one redis-server).
+    base_env = {
+        "PATH": os.environ.get("PATH", ""),
+        "RUST_LOG": os.environ.get("RUST_LOG", "info"),
+        "RUST_BACKTRACE": "1",
+        "REDIS_KEY_PREFIX": args.key_prefix,
+        **aws_env,
+    }
+    # What the template's Parameters and !Ref values resolve to on this machine; each
+    # function receives only the variables its template entry declares.
+    declared = {
+        "TABLE_NAME": args.table,
+        "REDIS_URL": args.redis_url,
+        "REDIS_TIMEOUT_MS": str(args.redis_timeout_ms),
+        "SOCIAL_GRAPH_URL": social_url,
+        "RECEIPT_TTL_DAYS": "30",
+    }
+    hosts = {}
+    for name, spec in functions.items():
+        if not os.path.exists(os.path.join(args.bin_dir, spec["binary"])):
+            sys.exit(f"missing binary for {name}: {args.bin_dir}/{spec['binary']} (build first)")
+        fn_env = {**base_env, **{k: v for k, v in declared.items() if k in spec["env"]}}
+        hosts[name] = FunctionHost(name, spec, args.bin_dir, fn_env, args.workers, args.run_dir)
+        hosts[name].start()
+
+    pollers = []
+    if not args.no_stream:
+        clients = (dynamodb, boto3.client("dynamodbstreams", **kw))
+        for mapping in streams:
+            p = StreamPoller(hosts[mapping["function"]], mapping, args.table, clients,
+                             args.poll_interval, args.run_dir)
+            p.start()
+            pollers.append(p)
+
+    api = ThreadingHTTPServer(("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key))
+    api.daemon_threads = True
+    api_url = f"http://127.0.0.1:{api.server_address[1]}"
+
+    def shutdown(*_):
+        for p in pollers:
+            p.stopped.set()
+        for h in hosts.values():
+            h.stop()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, shutdown)
+    signal.signal(signal.SIGINT, shutdown)
+    log("serving", api=api_url, social=social_url, routes=[r.key for r in routes],
+        functions=sorted(hosts), table=args.table)
+    print(f"READY api={api_url} social={social_url}", flush=True)
+    api.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Runs every test of the project. Installs what is missing (apt: redis-server; the
+# project venv: moto, cfn-lint, cargo-lambda), starts its own redis-server and DynamoDB
+# endpoint on free loopback ports (never the up stack's), lints the template, builds,
+# runs the whole test suite, and stops what it started. Safe to run twice, and while
+# infra/up.sh's stack is running.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
+ensure_deps
+cd "$ROOT"
+
+work="$(mktemp -d)"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+redis_port="$(free_port)"
+dynamodb_port="$(free_port)"
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+  >"$work/redis.log" 2>&1 &
+pids+=($!)
+"$VENV/bin/python" infra/local/dynamodb_server.py --port "$dynamodb_port" >"$work/dynamodb.log" 2>&1 &
+pids+=($!)
+
+log "checking formatting, the template and the local-stack scripts"
+cargo fmt --all -- --check
+cfn-lint template.yaml
+"$VENV/bin/python" -m py_compile infra/local/*.py
+
+log "building (functions and tests)"
+cargo build --workspace --bins --tests --locked
+cargo clippy --workspace --all-targets --locked -- -D warnings
+
+wait_tcp 127.0.0.1 "$redis_port" 30
+wait_tcp 127.0.0.1 "$dynamodb_port" 60
+export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+export LB_TEST_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
+export LB_TEST_PYTHON="$VENV/bin/python"
+export LB_TEST_BIN_DIR="$ROOT/target/debug"
+
+log "running the tests (redis :$redis_port, DynamoDB :$dynamodb_port)"
+if cargo nextest --version >/dev/null 2>&1; then
+  cargo nextest run --workspace --locked --no-fail-fast
+else
+  cargo test --workspace --locked --no-fail-fast
+fi

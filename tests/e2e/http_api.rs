@@ -1,0 +1,400 @@
+//! The whole path over HTTP: the API Gateway shim, the functions as real Lambda runtime
+//! processes, DynamoDB, the stream mapping, the projector and Redis.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use crate::support::{OwnRedis, Stack, eventually, redis_url, unique};
+
+fn players(v: &Value, field: &str) -> Vec<String> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| r["player_id"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn ranks(v: &Value, field: &str) -> Vec<u64> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| r["rank"].as_u64().unwrap_or(0))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+async fn create_board(stack: &Stack) -> Result<String> {
+    let lb = unique("http");
+    let (status, body) = stack
+        .post(
+            "/leaderboards",
+            json!({"leaderboard_id": lb, "policy": "BEST"}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{body}");
+    Ok(lb)
+}
+
+async fn post_score(stack: &Stack, lb: &str, p: &str, m: &str, s: i64) -> Result<Value> {
+    let (status, body) = stack
+        .post(
+            &format!("/leaderboards/{lb}/players/{p}/score"),
+            json!({"new_score": s, "match_id": m}),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    Ok(body)
+}
+
+#[tokio::test]
+async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
+    // Redis is down while the scores are written: the write-through cannot help, so
+    // what the reads show later came through DynamoDB's stream and the projector.
+    let mut redis = OwnRedis::reserve();
+    let stack = Stack::start(&redis.url()).await?;
+    let lb = create_board(&stack).await?;
+    for (p, s) in [("alice", 100), ("bob", 250), ("carol", 175), ("dave", 250)] {
+        let reply = post_score(&stack, &lb, p, "m1", s).await?;
+        assert_eq!(reply["update_applied"], true);
+        assert_eq!(
+            reply["rank"],
+            Value::Null,
+            "no write-through while Redis is down"
+        );
+    }
+    let (status, body) = stack.get(&format!("/leaderboards/{lb}/top")).await?;
+    assert_eq!(
+        (status, &body["error"]["code"]),
+        (503, &json!("index_unavailable"))
+    );
+
+    redis.start().await?;
+    let top = eventually(
+        Duration::from_secs(20),
+        "projector catches Redis up",
+        || async {
+            let (status, body) = stack.get(&format!("/leaderboards/{lb}/top?n=10")).await?;
+            Ok((status == 200 && body["total"] == 4).then_some(body))
+        },
+    )
+    .await?;
+    // bob and dave tie on 250: bob reached it first.
+    assert_eq!(players(&top, "entries"), ["bob", "dave", "carol", "alice"]);
+    assert_eq!(top["source"], "redis");
+
+    let (status, rank) = stack
+        .get(&format!("/leaderboards/{lb}/players/carol/rank?k=1"))
+        .await?;
+    assert_eq!(status, 200, "{rank}");
+    assert_eq!(
+        (
+            rank["rank"].as_u64(),
+            rank["total"].as_u64(),
+            rank["score"].as_i64()
+        ),
+        (Some(3), Some(4), Some(175))
+    );
+    assert_eq!(players(&rank, "neighbours"), ["dave", "carol", "alice"]);
+    assert_eq!(rank["neighbours"][1]["self"], true);
+
+    stack.set_friends("alice", &["bob", "zed"]).await?;
+    let (status, friends) = stack
+        .get(&format!(
+            "/leaderboards/{lb}/players/alice/friends-rank?k=2"
+        ))
+        .await?;
+    assert_eq!(status, 200, "{friends}");
+    assert_eq!(
+        (
+            friends["friends_rank"].as_u64(),
+            friends["friends_total"].as_u64()
+        ),
+        (Some(2), Some(2))
+    );
+    assert_eq!(players(&friends, "entries"), ["bob", "alice"]);
+
+    // With Redis up, the write-through answers with the new rank at once.
+    let reply = post_score(&stack, &lb, "alice", "m2", 300).await?;
+    assert_eq!(
+        (reply["rank"].as_u64(), reply["previous_score"].as_i64()),
+        (Some(1), Some(100))
+    );
+    let replay = post_score(&stack, &lb, "alice", "m2", 300).await?;
+    assert_eq!(replay["replayed"], true);
+    assert_eq!(replay["updated_at"], reply["updated_at"]);
+    Ok(())
+}
+
+#[tokio::test]
+async fn neighbours_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = create_board(&stack).await?;
+    for (i, p) in ["p1", "p2", "p3", "p4", "p5"].iter().enumerate() {
+        post_score(&stack, &lb, p, "m", 100 - i as i64).await?;
+    }
+    let rank = |p: &'static str, k: u64| {
+        let (stack, lb) = (&stack, &lb);
+        async move {
+            stack
+                .get(&format!("/leaderboards/{lb}/players/{p}/rank?k={k}"))
+                .await
+        }
+    };
+    let (_, first) = rank("p1", 2).await?;
+    assert_eq!(
+        (first["rank"].as_u64(), ranks(&first, "neighbours")),
+        (Some(1), vec![1, 2, 3])
+    );
+    let (_, last) = rank("p5", 2).await?;
+    assert_eq!(
+        (last["rank"].as_u64(), ranks(&last, "neighbours")),
+        (Some(5), vec![3, 4, 5])
+    );
+    let (_, all) = rank("p3", 50).await?;
+    assert_eq!(players(&all, "neighbours"), ["p1", "p2", "p3", "p4", "p5"]);
+    let (_, alone) = rank("p3", 0).await?;
+    assert_eq!(players(&alone, "neighbours"), ["p3"]);
+    let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=2")).await?;
+    assert_eq!(
+        (status, players(&top, "entries")),
+        (200, vec!["p1".to_owned(), "p2".to_owned()])
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_players() -> Result<()>
+{
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = create_board(&stack).await?;
+    for (p, s) in [("me", 50), ("f1", 70), ("f2", 40), ("stranger", 1000)] {
+        post_score(&stack, &lb, p, "m", s).await?;
+    }
+    let friends_rank = |p: &'static str| {
+        let (stack, lb) = (&stack, &lb);
+        async move {
+            stack
+                .get(&format!("/leaderboards/{lb}/players/{p}/friends-rank?k=1"))
+                .await
+        }
+    };
+    // Friends without a score are left out of the group.
+    stack.set_friends("me", &["f1", "f2", "ghost"]).await?;
+    let (status, v) = friends_rank("me").await?;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (v["friends_rank"].as_u64(), v["friends_total"].as_u64()),
+        (Some(2), Some(3))
+    );
+    assert_eq!(players(&v, "entries"), ["f1", "me", "f2"]);
+
+    // No friends at all: the player alone.
+    stack.set_friends("lonely", &[]).await?;
+    post_score(&stack, &lb, "lonely", "m", 5).await?;
+    let (_, v) = friends_rank("lonely").await?;
+    assert_eq!(
+        (v["friends_rank"].as_u64(), v["friends_total"].as_u64()),
+        (Some(1), Some(1))
+    );
+
+    // A player with no score: rank is null and the group's top 2k+1 is shown.
+    stack
+        .set_friends("newbie", &["f1", "f2", "me", "stranger"])
+        .await?;
+    let (status, v) = friends_rank("newbie").await?;
+    assert_eq!(status, 200);
+    assert_eq!(
+        (v["friends_rank"].clone(), v["friends_total"].as_u64()),
+        (Value::Null, Some(4))
+    );
+    assert_eq!(players(&v, "entries"), ["stranger", "f1", "me"]);
+
+    // The same player's own rank is a 404 not_ranked.
+    let (status, v) = stack
+        .get(&format!("/leaderboards/{lb}/players/newbie/rank"))
+        .await?;
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (404, Some("not_ranked"))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn bad_input_gets_a_json_4xx_and_changes_nothing() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = create_board(&stack).await?;
+    post_score(&stack, &lb, "p1", "m0", 10).await?;
+    let score_path = format!("/leaderboards/{lb}/players/p1/score");
+    let long_id = "x".repeat(129);
+    let cases: Vec<(&str, String, Option<String>, u16, &str)> = vec![
+        (
+            "malformed JSON",
+            score_path.clone(),
+            Some("{nope".into()),
+            400,
+            "malformed_json",
+        ),
+        (
+            "missing new_score",
+            score_path.clone(),
+            Some(r#"{"match_id":"m1"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "missing match_id",
+            score_path.clone(),
+            Some(r#"{"new_score":1}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "fractional score",
+            score_path.clone(),
+            Some(r#"{"new_score":1.5,"match_id":"m1"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "string score",
+            score_path.clone(),
+            Some(r#"{"new_score":"9","match_id":"m1"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "score 2^53",
+            score_path.clone(),
+            Some(r#"{"new_score":9007199254740992,"match_id":"m1"}"#.into()),
+            422,
+            "score_out_of_range",
+        ),
+        (
+            "score -2^53",
+            score_path.clone(),
+            Some(r#"{"new_score":-9007199254740992,"match_id":"m1"}"#.into()),
+            422,
+            "score_out_of_range",
+        ),
+        (
+            "bad match id",
+            score_path.clone(),
+            Some(r#"{"new_score":1,"match_id":"a b"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "empty match id",
+            score_path.clone(),
+            Some(r#"{"new_score":1,"match_id":""}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "oversized player id",
+            format!("/leaderboards/{lb}/players/{long_id}/score"),
+            Some(r#"{"new_score":1,"match_id":"m1"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "player id with a space",
+            format!("/leaderboards/{lb}/players/a%20b/score"),
+            Some(r#"{"new_score":1,"match_id":"m1"}"#.into()),
+            400,
+            "invalid_request",
+        ),
+        (
+            "body over 16 KiB",
+            score_path.clone(),
+            Some(format!(
+                r#"{{"new_score":1,"match_id":"m1","pad":"{}"}}"#,
+                "x".repeat(17 * 1024)
+            )),
+            413,
+            "payload_too_large",
+        ),
+        (
+            "k above 50",
+            format!("/leaderboards/{lb}/players/p1/rank?k=51"),
+            None,
+            400,
+            "invalid_request",
+        ),
+        (
+            "negative k",
+            format!("/leaderboards/{lb}/players/p1/rank?k=-1"),
+            None,
+            400,
+            "invalid_request",
+        ),
+        (
+            "n below 1",
+            format!("/leaderboards/{lb}/top?n=0"),
+            None,
+            400,
+            "invalid_request",
+        ),
+        (
+            "unknown board",
+            "/leaderboards/nope-nope/top".into(),
+            None,
+            404,
+            "board_not_found",
+        ),
+    ];
+    for (what, path, body, want_status, want_code) in cases {
+        let mut req = stack.http.request(
+            if body.is_some() {
+                reqwest::Method::POST
+            } else {
+                reqwest::Method::GET
+            },
+            format!("{}{path}", stack.api),
+        );
+        req = req.header("x-api-key", crate::support::API_KEY);
+        if let Some(b) = body {
+            req = req.header("content-type", "application/json").body(b);
+        }
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let v: Value = serde_json::from_str(&resp.text().await?)?;
+        assert_eq!(
+            (status, v["error"]["code"].as_str()),
+            (want_status, Some(want_code)),
+            "{what}: {v}"
+        );
+        assert!(
+            v["error"]["message"]
+                .as_str()
+                .is_some_and(|m| !m.is_empty()),
+            "{what}"
+        );
+    }
+    // Server-only routes without the key are refused before reaching the function.
+    let resp = stack
+        .http
+        .post(format!("{}{score_path}", stack.api))
+        .body(r#"{"new_score":99,"match_id":"m9"}"#)
+        .send()
+        .await?;
+    assert_eq!(resp.status().as_u16(), 401);
+
+    // Nothing changed: p1 still has its one score and no other player appeared.
+    let (_, top) = stack.get(&format!("/leaderboards/{lb}/top")).await?;
+    assert_eq!(top["total"], 1);
+    assert_eq!(top["entries"][0]["score"], 10);
+    let (_, rank) = stack
+        .get(&format!("/leaderboards/{lb}/players/p1/rank"))
+        .await?;
+    assert_eq!(rank["score"], 10);
+    Ok(())
+}

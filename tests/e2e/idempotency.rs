@@ -1,0 +1,192 @@
+//! Exactly-once ingest: retries, concurrent duplicates, concurrent improving writes,
+//! refused writes, and writes while Redis is down.
+
+use std::time::Duration;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use futures::future::join_all;
+use leaderboard::board::Policy;
+use leaderboard::error::ServiceError;
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::Context;
+use leaderboard::service::boards::BoardCache;
+use leaderboard::service::ingest::IngestReply;
+
+use crate::support::TestEnv;
+
+/// The parts of a reply that make up the receipt.
+fn receipt(r: &IngestReply) -> (i64, Option<i64>, bool, String, String) {
+    (
+        r.score,
+        r.previous_score,
+        r.update_applied,
+        r.updated_at.clone(),
+        r.last_match_id.to_string(),
+    )
+}
+
+#[tokio::test]
+async fn when_match_id_is_replayed_sequentially_one_update_applies_and_receipts_match() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    env.submit(&b, "p1", "m0", 10).await.unwrap();
+    let mut replies = Vec::new();
+    for _ in 0..20 {
+        replies.push(env.submit(&b, "p1", "m1", 50).await.unwrap());
+    }
+    let first = &replies[0];
+    assert!(!first.replayed && first.update_applied);
+    assert_eq!((first.score, first.previous_score), (50, Some(10)));
+    for r in &replies[1..] {
+        assert!(r.replayed);
+        assert_eq!(receipt(r), receipt(first));
+        assert_eq!(r.rank, Some(1));
+    }
+    let rows = env.standings(&b).await;
+    assert_eq!(rows.len(), 1);
+    assert_eq!((rows[0].score.get(), rows[0].version), (50, 2));
+    env.assert_index_matches_store(&b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn when_match_id_is_posted_concurrently_exactly_one_request_applies_it() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    let replies: Vec<IngestReply> = join_all((0..20).map(|_| env.submit(&b, "p1", "m1", 42)))
+        .await
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    let originals: Vec<_> = replies.iter().filter(|r| !r.replayed).collect();
+    assert_eq!(originals.len(), 1, "exactly one request is the original");
+    for r in &replies {
+        assert_eq!(receipt(r), receipt(originals[0]));
+    }
+    assert!(originals[0].update_applied);
+    let rows = env.standings(&b).await;
+    assert_eq!((rows[0].score.get(), rows[0].version), (42, 1));
+    env.assert_index_matches_store(&b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn concurrent_improving_writes_end_at_the_maximum_with_one_reply_applying_it() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    let replies: Vec<IngestReply> = join_all((1..=100).map(|i| {
+        let (env, b) = (&env, &b);
+        async move { env.submit(b, "p1", &format!("m{i}"), i).await }
+    }))
+    .await
+    .into_iter()
+    .map(Result::unwrap)
+    .collect();
+    let winners: Vec<_> = replies
+        .iter()
+        .filter(|r| r.update_applied && r.score == 100)
+        .collect();
+    assert_eq!(winners.len(), 1, "exactly one reply applies the maximum");
+    assert_eq!(winners[0].last_match_id.as_str(), "m100");
+    // Every applied reply moved the score up, so versions equal the applied count.
+    let applied = replies.iter().filter(|r| r.update_applied).count() as u64;
+    let rows = env.standings(&b).await;
+    assert_eq!((rows[0].score.get(), rows[0].version), (100, applied));
+    env.assert_index_matches_store(&b).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn sum_board_counts_each_match_once_under_concurrent_retries() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Sum).await;
+    let posts = (1..=10).flat_map(|m| (0..4).map(move |_| m));
+    let replies = join_all(posts.map(|m| {
+        let (env, b) = (&env, &b);
+        async move { env.submit(b, "p1", &format!("m{m}"), m).await }
+    }))
+    .await;
+    assert!(replies.iter().all(Result::is_ok));
+    let rows = env.standings(&b).await;
+    assert_eq!(rows[0].score.get(), (1..=10).sum::<i64>());
+    assert_eq!(rows[0].version, 10);
+    env.assert_index_matches_store(&b).await;
+}
+
+#[tokio::test]
+async fn reusing_a_match_id_with_another_score_is_a_conflict_and_changes_nothing() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    env.submit(&b, "p1", "m1", 5).await.unwrap();
+    let err = env.submit(&b, "p1", "m1", 500).await.unwrap_err();
+    assert!(
+        matches!(err, ServiceError::IdempotencyConflict(_)),
+        "{err:?}"
+    );
+    let rows = env.standings(&b).await;
+    assert_eq!((rows[0].score.get(), rows[0].version), (5, 1));
+}
+
+#[tokio::test]
+async fn writes_to_unknown_or_frozen_boards_are_refused() {
+    let env = TestEnv::new().await;
+    let missing = crate::support::lb("no-such-board");
+    let err = env.submit(&missing, "p1", "m1", 5).await.unwrap_err();
+    assert!(matches!(err, ServiceError::BoardNotFound(_)), "{err:?}");
+
+    let b = env.board(Policy::Best).await;
+    env.submit(&b, "p1", "m1", 5).await.unwrap();
+    // Freeze behind the container's back: the cached ACTIVE definition must not let
+    // the write through, because the transaction re-checks the status.
+    env.ctx
+        .store
+        .client()
+        .update_item()
+        .table_name(env.ctx.store.table())
+        .key("pk", AttributeValue::S(format!("B#{b}")))
+        .key("sk", AttributeValue::S("BOARD".into()))
+        .update_expression("SET #s = :f")
+        .expression_attribute_names("#s", "status")
+        .expression_attribute_values(":f", AttributeValue::S("FROZEN".into()))
+        .send()
+        .await
+        .unwrap();
+    let err = env.submit(&b, "p1", "m2", 50).await.unwrap_err();
+    assert!(
+        matches!(err, ServiceError::BoardNotActive { status, .. } if status.as_str() == "FROZEN"),
+        "{err:?}"
+    );
+    let rows = env.standings(&b).await;
+    assert_eq!((rows[0].score.get(), rows[0].version), (5, 1));
+}
+
+#[tokio::test]
+async fn a_write_commits_when_redis_is_down_and_answers_rank_null() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    let dead = crate::support::free_port();
+    let down = Context {
+        store: env.ctx.store.clone(),
+        index: RedisRankIndex::new(
+            &format!("redis://127.0.0.1:{dead}"),
+            &env.prefix,
+            Duration::from_millis(50),
+        )
+        .unwrap(),
+        boards: BoardCache::new(Duration::from_secs(5)),
+        receipt_ttl: Duration::from_secs(3600),
+    };
+    let req = leaderboard::service::ingest::SubmitScore {
+        board: b.clone(),
+        player: crate::support::player("p1"),
+        match_id: leaderboard::ids::MatchId::parse("m1").unwrap(),
+        score: crate::support::score(77),
+    };
+    let reply = leaderboard::service::ingest::submit_score(&down, req)
+        .await
+        .unwrap();
+    assert!(reply.update_applied);
+    assert_eq!(reply.rank, None);
+    let rows = env.standings(&b).await;
+    assert_eq!(rows[0].score.get(), 77);
+    // The write-through never happened: the live index has nothing yet.
+    let (members, _) = env.index_snapshot(&b).await;
+    assert!(members.is_empty());
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests over real servers: redis-server, the DynamoDB + Streams endpoint
+//! (moto), and for the HTTP tests the functions themselves behind the API Gateway shim.
+//! `infra/test.sh` starts the shared servers; each test makes its own table and keys.
+
+mod http_api;
+mod idempotency;
+mod index;
+mod projector;
+mod support;

@@ -1,0 +1,592 @@
+//! Test helpers. Every test gets its own DynamoDB table and Redis key prefix, so tests
+//! run in parallel against the servers `infra/test.sh` starts (their addresses come in
+//! `LB_TEST_REDIS_URL` and `LB_TEST_DYNAMODB_URL`).
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, Result, bail};
+use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+use aws_sdk_dynamodb::config::Credentials;
+use aws_sdk_dynamodb::types::AttributeValue;
+use leaderboard::board::{Board, BoardStatus, Policy};
+use leaderboard::dynamodb::{DynamoScoreStore, SHARDS, StandingItem};
+use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::score::Score;
+use leaderboard::service::boards::BoardCache;
+use leaderboard::service::ingest::{IngestReply, SubmitScore};
+use leaderboard::service::{AppContext, Context, ingest};
+use leaderboard::store::ScoreStore;
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Where the servers of this test run are.
+pub fn redis_url() -> String {
+    required_env("LB_TEST_REDIS_URL")
+}
+
+pub fn dynamodb_url() -> String {
+    required_env("LB_TEST_DYNAMODB_URL")
+}
+
+fn required_env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the tests with infra/test.sh, which starts the servers")
+    })
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A name no other test (or test run) uses; valid as a table name, id and key prefix.
+pub fn unique(tag: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{tag}-{}-{nanos}-{n}", std::process::id())
+}
+
+pub fn lb(raw: &str) -> LeaderboardId {
+    LeaderboardId::parse(raw).expect("test board id")
+}
+
+pub fn player(raw: &str) -> PlayerId {
+    PlayerId::parse(raw).expect("test player id")
+}
+
+pub fn score(v: i64) -> Score {
+    Score::new("score", v).expect("test score")
+}
+
+/// A small deterministic generator for shuffles and picks.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
+}
+
+fn credentials() -> Credentials {
+    Credentials::new("local", "local", None, None, "e2e")
+}
+
+pub async fn dynamodb_client() -> aws_sdk_dynamodb::Client {
+    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(dynamodb_url())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(credentials())
+        .load()
+        .await;
+    aws_sdk_dynamodb::Client::new(&conf)
+}
+
+async fn streams_client() -> aws_sdk_dynamodbstreams::Client {
+    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(dynamodb_url())
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(credentials())
+        .load()
+        .await;
+    aws_sdk_dynamodbstreams::Client::new(&conf)
+}
+
+/// One test's world: its own table, its own key prefix, the production adapters.
+pub struct TestEnv {
+    pub ctx: AppContext,
+    pub prefix: String,
+    pub redis: redis::aio::MultiplexedConnection,
+}
+
+impl TestEnv {
+    pub async fn new() -> Self {
+        let table = unique("t");
+        let store = DynamoScoreStore::new(dynamodb_client().await, &table);
+        store.create_table().await.expect("create the test table");
+        let prefix = format!("{}:", unique("k"));
+        let index =
+            RedisRankIndex::new(&redis_url(), &prefix, Duration::from_secs(2)).expect("redis url");
+        let redis = redis::Client::open(redis_url())
+            .expect("redis url")
+            .get_multiplexed_async_connection()
+            .await
+            .expect("connect to the test redis-server");
+        Self {
+            ctx: Context {
+                store,
+                index,
+                boards: BoardCache::new(Duration::from_secs(5)),
+                receipt_ttl: Duration::from_secs(86_400),
+            },
+            prefix,
+            redis,
+        }
+    }
+
+    /// A new ACTIVE board with `policy`.
+    pub async fn board(&self, policy: Policy) -> LeaderboardId {
+        let id = lb(&unique("b"));
+        let board = Board {
+            leaderboard_id: id.clone(),
+            policy,
+            status: BoardStatus::Active,
+            created_at: 0,
+        };
+        let existing = self
+            .ctx
+            .store
+            .create_board(&board)
+            .await
+            .expect("create board");
+        assert!(existing.is_none());
+        id
+    }
+
+    pub async fn submit(
+        &self,
+        board: &LeaderboardId,
+        p: &str,
+        match_id: &str,
+        value: i64,
+    ) -> Result<IngestReply, leaderboard::error::ServiceError> {
+        let req = SubmitScore {
+            board: board.clone(),
+            player: player(p),
+            match_id: MatchId::parse(match_id).expect("test match id"),
+            score: score(value),
+        };
+        ingest::submit_score(&self.ctx, req).await
+    }
+
+    /// Every standing of a board, read from DynamoDB (all shards).
+    pub async fn standings(&self, board: &LeaderboardId) -> Vec<StandingItem> {
+        let mut out = Vec::new();
+        for shard in 0..SHARDS {
+            let mut pages = self
+                .ctx
+                .store
+                .client()
+                .query()
+                .table_name(self.ctx.store.table())
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(
+                    ":pk",
+                    AttributeValue::S(format!("S#{board}#{shard:02}")),
+                )
+                .consistent_read(true)
+                .into_paginator()
+                .items()
+                .send();
+            while let Some(item) = pages.next().await {
+                let item = item.expect("query standings");
+                out.push(serde_dynamo::from_item(item).expect("decode standing"));
+            }
+        }
+        out
+    }
+
+    /// The whole stream of the table, oldest first, as Lambda would deliver it.
+    pub async fn stream_records(&self) -> Vec<EventRecord> {
+        let table = self
+            .ctx
+            .store
+            .client()
+            .describe_table()
+            .table_name(self.ctx.store.table())
+            .send()
+            .await
+            .expect("describe table");
+        let arn = table
+            .table()
+            .and_then(|t| t.latest_stream_arn())
+            .expect("stream arn");
+        let streams = streams_client().await;
+        let desc = streams
+            .describe_stream()
+            .stream_arn(arn)
+            .send()
+            .await
+            .expect("describe stream");
+        let mut records = Vec::new();
+        for shard in desc
+            .stream_description()
+            .map(|d| d.shards())
+            .unwrap_or_default()
+        {
+            let mut iterator = streams
+                .get_shard_iterator()
+                .stream_arn(arn)
+                .shard_id(shard.shard_id().unwrap_or_default())
+                .shard_iterator_type(aws_sdk_dynamodbstreams::types::ShardIteratorType::TrimHorizon)
+                .send()
+                .await
+                .expect("shard iterator")
+                .shard_iterator;
+            while let Some(it) = iterator {
+                let page = streams
+                    .get_records()
+                    .shard_iterator(it)
+                    .send()
+                    .await
+                    .expect("get records");
+                if page.records().is_empty() {
+                    break;
+                }
+                records.extend(page.records().iter().map(to_lambda_record));
+                iterator = page.next_shard_iterator;
+            }
+        }
+        records
+    }
+
+    /// Deletes the board's keys from Redis (as a FLUSHALL would, for this test only).
+    pub async fn wipe_index(&self, board: &LeaderboardId) {
+        let (z, h) = self.ctx.index.keys(board);
+        let mut conn = self.redis.clone();
+        let _: () = redis::cmd("DEL")
+            .arg(&z)
+            .arg(&h)
+            .query_async(&mut conn)
+            .await
+            .expect("DEL");
+    }
+
+    /// The index as Redis holds it: players in sorted-set order, and each hash entry.
+    pub async fn index_snapshot(
+        &self,
+        board: &LeaderboardId,
+    ) -> (Vec<String>, BTreeMap<String, String>) {
+        let (z, h) = self.ctx.index.keys(board);
+        let mut conn = self.redis.clone();
+        let members: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&z)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await
+            .expect("ZRANGE");
+        let hash: HashMap<String, String> = redis::cmd("HGETALL")
+            .arg(&h)
+            .query_async(&mut conn)
+            .await
+            .expect("HGETALL");
+        (members, hash.into_iter().collect())
+    }
+
+    /// Asserts that Redis holds exactly DynamoDB's standings of `board`, in the
+    /// documented order, and returns how many players were compared.
+    pub async fn assert_index_matches_store(&self, board: &LeaderboardId) -> usize {
+        let mut standings = self.standings(board).await;
+        let dir = standings.first().map(|s| s.direction);
+        standings.sort_by(|a, b| {
+            let (a, b) = (a.index_entry().key, b.index_entry().key);
+            a.cmp_in(&b, dir.unwrap_or(leaderboard::order::Direction::Desc))
+        });
+        let (members, hash) = self.index_snapshot(board).await;
+        let expected_members: Vec<String> = standings
+            .iter()
+            .map(|s| s.index_entry().key.member())
+            .collect();
+        assert_eq!(
+            members, expected_members,
+            "sorted-set order differs from DynamoDB"
+        );
+        let expected_hash: BTreeMap<String, String> = standings
+            .iter()
+            .map(|s| {
+                let e = s.index_entry();
+                let value = format!(
+                    "{}|{}|{}",
+                    e.version,
+                    e.key.zscore(e.direction),
+                    e.key.member()
+                );
+                (s.player_id.to_string(), value)
+            })
+            .collect();
+        assert_eq!(
+            hash, expected_hash,
+            "hash (player -> version|zscore|member) differs"
+        );
+        standings.len()
+    }
+}
+
+/// A stream record from the DynamoDB Streams API in the shape Lambda delivers.
+fn to_lambda_record(r: &aws_sdk_dynamodbstreams::types::Record) -> EventRecord {
+    let mut rec = EventRecord::default();
+    rec.event_id = r.event_id().unwrap_or_default().to_owned();
+    rec.event_name = r
+        .event_name()
+        .map(|n| n.as_str().to_owned())
+        .unwrap_or_default();
+    rec.event_source = Some("aws:dynamodb".into());
+    if let Some(sr) = r.dynamodb() {
+        rec.change.sequence_number = sr.sequence_number().map(str::to_owned);
+        rec.change.keys = sr
+            .keys()
+            .cloned()
+            .map(serde_dynamo::Item::from)
+            .unwrap_or_default();
+        rec.change.new_image = sr
+            .new_image()
+            .cloned()
+            .map(serde_dynamo::Item::from)
+            .unwrap_or_default();
+        rec.change.old_image = sr
+            .old_image()
+            .cloned()
+            .map(serde_dynamo::Item::from)
+            .unwrap_or_default();
+    }
+    rec
+}
+
+/// A Lambda DynamoDB event holding `records`.
+pub fn event(records: Vec<EventRecord>) -> Event {
+    let mut e = Event::default();
+    e.records = records;
+    e
+}
+
+/// A free loopback port (bound, read, released).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("free port")
+}
+
+/// A redis-server of the test's own (for tests that kill and restart one).
+pub struct OwnRedis {
+    pub port: u16,
+    child: Option<std::process::Child>,
+}
+
+impl OwnRedis {
+    /// Reserves a port without starting the server yet.
+    pub fn reserve() -> Self {
+        Self {
+            port: free_port(),
+            child: None,
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    pub async fn start(&mut self) -> Result<()> {
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(Stdio::null())
+            .spawn()
+            .context("start redis-server (is it installed? infra/test.sh installs it)")?;
+        self.child = Some(child);
+        wait_for_tcp(self.port, Duration::from_secs(10)).await
+    }
+}
+
+impl Drop for OwnRedis {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+pub async fn wait_for_tcp(port: u16, within: Duration) -> Result<()> {
+    let start = Instant::now();
+    while start.elapsed() < within {
+        if tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_ok()
+        {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    bail!("nothing listens on port {port} after {within:?}")
+}
+
+/// The local stack (`infra/local/stack.py`): API Gateway shim, the functions as real
+/// processes, the stream mapping and the social-graph stand-in, on free ports, with the
+/// test's own table and key prefix. Stopped (with its functions) on drop.
+pub struct Stack {
+    child: tokio::process::Child,
+    pub api: String,
+    pub social: String,
+    pub http: reqwest::Client,
+}
+
+pub const API_KEY: &str = "e2e-key";
+
+impl Stack {
+    pub async fn start(redis_url: &str) -> Result<Self> {
+        let root = root();
+        let python = std::env::var("LB_TEST_PYTHON")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join(".venv/bin/python"));
+        let bin_dir = std::env::var("LB_TEST_BIN_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root.join("target/debug"));
+        let run_dir = root.join("target/e2e-run").join(unique("stack"));
+        std::fs::create_dir_all(&run_dir)?;
+        let mut child = tokio::process::Command::new(python)
+            .arg(root.join("infra/local/stack.py"))
+            .args(["--port", "0", "--social-port", "0", "--workers", "1"])
+            .args(["--poll-interval", "0.1"])
+            .arg("--table")
+            .arg(unique("t"))
+            .arg("--key-prefix")
+            .arg(format!("{}:", unique("k")))
+            .arg("--dynamodb-url")
+            .arg(dynamodb_url())
+            .arg("--redis-url")
+            .arg(redis_url)
+            .arg("--api-key")
+            .arg(API_KEY)
+            .arg("--bin-dir")
+            .arg(bin_dir)
+            .arg("--run-dir")
+            .arg(&run_dir)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(run_dir.join("stack.err"))?)
+            .kill_on_drop(true)
+            .spawn()
+            .context("start infra/local/stack.py")?;
+        let stdout = child.stdout.take().context("stack stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let ready = tokio::time::timeout(Duration::from_secs(60), async {
+            while let Some(line) = lines.next_line().await? {
+                if let Some(rest) = line.strip_prefix("READY ") {
+                    return Ok::<_, anyhow::Error>(Some(rest.to_owned()));
+                }
+            }
+            Ok(None)
+        })
+        .await
+        .context("stack did not get ready in 60 s")??
+        .with_context(|| {
+            format!(
+                "stack exited early; see {}",
+                run_dir.join("stack.err").display()
+            )
+        })?;
+        let field = |name: &str| {
+            ready
+                .split_whitespace()
+                .find_map(|kv| kv.strip_prefix(&format!("{name}=")).map(str::to_owned))
+                .with_context(|| format!("READY line without {name}: {ready}"))
+        };
+        Ok(Self {
+            api: field("api")?,
+            social: field("social")?,
+            child,
+            http: reqwest::Client::new(),
+        })
+    }
+
+    /// A request to the API; server-only routes get the API key.
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<serde_json::Value>,
+    ) -> Result<(u16, serde_json::Value)> {
+        let mut req = self
+            .http
+            .request(method, format!("{}{path}", self.api))
+            .header("x-api-key", API_KEY);
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let text = resp.text().await?;
+        let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
+        Ok((status, json))
+    }
+
+    pub async fn get(&self, path: &str) -> Result<(u16, serde_json::Value)> {
+        self.call(reqwest::Method::GET, path, None).await
+    }
+
+    pub async fn post(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+    ) -> Result<(u16, serde_json::Value)> {
+        self.call(reqwest::Method::POST, path, Some(body)).await
+    }
+
+    /// Sets a player's friends in the social-graph stand-in.
+    pub async fn set_friends(&self, p: &str, friends: &[&str]) -> Result<()> {
+        let resp = self
+            .http
+            .put(format!("{}/players/{p}/friends", self.social))
+            .json(&friends)
+            .send()
+            .await?;
+        anyhow::ensure!(resp.status().is_success(), "PUT friends: {}", resp.status());
+        Ok(())
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SIGTERM lets the stack stop its function processes; kill_on_drop is the backstop.
+        if let Some(pid) = self.child.id() {
+            let _ = std::process::Command::new("kill")
+                .arg("-TERM")
+                .arg(pid.to_string())
+                .status();
+        }
+    }
+}
+
+/// Polls `probe` until it returns `Some`, or fails after `within`.
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = probe().await? {
+            return Ok(v);
+        }
+        if start.elapsed() > within {
+            bail!("{what}: not reached within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
