@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# Brings the whole local stack up and serves the API on loopback (DESIGN 7):
+#   redis-server        127.0.0.1:6379
+#   DynamoDB + Streams  http://127.0.0.1:8000  (moto, infra/local/dynamodb_server.py)
+#   the API             http://127.0.0.1:${LB_PORT:-3000}  (API Gateway shim + functions
+#                       + stream mapping, infra/local/stack.py)
+#   social graph        http://127.0.0.1:3001  (stand-in: GET/PUT /players/{p}/friends)
+# Installs what is missing, builds the functions, starts what is not running yet, creates
+# the table, and returns once the API answers. Safe to run twice. infra/down.sh stops
+# exactly what this started (pid files in .local/run).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
+ensure_deps
+cd "$ROOT"
+mkdir -p "$RUN_DIR"
+
+LB_PORT="${LB_PORT:-3000}"
+LB_API_KEY="${LB_API_KEY:-local-dev-key}"
+TABLE="${TABLE_NAME:-leaderboard}"
+export LB_API_KEY
+
+log "building the functions"
+cargo build --workspace --bins --locked
+
+running() { [ -f "$RUN_DIR/$1.pid" ] && kill -0 "$(cat "$RUN_DIR/$1.pid")" 2>/dev/null; }
+port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+# start NAME PORT CMD...: starts CMD in the background unless this script already did.
+start() {
+  local name=$1 port=$2
+  shift 2
+  if running "$name"; then
+    log "$name already running (pid $(cat "$RUN_DIR/$name.pid"))"
+    return
+  fi
+  if port_busy "$port"; then
+    echo "port $port is taken by a process infra/up.sh did not start; stop it or free the port" >&2
+    exit 1
+  fi
+  log "starting $name on :$port (log: .local/run/$name.log)"
+  nohup "$@" >"$RUN_DIR/$name.log" 2>&1 &
+  echo $! >"$RUN_DIR/$name.pid"
+  wait_tcp 127.0.0.1 "$port" 60 || { tail -20 "$RUN_DIR/$name.log" >&2; exit 1; }
+}
+
+if ! running redis && port_busy 6379 && [ "$(redis-cli -p 6379 ping 2>/dev/null)" = "PONG" ]; then
+  # e.g. Debian's own redis-server service, started by apt on a systemd machine.
+  log "using the Redis already serving 127.0.0.1:6379"
+else
+  start redis 6379 redis-server --port 6379 --bind 127.0.0.1 --save "" --appendonly no --dir "$RUN_DIR"
+fi
+start dynamodb 8000 "$VENV/bin/python" infra/local/dynamodb_server.py --port 8000
+start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
+  --table "$TABLE" --port "$LB_PORT" --social-port 3001 \
+  --dynamodb-url http://127.0.0.1:8000 --redis-url redis://127.0.0.1:6379 \
+  --api-key "$LB_API_KEY" --run-dir "$RUN_DIR"
+
+cat <<MSG
+
+The leaderboard API is serving at http://127.0.0.1:$LB_PORT
+  server-only routes (ingest, board writes) need the header: x-api-key: $LB_API_KEY
+  social-graph stand-in: http://127.0.0.1:3001   DynamoDB: http://127.0.0.1:8000 (table $TABLE)
+  logs: .local/run/*.log    stop: infra/down.sh
+MSG
