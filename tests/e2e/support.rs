@@ -97,24 +97,21 @@ fn credentials() -> Credentials {
     Credentials::new("local", "local", None, None, "e2e")
 }
 
-pub async fn dynamodb_client() -> aws_sdk_dynamodb::Client {
-    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
+async fn aws_config() -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
         .endpoint_url(dynamodb_url())
         .region(aws_config::Region::new("us-east-1"))
         .credentials_provider(credentials())
         .load()
-        .await;
-    aws_sdk_dynamodb::Client::new(&conf)
+        .await
+}
+
+pub async fn dynamodb_client() -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::new(&aws_config().await)
 }
 
 async fn streams_client() -> aws_sdk_dynamodbstreams::Client {
-    let conf = aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(dynamodb_url())
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(credentials())
-        .load()
-        .await;
-    aws_sdk_dynamodbstreams::Client::new(&conf)
+    aws_sdk_dynamodbstreams::Client::new(&aws_config().await)
 }
 
 /// One test's world: its own table, its own key prefix, the production adapters.
