@@ -9,7 +9,7 @@
 //! | `SOCIAL_GRAPH_URL` | required by friends | friends |
 //! | `SOCIAL_GRAPH_TIMEOUT_MS` | 200 | friends |
 //! | `RECEIPT_TTL_DAYS` | 30 | ingest: how long a `match_id` retry returns its receipt |
-//! | `BOARD_CACHE_TTL_MS` | 5000 | how long a container trusts a cached board definition |
+//! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
 //! (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_REGION`), so any compatible endpoint works by
@@ -63,7 +63,7 @@ impl Config {
             social_graph_url: var("SOCIAL_GRAPH_URL"),
             social_graph_timeout: Duration::from_millis(number("SOCIAL_GRAPH_TIMEOUT_MS", 200)?),
             receipt_ttl: Duration::from_secs(number("RECEIPT_TTL_DAYS", 30)? * 86_400),
-            board_cache_ttl: Duration::from_millis(number("BOARD_CACHE_TTL_MS", 5_000)?),
+            board_cache_ttl: Duration::from_millis(number("BOARD_CACHE_TTL_MS", 1_000)?),
         })
     }
 

@@ -23,7 +23,7 @@ use aws_sdk_dynamodb::types::{
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use crate::board::{Board, BoardStatus, Standing};
+use crate::board::{Board, Standing};
 use crate::error::StoreError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
@@ -219,15 +219,12 @@ impl DynamoScoreStore {
         &self,
         key: Item,
         condition: &str,
-        name: Option<(&str, &str)>,
         values: Item,
     ) -> Result<TransactWriteItem, StoreError> {
-        let names = name.map(|(alias, attr)| HashMap::from([(alias.to_owned(), attr.to_owned())]));
         let check = ConditionCheck::builder()
             .table_name(&self.table)
             .set_key(Some(key))
             .condition_expression(condition)
-            .set_expression_attribute_names(names)
             .set_expression_attribute_values((!values.is_empty()).then_some(values))
             .build()?;
         Ok(TransactWriteItem::builder().condition_check(check).build())
@@ -343,17 +340,6 @@ impl ScoreStore for DynamoScoreStore {
 
     #[instrument(skip_all, fields(board = %c.board, player = %c.player, match_id = %c.match_id))]
     async fn commit(&self, c: &Commit<'_>) -> Result<CommitOutcome, StoreError> {
-        let active = HashMap::from([(
-            ":active".to_owned(),
-            AttributeValue::S(BoardStatus::Active.as_str().into()),
-        )]);
-        // `status` is a reserved word: the condition names it through #st.
-        let board_check = self.check(
-            board_key(c.board),
-            "#st = :active",
-            Some(("#st", "status")),
-            active,
-        )?;
         let r = c.receipt;
         let receipt = ReceiptItem {
             pk: format!("R#{}#{}", c.board, c.player),
@@ -391,12 +377,11 @@ impl ScoreStore for DynamoScoreStore {
                 };
                 self.put(serde_dynamo::to_item(item)?, condition, values)?
             }
-            None => self.check(standing_key(c.board, c.player), condition, None, values)?,
+            None => self.check(standing_key(c.board, c.player), condition, values)?,
         };
         let res = self
             .client
             .transact_write_items()
-            .transact_items(board_check)
             .transact_items(receipt_put)
             .transact_items(standing_op)
             .send()
@@ -411,10 +396,8 @@ impl ScoreStore for DynamoScoreStore {
                             .and_then(|r| r.code())
                             .is_some_and(|code| code == "ConditionalCheckFailed")
                     };
-                    Ok(if failed(1) {
+                    Ok(if failed(0) {
                         CommitOutcome::ReceiptExists
-                    } else if failed(0) {
-                        CommitOutcome::BoardNotActive
                     } else {
                         // The version moved, or (real DynamoDB) a concurrent transaction
                         // on the same items cancelled this one: `TransactionConflict`.

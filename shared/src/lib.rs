@@ -32,3 +32,4 @@ pub mod social;
 pub mod store;
 pub mod telemetry;
 pub mod time;
+pub mod window;

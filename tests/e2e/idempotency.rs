@@ -132,9 +132,10 @@ async fn writes_to_unknown_or_frozen_boards_are_refused() {
     assert!(matches!(err, ServiceError::BoardNotFound(_)), "{err:?}");
 
     let b = env.board(Policy::Best).await;
-    env.submit(&b, "p1", "m1", 5).await.unwrap();
-    // Freeze behind the container's back: the cached ACTIVE definition must not let
-    // the write through, because the transaction re-checks the status.
+    // A warm container that caches board definitions for 200 ms has seen it ACTIVE.
+    let warm = context(&env, Duration::from_millis(200));
+    submit(&warm, &b, "m1", 5).await.unwrap();
+    // An operator freezes the board (written straight to DynamoDB here).
     env.ctx
         .store
         .client()
@@ -148,13 +149,48 @@ async fn writes_to_unknown_or_frozen_boards_are_refused() {
         .send()
         .await
         .unwrap();
-    let err = env.submit(&b, "p1", "m2", 50).await.unwrap_err();
-    assert!(
-        matches!(err, ServiceError::BoardNotActive { status, .. } if status.as_str() == "FROZEN"),
-        "{err:?}"
-    );
+    let frozen = |err: &ServiceError| matches!(err, ServiceError::BoardNotActive { status, .. } if status.as_str() == "FROZEN");
+    // A container that had not cached the board refuses at once ...
+    let err = submit(&context(&env, Duration::from_millis(200)), &b, "m2", 50)
+        .await
+        .unwrap_err();
+    assert!(frozen(&err), "{err:?}");
+    // ... and the warm one as soon as its cached definition expires.
+    tokio::time::sleep(Duration::from_millis(250)).await;
+    let err = submit(&warm, &b, "m3", 60).await.unwrap_err();
+    assert!(frozen(&err), "{err:?}");
     let rows = env.standings(&b).await;
     assert_eq!((rows[0].score.get(), rows[0].version), (5, 1));
+}
+
+/// A second container's view: same table and keys, its own board cache.
+fn context(env: &TestEnv, board_ttl: Duration) -> leaderboard::service::AppContext {
+    Context {
+        store: env.ctx.store.clone(),
+        index: RedisRankIndex::new(
+            &crate::support::redis_url(),
+            &env.prefix,
+            Duration::from_secs(2),
+        )
+        .unwrap(),
+        boards: BoardCache::new(board_ttl),
+        receipt_ttl: Duration::from_secs(3600),
+    }
+}
+
+async fn submit(
+    ctx: &leaderboard::service::AppContext,
+    b: &leaderboard::ids::LeaderboardId,
+    m: &str,
+    s: i64,
+) -> Result<IngestReply, ServiceError> {
+    let req = leaderboard::service::ingest::SubmitScore {
+        board: b.clone(),
+        player: crate::support::player("p1"),
+        match_id: leaderboard::ids::MatchId::parse(m).unwrap(),
+        score: crate::support::score(s),
+    };
+    leaderboard::service::ingest::submit_score(ctx, req).await
 }
 
 #[tokio::test]

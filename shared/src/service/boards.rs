@@ -1,8 +1,8 @@
 //! Board definitions: create, read, and a per-container cache of definitions.
 //!
-//! Policies never change after creation, so caching a definition is safe for ordering;
-//! status changes are not trusted from the cache on the write path (the ingest
-//! transaction re-checks `status = ACTIVE` in DynamoDB).
+//! Policies never change after creation, so caching a definition is safe for ordering.
+//! A status change reaches a warm container when its cached entry expires
+//! (`BOARD_CACHE_TTL_MS`, default 1 s).
 
 use std::collections::HashMap;
 use std::sync::Mutex;

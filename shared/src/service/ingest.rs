@@ -2,9 +2,11 @@
 //!
 //! 1. Read the standing (strongly consistent) and fold the submission with the board's
 //!    policy.
-//! 2. Commit in one DynamoDB transaction: board still ACTIVE, no receipt for this key yet,
-//!    standing still at the version read. The receipt is written whether or not the
-//!    standing changes, so a retry returns the same outcome.
+//! 2. Commit in one DynamoDB transaction: no receipt for this key yet, standing still at
+//!    the version read. The receipt is written whether or not the standing changes, so a
+//!    retry returns the same outcome. The board must be ACTIVE in this container's view
+//!    of it, which is at most `BOARD_CACHE_TTL_MS` old (a manual freeze takes effect
+//!    within that time; see `ScoreStore::commit` for why it is not in the transaction).
 //! 3. A lost race on the version retries from 1 with jittered backoff; an existing
 //!    receipt means this request is a retry, answered from the receipt (`replayed`).
 //! 4. After the commit, apply the new standing to Redis (version-checked) and answer
@@ -153,14 +155,6 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
                     return Ok(reply);
                 }
                 // The receipt expired between the two reads; start over.
-            }
-            CommitOutcome::BoardNotActive => {
-                ctx.boards.forget(&req.board);
-                let board = ctx.boards.get(&ctx.store, &req.board).await?;
-                return Err(ServiceError::BoardNotActive {
-                    lb: req.board,
-                    status: board.status,
-                });
             }
             CommitOutcome::StandingChanged => tokio::time::sleep(backoff(attempt)).await,
         }
