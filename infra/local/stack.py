@@ -565,12 +565,16 @@ def ensure_table(dynamodb, tpl, table):
     props = next(
         r["Properties"] for r in tpl["Resources"].values() if r.get("Type") == "AWS::DynamoDB::Table"
     )
+    extra = {}
+    if props.get("GlobalSecondaryIndexes"):
+        extra["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
     dynamodb.create_table(
         TableName=table,
         AttributeDefinitions=props["AttributeDefinitions"],
         KeySchema=props["KeySchema"],
         BillingMode=props.get("BillingMode", "PAY_PER_REQUEST"),
         StreamSpecification={"StreamEnabled": True, **props["StreamSpecification"]},
+        **extra,
     )
     ttl = props.get("TimeToLiveSpecification")
     if ttl:
@@ -594,6 +598,8 @@ def main():
     ap.add_argument("--no-stream", action="store_true", help="do not run the stream mapping")
     ap.add_argument("--run-dir", default=os.path.join(ROOT, ".local", "run"))
     ap.add_argument("--redis-timeout-ms", default=os.environ.get("REDIS_TIMEOUT_MS", "200"))
+    ap.add_argument("--redis-retention-seconds", type=int, default=604800)
+    ap.add_argument("--cursor-secret", default=os.environ.get("CURSOR_SECRET", "local-cursor-secret-not-for-production"))
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
 
@@ -639,6 +645,9 @@ def main():
         "REDIS_TIMEOUT_MS": str(args.redis_timeout_ms),
         "SOCIAL_GRAPH_URL": social_url,
         "RECEIPT_TTL_DAYS": "30",
+        "REDIS_RETENTION_SECONDS": str(args.redis_retention_seconds),
+        "MAX_FUTURE_SKEW_MS": "60000",
+        "CURSOR_SECRET": args.cursor_secret,
     }
     hosts = {}
     for name, spec in functions.items():

@@ -9,6 +9,7 @@ use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
 use crate::order::Direction;
 use crate::score::Score;
+use crate::window::Window;
 
 /// How a board combines a player's submissions. Fixed when the board is created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -56,9 +57,54 @@ impl fmt::Display for BoardStatus {
 pub struct Board {
     pub leaderboard_id: LeaderboardId,
     pub policy: Policy,
+    /// The status an operator set; see [`Board::effective_status`] for time windows.
     pub status: BoardStatus,
     /// Creation time, ms since the Unix epoch.
     pub created_at: i64,
+    /// Set on the boards of a family: which family, scope and time window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub window: Option<BoardWindow>,
+}
+
+/// Where a family board sits: its family, scope and time window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardWindow {
+    pub game: String,
+    pub mode: String,
+    /// `GLOBAL` or a region.
+    pub scope: String,
+    #[serde(flatten)]
+    pub window: Window,
+    /// Late results are accepted until the window's end plus this.
+    pub grace_ms: i64,
+}
+
+impl Board {
+    /// The status that applies at `now_ms`: a window past its end plus grace is CLOSED
+    /// whatever its stored status says.
+    pub fn effective_status(&self, now_ms: i64) -> BoardStatus {
+        match &self.window {
+            Some(w) if w.window.is_closed(w.grace_ms, now_ms) => BoardStatus::Closed,
+            _ => self.status,
+        }
+    }
+
+    /// When the board stops accepting writes for good, if it is a time window.
+    pub fn closes_at(&self) -> Option<i64> {
+        self.window
+            .as_ref()
+            .and_then(|w| w.window.closes_at(w.grace_ms))
+    }
+
+    /// Whether a status change from the stored status to `to` is allowed: ACTIVE <->
+    /// FROZEN, either -> CLOSED, nothing out of CLOSED (stored or by time).
+    pub fn can_become(&self, to: BoardStatus, now_ms: i64) -> bool {
+        use BoardStatus::{Active, Closed, Frozen};
+        match (self.effective_status(now_ms), to) {
+            (Closed, _) => false,
+            (Active | Frozen, Active | Frozen | Closed) => true,
+        }
+    }
 }
 
 /// A player's current standing on one board: what the board orders by.

@@ -9,6 +9,9 @@
 //! | `SOCIAL_GRAPH_URL` | required by friends | friends |
 //! | `SOCIAL_GRAPH_TIMEOUT_MS` | 200 | friends |
 //! | `RECEIPT_TTL_DAYS` | 30 | ingest: how long a `match_id` retry returns its receipt |
+//! | `REDIS_RETENTION_SECONDS` | 604800 | how long a closed window's keys stay in Redis |
+//! | `MAX_FUTURE_SKEW_MS` | 60000 | how far in the future an `event_ts` may be |
+//! | `CURSOR_SECRET` | required by top and boards | HMAC key of paging cursors |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
@@ -38,6 +41,9 @@ pub struct Config {
     pub social_graph_timeout: Duration,
     pub receipt_ttl: Duration,
     pub board_cache_ttl: Duration,
+    pub redis_retention: Duration,
+    pub max_future_skew: Duration,
+    pub cursor_secret: Option<String>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -64,6 +70,9 @@ impl Config {
             social_graph_timeout: Duration::from_millis(number("SOCIAL_GRAPH_TIMEOUT_MS", 200)?),
             receipt_ttl: Duration::from_secs(number("RECEIPT_TTL_DAYS", 30)? * 86_400),
             board_cache_ttl: Duration::from_millis(number("BOARD_CACHE_TTL_MS", 1_000)?),
+            redis_retention: Duration::from_secs(number("REDIS_RETENTION_SECONDS", 604_800)?),
+            max_future_skew: Duration::from_millis(number("MAX_FUTURE_SKEW_MS", 60_000)?),
+            cursor_secret: var("CURSOR_SECRET"),
         })
     }
 
@@ -79,6 +88,13 @@ impl Config {
         self.redis_url
             .as_deref()
             .ok_or(ConfigError::Missing("REDIS_URL"))
+    }
+
+    /// `CURSOR_SECRET`, for the functions that issue paging cursors.
+    pub fn require_cursor_secret(&self) -> Result<&str, ConfigError> {
+        self.cursor_secret
+            .as_deref()
+            .ok_or(ConfigError::Missing("CURSOR_SECRET"))
     }
 
     pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {

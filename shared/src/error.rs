@@ -26,6 +26,12 @@ pub enum DomainError {
     /// The body exceeds the route's limit.
     #[error("request body is larger than {limit} bytes")]
     BodyTooLarge { limit: usize },
+    /// A paging cursor that this service did not issue for this read, or that was altered.
+    #[error("cursor is not valid for this read")]
+    InvalidCursor,
+    /// `event_ts` further in the future than the allowed clock skew.
+    #[error("event_ts is more than {skew_ms} ms in the future")]
+    EventInFuture { skew_ms: i64 },
 }
 
 impl DomainError {
@@ -97,6 +103,23 @@ pub enum ServiceError {
     BoardNotActive {
         lb: LeaderboardId,
         status: BoardStatus,
+    },
+    #[error("the window of leaderboard {lb} closed at {closed_at}")]
+    WindowClosed {
+        lb: LeaderboardId,
+        closed_at: String,
+    },
+    #[error("event_ts is outside the window of leaderboard {0}")]
+    EventOutsideWindow(LeaderboardId),
+    #[error("no board family for game {game} and mode {mode}")]
+    FamilyNotFound { game: String, mode: String },
+    #[error("the board family {game}/{mode} already exists with other settings")]
+    FamilyConflict { game: String, mode: String },
+    #[error("leaderboard {lb} cannot go from {from} to {to}")]
+    InvalidTransition {
+        lb: LeaderboardId,
+        from: BoardStatus,
+        to: BoardStatus,
     },
     #[error("player {player} has no score on leaderboard {lb}")]
     NotRanked { lb: LeaderboardId, player: PlayerId },

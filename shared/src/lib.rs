@@ -20,6 +20,7 @@
 
 pub mod board;
 pub mod config;
+pub mod cursor;
 pub mod dynamodb;
 pub mod error;
 pub mod http;

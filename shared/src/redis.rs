@@ -22,7 +22,8 @@ use crate::order::{Direction, RankKey};
 use crate::store::{Around, IndexEntry, Placement, RankIndex};
 
 /// Applies one standing if its version is newer than the stored one, then reports the
-/// player's 0-based rank and the board size. A stale version changes nothing.
+/// player's 0-based rank and the board size. A stale version changes nothing. ARGV[6],
+/// when not 0, is the epoch second at which a closed window's keys expire.
 const APPLY: &str = r"
 local cur = redis.call('HGET', KEYS[2], ARGV[1])
 local member = ARGV[4]
@@ -39,6 +40,10 @@ end
 if applied == 1 then
   redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
   redis.call('HSET', KEYS[2], ARGV[1], ARGV[2] .. '|' .. ARGV[3] .. '|' .. ARGV[4])
+  if ARGV[6] ~= '0' then
+    redis.call('EXPIREAT', KEYS[1], ARGV[6])
+    redis.call('EXPIREAT', KEYS[2], ARGV[6])
+  end
 end
 if ARGV[5] == '0' then
   return {applied}
@@ -64,6 +69,37 @@ local lo = math.max(0, r - k)
 return {r, total, lo, redis.call('ZRANGE', KEYS[1], lo, r + k, 'WITHSCORES')}
 ";
 
+/// One page in rank order after the key (ARGV[2] zscore, ARGV[3] member) when ARGV[1]
+/// is 1: the 0-based rank of the first entry, the board size, and the entries. The
+/// position is found by ZCOUNT over lower scores plus a binary search among equal
+/// scores, comparing members byte by byte (Lua's `<` on strings follows the server's
+/// locale, which need not be byte order).
+const PAGE: &str = r"
+local function bytes_after(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then return x > y end
+  end
+  return #a > #b
+end
+local pos = 0
+if ARGV[1] == '1' then
+  local lo = redis.call('ZCOUNT', KEYS[1], '-inf', '(' .. ARGV[2])
+  local hi = redis.call('ZCOUNT', KEYS[1], '-inf', ARGV[2])
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    if bytes_after(redis.call('ZRANGE', KEYS[1], mid, mid)[1], ARGV[3]) then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  pos = lo
+end
+local n = tonumber(ARGV[4])
+return {pos, redis.call('ZCARD', KEYS[1]), redis.call('ZRANGE', KEYS[1], pos, pos + n - 1, 'WITHSCORES')}
+";
+
 /// The Redis adapter of [`RankIndex`].
 pub struct RedisRankIndex {
     client: redis::Client,
@@ -72,6 +108,7 @@ pub struct RedisRankIndex {
     timeout: Duration,
     apply: Script,
     around: Script,
+    page: Script,
 }
 
 impl RedisRankIndex {
@@ -85,6 +122,7 @@ impl RedisRankIndex {
             timeout,
             apply: Script::new(APPLY),
             around: Script::new(AROUND),
+            page: Script::new(PAGE),
         })
     }
 
@@ -135,7 +173,8 @@ impl RedisRankIndex {
             .arg(entry.version)
             .arg(entry.key.zscore(entry.direction))
             .arg(entry.key.member())
-            .arg(if want_rank { "1" } else { "0" });
+            .arg(if want_rank { "1" } else { "0" })
+            .arg(entry.expire_at.unwrap_or(0));
         inv
     }
 }
@@ -242,6 +281,28 @@ impl RankIndex for RedisRankIndex {
             )
             .await?;
         Ok((decode_entries(dir, flat)?, total))
+    }
+
+    #[instrument(skip(self))]
+    async fn page(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<(u64, Vec<RankKey>, u64), IndexError> {
+        let mut conn = self.conn().await?;
+        let (z, _) = self.keys(lb);
+        let mut inv = self.page.prepare_invoke();
+        inv.key(z);
+        match after {
+            Some(k) => inv.arg("1").arg(k.zscore(dir)).arg(k.member()),
+            None => inv.arg("0").arg(0).arg(""),
+        };
+        inv.arg(limit);
+        let (pos, total, flat): (u64, u64, Vec<(String, f64)>) =
+            self.bounded(inv.invoke_async(&mut conn)).await?;
+        Ok((pos, decode_entries(dir, flat)?, total))
     }
 
     #[instrument(skip(self, players), fields(count = players.len()))]

@@ -6,11 +6,12 @@
 
 use std::future::Future;
 
-use crate::board::{Board, Standing};
+use crate::board::{Board, BoardStatus, Standing};
 use crate::error::{FriendsError, IndexError, StoreError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
+use crate::window::Family;
 
 /// The stored outcome of one accepted submission, returned again on every retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +26,8 @@ pub struct Receipt {
     pub updated_at: i64,
     /// The match that produced `score`.
     pub last_match_id: MatchId,
+    /// The player's rank before this submission, when the caller asked for it.
+    pub previous_rank: Option<u64>,
 }
 
 /// One conditional write: the receipt, and the new standing if the fold applied.
@@ -41,6 +44,8 @@ pub struct Commit<'a> {
     pub receipt: &'a Receipt,
     /// Epoch seconds after which the receipt may be deleted (DynamoDB TTL).
     pub receipt_expires_at: i64,
+    /// Epoch seconds after which the board's Redis keys expire (closed windows).
+    pub index_expire_at: Option<i64>,
 }
 
 /// Why a conditional commit did not happen. Nothing was written in any of these cases.
@@ -53,7 +58,15 @@ pub enum CommitOutcome {
     StandingChanged,
 }
 
-/// The source of truth: boards, standings and receipts.
+/// One page of the board list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardPage {
+    pub boards: Vec<Board>,
+    /// Where the next page starts (the last sort key read), if there is one.
+    pub next: Option<String>,
+}
+
+/// The source of truth: boards, families, standings and receipts.
 pub trait ScoreStore: Send + Sync {
     fn get_board(
         &self,
@@ -65,6 +78,35 @@ pub trait ScoreStore: Send + Sync {
         &self,
         board: &Board,
     ) -> impl Future<Output = Result<Option<Board>, StoreError>> + Send;
+
+    /// Moves a board from `from` to `to`; false if its stored status is no longer `from`.
+    fn set_status(
+        &self,
+        lb: &LeaderboardId,
+        from: BoardStatus,
+        to: BoardStatus,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Boards whose list key (`{game}#{mode}#{board}`) starts with `prefix`, after the
+    /// list key `after`, at most `limit`.
+    fn list_boards(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<BoardPage, StoreError>> + Send;
+
+    fn get_family(
+        &self,
+        game: &str,
+        mode: &str,
+    ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
+
+    /// Creates `family` unless one exists for its game and mode; returns that one if so.
+    fn create_family(
+        &self,
+        family: &Family,
+    ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
 
     fn get_standing(
         &self,
@@ -89,6 +131,33 @@ pub trait ScoreStore: Send + Sync {
         &self,
         commit: &Commit<'_>,
     ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+
+    /// Up to `limit` standings in rank order, strictly after `after` (from the top if
+    /// `None`). Served by the rank-ordered index; for history and degraded reads.
+    fn ranked_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
+
+    /// Up to `limit` standings strictly before `before`, in rank order (closest last).
+    fn ranked_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: &RankKey,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
+
+    /// How many standings rank strictly before `before` (all of them if `None`).
+    fn count_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: Option<&RankKey>,
+    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
 }
 
 /// One standing as the rank index stores it.
@@ -98,6 +167,8 @@ pub struct IndexEntry {
     pub direction: Direction,
     pub key: RankKey,
     pub version: u64,
+    /// Epoch seconds at which the board's keys expire (closed windows), if ever.
+    pub expire_at: Option<i64>,
 }
 
 /// Where a player stands after an apply.
@@ -151,6 +222,16 @@ pub trait RankIndex: Send + Sync {
         dir: Direction,
         n: u64,
     ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send;
+
+    /// One page in rank order: entries strictly after `after` (from the top if `None`),
+    /// the 0-based rank of the first entry, and the board's size.
+    fn page(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<RankKey>, u64), IndexError>> + Send;
 
     /// The current key of each player, `None` for players without a score.
     fn keys_of(

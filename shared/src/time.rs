@@ -2,6 +2,8 @@
 
 use chrono::{DateTime, SecondsFormat, Utc};
 
+use crate::error::DomainError;
+
 /// Now, in ms since the Unix epoch.
 pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
@@ -12,6 +14,18 @@ pub fn rfc3339_ms(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms)
         .unwrap_or_default()
         .to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+/// Reads a timestamp given as RFC 3339 text or as integer ms since the epoch.
+pub fn parse_ts(field: &'static str, value: &serde_json::Value) -> Result<i64, DomainError> {
+    let bad = || DomainError::invalid(field, "must be RFC 3339 text or integer ms since the epoch");
+    match value {
+        serde_json::Value::String(s) => DateTime::parse_from_rfc3339(s)
+            .map(|t| t.timestamp_millis())
+            .map_err(|_| bad()),
+        serde_json::Value::Number(n) => n.as_i64().filter(|ms| *ms >= 0).ok_or_else(bad),
+        _ => Err(bad()),
+    }
 }
 
 #[cfg(test)]

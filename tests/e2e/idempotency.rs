@@ -8,9 +8,8 @@ use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::error::ServiceError;
 use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::Context;
-use leaderboard::service::boards::BoardCache;
 use leaderboard::service::ingest::IngestReply;
+use leaderboard::service::{Context, Settings};
 
 use crate::support::TestEnv;
 
@@ -165,17 +164,19 @@ async fn writes_to_unknown_or_frozen_boards_are_refused() {
 
 /// A second container's view: same table and keys, its own board cache.
 fn context(env: &TestEnv, board_ttl: Duration) -> leaderboard::service::AppContext {
-    Context {
-        store: env.ctx.store.clone(),
-        index: RedisRankIndex::new(
+    Context::new(
+        env.ctx.store.clone(),
+        RedisRankIndex::new(
             &crate::support::redis_url(),
             &env.prefix,
             Duration::from_secs(2),
         )
         .unwrap(),
-        boards: BoardCache::new(board_ttl),
-        receipt_ttl: Duration::from_secs(3600),
-    }
+        Settings {
+            board_cache_ttl: board_ttl,
+            ..Settings::default()
+        },
+    )
 }
 
 async fn submit(
@@ -189,6 +190,8 @@ async fn submit(
         player: crate::support::player("p1"),
         match_id: leaderboard::ids::MatchId::parse(m).unwrap(),
         score: crate::support::score(s),
+        event_ts: None,
+        want_previous_rank: false,
     };
     leaderboard::service::ingest::submit_score(ctx, req).await
 }
@@ -198,26 +201,17 @@ async fn a_write_commits_when_redis_is_down_and_answers_rank_null() {
     let env = TestEnv::new().await;
     let b = env.board(Policy::Best).await;
     let dead = crate::support::free_port();
-    let down = Context {
-        store: env.ctx.store.clone(),
-        index: RedisRankIndex::new(
+    let down = Context::new(
+        env.ctx.store.clone(),
+        RedisRankIndex::new(
             &format!("redis://127.0.0.1:{dead}"),
             &env.prefix,
             Duration::from_millis(50),
         )
         .unwrap(),
-        boards: BoardCache::new(Duration::from_secs(5)),
-        receipt_ttl: Duration::from_secs(3600),
-    };
-    let req = leaderboard::service::ingest::SubmitScore {
-        board: b.clone(),
-        player: crate::support::player("p1"),
-        match_id: leaderboard::ids::MatchId::parse("m1").unwrap(),
-        score: crate::support::score(77),
-    };
-    let reply = leaderboard::service::ingest::submit_score(&down, req)
-        .await
-        .unwrap();
+        Settings::default(),
+    );
+    let reply = submit(&down, &b, "m1", 77).await.unwrap();
     assert!(reply.update_applied);
     assert_eq!(reply.rank, None);
     let rows = env.standings(&b).await;

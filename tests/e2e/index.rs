@@ -39,6 +39,7 @@ async fn redis_orders_ties_by_reached_at_then_player_and_keeps_extreme_scores_ex
                 direction: dir,
                 key,
                 version: 1,
+                expire_at: None,
             };
             assert!(env.ctx.index.apply(&entry).await.unwrap().applied);
         }
@@ -75,6 +76,7 @@ async fn an_older_version_never_replaces_a_newer_one() {
             player: "p".into(),
         },
         version,
+        expire_at: None,
     };
     assert!(env.ctx.index.apply(&entry(30, 3)).await.unwrap().applied);
     assert!(!env.ctx.index.apply(&entry(20, 2)).await.unwrap().applied);

@@ -17,9 +17,8 @@ use leaderboard::dynamodb::{DynamoScoreStore, SHARDS, StandingItem};
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::Score;
-use leaderboard::service::boards::BoardCache;
 use leaderboard::service::ingest::{IngestReply, SubmitScore};
-use leaderboard::service::{AppContext, Context, ingest};
+use leaderboard::service::{AppContext, Context, Settings, ingest};
 use leaderboard::store::ScoreStore;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -135,12 +134,7 @@ impl TestEnv {
             .await
             .expect("connect to the test redis-server");
         Self {
-            ctx: Context {
-                store,
-                index,
-                boards: BoardCache::new(Duration::from_secs(5)),
-                receipt_ttl: Duration::from_secs(86_400),
-            },
+            ctx: Context::new(store, index, Settings::default()),
             prefix,
             redis,
         }
@@ -154,6 +148,7 @@ impl TestEnv {
             policy,
             status: BoardStatus::Active,
             created_at: 0,
+            window: None,
         };
         let existing = self
             .ctx
@@ -177,6 +172,8 @@ impl TestEnv {
             player: player(p),
             match_id: MatchId::parse(match_id).expect("test match id"),
             score: score(value),
+            event_ts: None,
+            want_previous_rank: false,
         };
         ingest::submit_score(&self.ctx, req).await
     }

@@ -1,32 +1,70 @@
-//! `POST /leaderboards` (201 created, 200 if it already exists with the same settings)
-//! and `GET /leaderboards/{lb}`.
+//! Board management: `POST /leaderboards`, `GET /leaderboards`, `GET /leaderboards/{lb}`,
+//! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`.
+//! Creates answer 201, or 200 when the same settings already exist.
 
 use lambda_runtime::{Error, LambdaEvent};
+use leaderboard::cursor::CursorSigner;
 use leaderboard::dynamodb::DynamoScoreStore;
+use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
-use leaderboard::service::boards::{self, Created};
+use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
+use serde::Serialize;
 
-pub async fn handle(
-    store: &DynamoScoreStore,
-    event: LambdaEvent<Request>,
-) -> Result<Response, Error> {
+pub struct Deps {
+    pub store: DynamoScoreStore,
+    pub signer: CursorSigner,
+}
+
+fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
+    match result {
+        Ok(Created::New(v)) => http::json(201, &v),
+        Ok(Created::Existing(v)) => http::json(200, &v),
+        Err(e) => http::error_response(&e),
+    }
+}
+
+pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response, Error> {
     let req = &event.payload;
+    let store = &deps.store;
+    let lb = || http::path(req, "lb", LeaderboardId::parse);
     Ok(match http::route(req) {
         "POST /leaderboards" => {
-            let created = async { boards::create_board(store, http::json_body(req)?).await };
-            match created.await {
-                Ok(Created::New(board)) => http::json(201, &board),
-                Ok(Created::Existing(board)) => http::json(200, &board),
-                Err(e) => http::error_response(&e),
-            }
+            created(async { boards::create_board(store, http::json_body(req)?).await }.await)
+        }
+        "GET /leaderboards" => {
+            let result = async {
+                let q = ListQuery::parse(
+                    http::query(req, "game"),
+                    http::query(req, "mode"),
+                    http::query(req, "status"),
+                    http::query(req, "limit"),
+                    http::query(req, "cursor"),
+                )?;
+                boards::list_boards(store, &deps.signer, q).await
+            };
+            http::respond(200, result.await)
         }
         "GET /leaderboards/{lb}" => {
-            let board = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                boards::get_board(store, &lb).await
+            http::respond(200, async { boards::get_board(store, &lb()?).await }.await)
+        }
+        "PATCH /leaderboards/{lb}" => {
+            let result = async {
+                let patch: PatchBoard = http::json_body(req)?;
+                boards::set_status(store, &lb()?, patch.status).await
             };
-            http::respond(200, board.await)
+            http::respond(200, result.await)
+        }
+        "POST /families" => {
+            created(async { boards::create_family(store, http::json_body(req)?).await }.await)
+        }
+        "GET /families/{game}/{mode}" => {
+            let result = async {
+                let game = req.path_parameters.get("game").map_or("", String::as_str);
+                let mode = req.path_parameters.get("mode").map_or("", String::as_str);
+                boards::get_family(store, game, mode).await
+            };
+            http::respond(200, result.await)
         }
         _ => http::unknown_route(req),
     })

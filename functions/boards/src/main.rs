@@ -4,6 +4,7 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
+use leaderboard::cursor::CursorSigner;
 use leaderboard::service::dynamo_store;
 use leaderboard::telemetry;
 
@@ -11,6 +12,9 @@ use leaderboard::telemetry;
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let store = dynamo_store(&config).await?;
-    run(service_fn(|event| handler::handle(&store, event))).await
+    let deps = handler::Deps {
+        signer: CursorSigner::new(config.require_cursor_secret()?),
+        store: dynamo_store(&config).await?,
+    };
+    run(service_fn(|event| handler::handle(&deps, event))).await
 }

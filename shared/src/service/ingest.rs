@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
 use super::Context;
-use crate::board::{BoardStatus, Fold, Standing};
+use crate::board::{Board, BoardStatus, Fold, Standing};
 use crate::error::{DomainError, ServiceError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
@@ -37,6 +37,9 @@ const MAX_ATTEMPTS: u32 = 64;
 pub struct ScoreBody {
     pub new_score: Option<serde_json::Value>,
     pub match_id: Option<serde_json::Value>,
+    /// When the match ended (RFC 3339 or ms); defaults to now. On a time-window board it
+    /// must fall inside the window.
+    pub event_ts: Option<serde_json::Value>,
 }
 
 /// A validated submission.
@@ -46,6 +49,10 @@ pub struct SubmitScore {
     pub player: PlayerId,
     pub match_id: MatchId,
     pub score: Score,
+    /// When the match ended, ms; `None` means now.
+    pub event_ts: Option<i64>,
+    /// Read the player's rank before the write and keep it in the receipt.
+    pub want_previous_rank: bool,
 }
 
 impl SubmitScore {
@@ -64,11 +71,18 @@ impl SubmitScore {
             Some(_) => return Err(DomainError::invalid("match_id", "must be a string")),
             None => return Err(DomainError::invalid("match_id", "is required")),
         };
+        let event_ts = body
+            .event_ts
+            .as_ref()
+            .map(|v| crate::time::parse_ts("event_ts", v))
+            .transpose()?;
         Ok(Self {
             board,
             player,
             match_id,
             score,
+            event_ts,
+            want_previous_rank: false,
         })
     }
 }
@@ -87,6 +101,10 @@ pub struct IngestReply {
     /// The player's rank now; `null` when the rank index could not be reached.
     pub rank: Option<u64>,
     pub total: Option<u64>,
+    /// The rank before this submission, when asked for (fan-out ingest); kept in the
+    /// receipt, so a retry answers the same.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_rank: Option<u64>,
     pub replayed: bool,
 }
 
@@ -102,6 +120,7 @@ impl IngestReply {
             update_applied: r.update_applied,
             rank: None,
             total: None,
+            previous_rank: r.previous_rank,
             replayed,
         }
     }
@@ -113,14 +132,74 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     req: SubmitScore,
 ) -> Result<IngestReply, ServiceError> {
+    let now = now_ms();
+    check_event_ts(ctx, req.event_ts, now)?;
     let board = ctx.boards.get(&ctx.store, &req.board).await?;
-    if board.status != BoardStatus::Active {
-        return Err(ServiceError::BoardNotActive {
-            lb: req.board,
-            status: board.status,
-        });
+    submit_to(ctx, &board, req).await
+}
+
+/// Refuses an `event_ts` further in the future than the allowed skew.
+pub(crate) fn check_event_ts<S, I>(
+    ctx: &Context<S, I>,
+    event_ts: Option<i64>,
+    now: i64,
+) -> Result<(), DomainError> {
+    let skew_ms = ctx.settings.max_future_skew.as_millis() as i64;
+    match event_ts {
+        Some(ts) if ts > now + skew_ms => Err(DomainError::EventInFuture { skew_ms }),
+        _ => Ok(()),
     }
+}
+
+/// Records one submission on an already loaded board.
+pub async fn submit_to<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: SubmitScore,
+) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
+    let now = now_ms();
+    let outside = board
+        .window
+        .as_ref()
+        .zip(req.event_ts)
+        .is_some_and(|(w, ts)| !w.window.contains(ts));
+    let refusal = if outside {
+        Some(ServiceError::EventOutsideWindow(req.board.clone()))
+    } else if let Some(at) = board.closes_at().filter(|at| now >= *at) {
+        Some(ServiceError::WindowClosed {
+            lb: req.board.clone(),
+            closed_at: rfc3339_ms(at),
+        })
+    } else if board.status != BoardStatus::Active {
+        Some(ServiceError::BoardNotActive {
+            lb: req.board.clone(),
+            status: board.status,
+        })
+    } else {
+        None
+    };
+    if let Some(refusal) = refusal {
+        // A retry of a match accepted before the board closed still gets its receipt.
+        if let Some(reply) = replay(ctx, &req, dir).await? {
+            return Ok(reply);
+        }
+        return Err(refusal);
+    }
+    let previous_rank = if req.want_previous_rank {
+        match ctx.index.around(&req.board, dir, &req.player, 0).await {
+            Ok(a) => a.map(|a| a.rank),
+            Err(error) => {
+                warn!(%error, "previous rank unavailable");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let index_expire_at = board
+        .closes_at()
+        .map(|at| (at + ctx.settings.redis_retention.as_millis() as i64) / 1000);
     for attempt in 0..MAX_ATTEMPTS {
         let current = ctx.store.get_standing(&req.board, &req.player).await?;
         let now = now_ms();
@@ -131,9 +210,10 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
             Ok(fold) => fold,
             // A retry of an accepted match must replay, even if folding it again would
             // now be refused (a SUM total near the limit).
-            Err(e) => return replay(ctx, &req, dir).await?.ok_or(e.into()),
+            Err(e) => return replay(ctx, &req, dir).await?.ok_or_else(|| e.into()),
         };
-        let (standing, receipt) = outcome(&req, current.as_ref(), &fold);
+        let (standing, mut receipt) = outcome(&req, current.as_ref(), &fold);
+        receipt.previous_rank = previous_rank;
         let commit = Commit {
             board: &req.board,
             player: &req.player,
@@ -142,12 +222,13 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
             expected_version: current.as_ref().map(|s| s.version),
             standing,
             receipt: &receipt,
-            receipt_expires_at: now / 1000 + ctx.receipt_ttl.as_secs() as i64,
+            receipt_expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+            index_expire_at,
         };
         match ctx.store.commit(&commit).await? {
             CommitOutcome::Committed => {
                 let mut reply = IngestReply::new(&req, &receipt, false);
-                place(ctx, &req, dir, standing, &mut reply).await;
+                place(ctx, &req, dir, standing, index_expire_at, &mut reply).await;
                 return Ok(reply);
             }
             CommitOutcome::ReceiptExists => {
@@ -180,6 +261,7 @@ fn outcome<'a>(
                 update_applied: true,
                 updated_at: next.reached_at,
                 last_match_id: next.last_match_id.clone(),
+                previous_rank: None,
             },
         ),
         (Fold::Unchanged, Some(cur)) => (
@@ -191,6 +273,7 @@ fn outcome<'a>(
                 update_applied: false,
                 updated_at: cur.reached_at,
                 last_match_id: cur.last_match_id.clone(),
+                previous_rank: None,
             },
         ),
         // A first submission always applies; kept total for the type checker.
@@ -215,7 +298,7 @@ async fn replay<S: ScoreStore, I: RankIndex>(
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
     }
     let mut reply = IngestReply::new(req, &receipt, true);
-    place(ctx, req, dir, None, &mut reply).await;
+    place(ctx, req, dir, None, None, &mut reply).await;
     Ok(Some(reply))
 }
 
@@ -226,6 +309,7 @@ async fn place<S, I: RankIndex>(
     req: &SubmitScore,
     dir: Direction,
     standing: Option<&Standing>,
+    expire_at: Option<i64>,
     reply: &mut IngestReply,
 ) {
     let placed = match standing {
@@ -239,6 +323,7 @@ async fn place<S, I: RankIndex>(
                     player: req.player.to_string(),
                 },
                 version: s.version,
+                expire_at,
             };
             ctx.index
                 .apply(&entry)

@@ -7,6 +7,7 @@ pub mod boards;
 pub mod ingest;
 pub mod projector;
 pub mod reads;
+pub mod scores;
 
 use std::time::Duration;
 
@@ -14,15 +15,62 @@ use crate::config::{Config, ConfigError};
 use crate::dynamodb::DynamoScoreStore;
 use crate::error::IndexError;
 use crate::redis::RedisRankIndex;
-use boards::BoardCache;
+use boards::{BoardCache, FamilyCache};
+
+/// Tunables of the use cases (see [`crate::config`] for their variables).
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// How long a receipt (and so a `match_id` retry) is kept.
+    pub receipt_ttl: Duration,
+    /// How long a container trusts a cached board or family definition.
+    pub board_cache_ttl: Duration,
+    /// How long a closed window's keys stay in Redis.
+    pub redis_retention: Duration,
+    /// How far in the future an `event_ts` may be.
+    pub max_future_skew: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            receipt_ttl: Duration::from_secs(30 * 86_400),
+            board_cache_ttl: Duration::from_secs(1),
+            redis_retention: Duration::from_secs(7 * 86_400),
+            max_future_skew: Duration::from_secs(60),
+        }
+    }
+}
+
+impl Settings {
+    pub fn from_config(c: &Config) -> Self {
+        Self {
+            receipt_ttl: c.receipt_ttl,
+            board_cache_ttl: c.board_cache_ttl,
+            redis_retention: c.redis_retention,
+            max_future_skew: c.max_future_skew,
+        }
+    }
+}
 
 /// What the ingest and read use cases work with.
 pub struct Context<S, I> {
     pub store: S,
     pub index: I,
     pub boards: BoardCache,
-    /// How long a receipt (and so a `match_id` retry) is kept.
-    pub receipt_ttl: Duration,
+    pub families: FamilyCache,
+    pub settings: Settings,
+}
+
+impl<S, I> Context<S, I> {
+    pub fn new(store: S, index: I, settings: Settings) -> Self {
+        Self {
+            boards: BoardCache::new(settings.board_cache_ttl),
+            families: FamilyCache::new(settings.board_cache_ttl),
+            store,
+            index,
+            settings,
+        }
+    }
 }
 
 /// Building the production context failed.
@@ -43,12 +91,11 @@ impl Context<DynamoScoreStore, RedisRankIndex> {
             &config.redis_key_prefix,
             config.redis_timeout,
         )?;
-        Ok(Self {
-            store: dynamo_store(config).await?,
+        Ok(Self::new(
+            dynamo_store(config).await?,
             index,
-            boards: BoardCache::new(config.board_cache_ttl),
-            receipt_ttl: config.receipt_ttl,
-        })
+            Settings::from_config(config),
+        ))
     }
 }
 

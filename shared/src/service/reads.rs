@@ -2,14 +2,17 @@
 //! place among friends. Each is one Redis round trip (plus the board definition, cached
 //! per container). Replies carry `as_of` and `source`.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::Context;
+use crate::board::{Board, BoardStatus, Policy};
+use crate::cursor::CursorSigner;
 use crate::error::{DomainError, ServiceError};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
-use crate::store::{FriendsSource, RankIndex, ScoreStore};
+use crate::score::Score;
+use crate::store::{Around, FriendsSource, RankIndex, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Neighbours on each side when `k` is not given.
@@ -26,6 +29,14 @@ pub const MAX_N: u64 = 1000;
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Redis,
+    /// The rank-ordered DynamoDB index: closed windows whose Redis keys have expired.
+    Dynamodb,
+}
+
+/// True for boards whose reads go to DynamoDB when Redis has nothing: closed windows
+/// (their keys expire after the retention period).
+fn history(board: &Board) -> bool {
+    board.window.is_some() && board.effective_status(now_ms()) == BoardStatus::Closed
 }
 
 /// Parses `k` (0..=50, default 5).
@@ -134,13 +145,20 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
     player: &PlayerId,
     k: u64,
 ) -> Result<RankReply, ServiceError> {
-    let dir = ctx.boards.get(&ctx.store, lb).await?.policy.direction();
-    let around = ctx.index.around(lb, dir, player, k).await?;
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let dir = board.policy.direction();
     let not_ranked = || ServiceError::NotRanked {
         lb: lb.clone(),
         player: player.clone(),
     };
-    let around = around.ok_or_else(not_ranked)?;
+    let (around, source) = match ctx.index.around(lb, dir, player, k).await? {
+        Some(a) => (a, Source::Redis),
+        None if history(&board) => {
+            let around = around_from_store(&ctx.store, lb, dir, player, k).await?;
+            (around.ok_or_else(not_ranked)?, Source::Dynamodb)
+        }
+        None => return Err(not_ranked()),
+    };
     let neighbours = entries(around.first_rank, around.entries, Some(player));
     let me = neighbours
         .iter()
@@ -154,9 +172,41 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
         total: around.total,
         updated_at: me.updated_at.clone(),
         as_of: rfc3339_ms(now_ms()),
-        source: Source::Redis,
+        source,
         neighbours,
     })
+}
+
+/// The player's slice of a board, from DynamoDB.
+async fn around_from_store<S: ScoreStore>(
+    store: &S,
+    lb: &LeaderboardId,
+    dir: Direction,
+    player: &PlayerId,
+    k: u64,
+) -> Result<Option<Around>, ServiceError> {
+    let Some(standing) = store.get_standing(lb, player).await? else {
+        return Ok(None);
+    };
+    let me = RankKey {
+        score: standing.score,
+        reached_at: standing.reached_at,
+        player: player.to_string(),
+    };
+    let (above, below, better, total) = futures::try_join!(
+        store.ranked_before(lb, dir, &me, k),
+        store.ranked_after(lb, dir, Some(&me), k),
+        store.count_before(lb, dir, Some(&me)),
+        store.count_before(lb, dir, None),
+    )?;
+    let first_rank = better + 1 - above.len() as u64;
+    let entries = above.into_iter().chain([me]).chain(below).collect();
+    Ok(Some(Around {
+        rank: better + 1,
+        total,
+        first_rank,
+        entries,
+    }))
 }
 
 /// The best `n` players.
@@ -166,14 +216,132 @@ pub async fn top<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     n: u64,
 ) -> Result<TopReply, ServiceError> {
-    let dir = ctx.boards.get(&ctx.store, lb).await?.policy.direction();
-    let (keys, total) = ctx.index.top(lb, dir, n).await?;
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let dir = board.policy.direction();
+    let (mut keys, mut total) = ctx.index.top(lb, dir, n).await?;
+    let mut source = Source::Redis;
+    if total == 0 && history(&board) {
+        (keys, total) = futures::try_join!(
+            ctx.store.ranked_after(lb, dir, None, n),
+            ctx.store.count_before(lb, dir, None),
+        )?;
+        source = Source::Dynamodb;
+    }
     Ok(TopReply {
         leaderboard_id: lb.clone(),
         total,
         entries: entries(1, keys, None),
         as_of: rfc3339_ms(now_ms()),
-        source: Source::Redis,
+        source,
+    })
+}
+
+/// Default and largest page of `GET /leaderboards/{lb}/ranks`.
+pub const DEFAULT_PAGE: u64 = 100;
+pub const MAX_PAGE: u64 = 1000;
+
+/// Parses `limit` (1..=1000, default 100).
+pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else {
+        return Ok(DEFAULT_PAGE);
+    };
+    raw.parse::<u64>()
+        .ok()
+        .filter(|l| (1..=MAX_PAGE).contains(l))
+        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {MAX_PAGE}")))
+}
+
+/// What a `ranks` cursor carries: the last key read and when the walk started.
+#[derive(Debug, Serialize, Deserialize)]
+struct PageCursor {
+    score: i64,
+    reached_at: i64,
+    player: String,
+    since: i64,
+}
+
+/// Reply of `GET /leaderboards/{lb}/ranks`.
+#[derive(Debug, Serialize)]
+pub struct PageReply {
+    pub leaderboard_id: LeaderboardId,
+    pub total: u64,
+    pub entries: Vec<Entry>,
+    /// Pass back as `cursor` for the next page; `null` after the last page.
+    pub next_cursor: Option<String>,
+    pub as_of: String,
+    pub source: Source,
+}
+
+/// One page of the whole board in rank order, by keyset: each page starts strictly
+/// after the last key of the previous one, so concurrent writes never shift a walk.
+/// A walk returns each player at most once: on boards where a score can get worse
+/// (LATEST, SUM), later pages skip standings reached after the walk began, since such a
+/// player may already have been returned at their earlier place.
+#[instrument(skip(ctx, signer, cursor))]
+pub async fn ranks<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    signer: &CursorSigner,
+    lb: &LeaderboardId,
+    cursor: Option<&str>,
+    limit: u64,
+) -> Result<PageReply, ServiceError> {
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let dir = board.policy.direction();
+    let scope = format!("ranks:{lb}");
+    let now = now_ms();
+    let cursor: Option<PageCursor> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
+    let after = cursor
+        .as_ref()
+        .map(|c| {
+            Ok::<_, DomainError>(RankKey {
+                score: Score::new("cursor", c.score).map_err(|_| DomainError::InvalidCursor)?,
+                reached_at: c.reached_at,
+                player: c.player.clone(),
+            })
+        })
+        .transpose()?;
+    let since = cursor.as_ref().map_or(now, |c| c.since);
+    let (mut first, mut keys, mut total) = ctx.index.page(lb, dir, after.as_ref(), limit).await?;
+    let mut source = Source::Redis;
+    let mut more = first + (keys.len() as u64) < total;
+    if total == 0 && history(&board) {
+        keys = ctx
+            .store
+            .ranked_after(lb, dir, after.as_ref(), limit)
+            .await?;
+        (first, total) = match keys.first() {
+            Some(k) => futures::try_join!(
+                ctx.store.count_before(lb, dir, Some(k)),
+                ctx.store.count_before(lb, dir, None),
+            )?,
+            None => (0, 0),
+        };
+        more = keys.len() as u64 == limit;
+        source = Source::Dynamodb;
+    }
+    let next_cursor = keys.last().filter(|_| more).map(|k| {
+        let c = PageCursor {
+            score: k.score.get(),
+            reached_at: k.reached_at,
+            player: k.player.clone(),
+            since,
+        };
+        signer.sign(&scope, &c)
+    });
+    let skip_newer = cursor.is_some() && matches!(board.policy, Policy::Latest | Policy::Sum);
+    let entries = keys
+        .into_iter()
+        .zip(first + 1..)
+        .filter(|(k, _)| !(skip_newer && k.reached_at > since))
+        .map(|(k, rank)| Entry::new(rank, k, None))
+        .collect();
+    Ok(PageReply {
+        leaderboard_id: lb.clone(),
+        total,
+        entries,
+        next_cursor,
+        as_of: rfc3339_ms(now),
+        source,
     })
 }
 

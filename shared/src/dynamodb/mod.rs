@@ -3,12 +3,20 @@
 //! | item | pk | sk |
 //! |---|---|---|
 //! | board | `B#{board}` | `BOARD` |
+//! | board list entry (a copy of the board) | `BL` | `{game}#{mode}#{board}` (empty game/mode for standalone boards) |
+//! | family | `F#{game}#{mode}` | `FAMILY` |
 //! | standing | `S#{board}#{shard}` (shard = FNV-1a(player) % 16) | `{player}` |
 //! | receipt | `R#{board}#{player}` | `M#{match}` (with TTL attribute `expires_at`) |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
-//! Every item carries `kind`, which the stream projector uses to pick standings. Ids
-//! cannot contain `#` (see [`crate::ids`]), so keys are unambiguous.
+//! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
+//! sparse global secondary index `by_rank` (`pk`, `rk`, keys only) serves reads in rank
+//! order straight from DynamoDB (see [`ranked`]). Every item carries `kind`, which the
+//! stream projector uses to pick standings. Ids cannot contain `#` (see [`crate::ids`]),
+//! so keys are unambiguous.
+
+mod boards;
+mod ranked;
 
 use std::collections::HashMap;
 
@@ -16,24 +24,29 @@ use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{
-    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, KeySchemaElement, KeyType,
-    Put, ScalarAttributeType, StreamSpecification, StreamViewType, TimeToLiveSpecification,
-    TransactWriteItem,
+    AttributeDefinition, AttributeValue, BillingMode, ConditionCheck, GlobalSecondaryIndex,
+    KeySchemaElement, KeyType, Projection, ProjectionType, Put, ScalarAttributeType,
+    StreamSpecification, StreamViewType, TimeToLiveSpecification, TransactWriteItem,
 };
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use crate::board::{Board, Standing};
+use crate::board::{Board, BoardStatus, Standing};
 use crate::error::StoreError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{Commit, CommitOutcome, IndexEntry, Receipt, ScoreStore};
+use crate::store::{BoardPage, Commit, CommitOutcome, IndexEntry, Receipt, ScoreStore};
+use crate::window::Family;
+
+pub use boards::list_key;
 
 /// Number of write shards per board.
 pub const SHARDS: u64 = 16;
 /// The TTL attribute of receipts.
 pub const TTL_ATTRIBUTE: &str = "expires_at";
+/// The rank-ordered index of standings.
+pub const RANK_INDEX: &str = "by_rank";
 
 type Item = HashMap<String, AttributeValue>;
 
@@ -67,15 +80,6 @@ fn receipt_key(lb: &LeaderboardId, player: &PlayerId, m: &MatchId) -> Item {
     key(format!("R#{lb}#{player}"), format!("M#{m}"))
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct BoardItem {
-    pk: String,
-    sk: String,
-    kind: String,
-    #[serde(flatten)]
-    board: Board,
-}
-
 /// A standing as stored, and as the stream delivers it to the projector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StandingItem {
@@ -89,6 +93,11 @@ pub struct StandingItem {
     pub reached_at: i64,
     pub version: u64,
     pub last_match_id: MatchId,
+    /// The rank-ordered sort key (`by_rank` index).
+    pub rk: String,
+    /// Epoch seconds at which the board's Redis keys expire, for a time window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_expire_at: Option<i64>,
 }
 
 impl StandingItem {
@@ -105,6 +114,7 @@ impl StandingItem {
                 player: self.player_id.to_string(),
             },
             version: self.version,
+            expire_at: self.index_expire_at,
         }
     }
 
@@ -129,6 +139,8 @@ struct ReceiptItem {
     update_applied: bool,
     updated_at: i64,
     last_match_id: MatchId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_rank: Option<u64>,
     expires_at: i64,
 }
 
@@ -155,8 +167,8 @@ impl DynamoScoreStore {
         &self.table
     }
 
-    /// Creates the table as `template.yaml` declares it (keys, stream with both images,
-    /// on-demand billing, receipt TTL). For the local stack and tests.
+    /// Creates the table as `template.yaml` declares it (keys, the `by_rank` index, stream
+    /// with both images, on-demand billing, receipt TTL). For tests.
     pub async fn create_table(&self) -> Result<(), StoreError> {
         let attr = |name: &str| {
             AttributeDefinition::builder()
@@ -175,8 +187,21 @@ impl DynamoScoreStore {
             .table_name(&self.table)
             .attribute_definitions(attr("pk")?)
             .attribute_definitions(attr("sk")?)
+            .attribute_definitions(attr("rk")?)
             .key_schema(key("pk", KeyType::Hash)?)
             .key_schema(key("sk", KeyType::Range)?)
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(RANK_INDEX)
+                    .key_schema(key("pk", KeyType::Hash)?)
+                    .key_schema(key("rk", KeyType::Range)?)
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::KeysOnly)
+                            .build(),
+                    )
+                    .build()?,
+            )
             .billing_mode(BillingMode::PayPerRequest)
             .stream_specification(
                 StreamSpecification::builder()
@@ -260,45 +285,74 @@ fn version_condition(expected: Option<u64>) -> (&'static str, Item) {
 impl ScoreStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn get_board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
-        let item = self.get_item(board_key(lb), "GetItem(board)").await?;
-        Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board),
-            None => None,
-        })
+        self.board(lb).await
     }
 
     #[instrument(skip(self), fields(board = %board.leaderboard_id))]
     async fn create_board(&self, board: &Board) -> Result<Option<Board>, StoreError> {
-        let key = board_key(&board.leaderboard_id);
-        let item = BoardItem {
-            pk: format!("B#{}", board.leaderboard_id),
-            sk: "BOARD".into(),
-            kind: "board".into(),
-            board: board.clone(),
-        };
-        let res = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(None),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                let existing = self.get_item(key, "GetItem(board)").await?;
-                match existing {
-                    Some(item) => Ok(Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board)),
-                    // Deleted between the two calls: report the race as a conflict.
-                    None => Ok(Some(board.clone())),
-                }
-            }
-            Err(e) => Err(StoreError::sdk("PutItem(board)", e)),
-        }
+        self.insert_board(board).await
+    }
+
+    #[instrument(skip(self))]
+    async fn set_status(
+        &self,
+        lb: &LeaderboardId,
+        from: BoardStatus,
+        to: BoardStatus,
+    ) -> Result<bool, StoreError> {
+        self.change_status(lb, from, to).await
+    }
+
+    #[instrument(skip(self))]
+    async fn list_boards(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<BoardPage, StoreError> {
+        self.boards_page(prefix, after, limit).await
+    }
+
+    #[instrument(skip(self))]
+    async fn get_family(&self, game: &str, mode: &str) -> Result<Option<Family>, StoreError> {
+        self.family(game, mode).await
+    }
+
+    #[instrument(skip(self), fields(game = %family.game, mode = %family.mode))]
+    async fn create_family(&self, family: &Family) -> Result<Option<Family>, StoreError> {
+        self.insert_family(family).await
+    }
+
+    #[instrument(skip(self))]
+    async fn ranked_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.after(lb, dir, after, limit).await
+    }
+
+    #[instrument(skip(self))]
+    async fn ranked_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: &RankKey,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.before(lb, dir, before, limit).await
+    }
+
+    #[instrument(skip(self))]
+    async fn count_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: Option<&RankKey>,
+    ) -> Result<u64, StoreError> {
+        self.count(lb, dir, before).await
     }
 
     #[instrument(skip(self))]
@@ -335,6 +389,7 @@ impl ScoreStore for DynamoScoreStore {
             update_applied: r.update_applied,
             updated_at: r.updated_at,
             last_match_id: r.last_match_id,
+            previous_rank: r.previous_rank,
         }))
     }
 
@@ -351,6 +406,7 @@ impl ScoreStore for DynamoScoreStore {
             update_applied: r.update_applied,
             updated_at: r.updated_at,
             last_match_id: r.last_match_id.clone(),
+            previous_rank: r.previous_rank,
             expires_at: c.receipt_expires_at,
         };
         let receipt_put = self.put(
@@ -363,6 +419,11 @@ impl ScoreStore for DynamoScoreStore {
         let standing_op = match c.standing {
             Some(s) => {
                 let key = standing_key(c.board, c.player);
+                let rank_key = RankKey {
+                    score: s.score,
+                    reached_at: s.reached_at,
+                    player: c.player.to_string(),
+                };
                 let item = StandingItem {
                     pk: key["pk"].as_s().cloned().unwrap_or_default(),
                     sk: c.player.to_string(),
@@ -374,6 +435,8 @@ impl ScoreStore for DynamoScoreStore {
                     reached_at: s.reached_at,
                     version: s.version,
                     last_match_id: s.last_match_id.clone(),
+                    rk: rank_key.sort_key(c.direction),
+                    index_expire_at: c.index_expire_at,
                 };
                 self.put(serde_dynamo::to_item(item)?, condition, values)?
             }

@@ -1,0 +1,222 @@
+//! Boards, the board list and families in the table.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
+use serde::{Deserialize, Serialize};
+
+use super::{DynamoScoreStore, Item, board_key, key};
+use crate::board::{Board, BoardStatus};
+use crate::error::StoreError;
+use crate::ids::LeaderboardId;
+use crate::store::BoardPage;
+use crate::window::Family;
+
+/// Partition of the board list.
+const LIST_PK: &str = "BL";
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct BoardItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    pub(super) board: Board,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct FamilyItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    family: Family,
+}
+
+/// The list sort key of a board: `{game}#{mode}#{board}`.
+pub fn list_key(board: &Board) -> String {
+    let (game, mode) = board
+        .window
+        .as_ref()
+        .map_or(("", ""), |w| (w.game.as_str(), w.mode.as_str()));
+    format!("{game}#{mode}#{}", board.leaderboard_id)
+}
+
+fn family_key(game: &str, mode: &str) -> Item {
+    key(format!("F#{game}#{mode}"), "FAMILY".into())
+}
+
+fn cancelled_first(err: &SdkError<TransactWriteItemsError>) -> bool {
+    matches!(
+        err.as_service_error(),
+        Some(TransactWriteItemsError::TransactionCanceledException(tc))
+            if tc.cancellation_reasons().first().and_then(|r| r.code()) == Some("ConditionalCheckFailed")
+    )
+}
+
+impl DynamoScoreStore {
+    pub(super) async fn board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
+        let item = self.get_item(board_key(lb), "GetItem(board)").await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board),
+            None => None,
+        })
+    }
+
+    /// The board item and its list entry, in one transaction, if the board is new.
+    pub(super) async fn insert_board(&self, board: &Board) -> Result<Option<Board>, StoreError> {
+        let item = |pk: String, sk: String| BoardItem {
+            pk,
+            sk,
+            kind: "board".into(),
+            board: board.clone(),
+        };
+        let main = item(format!("B#{}", board.leaderboard_id), "BOARD".into());
+        let listed = item(LIST_PK.into(), list_key(board));
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(self.put(
+                serde_dynamo::to_item(main)?,
+                "attribute_not_exists(pk)",
+                Item::new(),
+            )?)
+            .transact_items(self.put(
+                serde_dynamo::to_item(listed)?,
+                "attribute_not_exists(pk)",
+                Item::new(),
+            )?)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(None),
+            Err(e) if cancelled_first(&e) => match self.board(&board.leaderboard_id).await? {
+                Some(existing) => Ok(Some(existing)),
+                // Deleted between the two calls: report the race as a conflict.
+                None => Ok(Some(board.clone())),
+            },
+            Err(e) => Err(StoreError::sdk("TransactWriteItems(board)", e)),
+        }
+    }
+
+    pub(super) async fn change_status(
+        &self,
+        lb: &LeaderboardId,
+        from: BoardStatus,
+        to: BoardStatus,
+    ) -> Result<bool, StoreError> {
+        let Some(board) = self.board(lb).await? else {
+            return Ok(false);
+        };
+        let values: Item = HashMap::from([
+            (":from".to_owned(), AttributeValue::S(from.as_str().into())),
+            (":to".to_owned(), AttributeValue::S(to.as_str().into())),
+        ]);
+        let update = |key: Item| -> Result<TransactWriteItem, StoreError> {
+            let u = Update::builder()
+                .table_name(&self.table)
+                .set_key(Some(key))
+                .update_expression("SET #st = :to")
+                .condition_expression("#st = :from")
+                .expression_attribute_names("#st", "status")
+                .set_expression_attribute_values(Some(values.clone()))
+                .build()?;
+            Ok(TransactWriteItem::builder().update(u).build())
+        };
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(update(board_key(lb))?)
+            .transact_items(update(key(LIST_PK.into(), list_key(&board)))?)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if cancelled_first(&e) => Ok(false),
+            Err(e) => Err(StoreError::sdk("TransactWriteItems(status)", e)),
+        }
+    }
+
+    pub(super) async fn boards_page(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<BoardPage, StoreError> {
+        let start = after.map(|sk| key(LIST_PK.into(), sk.to_owned()));
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+            .expression_attribute_values(":pk", AttributeValue::S(LIST_PK.into()))
+            .expression_attribute_values(":prefix", AttributeValue::S(prefix.into()))
+            .set_exclusive_start_key(start)
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(board list)", e))?;
+        let next = out
+            .last_evaluated_key()
+            .and_then(|k| k.get("sk"))
+            .and_then(|v| v.as_s().ok())
+            .cloned();
+        let boards = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| serde_dynamo::from_item::<_, BoardItem>(item).map(|b| b.board))
+            .collect::<Result<_, _>>()?;
+        Ok(BoardPage { boards, next })
+    }
+
+    pub(super) async fn family(
+        &self,
+        game: &str,
+        mode: &str,
+    ) -> Result<Option<Family>, StoreError> {
+        let item = self
+            .get_item(family_key(game, mode), "GetItem(family)")
+            .await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, FamilyItem>(item)?.family),
+            None => None,
+        })
+    }
+
+    pub(super) async fn insert_family(
+        &self,
+        family: &Family,
+    ) -> Result<Option<Family>, StoreError> {
+        let item = FamilyItem {
+            pk: format!("F#{}#{}", family.game, family.mode),
+            sk: "FAMILY".into(),
+            kind: "family".into(),
+            family: family.clone(),
+        };
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(serde_dynamo::to_item(item)?))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(None),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(Some(
+                    self.family(&family.game, &family.mode)
+                        .await?
+                        .unwrap_or_else(|| family.clone()),
+                ))
+            }
+            Err(e) => Err(StoreError::sdk("PutItem(family)", e)),
+        }
+    }
+}

@@ -1,0 +1,156 @@
+//! Reads in rank order straight from DynamoDB, through the sparse `by_rank` index
+//! (`pk` = the standing's shard partition, `rk` = [`RankKey::sort_key`], keys only).
+//!
+//! Each read queries the 16 shards of the board in parallel and merges them. These
+//! serve boards whose Redis keys have expired (closed windows) and reads while the rank
+//! index is unavailable; counting (rank, total) reads every key before the player, so it
+//! costs time proportional to the rank.
+
+use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use futures::future::try_join_all;
+
+use super::{DynamoScoreStore, RANK_INDEX, SHARDS};
+use crate::error::StoreError;
+use crate::ids::LeaderboardId;
+use crate::order::{Direction, RankKey};
+
+/// Which side of a key a query reads.
+#[derive(Clone, Copy)]
+enum Side {
+    After,
+    Before,
+}
+
+impl DynamoScoreStore {
+    /// Up to `limit` sort keys of one shard beyond `bound` on `side`, nearest first.
+    async fn shard_keys(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        bound: Option<&str>,
+        side: Side,
+        limit: u64,
+    ) -> Result<Vec<String>, StoreError> {
+        let mut q = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(RANK_INDEX)
+            .expression_attribute_values(":pk", AttributeValue::S(format!("S#{lb}#{shard:02}")))
+            .scan_index_forward(matches!(side, Side::After))
+            .limit(limit.min(10_000) as i32);
+        q = match (bound, side) {
+            (None, _) => q.key_condition_expression("pk = :pk"),
+            (Some(b), Side::After) => q
+                .key_condition_expression("pk = :pk AND rk > :b")
+                .expression_attribute_values(":b", AttributeValue::S(b.into())),
+            (Some(b), Side::Before) => q
+                .key_condition_expression("pk = :pk AND rk < :b")
+                .expression_attribute_values(":b", AttributeValue::S(b.into())),
+        };
+        let mut keys = Vec::new();
+        let mut pages = q.into_paginator().items().send();
+        while let Some(item) = pages.next().await {
+            let item = item.map_err(|e| StoreError::sdk("Query(by_rank)", e))?;
+            if let Some(AttributeValue::S(rk)) = item.get("rk") {
+                keys.push(rk.clone());
+            }
+            if keys.len() as u64 >= limit {
+                break;
+            }
+        }
+        Ok(keys)
+    }
+
+    /// The `limit` keys nearest to `bound` on `side`, across all shards, nearest first.
+    async fn nearest(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        bound: Option<&RankKey>,
+        side: Side,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let bound = bound.map(|k| k.sort_key(dir));
+        let shards = try_join_all(
+            (0..SHARDS).map(|shard| self.shard_keys(lb, shard, bound.as_deref(), side, limit)),
+        )
+        .await?;
+        let mut all: Vec<String> = shards.into_iter().flatten().collect();
+        all.sort_unstable();
+        if matches!(side, Side::Before) {
+            all.reverse();
+        }
+        all.truncate(limit as usize);
+        Ok(all
+            .iter()
+            .filter_map(|rk| RankKey::from_sort_key(dir, rk))
+            .collect())
+    }
+
+    pub(super) async fn after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.nearest(lb, dir, after, Side::After, limit).await
+    }
+
+    pub(super) async fn before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: &RankKey,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        let mut keys = self
+            .nearest(lb, dir, Some(before), Side::Before, limit)
+            .await?;
+        keys.reverse();
+        Ok(keys)
+    }
+
+    pub(super) async fn count(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: Option<&RankKey>,
+    ) -> Result<u64, StoreError> {
+        let bound = before.map(|k| k.sort_key(dir));
+        let counts = try_join_all((0..SHARDS).map(|shard| {
+            let bound = bound.clone();
+            async move {
+                let mut q = self
+                    .client
+                    .query()
+                    .table_name(&self.table)
+                    .index_name(RANK_INDEX)
+                    .select(Select::Count)
+                    .expression_attribute_values(
+                        ":pk",
+                        AttributeValue::S(format!("S#{lb}#{shard:02}")),
+                    );
+                q = match bound {
+                    None => q.key_condition_expression("pk = :pk"),
+                    Some(b) => q
+                        .key_condition_expression("pk = :pk AND rk < :b")
+                        .expression_attribute_values(":b", AttributeValue::S(b)),
+                };
+                let mut total = 0_u64;
+                let mut pages = q.into_paginator().send();
+                while let Some(page) = pages.next().await {
+                    let page = page.map_err(|e| StoreError::sdk("Query(by_rank count)", e))?;
+                    total += page.count() as u64;
+                }
+                Ok::<_, StoreError>(total)
+            }
+        }))
+        .await?;
+        Ok(counts.into_iter().sum())
+    }
+}

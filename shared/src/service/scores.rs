@@ -1,0 +1,243 @@
+//! One match result to every window of its family (`POST /scores`).
+//!
+//! The result counts in two scopes, `GLOBAL` and its region, for each period the family
+//! declares: up to 2 x 5 boards, created by their first write. Each board is written
+//! with the same idempotent protocol as the single-board route, keyed by
+//! `(board, player, match_id)`, so a retried request replays every board's receipt and
+//! answers the same list. A window that is closed (or a season the result falls
+//! outside of) is refused for that board alone, with its reason; the others still apply.
+//! Any backend failure fails the request with a 503: retrying it is always safe.
+
+use futures::future::try_join_all;
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::Context;
+use super::boards::family_board;
+use super::ingest::{IngestReply, SubmitScore, check_event_ts, submit_to};
+use crate::error::{DomainError, ServiceError};
+use crate::http::status_and_code;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::score::Score;
+use crate::store::{RankIndex, ScoreStore};
+use crate::time::{now_ms, parse_ts, rfc3339_ms};
+use crate::window::{NoWindow, Period, parse_name, window_of};
+
+/// Body of `POST /scores`; fields are checked one by one in [`MatchResult::new`].
+#[derive(Debug, Deserialize)]
+pub struct MatchBody {
+    pub game: Option<String>,
+    pub mode: Option<String>,
+    pub region: Option<String>,
+    pub player_id: Option<String>,
+    pub match_id: Option<String>,
+    pub score: Option<serde_json::Value>,
+    pub event_ts: Option<serde_json::Value>,
+}
+
+/// A validated match result.
+#[derive(Debug, Clone)]
+pub struct MatchResult {
+    pub game: String,
+    pub mode: String,
+    pub region: String,
+    pub player: PlayerId,
+    pub match_id: MatchId,
+    pub score: Score,
+    pub event_ts: Option<i64>,
+}
+
+fn required<'a>(field: &'static str, v: &'a Option<String>) -> Result<&'a str, DomainError> {
+    v.as_deref()
+        .ok_or_else(|| DomainError::invalid(field, "is required"))
+}
+
+impl MatchResult {
+    pub fn new(body: MatchBody) -> Result<Self, DomainError> {
+        let score = match &body.score {
+            Some(serde_json::Value::Number(n)) => Score::from_json("score", n)?,
+            Some(_) => return Err(DomainError::invalid("score", "must be an integer")),
+            None => return Err(DomainError::invalid("score", "is required")),
+        };
+        Ok(Self {
+            game: parse_name("game", required("game", &body.game)?)?,
+            mode: parse_name("mode", required("mode", &body.mode)?)?,
+            region: parse_name("region", required("region", &body.region)?)?,
+            player: PlayerId::parse(required("player_id", &body.player_id)?)?,
+            match_id: MatchId::parse(required("match_id", &body.match_id)?)?,
+            score,
+            event_ts: body
+                .event_ts
+                .as_ref()
+                .map(|v| parse_ts("event_ts", v))
+                .transpose()?,
+        })
+    }
+}
+
+/// Why one board did not take the result.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Refusal {
+    pub code: &'static str,
+    pub message: String,
+}
+
+/// What happened on one board.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[serde(untagged)]
+pub enum Outcome {
+    Accepted {
+        score: i64,
+        previous_score: Option<i64>,
+        update_applied: bool,
+        rank: Option<u64>,
+        previous_rank: Option<u64>,
+        updated_at: String,
+        replayed: bool,
+    },
+    Refused {
+        refused: Refusal,
+    },
+}
+
+/// One board of the fan-out.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct BoardOutcome {
+    pub scope: String,
+    pub period: Period,
+    /// `null` when the period has no window for `event_ts` (outside the season).
+    pub leaderboard_id: Option<LeaderboardId>,
+    #[serde(flatten)]
+    pub outcome: Outcome,
+}
+
+/// Reply of `POST /scores`.
+#[derive(Debug, Serialize)]
+pub struct MatchReply {
+    pub player_id: PlayerId,
+    pub match_id: MatchId,
+    pub event_ts: String,
+    pub results: Vec<BoardOutcome>,
+}
+
+fn accepted(r: IngestReply) -> Outcome {
+    Outcome::Accepted {
+        score: r.score,
+        previous_score: r.previous_score,
+        update_applied: r.update_applied,
+        rank: r.rank,
+        previous_rank: r.previous_rank,
+        updated_at: r.updated_at,
+        replayed: r.replayed,
+    }
+}
+
+fn refused(err: &ServiceError) -> Outcome {
+    Outcome::Refused {
+        refused: Refusal {
+            code: status_and_code(err).1,
+            message: err.to_string(),
+        },
+    }
+}
+
+/// Applies one match result to every window of its family.
+#[instrument(skip(ctx), fields(game = %m.game, mode = %m.mode, player = %m.player, match_id = %m.match_id))]
+pub async fn submit_match<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    m: MatchResult,
+) -> Result<MatchReply, ServiceError> {
+    let now = now_ms();
+    check_event_ts(ctx, m.event_ts, now)?;
+    let family = ctx.families.get(&ctx.store, &m.game, &m.mode).await?;
+    if !family.regions.contains(&m.region) {
+        return Err(
+            DomainError::invalid("region", format!("must be one of {:?}", family.regions)).into(),
+        );
+    }
+    let ts = m.event_ts.unwrap_or(now);
+    let targets = family
+        .scopes(&m.region)
+        .into_iter()
+        .flat_map(|scope| family.periods.iter().map(move |p| (scope, *p)));
+    let results = try_join_all(targets.map(|(scope, period)| {
+        let (family, m) = (&family, &m);
+        async move {
+            let window = match window_of(period, family.season.as_ref(), ts) {
+                Ok(w) => w,
+                Err(NoWindow::OutsideSeason) => {
+                    let outcome = Outcome::Refused {
+                        refused: Refusal {
+                            code: "outside_season",
+                            message: "event_ts is outside the configured season".into(),
+                        },
+                    };
+                    return Ok(BoardOutcome {
+                        scope: scope.into(),
+                        period,
+                        leaderboard_id: None,
+                        outcome,
+                    });
+                }
+            };
+            let closed = window.is_closed(family.grace_ms, now);
+            let lb = family.board_id(scope, &window);
+            let board = if closed {
+                // No new boards for closed windows; an existing one may hold the receipt
+                // of a retried request.
+                match ctx.boards.get(&ctx.store, &lb).await {
+                    Ok(b) => b,
+                    Err(ServiceError::BoardNotFound(_)) => {
+                        let err = ServiceError::WindowClosed {
+                            lb: lb.clone(),
+                            closed_at: rfc3339_ms(window.closes_at(family.grace_ms).unwrap_or(now)),
+                        };
+                        return Ok(BoardOutcome {
+                            scope: scope.into(),
+                            period,
+                            leaderboard_id: Some(lb),
+                            outcome: refused(&err),
+                        });
+                    }
+                    Err(e) => return Err(e),
+                }
+            } else {
+                ctx.boards
+                    .get_or_create(&ctx.store, || family_board(family, scope, window, now))
+                    .await?
+            };
+            let req = SubmitScore {
+                board: lb.clone(),
+                player: m.player.clone(),
+                match_id: m.match_id.clone(),
+                score: m.score,
+                event_ts: Some(ts),
+                want_previous_rank: true,
+            };
+            let outcome = match submit_to(ctx, &board, req).await {
+                Ok(reply) => accepted(reply),
+                Err(
+                    e @ (ServiceError::Domain(_)
+                    | ServiceError::BoardNotActive { .. }
+                    | ServiceError::WindowClosed { .. }
+                    | ServiceError::EventOutsideWindow(_)
+                    | ServiceError::IdempotencyConflict(_)),
+                ) => refused(&e),
+                Err(e) => return Err(e),
+            };
+            Ok(BoardOutcome {
+                scope: scope.into(),
+                period,
+                leaderboard_id: Some(lb),
+                outcome,
+            })
+        }
+    }))
+    .await?;
+    Ok(MatchReply {
+        player_id: m.player,
+        match_id: m.match_id,
+        event_ts: rfc3339_ms(ts),
+        results,
+    })
+}
