@@ -5,5 +5,7 @@
 mod http_api;
 mod idempotency;
 mod index;
+mod pagination;
 mod projector;
 mod support;
+mod windows;

@@ -17,9 +17,12 @@ use leaderboard::dynamodb::{DynamoScoreStore, SHARDS, StandingItem};
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::Score;
+use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
 use leaderboard::service::ingest::{IngestReply, SubmitScore};
+use leaderboard::service::scores::{self, MatchReply, MatchResult};
 use leaderboard::service::{AppContext, Context, Settings, ingest};
 use leaderboard::store::ScoreStore;
+use leaderboard::window::Period;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Where the servers of this test run are.
@@ -158,6 +161,59 @@ impl TestEnv {
             .expect("create board");
         assert!(existing.is_none());
         id
+    }
+
+    /// A new family (unique game name) with `periods`, regions NA and EU, the given
+    /// season and grace; returns its game and mode.
+    pub async fn family(
+        &self,
+        policy: Policy,
+        periods: &[Period],
+        season: Option<(i64, i64)>,
+        grace_seconds: i64,
+    ) -> (String, String) {
+        let game = unique("g").replace(['-'], "_");
+        let game = game[game.len().saturating_sub(30)..].to_owned();
+        let req = CreateFamily {
+            game: game.clone(),
+            mode: "ranked".into(),
+            policy,
+            regions: vec!["NA".into(), "EU".into()],
+            periods: periods.to_vec(),
+            season: season.map(|(start, end)| SeasonBody {
+                id: "s1".into(),
+                start: start.into(),
+                end: end.into(),
+            }),
+            grace_seconds,
+        };
+        let created = boards::create_family(&self.ctx.store, req)
+            .await
+            .expect("create family");
+        assert!(matches!(created, Created::New(_)));
+        (game, "ranked".into())
+    }
+
+    /// One match result through the fan-out.
+    pub async fn submit_match(
+        &self,
+        (game, mode): &(String, String),
+        region: &str,
+        p: &str,
+        match_id: &str,
+        value: i64,
+        event_ts: Option<i64>,
+    ) -> Result<MatchReply, leaderboard::error::ServiceError> {
+        let m = MatchResult {
+            game: game.clone(),
+            mode: mode.clone(),
+            region: region.into(),
+            player: player(p),
+            match_id: MatchId::parse(match_id).expect("test match id"),
+            score: score(value),
+            event_ts,
+        };
+        scores::submit_match(&self.ctx, m).await
     }
 
     pub async fn submit(
@@ -445,6 +501,11 @@ pub const API_KEY: &str = "e2e-key";
 
 impl Stack {
     pub async fn start(redis_url: &str) -> Result<Self> {
+        Self::start_with(redis_url, &[]).await
+    }
+
+    /// Like [`Stack::start`], with extra environment for the stack and its functions.
+    pub async fn start_with(redis_url: &str, env: &[(&str, &str)]) -> Result<Self> {
         let root = root();
         let python = std::env::var("LB_TEST_PYTHON")
             .map(PathBuf::from)
@@ -472,6 +533,7 @@ impl Stack {
             .arg(bin_dir)
             .arg("--run-dir")
             .arg(&run_dir)
+            .envs(env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(run_dir.join("stack.err"))?)
             .kill_on_drop(true)

@@ -251,6 +251,10 @@ pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
         .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {MAX_PAGE}")))
 }
 
+/// How far before a walk's start a standing may have been reached and still land in
+/// Redis after the walk's first page (write-through or stream lag, p99 1 s).
+pub const WALK_LAG_MS: i64 = 2_000;
+
 /// What a `ranks` cursor carries: the last key read and when the walk started.
 #[derive(Debug, Serialize, Deserialize)]
 struct PageCursor {
@@ -275,8 +279,10 @@ pub struct PageReply {
 /// One page of the whole board in rank order, by keyset: each page starts strictly
 /// after the last key of the previous one, so concurrent writes never shift a walk.
 /// A walk returns each player at most once: on boards where a score can get worse
-/// (LATEST, SUM), later pages skip standings reached after the walk began, since such a
-/// player may already have been returned at their earlier place.
+/// (LATEST, SUM), later pages skip standings reached after the walk began (less
+/// [`WALK_LAG_MS`], the index's lag budget: a write committed just before the walk may
+/// reach Redis just after its first page), since such a player may already have been
+/// returned at their earlier place.
 #[instrument(skip(ctx, signer, cursor))]
 pub async fn ranks<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
@@ -332,7 +338,7 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
     let entries = keys
         .into_iter()
         .zip(first + 1..)
-        .filter(|(k, _)| !(skip_newer && k.reached_at > since))
+        .filter(|(k, _)| !(skip_newer && k.reached_at > since - WALK_LAG_MS))
         .map(|(k, rank)| Entry::new(rank, k, None))
         .collect();
     Ok(PageReply {
