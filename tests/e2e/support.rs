@@ -604,6 +604,14 @@ impl Stack {
         self.call(reqwest::Method::POST, path, Some(body)).await
     }
 
+    pub async fn patch(
+        &self,
+        path: &str,
+        body: serde_json::Value,
+    ) -> Result<(u16, serde_json::Value)> {
+        self.call(reqwest::Method::PATCH, path, Some(body)).await
+    }
+
     /// Sets a player's friends in the social-graph stand-in.
     pub async fn set_friends(&self, p: &str, friends: &[&str]) -> Result<()> {
         let resp = self

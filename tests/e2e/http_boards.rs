@@ -1,0 +1,290 @@
+//! Board management and the fan-out over HTTP: families, the board list, status
+//! transitions and refused writes, pages, and a server time zone that must not leak.
+
+use anyhow::Result;
+use chrono::{Datelike, Utc};
+use serde_json::{Value, json};
+
+use crate::support::{Stack, redis_url, unique};
+
+fn family_body(game: &str) -> Value {
+    json!({
+        "game": game, "mode": "ranked", "policy": "BEST",
+        "regions": ["NA", "EU"],
+        "periods": ["ALL_TIME", "SEASON", "MONTHLY", "WEEKLY", "DAILY"],
+        "season": {"id": "s1", "start": "2020-01-01T00:00:00Z", "end": "2100-01-01T00:00:00Z"},
+        // Two days of grace keep yesterday's windows open for this test.
+        "grace_seconds": 172_800
+    })
+}
+
+fn game_name() -> String {
+    let u = unique("g");
+    u[u.len().saturating_sub(30)..].to_owned()
+}
+
+#[tokio::test]
+async fn families_fan_out_and_the_board_list_over_http_in_a_foreign_time_zone() -> Result<()> {
+    // UTC+14: 11:00Z on the 22nd is already the 23rd there. Windows must stay UTC.
+    let stack = Stack::start_with(&redis_url(), &[("TZ", "Pacific/Kiritimati")]).await?;
+    let game = game_name();
+    let (status, fam) = stack.post("/families", family_body(&game)).await?;
+    assert_eq!(status, 201, "{fam}");
+    let (status, _) = stack.post("/families", family_body(&game)).await?;
+    assert_eq!(status, 200, "the same settings again");
+    let mut other = family_body(&game);
+    other["policy"] = json!("MIN");
+    let (status, body) = stack.post("/families", other).await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("family_conflict"))
+    );
+
+    // Yesterday 23:00 UTC: already today in UTC+14, so a leaking zone would pick
+    // today's windows.
+    let today = Utc::now().date_naive();
+    let played = (today - chrono::Days::new(1))
+        .and_hms_opt(23, 0, 0)
+        .unwrap()
+        .and_utc();
+    let day = played.format("%Y-%m-%d").to_string();
+    let iso = played.iso_week();
+    let week = format!("{}-W{:02}", iso.year(), iso.week());
+    let month = played.format("%Y-%m").to_string();
+    let result = |player: &str, m: &str, score: i64| {
+        json!({"game": game, "mode": "ranked", "region": "EU", "player_id": player,
+               "match_id": m, "score": score, "event_ts": played.to_rfc3339()})
+    };
+    let (status, reply) = stack.post("/scores", result("p1", "m1", 70)).await?;
+    assert_eq!(status, 200, "{reply}");
+    let results = reply["results"].as_array().cloned().unwrap_or_default();
+    assert_eq!(results.len(), 10);
+    assert!(
+        results.iter().all(|r| r["update_applied"] == true),
+        "{reply}"
+    );
+    let ids: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r["leaderboard_id"].as_str())
+        .collect();
+    for id in [
+        format!("{game}:ranked:EU:DAILY:{day}"),
+        format!("{game}:ranked:GLOBAL:WEEKLY:{week}"),
+        format!("{game}:ranked:GLOBAL:MONTHLY:{month}"),
+    ] {
+        assert!(ids.contains(&id.as_str()), "{id} not in {ids:?}");
+    }
+    assert!(
+        ids.contains(&format!("{game}:ranked:EU:SEASON:s1").as_str()),
+        "{ids:?}"
+    );
+    assert!(
+        ids.contains(&format!("{game}:ranked:GLOBAL:ALL_TIME").as_str()),
+        "{ids:?}"
+    );
+    let (status, retry) = stack.post("/scores", result("p1", "m1", 70)).await?;
+    assert_eq!(status, 200);
+    let outcome = |v: &Value| {
+        v["results"]
+            .as_array()
+            .map(|rs| {
+                rs.iter()
+                    .map(|r| {
+                        (
+                            r["leaderboard_id"].clone(),
+                            r["score"].clone(),
+                            r["update_applied"].clone(),
+                            r["refused"]["code"].clone(),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        outcome(&retry),
+        outcome(&reply),
+        "a retry answers the same list"
+    );
+
+    // The family knows its current windows; the list shows the boards the write made.
+    let (status, fam) = stack.get(&format!("/families/{game}/ranked")).await?;
+    assert_eq!(status, 200);
+    assert_eq!(
+        fam["current"]["GLOBAL"]["ALL_TIME"],
+        json!(format!("{game}:ranked:GLOBAL:ALL_TIME"))
+    );
+    let mut listed = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let q = cursor
+            .as_ref()
+            .map(|c| format!("&cursor={c}"))
+            .unwrap_or_default();
+        let (status, page) = stack
+            .get(&format!("/leaderboards?game={game}&mode=ranked&limit=3{q}"))
+            .await?;
+        assert_eq!(status, 200, "{page}");
+        for b in page["boards"].as_array().cloned().unwrap_or_default() {
+            listed.push(b["leaderboard_id"].as_str().unwrap_or_default().to_owned());
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    listed.sort();
+    let mut expected: Vec<String> = results
+        .iter()
+        .filter(|r| r["refused"].is_null())
+        .filter_map(|r| r["leaderboard_id"].as_str().map(str::to_owned))
+        .collect();
+    expected.sort();
+    assert_eq!(listed, expected);
+    let (status, body) = stack
+        .get(&format!("/leaderboards?game={game}&cursor=not-a-cursor"))
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_cursor"))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn status_transitions_and_the_writes_they_refuse() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = unique("st");
+    let (status, _) = stack
+        .post("/leaderboards", json!({"leaderboard_id": lb}))
+        .await?;
+    assert_eq!(status, 201);
+    let score = |m: &str| {
+        let (stack, lb) = (&stack, &lb);
+        let m = m.to_owned();
+        async move {
+            stack
+                .post(
+                    &format!("/leaderboards/{lb}/players/p1/score"),
+                    json!({"new_score": 5, "match_id": m}),
+                )
+                .await
+        }
+    };
+    assert_eq!(score("m1").await?.0, 200);
+    let patch = |to: &str| {
+        let (stack, lb) = (&stack, &lb);
+        let to = to.to_owned();
+        async move {
+            stack
+                .patch(&format!("/leaderboards/{lb}"), json!({"status": to}))
+                .await
+        }
+    };
+    let (status, body) = patch("FROZEN").await?;
+    assert_eq!((status, body["status"].as_str()), (200, Some("FROZEN")));
+    // The functions cache definitions for up to BOARD_CACHE_TTL_MS (1 s).
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let (status, body) = score("m2").await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("board_not_active"))
+    );
+    // A retry of a match accepted before the freeze still gets its receipt.
+    let (status, body) = score("m1").await?;
+    assert_eq!((status, body["replayed"].as_bool()), (200, Some(true)));
+    // Frozen boards still serve reads.
+    let (status, top) = stack.get(&format!("/leaderboards/{lb}/top")).await?;
+    assert_eq!((status, top["total"].as_u64()), (200, Some(1)));
+
+    assert_eq!(patch("ACTIVE").await?.0, 200);
+    assert_eq!(patch("CLOSED").await?.1["status"], "CLOSED");
+    let (status, body) = patch("ACTIVE").await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("invalid_transition"))
+    );
+    let (status, body) = patch("OPEN").await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("malformed_json"))
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
+    let (status, body) = score("m3").await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("board_not_active"))
+    );
+    let (status, rank) = stack
+        .get(&format!("/leaderboards/{lb}/players/p1/rank"))
+        .await?;
+    assert_eq!((status, rank["score"].as_i64()), (200, Some(5)));
+    let (status, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
+    assert_eq!((status, board["status"].as_str()), (200, Some("CLOSED")));
+    let (status, body) = stack
+        .patch("/leaderboards/nope-nope", json!({"status": "FROZEN"}))
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("board_not_found"))
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn ranks_pages_over_http_and_future_results_are_refused() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = unique("pg");
+    stack
+        .post("/leaderboards", json!({"leaderboard_id": lb}))
+        .await?;
+    for i in 0..12 {
+        let (status, _) = stack
+            .post(
+                &format!("/leaderboards/{lb}/players/p{i:02}/score"),
+                json!({"new_score": i, "match_id": "m"}),
+            )
+            .await?;
+        assert_eq!(status, 200);
+    }
+    let mut players = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let q = cursor
+            .as_ref()
+            .map(|c| format!("&cursor={c}"))
+            .unwrap_or_default();
+        let (status, page) = stack
+            .get(&format!("/leaderboards/{lb}/ranks?limit=5{q}"))
+            .await?;
+        assert_eq!(status, 200, "{page}");
+        for e in page["entries"].as_array().cloned().unwrap_or_default() {
+            players.push(e["player_id"].as_str().unwrap_or_default().to_owned());
+        }
+        cursor = page["next_cursor"].as_str().map(str::to_owned);
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let expected: Vec<String> = (0..12).rev().map(|i| format!("p{i:02}")).collect();
+    assert_eq!(players, expected);
+    let (status, body) = stack
+        .get(&format!("/leaderboards/{lb}/ranks?limit=0"))
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_request"))
+    );
+
+    let (status, body) = stack
+        .post(
+            &format!("/leaderboards/{lb}/players/p00/score"),
+            json!({"new_score": 99, "match_id": "future", "event_ts": "2099-01-01T00:00:00Z"}),
+        )
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (422, Some("event_ts_in_future"))
+    );
+    Ok(())
+}
