@@ -114,25 +114,13 @@ async fn families_fan_out_and_the_board_list_over_http_in_a_foreign_time_zone() 
         fam["current"]["GLOBAL"]["ALL_TIME"],
         json!(format!("{game}:ranked:GLOBAL:ALL_TIME"))
     );
-    let mut listed = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let q = cursor
-            .as_ref()
-            .map(|c| format!("&cursor={c}"))
-            .unwrap_or_default();
-        let (status, page) = stack
-            .get(&format!("/leaderboards?game={game}&mode=ranked&limit=3{q}"))
-            .await?;
-        assert_eq!(status, 200, "{page}");
-        for b in page["boards"].as_array().cloned().unwrap_or_default() {
-            listed.push(b["leaderboard_id"].as_str().unwrap_or_default().to_owned());
-        }
-        cursor = page["next_cursor"].as_str().map(str::to_owned);
-        if cursor.is_none() {
-            break;
-        }
-    }
+    let mut listed = stack
+        .walk(
+            &format!("/leaderboards?game={game}&mode=ranked&limit=3"),
+            "boards",
+            "leaderboard_id",
+        )
+        .await?;
     listed.sort();
     let mut expected: Vec<String> = results
         .iter()
@@ -247,25 +235,13 @@ async fn ranks_pages_over_http_and_future_results_are_refused() -> Result<()> {
             .await?;
         assert_eq!(status, 200);
     }
-    let mut players = Vec::new();
-    let mut cursor: Option<String> = None;
-    loop {
-        let q = cursor
-            .as_ref()
-            .map(|c| format!("&cursor={c}"))
-            .unwrap_or_default();
-        let (status, page) = stack
-            .get(&format!("/leaderboards/{lb}/ranks?limit=5{q}"))
-            .await?;
-        assert_eq!(status, 200, "{page}");
-        for e in page["entries"].as_array().cloned().unwrap_or_default() {
-            players.push(e["player_id"].as_str().unwrap_or_default().to_owned());
-        }
-        cursor = page["next_cursor"].as_str().map(str::to_owned);
-        if cursor.is_none() {
-            break;
-        }
-    }
+    let players = stack
+        .walk(
+            &format!("/leaderboards/{lb}/ranks?limit=5"),
+            "entries",
+            "player_id",
+        )
+        .await?;
     let expected: Vec<String> = (0..12).rev().map(|i| format!("p{i:02}")).collect();
     assert_eq!(players, expected);
     let (status, body) = stack

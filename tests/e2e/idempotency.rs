@@ -192,6 +192,7 @@ async fn submit(
         score: crate::support::score(s),
         event_ts: None,
         want_previous_rank: false,
+        reached_at: None,
     };
     leaderboard::service::ingest::submit_score(ctx, req).await
 }

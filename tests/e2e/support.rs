@@ -230,6 +230,7 @@ impl TestEnv {
             score: score(value),
             event_ts: None,
             want_previous_rank: false,
+            reached_at: None,
         };
         ingest::submit_score(&self.ctx, req).await
     }
@@ -610,6 +611,25 @@ impl Stack {
         body: serde_json::Value,
     ) -> Result<(u16, serde_json::Value)> {
         self.call(reqwest::Method::PATCH, path, Some(body)).await
+    }
+
+    /// Follows `next_cursor` from `path` (which already has a query string) to the end,
+    /// collecting `field` of every row of the `rows` array.
+    pub async fn walk(&self, path: &str, rows: &str, field: &str) -> Result<Vec<String>> {
+        let mut out = Vec::new();
+        let mut cursor: Option<String> = None;
+        loop {
+            let q = cursor.map(|c| format!("&cursor={c}")).unwrap_or_default();
+            let (status, page) = self.get(&format!("{path}{q}")).await?;
+            anyhow::ensure!(status == 200, "GET {path}: {status} {page}");
+            for row in page[rows].as_array().into_iter().flatten() {
+                out.push(row[field].as_str().unwrap_or_default().to_owned());
+            }
+            cursor = page["next_cursor"].as_str().map(str::to_owned);
+            if cursor.is_none() {
+                return Ok(out);
+            }
+        }
     }
 
     /// Sets a player's friends in the social-graph stand-in.

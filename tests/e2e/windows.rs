@@ -180,6 +180,17 @@ async fn one_result_updates_every_window_of_both_scopes_and_a_retry_returns_the_
         env.assert_index_matches_store(&id).await;
     }
 
+    // One result has one reached-at on every board, so ties break alike everywhere.
+    let stamps: std::collections::HashSet<_> = first
+        .results
+        .iter()
+        .map(|o| match &o.outcome {
+            Outcome::Accepted { updated_at, .. } => updated_at.clone(),
+            Outcome::Refused { .. } => String::new(),
+        })
+        .collect();
+    assert_eq!(stamps.len(), 1, "{stamps:?}");
+
     let retry = env
         .submit_match(&fam, "EU", "p1", "m1", 700, None)
         .await

@@ -331,7 +331,8 @@ impl ScoreStore for DynamoScoreStore {
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
-        self.after(lb, dir, after, limit).await
+        self.nearest(lb, dir, after, ranked::Side::After, limit)
+            .await
     }
 
     #[instrument(skip(self))]

@@ -16,7 +16,7 @@ use crate::order::{Direction, RankKey};
 
 /// Which side of a key a query reads.
 #[derive(Clone, Copy)]
-enum Side {
+pub(super) enum Side {
     After,
     Before,
 }
@@ -63,7 +63,7 @@ impl DynamoScoreStore {
     }
 
     /// The `limit` keys nearest to `bound` on `side`, across all shards, nearest first.
-    async fn nearest(
+    pub(super) async fn nearest(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
@@ -89,16 +89,6 @@ impl DynamoScoreStore {
             .iter()
             .filter_map(|rk| RankKey::from_sort_key(dir, rk))
             .collect())
-    }
-
-    pub(super) async fn after(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        after: Option<&RankKey>,
-        limit: u64,
-    ) -> Result<Vec<RankKey>, StoreError> {
-        self.nearest(lb, dir, after, Side::After, limit).await
     }
 
     pub(super) async fn before(

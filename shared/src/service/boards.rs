@@ -5,7 +5,7 @@
 //! A status change reaches a warm container when its cached entry expires
 //! (`BOARD_CACHE_TTL_MS`, default 1 s); time windows close by the clock, exactly.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::hash::Hash;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -415,7 +415,7 @@ pub struct FamilyView {
     pub season: Option<SeasonView>,
     pub grace_seconds: i64,
     /// scope -> period -> board id of the window that contains now.
-    pub current: HashMap<String, HashMap<Period, LeaderboardId>>,
+    pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
 
 #[derive(Debug, Serialize)]
@@ -427,7 +427,7 @@ pub struct SeasonView {
 
 impl FamilyView {
     fn at(f: Family, now: i64) -> Self {
-        let mut current: HashMap<String, HashMap<Period, LeaderboardId>> = HashMap::new();
+        let mut current: BTreeMap<String, BTreeMap<Period, LeaderboardId>> = BTreeMap::new();
         for scope in std::iter::once(GLOBAL).chain(f.regions.iter().map(String::as_str)) {
             for period in &f.periods {
                 if let Ok(w) = window_of(*period, f.season.as_ref(), now) {

@@ -53,6 +53,9 @@ pub struct SubmitScore {
     pub event_ts: Option<i64>,
     /// Read the player's rank before the write and keep it in the receipt.
     pub want_previous_rank: bool,
+    /// The reached-at to record if the score changes; `None` means the commit time.
+    /// A fan-out gives all its boards the request's time, so ties break alike on each.
+    pub reached_at: Option<i64>,
 }
 
 impl SubmitScore {
@@ -83,6 +86,7 @@ impl SubmitScore {
             score,
             event_ts,
             want_previous_rank: false,
+            reached_at: None,
         })
     }
 }
@@ -203,10 +207,12 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
     for attempt in 0..MAX_ATTEMPTS {
         let current = ctx.store.get_standing(&req.board, &req.player).await?;
         let now = now_ms();
-        let fold = match board
-            .policy
-            .fold(current.as_ref(), req.score, &req.match_id, now)
-        {
+        let fold = match board.policy.fold(
+            current.as_ref(),
+            req.score,
+            &req.match_id,
+            req.reached_at.unwrap_or(now),
+        ) {
             Ok(fold) => fold,
             // A retry of an accepted match must replay, even if folding it again would
             // now be refused (a SUM total near the limit).

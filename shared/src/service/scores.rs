@@ -213,6 +213,7 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
                 score: m.score,
                 event_ts: Some(ts),
                 want_previous_rank: true,
+                reached_at: Some(now),
             };
             let outcome = match submit_to(ctx, &board, req).await {
                 Ok(reply) => accepted(reply),
