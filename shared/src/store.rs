@@ -151,6 +151,13 @@ pub trait ScoreStore: Send + Sync {
         limit: u64,
     ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
 
+    /// The current key of each player, `None` for players without a standing.
+    fn keys_of(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<Vec<Option<RankKey>>, StoreError>> + Send;
+
     /// How many standings rank strictly before `before` (all of them if `None`).
     fn count_before(
         &self,

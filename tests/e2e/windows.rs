@@ -15,6 +15,18 @@ use leaderboard::window::Period;
 
 use crate::support::{TestEnv, lb, player};
 
+/// A friends source with a fixed list.
+struct FixedFriends(Vec<leaderboard::ids::PlayerId>);
+
+impl leaderboard::store::FriendsSource for FixedFriends {
+    async fn friends_of(
+        &self,
+        _: &leaderboard::ids::PlayerId,
+    ) -> Result<Vec<leaderboard::ids::PlayerId>, leaderboard::error::FriendsError> {
+        Ok(self.0.clone())
+    }
+}
+
 const ALL_PERIODS: [Period; 5] = [
     Period::AllTime,
     Period::Season,
@@ -342,6 +354,15 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
         .map(|e| (e.rank, e.player_id.as_str()))
         .collect();
     assert_eq!(around, [(2, "p3"), (3, "p2"), (4, "p1")]);
+
+    // Friends too (the friend list itself comes from a fixed source here; the HTTP
+    // social graph has its own tests).
+    let friends = FixedFriends(vec![player("p1"), player("p4"), player("ghost")]);
+    let f = reads::friends_rank(&env.ctx, &friends, &id, &player("p2"), 5)
+        .await
+        .unwrap();
+    assert_eq!(serde_json::to_value(f.source).unwrap(), "dynamodb");
+    assert_eq!((f.friends_rank, f.friends_total), (Some(2), 3));
 
     // Writes are refused now, but a retry of an accepted result still gets its receipt.
     let late = env

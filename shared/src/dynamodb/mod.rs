@@ -346,6 +346,15 @@ impl ScoreStore for DynamoScoreStore {
         self.before(lb, dir, before, limit).await
     }
 
+    #[instrument(skip(self, players), fields(count = players.len()))]
+    async fn keys_of(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> Result<Vec<Option<RankKey>>, StoreError> {
+        self.batch_keys(lb, players).await
+    }
+
     #[instrument(skip(self))]
     async fn count_before(
         &self,

@@ -6,12 +6,14 @@
 //! index is unavailable; counting (rank, total) reads every key before the player, so it
 //! costs time proportional to the rank.
 
-use aws_sdk_dynamodb::types::{AttributeValue, Select};
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Select};
 use futures::future::try_join_all;
 
-use super::{DynamoScoreStore, RANK_INDEX, SHARDS};
+use super::{DynamoScoreStore, RANK_INDEX, SHARDS, StandingItem, standing_key};
 use crate::error::StoreError;
-use crate::ids::LeaderboardId;
+use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 
 /// Which side of a key a query reads.
@@ -103,6 +105,47 @@ impl DynamoScoreStore {
             .await?;
         keys.reverse();
         Ok(keys)
+    }
+
+    /// The standings of `players` by BatchGetItem (100 keys a call, unprocessed keys
+    /// retried), in the order asked.
+    pub(super) async fn batch_keys(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> Result<Vec<Option<RankKey>>, StoreError> {
+        let mut found: HashMap<String, RankKey> = HashMap::new();
+        for chunk in players.chunks(100) {
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(chunk.iter().map(|p| standing_key(lb, p)).collect()))
+                    .consistent_read(true)
+                    .build()?,
+            );
+            while let Some(keys) = pending.take() {
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, keys)
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::sdk("BatchGetItem(standings)", e))?;
+                for item in out
+                    .responses
+                    .and_then(|mut r| r.remove(&self.table))
+                    .unwrap_or_default()
+                {
+                    let s: StandingItem = serde_dynamo::from_item(item)?;
+                    let key = s.index_entry().key;
+                    found.insert(key.player.clone(), key);
+                }
+                pending = out
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .filter(|k| !k.keys().is_empty());
+            }
+        }
+        Ok(players.iter().map(|p| found.remove(p.as_str())).collect())
     }
 
     pub(super) async fn count(

@@ -360,10 +360,16 @@ pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     player: &PlayerId,
     k: u64,
 ) -> Result<FriendsReply, ServiceError> {
-    let dir = ctx.boards.get(&ctx.store, lb).await?.policy.direction();
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let dir = board.policy.direction();
     let mut group = friends.friends_of(player).await?;
     group.push(player.clone());
-    let keys = ctx.index.keys_of(lb, dir, &group).await?;
+    let mut keys = ctx.index.keys_of(lb, dir, &group).await?;
+    let mut source = Source::Redis;
+    if keys.iter().all(Option::is_none) && history(&board) {
+        keys = ctx.store.keys_of(lb, &group).await?;
+        source = Source::Dynamodb;
+    }
     let (friends_rank, window) =
         place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
     let friends_total = window.total;
@@ -374,7 +380,7 @@ pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         friends_total,
         entries: entries(window.first_rank, window.keys, Some(player)),
         as_of: rfc3339_ms(now_ms()),
-        source: Source::Redis,
+        source,
     })
 }
 
