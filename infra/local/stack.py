@@ -85,7 +85,7 @@ def read_template(path):
     """Functions (name -> props), HTTP routes, and stream mappings from the template."""
     tpl = load_template(path)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
-    functions, routes, streams = {}, [], []
+    functions, routes, streams, schedules = {}, [], [], []
     for name, res in tpl.get("Resources", {}).items():
         if res.get("Type") != "AWS::Serverless::Function":
             continue
@@ -104,9 +104,11 @@ def read_template(path):
                 routes.append(Route(name, p["Method"], p["Path"], iam))
             elif ev.get("Type") == "DynamoDB":
                 streams.append({"function": name, **p})
+            elif ev.get("Type") == "Schedule":
+                schedules.append({"function": name, **p})
     # Most specific first: literal segments beat parameters (as API Gateway matches).
     routes.sort(key=lambda r: (-r.path.count("/"), r.path.count("{")))
-    return tpl, functions, routes, streams
+    return tpl, functions, routes, streams, schedules
 
 
 # --- the Lambda service ----------------------------------------------------------------
@@ -554,6 +556,26 @@ class StreamPoller:
         log("batch sent to the on-failure destination", count=len(records), file=self.dlq_path)
 
 
+# --- schedules (EventBridge rules) ----------------------------------------------------
+
+
+def rate_seconds(expression):
+    """Seconds of a `rate(N unit)` expression (cron expressions are not played)."""
+    m = re.match(r"^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$", expression.strip())
+    if not m:
+        return None
+    unit = {"minute": 60, "hour": 3600, "day": 86400}[m.group(2).rstrip("s")]
+    return int(m.group(1)) * unit
+
+
+def run_schedule(host, mapping, every, stopped):
+    payload = json.loads(mapping.get("Input") or "{}")
+    while not stopped.wait(every):
+        result, error = host.invoke(payload)
+        if error is not None:
+            log("scheduled invocation failed", function=host.name, error=error)
+
+
 # --- wiring ----------------------------------------------------------------------------
 
 
@@ -599,11 +621,12 @@ def main():
     ap.add_argument("--run-dir", default=os.path.join(ROOT, ".local", "run"))
     ap.add_argument("--redis-timeout-ms", default=os.environ.get("REDIS_TIMEOUT_MS", "200"))
     ap.add_argument("--redis-retention-seconds", type=int, default=604800)
+    ap.add_argument("--schedule-every", type=float, default=None, help="seconds; overrides every rate() schedule")
     ap.add_argument("--cursor-secret", default=os.environ.get("CURSOR_SECRET", "local-cursor-secret-not-for-production"))
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
 
-    tpl, functions, routes, streams = read_template(args.template)
+    tpl, functions, routes, streams, schedules = read_template(args.template)
     aws_env = {
         "AWS_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "local",
@@ -668,11 +691,20 @@ def main():
             p.start()
             pollers.append(p)
 
+    stopped = threading.Event()
+    for mapping in schedules:
+        every = args.schedule_every or rate_seconds(mapping.get("Schedule", ""))
+        if every:
+            threading.Thread(
+                target=run_schedule, args=(hosts[mapping["function"]], mapping, every, stopped), daemon=True
+            ).start()
+
     api = ThreadingHTTPServer(("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key))
     api.daemon_threads = True
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
 
     def shutdown(*_):
+        stopped.set()
         for p in pollers:
             p.stopped.set()
         for h in hosts.values():

@@ -70,13 +70,20 @@ impl StoreError {
     }
 }
 
-/// The Redis rank index failed, timed out or answered something unexpected.
+/// The Redis rank index failed, timed out, answered something unexpected, or does not
+/// hold the board completely.
 #[derive(Debug, Error)]
 pub enum IndexError {
     #[error("Redis command failed")]
     Redis(#[from] redis::RedisError),
     #[error("Redis did not answer within {0:?}")]
     Timeout(Duration),
+    /// Recent calls failed; calls are refused at once until the breaker's cool-down ends.
+    #[error("Redis circuit breaker is open")]
+    CircuitOpen,
+    /// The board's index is being rebuilt or is missing; its contents are not the truth.
+    #[error("the rank index of this board is not ready ({0:?})")]
+    NotReady(crate::store::Health),
     #[error("Redis returned an unexpected reply: {0}")]
     Reply(String),
 }

@@ -66,6 +66,19 @@ pub struct BoardPage {
     pub next: Option<String>,
 }
 
+/// Where a resumable rebuild of one board stands.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    /// Names this rebuild's keys in Redis (the marker's `gen`).
+    pub gen_id: String,
+    /// The next write shard to read, and where in it.
+    pub shard: u64,
+    pub after: Option<String>,
+    /// Standings loaded so far.
+    pub loaded: u64,
+    pub started_at: i64,
+}
+
 /// The source of truth: boards, families, standings and receipts.
 pub trait ScoreStore: Send + Sync {
     fn get_board(
@@ -158,6 +171,35 @@ pub trait ScoreStore: Send + Sync {
         players: &[PlayerId],
     ) -> impl Future<Output = Result<Vec<Option<RankKey>>, StoreError>> + Send;
 
+    /// Number of write shards a board's standings are spread over.
+    fn shard_count(&self) -> u64;
+
+    /// One page of the standings of one write shard, as index entries, after the
+    /// standing key `after`; the second value is where the next page starts.
+    fn standings_page(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<(Vec<IndexEntry>, Option<String>), StoreError>> + Send;
+
+    fn get_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, StoreError>> + Send;
+
+    fn put_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+        checkpoint: &Checkpoint,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    fn delete_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// How many standings rank strictly before `before` (all of them if `None`).
     fn count_before(
         &self,
@@ -178,6 +220,17 @@ pub struct IndexEntry {
     pub expire_at: Option<i64>,
 }
 
+/// Whether the index holds a board completely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Health {
+    /// Complete: reads can trust it.
+    Ready,
+    /// A rebuild is loading the board; reads must not trust the live keys yet.
+    Rebuilding,
+    /// No marker: wiped, expired, or never initialised. Needs a rebuild (unless empty).
+    Missing,
+}
+
 /// Where a player stands after an apply.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Placement {
@@ -186,6 +239,8 @@ pub struct Placement {
     /// 1-based rank of the player's current entry.
     pub rank: u64,
     pub total: u64,
+    /// The board's index health at the time: `rank` is only meaningful when Ready.
+    pub health: Health,
 }
 
 /// A slice of a board around one player.
@@ -200,6 +255,8 @@ pub struct Around {
 }
 
 /// The ranking index. Every method is one round trip; applies are version-checked.
+/// Reads of a board whose index is not [`Health::Ready`] fail with
+/// [`IndexError::NotReady`], so no caller can take a partial index for the truth.
 pub trait RankIndex: Send + Sync {
     /// Applies one standing if its version is newer, and returns the player's placement.
     fn apply(
@@ -247,6 +304,45 @@ pub trait RankIndex: Send + Sync {
         dir: Direction,
         players: &[PlayerId],
     ) -> impl Future<Output = Result<Vec<Option<RankKey>>, IndexError>> + Send;
+
+    /// Marks a new (empty) board's index complete. `expire_at`: epoch seconds, if any.
+    fn init_board(
+        &self,
+        lb: &LeaderboardId,
+        expire_at: Option<i64>,
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// The index health of each board.
+    fn health(
+        &self,
+        boards: &[LeaderboardId],
+    ) -> impl Future<Output = Result<Vec<Health>, IndexError>> + Send;
+
+    /// Starts (or, when `fresh` is false and the marker still names `gen`, resumes) a
+    /// rebuild; from now on every apply also writes the rebuild's keys. Returns true
+    /// when resuming.
+    fn begin_rebuild(
+        &self,
+        lb: &LeaderboardId,
+        gen_id: &str,
+        fresh: bool,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Loads snapshot entries into the rebuild's keys (version-checked), in one pipeline.
+    fn load(
+        &self,
+        lb: &LeaderboardId,
+        entries: &[IndexEntry],
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// Swaps the rebuild's keys in atomically and marks the board Ready; false if the
+    /// marker no longer names `gen` (wiped meanwhile: start over).
+    fn finish_rebuild(
+        &self,
+        lb: &LeaderboardId,
+        gen_id: &str,
+        expire_at: Option<i64>,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
 }
 
 /// Who a player's friends are.

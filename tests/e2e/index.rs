@@ -33,6 +33,7 @@ async fn redis_orders_ties_by_reached_at_then_player_and_keeps_extreme_scores_ex
     let env = TestEnv::new().await;
     for dir in [Direction::Desc, Direction::Asc] {
         let board = lb(&unique("order"));
+        env.ctx.index.init_board(&board, None).await.unwrap();
         for key in keys() {
             let entry = IndexEntry {
                 board: board.clone(),
@@ -67,6 +68,7 @@ async fn redis_orders_ties_by_reached_at_then_player_and_keeps_extreme_scores_ex
 async fn an_older_version_never_replaces_a_newer_one() {
     let env = TestEnv::new().await;
     let board = lb(&unique("ver"));
+    env.ctx.index.init_board(&board, None).await.unwrap();
     let entry = |s: i64, version: u64| IndexEntry {
         board: board.clone(),
         direction: Direction::Desc,

@@ -52,7 +52,7 @@ async fn replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged() {
 }
 
 #[tokio::test]
-async fn a_wiped_index_is_restored_by_the_stream_alone() {
+async fn a_wiped_index_gets_its_entries_back_from_the_stream_alone() {
     let env = TestEnv::new().await;
     let b = scripted_board(&env).await;
     env.wipe_index(&b).await;

@@ -21,7 +21,7 @@ use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
 use leaderboard::service::ingest::{IngestReply, SubmitScore};
 use leaderboard::service::scores::{self, MatchReply, MatchResult};
 use leaderboard::service::{AppContext, Context, Settings, ingest};
-use leaderboard::store::ScoreStore;
+use leaderboard::store::{RankIndex, ScoreStore};
 use leaderboard::window::Period;
 use tokio::io::{AsyncBufReadExt, BufReader};
 
@@ -160,6 +160,12 @@ impl TestEnv {
             .await
             .expect("create board");
         assert!(existing.is_none());
+        // As the boards function does for a new board: its (empty) index is complete.
+        self.ctx
+            .index
+            .init_board(&id, None)
+            .await
+            .expect("mark the index");
         id
     }
 
@@ -319,10 +325,12 @@ impl TestEnv {
     /// Deletes the board's keys from Redis (as a FLUSHALL would, for this test only).
     pub async fn wipe_index(&self, board: &LeaderboardId) {
         let (z, h) = self.ctx.index.keys(board);
+        let m = self.ctx.index.marker_key(board);
         let mut conn = self.redis.clone();
         let _: () = redis::cmd("DEL")
             .arg(&z)
             .arg(&h)
+            .arg(&m)
             .query_async(&mut conn)
             .await
             .expect("DEL");
@@ -462,6 +470,27 @@ impl OwnRedis {
             .context("start redis-server (is it installed? infra/test.sh installs it)")?;
         self.child = Some(child);
         wait_for_tcp(self.port, Duration::from_secs(10)).await
+    }
+}
+
+impl OwnRedis {
+    /// Freezes the server (SIGSTOP): connections hang, as with a stalled Redis.
+    pub fn pause(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Lets a paused server run again, with all its data.
+    pub fn resume(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, sig: &str) {
+        if let Some(c) = &self.child {
+            let _ = std::process::Command::new("kill")
+                .arg(sig)
+                .arg(c.id().to_string())
+                .status();
+        }
     }
 }
 

@@ -336,17 +336,26 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     // Past the end (no grace) plus a second for EXPIREAT's whole-second resolution.
     let wait = (end - now_ms()).max(0) as u64 + 1_200;
     tokio::time::sleep(Duration::from_millis(wait)).await;
-    let (_, total) = env.ctx.index.top(&id, Direction::Desc, 10).await.unwrap();
-    assert_eq!(total, 0, "the closed window's keys expired from Redis");
+    let expired = env.ctx.index.top(&id, Direction::Desc, 10).await;
+    assert!(
+        matches!(
+            expired,
+            Err(leaderboard::error::IndexError::NotReady(
+                leaderboard::store::Health::Missing
+            ))
+        ),
+        "the closed window's keys and marker expired from Redis: {expired:?}"
+    );
 
     let top = reads::top(&env.ctx, &id, 3).await.unwrap();
-    assert_eq!(serde_json::to_value(top.source).unwrap(), "dynamodb");
+    assert_eq!(serde_json::to_value(top.meta.source).unwrap(), "dynamodb");
+    assert!(!top.meta.degraded, "history is not a degradation");
     assert_eq!(top.total, 4);
     let players: Vec<_> = top.entries.iter().map(|e| e.player_id.as_str()).collect();
     assert_eq!(players, ["p4", "p3", "p2"]);
 
     let rank = reads::rank(&env.ctx, &id, &player("p2"), 1).await.unwrap();
-    assert_eq!(serde_json::to_value(rank.source).unwrap(), "dynamodb");
+    assert_eq!(serde_json::to_value(rank.meta.source).unwrap(), "dynamodb");
     assert_eq!((rank.rank, rank.total, rank.score), (3, 4, 101));
     let around: Vec<_> = rank
         .neighbours
@@ -361,7 +370,7 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     let f = reads::friends_rank(&env.ctx, &friends, &id, &player("p2"), 5)
         .await
         .unwrap();
-    assert_eq!(serde_json::to_value(f.source).unwrap(), "dynamodb");
+    assert_eq!(serde_json::to_value(f.meta.source).unwrap(), "dynamodb");
     assert_eq!((f.friends_rank, f.friends_total), (Some(2), 3));
 
     // Writes are refused now, but a retry of an accepted result still gets its receipt.

@@ -8,11 +8,14 @@ use leaderboard::dynamodb::DynamoScoreStore;
 use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
+use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
 use serde::Serialize;
 
 pub struct Deps {
     pub store: DynamoScoreStore,
+    /// Marks a new board's index complete.
+    pub index: RedisRankIndex,
     pub signer: CursorSigner,
 }
 
@@ -29,9 +32,9 @@ pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response
     let store = &deps.store;
     let lb = || http::path(req, "lb", LeaderboardId::parse);
     Ok(match http::route(req) {
-        "POST /leaderboards" => {
-            created(async { boards::create_board(store, http::json_body(req)?).await }.await)
-        }
+        "POST /leaderboards" => created(
+            async { boards::create_board(store, &deps.index, http::json_body(req)?).await }.await,
+        ),
         "GET /leaderboards" => {
             let result = async {
                 let q = ListQuery::parse(

@@ -5,6 +5,7 @@ mod handler;
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
 use leaderboard::cursor::CursorSigner;
+use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::dynamo_store;
 use leaderboard::telemetry;
 
@@ -14,6 +15,11 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let deps = handler::Deps {
         signer: CursorSigner::new(config.require_cursor_secret()?),
+        index: RedisRankIndex::new(
+            config.require_redis_url()?,
+            &config.redis_key_prefix,
+            config.redis_timeout,
+        )?,
         store: dynamo_store(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await

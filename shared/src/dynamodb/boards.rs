@@ -146,13 +146,19 @@ impl DynamoScoreStore {
         limit: u32,
     ) -> Result<BoardPage, StoreError> {
         let start = after.map(|sk| key(LIST_PK.into(), sk.to_owned()));
-        let out = self
+        let mut q = self
             .client
             .query()
             .table_name(&self.table)
-            .key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
-            .expression_attribute_values(":pk", AttributeValue::S(LIST_PK.into()))
-            .expression_attribute_values(":prefix", AttributeValue::S(prefix.into()))
+            .expression_attribute_values(":pk", AttributeValue::S(LIST_PK.into()));
+        // DynamoDB refuses an empty begins_with operand: no prefix, no condition on sk.
+        q = if prefix.is_empty() {
+            q.key_condition_expression("pk = :pk")
+        } else {
+            q.key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
+                .expression_attribute_values(":prefix", AttributeValue::S(prefix.into()))
+        };
+        let out = q
             .set_exclusive_start_key(start)
             .limit(limit as i32)
             .send()

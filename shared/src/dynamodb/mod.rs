@@ -7,6 +7,7 @@
 //! | family | `F#{game}#{mode}` | `FAMILY` |
 //! | standing | `S#{board}#{shard}` (shard = FNV-1a(player) % 16) | `{player}` |
 //! | receipt | `R#{board}#{player}` | `M#{match}` (with TTL attribute `expires_at`) |
+//! | rebuild checkpoint | `RB#{board}` | `REBUILD` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
@@ -17,6 +18,7 @@
 
 mod boards;
 mod ranked;
+mod rebuild;
 
 use std::collections::HashMap;
 
@@ -36,7 +38,7 @@ use crate::error::StoreError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{BoardPage, Commit, CommitOutcome, IndexEntry, Receipt, ScoreStore};
+use crate::store::{BoardPage, Checkpoint, Commit, CommitOutcome, IndexEntry, Receipt, ScoreStore};
 use crate::window::Family;
 
 pub use boards::list_key;
@@ -353,6 +355,40 @@ impl ScoreStore for DynamoScoreStore {
         players: &[PlayerId],
     ) -> Result<Vec<Option<RankKey>>, StoreError> {
         self.batch_keys(lb, players).await
+    }
+
+    fn shard_count(&self) -> u64 {
+        SHARDS
+    }
+
+    #[instrument(skip(self))]
+    async fn standings_page(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
+        self.shard_page(lb, shard, after, limit).await
+    }
+
+    #[instrument(skip(self))]
+    async fn get_checkpoint(&self, lb: &LeaderboardId) -> Result<Option<Checkpoint>, StoreError> {
+        self.checkpoint(lb).await
+    }
+
+    #[instrument(skip(self, checkpoint))]
+    async fn put_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), StoreError> {
+        self.save_checkpoint(lb, checkpoint).await
+    }
+
+    #[instrument(skip(self))]
+    async fn delete_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {
+        self.drop_checkpoint(lb).await
     }
 
     #[instrument(skip(self))]

@@ -11,26 +11,34 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
-use tracing::instrument;
+use tracing::{instrument, warn};
 
 use crate::board::{Board, BoardStatus, BoardWindow, Policy};
 use crate::cursor::CursorSigner;
 use crate::error::{DomainError, ServiceError};
 use crate::ids::LeaderboardId;
-use crate::store::ScoreStore;
+use crate::store::{RankIndex, ScoreStore};
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
 use crate::window::{Family, GLOBAL, Period, Season, parse_name, window_of};
 
-/// A small map whose entries are trusted for a fixed time.
+/// A small map whose entries are trusted for a fixed time, with a bound on its size.
 pub struct TtlCache<K, V> {
     ttl: Duration,
+    max_entries: usize,
     entries: Mutex<HashMap<K, (V, Instant)>>,
 }
 
 impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
     pub fn new(ttl: Duration) -> Self {
+        Self::bounded(ttl, 100_000)
+    }
+
+    /// At most `max_entries`: inserting past it drops the expired entries, or all of
+    /// them if none has expired (a cache, not a store).
+    pub fn bounded(ttl: Duration, max_entries: usize) -> Self {
         Self {
             ttl,
+            max_entries,
             entries: Mutex::new(HashMap::new()),
         }
     }
@@ -42,7 +50,15 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
     }
 
     pub fn put(&self, key: K, value: V) {
-        self.lock().insert(key, (value, Instant::now()));
+        let mut entries = self.lock();
+        if entries.len() >= self.max_entries {
+            let ttl = self.ttl;
+            entries.retain(|_, (_, at)| at.elapsed() < ttl);
+            if entries.len() >= self.max_entries {
+                entries.clear();
+            }
+        }
+        entries.insert(key, (value, Instant::now()));
     }
 
     pub fn forget(&self, key: &K) {
@@ -80,21 +96,9 @@ impl BoardCache {
         Ok(board)
     }
 
-    /// The board, created as `make()` describes if it does not exist yet (the boards of
-    /// a family are created by their first write).
-    pub async fn get_or_create<S: ScoreStore>(
-        &self,
-        store: &S,
-        make: impl FnOnce() -> Board,
-    ) -> Result<Board, ServiceError> {
-        let fresh = make();
-        match self.get(store, &fresh.leaderboard_id).await {
-            Err(ServiceError::BoardNotFound(_)) => {}
-            other => return other,
-        }
-        let board = store.create_board(&fresh).await?.unwrap_or(fresh);
-        self.0.put(board.leaderboard_id.clone(), board.clone());
-        Ok(board)
+    /// Remembers a definition this container just wrote.
+    pub fn put(&self, board: Board) {
+        self.0.put(board.leaderboard_id.clone(), board);
     }
 
     /// Drops a definition known to be stale.
@@ -200,9 +204,12 @@ pub enum Created<T> {
 
 /// Creates a board. Asking again with the same settings is not an error (the existing
 /// board is returned); different settings are a [`ServiceError::BoardConflict`].
-#[instrument(skip(store), fields(board = %req.leaderboard_id))]
-pub async fn create_board<S: ScoreStore>(
+/// A new board's index is marked complete (it is empty); if Redis is down then, the
+/// rebuild sweep finds the board unmarked and marks it later.
+#[instrument(skip(store, index), fields(board = %req.leaderboard_id))]
+pub async fn create_board<S: ScoreStore, I: RankIndex>(
     store: &S,
+    index: &I,
     req: CreateBoard,
 ) -> Result<Created<BoardView>, ServiceError> {
     let now = now_ms();
@@ -214,11 +221,21 @@ pub async fn create_board<S: ScoreStore>(
         window: None,
     };
     match store.create_board(&board).await? {
-        None => Ok(Created::New(BoardView::at(board, now))),
+        None => {
+            init_index(index, &board.leaderboard_id, None).await;
+            Ok(Created::New(BoardView::at(board, now)))
+        }
         Some(existing) if existing.policy == board.policy && existing.window.is_none() => {
             Ok(Created::Existing(BoardView::at(existing, now)))
         }
         Some(existing) => Err(ServiceError::BoardConflict(existing.leaderboard_id)),
+    }
+}
+
+/// Marks a board this call created as completely indexed; a failure is only logged.
+pub async fn init_index<I: RankIndex>(index: &I, lb: &LeaderboardId, expire_at: Option<i64>) {
+    if let Err(error) = index.init_board(lb, expire_at).await {
+        warn!(board = %lb, %error, "could not mark the new board's index; the rebuild sweep will");
     }
 }
 

@@ -25,7 +25,7 @@ use crate::error::{DomainError, ServiceError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{Commit, CommitOutcome, IndexEntry, RankIndex, Receipt, ScoreStore};
+use crate::store::{Commit, CommitOutcome, Health, IndexEntry, RankIndex, Receipt, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Optimistic attempts before giving up with [`ServiceError::Contention`].
@@ -334,7 +334,8 @@ async fn place<S, I: RankIndex>(
             ctx.index
                 .apply(&entry)
                 .await
-                .map(|p| Some((p.rank, p.total)))
+                // A rank from an incomplete index (wiped, rebuilding) would be wrong.
+                .map(|p| (p.health == Health::Ready).then_some((p.rank, p.total)))
         }
         None => ctx
             .index

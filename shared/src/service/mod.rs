@@ -7,6 +7,7 @@ pub mod boards;
 pub mod ingest;
 pub mod projector;
 pub mod reads;
+pub mod rebuild;
 pub mod scores;
 
 use std::time::Duration;
@@ -59,6 +60,8 @@ pub struct Context<S, I> {
     pub boards: BoardCache,
     pub families: FamilyCache,
     pub settings: Settings,
+    /// The last good answer of each read, for when Redis and DynamoDB both fail.
+    pub last_known: reads::LastKnown,
 }
 
 impl<S, I> Context<S, I> {
@@ -69,6 +72,7 @@ impl<S, I> Context<S, I> {
             store,
             index,
             settings,
+            last_known: reads::LastKnown::default(),
         }
     }
 }

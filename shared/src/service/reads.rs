@@ -1,18 +1,30 @@
-//! Ranked reads: a player's rank with neighbours, the top of a board, and a player's
-//! place among friends. Each is one Redis round trip (plus the board definition, cached
-//! per container). Replies carry `as_of` and `source`.
+//! Ranked reads: a player's rank with neighbours, the top of a board, a player's place
+//! among friends, and the whole board page by page. Each is one Redis round trip (plus
+//! the board definition, cached per container).
+//!
+//! When Redis cannot answer (down, slow, breaker open) or does not hold the board
+//! completely (wiped, rebuilding), the same read is answered from DynamoDB's
+//! rank-ordered index, flagged `degraded: true`, `source: "dynamodb"`. Closed windows
+//! whose Redis keys have expired are read from DynamoDB as a matter of course (not
+//! degraded). If DynamoDB fails too, the container's last good answer to the same read
+//! is served with `stale_ms`; with none, the error (503 with Retry-After).
+
+use std::any::Any;
+use std::sync::Arc;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use tracing::instrument;
+use tracing::{instrument, warn};
 
 use super::Context;
+use super::boards::TtlCache;
 use crate::board::{Board, BoardStatus, Policy};
 use crate::cursor::CursorSigner;
-use crate::error::{DomainError, ServiceError};
+use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{Around, FriendsSource, RankIndex, ScoreStore};
+use crate::store::{Around, FriendsSource, Health, RankIndex, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Neighbours on each side when `k` is not given.
@@ -29,14 +41,108 @@ pub const MAX_N: u64 = 1000;
 #[serde(rename_all = "lowercase")]
 pub enum Source {
     Redis,
-    /// The rank-ordered DynamoDB index: closed windows whose Redis keys have expired.
+    /// DynamoDB's rank-ordered index.
     Dynamodb,
+    /// This container's last good answer to the same read.
+    Cache,
+}
+
+/// How a reply was produced; flattened into every read reply.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Provenance {
+    pub as_of: String,
+    pub source: Source,
+    /// The normal source could not answer; this answer is correct but came another way.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub degraded: bool,
+    /// For a cached answer: how old it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_ms: Option<u64>,
+}
+
+impl Provenance {
+    fn now(source: Source, degraded: bool) -> Self {
+        Self {
+            as_of: rfc3339_ms(now_ms()),
+            source,
+            degraded,
+            stale_ms: None,
+        }
+    }
+}
+
+/// A read reply that carries its [`Provenance`].
+pub trait Answer: Clone + Send + Sync + 'static {
+    fn provenance(&mut self) -> &mut Provenance;
+}
+
+/// The last good answer of each read this container served, for when both Redis and
+/// DynamoDB fail. Bounded in size and age.
+pub struct LastKnown(TtlCache<String, (Arc<dyn Any + Send + Sync>, i64)>);
+
+/// How old a last-known answer may be.
+pub const LAST_KNOWN_TTL: Duration = Duration::from_secs(600);
+
+impl Default for LastKnown {
+    fn default() -> Self {
+        Self(TtlCache::bounded(LAST_KNOWN_TTL, 10_000))
+    }
+}
+
+impl LastKnown {
+    fn remember<T: Answer>(&self, key: String, reply: &T) {
+        self.0.put(key, (Arc::new(reply.clone()), now_ms()));
+    }
+
+    fn recall<T: Answer>(&self, key: &str) -> Option<T> {
+        let (any, at) = self.0.get(&key.to_owned())?;
+        let mut reply = any.downcast_ref::<T>()?.clone();
+        let p = reply.provenance();
+        p.source = Source::Cache;
+        p.degraded = true;
+        p.stale_ms = Some((now_ms() - at).max(0) as u64);
+        Some(reply)
+    }
+
+    /// Keeps a fresh answer, or answers from memory when the backends are unavailable.
+    fn settle<T: Answer>(
+        &self,
+        key: String,
+        result: Result<T, ServiceError>,
+    ) -> Result<T, ServiceError> {
+        match result {
+            Ok(reply) => {
+                self.remember(key, &reply);
+                Ok(reply)
+            }
+            Err(
+                e @ (ServiceError::Store(_) | ServiceError::Index(_) | ServiceError::Friends(_)),
+            ) => match self.recall(&key) {
+                Some(reply) => {
+                    warn!(error = %e, key, "backends unavailable; serving the last known answer");
+                    Ok(reply)
+                }
+                None => Err(e),
+            },
+            Err(e) => Err(e),
+        }
+    }
 }
 
 /// True for boards whose reads go to DynamoDB when Redis has nothing: closed windows
 /// (their keys expire after the retention period).
 fn history(board: &Board) -> bool {
     board.window.is_some() && board.effective_status(now_ms()) == BoardStatus::Closed
+}
+
+/// Whether falling back to DynamoDB after `err` is a degradation (it is not for a
+/// closed window whose keys expired as intended), logging it when it is.
+fn degraded_by(board: &Board, err: &IndexError) -> bool {
+    let expected = history(board) && matches!(err, IndexError::NotReady(Health::Missing));
+    if !expected {
+        warn!(board = %board.leaderboard_id, error = %err, "rank index unavailable; reading DynamoDB");
+    }
+    !expected
 }
 
 /// Parses `k` (0..=50, default 5).
@@ -63,6 +169,21 @@ pub fn parse_n(raw: Option<&str>) -> Result<u64, DomainError> {
             "must be an integer of at least 1",
         )),
     }
+}
+
+/// Default and largest page of `GET /leaderboards/{lb}/ranks`.
+pub const DEFAULT_PAGE: u64 = 100;
+pub const MAX_PAGE: u64 = 1000;
+
+/// Parses `limit` (1..=1000, default 100).
+pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else {
+        return Ok(DEFAULT_PAGE);
+    };
+    raw.parse::<u64>()
+        .ok()
+        .filter(|l| (1..=MAX_PAGE).contains(l))
+        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {MAX_PAGE}")))
 }
 
 /// One ranked row.
@@ -97,7 +218,7 @@ fn entries(first_rank: u64, keys: Vec<RankKey>, me: Option<&PlayerId>) -> Vec<En
 }
 
 /// Reply of `GET /leaderboards/{lb}/players/{p}/rank`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct RankReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
@@ -107,22 +228,22 @@ pub struct RankReply {
     pub updated_at: String,
     /// Up to k rows above and k below, the player's own row included and flagged.
     pub neighbours: Vec<Entry>,
-    pub as_of: String,
-    pub source: Source,
+    #[serde(flatten)]
+    pub meta: Provenance,
 }
 
 /// Reply of `GET /leaderboards/{lb}/top`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct TopReply {
     pub leaderboard_id: LeaderboardId,
     pub total: u64,
     pub entries: Vec<Entry>,
-    pub as_of: String,
-    pub source: Source,
+    #[serde(flatten)]
+    pub meta: Provenance,
 }
 
 /// Reply of `GET /leaderboards/{lb}/players/{p}/friends-rank`.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FriendsReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
@@ -133,13 +254,47 @@ pub struct FriendsReply {
     /// k rows around the player, or the group's top 2k+1 if the player has no score.
     /// `rank` in these rows is the place within the group.
     pub entries: Vec<Entry>,
-    pub as_of: String,
-    pub source: Source,
+    #[serde(flatten)]
+    pub meta: Provenance,
 }
+
+/// Reply of `GET /leaderboards/{lb}/ranks`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageReply {
+    pub leaderboard_id: LeaderboardId,
+    pub total: u64,
+    pub entries: Vec<Entry>,
+    /// Pass back as `cursor` for the next page; `null` after the last page.
+    pub next_cursor: Option<String>,
+    #[serde(flatten)]
+    pub meta: Provenance,
+}
+
+macro_rules! answer {
+    ($($t:ty),*) => {$(
+        impl Answer for $t {
+            fn provenance(&mut self) -> &mut Provenance {
+                &mut self.meta
+            }
+        }
+    )*};
+}
+answer!(RankReply, TopReply, FriendsReply, PageReply);
 
 /// The player's rank, score and up to `k` neighbours on each side.
 #[instrument(skip(ctx))]
 pub async fn rank<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<RankReply, ServiceError> {
+    let result = rank_fresh(ctx, lb, player, k).await;
+    ctx.last_known
+        .settle(format!("rank|{lb}|{player}|{k}"), result)
+}
+
+async fn rank_fresh<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     player: &PlayerId,
@@ -151,14 +306,19 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
         lb: lb.clone(),
         player: player.clone(),
     };
-    let (around, source) = match ctx.index.around(lb, dir, player, k).await? {
-        Some(a) => (a, Source::Redis),
-        None if history(&board) => {
-            let around = around_from_store(&ctx.store, lb, dir, player, k).await?;
-            (around.ok_or_else(not_ranked)?, Source::Dynamodb)
-        }
-        None => return Err(not_ranked()),
+    let (around, meta) = match ctx.index.around(lb, dir, player, k).await {
+        Ok(Some(a)) => (Some(a), Provenance::now(Source::Redis, false)),
+        Ok(None) if !history(&board) => return Err(not_ranked()),
+        Ok(None) => (
+            around_from_store(&ctx.store, lb, dir, player, k).await?,
+            Provenance::now(Source::Dynamodb, false),
+        ),
+        Err(e) => (
+            around_from_store(&ctx.store, lb, dir, player, k).await?,
+            Provenance::now(Source::Dynamodb, degraded_by(&board, &e)),
+        ),
     };
+    let around = around.ok_or_else(not_ranked)?;
     let neighbours = entries(around.first_rank, around.entries, Some(player));
     let me = neighbours
         .iter()
@@ -171,8 +331,7 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
         rank: around.rank,
         total: around.total,
         updated_at: me.updated_at.clone(),
-        as_of: rfc3339_ms(now_ms()),
-        source,
+        meta,
         neighbours,
     })
 }
@@ -216,39 +375,35 @@ pub async fn top<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     n: u64,
 ) -> Result<TopReply, ServiceError> {
+    let result = top_fresh(ctx, lb, n).await;
+    ctx.last_known.settle(format!("top|{lb}|{n}"), result)
+}
+
+async fn top_fresh<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    n: u64,
+) -> Result<TopReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
-    let (mut keys, mut total) = ctx.index.top(lb, dir, n).await?;
-    let mut source = Source::Redis;
-    if total == 0 && history(&board) {
-        (keys, total) = futures::try_join!(
+    let from_store = async |degraded| {
+        let (keys, total) = futures::try_join!(
             ctx.store.ranked_after(lb, dir, None, n),
             ctx.store.count_before(lb, dir, None),
         )?;
-        source = Source::Dynamodb;
-    }
+        Ok::<_, ServiceError>((keys, total, Provenance::now(Source::Dynamodb, degraded)))
+    };
+    let (keys, total, meta) = match ctx.index.top(lb, dir, n).await {
+        Ok((_, 0)) if history(&board) => from_store(false).await?,
+        Ok((keys, total)) => (keys, total, Provenance::now(Source::Redis, false)),
+        Err(e) => from_store(degraded_by(&board, &e)).await?,
+    };
     Ok(TopReply {
         leaderboard_id: lb.clone(),
         total,
         entries: entries(1, keys, None),
-        as_of: rfc3339_ms(now_ms()),
-        source,
+        meta,
     })
-}
-
-/// Default and largest page of `GET /leaderboards/{lb}/ranks`.
-pub const DEFAULT_PAGE: u64 = 100;
-pub const MAX_PAGE: u64 = 1000;
-
-/// Parses `limit` (1..=1000, default 100).
-pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
-    let Some(raw) = raw else {
-        return Ok(DEFAULT_PAGE);
-    };
-    raw.parse::<u64>()
-        .ok()
-        .filter(|l| (1..=MAX_PAGE).contains(l))
-        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {MAX_PAGE}")))
 }
 
 /// How far before a walk's start a standing may have been reached and still land in
@@ -264,18 +419,6 @@ struct PageCursor {
     since: i64,
 }
 
-/// Reply of `GET /leaderboards/{lb}/ranks`.
-#[derive(Debug, Serialize)]
-pub struct PageReply {
-    pub leaderboard_id: LeaderboardId,
-    pub total: u64,
-    pub entries: Vec<Entry>,
-    /// Pass back as `cursor` for the next page; `null` after the last page.
-    pub next_cursor: Option<String>,
-    pub as_of: String,
-    pub source: Source,
-}
-
 /// One page of the whole board in rank order, by keyset: each page starts strictly
 /// after the last key of the previous one, so concurrent writes never shift a walk.
 /// A walk returns each player at most once: on boards where a score can get worse
@@ -285,6 +428,18 @@ pub struct PageReply {
 /// returned at their earlier place.
 #[instrument(skip(ctx, signer, cursor))]
 pub async fn ranks<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    signer: &CursorSigner,
+    lb: &LeaderboardId,
+    cursor: Option<&str>,
+    limit: u64,
+) -> Result<PageReply, ServiceError> {
+    let result = ranks_fresh(ctx, signer, lb, cursor, limit).await;
+    let key = format!("ranks|{lb}|{}|{limit}", cursor.unwrap_or_default());
+    ctx.last_known.settle(key, result)
+}
+
+async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
@@ -307,24 +462,37 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
         })
         .transpose()?;
     let since = cursor.as_ref().map_or(now, |c| c.since);
-    let (mut first, mut keys, mut total) = ctx.index.page(lb, dir, after.as_ref(), limit).await?;
-    let mut source = Source::Redis;
-    let mut more = first + (keys.len() as u64) < total;
-    if total == 0 && history(&board) {
-        keys = ctx
+    let from_store = async |degraded| {
+        let keys = ctx
             .store
             .ranked_after(lb, dir, after.as_ref(), limit)
             .await?;
-        (first, total) = match keys.first() {
+        let (first, total) = match keys.first() {
             Some(k) => futures::try_join!(
                 ctx.store.count_before(lb, dir, Some(k)),
                 ctx.store.count_before(lb, dir, None),
             )?,
             None => (0, 0),
         };
-        more = keys.len() as u64 == limit;
-        source = Source::Dynamodb;
-    }
+        let more = keys.len() as u64 == limit;
+        let meta = Provenance::now(Source::Dynamodb, degraded);
+        Ok::<_, ServiceError>((first, keys, total, more, meta))
+    };
+    let (first, keys, total, more, meta) =
+        match ctx.index.page(lb, dir, after.as_ref(), limit).await {
+            Ok((_, _, 0)) if history(&board) => from_store(false).await?,
+            Ok((first, keys, total)) => {
+                let more = first + (keys.len() as u64) < total;
+                (
+                    first,
+                    keys,
+                    total,
+                    more,
+                    Provenance::now(Source::Redis, false),
+                )
+            }
+            Err(e) => from_store(degraded_by(&board, &e)).await?,
+        };
     let next_cursor = keys.last().filter(|_| more).map(|k| {
         let c = PageCursor {
             score: k.score.get(),
@@ -346,8 +514,7 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
         total,
         entries,
         next_cursor,
-        as_of: rfc3339_ms(now),
-        source,
+        meta,
     })
 }
 
@@ -360,27 +527,42 @@ pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     player: &PlayerId,
     k: u64,
 ) -> Result<FriendsReply, ServiceError> {
+    let result = friends_fresh(ctx, friends, lb, player, k).await;
+    ctx.last_known
+        .settle(format!("friends|{lb}|{player}|{k}"), result)
+}
+
+async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
+    ctx: &Context<S, I>,
+    friends: &F,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<FriendsReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
     let mut group = friends.friends_of(player).await?;
     group.push(player.clone());
-    let mut keys = ctx.index.keys_of(lb, dir, &group).await?;
-    let mut source = Source::Redis;
-    if keys.iter().all(Option::is_none) && history(&board) {
-        keys = ctx.store.keys_of(lb, &group).await?;
-        source = Source::Dynamodb;
-    }
+    let (keys, meta) = match ctx.index.keys_of(lb, dir, &group).await {
+        Ok(keys) if keys.iter().all(Option::is_none) && history(&board) => (
+            ctx.store.keys_of(lb, &group).await?,
+            Provenance::now(Source::Dynamodb, false),
+        ),
+        Ok(keys) => (keys, Provenance::now(Source::Redis, false)),
+        Err(e) => (
+            ctx.store.keys_of(lb, &group).await?,
+            Provenance::now(Source::Dynamodb, degraded_by(&board, &e)),
+        ),
+    };
     let (friends_rank, window) =
         place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
-    let friends_total = window.total;
     Ok(FriendsReply {
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
         friends_rank,
-        friends_total,
+        friends_total: window.total,
         entries: entries(window.first_rank, window.keys, Some(player)),
-        as_of: rfc3339_ms(now_ms()),
-        source,
+        meta,
     })
 }
 

@@ -13,8 +13,9 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::Context;
-use super::boards::family_board;
+use super::boards::{family_board, init_index};
 use super::ingest::{IngestReply, SubmitScore, check_event_ts, submit_to};
+use crate::board::Board;
 use crate::error::{DomainError, ServiceError};
 use crate::http::status_and_code;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -141,6 +142,29 @@ fn refused(err: &ServiceError) -> Outcome {
     }
 }
 
+/// The board, created (and its index marked complete) if this is its first write.
+async fn ensure_board<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    fresh: Board,
+) -> Result<Board, ServiceError> {
+    match ctx.boards.get(&ctx.store, &fresh.leaderboard_id).await {
+        Err(ServiceError::BoardNotFound(_)) => {}
+        other => return other,
+    }
+    let board = match ctx.store.create_board(&fresh).await? {
+        Some(existing) => existing,
+        None => {
+            let expire_at = fresh
+                .closes_at()
+                .map(|at| (at + ctx.settings.redis_retention.as_millis() as i64) / 1000);
+            init_index(&ctx.index, &fresh.leaderboard_id, expire_at).await;
+            fresh
+        }
+    };
+    ctx.boards.put(board.clone());
+    Ok(board)
+}
+
 /// Applies one match result to every window of its family.
 #[instrument(skip(ctx), fields(game = %m.game, mode = %m.mode, player = %m.player, match_id = %m.match_id))]
 pub async fn submit_match<S: ScoreStore, I: RankIndex>(
@@ -202,9 +226,7 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
                     Err(e) => return Err(e),
                 }
             } else {
-                ctx.boards
-                    .get_or_create(&ctx.store, || family_board(family, scope, window, now))
-                    .await?
+                ensure_board(ctx, family_board(family, scope, window, now)).await?
             };
             let req = SubmitScore {
                 board: lb.clone(),

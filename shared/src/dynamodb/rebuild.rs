@@ -1,0 +1,106 @@
+//! What a rebuild reads and writes in the table: pages of a shard's standings and the
+//! per-board checkpoint that makes a rebuild resumable.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
+
+use super::{DynamoScoreStore, StandingItem, key};
+use crate::error::StoreError;
+use crate::ids::LeaderboardId;
+use crate::store::{Checkpoint, IndexEntry};
+
+#[derive(Debug, Serialize, Deserialize)]
+struct CheckpointItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    checkpoint: Checkpoint,
+}
+
+fn checkpoint_key(lb: &LeaderboardId) -> (String, String) {
+    (format!("RB#{lb}"), "REBUILD".to_owned())
+}
+
+impl DynamoScoreStore {
+    pub(super) async fn shard_page(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
+        let pk = format!("S#{lb}#{shard:02}");
+        let start = after.map(|sk| key(pk.clone(), sk.to_owned()));
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(pk))
+            .set_exclusive_start_key(start)
+            .consistent_read(true)
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(standings)", e))?;
+        let next = out
+            .last_evaluated_key()
+            .and_then(|k| k.get("sk"))
+            .and_then(|v| v.as_s().ok())
+            .cloned();
+        let entries = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| serde_dynamo::from_item::<_, StandingItem>(item).map(|s| s.index_entry()))
+            .collect::<Result<_, _>>()?;
+        Ok((entries, next))
+    }
+
+    pub(super) async fn checkpoint(
+        &self,
+        lb: &LeaderboardId,
+    ) -> Result<Option<Checkpoint>, StoreError> {
+        let (pk, sk) = checkpoint_key(lb);
+        let item = self.get_item(key(pk, sk), "GetItem(checkpoint)").await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, CheckpointItem>(item)?.checkpoint),
+            None => None,
+        })
+    }
+
+    pub(super) async fn save_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+        checkpoint: &Checkpoint,
+    ) -> Result<(), StoreError> {
+        let (pk, sk) = checkpoint_key(lb);
+        let item = CheckpointItem {
+            pk,
+            sk,
+            kind: "checkpoint".into(),
+            checkpoint: checkpoint.clone(),
+        };
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(serde_dynamo::to_item(item)?))
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("PutItem(checkpoint)", e))?;
+        Ok(())
+    }
+
+    pub(super) async fn drop_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {
+        let (pk, sk) = checkpoint_key(lb);
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("DeleteItem(checkpoint)", e))?;
+        Ok(())
+    }
+}

@@ -1,0 +1,485 @@
+//! `RedisRankIndex`: the rank index in Redis, one sorted set and one hash per board, plus
+//! a marker that says whether the index holds the board completely.
+//!
+//! Keys: `{prefix}lb:{<board>}:z` (sorted set, see [`crate::order`] for the encoding),
+//! `:h` (hash: player -> `version|zscore|member`), `:m` (marker), and `:tz`/`:th` (a
+//! rebuild's keys). All share the `{<board>}` hash tag, so a board lives in one Redis
+//! Cluster slot and every script touches one slot only. See [`scripts`] for the scripts.
+//!
+//! Every call is one round trip bounded by the configured timeout. The connection is
+//! opened on first use (not at cold start) and re-established by the connection manager.
+//! A circuit breaker stops a dead Redis from costing every request its full timeout:
+//! after [`BREAKER_THRESHOLD`] consecutive connection failures or timeouts, calls fail at
+//! once for [`BREAKER_COOLDOWN`], then one call probes again.
+
+mod scripts;
+
+use std::future::Future;
+use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
+use std::time::Duration;
+
+use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::{RedisResult, Script, ScriptInvocation};
+use tokio::sync::OnceCell;
+use tracing::{instrument, warn};
+
+use crate::error::IndexError;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::store::{Around, Health, IndexEntry, Placement, RankIndex};
+use crate::time::now_ms;
+
+/// Consecutive failures that open the breaker.
+pub const BREAKER_THRESHOLD: u32 = 3;
+/// How long an open breaker refuses calls.
+pub const BREAKER_COOLDOWN: Duration = Duration::from_millis(1_000);
+
+/// Counts consecutive failures and refuses calls while open.
+#[derive(Default)]
+struct Breaker {
+    failures: AtomicU32,
+    open_until_ms: AtomicI64,
+}
+
+impl Breaker {
+    fn check(&self) -> Result<(), IndexError> {
+        if now_ms() < self.open_until_ms.load(Ordering::Relaxed) {
+            return Err(IndexError::CircuitOpen);
+        }
+        Ok(())
+    }
+
+    /// Counts an outage (timeout, refused or dropped connection) or resets on anything
+    /// else: a Redis that answers, even with an error, is up.
+    fn record(&self, outage: bool) {
+        if !outage {
+            self.failures.store(0, Ordering::Relaxed);
+            return;
+        }
+        if self.failures.fetch_add(1, Ordering::Relaxed) + 1 >= BREAKER_THRESHOLD {
+            self.failures.store(0, Ordering::Relaxed);
+            let until = now_ms() + BREAKER_COOLDOWN.as_millis() as i64;
+            self.open_until_ms.store(until, Ordering::Relaxed);
+            warn!(
+                cooldown_ms = BREAKER_COOLDOWN.as_millis() as u64,
+                "Redis circuit breaker opened"
+            );
+        }
+    }
+}
+
+/// The keys of one board.
+struct BoardKeys {
+    z: String,
+    h: String,
+    m: String,
+    tz: String,
+    th: String,
+}
+
+/// The Redis adapter of [`RankIndex`].
+pub struct RedisRankIndex {
+    client: redis::Client,
+    conn: OnceCell<ConnectionManager>,
+    prefix: String,
+    timeout: Duration,
+    breaker: Breaker,
+    apply: Script,
+    load: Script,
+    around: Script,
+    page: Script,
+    begin: Script,
+    finish: Script,
+    init: Script,
+}
+
+fn health_of(state: &str) -> Health {
+    match state {
+        "ok" => Health::Ready,
+        "rebuilding" => Health::Rebuilding,
+        _ => Health::Missing,
+    }
+}
+
+/// Reads may only use a board whose marker says it is complete.
+fn ready(state: &str) -> Result<(), IndexError> {
+    match health_of(state) {
+        Health::Ready => Ok(()),
+        other => Err(IndexError::NotReady(other)),
+    }
+}
+
+fn reply_err(what: &str) -> IndexError {
+    IndexError::Reply(what.to_owned())
+}
+
+fn decode_entries(dir: Direction, flat: Vec<(String, f64)>) -> Result<Vec<RankKey>, IndexError> {
+    flat.into_iter()
+        .map(|(member, z)| {
+            RankKey::from_entry(dir, &member, z).ok_or_else(|| reply_err("undecodable member"))
+        })
+        .collect()
+}
+
+/// Parses a hash value `version|zscore|member` into its key.
+fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> {
+    let mut parts = value.splitn(3, '|');
+    let _version = parts.next()?;
+    let zscore: f64 = parts.next()?.parse().ok()?;
+    RankKey::from_entry(dir, parts.next()?, zscore)
+}
+
+impl RedisRankIndex {
+    /// Parses the URL; connects lazily on first use. `prefix` is prepended to every key
+    /// (tests use it to isolate themselves); `timeout` bounds every call.
+    pub fn new(url: &str, prefix: &str, timeout: Duration) -> Result<Self, IndexError> {
+        Ok(Self {
+            client: redis::Client::open(url)?,
+            conn: OnceCell::new(),
+            prefix: prefix.to_owned(),
+            timeout,
+            breaker: Breaker::default(),
+            apply: Script::new(scripts::APPLY),
+            load: Script::new(scripts::LOAD),
+            around: Script::new(scripts::AROUND),
+            page: Script::new(scripts::PAGE),
+            begin: Script::new(scripts::BEGIN),
+            finish: Script::new(scripts::FINISH),
+            init: Script::new(scripts::INIT),
+        })
+    }
+
+    /// The live sorted-set and hash keys of a board.
+    pub fn keys(&self, lb: &LeaderboardId) -> (String, String) {
+        let k = self.board_keys(lb);
+        (k.z, k.h)
+    }
+
+    /// The marker key of a board.
+    pub fn marker_key(&self, lb: &LeaderboardId) -> String {
+        self.board_keys(lb).m
+    }
+
+    fn board_keys(&self, lb: &LeaderboardId) -> BoardKeys {
+        let base = format!("{}lb:{{{lb}}}", self.prefix);
+        BoardKeys {
+            z: format!("{base}:z"),
+            h: format!("{base}:h"),
+            m: format!("{base}:m"),
+            tz: format!("{base}:tz"),
+            th: format!("{base}:th"),
+        }
+    }
+
+    async fn conn(&self) -> Result<ConnectionManager, IndexError> {
+        let config = ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(self.timeout))
+            .set_response_timeout(Some(self.timeout))
+            .set_number_of_retries(1);
+        let conn = self
+            .bounded(self.conn.get_or_try_init(|| {
+                ConnectionManager::new_with_config(self.client.clone(), config)
+            }))
+            .await?;
+        Ok(conn.clone())
+    }
+
+    /// Runs one exchange within the timeout and through the breaker, keeping Redis' own
+    /// error (so callers can react to NOSCRIPT).
+    async fn within<T>(
+        &self,
+        fut: impl Future<Output = RedisResult<T>>,
+    ) -> Result<RedisResult<T>, IndexError> {
+        self.breaker.check()?;
+        let res = tokio::time::timeout(self.timeout, fut).await;
+        let outage = match &res {
+            Err(_) => true,
+            Ok(Err(e)) => {
+                e.is_io_error()
+                    || e.is_connection_dropped()
+                    || e.is_connection_refusal()
+                    || e.is_timeout()
+            }
+            Ok(Ok(_)) => false,
+        };
+        self.breaker.record(outage);
+        res.map_err(|_| IndexError::Timeout(self.timeout))
+    }
+
+    /// Runs one exchange within the timeout and through the breaker.
+    async fn bounded<T>(&self, fut: impl Future<Output = RedisResult<T>>) -> Result<T, IndexError> {
+        Ok(self.within(fut).await??)
+    }
+
+    /// A script invocation, through the breaker and the timeout.
+    async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        inv: &ScriptInvocation<'_>,
+    ) -> Result<T, IndexError> {
+        let mut conn = self.conn().await?;
+        self.bounded(inv.invoke_async(&mut conn)).await
+    }
+
+    /// A pipeline of script invocations; a server that forgot the script (restart,
+    /// flush) gets it loaded and the pipeline run again, which is harmless because every
+    /// script here is version-checked or idempotent.
+    async fn pipeline_scripts<T: redis::FromRedisValue>(
+        &self,
+        script: &Script,
+        pipe: &redis::Pipeline,
+    ) -> Result<T, IndexError> {
+        let mut conn = self.conn().await?;
+        match self.within(pipe.query_async(&mut conn)).await? {
+            Ok(r) => Ok(r),
+            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
+                self.bounded(script.load_async(&mut conn)).await?;
+                self.bounded(pipe.query_async(&mut conn)).await
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn apply_invocation<'a>(
+        &'a self,
+        script: &'a Script,
+        keys: &[&str],
+        entry: &IndexEntry,
+        want_rank: bool,
+    ) -> ScriptInvocation<'a> {
+        let mut inv = script.prepare_invoke();
+        for k in keys {
+            inv.key(*k);
+        }
+        inv.arg(&entry.key.player)
+            .arg(entry.version)
+            .arg(entry.key.zscore(entry.direction))
+            .arg(entry.key.member())
+            .arg(if want_rank { "1" } else { "0" })
+            .arg(entry.expire_at.unwrap_or(0));
+        inv
+    }
+}
+
+impl RankIndex for RedisRankIndex {
+    #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
+    async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
+        let k = self.board_keys(&entry.board);
+        let inv =
+            self.apply_invocation(&self.apply, &[&k.z, &k.h, &k.m, &k.tz, &k.th], entry, true);
+        let (applied, state, rank, total): (u8, String, u64, u64) = self.invoke(&inv).await?;
+        Ok(Placement {
+            applied: applied == 1,
+            rank: rank + 1,
+            total,
+            health: health_of(&state),
+        })
+    }
+
+    #[instrument(skip_all, fields(count = entries.len()))]
+    async fn apply_many(&self, entries: &[IndexEntry]) -> Result<Vec<bool>, IndexError> {
+        if entries.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for entry in entries {
+            let k = self.board_keys(&entry.board);
+            pipe.invoke_script(&self.apply_invocation(
+                &self.apply,
+                &[&k.z, &k.h, &k.m, &k.tz, &k.th],
+                entry,
+                false,
+            ));
+        }
+        let replies: Vec<(u8, String)> = self.pipeline_scripts(&self.apply, &pipe).await?;
+        Ok(replies.into_iter().map(|(a, _)| a == 1).collect())
+    }
+
+    #[instrument(skip(self))]
+    async fn around(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        player: &PlayerId,
+        k: u64,
+    ) -> Result<Option<Around>, IndexError> {
+        let keys = self.board_keys(lb);
+        let mut inv = self.around.prepare_invoke();
+        inv.key(&keys.z)
+            .key(&keys.h)
+            .key(&keys.m)
+            .arg(player.as_str())
+            .arg(k);
+        let (state, rank, total, lo, flat): (String, i64, u64, u64, Vec<(String, f64)>) =
+            self.invoke(&inv).await?;
+        ready(&state)?;
+        if rank < 0 {
+            return Ok(None);
+        }
+        Ok(Some(Around {
+            rank: rank as u64 + 1,
+            total,
+            first_rank: lo + 1,
+            entries: decode_entries(dir, flat)?,
+        }))
+    }
+
+    #[instrument(skip(self))]
+    async fn top(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        n: u64,
+    ) -> Result<(Vec<RankKey>, u64), IndexError> {
+        let mut conn = self.conn().await?;
+        let k = self.board_keys(lb);
+        let last = n.saturating_sub(1) as isize;
+        let (state, flat, total): (Option<String>, Vec<(String, f64)>, u64) = self
+            .bounded(
+                redis::pipe()
+                    .hget(&k.m, "state")
+                    .zrange_withscores(&k.z, 0, last)
+                    .zcard(&k.z)
+                    .query_async(&mut conn),
+            )
+            .await?;
+        ready(state.as_deref().unwrap_or_default())?;
+        Ok((decode_entries(dir, flat)?, total))
+    }
+
+    #[instrument(skip(self))]
+    async fn page(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<(u64, Vec<RankKey>, u64), IndexError> {
+        let keys = self.board_keys(lb);
+        let mut inv = self.page.prepare_invoke();
+        inv.key(&keys.z).key(&keys.m);
+        match after {
+            Some(k) => inv.arg("1").arg(k.zscore(dir)).arg(k.member()),
+            None => inv.arg("0").arg(0).arg(""),
+        };
+        inv.arg(limit);
+        let (state, pos, total, flat): (String, u64, u64, Vec<(String, f64)>) =
+            self.invoke(&inv).await?;
+        ready(&state)?;
+        Ok((pos, decode_entries(dir, flat)?, total))
+    }
+
+    #[instrument(skip(self, players), fields(count = players.len()))]
+    async fn keys_of(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        players: &[PlayerId],
+    ) -> Result<Vec<Option<RankKey>>, IndexError> {
+        let mut conn = self.conn().await?;
+        let k = self.board_keys(lb);
+        let names: Vec<&str> = players.iter().map(PlayerId::as_str).collect();
+        let mut pipe = redis::pipe();
+        pipe.hget(&k.m, "state");
+        if !names.is_empty() {
+            pipe.cmd("HMGET").arg(&k.h).arg(&names);
+        }
+        let (state, values): (Option<String>, Option<Vec<Option<String>>>) = if names.is_empty() {
+            let (state,): (Option<String>,) = self.bounded(pipe.query_async(&mut conn)).await?;
+            (state, None)
+        } else {
+            self.bounded(pipe.query_async(&mut conn)).await?
+        };
+        ready(state.as_deref().unwrap_or_default())?;
+        values
+            .unwrap_or_default()
+            .into_iter()
+            .map(|v| match v {
+                None => Ok(None),
+                Some(v) => decode_hash_value(dir, &v)
+                    .map(Some)
+                    .ok_or_else(|| reply_err("undecodable hash value")),
+            })
+            .collect()
+    }
+
+    #[instrument(skip(self))]
+    async fn init_board(
+        &self,
+        lb: &LeaderboardId,
+        expire_at: Option<i64>,
+    ) -> Result<(), IndexError> {
+        let mut inv = self.init.prepare_invoke();
+        inv.key(self.marker_key(lb)).arg(expire_at.unwrap_or(0));
+        let _set: u8 = self.invoke(&inv).await?;
+        Ok(())
+    }
+
+    #[instrument(skip_all, fields(count = boards.len()))]
+    async fn health(&self, boards: &[LeaderboardId]) -> Result<Vec<Health>, IndexError> {
+        if boards.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut conn = self.conn().await?;
+        let mut pipe = redis::pipe();
+        for lb in boards {
+            pipe.hget(self.marker_key(lb), "state");
+        }
+        let states: Vec<Option<String>> = self.bounded(pipe.query_async(&mut conn)).await?;
+        Ok(states
+            .iter()
+            .map(|s| health_of(s.as_deref().unwrap_or_default()))
+            .collect())
+    }
+
+    #[instrument(skip(self))]
+    async fn begin_rebuild(
+        &self,
+        lb: &LeaderboardId,
+        gen_id: &str,
+        fresh: bool,
+    ) -> Result<bool, IndexError> {
+        let k = self.board_keys(lb);
+        let mut inv = self.begin.prepare_invoke();
+        inv.key(&k.m)
+            .key(&k.tz)
+            .key(&k.th)
+            .arg(gen_id)
+            .arg(if fresh { "1" } else { "0" });
+        let resumed: u8 = self.invoke(&inv).await?;
+        Ok(resumed == 1)
+    }
+
+    #[instrument(skip(self, entries), fields(count = entries.len()))]
+    async fn load(&self, lb: &LeaderboardId, entries: &[IndexEntry]) -> Result<(), IndexError> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let k = self.board_keys(lb);
+        let mut pipe = redis::pipe();
+        for entry in entries {
+            pipe.invoke_script(&self.apply_invocation(&self.load, &[&k.tz, &k.th], entry, false))
+                .ignore();
+        }
+        self.pipeline_scripts::<()>(&self.load, &pipe).await
+    }
+
+    #[instrument(skip(self))]
+    async fn finish_rebuild(
+        &self,
+        lb: &LeaderboardId,
+        gen_id: &str,
+        expire_at: Option<i64>,
+    ) -> Result<bool, IndexError> {
+        let k = self.board_keys(lb);
+        let mut inv = self.finish.prepare_invoke();
+        inv.key(&k.z)
+            .key(&k.h)
+            .key(&k.m)
+            .key(&k.tz)
+            .key(&k.th)
+            .arg(gen_id)
+            .arg(expire_at.unwrap_or(0));
+        let swapped: u8 = self.invoke(&inv).await?;
+        Ok(swapped == 1)
+    }
+}

@@ -1,0 +1,210 @@
+//! Rebuilding a board's rank index from DynamoDB, exactly and resumably.
+//!
+//! 1. Mark the board `rebuilding` in Redis under a fresh generation id and record a
+//!    checkpoint in DynamoDB. From then on every apply (write-through and projector)
+//!    also writes the rebuild's keys, version-checked.
+//! 2. Read the board's standings shard by shard, page by page (strongly consistent), and
+//!    load each page into the rebuild's keys in one pipeline, version-checked, so a
+//!    snapshot row never overwrites a newer standing that an apply already put there.
+//!    The checkpoint advances after every page; when the time budget runs out the
+//!    invocation returns `in_progress` and the next one resumes from the checkpoint.
+//! 3. Swap the rebuild's keys in atomically (one script: RENAME both, marker `ok`).
+//!    Every write committed before the snapshot read its row is in the snapshot; every
+//!    write applied after step 1 is in both key sets; so the swapped-in index equals
+//!    DynamoDB, and nothing committed goes missing at the swap.
+//!
+//! If Redis is wiped during a rebuild, the swap finds another (or no) generation and
+//! refuses; the checkpoint is dropped and the next run starts over. While a board is
+//! rebuilding or unmarked, reads are served from DynamoDB, flagged degraded.
+//!
+//! `{all: true}` sweeps every board that is not closed: boards whose index is missing or
+//! whose rebuild was interrupted are rebuilt, within the same time budget.
+
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use tracing::{info, instrument, warn};
+
+use super::Context;
+use crate::error::{DomainError, ServiceError};
+use crate::ids::LeaderboardId;
+use crate::store::{Checkpoint, Health, RankIndex, ScoreStore};
+use crate::time::now_ms;
+
+/// Standings read and loaded per round trip.
+pub const PAGE: u32 = 1_000;
+
+/// Body of `POST /admin/rebuild`, and the direct/scheduled invocation's payload.
+#[derive(Debug, Default, Deserialize)]
+pub struct RebuildRequest {
+    pub leaderboard_id: Option<LeaderboardId>,
+    #[serde(default)]
+    pub all: bool,
+    /// Caps this invocation's work (ms); the Lambda deadline caps it anyway.
+    pub budget_ms: Option<u64>,
+}
+
+/// How one board's rebuild ended in this invocation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// Swapped in: the index equals DynamoDB.
+    Rebuilt,
+    /// Out of time; the next invocation resumes from the checkpoint.
+    InProgress,
+    /// Redis was wiped during the rebuild; the next invocation starts over.
+    Restarted,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardRebuild {
+    pub leaderboard_id: LeaderboardId,
+    pub outcome: Outcome,
+    /// Standings loaded by this rebuild so far (all invocations).
+    pub loaded: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RebuildReport {
+    /// True when nothing is left to do.
+    pub done: bool,
+    pub boards: Vec<BoardRebuild>,
+}
+
+/// Runs a request until done or `deadline`.
+pub async fn run<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: RebuildRequest,
+    deadline: Instant,
+) -> Result<RebuildReport, ServiceError> {
+    match (req.leaderboard_id, req.all) {
+        (Some(lb), false) => {
+            let one = rebuild_board(ctx, &lb, deadline).await?;
+            Ok(RebuildReport {
+                done: one.outcome == Outcome::Rebuilt,
+                boards: vec![one],
+            })
+        }
+        (None, true) => sweep(ctx, deadline).await,
+        _ => Err(
+            DomainError::invalid("leaderboard_id", "give either leaderboard_id or all: true")
+                .into(),
+        ),
+    }
+}
+
+fn new_generation() -> String {
+    use std::hash::{BuildHasher, RandomState};
+    format!("{}-{:x}", now_ms(), RandomState::new().hash_one(now_ms()))
+}
+
+/// Rebuilds one board, resuming its checkpoint if there is one.
+#[instrument(skip(ctx, deadline))]
+pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    deadline: Instant,
+) -> Result<BoardRebuild, ServiceError> {
+    let board = ctx
+        .store
+        .get_board(lb)
+        .await?
+        .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
+    let expire_at = board
+        .closes_at()
+        .map(|at| (at + ctx.settings.redis_retention.as_millis() as i64) / 1000);
+    let existing = ctx.store.get_checkpoint(lb).await?;
+    let mut cp = existing.clone().unwrap_or_else(|| Checkpoint {
+        gen_id: new_generation(),
+        shard: 0,
+        after: None,
+        loaded: 0,
+        started_at: now_ms(),
+    });
+    let resumed = ctx
+        .index
+        .begin_rebuild(lb, &cp.gen_id, existing.is_none())
+        .await?;
+    if !resumed {
+        // A fresh start (or the previous run's keys are gone): read everything again.
+        cp.shard = 0;
+        cp.after = None;
+        cp.loaded = 0;
+        ctx.store.put_checkpoint(lb, &cp).await?;
+    }
+    let report = |outcome, cp: &Checkpoint| BoardRebuild {
+        leaderboard_id: lb.clone(),
+        outcome,
+        loaded: cp.loaded,
+    };
+    while cp.shard < ctx.store.shard_count() {
+        if Instant::now() >= deadline {
+            info!(board = %lb, loaded = cp.loaded, shard = cp.shard, "rebuild paused at its time budget");
+            return Ok(report(Outcome::InProgress, &cp));
+        }
+        let (entries, next) = ctx
+            .store
+            .standings_page(lb, cp.shard, cp.after.as_deref(), PAGE)
+            .await?;
+        ctx.index.load(lb, &entries).await?;
+        cp.loaded += entries.len() as u64;
+        match next {
+            Some(after) => cp.after = Some(after),
+            None => {
+                cp.shard += 1;
+                cp.after = None;
+            }
+        }
+        ctx.store.put_checkpoint(lb, &cp).await?;
+    }
+    let swapped = ctx.index.finish_rebuild(lb, &cp.gen_id, expire_at).await?;
+    ctx.store.delete_checkpoint(lb).await?;
+    if !swapped {
+        warn!(board = %lb, "the index was wiped during the rebuild; starting over next time");
+        return Ok(report(Outcome::Restarted, &cp));
+    }
+    info!(board = %lb, loaded = cp.loaded, ms = now_ms() - cp.started_at, "rebuild swapped in");
+    ctx.boards.forget(lb);
+    Ok(report(Outcome::Rebuilt, &cp))
+}
+
+/// Finds every board that is not closed and whose index is missing or mid-rebuild, and
+/// rebuilds them while time remains.
+#[instrument(skip_all)]
+pub async fn sweep<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    deadline: Instant,
+) -> Result<RebuildReport, ServiceError> {
+    let mut boards = Vec::new();
+    let mut after: Option<String> = None;
+    let mut done = true;
+    loop {
+        let page = ctx.store.list_boards("", after.as_deref(), 200).await?;
+        let now = now_ms();
+        let open: Vec<LeaderboardId> = page
+            .boards
+            .iter()
+            .filter(|b| b.effective_status(now) != crate::board::BoardStatus::Closed)
+            .map(|b| b.leaderboard_id.clone())
+            .collect();
+        let health = ctx.index.health(&open).await?;
+        for (lb, h) in open.iter().zip(health) {
+            if h == Health::Ready {
+                continue;
+            }
+            if Instant::now() >= deadline {
+                done = false;
+                break;
+            }
+            warn!(board = %lb, health = ?h, "rank index not ready; rebuilding");
+            let one = rebuild_board(ctx, lb, deadline).await?;
+            done &= one.outcome == Outcome::Rebuilt;
+            boards.push(one);
+        }
+        after = page.next;
+        if after.is_none() || Instant::now() >= deadline {
+            done &= after.is_none();
+            return Ok(RebuildReport { done, boards });
+        }
+    }
+}
