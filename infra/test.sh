@@ -3,7 +3,8 @@
 # project venv: moto, cfn-lint, cargo-lambda), starts its own redis-server and DynamoDB
 # endpoint on free loopback ports (never the up stack's), lints the template, builds,
 # runs the whole test suite, and stops what it started. Safe to run twice, and while
-# infra/up.sh's stack is running.
+# infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
+# `infra/test.sh faults --success-output immediate` to see the fault tests' figures.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
 ensure_deps
@@ -44,7 +45,7 @@ export LB_TEST_BIN_DIR="$ROOT/target/debug"
 
 log "running the tests (redis :$redis_port, DynamoDB :$dynamodb_port)"
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --locked --no-fail-fast
+  cargo nextest run --workspace --locked --no-fail-fast "$@"
 else
-  cargo test --workspace --locked --no-fail-fast
+  cargo test --workspace --locked --no-fail-fast "$@"
 fi

@@ -11,10 +11,16 @@ So this runs moto's own WSGI application with two changes:
 - TransactWriteItems evaluates every condition first and writes only when all hold,
   so a cancelled transaction has nothing to roll back.
 
-Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000]
+With `--state-file`, the tables (items, indexes, streams) are saved there on SIGTERM and
+loaded at start, so the endpoint can be restarted like a real service without losing
+data (fault tests restart it mid-load). SIGKILL saves nothing, as a crash would.
+
+Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000] [--state-file PATH]
 """
 
 import argparse
+import os
+import pickle
 import signal
 import sys
 import threading
@@ -26,7 +32,7 @@ from moto.dynamodb.exceptions import (
     TransactionCanceledException,
     TransactWriteSingleOpException,
 )
-from moto.dynamodb.models import DynamoDBBackend
+from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -101,14 +107,47 @@ class Serialized:
             return list(self.app(environ, start_response))
 
 
+def save_state(path, lock):
+    """Pickles every account's and region's tables (under the request lock)."""
+    with lock:
+        state = {
+            (account, region): backend.tables
+            for account, regions in dynamodb_backends.items()
+            for region, backend in regions.items()
+            if backend.tables
+        }
+        tmp = f"{path}.tmp"
+        with open(tmp, "wb") as f:
+            pickle.dump(state, f)
+        os.replace(tmp, path)
+
+
+def load_state(path):
+    if not os.path.exists(path):
+        return
+    with open(path, "rb") as f:
+        state = pickle.load(f)  # noqa: S301 - our own file
+    for (account, region), tables in state.items():
+        dynamodb_backends[account][region].tables = tables
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--state-file", default=None)
     args = parser.parse_args()
     DynamoDBBackend.transact_write_items = transact_write_items
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     app = Serialized(DomainDispatcherApplication(create_backend_app))
+    if args.state_file:
+        load_state(args.state_file)
+
+    def stop(*_):
+        if args.state_file:
+            save_state(args.state_file, app.lock)
+        sys.exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
     run_simple(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
 
 

@@ -2,11 +2,13 @@
 //! (moto), and for the HTTP tests the functions themselves behind the API Gateway shim.
 //! `infra/test.sh` starts the shared servers; each test makes its own table and keys.
 
+mod faults;
 mod http_api;
 mod http_boards;
 mod idempotency;
 mod index;
 mod pagination;
 mod projector;
+mod resilience;
 mod support;
 mod windows;

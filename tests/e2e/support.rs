@@ -100,16 +100,20 @@ fn credentials() -> Credentials {
 }
 
 async fn aws_config() -> aws_config::SdkConfig {
+    aws_config_at(&dynamodb_url()).await
+}
+
+async fn aws_config_at(url: &str) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
-        .endpoint_url(dynamodb_url())
+        .endpoint_url(url)
         .region(aws_config::Region::new("us-east-1"))
         .credentials_provider(credentials())
         .load()
         .await
 }
 
-pub async fn dynamodb_client() -> aws_sdk_dynamodb::Client {
-    aws_sdk_dynamodb::Client::new(&aws_config().await)
+pub async fn dynamodb_client_at(url: &str) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::new(&aws_config_at(url).await)
 }
 
 async fn streams_client() -> aws_sdk_dynamodbstreams::Client {
@@ -125,20 +129,35 @@ pub struct TestEnv {
 
 impl TestEnv {
     pub async fn new() -> Self {
-        let table = unique("t");
-        let store = DynamoScoreStore::new(dynamodb_client().await, &table);
-        store.create_table().await.expect("create the test table");
-        let prefix = format!("{}:", unique("k"));
+        let env = Self::attach(
+            &redis_url(),
+            &dynamodb_url(),
+            &unique("t"),
+            &format!("{}:", unique("k")),
+        )
+        .await;
+        env.ctx
+            .store
+            .create_table()
+            .await
+            .expect("create the test table");
+        env
+    }
+
+    /// The adapters over an existing table and key prefix (e.g. a [`Stack`]'s), with a
+    /// 2 s Redis budget.
+    pub async fn attach(redis_url: &str, dynamodb_url: &str, table: &str, prefix: &str) -> Self {
+        let store = DynamoScoreStore::new(dynamodb_client_at(dynamodb_url).await, table);
         let index =
-            RedisRankIndex::new(&redis_url(), &prefix, Duration::from_secs(2)).expect("redis url");
-        let redis = redis::Client::open(redis_url())
+            RedisRankIndex::new(redis_url, prefix, Duration::from_secs(2)).expect("redis url");
+        let redis = redis::Client::open(redis_url)
             .expect("redis url")
             .get_multiplexed_async_connection()
             .await
             .expect("connect to the test redis-server");
         Self {
             ctx: Context::new(store, index, Settings::default()),
-            prefix,
+            prefix: prefix.to_owned(),
             redis,
         }
     }
@@ -361,21 +380,31 @@ impl TestEnv {
     /// Asserts that Redis holds exactly DynamoDB's standings of `board`, in the
     /// documented order, and returns how many players were compared.
     pub async fn assert_index_matches_store(&self, board: &LeaderboardId) -> usize {
+        match self.index_vs_store(board).await {
+            Ok(n) => n,
+            Err(diff) => panic!("{diff}"),
+        }
+    }
+
+    /// Compares Redis (sorted-set order and every hash entry) with DynamoDB's standings.
+    pub async fn index_vs_store(&self, board: &LeaderboardId) -> Result<usize, String> {
         let mut standings = self.standings(board).await;
-        let dir = standings.first().map(|s| s.direction);
-        standings.sort_by(|a, b| {
-            let (a, b) = (a.index_entry().key, b.index_entry().key);
-            a.cmp_in(&b, dir.unwrap_or(leaderboard::order::Direction::Desc))
-        });
+        let dir = standings
+            .first()
+            .map_or(leaderboard::order::Direction::Desc, |s| s.direction);
+        standings.sort_by(|a, b| a.index_entry().key.cmp_in(&b.index_entry().key, dir));
         let (members, hash) = self.index_snapshot(board).await;
         let expected_members: Vec<String> = standings
             .iter()
             .map(|s| s.index_entry().key.member())
             .collect();
-        assert_eq!(
-            members, expected_members,
-            "sorted-set order differs from DynamoDB"
-        );
+        if members != expected_members {
+            return Err(format!(
+                "sorted-set order differs from DynamoDB: redis {} entries, dynamodb {}",
+                members.len(),
+                expected_members.len()
+            ));
+        }
         let expected_hash: BTreeMap<String, String> = standings
             .iter()
             .map(|s| {
@@ -389,11 +418,16 @@ impl TestEnv {
                 (s.player_id.to_string(), value)
             })
             .collect();
-        assert_eq!(
-            hash, expected_hash,
-            "hash (player -> version|zscore|member) differs"
-        );
-        standings.len()
+        if hash != expected_hash {
+            let differing = expected_hash
+                .iter()
+                .filter(|(k, v)| hash.get(*k) != Some(v))
+                .count();
+            return Err(format!(
+                "hash (player -> version|zscore|member) differs for {differing} players"
+            ));
+        }
+        Ok(standings.len())
     }
 }
 
@@ -474,6 +508,15 @@ impl OwnRedis {
 }
 
 impl OwnRedis {
+    /// Kills the server (SIGKILL): its data is gone; `start` again brings an empty one
+    /// up on the same port.
+    pub fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
     /// Freezes the server (SIGSTOP): connections hang, as with a stalled Redis.
     pub fn pause(&self) {
         self.signal("-STOP");
@@ -503,6 +546,72 @@ impl Drop for OwnRedis {
     }
 }
 
+/// A DynamoDB endpoint of the test's own (`dynamodb_server.py` with a state file), for
+/// tests that stop and restart it.
+pub struct OwnDynamo {
+    pub port: u16,
+    state: PathBuf,
+    child: Option<std::process::Child>,
+}
+
+impl OwnDynamo {
+    pub async fn start_new() -> Result<Self> {
+        let mut me = Self {
+            port: free_port(),
+            state: root()
+                .join("target/e2e-run")
+                .join(format!("{}.state", unique("ddb"))),
+            child: None,
+        };
+        me.start().await?;
+        Ok(me)
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Starts it (again), loading the state a graceful stop saved.
+    pub async fn start(&mut self) -> Result<()> {
+        std::fs::create_dir_all(self.state.parent().context("state dir")?)?;
+        let python = std::env::var("LB_TEST_PYTHON")
+            .map(PathBuf::from)
+            .unwrap_or_else(|_| root().join(".venv/bin/python"));
+        let child = std::process::Command::new(python)
+            .arg(root().join("infra/local/dynamodb_server.py"))
+            .args(["--port", &self.port.to_string()])
+            .arg("--state-file")
+            .arg(&self.state)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .context("start dynamodb_server.py")?;
+        self.child = Some(child);
+        wait_for_tcp(self.port, Duration::from_secs(30)).await
+    }
+
+    /// Stops it gracefully (SIGTERM): it saves its tables first.
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = std::process::Command::new("kill")
+                .arg("-TERM")
+                .arg(c.id().to_string())
+                .status();
+            let _ = c.wait();
+        }
+    }
+}
+
+impl Drop for OwnDynamo {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_file(&self.state);
+    }
+}
+
 pub async fn wait_for_tcp(port: u16, within: Duration) -> Result<()> {
     let start = Instant::now();
     while start.elapsed() < within {
@@ -525,6 +634,22 @@ pub struct Stack {
     pub api: String,
     pub social: String,
     pub http: reqwest::Client,
+    /// The stack's own table and key prefix, to inspect its state.
+    pub table: String,
+    pub prefix: String,
+}
+
+/// How to start a [`Stack`].
+#[derive(Default)]
+pub struct StackOptions<'a> {
+    /// Another DynamoDB endpoint than the shared one (a test's own).
+    pub dynamodb_url: Option<String>,
+    /// Environment for the stack and its functions.
+    pub env: &'a [(&'a str, &'a str)],
+    /// Run `rate()` schedules (the rebuild sweep) this often, in seconds.
+    pub schedule_every: Option<f64>,
+    /// Processes per function (default 1).
+    pub workers: Option<u32>,
 }
 
 pub const API_KEY: &str = "e2e-key";
@@ -536,7 +661,24 @@ impl Stack {
 
     /// Like [`Stack::start`], with extra environment for the stack and its functions.
     pub async fn start_with(redis_url: &str, env: &[(&str, &str)]) -> Result<Self> {
+        Self::launch(
+            redis_url,
+            StackOptions {
+                env,
+                ..Default::default()
+            },
+        )
+        .await
+    }
+
+    pub async fn launch(redis_url: &str, opts: StackOptions<'_>) -> Result<Self> {
         let root = root();
+        let table = unique("t");
+        let prefix = format!("{}:", unique("k"));
+        let schedule = opts
+            .schedule_every
+            .map(|s| s.to_string())
+            .unwrap_or_else(|| "3600".into());
         let python = std::env::var("LB_TEST_PYTHON")
             .map(PathBuf::from)
             .unwrap_or_else(|_| root.join(".venv/bin/python"));
@@ -547,14 +689,18 @@ impl Stack {
         std::fs::create_dir_all(&run_dir)?;
         let mut child = tokio::process::Command::new(python)
             .arg(root.join("infra/local/stack.py"))
-            .args(["--port", "0", "--social-port", "0", "--workers", "1"])
+            .args(["--port", "0", "--social-port", "0"])
+            .arg("--workers")
+            .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
             .arg("--table")
-            .arg(unique("t"))
+            .arg(&table)
             .arg("--key-prefix")
-            .arg(format!("{}:", unique("k")))
+            .arg(&prefix)
+            .arg("--schedule-every")
+            .arg(schedule)
             .arg("--dynamodb-url")
-            .arg(dynamodb_url())
+            .arg(opts.dynamodb_url.unwrap_or_else(dynamodb_url))
             .arg("--redis-url")
             .arg(redis_url)
             .arg("--api-key")
@@ -563,7 +709,7 @@ impl Stack {
             .arg(bin_dir)
             .arg("--run-dir")
             .arg(&run_dir)
-            .envs(env.iter().copied())
+            .envs(opts.env.iter().copied())
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(run_dir.join("stack.err"))?)
             .kill_on_drop(true)
@@ -598,6 +744,8 @@ impl Stack {
             social: field("social")?,
             child,
             http: reqwest::Client::new(),
+            table,
+            prefix,
         })
     }
 

@@ -44,9 +44,16 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
     }
 
     pub fn get(&self, key: &K) -> Option<V> {
+        self.get_any(key)
+            .filter(|(_, fresh)| *fresh)
+            .map(|(v, _)| v)
+    }
+
+    /// The entry even if expired, and whether it is still fresh.
+    pub fn get_any(&self, key: &K) -> Option<(V, bool)> {
         let entries = self.lock();
         let (value, at) = entries.get(key)?;
-        (at.elapsed() < self.ttl).then(|| value.clone())
+        Some((value.clone(), at.elapsed() < self.ttl))
     }
 
     pub fn put(&self, key: K, value: V) {
@@ -79,19 +86,29 @@ impl BoardCache {
         Self(TtlCache::new(ttl))
     }
 
-    /// The board, from the cache or the store; unknown boards are not cached.
+    /// The board, from the cache or the store; unknown boards are not cached. If the
+    /// store fails, a definition cached earlier is served even past its time.
     pub async fn get<S: ScoreStore>(
         &self,
         store: &S,
         lb: &LeaderboardId,
     ) -> Result<Board, ServiceError> {
-        if let Some(board) = self.0.get(lb) {
+        let cached = self.0.get_any(lb);
+        if let Some((board, true)) = cached {
             return Ok(board);
         }
-        let board = store
-            .get_board(lb)
-            .await?
-            .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
+        let board = match store.get_board(lb).await {
+            Ok(found) => found.ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?,
+            // DynamoDB is away: an expired definition still orders reads correctly (the
+            // policy never changes), and writes fail at the commit anyway.
+            Err(e) => match cached {
+                Some((board, _)) => {
+                    warn!(board = %lb, error = %e, "serving a board definition past its cache time");
+                    return Ok(board);
+                }
+                None => return Err(e.into()),
+            },
+        };
         self.0.put(lb.clone(), board.clone());
         Ok(board)
     }

@@ -1,0 +1,314 @@
+//! Rebuilds, degraded reads and the circuit breaker, against real redis-server and
+//! DynamoDB (moto) processes.
+
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use leaderboard::board::Policy;
+use leaderboard::error::{IndexError, ServiceError};
+use leaderboard::ids::LeaderboardId;
+use leaderboard::order::Direction;
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::projector::project;
+use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
+use leaderboard::service::{Context, Settings, reads};
+use leaderboard::store::{Health, RankIndex};
+
+use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, event, free_port, player};
+
+/// `players` players with two improving writes each, through ingest.
+async fn scripted_board(env: &TestEnv, players: u64) -> LeaderboardId {
+    let b = env.board(Policy::Best).await;
+    for round in 1..=2_i64 {
+        join_all((0..players).map(|p| {
+            let b = &b;
+            async move {
+                env.submit(
+                    b,
+                    &format!("p{p:03}"),
+                    &format!("m{round}"),
+                    round * 1000 + (p as i64 * 37) % 500,
+                )
+                .await
+                .unwrap()
+            }
+        }))
+        .await;
+    }
+    b
+}
+
+fn far() -> Instant {
+    Instant::now() + Duration::from_secs(60)
+}
+
+async fn rebuild_once(
+    env: &TestEnv,
+    b: &LeaderboardId,
+    deadline: Instant,
+) -> rebuild::BoardRebuild {
+    let req = RebuildRequest {
+        leaderboard_id: Some(b.clone()),
+        ..Default::default()
+    };
+    let report = rebuild::run(&env.ctx, req, deadline).await.unwrap();
+    report.boards.into_iter().next().unwrap()
+}
+
+async fn health(env: &TestEnv, b: &LeaderboardId) -> Health {
+    env.ctx.index.health(std::slice::from_ref(b)).await.unwrap()[0]
+}
+
+#[tokio::test]
+async fn a_wiped_board_reads_degraded_from_dynamodb_until_a_rebuild_restores_it_exactly() {
+    let env = TestEnv::new().await;
+    let b = scripted_board(&env, 30).await;
+    let before = reads::top(&env.ctx, &b, 50).await.unwrap();
+    assert_eq!(serde_json::to_value(before.meta.source).unwrap(), "redis");
+
+    env.wipe_index(&b).await;
+    assert_eq!(health(&env, &b).await, Health::Missing);
+    // A write after the wipe lands in Redis, but the board is not trusted until rebuilt.
+    env.submit(&b, "late", "m1", 5).await.unwrap();
+    let degraded = reads::top(&env.ctx, &b, 50).await.unwrap();
+    assert!(degraded.meta.degraded);
+    assert_eq!(
+        serde_json::to_value(degraded.meta.source).unwrap(),
+        "dynamodb"
+    );
+    assert_eq!(degraded.total, 31);
+    let players = |r: &reads::TopReply| {
+        r.entries
+            .iter()
+            .map(|e| (e.player_id.clone(), e.score))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(players(&degraded)[..30], players(&before)[..]);
+    let rank = reads::rank(&env.ctx, &b, &player("p007"), 2).await.unwrap();
+    assert!(rank.meta.degraded);
+
+    let done = rebuild_once(&env, &b, far()).await;
+    assert_eq!((done.outcome, done.loaded), (Outcome::Rebuilt, 31));
+    assert_eq!(health(&env, &b).await, Health::Ready);
+    assert_eq!(env.assert_index_matches_store(&b).await, 31);
+    let after = reads::top(&env.ctx, &b, 50).await.unwrap();
+    assert_eq!(serde_json::to_value(after.meta.source).unwrap(), "redis");
+    assert_eq!(players(&after), players(&degraded));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_rebuild_resumes_across_invocations_while_writes_land_and_misses_none_at_the_swap() {
+    let env = TestEnv::new().await;
+    let b = scripted_board(&env, 60).await;
+    env.wipe_index(&b).await;
+    // An exhausted budget: every invocation loads one page and checkpoints.
+    let rebuilding = async {
+        let mut invocations = 0;
+        loop {
+            invocations += 1;
+            let one = rebuild_once(&env, &b, Instant::now()).await;
+            if one.outcome == Outcome::Rebuilt {
+                return invocations;
+            }
+            assert_eq!(one.outcome, Outcome::InProgress);
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    // Meanwhile players improve, through ingest with its write-through.
+    let writing = async {
+        for round in 3..=6_i64 {
+            join_all((0..60).step_by(3).map(|p| {
+                let (env, b) = (&env, &b);
+                async move {
+                    env.submit(b, &format!("p{p:03}"), &format!("m{round}"), round * 1000)
+                        .await
+                        .unwrap()
+                }
+            }))
+            .await;
+        }
+    };
+    let (invocations, ()) = tokio::join!(rebuilding, writing);
+    assert!(
+        invocations > 2,
+        "the budget forced several invocations ({invocations})"
+    );
+    // Every committed write is in the swapped-in index.
+    assert_eq!(env.assert_index_matches_store(&b).await, 60);
+    assert_eq!(health(&env, &b).await, Health::Ready);
+}
+
+#[tokio::test]
+async fn a_wipe_during_a_rebuild_makes_it_start_over_and_still_end_exact() {
+    let env = TestEnv::new().await;
+    let b = scripted_board(&env, 40).await;
+    env.wipe_index(&b).await;
+    let first = rebuild_once(&env, &b, Instant::now()).await;
+    assert_eq!(first.outcome, Outcome::InProgress);
+    // Redis loses everything mid-rebuild, the rebuild's keys included.
+    let (z, h) = env.ctx.index.keys(&b);
+    let m = env.ctx.index.marker_key(&b);
+    let mut conn = env.redis.clone();
+    let _: () = redis::cmd("DEL")
+        .arg(&z)
+        .arg(&h)
+        .arg(&m)
+        .arg(z.replace(":z", ":tz"))
+        .arg(h.replace(":h", ":th"))
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let again = rebuild_once(&env, &b, far()).await;
+    assert_eq!(
+        (again.outcome, again.loaded),
+        (Outcome::Rebuilt, 40),
+        "started over from shard 0"
+    );
+    assert_eq!(env.assert_index_matches_store(&b).await, 40);
+}
+
+#[tokio::test]
+async fn the_sweep_finds_and_rebuilds_only_the_boards_whose_index_is_missing() {
+    let env = TestEnv::new().await;
+    let wiped = scripted_board(&env, 10).await;
+    let fine = scripted_board(&env, 10).await;
+    env.wipe_index(&wiped).await;
+    let req = RebuildRequest {
+        all: true,
+        ..Default::default()
+    };
+    let report = rebuild::run(&env.ctx, req, far()).await.unwrap();
+    assert!(report.done);
+    let rebuilt: Vec<_> = report
+        .boards
+        .iter()
+        .map(|r| r.leaderboard_id.clone())
+        .collect();
+    assert_eq!(rebuilt, std::slice::from_ref(&wiped));
+    assert_eq!(health(&env, &wiped).await, Health::Ready);
+    assert_eq!(env.assert_index_matches_store(&wiped).await, 10);
+    assert_eq!(env.assert_index_matches_store(&fine).await, 10);
+}
+
+#[tokio::test]
+async fn the_same_stream_batch_three_times_out_of_order_across_a_rebuild_changes_nothing() {
+    let env = TestEnv::new().await;
+    let b = scripted_board(&env, 25).await;
+    let records = env.stream_records().await;
+    let before = env.index_snapshot(&b).await;
+    let mut rng = Rng::new(42);
+    let mut shuffled = records.clone();
+    rng.shuffle(&mut shuffled);
+    project(&env.ctx.index, &event(shuffled.clone())).await;
+    // Mid-rebuild (one page loaded), the batch again, reversed.
+    env.wipe_index(&b).await;
+    assert_eq!(
+        rebuild_once(&env, &b, Instant::now()).await.outcome,
+        Outcome::InProgress
+    );
+    let mut reversed = records.clone();
+    reversed.reverse();
+    project(&env.ctx.index, &event(reversed)).await;
+    assert_eq!(
+        rebuild_once(&env, &b, far()).await.outcome,
+        Outcome::Rebuilt
+    );
+    // And a third time after the swap.
+    project(&env.ctx.index, &event(shuffled)).await;
+    assert_eq!(env.index_snapshot(&b).await, before);
+    assert_eq!(env.assert_index_matches_store(&b).await, 25);
+}
+
+/// A context whose Redis is at `redis_url` with a 50 ms budget.
+fn context_with_redis(env: &TestEnv, redis_url: &str) -> leaderboard::service::AppContext {
+    Context::new(
+        env.ctx.store.clone(),
+        RedisRankIndex::new(redis_url, &env.prefix, Duration::from_millis(50)).unwrap(),
+        Settings::default(),
+    )
+}
+
+#[tokio::test]
+async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
+    let env = TestEnv::new().await;
+    let b = scripted_board(&env, 20).await;
+    let down = context_with_redis(&env, &format!("redis://127.0.0.1:{}", free_port()));
+    let p = player("p005");
+
+    let live_rank = reads::rank(&env.ctx, &b, &p, 3).await.unwrap();
+    let rank = reads::rank(&down, &b, &p, 3).await.unwrap();
+    assert!(rank.meta.degraded);
+    assert_eq!(
+        (rank.rank, rank.total, rank.score),
+        (live_rank.rank, live_rank.total, live_rank.score)
+    );
+    assert_eq!(rank.neighbours, live_rank.neighbours);
+
+    let live_top = reads::top(&env.ctx, &b, 7).await.unwrap();
+    let top = reads::top(&down, &b, 7).await.unwrap();
+    assert!(top.meta.degraded);
+    assert_eq!(
+        (top.total, &top.entries),
+        (live_top.total, &live_top.entries)
+    );
+
+    let signer = leaderboard::cursor::CursorSigner::new("s");
+    let live_page = reads::ranks(&env.ctx, &signer, &b, None, 6).await.unwrap();
+    let page = reads::ranks(&down, &signer, &b, None, 6).await.unwrap();
+    assert!(page.meta.degraded);
+    assert_eq!(page.entries, live_page.entries);
+    let next = reads::ranks(&down, &signer, &b, page.next_cursor.as_deref(), 6)
+        .await
+        .unwrap();
+    assert_eq!(next.entries.first().map(|e| e.rank), Some(7));
+
+    // After a few failed calls the breaker answers at once, without waiting the budget.
+    let dead = RedisRankIndex::new(
+        &format!("redis://127.0.0.1:{}", free_port()),
+        "x:",
+        Duration::from_millis(50),
+    )
+    .unwrap();
+    for _ in 0..leaderboard::redis::BREAKER_THRESHOLD {
+        assert!(dead.top(&b, Direction::Desc, 1).await.is_err());
+    }
+    assert!(matches!(
+        dead.top(&b, Direction::Desc, 1).await,
+        Err(IndexError::CircuitOpen)
+    ));
+}
+
+#[tokio::test]
+async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_age() {
+    let mut redis = OwnRedis::reserve();
+    redis.start().await.unwrap();
+    let mut dynamo = OwnDynamo::start_new().await.unwrap();
+    let env = TestEnv::attach(&redis.url(), &dynamo.url(), "faults", "k:").await;
+    env.ctx.store.create_table().await.unwrap();
+    let b = scripted_board(&env, 5).await;
+    let ctx = context_with_redis(&env, &redis.url());
+    let fresh = reads::top(&ctx, &b, 3).await.unwrap();
+    assert_eq!(serde_json::to_value(fresh.meta.source).unwrap(), "redis");
+
+    redis.pause();
+    let degraded = reads::top(&ctx, &b, 3).await.unwrap();
+    assert_eq!(
+        serde_json::to_value(degraded.meta.source).unwrap(),
+        "dynamodb"
+    );
+
+    dynamo.stop();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let stale = reads::top(&ctx, &b, 3).await.unwrap();
+    assert_eq!(serde_json::to_value(stale.meta.source).unwrap(), "cache");
+    assert!(stale.meta.degraded && stale.meta.stale_ms.is_some());
+    assert_eq!(stale.entries, fresh.entries);
+    // A read never answered before has nothing to fall back on: 503.
+    let err = reads::rank(&ctx, &b, &player("p001"), 1).await.unwrap_err();
+    assert!(
+        matches!(err, ServiceError::Store(_) | ServiceError::Index(_)),
+        "{err:?}"
+    );
+    assert_eq!(leaderboard::http::status_and_code(&err).0, 503);
+    redis.resume();
+}
