@@ -104,6 +104,8 @@ impl BoardCache {
             Err(e) => match cached {
                 Some((board, _)) => {
                     warn!(board = %lb, error = %e, "serving a board definition past its cache time");
+                    // Trust it for another period rather than wait on DynamoDB each read.
+                    self.0.put(lb.clone(), board.clone());
                     return Ok(board);
                 }
                 None => return Err(e.into()),
