@@ -31,6 +31,7 @@ log "checking formatting, the template and the local-stack scripts"
 cargo fmt --all -- --check
 cfn-lint template.yaml
 "$VENV/bin/python" -m py_compile infra/local/*.py
+(cd infra/local && "$VENV/bin/python" -m unittest -q test_stack)
 
 log "building (functions and tests)"
 cargo build --workspace --bins --tests --locked

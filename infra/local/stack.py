@@ -459,6 +459,7 @@ class StreamPoller:
         self.batch_size = int(mapping.get("BatchSize", 100))
         self.report_failures = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
         self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
+        self.bisect = bool(mapping.get("BisectBatchOnFunctionError", False))
         self.interval = interval
         self.dlq_path = os.path.join(run_dir, f"{host.name}-on-failure.jsonl")
         self.cursor = {}  # shard id -> last sequence number handed over for good
@@ -522,6 +523,13 @@ class StreamPoller:
                 continue
             attempts += 1
             self.stats["retries"] += 1
+            if error is not None and self.bisect and len(records) > 1:
+                # BisectBatchOnFunctionError: each half is retried on its own, in order,
+                # so one poison record cannot hold the good ones back.
+                mid = len(records) // 2
+                self._deliver(arn, sid, records[:mid])
+                self._deliver(arn, sid, records[mid:])
+                return
             if 0 <= self.max_retries < attempts:
                 self._discard(sid, records, error or result)
                 return
