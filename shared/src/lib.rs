@@ -5,7 +5,8 @@
 //! - [`ids`]: validated board, player and match ids;
 //! - [`score`]: scores within ±(2^53-1);
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
-//! - [`order`]: the rank order and its exact Redis sorted-set encoding.
+//! - [`order`]: the rank order and its exact Redis sorted-set encoding;
+//! - [`window`]: UTC time windows and board families.
 //!
 //! Ports and adapters:
 //! - [`store`]: the traits the use cases need;
@@ -14,9 +15,10 @@
 //! - [`social`]: `HttpFriendsSource`, the social graph.
 //!
 //! Use cases and surfaces:
-//! - [`service`]: boards, ingest, reads, projector;
+//! - [`service`]: boards and families, ingest and fan-out, reads, projector, rebuild;
 //! - [`http`]: API Gateway request helpers and the error-to-status mapping;
-//! - [`config`], [`telemetry`], [`time`], [`error`].
+//! - [`cursor`]: signed paging cursors;
+//! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
 pub mod board;
 pub mod config;
@@ -25,6 +27,7 @@ pub mod dynamodb;
 pub mod error;
 pub mod http;
 pub mod ids;
+pub mod metrics;
 pub mod order;
 pub mod redis;
 pub mod score;

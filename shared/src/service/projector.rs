@@ -2,7 +2,8 @@
 //!
 //! Only standing items (`kind = "standing"`) project; boards and receipts are skipped.
 //! A record whose image cannot be decoded is poison: retrying cannot fix it, so it is
-//! skipped with an error log and counted, never allowed to block the shard. If the index
+//! skipped with an error log and counted (the `ProjectorPoisonRecords` metric), never
+//! allowed to block the shard. If the index
 //! fails, every record of the batch that carried a standing is reported in
 //! `batch_item_failures`, and Lambda retries from the first of them; applies are
 //! absolute and version-checked, so re-applying is harmless.
@@ -104,6 +105,12 @@ pub async fn project<I: RankIndex>(
                 .collect();
         }
     }
+    crate::metrics::count(&[
+        ("ProjectorApplied", stats.applied as u64),
+        ("ProjectorStale", stats.stale as u64),
+        ("ProjectorPoisonRecords", stats.poison as u64),
+        ("ProjectorFailedRecords", stats.failed as u64),
+    ]);
     info!(
         applied = stats.applied,
         stale = stats.stale,
