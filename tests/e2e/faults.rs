@@ -163,13 +163,9 @@ async fn redis_killed_mid_load_loses_and_double_counts_nothing() -> Result<()> {
     let ((), fault) = tokio::join!(load(&stack, &board, &tally), fault);
     fault?;
     rebuild(&stack, &board).await?;
-    let env = TestEnv::attach(
-        &redis.url(),
-        &crate::support::dynamodb_url(),
-        &stack.table,
-        &stack.prefix,
-    )
-    .await;
+    let env = stack
+        .inspect(&redis.url(), &crate::support::dynamodb_url())
+        .await;
     let (players, _) = converged(&env, &board, Duration::from_secs(30)).await?;
     let recovered = restarted_at.map(|t| t.elapsed()).unwrap_or_default();
     let accepted = tally.accepted.load(Ordering::Relaxed);
@@ -218,13 +214,9 @@ async fn flushall_mid_load_is_detected_and_repaired_by_the_sweep_alone() -> Resu
     };
     let ((), fault) = tokio::join!(load(&stack, &board, &tally), fault);
     fault?;
-    let env = TestEnv::attach(
-        &redis.url(),
-        &crate::support::dynamodb_url(),
-        &stack.table,
-        &stack.prefix,
-    )
-    .await;
+    let env = stack
+        .inspect(&redis.url(), &crate::support::dynamodb_url())
+        .await;
     let (players, _) = converged(&env, &board, Duration::from_secs(30)).await?;
     // The marker says the index is whole again: reads are back on Redis.
     let (_, top) = stack.get(&format!("/leaderboards/{board}/top")).await?;
@@ -301,7 +293,7 @@ async fn a_dynamodb_restart_mid_load_answers_503_and_half_applies_nothing() -> R
         .await?;
         assert_eq!(status, 200);
     }
-    let env = TestEnv::attach(&redis.url(), &dynamo.url(), &stack.table, &stack.prefix).await;
+    let env = stack.inspect(&redis.url(), &dynamo.url()).await;
     let (players, recovered) = converged(&env, &board, Duration::from_secs(30)).await?;
     let total = total_in_dynamodb(&env, &board).await;
     println!(

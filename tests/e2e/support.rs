@@ -809,6 +809,11 @@ impl Stack {
         }
     }
 
+    /// The adapters over this stack's own table and keys, to compare its state.
+    pub async fn inspect(&self, redis_url: &str, dynamodb_url: &str) -> TestEnv {
+        TestEnv::attach(redis_url, dynamodb_url, &self.table, &self.prefix).await
+    }
+
     /// Sets a player's friends in the social-graph stand-in.
     pub async fn set_friends(&self, p: &str, friends: &[&str]) -> Result<()> {
         let resp = self

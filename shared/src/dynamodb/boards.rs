@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use serde::{Deserialize, Serialize};
 
-use super::{DynamoScoreStore, Item, board_key, key};
+use super::{DynamoScoreStore, Item, board_key, key, next_sort_key};
 use crate::board::{Board, BoardStatus};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
@@ -164,11 +164,7 @@ impl DynamoScoreStore {
             .send()
             .await
             .map_err(|e| StoreError::sdk("Query(board list)", e))?;
-        let next = out
-            .last_evaluated_key()
-            .and_then(|k| k.get("sk"))
-            .and_then(|v| v.as_s().ok())
-            .cloned();
+        let next = next_sort_key(&out);
         let boards = out
             .items
             .unwrap_or_default()

@@ -60,6 +60,14 @@ fn shard_of(player: &str) -> u64 {
     hash % SHARDS
 }
 
+/// Where the next page of a query starts: the sort key of its last evaluated item.
+fn next_sort_key(out: &aws_sdk_dynamodb::operation::query::QueryOutput) -> Option<String> {
+    out.last_evaluated_key()
+        .and_then(|k| k.get("sk"))
+        .and_then(|v| v.as_s().ok())
+        .cloned()
+}
+
 fn key(pk: String, sk: String) -> Item {
     HashMap::from([
         ("pk".into(), AttributeValue::S(pk)),

@@ -4,7 +4,7 @@
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 
-use super::{DynamoScoreStore, StandingItem, key};
+use super::{DynamoScoreStore, StandingItem, key, next_sort_key};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
 use crate::store::{Checkpoint, IndexEntry};
@@ -44,11 +44,7 @@ impl DynamoScoreStore {
             .send()
             .await
             .map_err(|e| StoreError::sdk("Query(standings)", e))?;
-        let next = out
-            .last_evaluated_key()
-            .and_then(|k| k.get("sk"))
-            .and_then(|v| v.as_s().ok())
-            .cloned();
+        let next = next_sort_key(&out);
         let entries = out
             .items
             .unwrap_or_default()
