@@ -107,19 +107,21 @@ class Serialized:
             return list(self.app(environ, start_response))
 
 
-def save_state(path, lock):
-    """Pickles every account's and region's tables (under the request lock)."""
-    with lock:
-        state = {
-            (account, region): backend.tables
-            for account, regions in dynamodb_backends.items()
-            for region, backend in regions.items()
-            if backend.tables
-        }
-        tmp = f"{path}.tmp"
-        with open(tmp, "wb") as f:
-            pickle.dump(state, f)
-        os.replace(tmp, path)
+def save_state_and_exit(path, lock):
+    """Pickles every account's and region's tables and exits while still holding the
+    request lock, so no request can be acknowledged after the snapshot was taken."""
+    lock.acquire()
+    state = {
+        (account, region): backend.tables
+        for account, regions in dynamodb_backends.items()
+        for region, backend in regions.items()
+        if backend.tables
+    }
+    tmp = f"{path}.tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(state, f)
+    os.replace(tmp, path)
+    os._exit(0)
 
 
 def load_state(path):
@@ -144,7 +146,7 @@ def main():
 
     def stop(*_):
         if args.state_file:
-            save_state(args.state_file, app.lock)
+            save_state_and_exit(args.state_file, app.lock)
         sys.exit(0)
 
     signal.signal(signal.SIGTERM, stop)
