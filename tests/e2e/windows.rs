@@ -156,15 +156,15 @@ async fn one_result_updates_every_window_of_both_scopes_and_a_retry_returns_the_
             300,
         )
         .await;
-    env.submit_match(&fam, "NA", "rival", "r1", 500, None)
+    env.submit_match(&fam, "NA", "rival", "r1", 500, Some(now))
         .await
         .unwrap();
-    env.submit_match(&fam, "EU", "p1", "m0", 100, None)
+    env.submit_match(&fam, "EU", "p1", "m0", 100, Some(now))
         .await
         .unwrap();
 
     let first = env
-        .submit_match(&fam, "EU", "p1", "m1", 700, None)
+        .submit_match(&fam, "EU", "p1", "m1", 700, Some(now))
         .await
         .unwrap();
     assert_eq!(first.results.len(), 10, "GLOBAL and EU x 5 periods");
@@ -204,7 +204,7 @@ async fn one_result_updates_every_window_of_both_scopes_and_a_retry_returns_the_
     assert_eq!(stamps.len(), 1, "{stamps:?}");
 
     let retry = env
-        .submit_match(&fam, "EU", "p1", "m1", 700, None)
+        .submit_match(&fam, "EU", "p1", "m1", 700, Some(now))
         .await
         .unwrap();
     let strip = |r: &[BoardOutcome]| -> Vec<_> {
@@ -313,7 +313,8 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     // Keys of closed windows expire at once in this test.
     env.ctx.settings.redis_retention = Duration::ZERO;
     let now = now_ms();
-    let end = now + 2_000;
+    // Long enough for the writes below even on a loaded machine.
+    let end = now + 5_000;
     let fam = env
         .family(
             Policy::Best,
