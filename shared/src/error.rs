@@ -143,3 +143,12 @@ pub enum ServiceError {
     #[error("the friends source is unavailable")]
     Friends(#[from] FriendsError),
 }
+
+/// Building a function's clients at cold start failed.
+#[derive(Debug, Error)]
+pub enum InitError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("the Redis URL is invalid")]
+    Redis(#[from] IndexError),
+}

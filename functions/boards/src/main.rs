@@ -15,11 +15,7 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let deps = handler::Deps {
         signer: CursorSigner::new(config.require_cursor_secret()?),
-        index: RedisRankIndex::new(
-            config.require_redis_url()?,
-            &config.redis_key_prefix,
-            config.redis_timeout,
-        )?,
+        index: RedisRankIndex::from_config(&config)?,
         store: dynamo_store(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await

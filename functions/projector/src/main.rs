@@ -12,10 +12,6 @@ use leaderboard::telemetry;
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let index = RedisRankIndex::new(
-        config.require_redis_url()?,
-        &config.redis_key_prefix,
-        config.redis_timeout,
-    )?;
+    let index = RedisRankIndex::from_config(&config)?;
     run(service_fn(|event| handler::handle(&index, event))).await
 }

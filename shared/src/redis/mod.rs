@@ -149,6 +149,15 @@ impl RedisRankIndex {
         })
     }
 
+    /// The index `REDIS_URL`, `REDIS_KEY_PREFIX` and `REDIS_TIMEOUT_MS` describe.
+    pub fn from_config(config: &crate::config::Config) -> Result<Self, crate::error::InitError> {
+        Ok(Self::new(
+            config.require_redis_url()?,
+            &config.redis_key_prefix,
+            config.redis_timeout,
+        )?)
+    }
+
     /// The live sorted-set and hash keys of a board.
     pub fn keys(&self, lb: &LeaderboardId) -> (String, String) {
         let k = self.board_keys(lb);

@@ -201,9 +201,7 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
     } else {
         None
     };
-    let index_expire_at = board
-        .closes_at()
-        .map(|at| (at + ctx.settings.redis_retention.as_millis() as i64) / 1000);
+    let index_expire_at = ctx.settings.index_expire_at(board);
     for attempt in 0..MAX_ATTEMPTS {
         let current = ctx.store.get_standing(&req.board, &req.player).await?;
         let now = now_ms();

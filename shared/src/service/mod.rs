@@ -14,7 +14,6 @@ use std::time::Duration;
 
 use crate::config::{Config, ConfigError};
 use crate::dynamodb::DynamoScoreStore;
-use crate::error::IndexError;
 use crate::redis::RedisRankIndex;
 use boards::{BoardCache, FamilyCache};
 
@@ -43,6 +42,14 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// Epoch second at which a board's Redis keys expire: a time window's close plus
+    /// the retention; `None` for boards that never close by time.
+    pub fn index_expire_at(&self, board: &crate::board::Board) -> Option<i64> {
+        board
+            .closes_at()
+            .map(|at| (at + self.redis_retention.as_millis() as i64) / 1000)
+    }
+
     pub fn from_config(c: &Config) -> Self {
         Self {
             receipt_ttl: c.receipt_ttl,
@@ -77,24 +84,13 @@ impl<S, I> Context<S, I> {
     }
 }
 
-/// Building the production context failed.
-#[derive(Debug, thiserror::Error)]
-pub enum InitError {
-    #[error(transparent)]
-    Config(#[from] ConfigError),
-    #[error("the Redis URL is invalid")]
-    Redis(#[from] IndexError),
-}
+pub use crate::error::InitError;
 
 impl Context<DynamoScoreStore, RedisRankIndex> {
     /// DynamoDB and Redis adapters from the environment. Opens no connection: the first
     /// request does.
     pub async fn from_config(config: &Config) -> Result<Self, InitError> {
-        let index = RedisRankIndex::new(
-            config.require_redis_url()?,
-            &config.redis_key_prefix,
-            config.redis_timeout,
-        )?;
+        let index = RedisRankIndex::from_config(config)?;
         Ok(Self::new(
             dynamo_store(config).await?,
             index,

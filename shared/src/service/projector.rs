@@ -13,7 +13,6 @@
 
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
-use serde::Deserialize;
 use tracing::{error, info, instrument};
 
 use crate::dynamodb::StandingItem;
@@ -27,20 +26,18 @@ enum Change {
     Poison(String),
 }
 
-#[derive(Deserialize)]
-struct Kind {
-    kind: Option<String>,
-}
-
 fn change_of(record: &EventRecord) -> Change {
     if !matches!(record.event_name.as_str(), "INSERT" | "MODIFY") {
         return Change::Skip;
     }
     let image = &record.change.new_image;
-    match serde_dynamo::from_item::<_, Kind>(image.clone()) {
-        Ok(Kind { kind: Some(k) }) if k == StandingItem::KIND => {}
-        Ok(_) => return Change::Skip,
-        Err(e) => return Change::Poison(e.to_string()),
+    // Looked up in place: only standings are decoded (and cloned), once each.
+    let standing = matches!(
+        image.get("kind"),
+        Some(serde_dynamo::AttributeValue::S(k)) if k == StandingItem::KIND
+    );
+    if !standing {
+        return Change::Skip;
     }
     match serde_dynamo::from_item::<_, StandingItem>(image.clone()) {
         Ok(item) => Change::Apply(item.index_entry()),

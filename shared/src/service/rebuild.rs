@@ -110,9 +110,7 @@ pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
         .get_board(lb)
         .await?
         .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
-    let expire_at = board
-        .closes_at()
-        .map(|at| (at + ctx.settings.redis_retention.as_millis() as i64) / 1000);
+    let expire_at = ctx.settings.index_expire_at(&board);
     let existing = ctx.store.get_checkpoint(lb).await?;
     let mut cp = existing.clone().unwrap_or_else(|| Checkpoint {
         gen_id: new_generation(),

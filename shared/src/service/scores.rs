@@ -154,9 +154,7 @@ async fn ensure_board<S: ScoreStore, I: RankIndex>(
     let board = match ctx.store.create_board(&fresh).await? {
         Some(existing) => existing,
         None => {
-            let expire_at = fresh
-                .closes_at()
-                .map(|at| (at + ctx.settings.redis_retention.as_millis() as i64) / 1000);
+            let expire_at = ctx.settings.index_expire_at(&fresh);
             init_index(&ctx.index, &fresh.leaderboard_id, expire_at).await;
             fresh
         }
