@@ -5,7 +5,8 @@ One process plays, on loopback:
   compiled binary, talking the Lambda Runtime API (so `lambda_runtime` runs unchanged);
 - API Gateway (HTTP API, payload format 2.0): routes read from template.yaml, requests
   turned into events, replies turned back into HTTP; routes with `Authorizer: AWS_IAM`
-  require the header `x-api-key: $LB_API_KEY` instead of SigV4;
+  require the header `x-api-key: $LB_API_KEY` instead of SigV4; a request's
+  `x-player-id` header becomes the JWT subject an authorizer would have verified;
 - the DynamoDB event source mapping: polls the table's stream and hands batches to the
   projector, honouring `batchItemFailures` (retry from the first failed record, in order),
   `MaximumRetryAttempts`, and an on-failure destination (a JSON-lines file);
@@ -354,6 +355,11 @@ def gateway_handler(routes, hosts, api_key):
                 },
                 "isBase64Encoded": is_b64,
             }
+            player = headers.get("x-player-id")
+            if player:
+                # Stand-in for the JWT authorizer: in AWS the verified token's claims
+                # arrive here; locally the caller names its player in x-player-id.
+                event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": player}, "scopes": None}}
             if query:
                 event["queryStringParameters"] = query
             if params:
@@ -681,6 +687,12 @@ def main():
         "REDIS_RETENTION_SECONDS": str(args.redis_retention_seconds),
         "MAX_FUTURE_SKEW_MS": "60000",
         "CURSOR_SECRET": args.cursor_secret,
+        # Hot-spot protection and the write-through switch: the template's defaults,
+        # overridable from the environment (tests and the benchmark set them).
+        "READ_CACHE_TTL_MS": os.environ.get("READ_CACHE_TTL_MS", "250"),
+        "READS_PER_PLAYER_PER_S": os.environ.get("READS_PER_PLAYER_PER_S", "20"),
+        "READS_PER_IP_PER_S": os.environ.get("READS_PER_IP_PER_S", "200"),
+        "WRITE_THROUGH": os.environ.get("WRITE_THROUGH", "true"),
     }
     hosts = {}
     for name, spec in functions.items():

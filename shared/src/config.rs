@@ -12,6 +12,10 @@
 //! | `REDIS_RETENTION_SECONDS` | 604800 | how long a closed window's keys stay in Redis |
 //! | `MAX_FUTURE_SKEW_MS` | 60000 | how far in the future an `event_ts` may be |
 //! | `CURSOR_SECRET` | required by top and boards | HMAC key of paging cursors |
+//! | `READ_CACHE_TTL_MS` | 250 | rank, friends, top: how long a container reuses a reply (0: off) |
+//! | `READS_PER_PLAYER_PER_S` | 20 | rank, friends, top: reads per player (JWT subject) per second (0: off) |
+//! | `READS_PER_IP_PER_S` | 200 | rank, friends, top: reads per source IP per second (0: off) |
+//! | `WRITE_THROUGH` | true | ingest: apply to Redis in the request (false: the stream alone; for measuring it) |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
@@ -29,6 +33,8 @@ pub enum ConfigError {
     Missing(&'static str),
     #[error("environment variable {name} is not a valid number: {value:?}")]
     NotANumber { name: &'static str, value: String },
+    #[error("environment variable {name} must be true or false: {value:?}")]
+    NotAFlag { name: &'static str, value: String },
 }
 
 #[derive(Debug, Clone)]
@@ -44,6 +50,10 @@ pub struct Config {
     pub redis_retention: Duration,
     pub max_future_skew: Duration,
     pub cursor_secret: Option<String>,
+    pub read_cache_ttl: Duration,
+    pub reads_per_player: u64,
+    pub reads_per_ip: u64,
+    pub write_through: bool,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -56,6 +66,18 @@ fn number(name: &'static str, default: u64) -> Result<u64, ConfigError> {
         Some(value) => value
             .parse()
             .map_err(|_| ConfigError::NotANumber { name, value }),
+    }
+}
+
+fn flag(name: &'static str, default: bool) -> Result<bool, ConfigError> {
+    match var(name).as_deref() {
+        None => Ok(default),
+        Some("true" | "1") => Ok(true),
+        Some("false" | "0") => Ok(false),
+        Some(value) => Err(ConfigError::NotAFlag {
+            name,
+            value: value.to_owned(),
+        }),
     }
 }
 
@@ -73,6 +95,10 @@ impl Config {
             redis_retention: Duration::from_secs(number("REDIS_RETENTION_SECONDS", 604_800)?),
             max_future_skew: Duration::from_millis(number("MAX_FUTURE_SKEW_MS", 60_000)?),
             cursor_secret: var("CURSOR_SECRET"),
+            read_cache_ttl: Duration::from_millis(number("READ_CACHE_TTL_MS", 250)?),
+            reads_per_player: number("READS_PER_PLAYER_PER_S", 20)?,
+            reads_per_ip: number("READS_PER_IP_PER_S", 200)?,
+            write_through: flag("WRITE_THROUGH", true)?,
         })
     }
 

@@ -136,6 +136,9 @@ pub enum ServiceError {
     /// Optimistic concurrency gave up after its retry budget; nothing was written.
     #[error("too many concurrent writes for this player, retry shortly")]
     Contention,
+    /// The caller made too many reads in the current window.
+    #[error("too many reads; retry in {retry_after_s} s")]
+    RateLimited { retry_after_s: u64 },
     #[error("the score store is unavailable")]
     Store(#[from] StoreError),
     #[error("the rank index is unavailable")]

@@ -14,6 +14,8 @@ use serde::de::DeserializeOwned;
 use tracing::error;
 
 use crate::error::{DomainError, ServiceError};
+use crate::ids::PlayerId;
+use crate::service::hot::Caller;
 
 pub type Request = ApiGatewayV2httpRequest;
 pub type Response = ApiGatewayV2httpResponse;
@@ -41,6 +43,22 @@ pub fn path<T>(
         .get(name)
         .ok_or_else(|| DomainError::invalid(name, "is missing from the path"))?;
     parse(raw)
+}
+
+/// Who is calling: the subject of the JWT the authorizer verified (a player id; an
+/// unparsable subject counts as none) and the source IP.
+pub fn caller(req: &Request) -> Caller {
+    let ctx = &req.request_context;
+    let player = ctx
+        .authorizer
+        .as_ref()
+        .and_then(|a| a.jwt.as_ref())
+        .and_then(|jwt| jwt.claims.get("sub"))
+        .and_then(|sub| PlayerId::parse(sub).ok());
+    Caller {
+        player,
+        ip: ctx.http.source_ip.clone(),
+    }
 }
 
 /// A query-string parameter.
@@ -100,6 +118,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         ServiceError::BoardNotActive { .. } => (409, "board_not_active"),
         ServiceError::IdempotencyConflict(_) => (409, "idempotency_conflict"),
         ServiceError::Contention => (503, "contention"),
+        ServiceError::RateLimited { .. } => (429, "rate_limited"),
         ServiceError::Store(_) => (503, "store_unavailable"),
         ServiceError::Index(_) => (503, "index_unavailable"),
         ServiceError::Friends(_) => (503, "friends_unavailable"),
@@ -117,7 +136,8 @@ struct ErrorDetail<'a> {
     message: String,
 }
 
-/// The error reply for `err`; 503s carry `Retry-After: 1`.
+/// The error reply for `err`; 503s carry `Retry-After: 1`, 429s the seconds until the
+/// caller's window ends.
 pub fn error_response(err: &ServiceError) -> Response {
     let (status, code) = status_and_code(err);
     if status >= 500 {
@@ -132,9 +152,13 @@ pub fn error_response(err: &ServiceError) -> Response {
             },
         },
     );
-    if status == 503 {
-        resp.headers
-            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    let retry_after = match err {
+        ServiceError::RateLimited { retry_after_s } => Some(*retry_after_s),
+        _ if status == 503 => Some(1),
+        _ => None,
+    };
+    if let Some(s) = retry_after {
+        resp.headers.insert(RETRY_AFTER, HeaderValue::from(s));
     }
     resp
 }

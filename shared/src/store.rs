@@ -254,6 +254,21 @@ pub struct Around {
     pub entries: Vec<RankKey>,
 }
 
+/// How many of a board's best places the top window covers: every change inside it
+/// moves the window's version on, so a reader's copy is current while the version is.
+pub const TOP_WINDOW: u64 = 1_000;
+
+/// A reader's view of a board's top window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopWindow {
+    /// Moves on whenever the first [`TOP_WINDOW`] places change.
+    pub version: String,
+    /// The board's size now.
+    pub total: u64,
+    /// The window's entries, unless the reader's version is still current.
+    pub entries: Option<Vec<RankKey>>,
+}
+
 /// The ranking index. Every method is one round trip; applies are version-checked.
 /// Reads of a board whose index is not [`Health::Ready`] fail with
 /// [`IndexError::NotReady`], so no caller can take a partial index for the truth.
@@ -343,6 +358,26 @@ pub trait RankIndex: Send + Sync {
         gen_id: &str,
         expire_at: Option<i64>,
     ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// The board's top window for a reader holding version `known`: only the version and
+    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise.
+    fn top_window(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        known: Option<&str>,
+    ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
+}
+
+/// Shared counters for rate limits (fixed windows that start with their first hit).
+pub trait RateCounter: Send + Sync {
+    /// Counts one hit on each key; per key, the hits in its current window and the ms
+    /// until that window ends. One round trip.
+    fn hit(
+        &self,
+        keys: &[String],
+        window: std::time::Duration,
+    ) -> impl Future<Output = Result<Vec<(u64, u64)>, IndexError>> + Send;
 }
 
 /// Who a player's friends are.

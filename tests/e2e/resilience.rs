@@ -9,12 +9,13 @@ use leaderboard::error::{IndexError, ServiceError};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::order::Direction;
 use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::hot::Caller;
 use leaderboard::service::projector::project;
 use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
-use leaderboard::service::{Context, Settings, reads};
+use leaderboard::service::{Context, reads};
 use leaderboard::store::{Health, RankIndex};
 
-use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, event, free_port, player};
+use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, event, free_port, player, uncached};
 
 /// `players` players with two improving writes each, through ingest.
 async fn scripted_board(env: &TestEnv, players: u64) -> LeaderboardId {
@@ -84,7 +85,9 @@ async fn a_wiped_board_reads_degraded_from_dynamodb_until_a_rebuild_restores_it_
             .collect::<Vec<_>>()
     };
     assert_eq!(players(&degraded)[..30], players(&before)[..]);
-    let rank = reads::rank(&env.ctx, &b, &player("p007"), 2).await.unwrap();
+    let rank = reads::rank(&env.ctx, &Caller::default(), &b, &player("p007"), 2)
+        .await
+        .unwrap();
     assert!(rank.meta.degraded);
 
     let done = rebuild_once(&env, &b, far()).await;
@@ -224,7 +227,7 @@ fn context_with_redis(env: &TestEnv, redis_url: &str) -> leaderboard::service::A
     Context::new(
         env.ctx.store.clone(),
         RedisRankIndex::new(redis_url, &env.prefix, Duration::from_millis(50)).unwrap(),
-        Settings::default(),
+        uncached(),
     )
 }
 
@@ -235,8 +238,12 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
     let down = context_with_redis(&env, &format!("redis://127.0.0.1:{}", free_port()));
     let p = player("p005");
 
-    let live_rank = reads::rank(&env.ctx, &b, &p, 3).await.unwrap();
-    let rank = reads::rank(&down, &b, &p, 3).await.unwrap();
+    let live_rank = reads::rank(&env.ctx, &Caller::default(), &b, &p, 3)
+        .await
+        .unwrap();
+    let rank = reads::rank(&down, &Caller::default(), &b, &p, 3)
+        .await
+        .unwrap();
     assert!(rank.meta.degraded);
     assert_eq!(
         (rank.rank, rank.total, rank.score),
@@ -304,7 +311,9 @@ async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_a
     assert!(stale.meta.degraded && stale.meta.stale_ms.is_some());
     assert_eq!(stale.entries, fresh.entries);
     // A read never answered before has nothing to fall back on: 503.
-    let err = reads::rank(&ctx, &b, &player("p001"), 1).await.unwrap_err();
+    let err = reads::rank(&ctx, &Caller::default(), &b, &player("p001"), 1)
+        .await
+        .unwrap_err();
     assert!(
         matches!(err, ServiceError::Store(_) | ServiceError::Index(_)),
         "{err:?}"

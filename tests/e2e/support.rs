@@ -127,6 +127,28 @@ pub struct TestEnv {
     pub redis: redis::aio::MultiplexedConnection,
 }
 
+/// A friends source with a fixed list (the HTTP social graph has its own tests).
+pub struct FixedFriends(pub Vec<PlayerId>);
+
+impl leaderboard::store::FriendsSource for FixedFriends {
+    async fn friends_of(
+        &self,
+        _: &PlayerId,
+    ) -> Result<Vec<PlayerId>, leaderboard::error::FriendsError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// Settings for tests that look at the index and its fallbacks through the use cases:
+/// the reply cache off, so each read shows the backends as they are now. The cache has
+/// its own tests (`hot`), and the HTTP stacks run with it on, as deployed.
+pub fn uncached() -> Settings {
+    Settings {
+        read_cache_ttl: Duration::ZERO,
+        ..Settings::default()
+    }
+}
+
 impl TestEnv {
     pub async fn new() -> Self {
         let env = Self::attach(
@@ -156,7 +178,7 @@ impl TestEnv {
             .await
             .expect("connect to the test redis-server");
         Self {
-            ctx: Context::new(store, index, Settings::default()),
+            ctx: Context::new(store, index, uncached()),
             prefix: prefix.to_owned(),
             redis,
         }
@@ -768,6 +790,25 @@ impl Stack {
         let text = resp.text().await?;
         let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
         Ok((status, json))
+    }
+
+    /// A GET with extra headers (e.g. `x-player-id`, the local stand-in for a JWT
+    /// subject); returns the response headers too.
+    pub async fn get_with(
+        &self,
+        path: &str,
+        headers: &[(&str, &str)],
+    ) -> Result<(u16, reqwest::header::HeaderMap, serde_json::Value)> {
+        let mut req = self.http.get(format!("{}{path}", self.api));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let resp = req.send().await?;
+        let status = resp.status().as_u16();
+        let head = resp.headers().clone();
+        let text = resp.text().await?;
+        let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
+        Ok((status, head, json))
     }
 
     pub async fn get(&self, path: &str) -> Result<(u16, serde_json::Value)> {

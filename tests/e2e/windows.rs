@@ -7,25 +7,14 @@ use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::error::ServiceError;
 use leaderboard::order::Direction;
+use leaderboard::service::hot::Caller;
 use leaderboard::service::reads;
 use leaderboard::service::scores::{BoardOutcome, Outcome};
 use leaderboard::store::RankIndex;
 use leaderboard::time::now_ms;
 use leaderboard::window::Period;
 
-use crate::support::{TestEnv, lb, player};
-
-/// A friends source with a fixed list.
-struct FixedFriends(Vec<leaderboard::ids::PlayerId>);
-
-impl leaderboard::store::FriendsSource for FixedFriends {
-    async fn friends_of(
-        &self,
-        _: &leaderboard::ids::PlayerId,
-    ) -> Result<Vec<leaderboard::ids::PlayerId>, leaderboard::error::FriendsError> {
-        Ok(self.0.clone())
-    }
-}
+use crate::support::{FixedFriends, TestEnv, lb, player};
 
 const ALL_PERIODS: [Period; 5] = [
     Period::AllTime,
@@ -355,7 +344,9 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     let players: Vec<_> = top.entries.iter().map(|e| e.player_id.as_str()).collect();
     assert_eq!(players, ["p4", "p3", "p2"]);
 
-    let rank = reads::rank(&env.ctx, &id, &player("p2"), 1).await.unwrap();
+    let rank = reads::rank(&env.ctx, &Caller::default(), &id, &player("p2"), 1)
+        .await
+        .unwrap();
     assert_eq!(serde_json::to_value(rank.meta.source).unwrap(), "dynamodb");
     assert_eq!((rank.rank, rank.total, rank.score), (3, 4, 101));
     let around: Vec<_> = rank
@@ -368,9 +359,16 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     // Friends too (the friend list itself comes from a fixed source here; the HTTP
     // social graph has its own tests).
     let friends = FixedFriends(vec![player("p1"), player("p4"), player("ghost")]);
-    let f = reads::friends_rank(&env.ctx, &friends, &id, &player("p2"), 5)
-        .await
-        .unwrap();
+    let f = reads::friends_rank(
+        &env.ctx,
+        &friends,
+        &Caller::default(),
+        &id,
+        &player("p2"),
+        5,
+    )
+    .await
+    .unwrap();
     assert_eq!(serde_json::to_value(f.meta.source).unwrap(), "dynamodb");
     assert_eq!((f.friends_rank, f.friends_total), (Some(2), 3));
 

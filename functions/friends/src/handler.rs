@@ -18,7 +18,9 @@ pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response
         let lb = http::path(req, "lb", LeaderboardId::parse)?;
         let player = http::path(req, "p", PlayerId::parse)?;
         let k = reads::parse_k(http::query(req, "k"))?;
-        reads::friends_rank(&deps.ctx, &deps.friends, &lb, &player, k).await
+        let caller = http::caller(req);
+        reads::admit(&deps.ctx, &caller).await?;
+        reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k).await
     };
     Ok(http::respond(200, result.await))
 }

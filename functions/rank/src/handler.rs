@@ -12,7 +12,9 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Res
         let lb = http::path(req, "lb", LeaderboardId::parse)?;
         let player = http::path(req, "p", PlayerId::parse)?;
         let k = reads::parse_k(http::query(req, "k"))?;
-        reads::rank(ctx, &lb, &player, k).await
+        let caller = http::caller(req);
+        reads::admit(ctx, &caller).await?;
+        reads::rank(ctx, &caller, &lb, &player, k).await
     };
     Ok(http::respond(200, result.await))
 }

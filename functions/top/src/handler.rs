@@ -19,6 +19,7 @@ pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response
             let result = async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let n = reads::parse_n(http::query(req, "n"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
                 reads::top(&deps.ctx, &lb, n).await
             };
             http::respond(200, result.await)
@@ -28,6 +29,7 @@ pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let limit = reads::parse_limit(http::query(req, "limit"))?;
                 let cursor = http::query(req, "cursor");
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
                 reads::ranks(&deps.ctx, &deps.signer, &lb, cursor, limit).await
             };
             http::respond(200, result.await)

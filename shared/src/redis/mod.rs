@@ -2,8 +2,9 @@
 //! a marker that says whether the index holds the board completely.
 //!
 //! Keys: `{prefix}lb:{<board>}:z` (sorted set, see [`crate::order`] for the encoding),
-//! `:h` (hash: player -> `version|zscore|member`), `:m` (marker), and `:tz`/`:th` (a
-//! rebuild's keys). All share the `{<board>}` hash tag, so a board lives in one Redis
+//! `:h` (hash: player -> `version|zscore|member`), `:m` (marker), `:tz`/`:th` (a
+//! rebuild's keys) and `:tv` (the top-window version, moved on by every change inside
+//! the first [`TOP_WINDOW`] places). All share the `{<board>}` hash tag, so a board lives in one Redis
 //! Cluster slot and every script touches one slot only. See [`scripts`] for the scripts.
 //!
 //! Every call is one round trip bounded by the configured timeout. The connection is
@@ -14,6 +15,7 @@
 
 mod scripts;
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::time::Duration;
@@ -26,8 +28,13 @@ use tracing::{instrument, warn};
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
-use crate::store::{Around, Health, IndexEntry, Placement, RankIndex};
+use crate::store::{
+    Around, Health, IndexEntry, Placement, RankIndex, RateCounter, TOP_WINDOW, TopWindow,
+};
 use crate::time::now_ms;
+
+/// Entries per call of the rebuild's bulk load script.
+const LOAD_CHUNK: usize = 1_000;
 
 /// Consecutive failures that open the breaker.
 pub const BREAKER_THRESHOLD: u32 = 3;
@@ -75,6 +82,7 @@ struct BoardKeys {
     m: String,
     tz: String,
     th: String,
+    tv: String,
 }
 
 /// The Redis adapter of [`RankIndex`].
@@ -91,6 +99,8 @@ pub struct RedisRankIndex {
     begin: Script,
     finish: Script,
     init: Script,
+    top_window: Script,
+    hit: Script,
 }
 
 fn health_of(state: &str) -> Health {
@@ -108,6 +118,9 @@ fn ready(state: &str) -> Result<(), IndexError> {
         other => Err(IndexError::NotReady(other)),
     }
 }
+
+/// Entries with their sorted-set scores, as ZRANGE WITHSCORES returns them.
+type Flat = Vec<(String, f64)>;
 
 fn reply_err(what: &str) -> IndexError {
     IndexError::Reply(what.to_owned())
@@ -146,6 +159,8 @@ impl RedisRankIndex {
             begin: Script::new(scripts::BEGIN),
             finish: Script::new(scripts::FINISH),
             init: Script::new(scripts::INIT),
+            top_window: Script::new(scripts::TOP_WINDOW),
+            hit: Script::new(scripts::HIT),
         })
     }
 
@@ -177,6 +192,7 @@ impl RedisRankIndex {
             m: format!("{base}:m"),
             tz: format!("{base}:tz"),
             th: format!("{base}:th"),
+            tv: format!("{base}:tv"),
         }
     }
 
@@ -248,23 +264,17 @@ impl RedisRankIndex {
         }
     }
 
-    fn apply_invocation<'a>(
-        &'a self,
-        script: &'a Script,
-        keys: &[&str],
-        entry: &IndexEntry,
-        want_rank: bool,
-    ) -> ScriptInvocation<'a> {
-        let mut inv = script.prepare_invoke();
-        for k in keys {
-            inv.key(*k);
-        }
+    fn apply_invocation<'a>(&'a self, entry: &IndexEntry, want_rank: bool) -> ScriptInvocation<'a> {
+        let k = self.board_keys(&entry.board);
+        let mut inv = self.apply.prepare_invoke();
+        inv.key(k.z).key(k.h).key(k.m).key(k.tz).key(k.th).key(k.tv);
         inv.arg(&entry.key.player)
             .arg(entry.version)
             .arg(entry.key.zscore(entry.direction))
             .arg(entry.key.member())
             .arg(if want_rank { "1" } else { "0" })
-            .arg(entry.expire_at.unwrap_or(0));
+            .arg(entry.expire_at.unwrap_or(0))
+            .arg(TOP_WINDOW);
         inv
     }
 }
@@ -272,9 +282,7 @@ impl RedisRankIndex {
 impl RankIndex for RedisRankIndex {
     #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
-        let k = self.board_keys(&entry.board);
-        let inv =
-            self.apply_invocation(&self.apply, &[&k.z, &k.h, &k.m, &k.tz, &k.th], entry, true);
+        let inv = self.apply_invocation(entry, true);
         let (applied, state, rank, total): (u8, String, u64, u64) = self.invoke(&inv).await?;
         Ok(Placement {
             applied: applied == 1,
@@ -291,13 +299,7 @@ impl RankIndex for RedisRankIndex {
         }
         let mut pipe = redis::pipe();
         for entry in entries {
-            let k = self.board_keys(&entry.board);
-            pipe.invoke_script(&self.apply_invocation(
-                &self.apply,
-                &[&k.z, &k.h, &k.m, &k.tz, &k.th],
-                entry,
-                false,
-            ));
+            pipe.invoke_script(&self.apply_invocation(entry, false));
         }
         let replies: Vec<(u8, String)> = self.pipeline_scripts(&self.apply, &pipe).await?;
         Ok(replies.into_iter().map(|(a, _)| a == 1).collect())
@@ -460,14 +462,30 @@ impl RankIndex for RedisRankIndex {
 
     #[instrument(skip(self, entries), fields(count = entries.len()))]
     async fn load(&self, lb: &LeaderboardId, entries: &[IndexEntry]) -> Result<(), IndexError> {
-        if entries.is_empty() {
+        // The script takes distinct players; of repeats, the newest version wins anyway.
+        let mut newest: HashMap<&str, &IndexEntry> = HashMap::with_capacity(entries.len());
+        for e in entries {
+            let slot = newest.entry(e.key.player.as_str()).or_insert(e);
+            if e.version > slot.version {
+                *slot = e;
+            }
+        }
+        if newest.is_empty() {
             return Ok(());
         }
         let k = self.board_keys(lb);
         let mut pipe = redis::pipe();
-        for entry in entries {
-            pipe.invoke_script(&self.apply_invocation(&self.load, &[&k.tz, &k.th], entry, false))
-                .ignore();
+        let batch: Vec<&IndexEntry> = newest.into_values().collect();
+        for chunk in batch.chunks(LOAD_CHUNK) {
+            let mut inv = self.load.prepare_invoke();
+            inv.key(&k.tz).key(&k.th);
+            for e in chunk {
+                inv.arg(&e.key.player)
+                    .arg(e.version)
+                    .arg(e.key.zscore(e.direction))
+                    .arg(e.key.member());
+            }
+            pipe.invoke_script(&inv).ignore();
         }
         self.pipeline_scripts::<()>(&self.load, &pipe).await
     }
@@ -486,9 +504,55 @@ impl RankIndex for RedisRankIndex {
             .key(&k.m)
             .key(&k.tz)
             .key(&k.th)
+            .key(&k.tv)
             .arg(gen_id)
             .arg(expire_at.unwrap_or(0));
         let swapped: u8 = self.invoke(&inv).await?;
         Ok(swapped == 1)
+    }
+
+    #[instrument(skip(self))]
+    async fn top_window(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        known: Option<&str>,
+    ) -> Result<TopWindow, IndexError> {
+        let k = self.board_keys(lb);
+        let mut inv = self.top_window.prepare_invoke();
+        inv.key(&k.z)
+            .key(&k.m)
+            .key(&k.tv)
+            .arg(known.unwrap_or_default())
+            .arg(TOP_WINDOW);
+        let (state, version, total, flat): (String, String, u64, Option<Flat>) =
+            self.invoke(&inv).await?;
+        ready(&state)?;
+        Ok(TopWindow {
+            version,
+            total,
+            entries: flat.map(|f| decode_entries(dir, f)).transpose()?,
+        })
+    }
+}
+
+impl RateCounter for RedisRankIndex {
+    #[instrument(skip(self))]
+    async fn hit(&self, keys: &[String], window: Duration) -> Result<Vec<(u64, u64)>, IndexError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let mut pipe = redis::pipe();
+        for key in keys {
+            let mut inv = self.hit.prepare_invoke();
+            inv.key(format!("{}rl:{key}", self.prefix))
+                .arg(window.as_millis() as u64);
+            pipe.invoke_script(&inv);
+        }
+        let replies: Vec<(u64, i64)> = self.pipeline_scripts(&self.hit, &pipe).await?;
+        Ok(replies
+            .into_iter()
+            .map(|(n, ttl)| (n, ttl.max(0) as u64))
+            .collect())
     }
 }

@@ -5,17 +5,24 @@
 //! holds the whole board, `rebuilding` while a rebuild loads `tz`/`th`, absent when the
 //! index was wiped or never initialised; `gen` names the running rebuild).
 
-/// `put(zset, hash)`: applies ARGV (player, version, zscore, member, _, expire_at) to one
-/// pair of keys if the version is newer; returns (applied, the player's current member).
+/// `put(zset, hash, track)`: applies ARGV (player, version, zscore, member, _,
+/// expire_at, window) to one pair of keys if the version is newer; returns (applied, the
+/// player's current member, touched). With `track`, `touched` says whether the change
+/// landed inside the top window (the old or the new entry ranks below ARGV[7]).
 macro_rules! put_fn {
     () => {
         r"
-local function put(zk, hk)
+local function put(zk, hk, track)
+  local touched = false
   local cur = redis.call('HGET', hk, ARGV[1])
   if cur then
     local v, m = string.match(cur, '^(%d+)|[^|]*|(.+)$')
     if tonumber(v) >= tonumber(ARGV[2]) then
-      return 0, m
+      return 0, m, false
+    end
+    if track then
+      local r = redis.call('ZRANK', zk, m)
+      touched = r ~= false and r < tonumber(ARGV[7])
     end
     redis.call('ZREM', zk, m)
   end
@@ -25,22 +32,51 @@ local function put(zk, hk)
     redis.call('EXPIREAT', zk, ARGV[6])
     redis.call('EXPIREAT', hk, ARGV[6])
   end
-  return 1, ARGV[4]
+  if track and not touched then
+    touched = redis.call('ZRANK', zk, ARGV[4]) < tonumber(ARGV[7])
+  end
+  return 1, ARGV[4], touched
 end
 "
     };
 }
 
-/// KEYS z, h, m, tz, th. Applies to the live keys and, while a rebuild runs, to the
-/// rebuild's keys too. Returns {applied, state} or, with ARGV[5] = 1, {applied, state,
-/// 0-based rank, size}.
+/// `bump(tv, expire_at)`: moves a board's top-window version on. A missing version
+/// (never set, flushed, expired) starts from the server clock in nanoseconds, so it can
+/// never return to a value a reader cached before the key disappeared.
+macro_rules! bump_fn {
+    () => {
+        r"
+local function bump(tv, expire_at)
+  if redis.call('EXISTS', tv) == 1 then
+    redis.call('INCR', tv)
+  else
+    local t = redis.call('TIME')
+    redis.call('SET', tv, t[1] .. string.format('%06d', tonumber(t[2])) .. '000')
+  end
+  if expire_at ~= '0' then
+    redis.call('EXPIREAT', tv, expire_at)
+  end
+end
+"
+    };
+}
+
+/// KEYS z, h, m, tz, th, tv. Applies to the live keys and, while a rebuild runs, to the
+/// rebuild's keys too; bumps the top-window version when the change lands inside the
+/// window. Returns {applied, state} or, with ARGV[5] = 1, {applied, state, 0-based rank,
+/// size}.
 pub const APPLY: &str = concat!(
     put_fn!(),
+    bump_fn!(),
     r"
-local applied, member = put(KEYS[1], KEYS[2])
+local applied, member, touched = put(KEYS[1], KEYS[2], true)
 local state = redis.call('HGET', KEYS[3], 'state') or ''
 if state == 'rebuilding' then
-  put(KEYS[4], KEYS[5])
+  put(KEYS[4], KEYS[5], false)
+end
+if touched then
+  bump(KEYS[6], ARGV[6])
 end
 if state ~= '' and ARGV[6] ~= '0' then
   redis.call('EXPIREAT', KEYS[3], ARGV[6])
@@ -52,15 +88,45 @@ return {applied, state, redis.call('ZRANK', KEYS[1], member), redis.call('ZCARD'
 "
 );
 
-/// KEYS tz, th. A rebuild's snapshot load: version-checked, so it never overwrites a
-/// newer standing that the write-through or the projector already put there.
-pub const LOAD: &str = concat!(
-    put_fn!(),
-    r"
-local applied = put(KEYS[1], KEYS[2])
-return applied
-"
-);
+/// KEYS tz, th; ARGV (player, version, zscore, member) repeated, players distinct. A
+/// rebuild's snapshot load, many entries per call: version-checked against what the
+/// write-through or the projector already put there (one HMGET), then one ZREM, one
+/// ZADD and one HSET for the whole batch. Returns how many entries applied.
+pub const LOAD: &str = r"
+local n = #ARGV / 4
+local players = {}
+for i = 1, n do
+  players[i] = ARGV[4 * i - 3]
+end
+local cur = redis.call('HMGET', KEYS[2], unpack(players))
+local zrem, zadd, hset = {}, {}, {}
+for i = 1, n do
+  local p, v, z, m = ARGV[4 * i - 3], ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i]
+  local keep = true
+  if cur[i] then
+    local cv, cm = string.match(cur[i], '^(%d+)|[^|]*|(.+)$')
+    if tonumber(cv) >= tonumber(v) then
+      keep = false
+    else
+      zrem[#zrem + 1] = cm
+    end
+  end
+  if keep then
+    zadd[#zadd + 1] = z
+    zadd[#zadd + 1] = m
+    hset[#hset + 1] = p
+    hset[#hset + 1] = v .. '|' .. z .. '|' .. m
+  end
+end
+if #zrem > 0 then
+  redis.call('ZREM', KEYS[1], unpack(zrem))
+end
+if #zadd > 0 then
+  redis.call('ZADD', KEYS[1], unpack(zadd))
+  redis.call('HSET', KEYS[2], unpack(hset))
+end
+return #zadd / 2
+";
 
 /// KEYS z, h, m; ARGV player, k. {state, 0-based rank or -1, size, 0-based rank of the
 /// first neighbour, neighbours with zscores}.
@@ -125,10 +191,12 @@ redis.call('HSET', KEYS[1], 'state', 'rebuilding', 'gen', ARGV[1])
 return 0
 ";
 
-/// KEYS z, h, m, tz, th; ARGV gen, expire_at. Swaps the rebuilt keys in if the marker
-/// still names `gen` (else 0: the index was wiped meanwhile and the rebuild must start
-/// over), and marks the board ok.
-pub const FINISH: &str = r"
+/// KEYS z, h, m, tz, th, tv; ARGV gen, expire_at. Swaps the rebuilt keys in if the
+/// marker still names `gen` (else 0: the index was wiped meanwhile and the rebuild must
+/// start over), marks the board ok and moves the top-window version on.
+pub const FINISH: &str = concat!(
+    bump_fn!(),
+    r"
 if redis.call('HGET', KEYS[3], 'gen') ~= ARGV[1] then
   return 0
 end
@@ -147,8 +215,10 @@ redis.call('HDEL', KEYS[3], 'gen')
 if ARGV[2] ~= '0' then
   redis.call('EXPIREAT', KEYS[3], ARGV[2])
 end
+bump(KEYS[6], ARGV[2])
 return 1
-";
+"
+);
 
 /// KEYS m; ARGV expire_at. Marks a new, empty board's index complete (if unmarked).
 pub const INIT: &str = r"
@@ -157,4 +227,43 @@ if ARGV[1] ~= '0' then
   redis.call('EXPIREAT', KEYS[1], ARGV[1])
 end
 return set
+";
+
+/// KEYS z, m, tv; ARGV known version, window size. The top window of a board for a
+/// reader that holds version ARGV[1]: {state, version, size, false} when that is still
+/// current, else {state, version, size, the first ARGV[2] entries with zscores}. On a
+/// complete board a missing version is created (expiring with the board), so readers
+/// always have one; on any other only the state comes back.
+pub const TOP_WINDOW: &str = concat!(
+    bump_fn!(),
+    r"
+local state = redis.call('HGET', KEYS[2], 'state') or ''
+if state ~= 'ok' then
+  return {state, '', 0, false}
+end
+local v = redis.call('GET', KEYS[3])
+if not v then
+  bump(KEYS[3], '0')
+  local ttl = redis.call('PTTL', KEYS[1])
+  if ttl > 0 then
+    redis.call('PEXPIRE', KEYS[3], ttl)
+  end
+  v = redis.call('GET', KEYS[3])
+end
+local total = redis.call('ZCARD', KEYS[1])
+if v == ARGV[1] then
+  return {state, v, total, false}
+end
+return {state, v, total, redis.call('ZRANGE', KEYS[1], 0, tonumber(ARGV[2]) - 1, 'WITHSCORES')}
+"
+);
+
+/// KEYS counter; ARGV window ms. One hit on a fixed-window rate-limit counter: {hits in
+/// the current window, ms until it ends}. The window starts with its first hit.
+pub const HIT: &str = r"
+local n = redis.call('INCR', KEYS[1])
+if n == 1 then
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return {n, redis.call('PTTL', KEYS[1])}
 ";

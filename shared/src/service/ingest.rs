@@ -316,6 +316,9 @@ async fn place<S, I: RankIndex>(
     expire_at: Option<i64>,
     reply: &mut IngestReply,
 ) {
+    if !ctx.settings.write_through {
+        return;
+    }
     let placed = match standing {
         Some(s) => {
             let entry = IndexEntry {

@@ -4,6 +4,7 @@
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start.
 
 pub mod boards;
+pub mod hot;
 pub mod ingest;
 pub mod projector;
 pub mod reads;
@@ -28,6 +29,12 @@ pub struct Settings {
     pub redis_retention: Duration,
     /// How far in the future an `event_ts` may be.
     pub max_future_skew: Duration,
+    /// How long a container reuses a read reply (zero: never).
+    pub read_cache_ttl: Duration,
+    /// Read limits per player and per IP.
+    pub rate_limits: hot::RateLimits,
+    /// Whether ingest applies to the index in the request (else the stream alone does).
+    pub write_through: bool,
 }
 
 impl Default for Settings {
@@ -37,6 +44,9 @@ impl Default for Settings {
             board_cache_ttl: Duration::from_secs(1),
             redis_retention: Duration::from_secs(7 * 86_400),
             max_future_skew: Duration::from_secs(60),
+            read_cache_ttl: Duration::from_millis(250),
+            rate_limits: hot::RateLimits::default(),
+            write_through: true,
         }
     }
 }
@@ -56,6 +66,13 @@ impl Settings {
             board_cache_ttl: c.board_cache_ttl,
             redis_retention: c.redis_retention,
             max_future_skew: c.max_future_skew,
+            read_cache_ttl: c.read_cache_ttl,
+            rate_limits: hot::RateLimits {
+                per_player: c.reads_per_player,
+                per_ip: c.reads_per_ip,
+                window: Duration::from_secs(1),
+            },
+            write_through: c.write_through,
         }
     }
 }
@@ -69,6 +86,8 @@ pub struct Context<S, I> {
     pub settings: Settings,
     /// The last good answer of each read, for when Redis and DynamoDB both fail.
     pub last_known: reads::LastKnown,
+    /// Short-TTL reply caches and top windows (hot-spot protection).
+    pub hot: reads::HotReads,
 }
 
 impl<S, I> Context<S, I> {
@@ -78,8 +97,9 @@ impl<S, I> Context<S, I> {
             families: FamilyCache::new(settings.board_cache_ttl),
             store,
             index,
-            settings,
             last_known: reads::LastKnown::default(),
+            hot: reads::HotReads::new(settings.read_cache_ttl),
+            settings,
         }
     }
 }

@@ -10,6 +10,7 @@
 //! is served with `stale_ms`; with none, the error (503 with Retry-After).
 
 use std::any::Any;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -18,13 +19,14 @@ use tracing::{instrument, warn};
 
 use super::Context;
 use super::boards::TtlCache;
+use super::hot::{Caller, ReadCache, TopWindows, position_after};
 use crate::board::{Board, BoardStatus, Policy};
 use crate::cursor::CursorSigner;
 use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{Around, FriendsSource, Health, RankIndex, ScoreStore};
+use crate::store::{Around, FriendsSource, Health, RankIndex, RateCounter, ScoreStore, TOP_WINDOW};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Neighbours on each side when `k` is not given.
@@ -127,6 +129,62 @@ impl LastKnown {
             Err(e) => Err(e),
         }
     }
+}
+
+/// The hot-spot protection of the reads: one short-TTL reply cache per read kind and
+/// the top windows of the boards this container serves (see [`super::hot`]).
+pub struct HotReads {
+    rank: ReadCache<RankReply>,
+    top: ReadCache<TopReply>,
+    friends: ReadCache<FriendsReply>,
+    pages: ReadCache<PageReply>,
+    pub windows: TopWindows,
+}
+
+impl HotReads {
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            rank: ReadCache::new(ttl),
+            top: ReadCache::new(ttl),
+            friends: ReadCache::new(ttl),
+            pages: ReadCache::new(ttl),
+            windows: TopWindows::default(),
+        }
+    }
+}
+
+/// Serves a read through its reply cache (unless `bypass`), falling back to the last
+/// known answer when the backends fail. A reply served from the cache says
+/// `source: "cache"` and keeps the `as_of` of the read that produced it.
+async fn cached<T, F, Fut>(
+    cache: &ReadCache<T>,
+    last_known: &LastKnown,
+    key: String,
+    bypass: bool,
+    load: F,
+) -> Result<T, ServiceError>
+where
+    T: Answer,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, ServiceError>>,
+{
+    let settle = async |key: String| last_known.settle(key, load().await);
+    if bypass {
+        return settle(key).await;
+    }
+    let (mut reply, hit) = cache.get_or_load(key.clone(), || settle(key)).await?;
+    if hit {
+        reply.provenance().source = Source::Cache;
+    }
+    Ok(reply)
+}
+
+/// Counts the read against the caller's rate limits; 429 `rate_limited` when over.
+pub async fn admit<S, I: RateCounter>(
+    ctx: &Context<S, I>,
+    caller: &Caller,
+) -> Result<(), ServiceError> {
+    ctx.settings.rate_limits.check(&ctx.index, caller).await
 }
 
 /// True for boards whose reads go to DynamoDB when Redis has nothing: closed windows
@@ -281,17 +339,25 @@ macro_rules! answer {
 }
 answer!(RankReply, TopReply, FriendsReply, PageReply);
 
-/// The player's rank, score and up to `k` neighbours on each side.
+/// The player's rank, score and up to `k` neighbours on each side. The player's own
+/// read skips the reply cache, so it always shows their latest write.
 #[instrument(skip(ctx))]
 pub async fn rank<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
+    caller: &Caller,
     lb: &LeaderboardId,
     player: &PlayerId,
     k: u64,
 ) -> Result<RankReply, ServiceError> {
-    let result = rank_fresh(ctx, lb, player, k).await;
-    ctx.last_known
-        .settle(format!("rank|{lb}|{player}|{k}"), result)
+    let key = format!("rank|{lb}|{player}|{k}");
+    cached(
+        &ctx.hot.rank,
+        &ctx.last_known,
+        key,
+        caller.is(player),
+        || rank_fresh(ctx, lb, player, k),
+    )
+    .await
 }
 
 async fn rank_fresh<S: ScoreStore, I: RankIndex>(
@@ -375,8 +441,11 @@ pub async fn top<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     n: u64,
 ) -> Result<TopReply, ServiceError> {
-    let result = top_fresh(ctx, lb, n).await;
-    ctx.last_known.settle(format!("top|{lb}|{n}"), result)
+    let key = format!("top|{lb}|{n}");
+    cached(&ctx.hot.top, &ctx.last_known, key, false, || {
+        top_fresh(ctx, lb, n)
+    })
+    .await
 }
 
 async fn top_fresh<S: ScoreStore, I: RankIndex>(
@@ -393,7 +462,18 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
         )?;
         Ok::<_, ServiceError>((keys, total, Provenance::now(Source::Dynamodb, degraded)))
     };
-    let (keys, total, meta) = match ctx.index.top(lb, dir, n).await {
+    let read = match n <= TOP_WINDOW {
+        true => match ctx.hot.windows.read(&ctx.index, lb, dir).await {
+            Ok(Some(w)) => Ok((
+                w.entries.iter().take(n as usize).cloned().collect(),
+                w.total,
+            )),
+            Ok(None) => ctx.index.top(lb, dir, n).await,
+            Err(e) => Err(e),
+        },
+        false => ctx.index.top(lb, dir, n).await,
+    };
+    let (keys, total, meta) = match read {
         Ok((_, 0)) if history(&board) => from_store(false).await?,
         Ok((keys, total)) => (keys, total, Provenance::now(Source::Redis, false)),
         Err(e) => from_store(degraded_by(&board, &e)).await?,
@@ -434,9 +514,43 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
     cursor: Option<&str>,
     limit: u64,
 ) -> Result<PageReply, ServiceError> {
-    let result = ranks_fresh(ctx, signer, lb, cursor, limit).await;
     let key = format!("ranks|{lb}|{}|{limit}", cursor.unwrap_or_default());
-    ctx.last_known.settle(key, result)
+    cached(&ctx.hot.pages, &ctx.last_known, key, false, || {
+        ranks_fresh(ctx, signer, lb, cursor, limit)
+    })
+    .await
+}
+
+/// A page read from the board's top window when it lies inside it (`None`: it does not,
+/// or the window moved while reading; read the index directly).
+async fn page_from_window<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    dir: Direction,
+    after: Option<&RankKey>,
+    limit: u64,
+) -> Option<Result<(u64, Vec<RankKey>, u64), IndexError>> {
+    let inside = match after {
+        None => limit <= TOP_WINDOW,
+        Some(a) => ctx.hot.windows.covers(lb, dir, a, limit),
+    };
+    if !inside {
+        return None;
+    }
+    let w = match ctx.hot.windows.read(&ctx.index, lb, dir).await {
+        Ok(Some(w)) => w,
+        Ok(None) => return None,
+        Err(e) => return Some(Err(e)),
+    };
+    let len = w.entries.len();
+    let pos = after.map_or(0, |a| position_after(&w.entries, dir, a));
+    let end = pos.saturating_add(limit as usize);
+    // A short page is only the truth when the window holds the whole board.
+    if end > len && len as u64 != w.total {
+        return None;
+    }
+    let keys = w.entries[pos..end.min(len)].to_vec();
+    Some(Ok((pos as u64, keys, w.total)))
 }
 
 async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
@@ -478,21 +592,24 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
         let meta = Provenance::now(Source::Dynamodb, degraded);
         Ok::<_, ServiceError>((first, keys, total, more, meta))
     };
-    let (first, keys, total, more, meta) =
-        match ctx.index.page(lb, dir, after.as_ref(), limit).await {
-            Ok((_, _, 0)) if history(&board) => from_store(false).await?,
-            Ok((first, keys, total)) => {
-                let more = first + (keys.len() as u64) < total;
-                (
-                    first,
-                    keys,
-                    total,
-                    more,
-                    Provenance::now(Source::Redis, false),
-                )
-            }
-            Err(e) => from_store(degraded_by(&board, &e)).await?,
-        };
+    let read = match page_from_window(ctx, lb, dir, after.as_ref(), limit).await {
+        Some(read) => read,
+        None => ctx.index.page(lb, dir, after.as_ref(), limit).await,
+    };
+    let (first, keys, total, more, meta) = match read {
+        Ok((_, _, 0)) if history(&board) => from_store(false).await?,
+        Ok((first, keys, total)) => {
+            let more = first + (keys.len() as u64) < total;
+            (
+                first,
+                keys,
+                total,
+                more,
+                Provenance::now(Source::Redis, false),
+            )
+        }
+        Err(e) => from_store(degraded_by(&board, &e)).await?,
+    };
     let next_cursor = keys.last().filter(|_| more).map(|k| {
         let c = PageCursor {
             score: k.score.get(),
@@ -519,17 +636,25 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
 }
 
 /// The player's place among themself and their friends who have a score.
+/// The player's own read skips the reply cache.
 #[instrument(skip(ctx, friends))]
 pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     ctx: &Context<S, I>,
     friends: &F,
+    caller: &Caller,
     lb: &LeaderboardId,
     player: &PlayerId,
     k: u64,
 ) -> Result<FriendsReply, ServiceError> {
-    let result = friends_fresh(ctx, friends, lb, player, k).await;
-    ctx.last_known
-        .settle(format!("friends|{lb}|{player}|{k}"), result)
+    let key = format!("friends|{lb}|{player}|{k}");
+    cached(
+        &ctx.hot.friends,
+        &ctx.last_known,
+        key,
+        caller.is(player),
+        || friends_fresh(ctx, friends, lb, player, k),
+    )
+    .await
 }
 
 async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(

@@ -1,0 +1,368 @@
+//! Hot-spot protection: the reply cache with single-flight coalescing, the top window,
+//! the rate limits, and freshness of a player's own reads with all of them on.
+
+use std::time::Duration;
+
+use futures::future::join_all;
+use leaderboard::board::Policy;
+use leaderboard::order::Direction;
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::hot::Caller;
+use leaderboard::service::{Context, Settings, reads};
+use leaderboard::store::{IndexEntry, RankIndex, TOP_WINDOW};
+use serde_json::json;
+
+use crate::support::{
+    FixedFriends, OwnRedis, Rng, Stack, TestEnv, eventually, player, redis_url, score, unique,
+};
+
+/// Calls of `command` the server has served since its stats were reset.
+async fn calls(redis: &mut redis::aio::MultiplexedConnection, command: &str) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(redis)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|l| l.strip_prefix(&format!("cmdstat_{command}:calls=")))
+        .and_then(|rest| rest.split(',').next())
+        .map_or(0, |n| n.parse().unwrap())
+}
+
+async fn reset_stats(redis: &mut redis::aio::MultiplexedConnection) {
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(redis)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl() {
+    // A server of the test's own, so its command counters see only this test.
+    let mut own = OwnRedis::reserve();
+    own.start().await.unwrap();
+    let env = TestEnv::new().await;
+    let ttl = Duration::from_millis(400);
+    let ctx = Context::new(
+        env.ctx.store.clone(),
+        RedisRankIndex::new(&own.url(), &env.prefix, Duration::from_secs(2)).unwrap(),
+        Settings {
+            read_cache_ttl: ttl,
+            ..Settings::default()
+        },
+    );
+    let b = env.board(Policy::Best).await;
+    ctx.index.init_board(&b, None).await.unwrap();
+    for i in 0..20 {
+        ctx.index
+            .apply(&IndexEntry {
+                board: b.clone(),
+                direction: Direction::Desc,
+                key: leaderboard::order::RankKey {
+                    score: score(1000 - i),
+                    reached_at: 1,
+                    player: format!("p{i:02}"),
+                },
+                version: 1,
+                expire_at: None,
+            })
+            .await
+            .unwrap();
+    }
+    let celebrity = player("p05");
+    let viewer = Caller::default();
+    let friends = FixedFriends(vec![player("p01"), player("p09")]);
+    // Warm the board definition and the server's script cache, so that only the
+    // reads' own index calls remain to count.
+    reads::top(&ctx, &b, 10).await.unwrap();
+    reads::rank(&ctx, &viewer, &b, &celebrity, 5).await.unwrap();
+    let mut conn = redis::Client::open(own.url())
+        .unwrap()
+        .get_multiplexed_async_connection()
+        .await
+        .unwrap();
+
+    for round in 1..=2u64 {
+        tokio::time::sleep(ttl + Duration::from_millis(50)).await;
+        reset_stats(&mut conn).await;
+        let ranks = join_all((0..1000).map(|_| reads::rank(&ctx, &viewer, &b, &celebrity, 5)));
+        let tops = join_all((0..1000).map(|_| reads::top(&ctx, &b, 10)));
+        let groups = join_all(
+            (0..1000).map(|_| reads::friends_rank(&ctx, &friends, &viewer, &b, &celebrity, 2)),
+        );
+        let (ranks, tops, groups) = tokio::join!(ranks, tops, groups);
+        assert!(
+            ranks.iter().all(|r| r.as_ref().unwrap().rank == 6),
+            "round {round}"
+        );
+        assert!(tops.iter().all(|t| t.as_ref().unwrap().entries.len() == 10));
+        assert!(
+            groups
+                .iter()
+                .all(|g| g.as_ref().unwrap().friends_rank == Some(2))
+        );
+        // One script call for the rank, one for the top window; one HMGET for friends.
+        assert_eq!(calls(&mut conn, "evalsha").await, 2, "round {round}");
+        assert_eq!(calls(&mut conn, "hmget").await, 1, "round {round}");
+        let cached = ranks
+            .iter()
+            .filter(|r| serde_json::to_value(r.as_ref().unwrap().meta.source).unwrap() == "cache")
+            .count();
+        assert_eq!(cached, 999, "all but the loading read say source: cache");
+    }
+
+    // The player's own read bypasses the cache: every one reaches Redis.
+    reset_stats(&mut conn).await;
+    let me = Caller {
+        player: Some(celebrity.clone()),
+        ip: None,
+    };
+    for _ in 0..3 {
+        reads::rank(&ctx, &me, &b, &celebrity, 5).await.unwrap();
+    }
+    assert_eq!(calls(&mut conn, "evalsha").await, 3);
+}
+
+/// The top `n` straight from the sorted set, to compare the window against.
+async fn plain_top(env: &TestEnv, b: &leaderboard::ids::LeaderboardId, n: u64) -> Vec<String> {
+    let (keys, _) = env.ctx.index.top(b, Direction::Desc, n).await.unwrap();
+    keys.into_iter().map(|k| k.player).collect()
+}
+
+#[tokio::test]
+async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    let n = TOP_WINDOW + 200;
+    let entry = |i: u64, value: i64, version: u64| IndexEntry {
+        board: b.clone(),
+        direction: Direction::Desc,
+        key: leaderboard::order::RankKey {
+            score: score(value),
+            reached_at: 1,
+            player: format!("p{i:05}"),
+        },
+        version,
+        expire_at: None,
+    };
+    let all: Vec<_> = (0..n).map(|i| entry(i, (n - i) as i64 * 10, 1)).collect();
+    env.ctx.index.apply_many(&all).await.unwrap();
+    let first = env
+        .ctx
+        .index
+        .top_window(&b, Direction::Desc, None)
+        .await
+        .unwrap();
+    assert_eq!(first.entries.as_ref().unwrap().len() as u64, TOP_WINDOW);
+    assert_eq!(first.total, n);
+    let unchanged = |version: &str| {
+        let version = version.to_owned();
+        let env = &env;
+        let b = &b;
+        async move {
+            let w = env
+                .ctx
+                .index
+                .top_window(b, Direction::Desc, Some(&version))
+                .await
+                .unwrap();
+            (w.entries.is_none(), w.version, w.total)
+        }
+    };
+    // A change far below the window and a new player at the bottom: same version.
+    env.ctx.index.apply(&entry(n - 10, 15, 2)).await.unwrap();
+    env.ctx.index.apply(&entry(n + 1, 1, 1)).await.unwrap();
+    let (same, v, total) = unchanged(&first.version).await;
+    assert!(same && v == first.version && total == n + 1);
+    // A player from below the window jumps into it: new version.
+    env.ctx
+        .index
+        .apply(&entry(n - 5, 1_000_000, 2))
+        .await
+        .unwrap();
+    let (same, v2, _) = unchanged(&first.version).await;
+    assert!(!same && v2 != first.version);
+    // A player inside the window drops out of it: new version again.
+    env.ctx.index.apply(&entry(3, 2, 2)).await.unwrap();
+    let (same, v3, _) = unchanged(&v2).await;
+    assert!(!same && v3 != v2);
+
+    // Through the use case: top reads and pages inside the window agree with the set
+    // after random changes in and out of the window.
+    let mut rng = Rng::new(7);
+    for round in 0..30u64 {
+        let i = rng.below(n);
+        let value = rng.below(n * 10) as i64;
+        env.ctx
+            .index
+            .apply(&entry(i, value, 10 + round))
+            .await
+            .unwrap();
+        let top = reads::top(&env.ctx, &b, 100).await.unwrap();
+        let got: Vec<_> = top.entries.iter().map(|e| e.player_id.clone()).collect();
+        assert_eq!(got, plain_top(&env, &b, 100).await, "round {round}");
+    }
+    let signer = leaderboard::cursor::CursorSigner::new("secret-for-tests-only");
+    let mut walked = Vec::new();
+    let mut cursor: Option<String> = None;
+    while walked.len() < TOP_WINDOW as usize {
+        let page = reads::ranks(&env.ctx, &signer, &b, cursor.as_deref(), 250)
+            .await
+            .unwrap();
+        walked.extend(page.entries.iter().map(|e| e.player_id.clone()));
+        cursor = page.next_cursor;
+    }
+    assert_eq!(walked, plain_top(&env, &b, TOP_WINDOW).await);
+
+    // A wiped index rebuilt from DynamoDB starts a new version even if the old number
+    // could come back: the version restarts from the server clock.
+    let before = env
+        .ctx
+        .index
+        .top_window(&b, Direction::Desc, None)
+        .await
+        .unwrap();
+    env.wipe_index(&b).await;
+    env.ctx.index.init_board(&b, None).await.unwrap();
+    env.ctx.index.apply(&entry(0, 5, 99)).await.unwrap();
+    let after = env
+        .ctx
+        .index
+        .top_window(&b, Direction::Desc, Some(&before.version))
+        .await
+        .unwrap();
+    assert_ne!(after.version, before.version);
+    assert_eq!(after.entries.unwrap().len(), 1);
+    let top = reads::top(&env.ctx, &b, 10).await.unwrap();
+    assert_eq!(top.total, 1);
+}
+
+#[tokio::test]
+async fn reads_over_the_limit_get_429_with_retry_after_and_writes_never_do() {
+    let stack = Stack::start_with(
+        &redis_url(),
+        &[
+            ("READS_PER_PLAYER_PER_S", "3"),
+            ("READS_PER_IP_PER_S", "40"),
+        ],
+    )
+    .await
+    .unwrap();
+    let board = unique("hot");
+    let (status, _) = stack
+        .post("/leaderboards", json!({"leaderboard_id": board}))
+        .await
+        .unwrap();
+    assert_eq!(status, 201);
+    // Writes are not limited: 30 results for one player in a burst all land.
+    let score_path = format!("/leaderboards/{board}/players/alice/score");
+    let writes = join_all((0..30).map(|i| {
+        stack.post(
+            &score_path,
+            json!({"new_score": i, "match_id": format!("m{i}")}),
+        )
+    }))
+    .await;
+    assert!(writes.iter().all(|w| w.as_ref().unwrap().0 == 200));
+
+    // A player's burst: at most 3 a second get through (two windows if the burst
+    // straddles a boundary), the rest are 429 with Retry-After.
+    let path = format!("/leaderboards/{board}/players/alice/rank");
+    let burst = join_all((0..20).map(|_| stack.get_with(&path, &[("x-player-id", "alice")]))).await;
+    let ok = burst
+        .iter()
+        .filter(|r| r.as_ref().unwrap().0 == 200)
+        .count();
+    assert!((3..=6).contains(&ok), "{ok} of 20 got through");
+    for (status, head, body) in burst.iter().map(|r| r.as_ref().unwrap()) {
+        if *status == 429 {
+            assert_eq!(body["error"]["code"], "rate_limited");
+            let wait: u64 = head["retry-after"].to_str().unwrap().parse().unwrap();
+            assert!((1..=1).contains(&wait), "Retry-After {wait}");
+        }
+    }
+    // Another player from the same address is not held back by alice's limit...
+    let (status, _, _) = stack
+        .get_with(&path, &[("x-player-id", "bob")])
+        .await
+        .unwrap();
+    assert_eq!(status, 200);
+    // ...but the address has its own limit.
+    let burst = join_all((0..100).map(|_| stack.get_with(&path, &[]))).await;
+    let limited = burst
+        .iter()
+        .filter(|r| r.as_ref().unwrap().0 == 429)
+        .count();
+    assert!(
+        limited >= 20,
+        "only {limited} of 100 anonymous reads were limited"
+    );
+}
+
+#[tokio::test]
+async fn with_caches_on_a_players_own_write_shows_in_their_next_read() {
+    // A longer reply cache than the default 250 ms, so that viewers' answers are
+    // surely cached when the write lands, even on a loaded machine.
+    let stack = Stack::start_with(&redis_url(), &[("READ_CACHE_TTL_MS", "2000")])
+        .await
+        .unwrap();
+    let board = unique("fresh");
+    let (status, _) = stack
+        .post("/leaderboards", json!({"leaderboard_id": board}))
+        .await
+        .unwrap();
+    assert_eq!(status, 201);
+    for (i, p) in ["alice", "bob", "carol"].iter().enumerate() {
+        let (status, _) = stack
+            .post(
+                &format!("/leaderboards/{board}/players/{p}/score"),
+                json!({"new_score": 100 + i as i64, "match_id": "m0"}),
+            )
+            .await
+            .unwrap();
+        assert_eq!(status, 200);
+    }
+    let rank = format!("/leaderboards/{board}/players/alice/rank");
+    let top = format!("/leaderboards/{board}/top?n=3");
+    // Viewers fill the caches: the second identical read is served from them.
+    for path in [&rank, &top] {
+        let (_, _, first) = stack.get_with(path, &[]).await.unwrap();
+        let (_, _, second) = stack.get_with(path, &[]).await.unwrap();
+        assert_eq!(first["source"], "redis", "{path}");
+        assert_eq!(second["source"], "cache", "{path}");
+    }
+    let mut stale_views = 0;
+    for round in 1..=3 {
+        let (status, written) = stack
+            .post(
+                &format!("/leaderboards/{board}/players/alice/score"),
+                json!({"new_score": 1000 * round, "match_id": format!("w{round}")}),
+            )
+            .await
+            .unwrap();
+        assert_eq!((status, written["rank"].as_u64()), (200, Some(1)));
+        // Alice's next read shows it at once, whatever the viewers' cache holds.
+        let (_, _, mine) = stack
+            .get_with(&rank, &[("x-player-id", "alice")])
+            .await
+            .unwrap();
+        assert_eq!(mine["score"], 1000 * round, "round {round}: {mine}");
+        assert_eq!(
+            (mine["rank"].as_u64(), mine["source"].as_str()),
+            (Some(1), Some("redis"))
+        );
+        // A viewer may still get the cached answer for a while...
+        let (_, _, viewer) = stack.get_with(&rank, &[]).await.unwrap();
+        stale_views += usize::from(viewer["score"] != 1000 * round);
+        // ...and sees it within the cache's TTL.
+        eventually(Duration::from_secs(4), "viewers see it", || async {
+            let (_, _, v) = stack.get_with(&top, &[]).await?;
+            Ok((v["entries"][0]["score"] == 1000 * round).then_some(()))
+        })
+        .await
+        .unwrap();
+    }
+    // The caches really were on: some viewer read right after a write was stale.
+    assert!(stale_views >= 1);
+}
