@@ -50,3 +50,13 @@ if cargo nextest --version >/dev/null 2>&1; then
 else
   cargo test --workspace --locked --no-fail-fast "$@"
 fi
+
+# The benchmark harness still runs end to end (a few rounds of every Redis path on a
+# small board; infra/bench.sh is the real run). Skipped when a test filter was given.
+if [ $# -eq 0 ]; then
+  log "benchmark smoke run"
+  BENCH_REDIS_URL="$LB_TEST_REDIS_URL" BENCH_DYNAMODB_URL="$LB_TEST_DYNAMODB_URL" \
+    target/debug/bench --players 5000 --smoke --out "$work/bench" >"$work/bench.log" 2>&1 ||
+    { cat "$work/bench.log" >&2; exit 1; }
+  grep -q '"rank_p99_vs_bare"' "$work/bench/latest.json"
+fi

@@ -26,9 +26,13 @@ pub fn emf(counts: &[(&str, u64)]) -> Value {
     Value::Object(doc)
 }
 
-/// Emits `counts` as one EMF line.
+/// Emits `counts` as one EMF line, when running as a Lambda function (the log pipeline
+/// that reads EMF exists only there; tools and tests that call the use cases stay quiet).
 pub fn count(counts: &[(&str, u64)]) {
-    println!("{}", emf(counts));
+    static IN_LAMBDA: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    if *IN_LAMBDA.get_or_init(|| std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some()) {
+        println!("{}", emf(counts));
+    }
 }
 
 #[cfg(test)]

@@ -35,6 +35,8 @@ use crate::time::now_ms;
 
 /// Entries per call of the rebuild's bulk load script.
 const LOAD_CHUNK: usize = 1_000;
+/// Standings per call of the batched apply script (bounds one script's run time).
+const APPLY_CHUNK: usize = 500;
 
 /// Consecutive failures that open the breaker.
 pub const BREAKER_THRESHOLD: u32 = 3;
@@ -93,6 +95,7 @@ pub struct RedisRankIndex {
     timeout: Duration,
     breaker: Breaker,
     apply: Script,
+    apply_many: Script,
     load: Script,
     around: Script,
     page: Script,
@@ -153,6 +156,7 @@ impl RedisRankIndex {
             timeout,
             breaker: Breaker::default(),
             apply: Script::new(scripts::APPLY),
+            apply_many: Script::new(scripts::APPLY_MANY),
             load: Script::new(scripts::LOAD),
             around: Script::new(scripts::AROUND),
             page: Script::new(scripts::PAGE),
@@ -297,12 +301,40 @@ impl RankIndex for RedisRankIndex {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
-        let mut pipe = redis::pipe();
-        for entry in entries {
-            pipe.invoke_script(&self.apply_invocation(entry, false));
+        // One script call per board (in stream order within it), all in one pipeline.
+        let mut by_board: Vec<(&LeaderboardId, Vec<usize>)> = Vec::new();
+        for (i, e) in entries.iter().enumerate() {
+            match by_board.iter_mut().find(|(b, _)| *b == &e.board) {
+                Some((_, idx)) => idx.push(i),
+                None => by_board.push((&e.board, vec![i])),
+            }
         }
-        let replies: Vec<(u8, String)> = self.pipeline_scripts(&self.apply, &pipe).await?;
-        Ok(replies.into_iter().map(|(a, _)| a == 1).collect())
+        let mut pipe = redis::pipe();
+        let mut order = Vec::with_capacity(entries.len());
+        for (board, idx) in &by_board {
+            for chunk in idx.chunks(APPLY_CHUNK) {
+                let k = self.board_keys(board);
+                let expire_at = chunk.iter().filter_map(|&i| entries[i].expire_at).max();
+                let mut inv = self.apply_many.prepare_invoke();
+                inv.key(k.z).key(k.h).key(k.m).key(k.tz).key(k.th).key(k.tv);
+                inv.arg(TOP_WINDOW).arg(expire_at.unwrap_or(0));
+                for &i in chunk {
+                    let e = &entries[i];
+                    inv.arg(&e.key.player)
+                        .arg(e.version)
+                        .arg(e.key.zscore(e.direction))
+                        .arg(e.key.member());
+                }
+                pipe.invoke_script(&inv);
+                order.extend_from_slice(chunk);
+            }
+        }
+        let replies: Vec<Vec<u8>> = self.pipeline_scripts(&self.apply_many, &pipe).await?;
+        let mut applied = vec![false; entries.len()];
+        for (i, a) in order.into_iter().zip(replies.into_iter().flatten()) {
+            applied[i] = a == 1;
+        }
+        Ok(applied)
     }
 
     #[instrument(skip(self))]

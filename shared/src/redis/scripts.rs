@@ -5,37 +5,33 @@
 //! holds the whole board, `rebuilding` while a rebuild loads `tz`/`th`, absent when the
 //! index was wiped or never initialised; `gen` names the running rebuild).
 
-/// `put(zset, hash, track)`: applies ARGV (player, version, zscore, member, _,
-/// expire_at, window) to one pair of keys if the version is newer; returns (applied, the
-/// player's current member, touched). With `track`, `touched` says whether the change
-/// landed inside the top window (the old or the new entry ranks below ARGV[7]).
+/// `put(zset, hash, player, version, zscore, member, track, window)`: applies one
+/// standing to one pair of keys if its version is newer; returns (applied, the player's
+/// current member, touched). With `track`, `touched` says whether the change landed
+/// inside the top window (the old or the new entry ranks below `window`).
 macro_rules! put_fn {
     () => {
         r"
-local function put(zk, hk, track)
+local function put(zk, hk, p, v, z, m, track, w)
   local touched = false
-  local cur = redis.call('HGET', hk, ARGV[1])
+  local cur = redis.call('HGET', hk, p)
   if cur then
-    local v, m = string.match(cur, '^(%d+)|[^|]*|(.+)$')
-    if tonumber(v) >= tonumber(ARGV[2]) then
-      return 0, m, false
+    local cv, cm = string.match(cur, '^(%d+)|[^|]*|(.+)$')
+    if tonumber(cv) >= tonumber(v) then
+      return 0, cm, false
     end
     if track then
-      local r = redis.call('ZRANK', zk, m)
-      touched = r ~= false and r < tonumber(ARGV[7])
+      local r = redis.call('ZRANK', zk, cm)
+      touched = r ~= false and r < w
     end
-    redis.call('ZREM', zk, m)
+    redis.call('ZREM', zk, cm)
   end
-  redis.call('ZADD', zk, ARGV[3], ARGV[4])
-  redis.call('HSET', hk, ARGV[1], ARGV[2] .. '|' .. ARGV[3] .. '|' .. ARGV[4])
-  if ARGV[6] ~= '0' then
-    redis.call('EXPIREAT', zk, ARGV[6])
-    redis.call('EXPIREAT', hk, ARGV[6])
-  end
+  redis.call('ZADD', zk, z, m)
+  redis.call('HSET', hk, p, v .. '|' .. z .. '|' .. m)
   if track and not touched then
-    touched = redis.call('ZRANK', zk, ARGV[4]) < tonumber(ARGV[7])
+    touched = redis.call('ZRANK', zk, m) < w
   end
-  return 1, ARGV[4], touched
+  return 1, m, touched
 end
 "
     };
@@ -62,18 +58,24 @@ end
     };
 }
 
-/// KEYS z, h, m, tz, th, tv. Applies to the live keys and, while a rebuild runs, to the
+/// KEYS z, h, m, tz, th, tv; ARGV player, version, zscore, member, want_rank,
+/// expire_at, window. Applies to the live keys and, while a rebuild runs, to the
 /// rebuild's keys too; bumps the top-window version when the change lands inside the
-/// window. Returns {applied, state} or, with ARGV[5] = 1, {applied, state, 0-based rank,
-/// size}.
+/// window. Returns {applied, state} or, with want_rank = 1, {applied, state, 0-based
+/// rank, size}.
 pub const APPLY: &str = concat!(
     put_fn!(),
     bump_fn!(),
     r"
-local applied, member, touched = put(KEYS[1], KEYS[2], true)
+local w = tonumber(ARGV[7])
+local applied, member, touched = put(KEYS[1], KEYS[2], ARGV[1], ARGV[2], ARGV[3], ARGV[4], true, w)
+if applied == 1 and ARGV[6] ~= '0' then
+  redis.call('EXPIREAT', KEYS[1], ARGV[6])
+  redis.call('EXPIREAT', KEYS[2], ARGV[6])
+end
 local state = redis.call('HGET', KEYS[3], 'state') or ''
 if state == 'rebuilding' then
-  put(KEYS[4], KEYS[5], false)
+  put(KEYS[4], KEYS[5], ARGV[1], ARGV[2], ARGV[3], ARGV[4], false, w)
 end
 if touched then
   bump(KEYS[6], ARGV[6])
@@ -85,6 +87,46 @@ if ARGV[5] == '0' then
   return {applied, state}
 end
 return {applied, state, redis.call('ZRANK', KEYS[1], member), redis.call('ZCARD', KEYS[1])}
+"
+);
+
+/// KEYS z, h, m, tz, th, tv; ARGV window, expire_at, then (player, version, zscore,
+/// member) per standing. APPLY for many standings of one board, in order (a player
+/// repeated in the batch sees its own earlier change), with the marker read, the window
+/// bump and the expiries done once per call. Returns 1/0 (applied) per standing.
+pub const APPLY_MANY: &str = concat!(
+    put_fn!(),
+    bump_fn!(),
+    r"
+local w = tonumber(ARGV[1])
+local state = redis.call('HGET', KEYS[3], 'state') or ''
+local rebuilding = state == 'rebuilding'
+local track, bumped, any = true, false, false
+local out = {}
+for i = 3, #ARGV, 4 do
+  local a, _, t = put(KEYS[1], KEYS[2], ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], track, w)
+  if rebuilding then
+    put(KEYS[4], KEYS[5], ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3], false, w)
+  end
+  if t then
+    track, bumped = false, true
+  end
+  any = any or a == 1
+  out[#out + 1] = a
+end
+if bumped then
+  bump(KEYS[6], ARGV[2])
+end
+if ARGV[2] ~= '0' then
+  if any then
+    redis.call('EXPIREAT', KEYS[1], ARGV[2])
+    redis.call('EXPIREAT', KEYS[2], ARGV[2])
+  end
+  if state ~= '' then
+    redis.call('EXPIREAT', KEYS[3], ARGV[2])
+  end
+end
+return out
 "
 );
 

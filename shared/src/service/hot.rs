@@ -105,6 +105,9 @@ pub struct WindowRead {
     pub total: u64,
 }
 
+/// Boards whose top window a container holds at most (1,000 entries each).
+const MAX_HELD_WINDOWS: usize = 256;
+
 /// Each board's top window held by this container.
 #[derive(Default)]
 pub struct TopWindows {
@@ -127,6 +130,10 @@ impl TopWindows {
         let entries = match fresh.entries {
             Some(entries) => {
                 let entries = Arc::new(entries);
+                // Bounded: a container serving many boards keeps the recent ones.
+                if held.len() >= MAX_HELD_WINDOWS && !held.contains_key(lb) {
+                    held.clear();
+                }
                 held.insert(
                     lb.clone(),
                     Held {

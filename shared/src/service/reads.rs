@@ -168,7 +168,9 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<T, ServiceError>>,
 {
-    let settle = async |key: String| last_known.settle(key, load().await);
+    // Boxed: the load is a deep state machine of its own, and nesting it inline makes
+    // the handlers' futures too deep for the compiler's layout queries in release.
+    let settle = async |key: String| last_known.settle(key, Box::pin(load()).await);
     if bypass {
         return settle(key).await;
     }

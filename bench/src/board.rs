@@ -1,0 +1,209 @@
+//! The benchmark board: generated players, the service context over them, and the load
+//! into Redis through the rebuild path (the measured rebuild load rate) and as bare ZADDs.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use leaderboard::board::{Board, BoardStatus, Policy};
+use leaderboard::dynamodb::DynamoScoreStore;
+use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::order::{Direction, RankKey};
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::score::Score;
+use leaderboard::service::{AppContext, Context, Settings};
+use leaderboard::store::{IndexEntry, RankIndex, ScoreStore};
+use redis::aio::ConnectionManager;
+use serde::Serialize;
+
+use crate::stats::bar;
+
+/// A small deterministic generator (xorshift64*), so every run loads the same board.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed.max(1))
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// One generated player.
+pub struct Player {
+    pub id: String,
+    pub score: i64,
+    pub reached_at: i64,
+}
+
+impl Player {
+    pub fn key(&self) -> RankKey {
+        RankKey {
+            score: Score::new("score", self.score).expect("generated scores are in range"),
+            reached_at: self.reached_at,
+            player: self.id.clone(),
+        }
+    }
+
+    pub fn member(&self) -> String {
+        self.key().member()
+    }
+}
+
+/// `n` players with scores 0..10M (many ties) reached over the last 30 days.
+pub fn players(n: u64) -> Vec<Player> {
+    let mut rng = Rng::new(42);
+    let base = chrono::Utc::now().timestamp_millis() - 30 * 86_400_000;
+    (0..n)
+        .map(|i| Player {
+            id: format!("p{i:08}"),
+            score: rng.below(10_000_000) as i64,
+            reached_at: base + rng.below(30 * 86_400_000) as i64,
+        })
+        .collect()
+}
+
+pub fn entry(lb: &LeaderboardId, p: &Player, version: u64) -> IndexEntry {
+    IndexEntry {
+        board: lb.clone(),
+        direction: Direction::Desc,
+        key: p.key(),
+        version,
+        expire_at: None,
+    }
+}
+
+/// The service context the benchmark reads through: the real adapters, the reply
+/// cache off (every read reaches Redis) and board definitions trusted for an hour (so
+/// DynamoDB is out of the measured loop).
+pub async fn context(
+    redis_url: &str,
+    dynamodb_url: &str,
+    table: &str,
+) -> anyhow::Result<AppContext> {
+    let aws = aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(dynamodb_url)
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "bench", "bench", None, None, "bench",
+        ))
+        .load()
+        .await;
+    let store = DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table);
+    let index = RedisRankIndex::new(redis_url, "bench:", Duration::from_secs(5))?;
+    let settings = Settings {
+        board_cache_ttl: Duration::from_secs(3600),
+        read_cache_ttl: Duration::ZERO,
+        ..Settings::default()
+    };
+    Ok(Context::new(store, index, settings))
+}
+
+/// Creates the table and the board definition (BEST) in DynamoDB.
+pub async fn create_board(ctx: &AppContext, lb: &LeaderboardId) -> anyhow::Result<()> {
+    ctx.store
+        .create_table()
+        .await
+        .context("create the benchmark table")?;
+    let board = Board {
+        leaderboard_id: lb.clone(),
+        policy: Policy::Best,
+        status: BoardStatus::Active,
+        created_at: chrono::Utc::now().timestamp_millis(),
+        window: None,
+    };
+    ctx.store.create_board(&board).await?;
+    Ok(())
+}
+
+/// How fast a board loads into Redis.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct LoadRate {
+    pub players: u64,
+    pub seconds: f64,
+    pub players_per_s: f64,
+}
+
+impl LoadRate {
+    fn new(players: u64, took: Duration) -> Self {
+        Self {
+            players,
+            seconds: took.as_secs_f64(),
+            players_per_s: players as f64 / took.as_secs_f64(),
+        }
+    }
+}
+
+/// Loads every player through the rebuild's index calls (begin, one version-checked
+/// load per page of 1,000 as the rebuild reads them from DynamoDB, the swap), timing
+/// only the Redis side.
+pub async fn load_by_rebuild(
+    ctx: &AppContext,
+    lb: &LeaderboardId,
+    players: &[Player],
+) -> anyhow::Result<LoadRate> {
+    let pages: Vec<Vec<IndexEntry>> = players
+        .chunks(1_000)
+        .map(|page| page.iter().map(|p| entry(lb, p, 1)).collect())
+        .collect();
+    let bar = bar(players.len() as u64, "rebuild load (ours)");
+    let start = Instant::now();
+    ctx.index.begin_rebuild(lb, "bench", true).await?;
+    for page in &pages {
+        ctx.index.load(lb, page).await?;
+        bar.inc(page.len() as u64);
+    }
+    anyhow::ensure!(
+        ctx.index.finish_rebuild(lb, "bench", None).await?,
+        "the rebuild did not swap in"
+    );
+    let took = start.elapsed();
+    bar.finish_and_clear();
+    let rate = LoadRate::new(players.len() as u64, took);
+    println!(
+        "{:>28}: {} players in {:.2} s = {:.0} players/s",
+        "rebuild load (ours)", rate.players, rate.seconds, rate.players_per_s
+    );
+    Ok(rate)
+}
+
+/// The floor: the same players as plain `ZADD`s of 1,000 members each into a scratch
+/// key (no hash, no version check), then the key is dropped.
+pub async fn load_bare(
+    conn: &mut ConnectionManager,
+    players: &[Player],
+) -> anyhow::Result<LoadRate> {
+    let key = "bench:bare-load";
+    let bar = bar(players.len() as u64, "bulk ZADD (bare)");
+    let start = Instant::now();
+    for page in players.chunks(1_000) {
+        let mut cmd = redis::cmd("ZADD");
+        cmd.arg(key);
+        for p in page {
+            cmd.arg(-p.score).arg(p.member());
+        }
+        let _: u64 = cmd.query_async(conn).await?;
+        bar.inc(page.len() as u64);
+    }
+    let took = start.elapsed();
+    bar.finish_and_clear();
+    let _: () = redis::cmd("UNLINK").arg(key).query_async(conn).await?;
+    let rate = LoadRate::new(players.len() as u64, took);
+    println!(
+        "{:>28}: {} players in {:.2} s = {:.0} players/s",
+        "bulk ZADD (bare)", rate.players, rate.seconds, rate.players_per_s
+    );
+    Ok(rate)
+}
+
+pub fn player_id(p: &Player) -> PlayerId {
+    PlayerId::parse(&p.id).expect("generated ids are valid")
+}

@@ -1,0 +1,331 @@
+//! Our read, apply and projector paths against the bare Redis commands that do the same
+//! job, from the same client library on the same board.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+use leaderboard::dynamodb::StandingItem;
+use leaderboard::http;
+use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard::order::Direction;
+use leaderboard::service::AppContext;
+use leaderboard::service::hot::{Caller, RateLimits};
+use leaderboard::service::projector::project;
+use leaderboard::service::reads;
+use leaderboard::store::{FriendsSource, RankIndex};
+use redis::aio::ConnectionManager;
+use serde::Serialize;
+
+use crate::board::{Player, Rng, entry, player_id};
+use crate::stats::{Summary, measure};
+
+/// Iterations per operation.
+#[derive(Debug, Clone, Copy)]
+pub struct Rounds {
+    pub reads: usize,
+    pub friends: usize,
+    pub applies: usize,
+    pub batches_100: usize,
+    pub batches_1000: usize,
+}
+
+/// Ours and the bare commands for one operation.
+#[derive(Debug, Clone, Serialize)]
+pub struct Pair {
+    pub ours: Summary,
+    pub bare: Summary,
+}
+
+/// Everything this module measures.
+#[derive(Debug, Clone, Serialize)]
+pub struct RedisResults {
+    pub rank_neighbours: Pair,
+    pub top_100: Pair,
+    pub friends_500: Pair,
+    pub ingest_apply: Pair,
+    pub projector_batch_100: Pair,
+    pub projector_batch_1000: Pair,
+    /// One rate-limit check (per player and per IP, one round trip); no bare twin.
+    pub rate_limit_check: Summary,
+}
+
+/// A friends source that answers from memory, so the social graph is out of the loop.
+struct Friends(Vec<PlayerId>);
+
+impl FriendsSource for Friends {
+    async fn friends_of(
+        &self,
+        _: &PlayerId,
+    ) -> Result<Vec<PlayerId>, leaderboard::error::FriendsError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// A stream record as the DynamoDB stream delivers a changed standing.
+fn record(lb: &LeaderboardId, p: &Player, version: u64, seq: usize) -> EventRecord {
+    let item = StandingItem {
+        pk: format!("S#{lb}#0"),
+        sk: p.id.clone(),
+        kind: StandingItem::KIND.to_owned(),
+        leaderboard_id: lb.clone(),
+        player_id: player_id(p),
+        direction: Direction::Desc,
+        score: p.key().score,
+        reached_at: p.reached_at,
+        version,
+        last_match_id: MatchId::parse("m-bench").expect("valid"),
+        rk: String::new(),
+        index_expire_at: None,
+    };
+    let mut r = EventRecord::default();
+    r.event_name = "MODIFY".to_owned();
+    r.event_id = format!("e{seq}");
+    r.change.new_image = serde_dynamo::to_item(item).expect("a standing encodes");
+    r.change.sequence_number = Some(format!("{seq:021}"));
+    r
+}
+
+/// Stream batches of `size` records as the Lambda runtime receives them (JSON), each
+/// record a newer version of a random player's standing.
+fn batches(
+    lb: &LeaderboardId,
+    players: &[Player],
+    size: usize,
+    count: usize,
+    rng: &mut Rng,
+    version: &mut u64,
+) -> Vec<Vec<u8>> {
+    (0..count)
+        .map(|b| {
+            let mut event = Event::default();
+            event.records = (0..size)
+                .map(|i| {
+                    *version += 1;
+                    let p = &players[rng.below(players.len() as u64) as usize];
+                    record(lb, p, *version, b * size + i)
+                })
+                .collect();
+            serde_json::to_vec(&event).expect("an event encodes")
+        })
+        .collect()
+}
+
+pub async fn run(
+    ctx: &AppContext,
+    bare: &mut ConnectionManager,
+    lb: &LeaderboardId,
+    players: &[Player],
+    rounds: Rounds,
+) -> anyhow::Result<RedisResults> {
+    let (z, h) = ctx.index.keys(lb);
+    let n = players.len() as u64;
+    let mut rng = Rng::new(7);
+    let picks: Vec<usize> = (0..rounds.reads * 2 + 100)
+        .map(|_| rng.below(n) as usize)
+        .collect();
+    let viewer = &Caller::default();
+
+    println!("-- rank + 10 neighbours (k = 5)");
+    let ours = measure("rank+neighbours (ours)", 100, rounds.reads, |i| {
+        let p = &players[picks[i]];
+        async move {
+            let reply = reads::rank(ctx, viewer, lb, &player_id(p), 5).await?;
+            anyhow::ensure!(reply.neighbours.len() >= 6, "short neighbourhood");
+            Ok(http::json(200, &reply))
+        }
+    })
+    .await?;
+    let bare_rank = measure("ZRANK + ZRANGE (bare)", 100, rounds.reads, |i| {
+        let member = players[picks[i]].member();
+        let (z, mut conn) = (z.clone(), bare.clone());
+        async move {
+            let r: u64 = redis::cmd("ZRANK")
+                .arg(&z)
+                .arg(&member)
+                .query_async(&mut conn)
+                .await?;
+            let lo = r.saturating_sub(5);
+            let rows: Vec<(String, f64)> = redis::cmd("ZRANGE")
+                .arg(&z)
+                .arg(lo)
+                .arg(r + 5)
+                .arg("WITHSCORES")
+                .query_async(&mut conn)
+                .await?;
+            Ok(rows)
+        }
+    })
+    .await?;
+
+    println!("-- top 100");
+    let ours_top = measure("top-100 (ours)", 100, rounds.reads, |_| async move {
+        let reply = reads::top(ctx, lb, 100).await?;
+        anyhow::ensure!(reply.entries.len() == 100, "short top");
+        Ok(http::json(200, &reply))
+    })
+    .await?;
+    let bare_top = measure("ZRANGE 0 99 + ZCARD (bare)", 100, rounds.reads, |_| {
+        let (z, mut conn) = (z.clone(), bare.clone());
+        async move {
+            let rows: (Vec<(String, f64)>, u64) = redis::pipe()
+                .zrange_withscores(&z, 0, 99)
+                .zcard(&z)
+                .query_async(&mut conn)
+                .await?;
+            Ok(rows)
+        }
+    })
+    .await?;
+
+    println!("-- friends-rank with 500 friends");
+    let groups: Vec<Vec<usize>> = (0..50)
+        .map(|_| (0..500).map(|_| rng.below(n) as usize).collect())
+        .collect();
+    let sources: Vec<Friends> = groups
+        .iter()
+        .map(|g| Friends(g.iter().map(|&i| player_id(&players[i])).collect()))
+        .collect();
+    let ours_friends = measure("friends-rank 500 (ours)", 20, rounds.friends, |i| {
+        let me = player_id(&players[picks[i]]);
+        let friends = &sources[i % sources.len()];
+        async move {
+            let reply = reads::friends_rank(ctx, friends, viewer, lb, &me, 5).await?;
+            anyhow::ensure!(reply.friends_total >= 400, "friends missing");
+            Ok(http::json(200, &reply))
+        }
+    })
+    .await?;
+    let bare_friends = measure("HMGET 500 (bare)", 20, rounds.friends, |i| {
+        let names: Vec<&str> = groups[i % groups.len()]
+            .iter()
+            .map(|&j| players[j].id.as_str())
+            .collect();
+        let (h, mut conn) = (h.clone(), bare.clone());
+        async move {
+            let values: Vec<Option<String>> = redis::cmd("HMGET")
+                .arg(&h)
+                .arg(&names)
+                .query_async(&mut conn)
+                .await?;
+            Ok(values)
+        }
+    })
+    .await?;
+
+    println!("-- ingest apply (write-through: version-checked apply + rank)");
+    let mut version = 1_000_000u64;
+    let ours_apply = measure("apply+rank (ours)", 100, rounds.applies, |i| {
+        let p = &players[picks[i]];
+        version += 1;
+        let e = entry(lb, p, version);
+        async move {
+            let placed = ctx.index.apply(&e).await?;
+            anyhow::ensure!(placed.applied, "stale version");
+            Ok(placed)
+        }
+    })
+    .await?;
+    let bare_apply = measure("ZADD + ZRANK (bare)", 100, rounds.applies, |i| {
+        let p = &players[picks[i]];
+        let (score, member) = (-p.score, p.member());
+        let (z, mut conn) = (z.clone(), bare.clone());
+        async move {
+            let r: (u64, u64) = redis::pipe()
+                .zadd(&z, &member, score)
+                .zrank(&z, &member)
+                .query_async(&mut conn)
+                .await?;
+            Ok(r)
+        }
+    })
+    .await?;
+
+    println!(
+        "-- projector batches (decode the event JSON, one pipeline of version-checked applies)"
+    );
+    let mut projector = BTreeMap::new();
+    for (size, count) in [(100, rounds.batches_100), (1_000, rounds.batches_1000)] {
+        let events = batches(lb, players, size, count + 5, &mut rng, &mut version);
+        let ours = measure(&format!("projector {size} (ours)"), 5, count, |i| {
+            let json = &events[i];
+            async move {
+                let event: Event = serde_json::from_slice(json)?;
+                let (response, stats) = project(&ctx.index, &event).await;
+                anyhow::ensure!(
+                    response.batch_item_failures.is_empty() && stats.applied + stats.stale == size,
+                    "projector failed: {stats:?}"
+                );
+                Ok(stats.applied)
+            }
+        })
+        .await?;
+        let members: Vec<(i64, String)> = (0..size)
+            .map(|_| {
+                let p = &players[rng.below(n) as usize];
+                (-p.score, p.member())
+            })
+            .collect();
+        let bare_batch = measure(&format!("{size} x ZADD pipelined (bare)"), 5, count, |_| {
+            let (z, mut conn) = (z.clone(), bare.clone());
+            let mut pipe = redis::pipe();
+            for (s, m) in &members {
+                pipe.zadd(&z, m, *s).ignore();
+            }
+            async move {
+                let _: () = pipe.query_async(&mut conn).await?;
+                Ok(())
+            }
+        })
+        .await?;
+        projector.insert(
+            size,
+            Pair {
+                ours,
+                bare: bare_batch,
+            },
+        );
+    }
+
+    println!("-- rate-limit check (per player and per IP, one round trip)");
+    let limits = RateLimits {
+        per_player: u64::MAX,
+        per_ip: u64::MAX,
+        window: Duration::from_secs(1),
+    };
+    let limit = measure("rate-limit check (ours)", 100, rounds.reads, |i| {
+        let caller = Caller {
+            player: Some(player_id(&players[picks[i]])),
+            ip: Some(format!("10.0.{}.{}", i % 250, i % 200)),
+        };
+        let limits = &limits;
+        async move {
+            limits.check(&ctx.index, &caller).await?;
+            Ok(())
+        }
+    })
+    .await?;
+
+    let mut projector = projector.into_values();
+    Ok(RedisResults {
+        rank_neighbours: Pair {
+            ours,
+            bare: bare_rank,
+        },
+        top_100: Pair {
+            ours: ours_top,
+            bare: bare_top,
+        },
+        friends_500: Pair {
+            ours: ours_friends,
+            bare: bare_friends,
+        },
+        ingest_apply: Pair {
+            ours: ours_apply,
+            bare: bare_apply,
+        },
+        projector_batch_100: projector.next().expect("measured"),
+        projector_batch_1000: projector.next().expect("measured"),
+        rate_limit_check: limit,
+    })
+}

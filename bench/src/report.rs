@@ -1,0 +1,355 @@
+//! The results file (`latest.json`: numbers only, stable keys) and its markdown table.
+
+use std::fmt::Write as _;
+
+use redis::aio::ConnectionManager;
+use serde::Serialize;
+
+use crate::board::LoadRate;
+use crate::cpu::CpuResults;
+use crate::freshness::Freshness;
+use crate::postgres::PostgresResults;
+use crate::redis_ops::RedisResults;
+use crate::stats::Summary;
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Machine {
+    pub cpu_model: String,
+    pub cpus: usize,
+    pub memory_gib: f64,
+    pub os: String,
+    pub redis_version: String,
+    pub rustc: String,
+}
+
+fn first_line_after(text: &str, prefix: &str) -> Option<String> {
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix))
+        .map(|v| v.trim().trim_matches('"').to_owned())
+}
+
+pub async fn machine(redis: &mut ConnectionManager) -> Machine {
+    let read = |path| std::fs::read_to_string(path).unwrap_or_default();
+    let cpuinfo = read("/proc/cpuinfo");
+    let mem_kib: f64 = first_line_after(&read("/proc/meminfo"), "MemTotal:")
+        .and_then(|v| v.trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0.0);
+    let info: String = redis::cmd("INFO")
+        .arg("server")
+        .query_async(redis)
+        .await
+        .unwrap_or_default();
+    let rustc = std::process::Command::new("rustc")
+        .arg("--version")
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .unwrap_or_default();
+    Machine {
+        cpu_model: cpuinfo
+            .lines()
+            .find_map(|l| l.strip_prefix("model name"))
+            .map(|v| v.trim_start_matches([' ', '\t', ':']).to_owned())
+            .unwrap_or_default(),
+        cpus: std::thread::available_parallelism().map_or(0, |n| n.get()),
+        memory_gib: (mem_kib / 1024.0 / 1024.0 * 10.0).round() / 10.0,
+        os: first_line_after(&read("/etc/os-release"), "PRETTY_NAME=").unwrap_or_default(),
+        redis_version: first_line_after(&info, "redis_version:").unwrap_or_default(),
+        rustc,
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Ratios {
+    /// Ours / bare Redis, p99 (target <= 2).
+    pub rank_p99_vs_bare: f64,
+    pub top_p99_vs_bare: f64,
+    pub friends_p99_vs_bare: f64,
+    pub apply_p99_vs_bare: f64,
+    /// PostgreSQL p50 / ours p50 (target >= 100 for rank).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres_rank_over_ours: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres_top_over_ours: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Throughput {
+    /// Records per second through `project` in batches of 1,000 (mean batch time).
+    pub projector_records_per_s: f64,
+    pub projector_records_per_s_batch_100: f64,
+    pub bare_pipelined_zadd_per_s_batch_1000: f64,
+    /// Players per second loaded by the rebuild's index calls (DynamoDB reads excluded).
+    pub rebuild_players_per_s: f64,
+    pub bare_zadd_load_players_per_s: f64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres_copy_rows_per_s: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub name: &'static str,
+    pub target: &'static str,
+    pub measured: String,
+    pub met: bool,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub generated_at: String,
+    pub command: String,
+    pub machine: Machine,
+    pub players: u64,
+    pub ratios: Ratios,
+    pub throughput: Throughput,
+    pub latency_us: RedisResults,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub postgres: Option<PostgresResults>,
+    pub rebuild_load: LoadRate,
+    pub bare_load: LoadRate,
+    pub cpu_us_per_request: CpuResults,
+    pub freshness_ms: Vec<Freshness>,
+    /// The stack's stream poll interval during the freshness runs (AWS: 0.25 s).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub poll_interval_s: Option<f64>,
+    pub targets: Vec<Target>,
+}
+
+fn records_per_s(batch: usize, s: &Summary) -> f64 {
+    batch as f64 * 1e6 / s.mean_us
+}
+
+impl Results {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        machine: Machine,
+        players: u64,
+        rebuild_load: LoadRate,
+        bare_load: LoadRate,
+        redis: RedisResults,
+        postgres: Option<PostgresResults>,
+        cpu: CpuResults,
+        freshness_ms: Vec<Freshness>,
+        poll_interval_s: Option<f64>,
+    ) -> Self {
+        let ratio = |a: f64, b: f64| (a / b * 100.0).round() / 100.0;
+        let r = &redis;
+        let ratios = Ratios {
+            rank_p99_vs_bare: ratio(r.rank_neighbours.ours.p99_us, r.rank_neighbours.bare.p99_us),
+            top_p99_vs_bare: ratio(r.top_100.ours.p99_us, r.top_100.bare.p99_us),
+            friends_p99_vs_bare: ratio(r.friends_500.ours.p99_us, r.friends_500.bare.p99_us),
+            apply_p99_vs_bare: ratio(r.ingest_apply.ours.p99_us, r.ingest_apply.bare.p99_us),
+            postgres_rank_over_ours: postgres
+                .as_ref()
+                .map(|p| ratio(p.rank_neighbours.p50_us, r.rank_neighbours.ours.p50_us)),
+            postgres_top_over_ours: postgres
+                .as_ref()
+                .map(|p| ratio(p.top_100.p50_us, r.top_100.ours.p50_us)),
+        };
+        let throughput = Throughput {
+            projector_records_per_s: records_per_s(1_000, &r.projector_batch_1000.ours).round(),
+            projector_records_per_s_batch_100: records_per_s(100, &r.projector_batch_100.ours)
+                .round(),
+            bare_pipelined_zadd_per_s_batch_1000: records_per_s(
+                1_000,
+                &r.projector_batch_1000.bare,
+            )
+            .round(),
+            rebuild_players_per_s: rebuild_load.players_per_s.round(),
+            bare_zadd_load_players_per_s: bare_load.players_per_s.round(),
+            postgres_copy_rows_per_s: postgres.as_ref().map(|p| p.load.players_per_s.round()),
+        };
+        let mut targets = vec![
+            within_2x("rank + 10 neighbours p99 vs bare", ratios.rank_p99_vs_bare),
+            within_2x("top-100 p99 vs bare", ratios.top_p99_vs_bare),
+            within_2x("friends-rank (500) p99 vs bare", ratios.friends_p99_vs_bare),
+            Target {
+                name: "projector throughput",
+                target: ">= 100,000 records/s",
+                measured: format!("{:.0} records/s", throughput.projector_records_per_s),
+                met: throughput.projector_records_per_s >= 100_000.0,
+            },
+            Target {
+                name: "rebuild load",
+                target: ">= 500,000 players/s",
+                measured: format!("{:.0} players/s", throughput.rebuild_players_per_s),
+                met: throughput.rebuild_players_per_s >= 500_000.0,
+            },
+            Target {
+                name: "ingest handler CPU",
+                target: "< 50 us per request",
+                measured: format!("{:.1} us", cpu.ingest_us),
+                met: cpu.ingest_us < 50.0,
+            },
+        ];
+        if let Some(x) = ratios.postgres_rank_over_ours {
+            targets.push(Target {
+                name: "rank vs PostgreSQL ROW_NUMBER (p50)",
+                target: ">= 100x faster",
+                measured: format!("{x:.0}x"),
+                met: x >= 100.0,
+            });
+        }
+        for f in &freshness_ms {
+            targets.push(Target {
+                name: "freshness for others (stream path)",
+                target: "p95 <= 500 ms, p99 <= 1 s",
+                measured: format!(
+                    "{}: p95 {:.0} ms, p99 {:.0} ms",
+                    f.label, f.p95_ms, f.p99_ms
+                ),
+                met: f.p95_ms <= 500.0 && f.p99_ms <= 1_000.0,
+            });
+        }
+        Self {
+            generated_at: chrono::Utc::now().to_rfc3339(),
+            command: std::env::var("BENCH_COMMAND").unwrap_or_else(|_| "infra/bench.sh".into()),
+            machine,
+            players,
+            ratios,
+            throughput,
+            latency_us: redis,
+            postgres,
+            rebuild_load,
+            bare_load,
+            cpu_us_per_request: cpu,
+            freshness_ms,
+            poll_interval_s,
+            targets,
+        }
+    }
+
+    pub fn markdown(&self) -> String {
+        let m = &self.machine;
+        let mut out = String::new();
+        let _ = writeln!(out, "# Benchmark results\n");
+        let _ = writeln!(
+            out,
+            "`{}` on {} ({} CPUs, {} GiB, {}), Redis {}, {}; {} players on the board; {}.\n",
+            self.command,
+            m.cpu_model,
+            m.cpus,
+            m.memory_gib,
+            m.os,
+            m.redis_version,
+            m.rustc,
+            self.players,
+            self.generated_at
+        );
+        let _ = writeln!(out, "## Latency (microseconds, one client, sequential)\n");
+        let _ = writeln!(
+            out,
+            "| operation | ours p50 | ours p95 | ours p99 | bare p50 | bare p99 | ours/bare p99 | PostgreSQL p50 | PostgreSQL p99 |"
+        );
+        let _ = writeln!(out, "|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+        let l = &self.latency_us;
+        let pg = self.postgres.as_ref();
+        let rows = [
+            (
+                "rank + 10 neighbours",
+                &l.rank_neighbours,
+                pg.map(|p| &p.rank_neighbours),
+            ),
+            ("top-100", &l.top_100, pg.map(|p| &p.top_100)),
+            ("friends-rank, 500 friends", &l.friends_500, None),
+            ("ingest apply (write-through)", &l.ingest_apply, None),
+            ("projector batch of 100", &l.projector_batch_100, None),
+            ("projector batch of 1,000", &l.projector_batch_1000, None),
+        ];
+        for (name, pair, pg) in rows {
+            let (pg50, pg99) = pg.map_or(("".into(), "".into()), |s| {
+                (format!("{:.0}", s.p50_us), format!("{:.0}", s.p99_us))
+            });
+            let _ = writeln!(
+                out,
+                "| {name} | {:.1} | {:.1} | {:.1} | {:.1} | {:.1} | {:.2} | {pg50} | {pg99} |",
+                pair.ours.p50_us,
+                pair.ours.p95_us,
+                pair.ours.p99_us,
+                pair.bare.p50_us,
+                pair.bare.p99_us,
+                pair.ours.p99_us / pair.bare.p99_us
+            );
+        }
+        let rl = &l.rate_limit_check;
+        let _ = writeln!(
+            out,
+            "| rate-limit check (no bare twin) | {:.1} | {:.1} | {:.1} | | | | | |\n",
+            rl.p50_us, rl.p95_us, rl.p99_us
+        );
+        let t = &self.throughput;
+        let _ = writeln!(out, "## Throughput\n");
+        let _ = writeln!(out, "| what | per second |\n|---|---:|");
+        let _ = writeln!(
+            out,
+            "| projector, batches of 1,000 | {:.0} records |",
+            t.projector_records_per_s
+        );
+        let _ = writeln!(
+            out,
+            "| projector, batches of 100 | {:.0} records |",
+            t.projector_records_per_s_batch_100
+        );
+        let _ = writeln!(
+            out,
+            "| bare pipelined ZADD, batches of 1,000 | {:.0} commands |",
+            t.bare_pipelined_zadd_per_s_batch_1000
+        );
+        let _ = writeln!(
+            out,
+            "| rebuild load (ours, version-checked, pages of 1,000) | {:.0} players |",
+            t.rebuild_players_per_s
+        );
+        let _ = writeln!(
+            out,
+            "| bare ZADD of 1,000 members per call | {:.0} players |",
+            t.bare_zadd_load_players_per_s
+        );
+        if let Some(p) = t.postgres_copy_rows_per_s {
+            let _ = writeln!(out, "| PostgreSQL COPY + index build | {p:.0} rows |");
+        }
+        let c = &self.cpu_us_per_request;
+        let _ = writeln!(
+            out,
+            "\n## Handler CPU per request (I/O waits excluded)\n\n| handler | CPU |\n|---|---:|\n| ingest (DynamoDB transaction + write-through) | {:.1} us |\n| rank + 10 neighbours | {:.1} us |",
+            c.ingest_us, c.rank_us
+        );
+        if !self.freshness_ms.is_empty() {
+            let _ = writeln!(
+                out,
+                "\n## Freshness through the stream path (write-through off, poll every {} s)\n\n| read cache | writes | p50 ms | p95 ms | p99 ms | max ms |\n|---|---:|---:|---:|---:|---:|",
+                self.poll_interval_s.map_or("?".into(), |s| s.to_string())
+            );
+            for f in &self.freshness_ms {
+                let _ = writeln!(
+                    out,
+                    "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} |",
+                    f.label, f.writes, f.p50_ms, f.p95_ms, f.p99_ms, f.max_ms
+                );
+            }
+        }
+        let _ = writeln!(
+            out,
+            "\n## Targets (DESIGN 8)\n\n| target | wanted | measured | met |\n|---|---|---|---|"
+        );
+        for t in &self.targets {
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} |",
+                t.name,
+                t.target,
+                t.measured,
+                if t.met { "yes" } else { "**no**" }
+            );
+        }
+        out
+    }
+}
+
+fn within_2x(name: &'static str, ratio: f64) -> Target {
+    Target {
+        name,
+        target: "<= 2x bare Redis",
+        measured: format!("{ratio:.2}x"),
+        met: ratio <= 2.0,
+    }
+}

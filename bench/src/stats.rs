@@ -1,0 +1,96 @@
+//! Latency samples and their summary (percentiles in microseconds, operations per second).
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+/// Percentiles of one measured operation.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Summary {
+    pub n: usize,
+    pub p50_us: f64,
+    pub p95_us: f64,
+    pub p99_us: f64,
+    pub mean_us: f64,
+    /// Sequential operations per second from one client (1 / mean latency).
+    pub ops_per_s: f64,
+}
+
+impl Summary {
+    pub fn of(mut samples: Vec<Duration>) -> Self {
+        samples.sort_unstable();
+        let n = samples.len().max(1);
+        let at = |q: f64| {
+            let i = ((q * n as f64).ceil() as usize).clamp(1, n) - 1;
+            samples.get(i).map_or(0.0, |d| d.as_secs_f64() * 1e6)
+        };
+        let total: Duration = samples.iter().sum();
+        let mean_us = total.as_secs_f64() * 1e6 / n as f64;
+        Self {
+            n: samples.len(),
+            p50_us: at(0.50),
+            p95_us: at(0.95),
+            p99_us: at(0.99),
+            mean_us,
+            ops_per_s: if mean_us > 0.0 { 1e6 / mean_us } else { 0.0 },
+        }
+    }
+}
+
+pub fn bar(len: u64, what: &str) -> ProgressBar {
+    let bar = ProgressBar::new(len);
+    bar.set_style(
+        ProgressStyle::with_template(
+            "{msg:>28} [{bar:40}] {human_pos}/{human_len} {per_sec} eta {eta}",
+        )
+        .expect("a valid template")
+        .progress_chars("=> "),
+    );
+    bar.set_message(what.to_owned());
+    bar
+}
+
+/// Runs `op(i)` `n` times after `warmup` unmeasured runs, one at a time, timing each.
+pub async fn measure<F, Fut, T>(
+    what: &str,
+    warmup: usize,
+    n: usize,
+    mut op: F,
+) -> anyhow::Result<Summary>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: Future<Output = anyhow::Result<T>>,
+{
+    for i in 0..warmup {
+        op(i).await?;
+    }
+    let bar = bar(n as u64, what);
+    let mut samples = Vec::with_capacity(n);
+    for i in 0..n {
+        let start = Instant::now();
+        std::hint::black_box(op(warmup + i).await?);
+        samples.push(start.elapsed());
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let s = Summary::of(samples);
+    println!(
+        "{what:>28}: p50 {:>9.1} us  p95 {:>9.1} us  p99 {:>9.1} us  ({:.0} ops/s)",
+        s.p50_us, s.p95_us, s.p99_us, s.ops_per_s
+    );
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_are_nearest_rank() {
+        let s = Summary::of((1..=100).map(Duration::from_micros).collect());
+        assert_eq!((s.p50_us, s.p95_us, s.p99_us), (50.0, 95.0, 99.0));
+        assert!((s.mean_us - 50.5).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# Runs the benchmark (bench/): installs what is missing (apt: redis-server, postgresql;
+# the project venv plus matplotlib), builds release binaries, starts its own
+# redis-server, DynamoDB endpoint, PostgreSQL and two local stacks with the
+# write-through off (reply cache 250 ms and off) on free loopback ports, runs
+# `bench`, draws the chart, and stops everything it started.
+#
+# Results: bench/results/latest.{json,md,png}. Arguments go to `bench`:
+# `--players N` (default 1000000), `--quick`, `--out DIR`.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
+ensure_deps
+cd "$ROOT"
+
+pg_bin() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1; }
+if [ -z "$(pg_bin)" ]; then
+  log "installing postgresql (apt)"
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends postgresql >/dev/null
+fi
+PG_BIN="$(pg_bin)"
+stamp="$VENV/.bench-requirements.sha"
+want="$(sha256sum bench/requirements.txt | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  log "installing the chart's libraries into the venv (bench/requirements.txt)"
+  "$VENV/bin/python" -m pip install -q -r bench/requirements.txt
+  echo "$want" >"$stamp"
+fi
+
+log "building release binaries (functions and bench)"
+cargo build --release --locked --workspace --bins
+
+work="$(mktemp -d)"
+chmod 755 "$work"
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  wait 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# PostgreSQL refuses to run as root; as root, run it as the package's postgres user.
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+mkdir -p "$work/pg"
+[ "$(id -u)" -ne 0 ] || chown postgres "$work/pg"
+
+redis_port="$(free_port)"
+dynamodb_port="$(free_port)"
+pg_port="$(free_port)"
+redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+  >"$work/redis.log" 2>&1 &
+pids+=($!)
+"$VENV/bin/python" infra/local/dynamodb_server.py --port "$dynamodb_port" >"$work/dynamodb.log" 2>&1 &
+pids+=($!)
+as_pg "$PG_BIN/initdb" -D "$work/pg/data" -U bench --auth=trust -E UTF8 >"$work/initdb.log"
+# Tuned for a fair fight on this box: durability off (like Redis here), a 1 GiB cache.
+as_pg "$PG_BIN/postgres" -D "$work/pg/data" -p "$pg_port" -k "$work/pg" \
+  -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c full_page_writes=off \
+  -c shared_buffers=1GB -c work_mem=256MB -c effective_cache_size=8GB -c max_wal_size=8GB \
+  >"$work/postgres.log" 2>&1 &
+pids+=($!)
+wait_tcp 127.0.0.1 "$redis_port" 30
+wait_tcp 127.0.0.1 "$dynamodb_port" 60
+wait_tcp 127.0.0.1 "$pg_port" 60
+
+# Two stacks for the freshness runs: write-through off (the stream alone carries each
+# write), read limits off (the probe polls hard), AWS's poll interval.
+poll=0.25
+apis=""
+for label_ttl in "cache 250 ms:250" "cache off:0"; do
+  label="${label_ttl%%:*}"
+  ttl="${label_ttl##*:}"
+  port="$(free_port)"
+  WRITE_THROUGH=false READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 READ_CACHE_TTL_MS="$ttl" \
+    "$VENV/bin/python" infra/local/stack.py --table "fresh-$port" --bin-dir target/release \
+    --port "$port" --social-port 0 --dynamodb-url "http://127.0.0.1:$dynamodb_port" \
+    --redis-url "redis://127.0.0.1:$redis_port" --key-prefix "fresh$port:" \
+    --api-key bench-key --poll-interval "$poll" --redis-timeout-ms 50 \
+    --run-dir "$work/stack-$port" >"$work/stack-$port.log" 2>&1 &
+  pids+=($!)
+  for ((i = 0; i < 600; i++)); do
+    grep -q '^READY' "$work/stack-$port.log" 2>/dev/null && break
+    sleep 0.1
+  done
+  grep -q '^READY' "$work/stack-$port.log" || { cat "$work/stack-$port.log" >&2; exit 1; }
+  apis="${apis:+$apis,}$label=http://127.0.0.1:$port"
+done
+
+export BENCH_REDIS_URL="redis://127.0.0.1:$redis_port"
+export BENCH_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
+export BENCH_POSTGRES_URL="host=127.0.0.1 port=$pg_port user=bench dbname=postgres"
+export BENCH_API_URLS="$apis"
+export BENCH_API_KEY=bench-key
+export BENCH_POLL_INTERVAL_S="$poll"
+export BENCH_COMMAND="infra/bench.sh${*:+ $*}"
+export RUST_LOG=warn
+
+log "running the benchmark"
+target/release/bench "$@"
+out="bench/results"
+prev=""
+for a in "$@"; do
+  [ "$prev" = "--out" ] && out="$a"
+  prev="$a"
+done
+"$VENV/bin/python" bench/chart.py "$out/latest.json" "$out/latest.png"
+log "wrote $out/latest.json, latest.md and latest.png"
