@@ -46,6 +46,8 @@ pub struct RedisResults {
     pub ingest_apply: Pair,
     pub projector_batch_100: Pair,
     pub projector_batch_1000: Pair,
+    /// The part of a 1,000-record batch spent decoding the event JSON (ours only).
+    pub projector_decode_1000: Summary,
     /// One rate-limit check (per player and per IP, one round trip); no bare twin.
     pub rate_limit_check: Summary,
 }
@@ -245,13 +247,14 @@ pub async fn run(
         "-- projector batches (decode the event JSON, one pipeline of version-checked applies)"
     );
     let mut projector = BTreeMap::new();
+    let mut decode = None::<crate::stats::Summary>;
     for (size, count) in [(100, rounds.batches_100), (1_000, rounds.batches_1000)] {
         let events = batches(lb, players, size, count + 5, &mut rng, &mut version);
         let ours = measure(&format!("projector {size} (ours)"), 5, count, |i| {
             let json = &events[i];
             async move {
                 let event: Event = serde_json::from_slice(json)?;
-                let (response, stats) = project(&ctx.index, &event).await;
+                let (response, stats) = project(&ctx.index, event).await;
                 anyhow::ensure!(
                     response.batch_item_failures.is_empty() && stats.applied + stats.stale == size,
                     "projector failed: {stats:?}"
@@ -285,6 +288,14 @@ pub async fn run(
                 bare: bare_batch,
             },
         );
+        if size == 1_000 {
+            let split = measure("decode 1000 records (ours)", 2, count, |i| {
+                let json = &events[i];
+                async move { Ok(serde_json::from_slice::<Event>(json)?) }
+            })
+            .await?;
+            decode = Some(split);
+        }
     }
 
     println!("-- rate-limit check (per player and per IP, one round trip)");
@@ -326,6 +337,7 @@ pub async fn run(
         },
         projector_batch_100: projector.next().expect("measured"),
         projector_batch_1000: projector.next().expect("measured"),
+        projector_decode_1000: decode.expect("measured"),
         rate_limit_check: limit,
     })
 }

@@ -10,6 +10,6 @@ pub async fn handle(
     index: &RedisRankIndex,
     event: LambdaEvent<Event>,
 ) -> Result<DynamoDbEventResponse, Error> {
-    let (response, _stats) = projector::project(index, &event.payload).await;
+    let (response, _stats) = projector::project(index, event.payload).await;
     Ok(response)
 }

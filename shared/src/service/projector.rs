@@ -26,12 +26,11 @@ enum Change {
     Poison(String),
 }
 
-fn change_of(record: &EventRecord) -> Change {
+fn change_of(record: EventRecord) -> Change {
     if !matches!(record.event_name.as_str(), "INSERT" | "MODIFY") {
         return Change::Skip;
     }
-    let image = &record.change.new_image;
-    // Looked up in place: only standings are decoded (and cloned), once each.
+    let image = record.change.new_image;
     let standing = matches!(
         image.get("kind"),
         Some(serde_dynamo::AttributeValue::S(k)) if k == StandingItem::KIND
@@ -39,7 +38,8 @@ fn change_of(record: &EventRecord) -> Change {
     if !standing {
         return Change::Skip;
     }
-    match serde_dynamo::from_item::<_, StandingItem>(image.clone()) {
+    // The image is owned: decoded in place, never copied.
+    match serde_dynamo::from_item::<_, StandingItem>(image) {
         Ok(item) => Change::Apply(item.index_entry()),
         Err(e) => Change::Poison(e.to_string()),
     }
@@ -57,25 +57,24 @@ pub struct BatchStats {
 
 /// Applies a stream batch to the index; the response names the records to retry.
 #[instrument(skip_all, fields(records = event.records.len()))]
-pub async fn project<I: RankIndex>(
-    index: &I,
-    event: &Event,
-) -> (DynamoDbEventResponse, BatchStats) {
+pub async fn project<I: RankIndex>(index: &I, event: Event) -> (DynamoDbEventResponse, BatchStats) {
     let mut stats = BatchStats::default();
     let mut entries = Vec::new();
     let mut sequence_numbers = Vec::new();
-    for record in &event.records {
+    for record in event.records {
+        let event_id = record.event_id.clone();
+        let sequence_number = record.change.sequence_number.clone();
         match change_of(record) {
             Change::Apply(entry) => {
                 entries.push(entry);
-                sequence_numbers.push(record.change.sequence_number.clone());
+                sequence_numbers.push(sequence_number);
             }
             Change::Skip => stats.skipped += 1,
             Change::Poison(reason) => {
                 stats.poison += 1;
                 error!(
-                    event_id = %record.event_id,
-                    sequence_number = record.change.sequence_number.as_deref().unwrap_or("?"),
+                    %event_id,
+                    sequence_number = sequence_number.as_deref().unwrap_or("?"),
                     %reason,
                     poison = true,
                     "skipping a stream record that cannot be decoded"
