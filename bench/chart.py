@@ -45,19 +45,21 @@ def main(src, dst):
                 if v:
                     ax.text(v * 1.08, b.get_y() + b.get_height() / 2, f"{v:,.0f}", va="center", fontsize=7)
         ax.set_xscale("log")
+        ax.set_xlim(right=max(v for v in ax.get_xlim()) * 4)
         ax.set_yticks(list(ys))
         ax.set_yticklabels([name for _, name in OPERATIONS])
         ax.invert_yaxis()
         ax.set_xlabel(f"{pct[:3]} latency, microseconds (log scale)")
         ax.grid(axis="x", which="both", alpha=0.3)
-    axes[0].legend(loc="lower right")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=3, frameon=False)
     m = results["machine"]
     fig.suptitle(
         f"Leaderboard latency, {results['players']:,} players: ours vs bare Redis vs PostgreSQL\n"
         f"{m['cpus']} CPUs ({m['cpu_model']}), Redis {m['redis_version']}, {results['generated_at'][:19]}Z",
         fontsize=10,
     )
-    fig.tight_layout()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
     fig.savefig(dst, dpi=110)
 
 
