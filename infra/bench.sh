@@ -32,15 +32,8 @@ fi
 log "building release binaries (functions and bench)"
 cargo build --release --locked --workspace --bins
 
-work="$(mktemp -d)"
+with_workdir
 chmod 755 "$work"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 # PostgreSQL refuses to run as root; as root, run it as the package's postgres user.
 as_pg() {

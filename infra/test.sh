@@ -10,14 +10,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
 ensure_deps
 cd "$ROOT"
 
-work="$(mktemp -d)"
-pids=()
-cleanup() {
-  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
+with_workdir
 
 redis_port="$(free_port)"
 dynamodb_port="$(free_port)"

@@ -62,3 +62,11 @@ wait_tcp() {
   echo "nothing listening on $host:$port after ${secs}s" >&2
   return 1
 }
+
+# with_workdir: sets $work to a new temporary folder and $pids to an empty list; on exit
+# every process in $pids is stopped and the folder removed.
+with_workdir() {
+  work="$(mktemp -d)"
+  pids=()
+  trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+}

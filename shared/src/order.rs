@@ -118,6 +118,16 @@ impl RankKey {
     }
 }
 
+/// A key with reached-at 1, for the unit tests of the modules that order keys.
+#[cfg(test)]
+pub(crate) fn test_key(player: &str, score: i64) -> RankKey {
+    RankKey {
+        score: Score::new("s", score).expect("a test score in range"),
+        reached_at: 1,
+        player: player.into(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -137,6 +137,14 @@ fn decode_entries(dir: Direction, flat: Vec<(String, f64)>) -> Result<Vec<RankKe
         .collect()
 }
 
+/// The four arguments every script takes per standing: player, version, zscore, member.
+fn standing_args(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
+    inv.arg(&e.key.player)
+        .arg(e.version)
+        .arg(e.key.zscore(e.direction))
+        .arg(e.key.member());
+}
+
 /// Parses a hash value `version|zscore|member` into its key.
 fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> {
     let mut parts = value.splitn(3, '|');
@@ -272,11 +280,8 @@ impl RedisRankIndex {
         let k = self.board_keys(&entry.board);
         let mut inv = self.apply.prepare_invoke();
         inv.key(k.z).key(k.h).key(k.m).key(k.tz).key(k.th).key(k.tv);
-        inv.arg(&entry.key.player)
-            .arg(entry.version)
-            .arg(entry.key.zscore(entry.direction))
-            .arg(entry.key.member())
-            .arg(if want_rank { "1" } else { "0" })
+        standing_args(&mut inv, entry);
+        inv.arg(if want_rank { "1" } else { "0" })
             .arg(entry.expire_at.unwrap_or(0))
             .arg(TOP_WINDOW);
         inv
@@ -320,10 +325,7 @@ impl RankIndex for RedisRankIndex {
                 inv.arg(TOP_WINDOW).arg(expire_at.unwrap_or(0));
                 for &i in chunk {
                     let e = &entries[i];
-                    inv.arg(&e.key.player)
-                        .arg(e.version)
-                        .arg(e.key.zscore(e.direction))
-                        .arg(e.key.member());
+                    standing_args(&mut inv, e);
                 }
                 pipe.invoke_script(&inv);
                 order.extend_from_slice(chunk);
@@ -512,10 +514,7 @@ impl RankIndex for RedisRankIndex {
             let mut inv = self.load.prepare_invoke();
             inv.key(&k.tz).key(&k.th);
             for e in chunk {
-                inv.arg(&e.key.player)
-                    .arg(e.version)
-                    .arg(e.key.zscore(e.direction))
-                    .arg(e.key.member());
+                standing_args(&mut inv, e);
             }
             pipe.invoke_script(&inv).ignore();
         }

@@ -249,16 +249,9 @@ impl RateLimits {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::Score;
     use std::sync::atomic::{AtomicUsize, Ordering};
 
-    fn key(player: &str, score: i64) -> RankKey {
-        RankKey {
-            score: Score::new("s", score).unwrap(),
-            reached_at: 1,
-            player: player.into(),
-        }
-    }
+    use crate::order::test_key as key;
 
     #[tokio::test]
     async fn concurrent_identical_loads_share_one_call() {

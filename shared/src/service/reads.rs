@@ -726,15 +726,8 @@ fn place_in_group(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::score::Score;
 
-    fn key(player: &str, score: i64) -> RankKey {
-        RankKey {
-            score: Score::new("s", score).unwrap(),
-            reached_at: 1,
-            player: player.into(),
-        }
-    }
+    use crate::order::test_key as key;
 
     #[test]
     fn k_and_n_bounds() {
