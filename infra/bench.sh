@@ -42,14 +42,8 @@ as_pg() {
 mkdir -p "$work/pg"
 [ "$(id -u)" -ne 0 ] || chown postgres "$work/pg"
 
-redis_port="$(free_port)"
-dynamodb_port="$(free_port)"
 pg_port="$(free_port)"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-  >"$work/redis.log" 2>&1 &
-pids+=($!)
-"$VENV/bin/python" infra/local/dynamodb_server.py --port "$dynamodb_port" >"$work/dynamodb.log" 2>&1 &
-pids+=($!)
+start_backends
 as_pg "$PG_BIN/initdb" -D "$work/pg/data" -U bench --auth=trust -E UTF8 >"$work/initdb.log"
 # Tuned for a fair fight on this box: durability off (like Redis here), a 1 GiB cache.
 as_pg "$PG_BIN/postgres" -D "$work/pg/data" -p "$pg_port" -k "$work/pg" \

@@ -12,13 +12,7 @@ cd "$ROOT"
 
 with_workdir
 
-redis_port="$(free_port)"
-dynamodb_port="$(free_port)"
-redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
-  >"$work/redis.log" 2>&1 &
-pids+=($!)
-"$VENV/bin/python" infra/local/dynamodb_server.py --port "$dynamodb_port" >"$work/dynamodb.log" 2>&1 &
-pids+=($!)
+start_backends
 
 log "checking formatting, the template and the local-stack scripts"
 cargo fmt --all -- --check

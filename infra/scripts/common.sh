@@ -70,3 +70,16 @@ with_workdir() {
   pids=()
   trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 }
+
+# start_backends: a redis-server and the DynamoDB endpoint of this run's own, on free
+# loopback ports ($redis_port, $dynamodb_port), logging into $work, stopped on exit.
+start_backends() {
+  redis_port="$(free_port)"
+  dynamodb_port="$(free_port)"
+  redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+    >"$work/redis.log" 2>&1 &
+  pids+=($!)
+  "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port" \
+    >"$work/dynamodb.log" 2>&1 &
+  pids+=($!)
+}
