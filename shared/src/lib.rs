@@ -11,11 +11,13 @@
 //! Ports and adapters:
 //! - [`store`]: the traits the use cases need;
 //! - [`dynamodb`]: `DynamoScoreStore`, the source of truth;
-//! - [`redis`]: `RedisRankIndex`, the rebuildable rank index;
+//! - [`redis`]: `RedisRankIndex`, the rebuildable rank index (and the rate-limit
+//!   counters);
 //! - [`social`]: `HttpFriendsSource`, the social graph.
 //!
 //! Use cases and surfaces:
-//! - [`service`]: boards and families, ingest and fan-out, reads, projector, rebuild;
+//! - [`service`]: boards and families, ingest and fan-out, reads (with the hot-spot
+//!   protection: reply cache, top windows, rate limits), projector, rebuild;
 //! - [`http`]: API Gateway request helpers and the error-to-status mapping;
 //! - [`cursor`]: signed paging cursors;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].

@@ -1,6 +1,8 @@
 //! Use cases, one module each: [`boards`] (define and look up boards), [`ingest`]
-//! (idempotent score submission with write-through), [`reads`] (rank, top, friends) and
-//! [`projector`] (stream changes into the rank index). They are generic over the ports in
+//! (idempotent score submission with write-through), [`scores`] (one result fanned out
+//! to every window), [`reads`] (rank, top, friends, pages), [`hot`] (the reads' reply
+//! cache, top windows and rate limits), [`projector`] (stream changes into the rank
+//! index) and [`rebuild`] (the index from DynamoDB). They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start.
 
 pub mod boards;
