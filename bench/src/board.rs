@@ -130,6 +130,9 @@ pub struct LoadRate {
     pub players: u64,
     pub seconds: f64,
     pub players_per_s: f64,
+    /// Of `seconds`, the Redis server's own time (its command stats), when measured.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub redis_seconds: Option<f64>,
 }
 
 impl LoadRate {
@@ -138,6 +141,7 @@ impl LoadRate {
             players,
             seconds: took.as_secs_f64(),
             players_per_s: players as f64 / took.as_secs_f64(),
+            redis_seconds: None,
         }
     }
 }
@@ -146,6 +150,7 @@ impl LoadRate {
 /// load per page of 1,000 as the rebuild reads them from DynamoDB, the swap), timing
 /// only the Redis side.
 pub async fn load_by_rebuild(
+    redis_url: &str,
     ctx: &AppContext,
     lb: &LeaderboardId,
     players: &[Player],
@@ -154,6 +159,10 @@ pub async fn load_by_rebuild(
         .chunks(1_000)
         .map(|page| page.iter().map(|p| entry(lb, p, 1)).collect())
         .collect();
+    let mut stats = redis::Client::open(redis_url)?
+        .get_connection_manager()
+        .await?;
+    crate::redis_ops::reset_server_stats(&mut stats).await?;
     let bar = bar(players.len() as u64, "rebuild load (ours)");
     let start = Instant::now();
     ctx.index.begin_rebuild(lb, "bench", true).await?;
@@ -167,10 +176,15 @@ pub async fn load_by_rebuild(
     );
     let took = start.elapsed();
     bar.finish_and_clear();
-    let rate = LoadRate::new(players.len() as u64, took);
+    let mut rate = LoadRate::new(players.len() as u64, took);
+    rate.redis_seconds = Some(crate::redis_ops::server_usec(&mut stats, "evalsha").await? / 1e6);
     println!(
-        "{:>28}: {} players in {:.2} s = {:.0} players/s",
-        "rebuild load (ours)", rate.players, rate.seconds, rate.players_per_s
+        "{:>28}: {} players in {:.2} s = {:.0} players/s ({:.2} s in Redis)",
+        "rebuild load (ours)",
+        rate.players,
+        rate.seconds,
+        rate.players_per_s,
+        rate.redis_seconds.unwrap_or_default()
     );
     Ok(rate)
 }
@@ -182,6 +196,7 @@ pub async fn load_bare(
     players: &[Player],
 ) -> anyhow::Result<LoadRate> {
     let key = "bench:bare-load";
+    crate::redis_ops::reset_server_stats(conn).await?;
     let bar = bar(players.len() as u64, "bulk ZADD (bare)");
     let start = Instant::now();
     for page in players.chunks(1_000) {
@@ -195,8 +210,9 @@ pub async fn load_bare(
     }
     let took = start.elapsed();
     bar.finish_and_clear();
+    let mut rate = LoadRate::new(players.len() as u64, took);
+    rate.redis_seconds = Some(crate::redis_ops::server_usec(conn, "zadd").await? / 1e6);
     let _: () = redis::cmd("UNLINK").arg(key).query_async(conn).await?;
-    let rate = LoadRate::new(players.len() as u64, took);
     println!(
         "{:>28}: {} players in {:.2} s = {:.0} players/s",
         "bulk ZADD (bare)", rate.players, rate.seconds, rate.players_per_s

@@ -99,7 +99,7 @@ async fn main() -> anyhow::Result<()> {
         .await?;
 
     println!("== loading Redis");
-    let rebuild = board::load_by_rebuild(&ctx, &lb, &players).await?;
+    let rebuild = board::load_by_rebuild(&redis_url, &ctx, &lb, &players).await?;
     let bare_load = board::load_bare(&mut bare, &players).await?;
 
     println!("== Redis paths: ours vs bare commands");

@@ -82,6 +82,7 @@ pub async fn run(
         players: players.len() as u64,
         seconds: took.as_secs_f64(),
         players_per_s: players.len() as f64 / took.as_secs_f64(),
+        redis_seconds: None,
     };
     println!(
         "{:>28}: {} rows in {:.2} s = {:.0} rows/s",

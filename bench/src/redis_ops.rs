@@ -48,6 +48,8 @@ pub struct RedisResults {
     pub projector_batch_1000: Pair,
     /// The part of a 1,000-record batch spent decoding the event JSON (ours only).
     pub projector_decode_1000: Summary,
+    /// Redis server time (its own command stats) per 1,000-record batch of ours.
+    pub projector_redis_us_per_batch_1000: f64,
     /// One rate-limit check (per player and per IP, one round trip); no bare twin.
     pub rate_limit_check: Summary,
 }
@@ -111,6 +113,29 @@ fn batches(
             serde_json::to_vec(&event).expect("an event encodes")
         })
         .collect()
+}
+
+pub async fn reset_server_stats(conn: &mut ConnectionManager) -> anyhow::Result<()> {
+    let _: () = redis::cmd("CONFIG")
+        .arg("RESETSTAT")
+        .query_async(conn)
+        .await?;
+    Ok(())
+}
+
+/// Microseconds the server spent in `command` since its stats were reset.
+pub async fn server_usec(conn: &mut ConnectionManager, command: &str) -> anyhow::Result<f64> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await?;
+    let prefix = format!("cmdstat_{command}:");
+    Ok(info
+        .lines()
+        .find_map(|l| l.strip_prefix(&prefix))
+        .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("usec=")))
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0))
 }
 
 pub async fn run(
@@ -248,8 +273,10 @@ pub async fn run(
     );
     let mut projector = BTreeMap::new();
     let mut decode = None::<crate::stats::Summary>;
+    let mut redis_us_per_batch = None;
     for (size, count) in [(100, rounds.batches_100), (1_000, rounds.batches_1000)] {
         let events = batches(lb, players, size, count + 5, &mut rng, &mut version);
+        reset_server_stats(bare).await?;
         let ours = measure(&format!("projector {size} (ours)"), 5, count, |i| {
             let json = &events[i];
             async move {
@@ -263,6 +290,11 @@ pub async fn run(
             }
         })
         .await?;
+        if size == 1_000 {
+            // Server time of the scripts per batch (warm-up batches included in both).
+            let usec = server_usec(bare, "evalsha").await?;
+            redis_us_per_batch = Some(usec / (count + 5) as f64);
+        }
         let members: Vec<(i64, String)> = (0..size)
             .map(|_| {
                 let p = &players[rng.below(n) as usize];
@@ -338,6 +370,7 @@ pub async fn run(
         projector_batch_100: projector.next().expect("measured"),
         projector_batch_1000: projector.next().expect("measured"),
         projector_decode_1000: decode.expect("measured"),
+        projector_redis_us_per_batch_1000: redis_us_per_batch.expect("measured"),
         rate_limit_check: limit,
     })
 }

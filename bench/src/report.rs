@@ -291,6 +291,13 @@ impl Results {
         );
         let _ = writeln!(
             out,
+            "| a batch of 1,000: mean {:.0} us, of which decoding the event {:.0} us and Redis server time {:.0} us | |",
+            self.latency_us.projector_batch_1000.ours.mean_us,
+            self.latency_us.projector_decode_1000.mean_us,
+            self.latency_us.projector_redis_us_per_batch_1000
+        );
+        let _ = writeln!(
+            out,
             "| bare pipelined ZADD, batches of 1,000 | {:.0} commands |",
             t.bare_pipelined_zadd_per_s_batch_1000
         );
@@ -299,6 +306,16 @@ impl Results {
             "| rebuild load (ours, version-checked, pages of 1,000) | {:.0} players |",
             t.rebuild_players_per_s
         );
+        if let (Some(ours), Some(bare)) = (
+            self.rebuild_load.redis_seconds,
+            self.bare_load.redis_seconds,
+        ) {
+            let _ = writeln!(
+                out,
+                "| Redis server time of the loads: ours {ours:.2} s of {:.2} s, bare {bare:.2} s of {:.2} s | |",
+                self.rebuild_load.seconds, self.bare_load.seconds
+            );
+        }
         let _ = writeln!(
             out,
             "| bare ZADD of 1,000 members per call | {:.0} players |",
