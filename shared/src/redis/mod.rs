@@ -307,12 +307,14 @@ impl RankIndex for RedisRankIndex {
             return Ok(Vec::new());
         }
         // One script call per board (in stream order within it), all in one pipeline.
+        let mut slot_of: HashMap<&LeaderboardId, usize> = HashMap::new();
         let mut by_board: Vec<(&LeaderboardId, Vec<usize>)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
-            match by_board.iter_mut().find(|(b, _)| *b == &e.board) {
-                Some((_, idx)) => idx.push(i),
-                None => by_board.push((&e.board, vec![i])),
-            }
+            let slot = *slot_of.entry(&e.board).or_insert_with(|| {
+                by_board.push((&e.board, Vec::new()));
+                by_board.len() - 1
+            });
+            by_board[slot].1.push(i);
         }
         let mut pipe = redis::pipe();
         let mut order = Vec::with_capacity(entries.len());

@@ -26,11 +26,10 @@ enum Change {
     Poison(String),
 }
 
-fn change_of(record: EventRecord) -> Change {
-    if !matches!(record.event_name.as_str(), "INSERT" | "MODIFY") {
+fn change_of(event_name: &str, image: serde_dynamo::Item) -> Change {
+    if !matches!(event_name, "INSERT" | "MODIFY") {
         return Change::Skip;
     }
-    let image = record.change.new_image;
     let standing = matches!(
         image.get("kind"),
         Some(serde_dynamo::AttributeValue::S(k)) if k == StandingItem::KIND
@@ -62,9 +61,14 @@ pub async fn project<I: RankIndex>(index: &I, event: Event) -> (DynamoDbEventRes
     let mut entries = Vec::new();
     let mut sequence_numbers = Vec::new();
     for record in event.records {
-        let event_id = record.event_id.clone();
-        let sequence_number = record.change.sequence_number.clone();
-        match change_of(record) {
+        let EventRecord {
+            event_id,
+            event_name,
+            change,
+            ..
+        } = record;
+        let sequence_number = change.sequence_number;
+        match change_of(&event_name, change.new_image) {
             Change::Apply(entry) => {
                 entries.push(entry);
                 sequence_numbers.push(sequence_number);

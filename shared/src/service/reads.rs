@@ -181,6 +181,32 @@ where
     Ok(reply)
 }
 
+/// What a read about one player names: the board, the player, `k`, and who asks.
+pub struct PlayerRead {
+    pub lb: LeaderboardId,
+    pub player: PlayerId,
+    pub k: u64,
+    pub caller: Caller,
+}
+
+impl PlayerRead {
+    /// Decodes `GET /leaderboards/{lb}/players/{p}/...?k=` and, once it is valid, counts
+    /// it against the caller's rate limits.
+    pub async fn admit<S, I: RateCounter>(
+        ctx: &Context<S, I>,
+        req: &crate::http::Request,
+    ) -> Result<Self, ServiceError> {
+        let read = Self {
+            lb: crate::http::path(req, "lb", LeaderboardId::parse)?,
+            player: crate::http::path(req, "p", PlayerId::parse)?,
+            k: parse_k(crate::http::query(req, "k"))?,
+            caller: crate::http::caller(req),
+        };
+        admit(ctx, &read.caller).await?;
+        Ok(read)
+    }
+}
+
 /// Counts the read against the caller's rate limits; 429 `rate_limited` when over.
 pub async fn admit<S, I: RateCounter>(
     ctx: &Context<S, I>,
