@@ -13,6 +13,7 @@ ensure_apt() {
   local missing=()
   command -v redis-server >/dev/null 2>&1 || missing+=(redis-server)
   command -v curl >/dev/null 2>&1 || missing+=(curl)
+  command -v openssl >/dev/null 2>&1 || missing+=(openssl)
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   if ((${#missing[@]})); then
     log "installing ${missing[*]} (apt)"
@@ -52,6 +53,29 @@ free_port() {
   "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
 }
 
+# free_cluster_ports N: N distinct free loopback ports whose cluster bus ports (+10000)
+# are free too (so below the ephemeral range, where the kernel hands out client ports).
+free_cluster_ports() {
+  "$VENV/bin/python" - "$1" <<'PY'
+import random, socket, sys
+want, found = int(sys.argv[1]), []
+def free(p):
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+        return True
+    except OSError:
+        return False
+    finally:
+        s.close()
+while len(found) < want:
+    p = random.randrange(20000, 22000)
+    if p not in found and free(p) and free(p + 10000):
+        found.append(p)
+print(" ".join(map(str, found)))
+PY
+}
+
 # wait_tcp HOST PORT SECONDS: wait until something accepts connections there.
 wait_tcp() {
   local host=$1 port=$2 secs=${3:-30} i
@@ -71,15 +95,57 @@ with_workdir() {
   trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 }
 
-# start_backends: a redis-server and the DynamoDB endpoint of this run's own, on free
-# loopback ports ($redis_port, $dynamodb_port), logging into $work, stopped on exit.
+# start_backends: a redis-server, a 3-master Redis Cluster and the DynamoDB endpoint of
+# this run's own, on free loopback ports ($redis_port, $cluster_ports, $dynamodb_port),
+# logging into $work, stopped on exit.
 start_backends() {
   redis_port="$(free_port)"
   dynamodb_port="$(free_port)"
+  read -r -a cluster_ports <<<"$(free_cluster_ports 3)"
+  start_cluster "$work/cluster" "${cluster_ports[@]}"
   redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
     >"$work/redis.log" 2>&1 &
   pids+=($!)
   "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port" \
     >"$work/dynamodb.log" 2>&1 &
   pids+=($!)
+}
+
+# start_cluster DIR PORT...: a Redis Cluster of one master per port on loopback (no
+# replicas), its files in DIR; the pids are added to $pids when that array exists. Returns
+# once every node reports cluster_state:ok. Ports that already serve a healthy cluster
+# are left as they are (safe to run twice).
+start_cluster() {
+  local dir=$1 port state=ok nodes=()
+  shift
+  mkdir -p "$dir"
+  for port in "$@"; do
+    nodes+=("127.0.0.1:$port")
+    [ "$(redis-cli -p "$port" cluster info 2>/dev/null | tr -d '\r' | grep cluster_state)" = "cluster_state:ok" ] || state=new
+  done
+  if [ "$state" = ok ]; then
+    log "Redis Cluster already serving ${nodes[*]}"
+    return
+  fi
+  for port in "$@"; do
+    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
+      --cluster-enabled yes --cluster-config-file "nodes-$port.conf" \
+      --cluster-node-timeout 5000 >"$dir/redis-$port.log" 2>&1 &
+    [ -z "${pids+x}" ] || pids+=($!)
+    [ -z "${cluster_pids+x}" ] || cluster_pids+=("$port:$!")
+  done
+  for port in "$@"; do wait_tcp 127.0.0.1 "$port" 30; done
+  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 ||
+    { cat "$dir/create.log" >&2; return 1; }
+  local i
+  for ((i = 0; i < 300; i++)); do
+    state=ok
+    for port in "$@"; do
+      [ "$(redis-cli -p "$port" cluster info | tr -d '\r' | grep cluster_state)" = "cluster_state:ok" ] || state=wait
+    done
+    [ "$state" = ok ] && return 0
+    sleep 0.1
+  done
+  echo "the Redis Cluster on ${nodes[*]} did not become ready" >&2
+  return 1
 }

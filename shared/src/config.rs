@@ -4,6 +4,9 @@
 //! |---|---|---|
 //! | `TABLE_NAME` | required | all but projector |
 //! | `REDIS_URL` | required | all but boards |
+//! | `REDIS_MODE` | from the URL | `single` or `cluster`; a `redis+cluster://` URL (or several hosts) means cluster |
+//! | `REDIS_AUTH_SECRET_ARN` | none | Secrets Manager secret holding the Redis auth token (`{"token": …}` or a plain string), read on first use |
+//! | `REDIS_TLS_CA_FILE` | none | PEM roots for `rediss://` instead of the bundled public ones (a private CA) |
 //! | `REDIS_KEY_PREFIX` | empty | all; isolates tests sharing a server |
 //! | `REDIS_TIMEOUT_MS` | 50 | every Redis call's budget |
 //! | `SOCIAL_GRAPH_URL` | required by friends | friends |
@@ -41,6 +44,9 @@ pub enum ConfigError {
 pub struct Config {
     pub table_name: Option<String>,
     pub redis_url: Option<String>,
+    pub redis_mode: Option<String>,
+    pub redis_auth_secret: Option<String>,
+    pub redis_tls_ca_file: Option<String>,
     pub redis_key_prefix: String,
     pub redis_timeout: Duration,
     pub social_graph_url: Option<String>,
@@ -86,6 +92,9 @@ impl Config {
         Ok(Self {
             table_name: var("TABLE_NAME"),
             redis_url: var("REDIS_URL"),
+            redis_mode: var("REDIS_MODE"),
+            redis_auth_secret: var("REDIS_AUTH_SECRET_ARN"),
+            redis_tls_ca_file: var("REDIS_TLS_CA_FILE"),
             redis_key_prefix: var("REDIS_KEY_PREFIX").unwrap_or_default(),
             redis_timeout: Duration::from_millis(number("REDIS_TIMEOUT_MS", 50)?),
             social_graph_url: var("SOCIAL_GRAPH_URL"),

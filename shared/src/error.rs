@@ -86,6 +86,9 @@ pub enum IndexError {
     NotReady(crate::store::Health),
     #[error("Redis returned an unexpected reply: {0}")]
     Reply(String),
+    /// The Redis configuration (URL, mode, auth secret, TLS roots) cannot be used.
+    #[error("Redis configuration: {0}")]
+    Config(String),
 }
 
 /// The social graph (friends source) could not be read.
@@ -152,6 +155,6 @@ pub enum ServiceError {
 pub enum InitError {
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
-    #[error("the Redis URL is invalid")]
+    #[error("the Redis configuration is invalid: {0}")]
     Redis(#[from] IndexError),
 }

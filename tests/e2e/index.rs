@@ -1,11 +1,28 @@
-//! The Redis encoding against a real redis-server: exact order for ties, scores near
-//! 2^53 and negative scores, in both directions.
+//! The Redis adapter's own calls against a real redis-server and a real 3-master Redis
+//! Cluster (every scenario runs on both): exact order for ties, scores near 2^53 and
+//! negative scores in both directions, version checks, one call over many boards (one
+//! pipeline per slot in a cluster), health, rate counters, a full rebuild, the top window
+//! and page walks.
 
+use std::collections::{BTreeMap, HashSet};
+use std::time::Duration;
+
+use leaderboard::ids::LeaderboardId;
 use leaderboard::order::{Direction, RankKey};
+use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::MAX_ABS_SCORE;
-use leaderboard::store::{IndexEntry, RankIndex};
+use leaderboard::store::{Health, IndexEntry, RankIndex, RateCounter, TOP_WINDOW};
+use redis::cluster_routing::Slot;
 
-use crate::support::{TestEnv, lb, player, score, unique};
+use crate::on_both_topologies;
+use crate::support::{Rng, TestEnv, lb, player, score, unique};
+
+on_both_topologies!(
+    ordering,
+    versions,
+    many_boards_in_one_call,
+    rebuild_window_and_pages
+);
 
 fn keys() -> Vec<RankKey> {
     let k = |s: i64, at: i64, p: &str| RankKey {
@@ -28,9 +45,9 @@ fn keys() -> Vec<RankKey> {
     ]
 }
 
-#[tokio::test]
-async fn redis_orders_ties_by_reached_at_then_player_and_keeps_extreme_scores_exact() {
-    let env = TestEnv::new().await;
+/// Ties go by reached-at then player id; extreme scores stay exact.
+async fn ordering(url: &str) {
+    let env = TestEnv::on(url).await;
     for dir in [Direction::Desc, Direction::Asc] {
         let board = lb(&unique("order"));
         env.ctx.index.init_board(&board, None).await.unwrap();
@@ -64,9 +81,9 @@ async fn redis_orders_ties_by_reached_at_then_player_and_keeps_extreme_scores_ex
     }
 }
 
-#[tokio::test]
-async fn an_older_version_never_replaces_a_newer_one() {
-    let env = TestEnv::new().await;
+/// An older version never replaces a newer one.
+async fn versions(url: &str) {
+    let env = TestEnv::on(url).await;
     let board = lb(&unique("ver"));
     env.ctx.index.init_board(&board, None).await.unwrap();
     let entry = |s: i64, version: u64| IndexEntry {
@@ -102,4 +119,151 @@ async fn an_older_version_never_replaces_a_newer_one() {
         (1, 5),
         "the old member is removed, not duplicated"
     );
+}
+
+fn entry(board: &LeaderboardId, p: &str, s: i64, version: u64) -> IndexEntry {
+    IndexEntry {
+        board: board.clone(),
+        direction: Direction::Desc,
+        key: RankKey {
+            score: score(s),
+            reached_at: 1_000 + version as i64,
+            player: p.into(),
+        },
+        version,
+        expire_at: None,
+    }
+}
+
+fn adapter(url: &str) -> RedisRankIndex {
+    let prefix = format!("{}:", unique("ix"));
+    RedisRankIndex::new(url, &prefix, Duration::from_secs(2)).unwrap()
+}
+
+/// One `apply_many` over 24 boards (spread over many slots), with repeats and stale
+/// versions interleaved; then health and rate counters over many keys.
+async fn many_boards_in_one_call(url: &str) {
+    let index = adapter(url);
+    let boards: Vec<LeaderboardId> = (0..24).map(|i| lb(&format!("many-{i}"))).collect();
+    let slots: HashSet<Slot> = boards
+        .iter()
+        .map(|b| Slot::for_key(index.keys(b).0))
+        .collect();
+    assert!(slots.len() > 10, "the boards spread over many slots");
+    for b in &boards[..20] {
+        index.init_board(b, None).await.unwrap();
+    }
+    let mut rng = Rng::new(7);
+    let mut batch = Vec::new();
+    let mut newest: BTreeMap<(usize, String), (u64, i64)> = BTreeMap::new();
+    let mut expected_flags = Vec::new();
+    for _ in 0..600 {
+        let b = rng.below(24) as usize;
+        let p = format!("p{}", rng.below(15));
+        let version = 1 + rng.below(6);
+        let s = rng.below(10_000) as i64;
+        let slot = newest.entry((b, p.clone())).or_insert((0, 0));
+        expected_flags.push(version > slot.0);
+        if version > slot.0 {
+            *slot = (version, s);
+        }
+        batch.push(entry(&boards[b], &p, s, version));
+    }
+    let applied = index.apply_many(&batch).await.unwrap();
+    assert_eq!(
+        applied, expected_flags,
+        "applied exactly the newer versions, in order"
+    );
+    for (i, b) in boards.iter().enumerate() {
+        let mut want: Vec<RankKey> = newest
+            .iter()
+            .filter(|((bi, _), _)| *bi == i)
+            .map(|((_, p), (version, s))| entry(b, p, *s, *version).key)
+            .collect();
+        want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
+        match index.top(b, Direction::Desc, 100).await {
+            Ok((top, total)) => assert_eq!((top, total), (want.clone(), want.len() as u64)),
+            // Never initialized: applied entries are kept, but reads are refused.
+            Err(e) => assert!(i >= 20, "board {i}: {e}"),
+        }
+    }
+
+    let health = index.health(&boards).await.unwrap();
+    assert!(
+        health[..20].iter().all(|h| *h == Health::Ready),
+        "{health:?}"
+    );
+    assert!(
+        health[20..].iter().all(|h| *h == Health::Missing),
+        "{health:?}"
+    );
+
+    let counters: Vec<String> = (0..12).map(|i| format!("p:caller-{i}")).collect();
+    let first = index.hit(&counters, Duration::from_secs(5)).await.unwrap();
+    let second = index.hit(&counters, Duration::from_secs(5)).await.unwrap();
+    assert!(
+        first
+            .iter()
+            .all(|(n, ttl)| *n == 1 && *ttl > 0 && *ttl <= 5_000),
+        "{first:?}"
+    );
+    assert!(second.iter().all(|(n, _)| *n == 2), "{second:?}");
+}
+
+/// A rebuild of 1,500 players (begin, load in pages, finish), then the top window, a
+/// page walk over the whole board and a lookup of chosen players.
+async fn rebuild_window_and_pages(url: &str) {
+    let index = adapter(url);
+    let b = lb("rebuilt");
+    let entries: Vec<IndexEntry> = (0..1_500)
+        .map(|i| entry(&b, &format!("p{i:04}"), (i * 37 % 1_500) as i64, 1))
+        .collect();
+    assert!(!index.begin_rebuild(&b, "gen-1", true).await.unwrap());
+    assert_eq!(
+        index.health(std::slice::from_ref(&b)).await.unwrap(),
+        [Health::Rebuilding]
+    );
+    for page in entries.chunks(400) {
+        index.load(&b, page).await.unwrap();
+    }
+    assert!(index.finish_rebuild(&b, "gen-1", None).await.unwrap());
+    let mut want: Vec<RankKey> = entries.iter().map(|e| e.key.clone()).collect();
+    want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
+
+    let window = index.top_window(&b, Direction::Desc, None).await.unwrap();
+    assert_eq!(window.total, 1_500);
+    assert_eq!(
+        window.entries.as_deref(),
+        Some(&want[..TOP_WINDOW as usize])
+    );
+    let same = index
+        .top_window(&b, Direction::Desc, Some(&window.version))
+        .await
+        .unwrap();
+    assert!(
+        same.entries.is_none(),
+        "an unchanged window is not sent again"
+    );
+
+    let mut walked = Vec::new();
+    let mut after: Option<RankKey> = None;
+    loop {
+        let (pos, rows, total) = index
+            .page(&b, Direction::Desc, after.as_ref(), 250)
+            .await
+            .unwrap();
+        assert_eq!((pos as usize, total), (walked.len(), 1_500));
+        if rows.is_empty() {
+            break;
+        }
+        after = rows.last().cloned();
+        walked.extend(rows);
+    }
+    assert_eq!(walked, want);
+
+    let picks = [player("p0000"), player("p0999"), player("nobody")];
+    let keys = index.keys_of(&b, Direction::Desc, &picks).await.unwrap();
+    assert_eq!(keys[0].as_ref().map(|k| k.score.get()), Some(0));
+    assert_eq!(keys[1].as_ref().map(|k| k.player.as_str()), Some("p0999"));
+    assert!(keys[2].is_none());
 }

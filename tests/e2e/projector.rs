@@ -1,5 +1,6 @@
 //! The stream projector against the table's real stream: redelivery, old batches, a
-//! wiped index, races with the write-through, poison records and a dead Redis.
+//! wiped index (these on a single node and on a Redis Cluster), races with the
+//! write-through, poison records and a dead Redis.
 
 use std::time::Duration;
 
@@ -10,6 +11,7 @@ use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::projector::project;
 use leaderboard::store::RankIndex;
 
+use crate::on_both_topologies;
 use crate::support::{Rng, TestEnv, event, free_port};
 
 /// 5 players x 3 improving writes each, through ingest (write-through on).
@@ -26,9 +28,13 @@ async fn scripted_board(env: &TestEnv) -> leaderboard::ids::LeaderboardId {
     b
 }
 
-#[tokio::test]
-async fn replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged() {
-    let env = TestEnv::new().await;
+on_both_topologies!(
+    replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged,
+    a_wiped_index_gets_its_entries_back_from_the_stream_alone
+);
+
+async fn replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged(url: &str) {
+    let env = TestEnv::on(url).await;
     let b = scripted_board(&env).await;
     let before = env.index_snapshot(&b).await;
     let records = env.stream_records().await;
@@ -51,9 +57,8 @@ async fn replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged() {
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
 }
 
-#[tokio::test]
-async fn a_wiped_index_gets_its_entries_back_from_the_stream_alone() {
-    let env = TestEnv::new().await;
+async fn a_wiped_index_gets_its_entries_back_from_the_stream_alone(url: &str) {
+    let env = TestEnv::on(url).await;
     let b = scripted_board(&env).await;
     env.wipe_index(&b).await;
     let records = env.stream_records().await;

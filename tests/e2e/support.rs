@@ -1,6 +1,6 @@
 //! Test helpers. Every test gets its own DynamoDB table and Redis key prefix, so tests
 //! run in parallel against the servers `infra/test.sh` starts (their addresses come in
-//! `LB_TEST_REDIS_URL` and `LB_TEST_DYNAMODB_URL`).
+//! `LB_TEST_REDIS_URL`, `LB_TEST_REDIS_CLUSTER_URL` and `LB_TEST_DYNAMODB_URL`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
@@ -15,7 +15,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use leaderboard::board::{Board, BoardStatus, Policy};
 use leaderboard::dynamodb::{DynamoScoreStore, SHARDS, StandingItem};
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::redis::RedisRankIndex;
+use leaderboard::redis::{Access, Conn, RedisRankIndex, Target, conn};
 use leaderboard::score::Score;
 use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
 use leaderboard::service::ingest::{IngestReply, SubmitScore};
@@ -28,6 +28,42 @@ use tokio::io::{AsyncBufReadExt, BufReader};
 /// Where the servers of this test run are.
 pub fn redis_url() -> String {
     required_env("LB_TEST_REDIS_URL")
+}
+
+/// The run's 3-master Redis Cluster, as a `redis+cluster://` URL.
+pub fn cluster_url() -> String {
+    required_env("LB_TEST_REDIS_CLUSTER_URL")
+}
+
+/// Declares a test module per scenario that runs it on both topologies: `single` against
+/// the run's redis-server, `cluster` against its Redis Cluster. Each scenario is an
+/// `async fn(redis_url: &str)`.
+#[macro_export]
+macro_rules! on_both_topologies {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test]
+                async fn single() {
+                    super::$scenario(&$crate::support::redis_url()).await;
+                }
+
+                #[tokio::test]
+                async fn cluster() {
+                    super::$scenario(&$crate::support::cluster_url()).await;
+                }
+            }
+        )*
+    };
+}
+
+/// A raw connection for inspecting or changing Redis behind the adapter's back, on
+/// either topology.
+pub async fn raw_redis(url: &str) -> Conn {
+    let target = Target::parse(url, None).expect("redis url");
+    conn::connect(&target, &Access::default(), Duration::from_secs(2))
+        .await
+        .expect("connect to the test Redis")
 }
 
 pub fn dynamodb_url() -> String {
@@ -112,6 +148,11 @@ async fn aws_config_at(url: &str) -> aws_config::SdkConfig {
         .await
 }
 
+/// A Secrets Manager client on the local endpoint (moto serves it beside DynamoDB).
+pub async fn secrets_client(url: &str) -> aws_sdk_secretsmanager::Client {
+    aws_sdk_secretsmanager::Client::new(&aws_config_at(url).await)
+}
+
 pub async fn dynamodb_client_at(url: &str) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::new(&aws_config_at(url).await)
 }
@@ -124,7 +165,7 @@ async fn streams_client() -> aws_sdk_dynamodbstreams::Client {
 pub struct TestEnv {
     pub ctx: AppContext,
     pub prefix: String,
-    pub redis: redis::aio::MultiplexedConnection,
+    pub redis: Conn,
 }
 
 /// A friends source with a fixed list (the HTTP social graph has its own tests).
@@ -151,8 +192,13 @@ pub fn uncached() -> Settings {
 
 impl TestEnv {
     pub async fn new() -> Self {
+        Self::on(&redis_url()).await
+    }
+
+    /// A new table and key prefix, with the index on the Redis (or cluster) at `redis_url`.
+    pub async fn on(redis_url: &str) -> Self {
         let env = Self::attach(
-            &redis_url(),
+            redis_url,
             &dynamodb_url(),
             &unique("t"),
             &format!("{}:", unique("k")),
@@ -172,11 +218,7 @@ impl TestEnv {
         let store = DynamoScoreStore::new(dynamodb_client_at(dynamodb_url).await, table);
         let index =
             RedisRankIndex::new(redis_url, prefix, Duration::from_secs(2)).expect("redis url");
-        let redis = redis::Client::open(redis_url)
-            .expect("redis url")
-            .get_multiplexed_async_connection()
-            .await
-            .expect("connect to the test redis-server");
+        let redis = raw_redis(redis_url).await;
         Self {
             ctx: Context::new(store, index, uncached()),
             prefix: prefix.to_owned(),
@@ -565,6 +607,166 @@ impl Drop for OwnRedis {
             let _ = c.kill();
             let _ = c.wait();
         }
+    }
+}
+
+/// A Redis Cluster of the test's own (for tests that move slots between its nodes): one
+/// master per node, no replicas, slots split evenly. Stopped on drop.
+pub struct OwnCluster {
+    pub ports: Vec<u16>,
+    dir: PathBuf,
+    children: Vec<std::process::Child>,
+}
+
+/// A free port whose cluster bus port (+10000) is free too, below the ephemeral range
+/// (and apart from the range `infra/test.sh` picks its cluster from).
+fn free_cluster_port(taken: &[u16]) -> u16 {
+    let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
+    let mut rng = Rng::new(std::process::id() as u64 ^ u64::from(free_port()));
+    loop {
+        let p = 22_000 + rng.below(2_000) as u16;
+        if !taken.contains(&p) && free(p) && free(p + 10_000) {
+            return p;
+        }
+    }
+}
+
+impl OwnCluster {
+    pub async fn start(masters: usize) -> Result<Self> {
+        let dir = root().join("target/e2e-run").join(unique("cluster"));
+        std::fs::create_dir_all(&dir)?;
+        let mut me = Self {
+            ports: Vec::new(),
+            dir,
+            children: Vec::new(),
+        };
+        for _ in 0..masters {
+            let port = free_cluster_port(&me.ports);
+            let child = std::process::Command::new("redis-server")
+                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+                .args([
+                    "--save",
+                    "",
+                    "--appendonly",
+                    "no",
+                    "--cluster-enabled",
+                    "yes",
+                ])
+                .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
+                .arg("--dir")
+                .arg(&me.dir)
+                .stdout(Stdio::null())
+                .spawn()
+                .context("start redis-server in cluster mode")?;
+            me.ports.push(port);
+            me.children.push(child);
+        }
+        for &port in &me.ports {
+            wait_for_tcp(port, Duration::from_secs(10)).await?;
+        }
+        let per = 16_384 / masters;
+        for (i, &port) in me.ports.iter().enumerate() {
+            let lo = i * per;
+            let hi = if i + 1 == masters {
+                16_383
+            } else {
+                lo + per - 1
+            };
+            let mut c = me.node(port).await?;
+            let _: () = redis::cmd("CLUSTER")
+                .arg("ADDSLOTSRANGE")
+                .arg(lo)
+                .arg(hi)
+                .query_async(&mut c)
+                .await?;
+            if i > 0 {
+                let mut first = me.node(me.ports[0]).await?;
+                let _: () = redis::cmd("CLUSTER")
+                    .arg("MEET")
+                    .arg("127.0.0.1")
+                    .arg(port)
+                    .query_async(&mut first)
+                    .await?;
+            }
+        }
+        let ports = me.ports.clone();
+        eventually(Duration::from_secs(30), "the cluster to form", || async {
+            for &port in &ports {
+                let mut c = me.node(port).await?;
+                let info: String = redis::cmd("CLUSTER")
+                    .arg("INFO")
+                    .query_async(&mut c)
+                    .await?;
+                let want = format!("cluster_known_nodes:{masters}");
+                if !info.contains("cluster_state:ok") || !info.contains(&want) {
+                    return Ok(None);
+                }
+            }
+            Ok(Some(()))
+        })
+        .await?;
+        Ok(me)
+    }
+
+    pub fn url(&self) -> String {
+        let hosts: Vec<String> = self
+            .ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        format!("redis+cluster://{}", hosts.join(","))
+    }
+
+    /// A plain connection to one node (no redirections followed).
+    pub async fn node(&self, port: u16) -> Result<redis::aio::MultiplexedConnection> {
+        Ok(redis::Client::open(format!("redis://127.0.0.1:{port}"))?
+            .get_multiplexed_async_connection()
+            .await?)
+    }
+
+    /// The node's cluster id.
+    pub async fn id_of(&self, port: u16) -> Result<String> {
+        let mut c = self.node(port).await?;
+        Ok(redis::cmd("CLUSTER")
+            .arg("MYID")
+            .query_async(&mut c)
+            .await?)
+    }
+
+    /// The port of the node that serves `slot`, as the nodes themselves say.
+    pub async fn owner_of(&self, slot: u16) -> Result<u16> {
+        for &port in &self.ports {
+            let mut c = self.node(port).await?;
+            let nodes: String = redis::cmd("CLUSTER")
+                .arg("NODES")
+                .query_async(&mut c)
+                .await?;
+            let mine = nodes
+                .lines()
+                .find(|l| l.contains("myself"))
+                .context("myself")?;
+            let owns = mine.split_whitespace().skip(8).any(|range| {
+                let (lo, hi) = range.split_once('-').unwrap_or((range, range));
+                match (lo.parse::<u16>(), hi.parse::<u16>()) {
+                    (Ok(lo), Ok(hi)) => (lo..=hi).contains(&slot),
+                    _ => false,
+                }
+            });
+            if owns {
+                return Ok(port);
+            }
+        }
+        bail!("no node serves slot {slot}")
+    }
+}
+
+impl Drop for OwnCluster {
+    fn drop(&mut self) {
+        for c in &mut self.children {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

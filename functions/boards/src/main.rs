@@ -15,7 +15,7 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let deps = handler::Deps {
         signer: CursorSigner::new(config.require_cursor_secret()?),
-        index: RedisRankIndex::from_config(&config)?,
+        index: RedisRankIndex::from_config(&config).await?,
         store: dynamo_store(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await

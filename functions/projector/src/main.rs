@@ -12,6 +12,6 @@ use leaderboard::telemetry;
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let index = RedisRankIndex::from_config(&config)?;
+    let index = RedisRankIndex::from_config(&config).await?;
     run(service_fn(|event| handler::handle(&index, event))).await
 }

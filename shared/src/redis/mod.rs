@@ -8,11 +8,15 @@
 //! Cluster slot and every script touches one slot only. See [`scripts`] for the scripts.
 //!
 //! Every call is one round trip bounded by the configured timeout. The connection is
-//! opened on first use (not at cold start) and re-established by the connection manager.
+//! opened on first use (not at cold start) and re-established by the connection manager
+//! (one node) or the cluster client (which also follows `MOVED`/`ASK`). See [`conn`] for
+//! how the topology, TLS and the auth token are chosen. Operations over several boards or
+//! callers send one pipeline per cluster slot, concurrently, never assuming one node.
 //! A circuit breaker stops a dead Redis from costing every request its full timeout:
 //! after [`BREAKER_THRESHOLD`] consecutive connection failures or timeouts, calls fail at
 //! once for [`BREAKER_COOLDOWN`], then one call probes again.
 
+pub mod conn;
 mod scripts;
 
 use std::collections::HashMap;
@@ -20,8 +24,8 @@ use std::future::Future;
 use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::time::Duration;
 
-use redis::aio::{ConnectionManager, ConnectionManagerConfig};
-use redis::{RedisResult, Script, ScriptInvocation};
+use futures::future::try_join_all;
+use redis::{Pipeline, RedisResult, Script, ScriptInvocation};
 use tokio::sync::OnceCell;
 use tracing::{instrument, warn};
 
@@ -32,6 +36,7 @@ use crate::store::{
     Around, Health, IndexEntry, Placement, RankIndex, RateCounter, TOP_WINDOW, TopWindow,
 };
 use crate::time::now_ms;
+pub use conn::{Access, Conn, SecretToken, Target, Topology};
 
 /// Entries per call of the rebuild's bulk load script.
 const LOAD_CHUNK: usize = 1_000;
@@ -42,6 +47,8 @@ const APPLY_CHUNK: usize = 500;
 pub const BREAKER_THRESHOLD: u32 = 3;
 /// How long an open breaker refuses calls.
 pub const BREAKER_COOLDOWN: Duration = Duration::from_millis(1_000);
+/// The first call's budget for reading the auth token and opening the connection.
+const SECRET_AND_CONNECT: Duration = Duration::from_secs(5);
 
 /// Counts consecutive failures and refuses calls while open.
 #[derive(Default)]
@@ -89,8 +96,9 @@ struct BoardKeys {
 
 /// The Redis adapter of [`RankIndex`].
 pub struct RedisRankIndex {
-    client: redis::Client,
-    conn: OnceCell<ConnectionManager>,
+    target: Target,
+    access: Access,
+    conn: OnceCell<Conn>,
     prefix: String,
     timeout: Duration,
     breaker: Breaker,
@@ -125,6 +133,22 @@ fn ready(state: &str) -> Result<(), IndexError> {
 /// Entries with their sorted-set scores, as ZRANGE WITHSCORES returns them.
 type Flat = Vec<(String, f64)>;
 
+/// A timeout, a refused or dropped connection: Redis is not there (as opposed to an
+/// answer that is an error).
+fn redis_outage(e: &redis::RedisError) -> bool {
+    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
+}
+
+impl IndexError {
+    fn is_outage(&self) -> bool {
+        match self {
+            Self::Redis(e) => redis_outage(e),
+            Self::Timeout(_) => true,
+            _ => false,
+        }
+    }
+}
+
 fn reply_err(what: &str) -> IndexError {
     IndexError::Reply(what.to_owned())
 }
@@ -154,11 +178,28 @@ fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> {
 }
 
 impl RedisRankIndex {
-    /// Parses the URL; connects lazily on first use. `prefix` is prepended to every key
-    /// (tests use it to isolate themselves); `timeout` bounds every call.
+    /// Parses the URL (one node or, by its `+cluster` scheme or several hosts, a
+    /// cluster); connects lazily on first use. `prefix` is prepended to every key (tests
+    /// use it to isolate themselves); `timeout` bounds every call.
     pub fn new(url: &str, prefix: &str, timeout: Duration) -> Result<Self, IndexError> {
+        Self::with_target(
+            Target::parse(url, None)?,
+            Access::default(),
+            prefix,
+            timeout,
+        )
+    }
+
+    /// An index over `target`, authenticating and trusting roots as `access` says.
+    pub fn with_target(
+        target: Target,
+        access: Access,
+        prefix: &str,
+        timeout: Duration,
+    ) -> Result<Self, IndexError> {
         Ok(Self {
-            client: redis::Client::open(url)?,
+            target,
+            access,
             conn: OnceCell::new(),
             prefix: prefix.to_owned(),
             timeout,
@@ -176,13 +217,41 @@ impl RedisRankIndex {
         })
     }
 
-    /// The index `REDIS_URL`, `REDIS_KEY_PREFIX` and `REDIS_TIMEOUT_MS` describe.
-    pub fn from_config(config: &crate::config::Config) -> Result<Self, crate::error::InitError> {
-        Ok(Self::new(
-            config.require_redis_url()?,
+    /// The index `REDIS_URL`, `REDIS_MODE`, `REDIS_AUTH_SECRET_ARN`, `REDIS_TLS_CA_FILE`,
+    /// `REDIS_KEY_PREFIX` and `REDIS_TIMEOUT_MS` describe. Reads the CA file if one is
+    /// named; opens no connection and reads no secret yet.
+    pub async fn from_config(
+        config: &crate::config::Config,
+    ) -> Result<Self, crate::error::InitError> {
+        let mode = Topology::parse(config.redis_mode.as_deref())?;
+        let target = Target::parse(config.require_redis_url()?, mode)?;
+        let secret = match &config.redis_auth_secret {
+            Some(id) => {
+                let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+                Some(SecretToken {
+                    client: aws_sdk_secretsmanager::Client::new(&aws),
+                    secret_id: id.clone(),
+                })
+            }
+            None => None,
+        };
+        let ca_pem = match &config.redis_tls_ca_file {
+            Some(path) => Some(std::fs::read(path).map_err(|e| {
+                IndexError::Config(format!("cannot read REDIS_TLS_CA_FILE {path}: {e}"))
+            })?),
+            None => None,
+        };
+        Ok(Self::with_target(
+            target,
+            Access { secret, ca_pem },
             &config.redis_key_prefix,
             config.redis_timeout,
         )?)
+    }
+
+    /// One node or a cluster.
+    pub fn topology(&self) -> Topology {
+        self.target.topology
     }
 
     /// The live sorted-set and hash keys of a board.
@@ -208,17 +277,93 @@ impl RedisRankIndex {
         }
     }
 
-    async fn conn(&self) -> Result<ConnectionManager, IndexError> {
-        let config = ConnectionManagerConfig::new()
-            .set_connection_timeout(Some(self.timeout))
-            .set_response_timeout(Some(self.timeout))
-            .set_number_of_retries(1);
+    /// The shared connection, opened by the first call (reading the auth token first if
+    /// it is kept in Secrets Manager; that read has its own budget).
+    async fn conn(&self) -> Result<Conn, IndexError> {
+        self.breaker.check()?;
         let conn = self
-            .bounded(self.conn.get_or_try_init(|| {
-                ConnectionManager::new_with_config(self.client.clone(), config)
-            }))
+            .conn
+            .get_or_try_init(|| async {
+                let connecting = conn::connect(&self.target, &self.access, self.timeout);
+                match tokio::time::timeout(SECRET_AND_CONNECT, connecting).await {
+                    Ok(Ok(c)) => Ok(c),
+                    Ok(Err(e)) => {
+                        self.breaker.record(e.is_outage());
+                        Err(e)
+                    }
+                    Err(_) => {
+                        self.breaker.record(true);
+                        Err(IndexError::Timeout(SECRET_AND_CONNECT))
+                    }
+                }
+            })
             .await?;
         Ok(conn.clone())
+    }
+
+    /// Runs `build`'s commands, one per item, and returns their replies in item order.
+    /// Items are grouped by the cluster slot of their routing key, one pipeline per slot,
+    /// sent concurrently (one pipeline in all on a single node). `script` is loaded and
+    /// the pipeline re-run if a node forgot it.
+    async fn per_slot<T: redis::FromRedisValue>(
+        &self,
+        routing: &[String],
+        script: Option<&Script>,
+        build: impl Fn(&mut Pipeline, usize),
+    ) -> Result<Vec<T>, IndexError> {
+        let groups = conn::group_by_slot(self.target.topology, routing.iter().map(String::as_str));
+        let runs = groups.iter().map(|group| {
+            let mut pipe = redis::pipe();
+            for &i in group {
+                build(&mut pipe, i);
+            }
+            async move {
+                let replies: Vec<T> = match script {
+                    Some(script) => self.pipeline_scripts(script, &pipe).await?,
+                    None => {
+                        let conn = self.conn().await?;
+                        self.bounded(self.exchange(&conn, &pipe)).await?
+                    }
+                };
+                Ok::<_, IndexError>(replies)
+            }
+        });
+        let mut out: Vec<Option<T>> = std::iter::repeat_with(|| None)
+            .take(routing.len())
+            .collect();
+        for (group, replies) in groups.iter().zip(try_join_all(runs).await?) {
+            if replies.len() != group.len() {
+                return Err(reply_err("pipeline reply count"));
+            }
+            for (&i, reply) in group.iter().zip(replies) {
+                out[i] = Some(reply);
+            }
+        }
+        out.into_iter()
+            .map(|r| r.ok_or_else(|| reply_err("pipeline reply missing")))
+            .collect()
+    }
+
+    /// Sends a pipeline's commands and reads their replies as one pipeline's. On one node
+    /// that is one pipeline. In a cluster each command goes on its own, all at once (the
+    /// cluster connection still writes a node's commands back to back): a pipeline cannot
+    /// follow `ASK` or `TRYAGAIN` while a slot moves, a single command can.
+    async fn exchange<T: redis::FromRedisValue>(
+        &self,
+        conn: &Conn,
+        pipe: &Pipeline,
+    ) -> RedisResult<T> {
+        match conn {
+            Conn::Single(_) => pipe.query_async(&mut conn.clone()).await,
+            Conn::Cluster(_) => {
+                let replies = try_join_all(pipe.cmd_iter().map(|cmd| {
+                    let mut conn = conn.clone();
+                    async move { cmd.query_async::<redis::Value>(&mut conn).await }
+                }))
+                .await?;
+                Ok(redis::from_redis_value(redis::Value::Array(replies))?)
+            }
+        }
     }
 
     /// Runs one exchange within the timeout and through the breaker, keeping Redis' own
@@ -231,12 +376,7 @@ impl RedisRankIndex {
         let res = tokio::time::timeout(self.timeout, fut).await;
         let outage = match &res {
             Err(_) => true,
-            Ok(Err(e)) => {
-                e.is_io_error()
-                    || e.is_connection_dropped()
-                    || e.is_connection_refusal()
-                    || e.is_timeout()
-            }
+            Ok(Err(e)) => redis_outage(e),
             Ok(Ok(_)) => false,
         };
         self.breaker.record(outage);
@@ -266,11 +406,11 @@ impl RedisRankIndex {
         pipe: &redis::Pipeline,
     ) -> Result<T, IndexError> {
         let mut conn = self.conn().await?;
-        match self.within(pipe.query_async(&mut conn)).await? {
+        match self.within(self.exchange(&conn, pipe)).await? {
             Ok(r) => Ok(r),
             Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
                 self.bounded(script.load_async(&mut conn)).await?;
-                self.bounded(pipe.query_async(&mut conn)).await
+                self.bounded(self.exchange(&conn, pipe)).await
             }
             Err(e) => Err(e.into()),
         }
@@ -306,7 +446,8 @@ impl RankIndex for RedisRankIndex {
         if entries.is_empty() {
             return Ok(Vec::new());
         }
-        // One script call per board (in stream order within it), all in one pipeline.
+        // One script call per board and chunk (in stream order within it); the calls go
+        // in one pipeline per slot.
         let mut slot_of: HashMap<&LeaderboardId, usize> = HashMap::new();
         let mut by_board: Vec<(&LeaderboardId, Vec<usize>)> = Vec::new();
         for (i, e) in entries.iter().enumerate() {
@@ -316,27 +457,40 @@ impl RankIndex for RedisRankIndex {
             });
             by_board[slot].1.push(i);
         }
-        let mut pipe = redis::pipe();
-        let mut order = Vec::with_capacity(entries.len());
-        for (board, idx) in &by_board {
-            for chunk in idx.chunks(APPLY_CHUNK) {
-                let k = self.board_keys(board);
+        let calls: Vec<(BoardKeys, &[usize])> = by_board
+            .iter()
+            .flat_map(|(board, idx)| {
+                idx.chunks(APPLY_CHUNK)
+                    .map(|chunk| (self.board_keys(board), chunk))
+            })
+            .collect();
+        let routing: Vec<String> = calls.iter().map(|(k, _)| k.z.clone()).collect();
+        let replies: Vec<Vec<u8>> = self
+            .per_slot(&routing, Some(&self.apply_many), |pipe, c| {
+                let (k, chunk) = &calls[c];
                 let expire_at = chunk.iter().filter_map(|&i| entries[i].expire_at).max();
                 let mut inv = self.apply_many.prepare_invoke();
-                inv.key(k.z).key(k.h).key(k.m).key(k.tz).key(k.th).key(k.tv);
+                inv.key(&k.z)
+                    .key(&k.h)
+                    .key(&k.m)
+                    .key(&k.tz)
+                    .key(&k.th)
+                    .key(&k.tv);
                 inv.arg(TOP_WINDOW).arg(expire_at.unwrap_or(0));
-                for &i in chunk {
-                    let e = &entries[i];
-                    standing_args(&mut inv, e);
+                for &i in chunk.iter() {
+                    standing_args(&mut inv, &entries[i]);
                 }
                 pipe.invoke_script(&inv);
-                order.extend_from_slice(chunk);
-            }
-        }
-        let replies: Vec<Vec<u8>> = self.pipeline_scripts(&self.apply_many, &pipe).await?;
+            })
+            .await?;
         let mut applied = vec![false; entries.len()];
-        for (i, a) in order.into_iter().zip(replies.into_iter().flatten()) {
-            applied[i] = a == 1;
+        for ((_, chunk), flags) in calls.iter().zip(replies) {
+            if flags.len() != chunk.len() {
+                return Err(reply_err("apply flags count"));
+            }
+            for (&i, a) in chunk.iter().zip(flags) {
+                applied[i] = a == 1;
+            }
         }
         Ok(applied)
     }
@@ -377,18 +531,15 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         n: u64,
     ) -> Result<(Vec<RankKey>, u64), IndexError> {
-        let mut conn = self.conn().await?;
+        let conn = self.conn().await?;
         let k = self.board_keys(lb);
         let last = n.saturating_sub(1) as isize;
-        let (state, flat, total): (Option<String>, Vec<(String, f64)>, u64) = self
-            .bounded(
-                redis::pipe()
-                    .hget(&k.m, "state")
-                    .zrange_withscores(&k.z, 0, last)
-                    .zcard(&k.z)
-                    .query_async(&mut conn),
-            )
-            .await?;
+        let mut pipe = redis::pipe();
+        pipe.hget(&k.m, "state")
+            .zrange_withscores(&k.z, 0, last)
+            .zcard(&k.z);
+        let (state, flat, total): (Option<String>, Vec<(String, f64)>, u64) =
+            self.bounded(self.exchange(&conn, &pipe)).await?;
         ready(state.as_deref().unwrap_or_default())?;
         Ok((decode_entries(dir, flat)?, total))
     }
@@ -422,7 +573,7 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         players: &[PlayerId],
     ) -> Result<Vec<Option<RankKey>>, IndexError> {
-        let mut conn = self.conn().await?;
+        let conn = self.conn().await?;
         let k = self.board_keys(lb);
         let names: Vec<&str> = players.iter().map(PlayerId::as_str).collect();
         let mut pipe = redis::pipe();
@@ -431,10 +582,10 @@ impl RankIndex for RedisRankIndex {
             pipe.cmd("HMGET").arg(&k.h).arg(&names);
         }
         let (state, values): (Option<String>, Option<Vec<Option<String>>>) = if names.is_empty() {
-            let (state,): (Option<String>,) = self.bounded(pipe.query_async(&mut conn)).await?;
+            let (state,): (Option<String>,) = self.bounded(self.exchange(&conn, &pipe)).await?;
             (state, None)
         } else {
-            self.bounded(pipe.query_async(&mut conn)).await?
+            self.bounded(self.exchange(&conn, &pipe)).await?
         };
         ready(state.as_deref().unwrap_or_default())?;
         values
@@ -466,12 +617,12 @@ impl RankIndex for RedisRankIndex {
         if boards.is_empty() {
             return Ok(Vec::new());
         }
-        let mut conn = self.conn().await?;
-        let mut pipe = redis::pipe();
-        for lb in boards {
-            pipe.hget(self.marker_key(lb), "state");
-        }
-        let states: Vec<Option<String>> = self.bounded(pipe.query_async(&mut conn)).await?;
+        let markers: Vec<String> = boards.iter().map(|lb| self.marker_key(lb)).collect();
+        let states: Vec<Option<String>> = self
+            .per_slot(&markers, None, |pipe, i| {
+                pipe.hget(&markers[i], "state");
+            })
+            .await?;
         Ok(states
             .iter()
             .map(|s| health_of(s.as_deref().unwrap_or_default()))
@@ -518,9 +669,10 @@ impl RankIndex for RedisRankIndex {
             for e in chunk {
                 standing_args(&mut inv, e);
             }
-            pipe.invoke_script(&inv).ignore();
+            pipe.invoke_script(&inv);
         }
-        self.pipeline_scripts::<()>(&self.load, &pipe).await
+        let _loaded: Vec<redis::Value> = self.pipeline_scripts(&self.load, &pipe).await?;
+        Ok(())
     }
 
     #[instrument(skip(self))]
@@ -575,14 +727,17 @@ impl RateCounter for RedisRankIndex {
         if keys.is_empty() {
             return Ok(Vec::new());
         }
-        let mut pipe = redis::pipe();
-        for key in keys {
-            let mut inv = self.hit.prepare_invoke();
-            inv.key(format!("{}rl:{key}", self.prefix))
-                .arg(window.as_millis() as u64);
-            pipe.invoke_script(&inv);
-        }
-        let replies: Vec<(u64, i64)> = self.pipeline_scripts(&self.hit, &pipe).await?;
+        let counters: Vec<String> = keys
+            .iter()
+            .map(|k| format!("{}rl:{k}", self.prefix))
+            .collect();
+        let replies: Vec<(u64, i64)> = self
+            .per_slot(&counters, Some(&self.hit), |pipe, i| {
+                let mut inv = self.hit.prepare_invoke();
+                inv.key(&counters[i]).arg(window.as_millis() as u64);
+                pipe.invoke_script(&inv);
+            })
+            .await?;
         Ok(replies
             .into_iter()
             .map(|(n, ttl)| (n, ttl.max(0) as u64))

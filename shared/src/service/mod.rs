@@ -112,7 +112,7 @@ impl Context<DynamoScoreStore, RedisRankIndex> {
     /// DynamoDB and Redis adapters from the environment. Opens no connection: the first
     /// request does.
     pub async fn from_config(config: &Config) -> Result<Self, InitError> {
-        let index = RedisRankIndex::from_config(config)?;
+        let index = RedisRankIndex::from_config(config).await?;
         Ok(Self::new(
             dynamo_store(config).await?,
             index,

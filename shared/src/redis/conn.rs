@@ -1,0 +1,347 @@
+//! Where the index's Redis is and how to reach it: one node or a Redis Cluster, plain or
+//! TLS, with or without an auth token kept in AWS Secrets Manager.
+//!
+//! The topology comes from the URL (or `REDIS_MODE`):
+//!
+//! - `redis://host:6379`, `rediss://host:6379`: one node (or a primary endpoint).
+//! - `redis+cluster://h1:7001,h2:7002`, `rediss+cluster://clustercfg.example:6379`: a
+//!   cluster, seeded from any of the listed nodes (the client learns the rest from
+//!   `CLUSTER SLOTS` and follows `MOVED`/`ASK` redirections).
+//! - `REDIS_MODE=cluster` turns a plain `redis://`/`rediss://` URL into the cluster form.
+//!
+//! User and password may sit in the URL; with `REDIS_AUTH_SECRET_ARN` the password is the
+//! secret's value instead (its `token` field when the secret is JSON), read once, when the
+//! first call opens the connection. `REDIS_TLS_CA_FILE` names a PEM file of roots to trust
+//! instead of the bundled public ones (a private CA).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use redis::aio::{ConnectionLike, ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClient;
+use redis::cluster_async::ClusterConnection;
+use redis::cluster_routing::Slot;
+use redis::{
+    Cmd, ConnectionInfo, IntoConnectionInfo, Pipeline, RedisError, RedisFuture, TlsCertificates,
+    Value,
+};
+
+use crate::error::IndexError;
+
+/// One node or a cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Topology {
+    Single,
+    Cluster,
+}
+
+impl Topology {
+    /// `REDIS_MODE`: `single` (or unset) or `cluster`.
+    pub fn parse(mode: Option<&str>) -> Result<Option<Self>, IndexError> {
+        match mode.map(str::to_ascii_lowercase).as_deref() {
+            None | Some("") => Ok(None),
+            Some("single" | "standalone") => Ok(Some(Self::Single)),
+            Some("cluster") => Ok(Some(Self::Cluster)),
+            Some(other) => Err(IndexError::Config(format!(
+                "REDIS_MODE must be single or cluster, not {other:?}"
+            ))),
+        }
+    }
+}
+
+/// Where the index's Redis is: its topology and the node URLs to start from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Target {
+    pub topology: Topology,
+    /// Plain `redis://` or `rediss://` URLs, one per listed node (one for a single node).
+    pub nodes: Vec<String>,
+}
+
+impl Target {
+    /// Parses a `redis[s][+cluster]://[user:pass@]host:port[,host:port…][/…]` URL; `mode`
+    /// (from `REDIS_MODE`) overrides what the scheme says.
+    pub fn parse(url: &str, mode: Option<Topology>) -> Result<Self, IndexError> {
+        let bad = || IndexError::Config("REDIS_URL is not a redis:// URL".to_owned());
+        let (scheme, rest) = url.split_once("://").ok_or_else(bad)?;
+        let (scheme, clustered) = match scheme.strip_suffix("+cluster") {
+            Some(base) => (base, true),
+            None => (scheme, false),
+        };
+        if !matches!(scheme, "redis" | "rediss") {
+            return Err(bad());
+        }
+        let (userinfo, rest) = match rest.split_once('@') {
+            Some((user, rest)) => (format!("{user}@"), rest),
+            None => (String::new(), rest),
+        };
+        let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+        let (hosts, tail) = rest.split_at(end);
+        let nodes: Vec<String> = hosts
+            .split(',')
+            .filter(|h| !h.is_empty())
+            .map(|h| format!("{scheme}://{userinfo}{h}{tail}"))
+            .collect();
+        let topology = mode.unwrap_or(if clustered || nodes.len() > 1 {
+            Topology::Cluster
+        } else {
+            Topology::Single
+        });
+        if nodes.is_empty() || (topology == Topology::Single && nodes.len() > 1) {
+            return Err(IndexError::Config(
+                "REDIS_URL lists several nodes but REDIS_MODE is single".to_owned(),
+            ));
+        }
+        for node in &nodes {
+            node.as_str().into_connection_info()?;
+        }
+        Ok(Self { topology, nodes })
+    }
+}
+
+/// How the connection authenticates and which TLS roots it trusts, beyond the URL.
+#[derive(Clone, Default)]
+pub struct Access {
+    /// Reads the auth token when the connection is first opened.
+    pub secret: Option<SecretToken>,
+    /// PEM roots to trust instead of the bundled public ones.
+    pub ca_pem: Option<Vec<u8>>,
+}
+
+/// An auth token kept in AWS Secrets Manager.
+#[derive(Clone)]
+pub struct SecretToken {
+    pub client: aws_sdk_secretsmanager::Client,
+    pub secret_id: String,
+}
+
+/// How long reading the auth token may take (once per container).
+const SECRET_TIMEOUT: Duration = Duration::from_secs(3);
+
+impl SecretToken {
+    /// The secret's value: the `token` field of a JSON secret, or the whole string.
+    async fn read(&self) -> Result<String, IndexError> {
+        let call = self
+            .client
+            .get_secret_value()
+            .secret_id(&self.secret_id)
+            .send();
+        let out = tokio::time::timeout(SECRET_TIMEOUT, call)
+            .await
+            .map_err(|_| IndexError::Timeout(SECRET_TIMEOUT))?
+            .map_err(|e| {
+                IndexError::Config(format!(
+                    "cannot read the Redis auth token {}: {}",
+                    self.secret_id,
+                    aws_sdk_secretsmanager::error::DisplayErrorContext(e)
+                ))
+            })?;
+        let raw = out
+            .secret_string()
+            .ok_or_else(|| IndexError::Config("the Redis auth secret has no string".to_owned()))?;
+        Ok(token_of(raw))
+    }
+}
+
+/// A JSON secret `{"token": "…"}` (what the SAM template generates) or a plain string.
+fn token_of(raw: &str) -> String {
+    serde_json::from_str::<HashMap<String, String>>(raw)
+        .ok()
+        .and_then(|mut m| m.remove("token"))
+        .unwrap_or_else(|| raw.to_owned())
+}
+
+/// An open connection to either topology. Cheap to clone; clones share the connection.
+#[derive(Clone)]
+pub enum Conn {
+    Single(ConnectionManager),
+    Cluster(ClusterConnection),
+}
+
+impl ConnectionLike for Conn {
+    fn req_packed_command<'a>(&'a mut self, cmd: &'a Cmd) -> RedisFuture<'a, Value> {
+        match self {
+            Self::Single(c) => c.req_packed_command(cmd),
+            Self::Cluster(c) => c.req_packed_command(cmd),
+        }
+    }
+
+    fn req_packed_commands<'a>(
+        &'a mut self,
+        cmd: &'a Pipeline,
+        offset: usize,
+        count: usize,
+    ) -> RedisFuture<'a, Vec<Value>> {
+        match self {
+            Self::Single(c) => c.req_packed_commands(cmd, offset, count),
+            Self::Cluster(c) => c.req_packed_commands(cmd, offset, count),
+        }
+    }
+
+    fn get_db(&self) -> i64 {
+        match self {
+            Self::Single(c) => c.get_db(),
+            Self::Cluster(c) => c.get_db(),
+        }
+    }
+}
+
+fn with_password(info: ConnectionInfo, password: Option<&str>) -> ConnectionInfo {
+    match password {
+        None => info,
+        Some(p) => {
+            let settings = info.redis_settings().clone().set_password(p);
+            info.set_redis_settings(settings)
+        }
+    }
+}
+
+/// Opens a connection to `target`; `timeout` bounds connecting and every reply.
+pub async fn connect(
+    target: &Target,
+    access: &Access,
+    timeout: Duration,
+) -> Result<Conn, IndexError> {
+    let password = match &access.secret {
+        Some(secret) => Some(secret.read().await?),
+        None => None,
+    };
+    let certs = || TlsCertificates {
+        client_tls: None,
+        root_cert: access.ca_pem.clone(),
+    };
+    let infos = target
+        .nodes
+        .iter()
+        .map(|n| {
+            Ok(with_password(
+                n.as_str().into_connection_info()?,
+                password.as_deref(),
+            ))
+        })
+        .collect::<Result<Vec<_>, RedisError>>()?;
+    match target.topology {
+        Topology::Single => {
+            let info = infos
+                .into_iter()
+                .next()
+                .expect("a parsed target has a node");
+            let client = match &access.ca_pem {
+                Some(_) => redis::Client::build_with_tls(info, certs())?,
+                None => redis::Client::open(info)?,
+            };
+            let config = ConnectionManagerConfig::new()
+                .set_connection_timeout(Some(timeout))
+                .set_response_timeout(Some(timeout))
+                .set_number_of_retries(1);
+            Ok(Conn::Single(
+                ConnectionManager::new_with_config(client, config).await?,
+            ))
+        }
+        Topology::Cluster => {
+            // Redirections and TRYAGAIN (a slot whose keys are moving) are retried with
+            // short waits, ~0.5 s at most; the caller's own timeout is the real budget.
+            let mut builder = ClusterClient::builder(infos)
+                .connection_timeout(timeout)
+                .response_timeout(timeout)
+                .retries(8)
+                .min_retry_wait(5)
+                .max_retry_wait(100)
+                .retry_wait_formula(5, 2);
+            if let Some(p) = &password {
+                builder = builder.password(p);
+            }
+            if access.ca_pem.is_some() {
+                builder = builder.certs(certs());
+            }
+            let client = builder.build()?;
+            Ok(Conn::Cluster(client.get_async_connection().await?))
+        }
+    }
+}
+
+/// Groups items by the cluster slot of their routing key, keeping each group in the
+/// order given; on a single node everything is one group.
+pub fn group_by_slot<'k>(
+    topology: Topology,
+    keys: impl IntoIterator<Item = &'k str>,
+) -> Vec<Vec<usize>> {
+    let mut groups: Vec<Vec<usize>> = Vec::new();
+    let mut by_slot: HashMap<Slot, usize> = HashMap::new();
+    for (i, key) in keys.into_iter().enumerate() {
+        let slot = match topology {
+            Topology::Single => Slot::new(0).expect("slot 0 exists"),
+            Topology::Cluster => Slot::for_key(key),
+        };
+        let g = *by_slot.entry(slot).or_insert_with(|| {
+            groups.push(Vec::new());
+            groups.len() - 1
+        });
+        groups[g].push(i);
+    }
+    groups
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_scheme_or_the_mode_chooses_the_topology() {
+        let t = Target::parse("redis://127.0.0.1:6379", None).unwrap();
+        assert_eq!(t.topology, Topology::Single);
+        assert_eq!(t.nodes, ["redis://127.0.0.1:6379"]);
+
+        let t = Target::parse("redis+cluster://127.0.0.1:7001,127.0.0.1:7002", None).unwrap();
+        assert_eq!(t.topology, Topology::Cluster);
+        assert_eq!(
+            t.nodes,
+            ["redis://127.0.0.1:7001", "redis://127.0.0.1:7002"]
+        );
+
+        let t = Target::parse("rediss://:tok@cfg.example:6379/0", Some(Topology::Cluster)).unwrap();
+        assert_eq!(t.topology, Topology::Cluster);
+        assert_eq!(t.nodes, ["rediss://:tok@cfg.example:6379/0"]);
+
+        let t = Target::parse("rediss+cluster://u:p@a:1,b:2/0", None).unwrap();
+        assert_eq!(t.nodes, ["rediss://u:p@a:1/0", "rediss://u:p@b:2/0"]);
+    }
+
+    #[test]
+    fn malformed_urls_and_contradictions_are_refused() {
+        for url in [
+            "http://x:1",
+            "127.0.0.1:6379",
+            "redis+cluster://",
+            "redis://a:1,b:2x",
+        ] {
+            assert!(Target::parse(url, None).is_err(), "{url}");
+        }
+        assert!(Target::parse("redis://a:1,b:2", Some(Topology::Single)).is_err());
+        assert!(Topology::parse(Some("sharded")).is_err());
+        assert_eq!(
+            Topology::parse(Some("CLUSTER")).unwrap(),
+            Some(Topology::Cluster)
+        );
+        assert_eq!(Topology::parse(None).unwrap(), None);
+    }
+
+    #[test]
+    fn a_json_secret_gives_its_token_field_and_a_plain_one_itself() {
+        assert_eq!(token_of(r#"{"token":"abc"}"#), "abc");
+        assert_eq!(token_of("plain-token"), "plain-token");
+        assert_eq!(token_of(r#"{"other":"x"}"#), r#"{"other":"x"}"#);
+    }
+
+    #[test]
+    fn keys_of_one_board_share_a_group_and_other_boards_split_only_in_a_cluster() {
+        let keys = ["lb:{a}:z", "lb:{b}:z", "lb:{a}:h", "rl:p:x"];
+        let cluster = group_by_slot(Topology::Cluster, keys);
+        assert!(cluster.contains(&vec![0, 2]));
+        assert_eq!(cluster.iter().map(Vec::len).sum::<usize>(), 4);
+        assert!(cluster.len() >= 2);
+        assert_eq!(
+            group_by_slot(Topology::Single, keys),
+            vec![vec![0, 1, 2, 3]]
+        );
+    }
+}

@@ -1,0 +1,439 @@
+//! Redis Cluster beyond the adapter's own calls (those run on both topologies in
+//! `index`): a board's slot moving to another node mid-test, the whole HTTP path with
+//! the functions configured for a cluster, and the ElastiCache access path (TLS with a
+//! private CA, the auth token read from Secrets Manager).
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context as _, Result, ensure};
+use leaderboard::ids::LeaderboardId;
+use leaderboard::order::{Direction, RankKey};
+use leaderboard::redis::{Access, RedisRankIndex, SecretToken, Target};
+use leaderboard::store::{IndexEntry, RankIndex};
+use serde_json::{Value, json};
+
+use crate::support::{
+    OwnCluster, Stack, cluster_url, dynamodb_url, eventually, free_port, lb, player, root, score,
+    secrets_client, unique, wait_for_tcp,
+};
+
+fn entry(board: &LeaderboardId, p: &str, s: i64, version: u64) -> IndexEntry {
+    IndexEntry {
+        board: board.clone(),
+        direction: Direction::Desc,
+        key: RankKey {
+            score: score(s),
+            reached_at: 5_000 + version as i64,
+            player: p.into(),
+        },
+        version,
+        expire_at: None,
+    }
+}
+
+/// `INFO errorstats` counts of one error kind (`MOVED`, `ASK`, `TRYAGAIN`) on a node.
+async fn errors_seen(cluster: &OwnCluster, port: u16, kind: &str) -> Result<u64> {
+    let mut c = cluster.node(port).await?;
+    let info: String = redis::cmd("INFO")
+        .arg("errorstats")
+        .query_async(&mut c)
+        .await?;
+    let prefix = format!("errorstat_{kind}:count=");
+    Ok(info
+        .lines()
+        .find_map(|l| l.trim().strip_prefix(&prefix))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0))
+}
+
+async fn on_node(cluster: &OwnCluster, port: u16, cmd: &redis::Cmd) -> Result<redis::Value> {
+    let mut c = cluster.node(port).await?;
+    Ok(cmd.query_async(&mut c).await?)
+}
+
+async fn count_in_slot(cluster: &OwnCluster, port: u16, slot: u16) -> Result<i64> {
+    let mut c = cluster.node(port).await?;
+    Ok(redis::cmd("CLUSTER")
+        .arg("COUNTKEYSINSLOT")
+        .arg(slot)
+        .query_async(&mut c)
+        .await?)
+}
+
+/// The board's expected top, best first.
+fn sorted(mut keys: Vec<RankKey>) -> Vec<RankKey> {
+    keys.sort_by(|a, b| a.cmp_in(b, Direction::Desc));
+    keys
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<()> {
+    let cluster = OwnCluster::start(3).await?;
+    let index = RedisRankIndex::new(
+        &cluster.url(),
+        &format!("{}:", unique("mv")),
+        Duration::from_secs(2),
+    )?;
+    let b = lb("moving");
+    index.init_board(&b, None).await?;
+    let mut standings: Vec<IndexEntry> = (0..200)
+        .map(|i| entry(&b, &format!("p{i:03}"), i * 10, 1))
+        .collect();
+    assert!(index.apply_many(&standings).await?.iter().all(|a| *a));
+
+    let (z, _) = index.keys(&b);
+    let mut first = cluster.node(cluster.ports[0]).await?;
+    let slot: u16 = redis::cmd("CLUSTER")
+        .arg("KEYSLOT")
+        .arg(&z)
+        .query_async(&mut first)
+        .await?;
+    let src = cluster.owner_of(slot).await?;
+    let dst = *cluster
+        .ports
+        .iter()
+        .find(|&&p| p != src)
+        .context("other node")?;
+    let (src_id, dst_id) = (cluster.id_of(src).await?, cluster.id_of(dst).await?);
+    let keys_before = count_in_slot(&cluster, src, slot).await?;
+    ensure!(
+        keys_before >= 3,
+        "the board's keys live on {src}: {keys_before}"
+    );
+
+    // 1. The slot starts migrating; its keys are still on the source, which serves them.
+    let mut importing = redis::cmd("CLUSTER");
+    importing
+        .arg("SETSLOT")
+        .arg(slot)
+        .arg("IMPORTING")
+        .arg(&src_id);
+    on_node(&cluster, dst, &importing).await?;
+    let mut migrating = redis::cmd("CLUSTER");
+    migrating
+        .arg("SETSLOT")
+        .arg(slot)
+        .arg("MIGRATING")
+        .arg(&dst_id);
+    on_node(&cluster, src, &migrating).await?;
+    let around = index
+        .around(&b, Direction::Desc, &player("p100"), 2)
+        .await?;
+    assert_eq!(around.map(|a| a.rank), Some(100));
+
+    // 2. Every key of the slot moves; the source now answers ASK and the client follows
+    //    it to the target for reads.
+    let mut list = redis::cmd("CLUSTER");
+    list.arg("GETKEYSINSLOT").arg(slot).arg(1_000);
+    let keys: Vec<String> = redis::from_redis_value(on_node(&cluster, src, &list).await?)?;
+    let mut migrate = redis::cmd("MIGRATE");
+    migrate
+        .arg("127.0.0.1")
+        .arg(dst)
+        .arg("")
+        .arg(0)
+        .arg(5_000)
+        .arg("KEYS")
+        .arg(&keys);
+    on_node(&cluster, src, &migrate).await?;
+    assert_eq!(count_in_slot(&cluster, src, slot).await?, 0);
+    assert_eq!(count_in_slot(&cluster, dst, slot).await?, keys.len() as i64);
+    let asks = errors_seen(&cluster, src, "ASK").await?;
+    let (top, total) = index.top(&b, Direction::Desc, 5).await?;
+    assert_eq!(total, 200);
+    assert_eq!(
+        top,
+        sorted(standings.iter().map(|e| e.key.clone()).collect())[..5]
+    );
+    let around = index
+        .around(&b, Direction::Desc, &player("p042"), 1)
+        .await?;
+    assert_eq!(around.map(|a| (a.rank, a.entries.len())), Some((158, 3)));
+    ensure!(
+        errors_seen(&cluster, src, "ASK").await? > asks,
+        "the reads were redirected with ASK"
+    );
+
+    // 3. A write while the slot is half-moved (its scripts touch keys that do not exist
+    //    yet, so the target answers TRYAGAIN) waits, and lands once the move completes.
+    let write = {
+        let e = entry(&b, "p000", 99_999, 2);
+        let index = &index;
+        async move { index.apply(&e).await }
+    };
+    let finish = async {
+        tokio::time::sleep(Duration::from_millis(40)).await;
+        for port in [dst, src].into_iter().chain(cluster.ports.iter().copied()) {
+            let mut node = redis::cmd("CLUSTER");
+            node.arg("SETSLOT").arg(slot).arg("NODE").arg(&dst_id);
+            on_node(&cluster, port, &node).await?;
+        }
+        anyhow::Ok(())
+    };
+    let (written, finished) = tokio::join!(write, finish);
+    finished?;
+    let placement = written?;
+    ensure!(
+        errors_seen(&cluster, dst, "TRYAGAIN").await? > 0,
+        "the write met the half-moved slot and was retried"
+    );
+    assert!(placement.applied);
+    assert_eq!((placement.rank, placement.total), (1, 200));
+    assert_eq!(cluster.owner_of(slot).await?, dst);
+
+    // 4. The client's slot map was stale: the source answered MOVED; reads and writes
+    //    go on, against the new owner.
+    standings[0] = entry(&b, "p000", 99_999, 2);
+    standings[1] = entry(&b, "p001", 123_456, 2);
+    assert!(index.apply(&standings[1]).await?.applied);
+    let (top, total) = index.top(&b, Direction::Desc, 1_000).await?;
+    assert_eq!(total, 200);
+    assert_eq!(
+        top,
+        sorted(standings.iter().map(|e| e.key.clone()).collect())
+    );
+    ensure!(
+        errors_seen(&cluster, src, "MOVED").await? > 0,
+        "the client was sent on with MOVED"
+    );
+    assert_eq!(count_in_slot(&cluster, src, slot).await?, 0);
+    Ok(())
+}
+
+fn players(v: &Value, field: &str) -> Vec<String> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| r["player_id"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test]
+async fn the_functions_configured_for_a_cluster_serve_the_whole_http_path() -> Result<()> {
+    // Write-through off: what Redis holds came through the stream and the projector's
+    // batched applies, which span boards on different slots and nodes.
+    let stack = Stack::start_with(&cluster_url(), &[("WRITE_THROUGH", "false")]).await?;
+    let boards: Vec<String> = (0..3).map(|i| unique(&format!("cl{i}"))).collect();
+    for lb in &boards {
+        let (status, body) = stack
+            .post(
+                "/leaderboards",
+                json!({"leaderboard_id": lb, "policy": "BEST"}),
+            )
+            .await?;
+        assert_eq!(status, 201, "{body}");
+    }
+    for (i, lb) in boards.iter().enumerate() {
+        for (p, s) in [("alice", 100), ("bob", 250), ("carol", 175), ("dave", 250)] {
+            let (status, body) = stack
+                .post(
+                    &format!("/leaderboards/{lb}/players/{p}/score"),
+                    json!({"new_score": s + i as i64, "match_id": "m1"}),
+                )
+                .await?;
+            assert_eq!(status, 200, "{body}");
+        }
+    }
+    for lb in &boards {
+        let top = eventually(
+            Duration::from_secs(20),
+            "the projector fills the cluster",
+            || async {
+                let (status, body) = stack.get(&format!("/leaderboards/{lb}/top?n=10")).await?;
+                Ok(
+                    (status == 200 && body["source"] == "redis" && body["total"] == 4)
+                        .then_some(body),
+                )
+            },
+        )
+        .await?;
+        assert_eq!(players(&top, "entries"), ["bob", "dave", "carol", "alice"]);
+        let (status, rank) = stack
+            .get(&format!("/leaderboards/{lb}/players/carol/rank?k=1"))
+            .await?;
+        assert_eq!(status, 200, "{rank}");
+        assert_eq!(rank["rank"], 3);
+        assert_eq!(players(&rank, "neighbours"), ["dave", "carol", "alice"]);
+    }
+    stack.set_friends("alice", &["bob"]).await?;
+    let (status, friends) = stack
+        .get(&format!(
+            "/leaderboards/{}/players/alice/friends-rank",
+            boards[2]
+        ))
+        .await?;
+    assert_eq!(status, 200, "{friends}");
+    assert_eq!(players(&friends, "entries"), ["bob", "alice"]);
+    Ok(())
+}
+
+/// A private CA and a server certificate for 127.0.0.1, made with `openssl`.
+fn make_certs(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let run = |args: &[&str]| -> Result<()> {
+        let out = std::process::Command::new("openssl")
+            .args(args)
+            .current_dir(dir)
+            .output()
+            .context("run openssl (infra/test.sh installs it)")?;
+        ensure!(
+            out.status.success(),
+            "openssl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        Ok(())
+    };
+    run(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=lb-test-ca",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.crt",
+    ])?;
+    run(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=127.0.0.1",
+        "-keyout",
+        "server.key",
+        "-out",
+        "server.csr",
+    ])?;
+    std::fs::write(
+        dir.join("san.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\n",
+    )?;
+    run(&[
+        "x509",
+        "-req",
+        "-in",
+        "server.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-days",
+        "1",
+        "-extfile",
+        "san.ext",
+        "-out",
+        "server.crt",
+    ])?;
+    Ok(())
+}
+
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[tokio::test]
+async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Result<()> {
+    let dir = root().join("target/e2e-run").join(unique("tls"));
+    make_certs(&dir)?;
+    let token = format!("tok{}", unique("x").replace('-', ""));
+    let port = free_port();
+    let _server = Killed(
+        std::process::Command::new("redis-server")
+            .args([
+                "--port",
+                "0",
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+            ])
+            .args(["--tls-port", &port.to_string(), "--tls-auth-clients", "no"])
+            .arg("--tls-cert-file")
+            .arg(dir.join("server.crt"))
+            .arg("--tls-key-file")
+            .arg(dir.join("server.key"))
+            .arg("--tls-ca-cert-file")
+            .arg(dir.join("ca.crt"))
+            .args(["--requirepass", &token])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .context("start redis-server with TLS")?,
+    );
+    wait_for_tcp(port, Duration::from_secs(10)).await?;
+
+    let secrets = secrets_client(&dynamodb_url()).await;
+    let good = secrets
+        .create_secret()
+        .name(unique("redis-auth"))
+        .secret_string(json!({ "token": token }).to_string())
+        .send()
+        .await?
+        .arn
+        .context("secret arn")?;
+    let wrong = secrets
+        .create_secret()
+        .name(unique("redis-auth-wrong"))
+        .secret_string("not-the-token")
+        .send()
+        .await?
+        .arn
+        .context("secret arn")?;
+    let ca = std::fs::read(dir.join("ca.crt"))?;
+    let url = format!("rediss://127.0.0.1:{port}");
+    let index_with = |secret: &str, ca: Option<Vec<u8>>| {
+        RedisRankIndex::with_target(
+            Target::parse(&url, None).expect("url"),
+            Access {
+                secret: Some(SecretToken {
+                    client: secrets.clone(),
+                    secret_id: secret.to_owned(),
+                }),
+                ca_pem: ca,
+            },
+            &format!("{}:", unique("tls")),
+            Duration::from_secs(2),
+        )
+    };
+
+    let index = index_with(&good, Some(ca.clone()))?;
+    let b = lb("secure");
+    index.init_board(&b, None).await?;
+    assert!(index.apply(&entry(&b, "alice", 42, 1)).await?.applied);
+    let (top, total) = index.top(&b, Direction::Desc, 10).await?;
+    assert_eq!((top[0].player.as_str(), total), ("alice", 1));
+
+    // The wrong token is refused by the server; without the private CA the handshake
+    // fails (the bundled public roots do not vouch for it). Both fail, neither hangs.
+    let refused = index_with(&wrong, Some(ca))?.init_board(&b, None).await;
+    assert!(refused.is_err(), "a wrong token is refused");
+    let untrusted = index_with(&good, None)?.init_board(&b, None).await;
+    assert!(untrusted.is_err(), "an unknown CA is refused");
+    let missing = index_with(
+        "arn:aws:secretsmanager:us-east-1:123456789012:secret:nope",
+        None,
+    )?
+    .init_board(&b, None)
+    .await;
+    let err = missing.expect_err("a missing secret").to_string();
+    assert!(err.contains("auth token"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(())
+}
