@@ -7,8 +7,8 @@ source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
 shopt -s nullglob
 stopped=0
 # The stack first: it stops its own function processes on SIGTERM.
-for name in stack dynamodb redis; do
-  pidfile="$RUN_DIR/$name.pid"
+for pidfile in "$RUN_DIR"/stack.pid "$RUN_DIR"/dynamodb.pid "$RUN_DIR"/redis.pid "$RUN_DIR"/cluster-*.pid; do
+  name="$(basename "$pidfile" .pid)"
   [ -f "$pidfile" ] || continue
   pid="$(cat "$pidfile")"
   if kill -0 "$pid" 2>/dev/null; then

@@ -18,6 +18,8 @@ start_backends
 log "checking formatting, the template and the local-stack scripts"
 cargo fmt --all -- --check
 cfn-lint template.yaml
+# SAM's own checks offline: no account, no network (the region only names the partition).
+AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template template.yaml
 "$VENV/bin/python" -m py_compile infra/local/*.py
 (cd infra/local && "$VENV/bin/python" -m unittest -q test_stack)
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Brings the whole local stack up and serves the API on loopback (DESIGN 7):
 #   redis-server        127.0.0.1:6379
+#   Redis Cluster       127.0.0.1:7001-7003 (3 masters; the API uses it with LB_REDIS=cluster)
 #   DynamoDB + Streams  http://127.0.0.1:8000  (moto, infra/local/dynamodb_server.py)
 #   the API             http://127.0.0.1:${LB_PORT:-3000}  (API Gateway shim + functions
 #                       + stream mapping, infra/local/stack.py)
@@ -49,10 +50,21 @@ if ! running redis && port_busy 6379 && [ "$(redis-cli -p 6379 ping 2>/dev/null)
 else
   start redis 6379 redis-server --port 6379 --bind 127.0.0.1 --save "" --appendonly no --dir "$RUN_DIR"
 fi
+# The local Redis Cluster (3 masters, DESIGN 7). The API uses it with LB_REDIS=cluster.
+if ! running cluster-7001; then
+  cluster_pids=()
+  start_cluster "$RUN_DIR/cluster" 7001 7002 7003
+  for entry in "${cluster_pids[@]}"; do echo "${entry#*:}" >"$RUN_DIR/cluster-${entry%%:*}.pid"; done
+fi
+case "${LB_REDIS:-single}" in
+  single) redis_url=redis://127.0.0.1:6379 ;;
+  cluster) redis_url=redis+cluster://127.0.0.1:7001,127.0.0.1:7002,127.0.0.1:7003 ;;
+  *) echo "LB_REDIS must be single or cluster" >&2; exit 2 ;;
+esac
 start dynamodb 8000 "$VENV/bin/python" infra/local/dynamodb_server.py --port 8000
 start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
   --table "$TABLE" --port "$LB_PORT" --social-port 3001 \
-  --dynamodb-url http://127.0.0.1:8000 --redis-url redis://127.0.0.1:6379 \
+  --dynamodb-url http://127.0.0.1:8000 --redis-url "$redis_url" \
   --api-key "$LB_API_KEY" --run-dir "$RUN_DIR"
 
 cat <<MSG
@@ -60,5 +72,6 @@ cat <<MSG
 The leaderboard API is serving at http://127.0.0.1:$LB_PORT
   server-only routes (ingest, board writes) need the header: x-api-key: $LB_API_KEY
   social-graph stand-in: http://127.0.0.1:3001   DynamoDB: http://127.0.0.1:8000 (table $TABLE)
+  rank index: $redis_url   (Redis Cluster on 127.0.0.1:7001-7003)
   logs: .local/run/*.log    stop: infra/down.sh
 MSG

@@ -86,11 +86,23 @@ def read_template(path):
     """Functions (name -> props), HTTP routes, and stream mappings from the template."""
     tpl = load_template(path)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
+    defaults = {k: v.get("Default") for k, v in tpl.get("Parameters", {}).items()}
+
+    def resolved(props):
+        # A `!Ref Parameter` becomes the parameter's default, as an undeployed stack has it.
+        return {k: defaults.get(v["Ref"], v) if isinstance(v, dict) and set(v) == {"Ref"} else v
+                for k, v in props.items()}
+
     functions, routes, streams, schedules = {}, [], [], []
     for name, res in tpl.get("Resources", {}).items():
         if res.get("Type") != "AWS::Serverless::Function":
             continue
         props = {**globals_fn, **res.get("Properties", {})}
+        # SAM merges the Globals' environment variables with the function's own.
+        props["Environment"] = {"Variables": {
+            **globals_fn.get("Environment", {}).get("Variables", {}),
+            **res.get("Properties", {}).get("Environment", {}).get("Variables", {}),
+        }}
         binary = res.get("Metadata", {}).get("BuildProperties", {}).get("Binary", name)
         functions[name] = {
             "binary": binary,
@@ -104,7 +116,7 @@ def read_template(path):
                 iam = p.get("Auth", {}).get("Authorizer") == "AWS_IAM"
                 routes.append(Route(name, p["Method"], p["Path"], iam))
             elif ev.get("Type") == "DynamoDB":
-                streams.append({"function": name, **p})
+                streams.append({"function": name, **resolved(p)})
             elif ev.get("Type") == "Schedule":
                 schedules.append({"function": name, **p})
     # Most specific first: literal segments beat parameters (as API Gateway matches).

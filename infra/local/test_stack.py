@@ -73,6 +73,12 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(keys["GET /leaderboards/{lb}/top"], ("TopFunction", False))
         self.assertEqual(streams[0]["function"], "ProjectorFunction")
         self.assertTrue(streams[0]["BisectBatchOnFunctionError"])
+        # Parameters resolve to their defaults; Globals' variables merge with each function's.
+        self.assertEqual(streams[0]["BatchSize"], 1000)
+        self.assertEqual(streams[0]["MaximumRetryAttempts"], 10)
+        self.assertIn("REDIS_URL", functions["ProjectorFunction"]["env"])
+        self.assertIn("TABLE_NAME", functions["RankFunction"]["env"])
+        self.assertIn("REDIS_URL", functions["RankFunction"]["env"])
         self.assertEqual(schedules[0]["function"], "RebuildFunction")
         self.assertEqual(functions["IngestFunction"]["binary"], "ingest")
         matching = [r.key for r in routes if r.regex.match("/leaderboards/g1:ranked:NA:ALL_TIME/top")]

@@ -112,7 +112,8 @@ start_backends() {
 }
 
 # start_cluster DIR PORT...: a Redis Cluster of one master per port on loopback (no
-# replicas), its files in DIR; the pids are added to $pids when that array exists. Returns
+# replicas), its files in DIR; the pids are added to $pids when that array exists (and
+# "port:pid" to $cluster_pids when that one does). Returns
 # once every node reports cluster_state:ok. Ports that already serve a healthy cluster
 # are left as they are (safe to run twice).
 start_cluster() {
@@ -131,8 +132,8 @@ start_cluster() {
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
       --cluster-enabled yes --cluster-config-file "nodes-$port.conf" \
       --cluster-node-timeout 5000 >"$dir/redis-$port.log" 2>&1 &
-    [ -z "${pids+x}" ] || pids+=($!)
-    [ -z "${cluster_pids+x}" ] || cluster_pids+=("$port:$!")
+    ! declare -p pids >/dev/null 2>&1 || pids+=($!)
+    ! declare -p cluster_pids >/dev/null 2>&1 || cluster_pids+=("$port:$!")
   done
   for port in "$@"; do wait_tcp 127.0.0.1 "$port" 30; done
   redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 ||

@@ -1,0 +1,160 @@
+"""Cold-start figure of each function: process start to its first Runtime API poll.
+
+Plays the Lambda Runtime API on loopback (only `GET /2018-06-01/runtime/invocation/next`
+is needed: the first one is the end of init) and starts each bootstrap as Lambda would,
+with the variables the template gives it. Redis and DynamoDB point at loopback listeners
+that count connections: init must open none (clients are built, not connected).
+
+Usage: init_time.py --bin-dir target/lambda --runs 20 [--out FILE.json]
+Prints one line per function (median and p90 in ms, bootstrap size) and writes JSON.
+"""
+
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+FUNCTIONS = ["ingest", "rank", "top", "friends", "boards", "rebuild", "projector"]
+
+
+class FirstPoll:
+    """A Runtime API whose `next` never answers; it notes when the first poll arrived."""
+
+    def __init__(self):
+        self.polled = threading.Event()
+        self.at = None
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):  # noqa: N802 - http.server's naming
+                if self.path.endswith("/runtime/invocation/next") and not outer.polled.is_set():
+                    outer.at = time.perf_counter()
+                    outer.polled.set()
+                time.sleep(5)  # hold the poll, as the real API does between invocations
+
+            def log_message(self, *_):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    @property
+    def address(self):
+        return f"127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self):
+        self.server.shutdown()
+        self.server.server_close()
+
+
+class Counter:
+    """A TCP listener that counts connections (stands in for Redis and DynamoDB)."""
+
+    def __init__(self):
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(64)
+        self.sock.settimeout(0.1)
+        self.count = 0
+        self.stop = False
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def port(self):
+        return self.sock.getsockname()[1]
+
+    def _accept(self):
+        while not self.stop:
+            try:
+                conn, _ = self.sock.accept()
+                self.count += 1
+                conn.close()
+            except OSError:
+                continue
+
+
+def env_for(name, api, redis_port, dynamo_port):
+    return {
+        "PATH": os.environ.get("PATH", ""),
+        "AWS_LAMBDA_RUNTIME_API": api,
+        "AWS_LAMBDA_FUNCTION_NAME": name,
+        "AWS_LAMBDA_FUNCTION_VERSION": "$LATEST",
+        "AWS_LAMBDA_FUNCTION_MEMORY_SIZE": "256",
+        "AWS_LAMBDA_LOG_GROUP_NAME": f"/aws/lambda/{name}",
+        "AWS_LAMBDA_LOG_STREAM_NAME": "init-time",
+        "AWS_REGION": "us-east-1",
+        "AWS_ACCESS_KEY_ID": "local",
+        "AWS_SECRET_ACCESS_KEY": "local",
+        "AWS_ENDPOINT_URL_DYNAMODB": f"http://127.0.0.1:{dynamo_port}",
+        "TABLE_NAME": "leaderboard",
+        "REDIS_URL": f"redis+cluster://127.0.0.1:{redis_port}",
+        "CURSOR_SECRET": "init-time-cursor-secret",
+        "SOCIAL_GRAPH_URL": "http://127.0.0.1:9/",
+        "RUST_LOG": "warn",
+    }
+
+
+def measure(path, name, runs):
+    redis, dynamo = Counter(), Counter()
+    times = []
+    try:
+        for _ in range(runs):
+            api = FirstPoll()
+            start = time.perf_counter()
+            proc = subprocess.Popen([path], env=env_for(name, api.address, redis.port, dynamo.port),
+                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            ok = api.polled.wait(10)
+            proc.kill()
+            _, err = proc.communicate()
+            api.close()
+            if not ok:
+                sys.exit(f"{name}: no Runtime API poll within 10 s\n{err.decode(errors='replace')}")
+            times.append((api.at - start) * 1000)
+    finally:
+        redis.stop = dynamo.stop = True
+    times.sort()
+    return {
+        "function": name,
+        "bytes": os.path.getsize(path),
+        "init_ms_p50": round(statistics.median(times), 2),
+        "init_ms_p90": round(times[int(0.9 * (len(times) - 1))], 2),
+        "init_ms_min": round(times[0], 2),
+        "runs": runs,
+        "connections_before_first_poll": {"redis": redis.count, "dynamodb": dynamo.count},
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin-dir", default="target/lambda")
+    ap.add_argument("--runs", type=int, default=20)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    rows = []
+    for name in FUNCTIONS:
+        path = os.path.join(args.bin_dir, name, "bootstrap")
+        if not os.path.exists(path):
+            path = os.path.join(args.bin_dir, name)
+        row = measure(path, name, args.runs)
+        rows.append(row)
+        conns = row["connections_before_first_poll"]
+        print(f"{name:10} {row['bytes'] / 1e6:6.2f} MB  init p50 {row['init_ms_p50']:6.2f} ms"
+              f"  p90 {row['init_ms_p90']:6.2f} ms  connections at init: redis {conns['redis']},"
+              f" dynamodb {conns['dynamodb']}")
+        if conns["redis"] or conns["dynamodb"]:
+            sys.exit(f"{name} connected to a backend during init")
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(rows, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
