@@ -7,30 +7,15 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
-use leaderboard::ids::LeaderboardId;
 use leaderboard::order::{Direction, RankKey};
 use leaderboard::redis::{Access, RedisRankIndex, SecretToken, Target};
 use leaderboard::store::{IndexEntry, RankIndex};
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::{
-    OwnCluster, Stack, cluster_url, dynamodb_url, eventually, free_port, lb, player, root, score,
-    secrets_client, unique, wait_for_tcp,
+    OwnCluster, Stack, cluster_url, dynamodb_url, eventually, free_port, index_entry as entry, lb,
+    player, players, root, secrets_client, unique, wait_for_tcp,
 };
-
-fn entry(board: &LeaderboardId, p: &str, s: i64, version: u64) -> IndexEntry {
-    IndexEntry {
-        board: board.clone(),
-        direction: Direction::Desc,
-        key: RankKey {
-            score: score(s),
-            reached_at: 5_000 + version as i64,
-            player: p.into(),
-        },
-        version,
-        expire_at: None,
-    }
-}
 
 /// `INFO errorstats` counts of one error kind (`MOVED`, `ASK`, `TRYAGAIN`) on a node.
 async fn errors_seen(cluster: &OwnCluster, port: u16, kind: &str) -> Result<u64> {
@@ -201,41 +186,18 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     Ok(())
 }
 
-fn players(v: &Value, field: &str) -> Vec<String> {
-    v[field]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| r["player_id"].as_str().unwrap_or("?").to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[tokio::test]
 async fn the_functions_configured_for_a_cluster_serve_the_whole_http_path() -> Result<()> {
     // Write-through off: what Redis holds came through the stream and the projector's
     // batched applies, which span boards on different slots and nodes.
     let stack = Stack::start_with(&cluster_url(), &[("WRITE_THROUGH", "false")]).await?;
-    let boards: Vec<String> = (0..3).map(|i| unique(&format!("cl{i}"))).collect();
-    for lb in &boards {
-        let (status, body) = stack
-            .post(
-                "/leaderboards",
-                json!({"leaderboard_id": lb, "policy": "BEST"}),
-            )
-            .await?;
-        assert_eq!(status, 201, "{body}");
+    let mut boards = Vec::new();
+    for _ in 0..3 {
+        boards.push(stack.create_board("cl").await?);
     }
     for (i, lb) in boards.iter().enumerate() {
         for (p, s) in [("alice", 100), ("bob", 250), ("carol", 175), ("dave", 250)] {
-            let (status, body) = stack
-                .post(
-                    &format!("/leaderboards/{lb}/players/{p}/score"),
-                    json!({"new_score": s + i as i64, "match_id": "m1"}),
-                )
-                .await?;
-            assert_eq!(status, 200, "{body}");
+            stack.post_score(lb, p, "m1", s + i as i64).await?;
         }
     }
     for lb in &boards {

@@ -4,20 +4,9 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::support::{OwnRedis, Stack, eventually, redis_url, unique};
-
-fn players(v: &Value, field: &str) -> Vec<String> {
-    v[field]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| r["player_id"].as_str().unwrap_or("?").to_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
+use crate::support::{OwnRedis, Stack, eventually, players, redis_url};
 
 fn ranks(v: &Value, field: &str) -> Vec<u64> {
     v[field]
@@ -30,29 +19,6 @@ fn ranks(v: &Value, field: &str) -> Vec<u64> {
         .unwrap_or_default()
 }
 
-async fn create_board(stack: &Stack) -> Result<String> {
-    let lb = unique("http");
-    let (status, body) = stack
-        .post(
-            "/leaderboards",
-            json!({"leaderboard_id": lb, "policy": "BEST"}),
-        )
-        .await?;
-    assert_eq!(status, 201, "{body}");
-    Ok(lb)
-}
-
-async fn post_score(stack: &Stack, lb: &str, p: &str, m: &str, s: i64) -> Result<Value> {
-    let (status, body) = stack
-        .post(
-            &format!("/leaderboards/{lb}/players/{p}/score"),
-            json!({"new_score": s, "match_id": m}),
-        )
-        .await?;
-    assert_eq!(status, 200, "{body}");
-    Ok(body)
-}
-
 #[tokio::test]
 async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
     // Redis stalls (SIGSTOP) while the scores are written: the write-through cannot
@@ -61,10 +27,10 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
     let mut redis = OwnRedis::reserve();
     redis.start().await?;
     let stack = Stack::start(&redis.url()).await?;
-    let lb = create_board(&stack).await?;
+    let lb = stack.create_board("http").await?;
     redis.pause();
     for (p, s) in [("alice", 100), ("bob", 250), ("carol", 175), ("dave", 250)] {
-        let reply = post_score(&stack, &lb, p, "m1", s).await?;
+        let reply = stack.post_score(&lb, p, "m1", s).await?;
         assert_eq!(reply["update_applied"], true);
         assert_eq!(
             reply["rank"],
@@ -128,12 +94,12 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
     assert_eq!(players(&friends, "entries"), ["bob", "alice"]);
 
     // With Redis up, the write-through answers with the new rank at once.
-    let reply = post_score(&stack, &lb, "alice", "m2", 300).await?;
+    let reply = stack.post_score(&lb, "alice", "m2", 300).await?;
     assert_eq!(
         (reply["rank"].as_u64(), reply["previous_score"].as_i64()),
         (Some(1), Some(100))
     );
-    let replay = post_score(&stack, &lb, "alice", "m2", 300).await?;
+    let replay = stack.post_score(&lb, "alice", "m2", 300).await?;
     assert_eq!(replay["replayed"], true);
     assert_eq!(replay["updated_at"], reply["updated_at"]);
     Ok(())
@@ -142,9 +108,9 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
 #[tokio::test]
 async fn neighbours_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result<()> {
     let stack = Stack::start(&redis_url()).await?;
-    let lb = create_board(&stack).await?;
+    let lb = stack.create_board("http").await?;
     for (i, p) in ["p1", "p2", "p3", "p4", "p5"].iter().enumerate() {
-        post_score(&stack, &lb, p, "m", 100 - i as i64).await?;
+        stack.post_score(&lb, p, "m", 100 - i as i64).await?;
     }
     let rank = |p: &'static str, k: u64| {
         let (stack, lb) = (&stack, &lb);
@@ -180,9 +146,9 @@ async fn neighbours_at_the_first_and_last_rank_and_k_beyond_the_board() -> Resul
 async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_players() -> Result<()>
 {
     let stack = Stack::start(&redis_url()).await?;
-    let lb = create_board(&stack).await?;
+    let lb = stack.create_board("http").await?;
     for (p, s) in [("me", 50), ("f1", 70), ("f2", 40), ("stranger", 1000)] {
-        post_score(&stack, &lb, p, "m", s).await?;
+        stack.post_score(&lb, p, "m", s).await?;
     }
     let friends_rank = |p: &'static str| {
         let (stack, lb) = (&stack, &lb);
@@ -204,7 +170,7 @@ async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_pla
 
     // No friends at all: the player alone.
     stack.set_friends("lonely", &[]).await?;
-    post_score(&stack, &lb, "lonely", "m", 5).await?;
+    stack.post_score(&lb, "lonely", "m", 5).await?;
     let (_, v) = friends_rank("lonely").await?;
     assert_eq!(
         (v["friends_rank"].as_u64(), v["friends_total"].as_u64()),
@@ -237,8 +203,8 @@ async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_pla
 #[tokio::test]
 async fn bad_input_gets_a_json_4xx_and_changes_nothing() -> Result<()> {
     let stack = Stack::start(&redis_url()).await?;
-    let lb = create_board(&stack).await?;
-    post_score(&stack, &lb, "p1", "m0", 10).await?;
+    let lb = stack.create_board("http").await?;
+    stack.post_score(&lb, "p1", "m0", 10).await?;
     let score_path = format!("/leaderboards/{lb}/players/p1/score");
     let long_id = "x".repeat(129);
     let cases: Vec<(&str, String, Option<String>, u16, &str)> = vec![

@@ -15,7 +15,7 @@ use leaderboard::store::{Health, IndexEntry, RankIndex, RateCounter, TOP_WINDOW}
 use redis::cluster_routing::Slot;
 
 use crate::on_both_topologies;
-use crate::support::{Rng, TestEnv, lb, player, score, unique};
+use crate::support::{Rng, TestEnv, index_entry as entry, lb, player, score, unique};
 
 on_both_topologies!(
     ordering,
@@ -119,20 +119,6 @@ async fn versions(url: &str) {
         (1, 5),
         "the old member is removed, not duplicated"
     );
-}
-
-fn entry(board: &LeaderboardId, p: &str, s: i64, version: u64) -> IndexEntry {
-    IndexEntry {
-        board: board.clone(),
-        direction: Direction::Desc,
-        key: RankKey {
-            score: score(s),
-            reached_at: 1_000 + version as i64,
-            player: p.into(),
-        },
-        version,
-        expire_at: None,
-    }
 }
 
 fn adapter(url: &str) -> RedisRankIndex {

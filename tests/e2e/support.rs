@@ -532,6 +532,38 @@ pub fn event(records: Vec<EventRecord>) -> Event {
     e
 }
 
+/// A descending board's index entry: `p` at score `s`, reached at 1000 + version.
+pub fn index_entry(
+    board: &LeaderboardId,
+    p: &str,
+    s: i64,
+    version: u64,
+) -> leaderboard::store::IndexEntry {
+    leaderboard::store::IndexEntry {
+        board: board.clone(),
+        direction: leaderboard::order::Direction::Desc,
+        key: leaderboard::order::RankKey {
+            score: score(s),
+            reached_at: 1_000 + version as i64,
+            player: p.into(),
+        },
+        version,
+        expire_at: None,
+    }
+}
+
+/// The player ids of a reply's rows (`entries`, `neighbours`), in order.
+pub fn players(v: &serde_json::Value, field: &str) -> Vec<String> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| r["player_id"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A free loopback port (bound, read, released).
 pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
@@ -1011,6 +1043,37 @@ impl Stack {
         let text = resp.text().await?;
         let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
         Ok((status, head, json))
+    }
+
+    /// A new BEST board (201 asserted); its id starts with `tag`.
+    pub async fn create_board(&self, tag: &str) -> Result<String> {
+        let lb = unique(tag);
+        let (status, body) = self
+            .post(
+                "/leaderboards",
+                serde_json::json!({"leaderboard_id": lb, "policy": "BEST"}),
+            )
+            .await?;
+        assert_eq!(status, 201, "{body}");
+        Ok(lb)
+    }
+
+    /// Posts one match result (200 asserted) and returns the receipt.
+    pub async fn post_score(
+        &self,
+        lb: &str,
+        p: &str,
+        m: &str,
+        s: i64,
+    ) -> Result<serde_json::Value> {
+        let (status, body) = self
+            .post(
+                &format!("/leaderboards/{lb}/players/{p}/score"),
+                serde_json::json!({"new_score": s, "match_id": m}),
+            )
+            .await?;
+        assert_eq!(status, 200, "{body}");
+        Ok(body)
     }
 
     pub async fn get(&self, path: &str) -> Result<(u16, serde_json::Value)> {
