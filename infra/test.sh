@@ -21,7 +21,7 @@ cfn-lint template.yaml
 # SAM's own checks offline: no account, no network (the region only names the partition).
 AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template template.yaml
 # The SAM translator's full expansion (what CloudFormation would create), offline.
-AWS_DEFAULT_REGION=us-east-1 "$VENV/bin/python" infra/local/template_stats.py template.yaml 2>/dev/null | head -1
+AWS_DEFAULT_REGION=us-east-1 "$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
 "$VENV/bin/python" -m py_compile infra/local/*.py
 (cd infra/local && "$VENV/bin/python" -m unittest -q test_stack)
 

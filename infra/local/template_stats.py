@@ -1,7 +1,7 @@
 """Expands template.yaml with the SAM translator (offline, as `sam deploy` would after
 packaging) and prints what CloudFormation would create, by type.
 
-Usage: AWS_DEFAULT_REGION=us-east-1 template_stats.py [template.yaml]
+Usage: AWS_DEFAULT_REGION=us-east-1 template_stats.py [--summary] [template.yaml]
 """
 
 import collections
@@ -19,7 +19,8 @@ class NoManagedPolicies:
 
 
 def main():
-    path = sys.argv[1] if len(sys.argv) > 1 else "template.yaml"
+    args = [a for a in sys.argv[1:] if a != "--summary"]
+    path = args[0] if args else "template.yaml"
     with open(path, encoding="utf-8") as f:
         tpl = yaml_parse(f.read())
     # What `sam package` does to local code: an S3 location.
@@ -32,6 +33,8 @@ def main():
     optional = sum(1 for r in res.values() if "Condition" in r)
     print(f"{len(tpl['Resources'])} resources in template.yaml -> {len(res)} CloudFormation "
           f"resources ({optional} of them optional: NatGateway, AlarmEmail)")
+    if "--summary" in sys.argv:
+        return
     for kind, n in sorted(collections.Counter(r["Type"] for r in res.values()).items()):
         print(f"  {n:3} {kind}")
 
