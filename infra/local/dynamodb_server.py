@@ -6,19 +6,25 @@ cancelled. Under concurrent clients that loses other requests' writes and leaves
 stream iterators on a detached shard. Real DynamoDB makes each request atomic, and the
 ingest path relies on that (conditional transactions are its idempotency guarantee).
 
-So this runs moto's own WSGI application with two changes:
+So this runs moto's own WSGI application with three changes:
 - one lock around each request, so every request is atomic (a serializable DynamoDB);
 - TransactWriteItems evaluates every condition first and writes only when all hold,
-  so a cancelled transaction has nothing to roll back.
+  so a cancelled transaction has nothing to roll back;
+- requests signed with a function's access key (`fn-<LogicalId>`, what stack.py gives
+  each function) must be allowed by that function's execution role in the template
+  (iam.py), or get DynamoDB's AccessDeniedException, as in AWS.
 
 With `--state-file`, the tables (items, indexes, streams) are saved there on SIGTERM and
 loaded at start, so the endpoint can be restarted like a real service without losing
 data (fault tests restart it mid-load). SIGKILL saves nothing, as a crash would.
 
 Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000] [--state-file PATH]
+                          [--template template.yaml]
 """
 
 import argparse
+import io
+import json
 import os
 import pickle
 import signal
@@ -39,6 +45,10 @@ from moto.moto_server.werkzeug_app import (
     create_backend_app,
 )
 from werkzeug.serving import run_simple
+
+import iam
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 def _item_key(table, op_type, op):
@@ -96,13 +106,26 @@ def transact_write_items(self, transact_items):
 
 
 class Serialized:
-    """WSGI middleware: one request at a time through the wrapped application."""
+    """WSGI middleware: one request at a time through the wrapped application, after the
+    calling function's role allowed it."""
 
-    def __init__(self, app):
+    def __init__(self, app, roles):
         self.app = app
+        self.roles = roles
         self.lock = threading.Lock()
 
     def __call__(self, environ, start_response):
+        function = iam.function_of(environ.get("HTTP_AUTHORIZATION"))
+        if function is not None:
+            body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+            environ["wsgi.input"] = io.BytesIO(body)
+            target = environ.get("HTTP_X_AMZ_TARGET", "")
+            access = self.roles.denied(function, iam.accesses(target, json.loads(body or b"{}"),
+                                                                self.roles.hash_key()))
+            if access is not None:
+                print(f"denied {function}: {access}", file=sys.stderr, flush=True)
+                start_response("400 Bad Request", [("Content-Type", "application/x-amz-json-1.0")])
+                return [iam.denial(function, access)]
         with self.lock:
             return list(self.app(environ, start_response))
 
@@ -138,9 +161,12 @@ def main():
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--state-file", default=None)
+    parser.add_argument("--template", default=os.path.join(ROOT, "template.yaml"),
+                        help="whose functions' roles are enforced")
     args = parser.parse_args()
+    roles = iam.load(args.template)
     DynamoDBBackend.transact_write_items = transact_write_items
-    app = Serialized(DomainDispatcherApplication(create_backend_app))
+    app = Serialized(DomainDispatcherApplication(create_backend_app), roles)
     if args.state_file:
         load_state(args.state_file)
 

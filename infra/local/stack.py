@@ -10,7 +10,9 @@ One process plays, on loopback:
 - the DynamoDB event source mapping: polls the table's stream and hands batches to the
   projector, honouring `batchItemFailures` (retry from the first failed record, in order),
   `MaximumRetryAttempts`, and an on-failure destination (a JSON-lines file);
-- the social graph: GET/PUT /players/{p}/friends on its own port.
+- the social graph: GET/PUT /players/{p}/friends on its own port;
+- IAM, in part: each function signs its DynamoDB calls with its own access key, and the
+  DynamoDB endpoint (dynamodb_server.py) allows only what its role in the template allows.
 
 Usage: stack.py --table NAME --bin-dir target/debug [--port 3000] [--social-port 3001] ...
 Prints one line `READY api=http://... social=http://...` on stdout when it serves.
@@ -35,6 +37,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import boto3
 import yaml
 from botocore.config import Config as BotoConfig
+
+import iam
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNTIME_PREFIX = "/2018-06-01/runtime"
@@ -711,6 +715,9 @@ def main():
         if not os.path.exists(os.path.join(args.bin_dir, spec["binary"])):
             sys.exit(f"missing binary for {name}: {args.bin_dir}/{spec['binary']} (build first)")
         fn_env = {**base_env, **{k: v for k, v in declared.items() if k in spec["env"]}}
+        # Its own credentials, as Lambda hands each function its execution role's: the
+        # DynamoDB endpoint holds every call to what the template's role allows.
+        fn_env["AWS_ACCESS_KEY_ID"] = f"{iam.ACCESS_KEY_PREFIX}{name}"
         hosts[name] = FunctionHost(name, spec, args.bin_dir, fn_env, args.workers, args.run_dir)
         hosts[name].start()
 

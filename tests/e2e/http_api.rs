@@ -47,6 +47,32 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
     );
     assert_eq!(body["degraded"], true);
     assert_eq!(players(&body, "entries"), ["bob", "dave", "carol", "alice"]);
+    // Every read function's fallback runs under its own role from the template (the
+    // local DynamoDB endpoint refuses what the role does not allow, as IAM would).
+    let (status, rank) = stack
+        .get(&format!("/leaderboards/{lb}/players/carol/rank?k=1"))
+        .await?;
+    assert_eq!(status, 200, "{rank}");
+    assert_eq!(
+        (rank["rank"].as_u64(), rank["source"].as_str()),
+        (Some(3), Some("dynamodb"))
+    );
+    assert_eq!(players(&rank, "neighbours"), ["dave", "carol", "alice"]);
+    stack.set_friends("carol", &["alice", "dave"]).await?;
+    let (status, friends) = stack
+        .get(&format!("/leaderboards/{lb}/players/carol/friends-rank"))
+        .await?;
+    assert_eq!(status, 200, "{friends}");
+    assert_eq!(
+        (friends["friends_rank"].as_u64(), friends["source"].as_str()),
+        (Some(2), Some("dynamodb"))
+    );
+    assert_eq!(players(&friends, "entries"), ["dave", "carol", "alice"]);
+    let (status, page) = stack
+        .get(&format!("/leaderboards/{lb}/ranks?limit=2"))
+        .await?;
+    assert_eq!(status, 200, "{page}");
+    assert_eq!(players(&page, "entries"), ["bob", "dave"]);
 
     redis.resume();
     let top = eventually(

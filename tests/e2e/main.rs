@@ -12,5 +12,6 @@ mod index;
 mod pagination;
 mod projector;
 mod resilience;
+mod roles;
 mod support;
 mod windows;

@@ -140,10 +140,14 @@ async fn aws_config() -> aws_config::SdkConfig {
 }
 
 async fn aws_config_at(url: &str) -> aws_config::SdkConfig {
+    aws_config_as(url, credentials()).await
+}
+
+async fn aws_config_as(url: &str, credentials: Credentials) -> aws_config::SdkConfig {
     aws_config::defaults(aws_config::BehaviorVersion::latest())
         .endpoint_url(url)
         .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(credentials())
+        .credentials_provider(credentials)
         .load()
         .await
 }
@@ -155,6 +159,13 @@ pub async fn secrets_client(url: &str) -> aws_sdk_secretsmanager::Client {
 
 pub async fn dynamodb_client_at(url: &str) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::new(&aws_config_at(url).await)
+}
+
+/// A DynamoDB client signing with `access_key`: `fn-<LogicalId>` is what the local stack
+/// gives a function, and the endpoint then allows only what its role allows.
+pub async fn dynamodb_client_as(url: &str, access_key: &str) -> aws_sdk_dynamodb::Client {
+    let credentials = Credentials::new(access_key, "local", None, None, "e2e");
+    aws_sdk_dynamodb::Client::new(&aws_config_as(url, credentials).await)
 }
 
 async fn streams_client() -> aws_sdk_dynamodbstreams::Client {

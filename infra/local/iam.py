@@ -1,0 +1,228 @@
+"""The functions' execution roles from template.yaml, enforced on the local DynamoDB endpoint.
+
+In AWS every function calls DynamoDB with its execution role, and IAM refuses whatever the
+role does not allow. Locally each function gets an access key naming its template entry
+(`fn-<LogicalId>`, set by stack.py) and `dynamodb_server.py` checks every request signed
+with such a key against that function's role exactly as SAM creates it: the template is
+expanded by the SAM translator (offline) and the role's inline policies are read from the
+result. Requests signed with any other key (tests, tools, the stream poller) are not
+checked, as an administrator's would not be limited.
+
+What the check understands, and on a DynamoDB statement nothing else (loading fails, so a
+template cannot rely on something the local check would silently ignore):
+- `Effect: Allow` statements with `Action` (wildcards allowed) and `Resource`: the table's
+  ARN (`!GetAtt Table.Arn`), an index of it (`!Sub "${Table.Arn}/index/name"`), or `*`;
+- `Condition` `ForAllValues:StringLike` / `ForAllValues:StringEquals` on
+  `dynamodb:LeadingKeys` (the partition key values a request touches).
+Transactions are checked item by item against PutItem, UpdateItem, DeleteItem,
+ConditionCheckItem and GetItem, as IAM does; a batch is one BatchGetItem/BatchWriteItem
+access over all its keys. As in AWS, a request with no partition key (Scan) satisfies any
+`ForAllValues` condition. Managed policies (logging, VPC, stream reading) are not read:
+they grant nothing on table items.
+"""
+
+import fnmatch
+import json
+import logging
+import re
+from dataclasses import dataclass, field
+
+ACCESS_KEY_PREFIX = "fn-"
+ACCOUNT = "123456789012"
+REGION = "us-east-1"
+_LEADING_KEYS_OPS = ("ForAllValues:StringLike", "ForAllValues:StringEquals")
+_ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem",
+                 "ConditionCheck": "ConditionCheckItem", "Get": "GetItem"}
+_EQUALITY = re.compile(r"(#?[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(:[A-Za-z0-9_]+)")
+
+
+def table_arn(table):
+    return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table}"
+
+
+@dataclass
+class Access:
+    """One permission check: an action on a resource, touching these partition keys."""
+
+    action: str
+    resource: str
+    leading_keys: list = field(default_factory=list)
+
+    def __str__(self):
+        return f"dynamodb:{self.action} on {self.resource} for pk {self.leading_keys}"
+
+
+@dataclass
+class Statement:
+    actions: list
+    resources: list  # patterns with `{table}` where the template names the table
+    leading_keys: tuple | None  # (operator, patterns), or None for no condition
+
+    def allows(self, access):
+        want = f"dynamodb:{access.action}".lower()
+        if not any(fnmatch.fnmatchcase(want, a.lower()) for a in self.actions):
+            return False
+        if not any(_arn_matches(r, access.resource) for r in self.resources):
+            return False
+        if self.leading_keys is None:
+            return True
+        op, patterns = self.leading_keys
+        if op == "ForAllValues:StringEquals":
+            return all(k in patterns for k in access.leading_keys)
+        return all(k is not None and any(fnmatch.fnmatchcase(k, p) for p in patterns)
+                   for k in access.leading_keys)
+
+
+def _arn_matches(pattern, arn):
+    """IAM ARN wildcards: `*` any run of characters (slashes too), `?` one character.
+    `{table}` stands for the template's table, whatever name a local stack gave it."""
+    regex = re.escape(pattern).replace(re.escape("{table}"), "[^/]+")
+    regex = regex.replace(re.escape("*"), ".*").replace(re.escape("?"), ".")
+    return re.fullmatch(regex, arn) is not None
+
+
+class Roles:
+    """Each function's DynamoDB statements, and the table's partition key attribute."""
+
+    def __init__(self, expanded):
+        res = expanded["Resources"]
+        tables = [n for n, r in res.items() if r["Type"] == "AWS::DynamoDB::Table"]
+        self.table_resources = set(tables)
+        self.hash_keys = {
+            n: next(k["AttributeName"] for k in res[n]["Properties"]["KeySchema"] if k["KeyType"] == "HASH")
+            for n in tables
+        }
+        self.functions = {}
+        for name, r in res.items():
+            if r["Type"] != "AWS::Lambda::Function":
+                continue
+            role = r["Properties"].get("Role", {}).get("Fn::GetAtt", [None])[0]
+            policies = res.get(role, {}).get("Properties", {}).get("Policies", [])
+            self.functions[name] = [
+                s for p in policies for s in self._statements(name, p["PolicyDocument"].get("Statement", []))
+            ]
+
+    def _statements(self, fn, raw):
+        out = []
+        for s in raw:
+            actions = s.get("Action", [])
+            actions = [actions] if isinstance(actions, str) else actions
+            if not any(a.lower().startswith("dynamodb:") or a == "*" for a in actions):
+                continue
+            if s.get("Effect") != "Allow" or "NotAction" in s or "NotResource" in s:
+                raise ValueError(f"{fn}: only Allow statements with Action and Resource are checked locally: {s}")
+            resources = s.get("Resource", [])
+            resources = resources if isinstance(resources, list) else [resources]
+            out.append(Statement(actions, [self._resource(fn, r) for r in resources], self._condition(fn, s)))
+        return out
+
+    def _resource(self, fn, r):
+        if isinstance(r, str):
+            return r
+        if "Fn::GetAtt" in r and r["Fn::GetAtt"][0] in self.table_resources and r["Fn::GetAtt"][1] == "Arn":
+            return table_arn("{table}")
+        if "Fn::Sub" in r and isinstance(r["Fn::Sub"], str):
+            text = r["Fn::Sub"]
+            for t in self.table_resources:
+                text = text.replace("${" + t + ".Arn}", table_arn("{table}"))
+            if "${" not in text:
+                return text
+        raise ValueError(f"{fn}: a DynamoDB resource the local check cannot resolve: {r}")
+
+    def _condition(self, fn, s):
+        cond = s.get("Condition")
+        if not cond:
+            return None
+        if len(cond) != 1 or next(iter(cond)) not in _LEADING_KEYS_OPS:
+            raise ValueError(f"{fn}: only {_LEADING_KEYS_OPS} on dynamodb:LeadingKeys are checked locally: {cond}")
+        op, body = next(iter(cond.items()))
+        if set(body) != {"dynamodb:LeadingKeys"}:
+            raise ValueError(f"{fn}: only dynamodb:LeadingKeys conditions are checked locally: {cond}")
+        patterns = body["dynamodb:LeadingKeys"]
+        return op, (patterns if isinstance(patterns, list) else [patterns])
+
+    def hash_key(self):
+        # One table in this template; its partition key names the leading key of every request.
+        return next(iter(self.hash_keys.values()))
+
+    def denied(self, function, accesses):
+        """The first access the function's role does not allow, or None."""
+        statements = self.functions.get(function)
+        if statements is None:
+            return Access("*", f"function {function} is not in the template")
+        for a in accesses:
+            if not any(s.allows(a) for s in statements):
+                return a
+        return None
+
+
+def load(template_path):
+    import template_stats
+
+    logging.getLogger("samtranslator").setLevel(logging.ERROR)
+    return Roles(template_stats.expand(template_stats.read(template_path)))
+
+
+def function_of(authorization):
+    """The function an `Authorization: AWS4-HMAC-SHA256 Credential=fn-X/...` header names."""
+    m = re.search(r"Credential=([^/,\s]+)/", authorization or "")
+    if m and m.group(1).startswith(ACCESS_KEY_PREFIX):
+        return m.group(1)[len(ACCESS_KEY_PREFIX):]
+    return None
+
+
+def accesses(target, body, hash_key):
+    """What a DynamoDB API request asks IAM for, from its X-Amz-Target and JSON body."""
+    op = target.rsplit(".", 1)[-1]
+
+    def pk(key):
+        v = (key or {}).get(hash_key, {})
+        return next(iter(v.values())) if v else None
+
+    if op in ("GetItem", "DeleteItem", "UpdateItem"):
+        return [Access(op, table_arn(body["TableName"]), [pk(body.get("Key"))])]
+    if op == "PutItem":
+        return [Access(op, table_arn(body["TableName"]), [pk(body.get("Item"))])]
+    if op == "Query":
+        arn = table_arn(body["TableName"])
+        if body.get("IndexName"):
+            arn += f"/index/{body['IndexName']}"
+        return [Access(op, arn, [_query_pk(body, hash_key)])]
+    if op == "BatchGetItem":
+        return [Access(op, table_arn(t), [pk(k) for k in spec.get("Keys", [])])
+                for t, spec in body.get("RequestItems", {}).items()]
+    if op == "BatchWriteItem":
+        return [Access(op, table_arn(t), [pk(w.get("PutRequest", {}).get("Item") or w.get("DeleteRequest", {}).get("Key"))
+                                          for w in writes])
+                for t, writes in body.get("RequestItems", {}).items()]
+    if op in ("TransactWriteItems", "TransactGetItems"):
+        out = []
+        for entry in body.get("TransactItems", []):
+            kind, spec = next(iter(entry.items()))
+            out.append(Access(_ITEM_ACTIONS[kind], table_arn(spec["TableName"]), [pk(spec.get("Key") or spec.get("Item"))]))
+        return out
+    # Table-level and stream calls (DescribeTable, ListTables, GetRecords, ...).
+    arn = body.get("StreamArn") or (table_arn(body["TableName"]) if "TableName" in body else "*")
+    return [Access(op, arn, [])]
+
+
+def _query_pk(body, hash_key):
+    """The partition key value of a Query's key condition (None when it names none, which
+    no LeadingKeys condition accepts)."""
+    names = body.get("ExpressionAttributeNames", {})
+    values = body.get("ExpressionAttributeValues", {})
+    for name, value in _EQUALITY.findall(body.get("KeyConditionExpression", "")):
+        if names.get(name, name) == hash_key and value in values:
+            return next(iter(values[value].values()))
+    return None
+
+
+def denial(function, access):
+    """The body DynamoDB answers an unauthorized request with (HTTP 400)."""
+    return json.dumps({
+        "__type": "com.amazon.coral.service#AccessDeniedException",
+        "message": (f"User: arn:aws:sts::{ACCOUNT}:assumed-role/{function}Role/{function} is not "
+                    f"authorized to perform: dynamodb:{access.action} on resource: {access.resource} "
+                    f"(partition keys {access.leading_keys}) because no identity-based policy "
+                    f"allows the dynamodb:{access.action} action"),
+    }).encode()

@@ -1,0 +1,279 @@
+//! The functions' execution roles in template.yaml, held to least privilege. The local
+//! DynamoDB endpoint enforces each function's role as SAM creates it
+//! (`infra/local/iam.py`), so here every store call of the production adapter is made
+//! with every function's credentials: a function may make exactly the calls it needs
+//! (the HTTP tests show those suffice), and every other call is refused by IAM without
+//! touching the table.
+
+use std::collections::BTreeSet;
+
+use leaderboard::board::{Board, BoardStatus, Policy, Standing};
+use leaderboard::dynamodb::DynamoScoreStore;
+use leaderboard::error::StoreError;
+use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard::order::{Direction, RankKey};
+use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Receipt, ScoreStore};
+use leaderboard::window::{Family, Period};
+
+use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
+
+/// Every call of the store adapter, by name.
+const CALLS: [&str; 17] = [
+    "get_board",
+    "create_board",
+    "set_status",
+    "list_boards",
+    "get_family",
+    "create_family",
+    "get_standing",
+    "get_receipt",
+    "commit",
+    "ranked_after",
+    "ranked_before",
+    "count_before",
+    "keys_of",
+    "standings_page",
+    "get_checkpoint",
+    "put_checkpoint",
+    "delete_checkpoint",
+];
+
+/// What each function's role allows; everything else must be refused.
+const ROLES: [(&str, &[&str]); 7] = [
+    (
+        "IngestFunction",
+        &[
+            "get_board",
+            "create_board",
+            "get_family",
+            "get_standing",
+            "get_receipt",
+            "commit",
+        ],
+    ),
+    (
+        "RankFunction",
+        &[
+            "get_board",
+            "get_standing",
+            "ranked_after",
+            "ranked_before",
+            "count_before",
+        ],
+    ),
+    (
+        "TopFunction",
+        &["get_board", "ranked_after", "ranked_before", "count_before"],
+    ),
+    ("FriendsFunction", &["get_board", "keys_of"]),
+    (
+        "BoardsFunction",
+        &[
+            "get_board",
+            "create_board",
+            "set_status",
+            "list_boards",
+            "get_family",
+            "create_family",
+        ],
+    ),
+    (
+        "RebuildFunction",
+        &[
+            "get_board",
+            "list_boards",
+            "standings_page",
+            "get_checkpoint",
+            "put_checkpoint",
+            "delete_checkpoint",
+        ],
+    ),
+    ("ProjectorFunction", &[]),
+];
+
+/// What the calls are made about: one board with one player's standing and receipt,
+/// and one family, written with unrestricted credentials.
+struct Fixture {
+    board: Board,
+    family: Family,
+    player: PlayerId,
+    match_id: MatchId,
+    standing: Standing,
+    receipt: Receipt,
+    key: RankKey,
+}
+
+impl Fixture {
+    async fn write(env: &TestEnv) -> Self {
+        let store = &env.ctx.store;
+        let lb = env.board(Policy::Best).await;
+        env.submit(&lb, "ana", "m1", 40).await.expect("a score");
+        let (game, mode) = env.family(Policy::Best, &[Period::Daily], None, 0).await;
+        let player = player("ana");
+        let match_id = MatchId::parse("m1").expect("match id");
+        let board = store.get_board(&lb).await.unwrap().expect("board");
+        let family = store
+            .get_family(&game, &mode)
+            .await
+            .unwrap()
+            .expect("family");
+        let standing = store
+            .get_standing(&lb, &player)
+            .await
+            .unwrap()
+            .expect("standing");
+        let receipt = store
+            .get_receipt(&lb, &player, &match_id)
+            .await
+            .unwrap()
+            .expect("receipt");
+        let key = store
+            .ranked_after(&lb, Direction::Desc, None, 1)
+            .await
+            .unwrap()
+            .pop()
+            .expect("rank key");
+        Self {
+            board,
+            family,
+            player,
+            match_id,
+            standing,
+            receipt,
+            key,
+        }
+    }
+
+    fn lb(&self) -> &LeaderboardId {
+        &self.board.leaderboard_id
+    }
+
+    /// Makes one call. Writes that are allowed change nothing (they find what exists,
+    /// or a condition that no longer holds), except the checkpoint, which is put and
+    /// deleted again.
+    async fn call(&self, store: &DynamoScoreStore, name: &str) -> Result<(), StoreError> {
+        let (lb, dir) = (self.lb(), Direction::Desc);
+        match name {
+            "get_board" => store.get_board(lb).await.map(drop),
+            "create_board" => {
+                let existing = store.create_board(&self.board).await?;
+                assert!(existing.is_some(), "the board exists already");
+                Ok(())
+            }
+            "set_status" => {
+                let moved = store.set_status(lb, BoardStatus::Closed, BoardStatus::Frozen);
+                assert!(!moved.await?, "the board is not closed");
+                Ok(())
+            }
+            "list_boards" => store.list_boards("", None, 5).await.map(drop),
+            "get_family" => store
+                .get_family(&self.family.game, &self.family.mode)
+                .await
+                .map(drop),
+            "create_family" => {
+                assert!(store.create_family(&self.family).await?.is_some());
+                Ok(())
+            }
+            "get_standing" => store.get_standing(lb, &self.player).await.map(drop),
+            "get_receipt" => store
+                .get_receipt(lb, &self.player, &self.match_id)
+                .await
+                .map(drop),
+            "commit" => {
+                let outcome = store
+                    .commit(&Commit {
+                        board: lb,
+                        player: &self.player,
+                        match_id: &self.match_id,
+                        direction: dir,
+                        expected_version: Some(self.standing.version),
+                        standing: None,
+                        receipt: &self.receipt,
+                        receipt_expires_at: 0,
+                        index_expire_at: None,
+                    })
+                    .await?;
+                assert_eq!(outcome, CommitOutcome::ReceiptExists);
+                Ok(())
+            }
+            "ranked_after" => store.ranked_after(lb, dir, None, 5).await.map(drop),
+            "ranked_before" => store.ranked_before(lb, dir, &self.key, 5).await.map(drop),
+            "count_before" => store.count_before(lb, dir, Some(&self.key)).await.map(drop),
+            "keys_of" => store
+                .keys_of(lb, std::slice::from_ref(&self.player))
+                .await
+                .map(drop),
+            "standings_page" => store.standings_page(lb, 0, None, 5).await.map(drop),
+            "get_checkpoint" => store.get_checkpoint(lb).await.map(drop),
+            "put_checkpoint" => {
+                let cp = Checkpoint {
+                    gen_id: "roles".into(),
+                    shard: 0,
+                    after: None,
+                    loaded: 0,
+                    started_at: 0,
+                };
+                store.put_checkpoint(lb, &cp).await
+            }
+            "delete_checkpoint" => store.delete_checkpoint(lb).await,
+            other => unreachable!("no call {other}"),
+        }
+    }
+}
+
+fn refused_by_iam(e: &StoreError) -> bool {
+    format!("{e:?}").contains("AccessDeniedException")
+}
+
+#[tokio::test]
+async fn each_function_may_make_exactly_the_store_calls_it_needs() {
+    let env = TestEnv::new().await;
+    let fx = Fixture::write(&env).await;
+    let table = env.ctx.store.table().to_owned();
+    let before = env.standings(fx.lb()).await;
+    let mut mismatches = Vec::new();
+    for (function, allowed) in ROLES {
+        let client = dynamodb_client_as(&dynamodb_url(), &format!("fn-{function}")).await;
+        let store = DynamoScoreStore::new(client, &table);
+        let allowed: BTreeSet<&str> = allowed.iter().copied().collect();
+        for name in CALLS {
+            let got = match fx.call(&store, name).await {
+                Ok(()) => true,
+                Err(e) if refused_by_iam(&e) => false,
+                Err(e) => panic!("{function} {name}: not an IAM refusal: {e:?}"),
+            };
+            if got != allowed.contains(name) {
+                mismatches.push(format!(
+                    "{function} {name}: {}",
+                    if got { "allowed" } else { "refused" }
+                ));
+            }
+        }
+    }
+    assert!(mismatches.is_empty(), "roles differ: {mismatches:#?}");
+    // Refused writes reached nothing; allowed ones found their conditions unmet.
+    assert_eq!(env.standings(fx.lb()).await, before);
+    assert_eq!(
+        env.ctx.store.get_checkpoint(fx.lb()).await.unwrap(),
+        None,
+        "the checkpoint was deleted again"
+    );
+}
+
+#[tokio::test]
+async fn unsigned_by_a_function_nothing_is_checked_and_an_unknown_function_gets_nothing() {
+    // Tests and tools use other keys (an operator's are not limited by the roles);
+    // a function the template does not define has no role at all.
+    let env = TestEnv::new().await;
+    let fx = Fixture::write(&env).await;
+    let table = env.ctx.store.table().to_owned();
+    for name in CALLS {
+        fx.call(&env.ctx.store, name)
+            .await
+            .unwrap_or_else(|e| panic!("admin {name}: {e:?}"));
+    }
+    let client = dynamodb_client_as(&dynamodb_url(), "fn-NoSuchFunction").await;
+    let stranger = DynamoScoreStore::new(client, &table);
+    let err = fx.call(&stranger, "get_board").await.unwrap_err();
+    assert!(refused_by_iam(&err), "{err:?}");
+}
