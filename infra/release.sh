@@ -62,8 +62,16 @@ for r in rows:
     print(f"| {r['function']} | {r['bytes'] / 1e6:.2f} MB | {r['init_ms_p50']:.1f} ms | {r['init_ms_p90']:.1f} ms | redis {c['redis']}, dynamodb {c['dynamodb']} |")
 PY
 else
-  for f in "${functions[@]}"; do
-    stat -c "%s $f" "target/lambda/$f/bootstrap"
-  done | awk '{ printf "%-10s %8.2f MB\n", $2, $1 / 1e6 }' | tee "$out.md"
+  {
+    echo "# Release bootstraps ($arch, \`bash infra/release.sh --arch $arch\`)"
+    echo
+    echo "$(rustc --version); cross-built on $(uname -m), so no init times (they are measured on the host's own arch)."
+    echo
+    echo "| function | bootstrap |"
+    echo "|---|---:|"
+    for f in "${functions[@]}"; do
+      stat -c "%s $f" "target/lambda/$f/bootstrap"
+    done | awk '{ printf "| %s | %.2f MB |\n", $2, $1 / 1e6 }'
+  } | tee "$out.md"
 fi
 log "figures in $out.md"
