@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# Runs every test of the project. Installs what is missing (apt: redis-server; the
-# project venv: moto, cfn-lint, cargo-lambda), starts its own redis-server, 3-master
-# Redis Cluster and DynamoDB endpoint on free loopback ports (never the up stack's),
-# lints the template, builds,
-# runs the whole test suite, and stops what it started. Safe to run twice, and while
-# infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
+# Runs every test of the project. Installs what is missing (apt: redis-server, openssl;
+# the project venv: moto, cfn-lint, sam, cargo-lambda), starts its own redis-server,
+# 3-master Redis Cluster and DynamoDB endpoint on free loopback ports (never the up
+# stack's), checks the template, builds, runs the whole test suite, and stops what it
+# started. Safe to run twice, and while infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
 # `infra/test.sh faults --success-output immediate` to see the fault tests' figures.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
@@ -21,7 +20,7 @@ cfn-lint template.yaml
 # SAM's own checks offline: no account, no network (the region only names the partition).
 AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template template.yaml
 # The SAM translator's full expansion (what CloudFormation would create), offline.
-AWS_DEFAULT_REGION=us-east-1 "$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
+"$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
 "$VENV/bin/python" -m py_compile infra/local/*.py
 (cd infra/local && "$VENV/bin/python" -m unittest -q test_stack)
 

@@ -120,8 +120,8 @@ class Serialized:
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             target = environ.get("HTTP_X_AMZ_TARGET", "")
-            access = self.roles.denied(function, iam.accesses(target, json.loads(body or b"{}"),
-                                                                self.roles.hash_key()))
+            wanted = iam.accesses(target, json.loads(body or b"{}"), self.roles.hash_key)
+            access = self.roles.denied(function, wanted)
             if access is not None:
                 print(f"denied {function}: {access}", file=sys.stderr, flush=True)
                 start_response("400 Bad Request", [("Content-Type", "application/x-amz-json-1.0")])

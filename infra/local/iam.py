@@ -86,12 +86,11 @@ class Roles:
 
     def __init__(self, expanded):
         res = expanded["Resources"]
-        tables = [n for n, r in res.items() if r["Type"] == "AWS::DynamoDB::Table"]
-        self.table_resources = set(tables)
-        self.hash_keys = {
-            n: next(k["AttributeName"] for k in res[n]["Properties"]["KeySchema"] if k["KeyType"] == "HASH")
-            for n in tables
-        }
+        self.table_resources = {n for n, r in res.items() if r["Type"] == "AWS::DynamoDB::Table"}
+        # One table in this template; its partition key is the leading key of every request.
+        (table,) = self.table_resources
+        self.hash_key = next(k["AttributeName"] for k in res[table]["Properties"]["KeySchema"]
+                             if k["KeyType"] == "HASH")
         self.functions = {}
         for name, r in res.items():
             if r["Type"] != "AWS::Lambda::Function":
@@ -140,10 +139,6 @@ class Roles:
             raise ValueError(f"{fn}: only dynamodb:LeadingKeys conditions are checked locally: {cond}")
         patterns = body["dynamodb:LeadingKeys"]
         return op, (patterns if isinstance(patterns, list) else [patterns])
-
-    def hash_key(self):
-        # One table in this template; its partition key names the leading key of every request.
-        return next(iter(self.hash_keys.values()))
 
     def denied(self, function, accesses):
         """The first access the function's role does not allow, or None."""

@@ -2,7 +2,7 @@
 
 Plays the Lambda Runtime API on loopback (only `GET /2018-06-01/runtime/invocation/next`
 is needed: the first one is the end of init) and starts each bootstrap as Lambda would,
-with the variables the template gives it. Redis and DynamoDB point at loopback listeners
+with Lambda's variables and the configuration the functions read (Redis in cluster form). Redis and DynamoDB point at loopback listeners
 that count connections: init must open none (clients are built, not connected).
 
 Usage: init_time.py --bin-dir target/lambda --runs 20 [--out FILE.json]

@@ -19,10 +19,8 @@ use crate::support::{
 
 /// `INFO errorstats` counts of one error kind (`MOVED`, `ASK`, `TRYAGAIN`) on a node.
 async fn errors_seen(cluster: &OwnCluster, port: u16, kind: &str) -> Result<u64> {
-    let mut c = cluster.node(port).await?;
-    let info: String = redis::cmd("INFO")
-        .arg("errorstats")
-        .query_async(&mut c)
+    let info: String = cluster
+        .query(port, redis::cmd("INFO").arg("errorstats"))
         .await?;
     let prefix = format!("errorstat_{kind}:count=");
     Ok(info
@@ -32,18 +30,10 @@ async fn errors_seen(cluster: &OwnCluster, port: u16, kind: &str) -> Result<u64>
         .unwrap_or(0))
 }
 
-async fn on_node(cluster: &OwnCluster, port: u16, cmd: &redis::Cmd) -> Result<redis::Value> {
-    let mut c = cluster.node(port).await?;
-    Ok(cmd.query_async(&mut c).await?)
-}
-
 async fn count_in_slot(cluster: &OwnCluster, port: u16, slot: u16) -> Result<i64> {
-    let mut c = cluster.node(port).await?;
-    Ok(redis::cmd("CLUSTER")
-        .arg("COUNTKEYSINSLOT")
-        .arg(slot)
-        .query_async(&mut c)
-        .await?)
+    cluster
+        .query(port, redis::cmd("CLUSTER").arg("COUNTKEYSINSLOT").arg(slot))
+        .await
 }
 
 /// The board's expected top, best first.
@@ -68,11 +58,11 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     assert!(index.apply_many(&standings).await?.iter().all(|a| *a));
 
     let (z, _) = index.keys(&b);
-    let mut first = cluster.node(cluster.ports[0]).await?;
-    let slot: u16 = redis::cmd("CLUSTER")
-        .arg("KEYSLOT")
-        .arg(&z)
-        .query_async(&mut first)
+    let slot: u16 = cluster
+        .query(
+            cluster.ports[0],
+            redis::cmd("CLUSTER").arg("KEYSLOT").arg(&z),
+        )
         .await?;
     let src = cluster.owner_of(slot).await?;
     let dst = *cluster
@@ -94,14 +84,14 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         .arg(slot)
         .arg("IMPORTING")
         .arg(&src_id);
-    on_node(&cluster, dst, &importing).await?;
+    cluster.query::<redis::Value>(dst, &importing).await?;
     let mut migrating = redis::cmd("CLUSTER");
     migrating
         .arg("SETSLOT")
         .arg(slot)
         .arg("MIGRATING")
         .arg(&dst_id);
-    on_node(&cluster, src, &migrating).await?;
+    cluster.query::<redis::Value>(src, &migrating).await?;
     let around = index
         .around(&b, Direction::Desc, &player("p100"), 2)
         .await?;
@@ -111,7 +101,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     //    it to the target for reads.
     let mut list = redis::cmd("CLUSTER");
     list.arg("GETKEYSINSLOT").arg(slot).arg(1_000);
-    let keys: Vec<String> = redis::from_redis_value(on_node(&cluster, src, &list).await?)?;
+    let keys: Vec<String> = cluster.query(src, &list).await?;
     let mut migrate = redis::cmd("MIGRATE");
     migrate
         .arg("127.0.0.1")
@@ -121,7 +111,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         .arg(5_000)
         .arg("KEYS")
         .arg(&keys);
-    on_node(&cluster, src, &migrate).await?;
+    cluster.query::<redis::Value>(src, &migrate).await?;
     assert_eq!(count_in_slot(&cluster, src, slot).await?, 0);
     assert_eq!(count_in_slot(&cluster, dst, slot).await?, keys.len() as i64);
     let asks = errors_seen(&cluster, src, "ASK").await?;
@@ -152,7 +142,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         for port in [dst, src].into_iter().chain(cluster.ports.iter().copied()) {
             let mut node = redis::cmd("CLUSTER");
             node.arg("SETSLOT").arg(slot).arg("NODE").arg(&dst_id);
-            on_node(&cluster, port, &node).await?;
+            cluster.query::<redis::Value>(port, &node).await?;
         }
         anyhow::Ok(())
     };

@@ -715,31 +715,24 @@ impl OwnCluster {
             } else {
                 lo + per - 1
             };
-            let mut c = me.node(port).await?;
-            let _: () = redis::cmd("CLUSTER")
-                .arg("ADDSLOTSRANGE")
-                .arg(lo)
-                .arg(hi)
-                .query_async(&mut c)
+            let _: () = me
+                .query(
+                    port,
+                    redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(lo).arg(hi),
+                )
                 .await?;
             if i > 0 {
-                let mut first = me.node(me.ports[0]).await?;
-                let _: () = redis::cmd("CLUSTER")
-                    .arg("MEET")
-                    .arg("127.0.0.1")
-                    .arg(port)
-                    .query_async(&mut first)
+                let _: () = me
+                    .query(
+                        me.ports[0],
+                        redis::cmd("CLUSTER").arg("MEET").arg("127.0.0.1").arg(port),
+                    )
                     .await?;
             }
         }
-        let ports = me.ports.clone();
         eventually(Duration::from_secs(30), "the cluster to form", || async {
-            for &port in &ports {
-                let mut c = me.node(port).await?;
-                let info: String = redis::cmd("CLUSTER")
-                    .arg("INFO")
-                    .query_async(&mut c)
-                    .await?;
+            for &port in &me.ports {
+                let info: String = me.query(port, redis::cmd("CLUSTER").arg("INFO")).await?;
                 let want = format!("cluster_known_nodes:{masters}");
                 if !info.contains("cluster_state:ok") || !info.contains(&want) {
                     return Ok(None);
@@ -760,30 +753,23 @@ impl OwnCluster {
         format!("redis+cluster://{}", hosts.join(","))
     }
 
-    /// A plain connection to one node (no redirections followed).
-    pub async fn node(&self, port: u16) -> Result<redis::aio::MultiplexedConnection> {
-        Ok(redis::Client::open(format!("redis://127.0.0.1:{port}"))?
+    /// `cmd` sent to one node as it is (no redirections followed).
+    pub async fn query<T: redis::FromRedisValue>(&self, port: u16, cmd: &redis::Cmd) -> Result<T> {
+        let mut c = redis::Client::open(format!("redis://127.0.0.1:{port}"))?
             .get_multiplexed_async_connection()
-            .await?)
+            .await?;
+        Ok(cmd.query_async(&mut c).await?)
     }
 
     /// The node's cluster id.
     pub async fn id_of(&self, port: u16) -> Result<String> {
-        let mut c = self.node(port).await?;
-        Ok(redis::cmd("CLUSTER")
-            .arg("MYID")
-            .query_async(&mut c)
-            .await?)
+        self.query(port, redis::cmd("CLUSTER").arg("MYID")).await
     }
 
     /// The port of the node that serves `slot`, as the nodes themselves say.
     pub async fn owner_of(&self, slot: u16) -> Result<u16> {
         for &port in &self.ports {
-            let mut c = self.node(port).await?;
-            let nodes: String = redis::cmd("CLUSTER")
-                .arg("NODES")
-                .query_async(&mut c)
-                .await?;
+            let nodes: String = self.query(port, redis::cmd("CLUSTER").arg("NODES")).await?;
             let mine = nodes
                 .lines()
                 .find(|l| l.contains("myself"))

@@ -86,7 +86,10 @@ impl Target {
         } else {
             Topology::Single
         });
-        if nodes.is_empty() || (topology == Topology::Single && nodes.len() > 1) {
+        if nodes.is_empty() {
+            return Err(bad());
+        }
+        if topology == Topology::Single && nodes.len() > 1 {
             return Err(IndexError::Config(
                 "REDIS_URL lists several nodes but REDIS_MODE is single".to_owned(),
             ));
@@ -240,6 +243,7 @@ pub async fn connect(
         Topology::Cluster => {
             // Redirections and TRYAGAIN (a slot whose keys are moving) are retried with
             // short waits, ~0.5 s at most; the caller's own timeout is the real budget.
+            // The password is the nodes' own (the builder takes the first node's).
             let mut builder = ClusterClient::builder(infos)
                 .connection_timeout(timeout)
                 .response_timeout(timeout)
@@ -247,9 +251,6 @@ pub async fn connect(
                 .min_retry_wait(5)
                 .max_retry_wait(100)
                 .retry_wait_formula(5, 2);
-            if let Some(p) = &password {
-                builder = builder.password(p);
-            }
             if access.ca_pem.is_some() {
                 builder = builder.certs(certs());
             }
