@@ -52,9 +52,11 @@ else
 fi
 # The local Redis Cluster (3 masters, DESIGN 7). The API uses it with LB_REDIS=cluster.
 if ! running cluster-7001; then
-  cluster_pids=()
-  start_cluster "$RUN_DIR/cluster" 7001 7002 7003
+  cluster_pids=() cluster_rc=0
+  start_cluster "$RUN_DIR/cluster" 7001 7002 7003 || cluster_rc=$?
+  # Pid files even on failure, so infra/down.sh stops whatever did start.
   for entry in "${cluster_pids[@]}"; do echo "${entry#*:}" >"$RUN_DIR/cluster-${entry%%:*}.pid"; done
+  [ "$cluster_rc" -eq 0 ] || exit "$cluster_rc"
 fi
 case "${LB_REDIS:-single}" in
   single) redis_url=redis://127.0.0.1:6379 ;;

@@ -117,18 +117,18 @@ start_backends() {
 # once every node reports cluster_state:ok. Ports that already serve a healthy cluster
 # are left as they are (safe to run twice).
 start_cluster() {
-  local dir=$1 port state=ok nodes=()
+  local dir=$1 port nodes=()
   shift
   mkdir -p "$dir"
-  for port in "$@"; do
-    nodes+=("127.0.0.1:$port")
-    [ "$(redis-cli -p "$port" cluster info 2>/dev/null | tr -d '\r' | grep cluster_state)" = "cluster_state:ok" ] || state=new
-  done
-  if [ "$state" = ok ]; then
+  for port in "$@"; do nodes+=("127.0.0.1:$port"); done
+  if cluster_ok "$@"; then
     log "Redis Cluster already serving ${nodes[*]}"
     return
   fi
   for port in "$@"; do
+    # A node keeps no data, so a config file left by an earlier run only stands in the
+    # way of creating the cluster afresh.
+    rm -f "$dir/nodes-$port.conf"
     redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
       --cluster-enabled yes --cluster-config-file "nodes-$port.conf" \
       --cluster-node-timeout 5000 >"$dir/redis-$port.log" 2>&1 &
@@ -140,13 +140,17 @@ start_cluster() {
     { cat "$dir/create.log" >&2; return 1; }
   local i
   for ((i = 0; i < 300; i++)); do
-    state=ok
-    for port in "$@"; do
-      [ "$(redis-cli -p "$port" cluster info | tr -d '\r' | grep cluster_state)" = "cluster_state:ok" ] || state=wait
-    done
-    [ "$state" = ok ] && return 0
+    cluster_ok "$@" && return 0
     sleep 0.1
   done
   echo "the Redis Cluster on ${nodes[*]} did not become ready" >&2
   return 1
+}
+
+# cluster_ok PORT...: every node on these loopback ports answers cluster_state:ok.
+cluster_ok() {
+  local port
+  for port in "$@"; do
+    [ "$(redis-cli -p "$port" cluster info 2>/dev/null | tr -d '\r' | grep cluster_state)" = "cluster_state:ok" ] || return 1
+  done
 }
