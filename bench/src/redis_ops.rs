@@ -281,7 +281,7 @@ pub async fn run(
             let json = &events[i];
             async move {
                 let event: Event = serde_json::from_slice(json)?;
-                let (response, stats) = project(&ctx.index, event).await;
+                let (response, stats) = project(&ctx.index, &ctx.repairs, event).await;
                 anyhow::ensure!(
                     response.batch_item_failures.is_empty() && stats.applied + stats.stale == size,
                     "projector failed: {stats:?}"

@@ -9,6 +9,8 @@
 //! | `REDIS_TLS_CA_FILE` | none | PEM roots for `rediss://` instead of the bundled public ones (a private CA) |
 //! | `REDIS_KEY_PREFIX` | empty | all; isolates tests sharing a server |
 //! | `REDIS_TIMEOUT_MS` | 50 | every Redis call's budget |
+//! | `REDIS_CONNECT_TIMEOUT_MS` | 1000 | one attempt to open the connection (callers wait for it at most 250 ms, or `REDIS_TIMEOUT_MS` if longer) |
+//! | `REPAIR_QUEUE_URL` | none | SQS queue where boards whose index needs a rebuild are reported (the repair function consumes it); without it only the sweep repairs |
 //! | `SOCIAL_GRAPH_URL` | required by friends | friends |
 //! | `SOCIAL_GRAPH_TIMEOUT_MS` | 200 | friends |
 //! | `RECEIPT_TTL_DAYS` | 30 | ingest: how long a `match_id` retry returns its receipt |
@@ -49,6 +51,8 @@ pub struct Config {
     pub redis_tls_ca_file: Option<String>,
     pub redis_key_prefix: String,
     pub redis_timeout: Duration,
+    pub redis_connect_timeout: Duration,
+    pub repair_queue_url: Option<String>,
     pub social_graph_url: Option<String>,
     pub social_graph_timeout: Duration,
     pub receipt_ttl: Duration,
@@ -97,6 +101,11 @@ impl Config {
             redis_tls_ca_file: var("REDIS_TLS_CA_FILE"),
             redis_key_prefix: var("REDIS_KEY_PREFIX").unwrap_or_default(),
             redis_timeout: Duration::from_millis(number("REDIS_TIMEOUT_MS", 50)?),
+            redis_connect_timeout: Duration::from_millis(number(
+                "REDIS_CONNECT_TIMEOUT_MS",
+                1_000,
+            )?),
+            repair_queue_url: var("REPAIR_QUEUE_URL"),
             social_graph_url: var("SOCIAL_GRAPH_URL"),
             social_graph_timeout: Duration::from_millis(number("SOCIAL_GRAPH_TIMEOUT_MS", 200)?),
             receipt_ttl: Duration::from_secs(number("RECEIPT_TTL_DAYS", 30)? * 86_400),

@@ -56,6 +56,9 @@ pub enum StoreError {
     Item(#[from] serde_dynamo::Error),
     #[error("a DynamoDB request could not be built")]
     Build(#[from] aws_sdk_dynamodb::error::BuildError),
+    /// A stream range that was delivered once did not read back to its end this time.
+    #[error("stream shard {shard} did not read back to sequence number {end}")]
+    StreamIncomplete { shard: String, end: String },
 }
 
 impl StoreError {
@@ -78,6 +81,9 @@ pub enum IndexError {
     Redis(#[from] redis::RedisError),
     #[error("Redis did not answer within {0:?}")]
     Timeout(Duration),
+    /// The connection could not be opened (shared by every caller that waited for it).
+    #[error("could not connect to Redis")]
+    Connect(#[source] std::sync::Arc<IndexError>),
     /// Recent calls failed; calls are refused at once until the breaker's cool-down ends.
     #[error("Redis circuit breaker is open")]
     CircuitOpen,
@@ -91,6 +97,24 @@ pub enum IndexError {
     Config(String),
 }
 
+impl IndexError {
+    /// Redis is not there (a timeout, a refused or dropped connection, a connection that
+    /// could not be opened), as opposed to an answer that is an error: waiting and
+    /// trying again may help.
+    pub fn is_outage(&self) -> bool {
+        match self {
+            Self::Redis(e) => Self::redis_outage(e),
+            Self::Timeout(_) | Self::CircuitOpen => true,
+            Self::Connect(inner) => !matches!(**inner, Self::Config(_)),
+            Self::NotReady(_) | Self::Reply(_) | Self::Config(_) => false,
+        }
+    }
+
+    pub(crate) fn redis_outage(e: &redis::RedisError) -> bool {
+        e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
+    }
+}
+
 /// The social graph (friends source) could not be read.
 #[derive(Debug, Error)]
 pub enum FriendsError {
@@ -98,6 +122,19 @@ pub enum FriendsError {
     Http(#[from] reqwest::Error),
     #[error("social graph answered HTTP {0}")]
     Status(u16),
+}
+
+/// The repair queue (SQS) could not take a message.
+#[derive(Debug, Error)]
+pub enum QueueError {
+    #[error("SQS {op} failed")]
+    Sqs {
+        op: &'static str,
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    #[error("a repair message could not be encoded")]
+    Encode(#[from] serde_json::Error),
 }
 
 /// What a use case (ingest, a read, a board operation) can fail with.
@@ -148,6 +185,37 @@ pub enum ServiceError {
     Index(#[from] IndexError),
     #[error("the friends source is unavailable")]
     Friends(#[from] FriendsError),
+}
+
+impl ServiceError {
+    /// The stable code clients and logs see (`{error: {code}}`, Lambda's `errorType`).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::Domain(d) => match d {
+                DomainError::Invalid { .. } => "invalid_request",
+                DomainError::MalformedJson(_) => "malformed_json",
+                DomainError::BodyTooLarge { .. } => "payload_too_large",
+                DomainError::ScoreOutOfRange { .. } => "score_out_of_range",
+                DomainError::InvalidCursor => "invalid_cursor",
+                DomainError::EventInFuture { .. } => "event_ts_in_future",
+            },
+            Self::EventOutsideWindow(_) => "event_outside_window",
+            Self::WindowClosed { .. } => "window_closed",
+            Self::FamilyNotFound { .. } => "family_not_found",
+            Self::FamilyConflict { .. } => "family_conflict",
+            Self::InvalidTransition { .. } => "invalid_transition",
+            Self::BoardNotFound(_) => "board_not_found",
+            Self::NotRanked { .. } => "not_ranked",
+            Self::BoardConflict(_) => "board_conflict",
+            Self::BoardNotActive { .. } => "board_not_active",
+            Self::IdempotencyConflict(_) => "idempotency_conflict",
+            Self::Contention => "contention",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Store(_) => "store_unavailable",
+            Self::Index(_) => "index_unavailable",
+            Self::Friends(_) => "friends_unavailable",
+        }
+    }
 }
 
 /// Building a function's clients at cold start failed.

@@ -98,31 +98,22 @@ pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
 
 /// Status and stable code for every error a client can get.
 pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
-    match err {
-        ServiceError::Domain(d) => match d {
-            DomainError::Invalid { .. } => (400, "invalid_request"),
-            DomainError::MalformedJson(_) => (400, "malformed_json"),
-            DomainError::BodyTooLarge { .. } => (413, "payload_too_large"),
-            DomainError::ScoreOutOfRange { .. } => (422, "score_out_of_range"),
-            DomainError::InvalidCursor => (400, "invalid_cursor"),
-            DomainError::EventInFuture { .. } => (422, "event_ts_in_future"),
-        },
-        ServiceError::EventOutsideWindow(_) => (422, "event_outside_window"),
-        ServiceError::WindowClosed { .. } => (409, "window_closed"),
-        ServiceError::FamilyNotFound { .. } => (404, "family_not_found"),
-        ServiceError::FamilyConflict { .. } => (409, "family_conflict"),
-        ServiceError::InvalidTransition { .. } => (409, "invalid_transition"),
-        ServiceError::BoardNotFound(_) => (404, "board_not_found"),
-        ServiceError::NotRanked { .. } => (404, "not_ranked"),
-        ServiceError::BoardConflict(_) => (409, "board_conflict"),
-        ServiceError::BoardNotActive { .. } => (409, "board_not_active"),
-        ServiceError::IdempotencyConflict(_) => (409, "idempotency_conflict"),
-        ServiceError::Contention => (503, "contention"),
-        ServiceError::RateLimited { .. } => (429, "rate_limited"),
-        ServiceError::Store(_) => (503, "store_unavailable"),
-        ServiceError::Index(_) => (503, "index_unavailable"),
-        ServiceError::Friends(_) => (503, "friends_unavailable"),
-    }
+    let code = err.code();
+    let status = match code {
+        "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
+        "board_not_found" | "family_not_found" | "not_ranked" => 404,
+        "window_closed"
+        | "family_conflict"
+        | "invalid_transition"
+        | "board_conflict"
+        | "board_not_active"
+        | "idempotency_conflict" => 409,
+        "payload_too_large" => 413,
+        "score_out_of_range" | "event_ts_in_future" | "event_outside_window" => 422,
+        "rate_limited" => 429,
+        _ => 503,
+    };
+    (status, code)
 }
 
 #[derive(Serialize)]

@@ -7,7 +7,7 @@
 use std::future::Future;
 
 use crate::board::{Board, BoardStatus, Standing};
-use crate::error::{FriendsError, IndexError, StoreError};
+use crate::error::{FriendsError, IndexError, QueueError, StoreError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
@@ -221,14 +221,29 @@ pub struct IndexEntry {
 }
 
 /// Whether the index holds a board completely.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Health {
     /// Complete: reads can trust it.
     Ready,
     /// A rebuild is loading the board; reads must not trust the live keys yet.
     Rebuilding,
+    /// The index may lack writes it once held: the node restarted, a replica was
+    /// promoted, the board's keys moved to another node or were split apart, or a range
+    /// of the stream was lost. Needs a rebuild.
+    Stale,
     /// No marker: wiped, expired, or never initialised. Needs a rebuild (unless empty).
     Missing,
+}
+
+/// What a batched apply did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BatchApplied {
+    /// Per entry, in order: whether it applied (false: the index held this version or a
+    /// newer one).
+    pub applied: Vec<bool>,
+    /// The boards of the batch whose index is not [`Health::Ready`].
+    pub unready: Vec<(LeaderboardId, Health)>,
 }
 
 /// Where a player stands after an apply.
@@ -279,11 +294,11 @@ pub trait RankIndex: Send + Sync {
         entry: &IndexEntry,
     ) -> impl Future<Output = Result<Placement, IndexError>> + Send;
 
-    /// Applies many standings in one pipelined round trip; `true` where one applied.
+    /// Applies many standings in one pipelined round trip.
     fn apply_many(
         &self,
         entries: &[IndexEntry],
-    ) -> impl Future<Output = Result<Vec<bool>, IndexError>> + Send;
+    ) -> impl Future<Output = Result<BatchApplied, IndexError>> + Send;
 
     /// The player's rank and up to `k` entries on each side; `None` if not on the board.
     fn around(
@@ -367,7 +382,42 @@ pub trait RankIndex: Send + Sync {
         dir: Direction,
         known: Option<&str>,
     ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
+
+    /// Claims the right to report the board for repair: true for the first caller in
+    /// [`REPAIR_CLAIM`], false for everyone else meanwhile (they need not report it).
+    fn claim_repair(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Marks each board's index [`Health::Stale`] (boards without a marker are left
+    /// alone); returns how many were marked.
+    fn mark_stale(
+        &self,
+        boards: &[LeaderboardId],
+    ) -> impl Future<Output = Result<u64, IndexError>> + Send;
+
+    /// Takes the board's rebuild lease for `ttl` (or renews it, when `owner` holds it
+    /// already); false when another owner holds it.
+    fn acquire_lease(
+        &self,
+        lb: &LeaderboardId,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Gives the lease back if `owner` still holds it.
+    fn release_lease(
+        &self,
+        lb: &LeaderboardId,
+        owner: &str,
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
 }
+
+/// How long one report of a board for repair stands before another may be sent (the
+/// repair normally finishes well within it; if the report was lost, the next reader
+/// reports again).
+pub const REPAIR_CLAIM: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// Shared counters for rate limits (fixed windows that start with their first hit).
 pub trait RateCounter: Send + Sync {
@@ -378,6 +428,48 @@ pub trait RateCounter: Send + Sync {
         keys: &[String],
         window: std::time::Duration,
     ) -> impl Future<Output = Result<Vec<(u64, u64)>, IndexError>> + Send;
+}
+
+/// A board whose rank index needs a rebuild, as reported to the repair queue (the body
+/// of one SQS message).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RebuildNeeded {
+    pub rebuild: LeaderboardId,
+    /// The index health the reporter saw.
+    pub health: Health,
+}
+
+/// Where boards whose index needs a rebuild are reported (the repair queue). Boxed
+/// futures: the port is optional in a [`crate::service::Context`] and held as a trait
+/// object there.
+pub trait RepairQueue: Send + Sync {
+    fn report<'a>(
+        &'a self,
+        need: &'a RebuildNeeded,
+    ) -> futures::future::BoxFuture<'a, Result<(), QueueError>>;
+}
+
+/// Where a range of the table's stream is (what a failed batch's on-failure record
+/// names): one shard, from `start` to `end` inclusive.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StreamRange {
+    pub stream_arn: String,
+    pub shard_id: String,
+    pub start: String,
+    pub end: String,
+}
+
+/// The table's stream, read again by the repair.
+pub trait StreamSource: Send + Sync {
+    /// The records of `range`, oldest first, as Lambda would deliver them; `None` when
+    /// they can no longer be read (trimmed after the stream's 24 hours, or the shard is
+    /// gone).
+    fn read_range(
+        &self,
+        range: &StreamRange,
+    ) -> impl Future<
+        Output = Result<Option<Vec<aws_lambda_events::event::dynamodb::EventRecord>>, StoreError>,
+    > + Send;
 }
 
 /// Who a player's friends are.

@@ -55,7 +55,14 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     let mut standings: Vec<IndexEntry> = (0..200)
         .map(|i| entry(&b, &format!("p{i:03}"), i * 10, 1))
         .collect();
-    assert!(index.apply_many(&standings).await?.iter().all(|a| *a));
+    assert!(
+        index
+            .apply_many(&standings)
+            .await?
+            .applied
+            .iter()
+            .all(|a| *a)
+    );
 
     let (z, _) = index.keys(&b);
     let slot: u16 = cluster
@@ -362,6 +369,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
             },
             &format!("{}:", unique("tls")),
             Duration::from_secs(2),
+            leaderboard::redis::CONNECT_TIMEOUT,
         )
     };
 
@@ -384,7 +392,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
     )?
     .init_board(&b, None)
     .await;
-    let err = missing.expect_err("a missing secret").to_string();
+    let err = leaderboard::http::error_chain(&missing.expect_err("a missing secret"));
     assert!(err.contains("auth token"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

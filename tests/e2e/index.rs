@@ -157,7 +157,7 @@ async fn many_boards_in_one_call(url: &str) {
     }
     let applied = index.apply_many(&batch).await.unwrap();
     assert_eq!(
-        applied, expected_flags,
+        applied.applied, expected_flags,
         "applied exactly the newer versions, in order"
     );
     for (i, b) in boards.iter().enumerate() {

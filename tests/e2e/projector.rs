@@ -9,6 +9,7 @@ use leaderboard::board::Policy;
 use leaderboard::dynamodb::StandingItem;
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::projector::project;
+use leaderboard::service::repair::Reporter;
 use leaderboard::store::RankIndex;
 
 use crate::on_both_topologies;
@@ -45,13 +46,14 @@ async fn replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged(url: &st
     );
 
     for _ in 0..2 {
-        let (resp, stats) = project(&env.ctx.index, event(records.clone())).await;
+        let (resp, stats) =
+            project(&env.ctx.index, &Reporter::default(), event(records.clone())).await;
         assert!(resp.batch_item_failures.is_empty());
         assert_eq!(stats.applied, 0, "nothing newer than the write-through");
         assert_eq!(env.index_snapshot(&b).await, before);
     }
     let old = records[..records.len() / 3].to_vec();
-    let (_, stats) = project(&env.ctx.index, event(old)).await;
+    let (_, stats) = project(&env.ctx.index, &Reporter::default(), event(old)).await;
     assert_eq!(stats.applied, 0);
     assert_eq!(env.index_snapshot(&b).await, before);
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
@@ -62,7 +64,7 @@ async fn a_wiped_index_gets_its_entries_back_from_the_stream_alone(url: &str) {
     let b = scripted_board(&env).await;
     env.wipe_index(&b).await;
     let records = env.stream_records().await;
-    let (resp, stats) = project(&env.ctx.index, event(records.clone())).await;
+    let (resp, stats) = project(&env.ctx.index, &Reporter::default(), event(records.clone())).await;
     assert!(resp.batch_item_failures.is_empty());
     assert!(stats.applied >= 5);
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
@@ -70,7 +72,7 @@ async fn a_wiped_index_gets_its_entries_back_from_the_stream_alone(url: &str) {
     env.wipe_index(&b).await;
     let mut reversed = records;
     reversed.reverse();
-    project(&env.ctx.index, event(reversed)).await;
+    project(&env.ctx.index, &Reporter::default(), event(reversed)).await;
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
 }
 
@@ -125,7 +127,7 @@ async fn write_through_and_projector_racing_converge_to_dynamodb() {
         let index = &env.ctx.index;
         tasks.push(Box::pin(async move {
             for _ in 0..3 {
-                let (resp, _) = project(index, event(batch.clone())).await;
+                let (resp, _) = project(index, &Reporter::default(), event(batch.clone())).await;
                 assert!(resp.batch_item_failures.is_empty());
             }
         }));
@@ -148,7 +150,7 @@ async fn poison_records_are_skipped_and_do_not_block_the_batch() {
         serde_dynamo::to_item(serde_json::json!({"kind": "standing", "score": "not a number"}))
             .unwrap();
     records.insert(3, poison);
-    let (resp, stats) = project(&env.ctx.index, event(records)).await;
+    let (resp, stats) = project(&env.ctx.index, &Reporter::default(), event(records)).await;
     assert!(
         resp.batch_item_failures.is_empty(),
         "poison never blocks the shard"
@@ -168,7 +170,7 @@ async fn when_redis_is_down_every_standing_record_is_reported_for_retry() {
         Duration::from_millis(50),
     )
     .unwrap();
-    let (resp, stats) = project(&dead, event(records.clone())).await;
+    let (resp, stats) = project(&dead, &Reporter::default(), event(records.clone())).await;
     let standing_seqs: Vec<_> = records
         .iter()
         .filter(|r| {

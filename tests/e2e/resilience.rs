@@ -12,6 +12,7 @@ use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::hot::Caller;
 use leaderboard::service::projector::project;
 use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
+use leaderboard::service::repair::Reporter;
 use leaderboard::service::{Context, reads};
 use leaderboard::store::{Health, RankIndex};
 
@@ -202,7 +203,12 @@ async fn the_same_stream_batch_three_times_out_of_order_across_a_rebuild_changes
     let mut rng = Rng::new(42);
     let mut shuffled = records.clone();
     rng.shuffle(&mut shuffled);
-    project(&env.ctx.index, event(shuffled.clone())).await;
+    project(
+        &env.ctx.index,
+        &Reporter::default(),
+        event(shuffled.clone()),
+    )
+    .await;
     // Mid-rebuild (one page loaded), the batch again, reversed.
     env.wipe_index(&b).await;
     assert_eq!(
@@ -211,13 +217,13 @@ async fn the_same_stream_batch_three_times_out_of_order_across_a_rebuild_changes
     );
     let mut reversed = records.clone();
     reversed.reverse();
-    project(&env.ctx.index, event(reversed)).await;
+    project(&env.ctx.index, &Reporter::default(), event(reversed)).await;
     assert_eq!(
         rebuild_once(&env, &b, far()).await.outcome,
         Outcome::Rebuilt
     );
     // And a third time after the swap.
-    project(&env.ctx.index, event(shuffled)).await;
+    project(&env.ctx.index, &Reporter::default(), event(shuffled)).await;
     assert_eq!(env.index_snapshot(&b).await, before);
     assert_eq!(env.assert_index_matches_store(&b).await, 25);
 }

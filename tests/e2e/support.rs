@@ -13,7 +13,7 @@ use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use aws_sdk_dynamodb::config::Credentials;
 use aws_sdk_dynamodb::types::AttributeValue;
 use leaderboard::board::{Board, BoardStatus, Policy};
-use leaderboard::dynamodb::{DynamoScoreStore, SHARDS, StandingItem};
+use leaderboard::dynamodb::{DynamoScoreStore, SHARDS, StandingItem, lambda_record};
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::redis::{Access, Conn, RedisRankIndex, Target, conn};
 use leaderboard::score::Score;
@@ -409,7 +409,7 @@ impl TestEnv {
                 if page.records().is_empty() {
                     break;
                 }
-                records.extend(page.records().iter().map(to_lambda_record));
+                records.extend(page.records().iter().map(lambda_record));
                 iterator = page.next_shard_iterator;
             }
         }
@@ -504,36 +504,6 @@ impl TestEnv {
         }
         Ok(standings.len())
     }
-}
-
-/// A stream record from the DynamoDB Streams API in the shape Lambda delivers.
-fn to_lambda_record(r: &aws_sdk_dynamodbstreams::types::Record) -> EventRecord {
-    let mut rec = EventRecord::default();
-    rec.event_id = r.event_id().unwrap_or_default().to_owned();
-    rec.event_name = r
-        .event_name()
-        .map(|n| n.as_str().to_owned())
-        .unwrap_or_default();
-    rec.event_source = Some("aws:dynamodb".into());
-    if let Some(sr) = r.dynamodb() {
-        rec.change.sequence_number = sr.sequence_number().map(str::to_owned);
-        rec.change.keys = sr
-            .keys()
-            .cloned()
-            .map(serde_dynamo::Item::from)
-            .unwrap_or_default();
-        rec.change.new_image = sr
-            .new_image()
-            .cloned()
-            .map(serde_dynamo::Item::from)
-            .unwrap_or_default();
-        rec.change.old_image = sr
-            .old_image()
-            .cloned()
-            .map(serde_dynamo::Item::from)
-            .unwrap_or_default();
-    }
-    rec
 }
 
 /// A Lambda DynamoDB event holding `records`.
@@ -719,6 +689,12 @@ impl OwnCluster {
                 .query(
                     port,
                     redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(lo).arg(hi),
+                )
+                .await?;
+            let _: () = me
+                .query(
+                    port,
+                    redis::cmd("CLUSTER").arg("SET-CONFIG-EPOCH").arg(i + 1),
                 )
                 .await?;
             if i > 0 {

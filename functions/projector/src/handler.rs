@@ -2,14 +2,17 @@
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::streams::DynamoDbEventResponse;
-use lambda_runtime::{Error, LambdaEvent};
+use lambda_runtime::LambdaEvent;
+use leaderboard::invoke::InvokeError;
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::projector;
+use leaderboard::service::repair::Reporter;
 
 pub async fn handle(
     index: &RedisRankIndex,
+    repairs: &Reporter,
     event: LambdaEvent<Event>,
-) -> Result<DynamoDbEventResponse, Error> {
-    let (response, _stats) = projector::project(index, event.payload).await;
+) -> Result<DynamoDbEventResponse, InvokeError> {
+    let (response, _stats) = projector::project(index, repairs, event.payload).await;
     Ok(response)
 }

@@ -7,8 +7,9 @@
 use std::time::{Duration, Instant};
 
 use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
-use lambda_runtime::{Error, LambdaEvent};
+use lambda_runtime::LambdaEvent;
 use leaderboard::http;
+use leaderboard::invoke::InvokeError;
 use leaderboard::service::AppContext;
 use leaderboard::service::rebuild::{self, RebuildRequest};
 use leaderboard::time::now_ms;
@@ -24,7 +25,7 @@ fn deadline(event_deadline_ms: u64, budget_ms: Option<u64>) -> Instant {
     Instant::now() + budget
 }
 
-pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value, Error> {
+pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value, InvokeError> {
     let deadline_ms = event.context.deadline;
     if event.payload.get("requestContext").is_some() {
         let req: ApiGatewayV2httpRequest = serde_json::from_value(event.payload)?;

@@ -19,6 +19,7 @@
 mod boards;
 mod ranked;
 mod rebuild;
+mod streams;
 
 use std::collections::HashMap;
 
@@ -42,6 +43,7 @@ use crate::store::{BoardPage, Checkpoint, Commit, CommitOutcome, IndexEntry, Rec
 use crate::window::Family;
 
 pub use boards::list_key;
+pub use streams::{DynamoStreams, cmp_sequence, lambda_record};
 
 /// Number of write shards per board.
 pub const SHARDS: u64 = 16;

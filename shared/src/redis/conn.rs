@@ -198,29 +198,54 @@ fn with_password(info: ConnectionInfo, password: Option<&str>) -> ConnectionInfo
     }
 }
 
-/// Opens a connection to `target`; `timeout` bounds connecting and every reply.
+impl Access {
+    /// The password to authenticate with instead of the URL's: the secret's token when
+    /// one is configured (read from Secrets Manager within its own budget).
+    pub async fn password(&self) -> Result<Option<String>, IndexError> {
+        match &self.secret {
+            Some(secret) => Ok(Some(secret.read().await?)),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Opens a connection to `target` with `access` (reading its secret first); `timeout`
+/// bounds every reply and each connection attempt. For tools and tests; the index opens
+/// its connection through [`super::link`].
 pub async fn connect(
     target: &Target,
     access: &Access,
     timeout: Duration,
 ) -> Result<Conn, IndexError> {
-    let password = match &access.secret {
-        Some(secret) => Some(secret.read().await?),
-        None => None,
-    };
+    let password = access.password().await?;
+    open(
+        target,
+        password.as_deref(),
+        access.ca_pem.as_deref(),
+        timeout,
+        timeout,
+    )
+    .await
+}
+
+/// Opens a connection to `target`. `call_timeout` bounds every reply; `connect_timeout`
+/// each attempt to (re)connect. The client makes one attempt per (re)connection: when
+/// to try again is the caller's decision (the index's breaker).
+pub(crate) async fn open(
+    target: &Target,
+    password: Option<&str>,
+    ca_pem: Option<&[u8]>,
+    call_timeout: Duration,
+    connect_timeout: Duration,
+) -> Result<Conn, IndexError> {
     let certs = || TlsCertificates {
         client_tls: None,
-        root_cert: access.ca_pem.clone(),
+        root_cert: ca_pem.map(<[u8]>::to_vec),
     };
     let infos = target
         .nodes
         .iter()
-        .map(|n| {
-            Ok(with_password(
-                n.as_str().into_connection_info()?,
-                password.as_deref(),
-            ))
-        })
+        .map(|n| Ok(with_password(n.as_str().into_connection_info()?, password)))
         .collect::<Result<Vec<_>, RedisError>>()?;
     match target.topology {
         Topology::Single => {
@@ -228,14 +253,14 @@ pub async fn connect(
                 .into_iter()
                 .next()
                 .expect("a parsed target has a node");
-            let client = match &access.ca_pem {
+            let client = match ca_pem {
                 Some(_) => redis::Client::build_with_tls(info, certs())?,
                 None => redis::Client::open(info)?,
             };
             let config = ConnectionManagerConfig::new()
-                .set_connection_timeout(Some(timeout))
-                .set_response_timeout(Some(timeout))
-                .set_number_of_retries(1);
+                .set_connection_timeout(Some(connect_timeout))
+                .set_response_timeout(Some(call_timeout))
+                .set_number_of_retries(0);
             Ok(Conn::Single(
                 ConnectionManager::new_with_config(client, config).await?,
             ))
@@ -245,13 +270,13 @@ pub async fn connect(
             // short waits, ~0.5 s at most; the caller's own timeout is the real budget.
             // The password is the nodes' own (the builder takes the first node's).
             let mut builder = ClusterClient::builder(infos)
-                .connection_timeout(timeout)
-                .response_timeout(timeout)
+                .connection_timeout(connect_timeout)
+                .response_timeout(call_timeout)
                 .retries(8)
                 .min_retry_wait(5)
                 .max_retry_wait(100)
                 .retry_wait_formula(5, 2);
-            if access.ca_pem.is_some() {
+            if ca_pem.is_some() {
                 builder = builder.certs(certs());
             }
             let client = builder.build()?;

@@ -1,123 +1,80 @@
 //! `RedisRankIndex`: the rank index in Redis, one sorted set and one hash per board, plus
-//! a marker that says whether the index holds the board completely.
+//! a marker that says whether the index holds the board completely and on which
+//! replication history it was built.
 //!
-//! Keys: `{prefix}lb:{<board>}:z` (sorted set, see [`crate::order`] for the encoding),
-//! `:h` (hash: player -> `version|zscore|member`), `:m` (marker), `:tz`/`:th` (a
-//! rebuild's keys) and `:tv` (the top-window version, moved on by every change inside
-//! the first [`TOP_WINDOW`] places). All share the `{<board>}` hash tag, so a board lives in one Redis
-//! Cluster slot and every script touches one slot only. See [`scripts`] for the scripts.
+//! Modules: [`conn`] (topology, TLS, auth token), `link` (the connection, opened on
+//! first use with bounded waits), `breaker` (the circuit breaker), `keys` (key names),
+//! `scripts` (the Lua scripts, in `lua/`).
 //!
-//! Every call is one round trip bounded by the configured timeout. The connection is
-//! opened on first use (not at cold start) and re-established by the connection manager
-//! (one node) or the cluster client (which also follows `MOVED`/`ASK`). See [`conn`] for
-//! how the topology, TLS and the auth token are chosen. Operations over several boards or
-//! callers send one pipeline per cluster slot, concurrently, never assuming one node.
-//! A circuit breaker stops a dead Redis from costing every request its full timeout:
-//! after [`BREAKER_THRESHOLD`] consecutive connection failures or timeouts, calls fail at
-//! once for [`BREAKER_COOLDOWN`], then one call probes again.
+//! ## Integrity
+//! Every script first checks the board's marker (`checked` in `lua/prelude.lua`): the
+//! marker names the replication id (`master_replid`) of the node the index was built
+//! on, and its size must equal both the sorted set's and the hash's. A restart (even
+//! from the node's own snapshot), a promoted replica, a board whose keys moved to or
+//! were split across nodes: each shows as a mismatch, and the script turns the marker
+//! `stale` before answering. Reads of a board that is not `ok` fail with
+//! [`IndexError::NotReady`] and are answered from DynamoDB instead; the use cases report
+//! the board for repair, and a rebuild makes it `ok` again on the current history.
+//!
+//! ## Waits
+//! Every call is one round trip bounded by the configured timeout, through a circuit
+//! breaker. Opening the connection is shared by all callers and waited on at most
+//! [`CONNECT_WAIT`] (or the call timeout if longer); a connection that cannot be opened
+//! in that time opens the breaker at once. Operations over several boards or callers
+//! send one pipeline per cluster slot, concurrently, never assuming one node.
 
+mod breaker;
 pub mod conn;
+mod keys;
+mod link;
 mod scripts;
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicI64, AtomicU32, Ordering};
 use std::time::Duration;
 
 use futures::future::try_join_all;
 use redis::{Pipeline, RedisResult, Script, ScriptInvocation};
-use tokio::sync::OnceCell;
-use tracing::{instrument, warn};
+use tracing::instrument;
 
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::store::{
-    Around, Health, IndexEntry, Placement, RankIndex, RateCounter, TOP_WINDOW, TopWindow,
+    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RateCounter,
+    TOP_WINDOW, TopWindow,
 };
-use crate::time::now_ms;
+pub use breaker::{COOLDOWN as BREAKER_COOLDOWN, THRESHOLD as BREAKER_THRESHOLD};
 pub use conn::{Access, Conn, SecretToken, Target, Topology};
+use keys::BoardKeys;
+use link::Link;
+use scripts::Scripts;
 
 /// Entries per call of the rebuild's bulk load script.
 const LOAD_CHUNK: usize = 1_000;
 /// Standings per call of the batched apply script (bounds one script's run time).
 const APPLY_CHUNK: usize = 500;
-
-/// Consecutive failures that open the breaker.
-pub const BREAKER_THRESHOLD: u32 = 3;
-/// How long an open breaker refuses calls.
-pub const BREAKER_COOLDOWN: Duration = Duration::from_millis(1_000);
-/// The first call's budget for reading the auth token and opening the connection.
-const SECRET_AND_CONNECT: Duration = Duration::from_secs(5);
-
-/// Counts consecutive failures and refuses calls while open.
-#[derive(Default)]
-struct Breaker {
-    failures: AtomicU32,
-    open_until_ms: AtomicI64,
-}
-
-impl Breaker {
-    fn check(&self) -> Result<(), IndexError> {
-        if now_ms() < self.open_until_ms.load(Ordering::Relaxed) {
-            return Err(IndexError::CircuitOpen);
-        }
-        Ok(())
-    }
-
-    /// Counts an outage (timeout, refused or dropped connection) or resets on anything
-    /// else: a Redis that answers, even with an error, is up.
-    fn record(&self, outage: bool) {
-        if !outage {
-            self.failures.store(0, Ordering::Relaxed);
-            return;
-        }
-        if self.failures.fetch_add(1, Ordering::Relaxed) + 1 >= BREAKER_THRESHOLD {
-            self.failures.store(0, Ordering::Relaxed);
-            let until = now_ms() + BREAKER_COOLDOWN.as_millis() as i64;
-            self.open_until_ms.store(until, Ordering::Relaxed);
-            warn!(
-                cooldown_ms = BREAKER_COOLDOWN.as_millis() as u64,
-                "Redis circuit breaker opened"
-            );
-        }
-    }
-}
-
-/// The keys of one board.
-struct BoardKeys {
-    z: String,
-    h: String,
-    m: String,
-    tz: String,
-    th: String,
-    tv: String,
-}
+/// How long a call waits for the connection to open (when that is longer than the call
+/// timeout): enough for TCP, TLS and AUTH on a cold container, short enough that a
+/// silent Redis costs a request well under a second.
+pub const CONNECT_WAIT: Duration = Duration::from_millis(250);
+/// One attempt to open the connection, when not configured.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// The Redis adapter of [`RankIndex`].
 pub struct RedisRankIndex {
-    target: Target,
-    access: Access,
-    conn: OnceCell<Conn>,
+    link: Link,
     prefix: String,
     timeout: Duration,
-    breaker: Breaker,
-    apply: Script,
-    apply_many: Script,
-    load: Script,
-    around: Script,
-    page: Script,
-    begin: Script,
-    finish: Script,
-    init: Script,
-    top_window: Script,
-    hit: Script,
+    breaker: breaker::Breaker,
+    scripts: Scripts,
 }
 
 fn health_of(state: &str) -> Health {
     match state {
         "ok" => Health::Ready,
         "rebuilding" => Health::Rebuilding,
+        "stale" => Health::Stale,
         _ => Health::Missing,
     }
 }
@@ -133,27 +90,11 @@ fn ready(state: &str) -> Result<(), IndexError> {
 /// Entries with their sorted-set scores, as ZRANGE WITHSCORES returns them.
 type Flat = Vec<(String, f64)>;
 
-/// A timeout, a refused or dropped connection: Redis is not there (as opposed to an
-/// answer that is an error).
-fn redis_outage(e: &redis::RedisError) -> bool {
-    e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
-}
-
-impl IndexError {
-    fn is_outage(&self) -> bool {
-        match self {
-            Self::Redis(e) => redis_outage(e),
-            Self::Timeout(_) => true,
-            _ => false,
-        }
-    }
-}
-
 fn reply_err(what: &str) -> IndexError {
     IndexError::Reply(what.to_owned())
 }
 
-fn decode_entries(dir: Direction, flat: Vec<(String, f64)>) -> Result<Vec<RankKey>, IndexError> {
+fn decode_entries(dir: Direction, flat: Flat) -> Result<Vec<RankKey>, IndexError> {
     flat.into_iter()
         .map(|(member, z)| {
             RankKey::from_entry(dir, &member, z).ok_or_else(|| reply_err("undecodable member"))
@@ -167,6 +108,19 @@ fn standing_args(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
         .arg(e.version)
         .arg(e.key.zscore(e.direction))
         .arg(e.key.member());
+}
+
+/// Boards one call may settle (each `INDEXMOVED` names one) before it gives up.
+const MAX_SETTLES: usize = 16;
+
+/// The key base and the replication id of an `INDEXMOVED` error (a board whose marker
+/// names another history than its node's), as `prelude.lua` raises it.
+fn moved_board(err: &redis::RedisError) -> Option<(&str, &str)> {
+    if err.code() != Some("INDEXMOVED") {
+        return None;
+    }
+    let mut words = err.detail()?.split_whitespace();
+    Some((words.next()?, words.next()?))
 }
 
 /// Parses a hash value `version|zscore|member` into its key.
@@ -187,6 +141,7 @@ impl RedisRankIndex {
             Access::default(),
             prefix,
             timeout,
+            CONNECT_TIMEOUT,
         )
     }
 
@@ -196,30 +151,20 @@ impl RedisRankIndex {
         access: Access,
         prefix: &str,
         timeout: Duration,
+        connect_timeout: Duration,
     ) -> Result<Self, IndexError> {
         Ok(Self {
-            target,
-            access,
-            conn: OnceCell::new(),
+            link: Link::new(target, access, timeout, connect_timeout),
             prefix: prefix.to_owned(),
             timeout,
-            breaker: Breaker::default(),
-            apply: Script::new(scripts::APPLY),
-            apply_many: Script::new(scripts::APPLY_MANY),
-            load: Script::new(scripts::LOAD),
-            around: Script::new(scripts::AROUND),
-            page: Script::new(scripts::PAGE),
-            begin: Script::new(scripts::BEGIN),
-            finish: Script::new(scripts::FINISH),
-            init: Script::new(scripts::INIT),
-            top_window: Script::new(scripts::TOP_WINDOW),
-            hit: Script::new(scripts::HIT),
+            breaker: breaker::Breaker::default(),
+            scripts: Scripts::new(),
         })
     }
 
     /// The index `REDIS_URL`, `REDIS_MODE`, `REDIS_AUTH_SECRET_ARN`, `REDIS_TLS_CA_FILE`,
-    /// `REDIS_KEY_PREFIX` and `REDIS_TIMEOUT_MS` describe. Reads the CA file if one is
-    /// named; opens no connection and reads no secret yet.
+    /// `REDIS_KEY_PREFIX`, `REDIS_TIMEOUT_MS` and `REDIS_CONNECT_TIMEOUT_MS` describe.
+    /// Reads the CA file if one is named; opens no connection and reads no secret yet.
     pub async fn from_config(
         config: &crate::config::Config,
     ) -> Result<Self, crate::error::InitError> {
@@ -246,12 +191,13 @@ impl RedisRankIndex {
             Access { secret, ca_pem },
             &config.redis_key_prefix,
             config.redis_timeout,
+            config.redis_connect_timeout,
         )?)
     }
 
     /// One node or a cluster.
     pub fn topology(&self) -> Topology {
-        self.target.topology
+        self.link.topology()
     }
 
     /// The live sorted-set and hash keys of a board.
@@ -266,39 +212,19 @@ impl RedisRankIndex {
     }
 
     fn board_keys(&self, lb: &LeaderboardId) -> BoardKeys {
-        let base = format!("{}lb:{{{lb}}}", self.prefix);
-        BoardKeys {
-            z: format!("{base}:z"),
-            h: format!("{base}:h"),
-            m: format!("{base}:m"),
-            tz: format!("{base}:tz"),
-            th: format!("{base}:th"),
-            tv: format!("{base}:tv"),
-        }
+        BoardKeys::new(&self.prefix, lb)
     }
 
-    /// The shared connection, opened by the first call (reading the auth token first if
-    /// it is kept in Secrets Manager; that read has its own budget).
+    /// The shared connection, through the breaker; a connection that cannot be opened in
+    /// time opens the breaker.
     async fn conn(&self) -> Result<Conn, IndexError> {
         self.breaker.check()?;
-        let conn = self
-            .conn
-            .get_or_try_init(|| async {
-                let connecting = conn::connect(&self.target, &self.access, self.timeout);
-                match tokio::time::timeout(SECRET_AND_CONNECT, connecting).await {
-                    Ok(Ok(c)) => Ok(c),
-                    Ok(Err(e)) => {
-                        self.breaker.record(e.is_outage());
-                        Err(e)
-                    }
-                    Err(_) => {
-                        self.breaker.record(true);
-                        Err(IndexError::Timeout(SECRET_AND_CONNECT))
-                    }
-                }
-            })
-            .await?;
-        Ok(conn.clone())
+        let wait = self.timeout.max(CONNECT_WAIT);
+        self.link.get(wait).await.inspect_err(|e| {
+            if e.is_outage() {
+                self.breaker.trip("the connection could not be opened");
+            }
+        })
     }
 
     /// Runs `build`'s commands, one per item, and returns their replies in item order.
@@ -311,7 +237,7 @@ impl RedisRankIndex {
         script: Option<&Script>,
         build: impl Fn(&mut Pipeline, usize),
     ) -> Result<Vec<T>, IndexError> {
-        let groups = conn::group_by_slot(self.target.topology, routing.iter().map(String::as_str));
+        let groups = conn::group_by_slot(self.topology(), routing.iter().map(String::as_str));
         let runs = groups.iter().map(|group| {
             let mut pipe = redis::pipe();
             for &i in group {
@@ -376,7 +302,7 @@ impl RedisRankIndex {
         let res = tokio::time::timeout(self.timeout, fut).await;
         let outage = match &res {
             Err(_) => true,
-            Ok(Err(e)) => redis_outage(e),
+            Ok(Err(e)) => IndexError::redis_outage(e),
             Ok(Ok(_)) => false,
         };
         self.breaker.record(outage);
@@ -388,42 +314,151 @@ impl RedisRankIndex {
         Ok(self.within(fut).await??)
     }
 
-    /// A script invocation, through the breaker and the timeout.
+    /// A script invocation, through the breaker and the timeout (a node that forgot the
+    /// script gets it loaded and run again, within the same budget). A board found on
+    /// another replication history is settled first (see [`Self::settle`]).
     async fn invoke<T: redis::FromRedisValue>(
         &self,
         inv: &ScriptInvocation<'_>,
     ) -> Result<T, IndexError> {
-        let mut conn = self.conn().await?;
-        self.bounded(inv.invoke_async(&mut conn)).await
+        let mut tries = 0;
+        loop {
+            let mut conn = self.conn().await?;
+            match self.within(inv.invoke_async(&mut conn)).await? {
+                Err(e) if tries < MAX_SETTLES && moved_board(&e).is_some() => {
+                    self.settle(&e).await?;
+                    tries += 1;
+                }
+                other => return Ok(other?),
+            }
+        }
     }
 
     /// A pipeline of script invocations; a server that forgot the script (restart,
-    /// flush) gets it loaded and the pipeline run again, which is harmless because every
-    /// script here is version-checked or idempotent.
+    /// flush) gets it loaded and the pipeline run again, and a board found on another
+    /// replication history is settled and the pipeline run again: harmless, because
+    /// every script here is version-checked or idempotent, and a script that finds such
+    /// a board stops before changing anything.
     async fn pipeline_scripts<T: redis::FromRedisValue>(
         &self,
         script: &Script,
         pipe: &redis::Pipeline,
     ) -> Result<T, IndexError> {
-        let mut conn = self.conn().await?;
-        match self.within(self.exchange(&conn, pipe)).await? {
-            Ok(r) => Ok(r),
-            Err(e) if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) => {
-                self.bounded(script.load_async(&mut conn)).await?;
-                self.bounded(self.exchange(&conn, pipe)).await
+        let mut tries = 0;
+        loop {
+            let mut conn = self.conn().await?;
+            match self.within(self.exchange(&conn, pipe)).await? {
+                Err(e)
+                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
+                {
+                    self.bounded(script.load_async(&mut conn)).await?;
+                }
+                Err(e) if tries < MAX_SETTLES && moved_board(&e).is_some() => {
+                    self.settle(&e).await?;
+                    tries += 1;
+                }
+                other => return Ok(other?),
             }
-            Err(e) => Err(e.into()),
         }
     }
 
-    fn apply_invocation<'a>(&'a self, entry: &IndexEntry, want_rank: bool) -> ScriptInvocation<'a> {
-        let k = self.board_keys(&entry.board);
-        let mut inv = self.apply.prepare_invoke();
-        inv.key(k.z).key(k.h).key(k.m).key(k.tz).key(k.th).key(k.tv);
-        standing_args(&mut inv, entry);
-        inv.arg(if want_rank { "1" } else { "0" })
-            .arg(entry.expire_at.unwrap_or(0))
-            .arg(TOP_WINDOW);
+    /// Settles the board an `INDEXMOVED` error names: its marker names `from`, another
+    /// replication history than its node's. If `from` is still a live master's (the
+    /// board's keys were migrated here intact), the board is adopted here; otherwise
+    /// (this node restarted, or is a promoted replica) it turns stale. See `settle.lua`.
+    async fn settle(&self, err: &redis::RedisError) -> Result<(), IndexError> {
+        let Some((base, from)) = moved_board(err) else {
+            return Ok(());
+        };
+        let live = self.live_histories().await?.iter().any(|h| h == from);
+        let mut inv = self.scripts.settle.prepare_invoke();
+        inv.key(format!("{base}:z"))
+            .key(format!("{base}:h"))
+            .key(format!("{base}:m"))
+            .arg(from)
+            .arg(if live { "1" } else { "0" });
+        let mut conn = self.conn().await?;
+        let state: String = self.bounded(inv.invoke_async(&mut conn)).await?;
+        tracing::warn!(
+            keys = base,
+            from,
+            live,
+            state,
+            "rank index found on another replication history; settled"
+        );
+        Ok(())
+    }
+
+    /// The replication ids of the masters that serve the cluster now (each in a healthy
+    /// cluster state). A single node has no other history a board could move from.
+    async fn live_histories(&self) -> Result<Vec<String>, IndexError> {
+        let Conn::Cluster(cluster) = self.conn().await? else {
+            return Ok(Vec::new());
+        };
+        let masters = || {
+            redis::cluster_routing::RoutingInfo::MultiNode((
+                redis::cluster_routing::MultipleNodeRoutingInfo::AllMasters,
+                None,
+            ))
+        };
+        let mut info = redis::cmd("INFO");
+        info.arg("replication");
+        let mut state = redis::cmd("CLUSTER");
+        state.arg("INFO");
+        let (mut a, mut b) = (cluster.clone(), cluster);
+        let (infos, states) = futures::try_join!(
+            self.bounded(a.route_command(info, masters())),
+            self.bounded(b.route_command(state, masters())),
+        )?;
+        let by_node = |v: redis::Value| -> HashMap<String, String> {
+            let redis::Value::Map(pairs) = v else {
+                return HashMap::new();
+            };
+            pairs
+                .into_iter()
+                .filter_map(|(k, v)| {
+                    Some((
+                        redis::from_redis_value::<String>(k).ok()?,
+                        redis::from_redis_value::<String>(v).ok()?,
+                    ))
+                })
+                .collect()
+        };
+        let healthy = by_node(states);
+        Ok(by_node(infos)
+            .into_iter()
+            .filter(|(node, _)| {
+                healthy
+                    .get(node)
+                    .is_some_and(|s| s.contains("cluster_state:ok"))
+            })
+            .filter_map(|(_, text)| {
+                text.lines()
+                    .find_map(|l| l.trim().strip_prefix("master_replid:"))
+                    .map(str::to_owned)
+            })
+            .collect())
+    }
+
+    /// A script over a board's sorted set, hash and marker (the reads' keys, in that
+    /// order), with `args`.
+    fn board_read<'a>(&self, script: &'a Script, lb: &LeaderboardId) -> ScriptInvocation<'a> {
+        let k = self.board_keys(lb);
+        let mut inv = script.prepare_invoke();
+        inv.key(k.z).key(k.h).key(k.m);
+        inv
+    }
+
+    /// A script over every live and rebuild key of a board (the applies' and the
+    /// rebuild swap's keys: z, h, m, tz, th, tv).
+    fn board_write<'a>(&self, script: &'a Script, k: &BoardKeys) -> ScriptInvocation<'a> {
+        let mut inv = script.prepare_invoke();
+        inv.key(&k.z)
+            .key(&k.h)
+            .key(&k.m)
+            .key(&k.tz)
+            .key(&k.th)
+            .key(&k.tv);
         inv
     }
 }
@@ -431,7 +466,12 @@ impl RedisRankIndex {
 impl RankIndex for RedisRankIndex {
     #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
-        let inv = self.apply_invocation(entry, true);
+        let k = self.board_keys(&entry.board);
+        let mut inv = self.board_write(&self.scripts.apply, &k);
+        standing_args(&mut inv, entry);
+        inv.arg("1")
+            .arg(entry.expire_at.unwrap_or(0))
+            .arg(TOP_WINDOW);
         let (applied, state, rank, total): (u8, String, u64, u64) = self.invoke(&inv).await?;
         Ok(Placement {
             applied: applied == 1,
@@ -442,9 +482,9 @@ impl RankIndex for RedisRankIndex {
     }
 
     #[instrument(skip_all, fields(count = entries.len()))]
-    async fn apply_many(&self, entries: &[IndexEntry]) -> Result<Vec<bool>, IndexError> {
+    async fn apply_many(&self, entries: &[IndexEntry]) -> Result<BatchApplied, IndexError> {
         if entries.is_empty() {
-            return Ok(Vec::new());
+            return Ok(BatchApplied::default());
         }
         // One script call per board and chunk (in stream order within it); the calls go
         // in one pipeline per slot.
@@ -457,25 +497,19 @@ impl RankIndex for RedisRankIndex {
             });
             by_board[slot].1.push(i);
         }
-        let calls: Vec<(BoardKeys, &[usize])> = by_board
+        let calls: Vec<(&LeaderboardId, BoardKeys, &[usize])> = by_board
             .iter()
             .flat_map(|(board, idx)| {
                 idx.chunks(APPLY_CHUNK)
-                    .map(|chunk| (self.board_keys(board), chunk))
+                    .map(|chunk| (*board, self.board_keys(board), chunk))
             })
             .collect();
-        let routing: Vec<String> = calls.iter().map(|(k, _)| k.z.clone()).collect();
-        let replies: Vec<Vec<u8>> = self
-            .per_slot(&routing, Some(&self.apply_many), |pipe, c| {
-                let (k, chunk) = &calls[c];
+        let routing: Vec<String> = calls.iter().map(|(_, k, _)| k.z.clone()).collect();
+        let replies: Vec<(String, Vec<u8>)> = self
+            .per_slot(&routing, Some(&self.scripts.apply_many), |pipe, c| {
+                let (_, k, chunk) = &calls[c];
                 let expire_at = chunk.iter().filter_map(|&i| entries[i].expire_at).max();
-                let mut inv = self.apply_many.prepare_invoke();
-                inv.key(&k.z)
-                    .key(&k.h)
-                    .key(&k.m)
-                    .key(&k.tz)
-                    .key(&k.th)
-                    .key(&k.tv);
+                let mut inv = self.board_write(&self.scripts.apply_many, k);
                 inv.arg(TOP_WINDOW).arg(expire_at.unwrap_or(0));
                 for &i in chunk.iter() {
                     standing_args(&mut inv, &entries[i]);
@@ -483,16 +517,23 @@ impl RankIndex for RedisRankIndex {
                 pipe.invoke_script(&inv);
             })
             .await?;
-        let mut applied = vec![false; entries.len()];
-        for ((_, chunk), flags) in calls.iter().zip(replies) {
+        let mut out = BatchApplied {
+            applied: vec![false; entries.len()],
+            unready: Vec::new(),
+        };
+        for ((board, _, chunk), (state, flags)) in calls.iter().zip(replies) {
             if flags.len() != chunk.len() {
                 return Err(reply_err("apply flags count"));
             }
             for (&i, a) in chunk.iter().zip(flags) {
-                applied[i] = a == 1;
+                out.applied[i] = a == 1;
+            }
+            let health = health_of(&state);
+            if health != Health::Ready && !out.unready.iter().any(|(b, _)| b == *board) {
+                out.unready.push(((*board).clone(), health));
             }
         }
-        Ok(applied)
+        Ok(out)
     }
 
     #[instrument(skip(self))]
@@ -503,14 +544,9 @@ impl RankIndex for RedisRankIndex {
         player: &PlayerId,
         k: u64,
     ) -> Result<Option<Around>, IndexError> {
-        let keys = self.board_keys(lb);
-        let mut inv = self.around.prepare_invoke();
-        inv.key(&keys.z)
-            .key(&keys.h)
-            .key(&keys.m)
-            .arg(player.as_str())
-            .arg(k);
-        let (state, rank, total, lo, flat): (String, i64, u64, u64, Vec<(String, f64)>) =
+        let mut inv = self.board_read(&self.scripts.around, lb);
+        inv.arg(player.as_str()).arg(k);
+        let (state, rank, total, lo, flat): (String, i64, u64, u64, Flat) =
             self.invoke(&inv).await?;
         ready(&state)?;
         if rank < 0 {
@@ -531,16 +567,10 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         n: u64,
     ) -> Result<(Vec<RankKey>, u64), IndexError> {
-        let conn = self.conn().await?;
-        let k = self.board_keys(lb);
-        let last = n.saturating_sub(1) as isize;
-        let mut pipe = redis::pipe();
-        pipe.hget(&k.m, "state")
-            .zrange_withscores(&k.z, 0, last)
-            .zcard(&k.z);
-        let (state, flat, total): (Option<String>, Vec<(String, f64)>, u64) =
-            self.bounded(self.exchange(&conn, &pipe)).await?;
-        ready(state.as_deref().unwrap_or_default())?;
+        let mut inv = self.board_read(&self.scripts.top, lb);
+        inv.arg(n);
+        let (state, flat, total): (String, Flat, u64) = self.invoke(&inv).await?;
+        ready(&state)?;
         Ok((decode_entries(dir, flat)?, total))
     }
 
@@ -552,16 +582,13 @@ impl RankIndex for RedisRankIndex {
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<(u64, Vec<RankKey>, u64), IndexError> {
-        let keys = self.board_keys(lb);
-        let mut inv = self.page.prepare_invoke();
-        inv.key(&keys.z).key(&keys.m);
+        let mut inv = self.board_read(&self.scripts.page, lb);
         match after {
             Some(k) => inv.arg("1").arg(k.zscore(dir)).arg(k.member()),
             None => inv.arg("0").arg(0).arg(""),
         };
         inv.arg(limit);
-        let (state, pos, total, flat): (String, u64, u64, Vec<(String, f64)>) =
-            self.invoke(&inv).await?;
+        let (state, pos, total, flat): (String, u64, u64, Flat) = self.invoke(&inv).await?;
         ready(&state)?;
         Ok((pos, decode_entries(dir, flat)?, total))
     }
@@ -573,23 +600,16 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         players: &[PlayerId],
     ) -> Result<Vec<Option<RankKey>>, IndexError> {
-        let conn = self.conn().await?;
-        let k = self.board_keys(lb);
-        let names: Vec<&str> = players.iter().map(PlayerId::as_str).collect();
-        let mut pipe = redis::pipe();
-        pipe.hget(&k.m, "state");
-        if !names.is_empty() {
-            pipe.cmd("HMGET").arg(&k.h).arg(&names);
+        let mut inv = self.board_read(&self.scripts.keys_of, lb);
+        for p in players {
+            inv.arg(p.as_str());
         }
-        let (state, values): (Option<String>, Option<Vec<Option<String>>>) = if names.is_empty() {
-            let (state,): (Option<String>,) = self.bounded(self.exchange(&conn, &pipe)).await?;
-            (state, None)
-        } else {
-            self.bounded(self.exchange(&conn, &pipe)).await?
-        };
-        ready(state.as_deref().unwrap_or_default())?;
+        let (state, values): (String, Vec<Option<String>>) = self.invoke(&inv).await?;
+        ready(&state)?;
+        if values.len() != players.len() {
+            return Err(reply_err("keys_of reply count"));
+        }
         values
-            .unwrap_or_default()
             .into_iter()
             .map(|v| match v {
                 None => Ok(None),
@@ -606,27 +626,28 @@ impl RankIndex for RedisRankIndex {
         lb: &LeaderboardId,
         expire_at: Option<i64>,
     ) -> Result<(), IndexError> {
-        let mut inv = self.init.prepare_invoke();
-        inv.key(self.marker_key(lb)).arg(expire_at.unwrap_or(0));
+        let k = self.board_keys(lb);
+        let mut inv = self.scripts.init.prepare_invoke();
+        inv.key(&k.m)
+            .key(&k.z)
+            .key(&k.h)
+            .arg(expire_at.unwrap_or(0));
         let _set: u8 = self.invoke(&inv).await?;
         Ok(())
     }
 
     #[instrument(skip_all, fields(count = boards.len()))]
     async fn health(&self, boards: &[LeaderboardId]) -> Result<Vec<Health>, IndexError> {
-        if boards.is_empty() {
-            return Ok(Vec::new());
-        }
-        let markers: Vec<String> = boards.iter().map(|lb| self.marker_key(lb)).collect();
-        let states: Vec<Option<String>> = self
-            .per_slot(&markers, None, |pipe, i| {
-                pipe.hget(&markers[i], "state");
+        let keys: Vec<BoardKeys> = boards.iter().map(|lb| self.board_keys(lb)).collect();
+        let routing: Vec<String> = keys.iter().map(|k| k.m.clone()).collect();
+        let states: Vec<String> = self
+            .per_slot(&routing, Some(&self.scripts.health), |pipe, i| {
+                let mut inv = self.scripts.health.prepare_invoke();
+                inv.key(&keys[i].z).key(&keys[i].h).key(&keys[i].m);
+                pipe.invoke_script(&inv);
             })
             .await?;
-        Ok(states
-            .iter()
-            .map(|s| health_of(s.as_deref().unwrap_or_default()))
-            .collect())
+        Ok(states.iter().map(|s| health_of(s)).collect())
     }
 
     #[instrument(skip(self))]
@@ -637,7 +658,7 @@ impl RankIndex for RedisRankIndex {
         fresh: bool,
     ) -> Result<bool, IndexError> {
         let k = self.board_keys(lb);
-        let mut inv = self.begin.prepare_invoke();
+        let mut inv = self.scripts.begin.prepare_invoke();
         inv.key(&k.m)
             .key(&k.tz)
             .key(&k.th)
@@ -664,14 +685,14 @@ impl RankIndex for RedisRankIndex {
         let mut pipe = redis::pipe();
         let batch: Vec<&IndexEntry> = newest.into_values().collect();
         for chunk in batch.chunks(LOAD_CHUNK) {
-            let mut inv = self.load.prepare_invoke();
+            let mut inv = self.scripts.load.prepare_invoke();
             inv.key(&k.tz).key(&k.th);
             for e in chunk {
                 standing_args(&mut inv, e);
             }
             pipe.invoke_script(&inv);
         }
-        let _loaded: Vec<redis::Value> = self.pipeline_scripts(&self.load, &pipe).await?;
+        let _loaded: Vec<redis::Value> = self.pipeline_scripts(&self.scripts.load, &pipe).await?;
         Ok(())
     }
 
@@ -683,15 +704,8 @@ impl RankIndex for RedisRankIndex {
         expire_at: Option<i64>,
     ) -> Result<bool, IndexError> {
         let k = self.board_keys(lb);
-        let mut inv = self.finish.prepare_invoke();
-        inv.key(&k.z)
-            .key(&k.h)
-            .key(&k.m)
-            .key(&k.tz)
-            .key(&k.th)
-            .key(&k.tv)
-            .arg(gen_id)
-            .arg(expire_at.unwrap_or(0));
+        let mut inv = self.board_write(&self.scripts.finish, &k);
+        inv.arg(gen_id).arg(expire_at.unwrap_or(0));
         let swapped: u8 = self.invoke(&inv).await?;
         Ok(swapped == 1)
     }
@@ -703,11 +717,8 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         known: Option<&str>,
     ) -> Result<TopWindow, IndexError> {
-        let k = self.board_keys(lb);
-        let mut inv = self.top_window.prepare_invoke();
-        inv.key(&k.z)
-            .key(&k.m)
-            .key(&k.tv)
+        let mut inv = self.board_read(&self.scripts.top_window, lb);
+        inv.key(self.board_keys(lb).tv)
             .arg(known.unwrap_or_default())
             .arg(TOP_WINDOW);
         let (state, version, total, flat): (String, String, u64, Option<Flat>) =
@@ -719,6 +730,55 @@ impl RankIndex for RedisRankIndex {
             entries: flat.map(|f| decode_entries(dir, f)).transpose()?,
         })
     }
+
+    #[instrument(skip(self))]
+    async fn claim_repair(&self, lb: &LeaderboardId) -> Result<bool, IndexError> {
+        let conn = self.conn().await?;
+        let mut cmd = redis::cmd("SET");
+        cmd.arg(self.board_keys(lb).rq)
+            .arg(crate::time::now_ms())
+            .arg("NX")
+            .arg("PX")
+            .arg(REPAIR_CLAIM.as_millis() as u64);
+        let set: Option<String> = self.bounded(cmd.query_async(&mut conn.clone())).await?;
+        Ok(set.is_some())
+    }
+
+    #[instrument(skip_all, fields(count = boards.len()))]
+    async fn mark_stale(&self, boards: &[LeaderboardId]) -> Result<u64, IndexError> {
+        let markers: Vec<String> = boards.iter().map(|lb| self.marker_key(lb)).collect();
+        let marked: Vec<u64> = self
+            .per_slot(&markers, Some(&self.scripts.mark_stale), |pipe, i| {
+                let mut inv = self.scripts.mark_stale.prepare_invoke();
+                inv.key(&markers[i]);
+                pipe.invoke_script(&inv);
+            })
+            .await?;
+        Ok(marked.iter().sum())
+    }
+
+    #[instrument(skip(self))]
+    async fn acquire_lease(
+        &self,
+        lb: &LeaderboardId,
+        owner: &str,
+        ttl: Duration,
+    ) -> Result<bool, IndexError> {
+        let mut inv = self.scripts.lease.prepare_invoke();
+        inv.key(self.board_keys(lb).lease)
+            .arg(owner)
+            .arg(ttl.as_millis().max(1) as u64);
+        let held: u8 = self.invoke(&inv).await?;
+        Ok(held == 1)
+    }
+
+    #[instrument(skip(self))]
+    async fn release_lease(&self, lb: &LeaderboardId, owner: &str) -> Result<(), IndexError> {
+        let mut inv = self.scripts.release.prepare_invoke();
+        inv.key(self.board_keys(lb).lease).arg(owner);
+        let _released: u8 = self.invoke(&inv).await?;
+        Ok(())
+    }
 }
 
 impl RateCounter for RedisRankIndex {
@@ -729,11 +789,11 @@ impl RateCounter for RedisRankIndex {
         }
         let counters: Vec<String> = keys
             .iter()
-            .map(|k| format!("{}rl:{k}", self.prefix))
+            .map(|k| keys::rate_counter(&self.prefix, k))
             .collect();
         let replies: Vec<(u64, i64)> = self
-            .per_slot(&counters, Some(&self.hit), |pipe, i| {
-                let mut inv = self.hit.prepare_invoke();
+            .per_slot(&counters, Some(&self.scripts.hit), |pipe, i| {
+                let mut inv = self.scripts.hit.prepare_invoke();
                 inv.key(&counters[i]).arg(window.as_millis() as u64);
                 pipe.invoke_script(&inv);
             })

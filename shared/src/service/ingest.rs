@@ -21,7 +21,7 @@ use tracing::{instrument, warn};
 
 use super::Context;
 use crate::board::{Board, BoardStatus, Fold, Standing};
-use crate::error::{DomainError, ServiceError};
+use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
@@ -332,26 +332,38 @@ async fn place<S, I: RankIndex>(
                 version: s.version,
                 expire_at,
             };
-            ctx.index
-                .apply(&entry)
-                .await
-                // A rank from an incomplete index (wiped, rebuilding) would be wrong.
-                .map(|p| (p.health == Health::Ready).then_some((p.rank, p.total)))
+            ctx.index.apply(&entry).await.map(|p| match p.health {
+                Health::Ready => Placed::At(p.rank, p.total),
+                // A rank from an incomplete index (wiped, stale, rebuilding) would be wrong.
+                other => Placed::NotReady(other),
+            })
         }
         None => ctx
             .index
             .around(&req.board, dir, &req.player, 0)
             .await
-            .map(|a| a.map(|a| (a.rank, a.total))),
+            .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total))),
     };
     match placed {
-        Ok(Some((rank, total))) => {
+        Ok(Placed::At(rank, total)) => {
             reply.rank = Some(rank);
             reply.total = Some(total);
         }
-        Ok(None) => {}
+        Ok(Placed::Unranked) => {}
+        Ok(Placed::NotReady(health)) | Err(IndexError::NotReady(health)) => {
+            ctx.repairs.report(&ctx.index, &req.board, health).await;
+        }
         Err(error) => warn!(%error, "rank index unavailable; the stream will catch it up"),
     }
+}
+
+/// Where the write-through found the player.
+enum Placed {
+    At(u64, u64),
+    /// Not on the board (a replayed receipt whose standing is gone from the index).
+    Unranked,
+    /// The board's index is not complete: no rank to give.
+    NotReady(Health),
 }
 
 /// Jittered exponential backoff: up to 2 ms, 4 ms, ... capped at 64 ms.

@@ -2,7 +2,8 @@
 //! (idempotent score submission with write-through), [`scores`] (one result fanned out
 //! to every window), [`reads`] (rank, top, friends, pages), [`hot`] (the reads' reply
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
-//! index) and [`rebuild`] (the index from DynamoDB). They are generic over the ports in
+//! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
+//! itself: boards reported not ready, stream batches given up on). They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start.
 
 pub mod boards;
@@ -11,6 +12,7 @@ pub mod ingest;
 pub mod projector;
 pub mod reads;
 pub mod rebuild;
+pub mod repair;
 pub mod scores;
 
 use std::time::Duration;
@@ -90,6 +92,8 @@ pub struct Context<S, I> {
     pub last_known: reads::LastKnown,
     /// Short-TTL reply caches and top windows (hot-spot protection).
     pub hot: reads::HotReads,
+    /// Where boards whose index is not ready are reported for repair.
+    pub repairs: repair::Reporter,
 }
 
 impl<S, I> Context<S, I> {
@@ -101,8 +105,15 @@ impl<S, I> Context<S, I> {
             index,
             last_known: reads::LastKnown::default(),
             hot: reads::HotReads::new(settings.read_cache_ttl),
+            repairs: repair::Reporter::default(),
             settings,
         }
+    }
+
+    /// Reports boards found not ready to `repairs` (see [`repair::Reporter`]).
+    pub fn with_repairs(mut self, repairs: repair::Reporter) -> Self {
+        self.repairs = repairs;
+        self
     }
 }
 
@@ -117,7 +128,22 @@ impl Context<DynamoScoreStore, RedisRankIndex> {
             dynamo_store(config).await?,
             index,
             Settings::from_config(config),
-        ))
+        )
+        .with_repairs(repair_reporter(config).await))
+    }
+}
+
+/// The repair queue from `REPAIR_QUEUE_URL` (none without it).
+pub async fn repair_reporter(config: &Config) -> repair::Reporter {
+    match &config.repair_queue_url {
+        Some(url) => {
+            let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+            repair::Reporter::new(crate::sqs::SqsRepairQueue::new(
+                aws_sdk_sqs::Client::new(&aws),
+                url.clone(),
+            ))
+        }
+        None => repair::Reporter::default(),
     }
 }
 
@@ -129,6 +155,12 @@ pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigErr
         aws_sdk_dynamodb::Client::new(&aws),
         table,
     ))
+}
+
+/// The table's stream, from the standard AWS environment (for the repair).
+pub async fn stream_source() -> crate::dynamodb::DynamoStreams {
+    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    crate::dynamodb::DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(&aws))
 }
 
 /// The context every HTTP function but `boards` runs with in production.

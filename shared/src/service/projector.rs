@@ -3,10 +3,12 @@
 //! Only standing items (`kind = "standing"`) project; boards and receipts are skipped.
 //! A record whose image cannot be decoded is poison: retrying cannot fix it, so it is
 //! skipped with an error log and counted (the `ProjectorPoisonRecords` metric), never
-//! allowed to block the shard. If the index
-//! fails, every record of the batch that carried a standing is reported in
-//! `batch_item_failures`, and Lambda retries from the first of them; applies are
-//! absolute and version-checked, so re-applying is harmless.
+//! allowed to block the shard. If the index fails, every record of the batch that
+//! carried a standing is reported in `batch_item_failures`, and Lambda retries from the
+//! first of them; applies are absolute and version-checked, so re-applying is harmless.
+//! A batch that exhausts its retries goes to the repair queue, whose consumer reads the
+//! range again (see [`super::repair`]). Boards whose index turns out not ready are
+//! reported for repair.
 //!
 //! Standings are never deleted by the service; a REMOVE (an operator's manual delete) is
 //! left to the rebuild to reconcile.
@@ -15,6 +17,7 @@ use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use aws_lambda_events::event::streams::{DynamoDbBatchItemFailure, DynamoDbEventResponse};
 use tracing::{error, info, instrument};
 
+use super::repair::Reporter;
 use crate::dynamodb::StandingItem;
 use crate::store::{IndexEntry, RankIndex};
 
@@ -54,13 +57,19 @@ pub struct BatchStats {
     pub failed: usize,
 }
 
-/// Applies a stream batch to the index; the response names the records to retry.
-#[instrument(skip_all, fields(records = event.records.len()))]
-pub async fn project<I: RankIndex>(index: &I, event: Event) -> (DynamoDbEventResponse, BatchStats) {
-    let mut stats = BatchStats::default();
-    let mut entries = Vec::new();
-    let mut sequence_numbers = Vec::new();
-    for record in event.records {
+/// A batch's standings, in stream order, with the sequence number of each.
+#[derive(Debug, Default)]
+pub struct Decoded {
+    pub entries: Vec<IndexEntry>,
+    pub sequence_numbers: Vec<Option<String>>,
+    /// `skipped` and `poison` counted.
+    pub stats: BatchStats,
+}
+
+/// Picks the standings out of stream records (skipping other items and logging poison).
+pub fn decode(records: Vec<EventRecord>) -> Decoded {
+    let mut out = Decoded::default();
+    for record in records {
         let EventRecord {
             event_id,
             event_name,
@@ -70,12 +79,12 @@ pub async fn project<I: RankIndex>(index: &I, event: Event) -> (DynamoDbEventRes
         let sequence_number = change.sequence_number;
         match change_of(&event_name, change.new_image) {
             Change::Apply(entry) => {
-                entries.push(entry);
-                sequence_numbers.push(sequence_number);
+                out.entries.push(entry);
+                out.sequence_numbers.push(sequence_number);
             }
-            Change::Skip => stats.skipped += 1,
+            Change::Skip => out.stats.skipped += 1,
             Change::Poison(reason) => {
-                stats.poison += 1;
+                out.stats.poison += 1;
                 error!(
                     %event_id,
                     sequence_number = sequence_number.as_deref().unwrap_or("?"),
@@ -86,11 +95,29 @@ pub async fn project<I: RankIndex>(index: &I, event: Event) -> (DynamoDbEventRes
             }
         }
     }
+    out
+}
+
+/// Applies a stream batch to the index; the response names the records to retry.
+#[instrument(skip_all, fields(records = event.records.len()))]
+pub async fn project<I: RankIndex>(
+    index: &I,
+    repairs: &Reporter,
+    event: Event,
+) -> (DynamoDbEventResponse, BatchStats) {
+    let Decoded {
+        entries,
+        sequence_numbers,
+        mut stats,
+    } = decode(event.records);
     let mut response = DynamoDbEventResponse::default();
     match index.apply_many(&entries).await {
-        Ok(applied) => {
-            stats.applied = applied.iter().filter(|a| **a).count();
-            stats.stale = applied.len() - stats.applied;
+        Ok(batch) => {
+            stats.applied = batch.applied.iter().filter(|a| **a).count();
+            stats.stale = batch.applied.len() - stats.applied;
+            for (board, health) in &batch.unready {
+                repairs.report(index, board, *health).await;
+            }
         }
         Err(e) => {
             stats.failed = sequence_numbers.len();

@@ -222,13 +222,24 @@ fn history(board: &Board) -> bool {
 }
 
 /// Whether falling back to DynamoDB after `err` is a degradation (it is not for a
-/// closed window whose keys expired as intended), logging it when it is.
-fn degraded_by(board: &Board, err: &IndexError) -> bool {
+/// closed window whose keys expired as intended), logging it when it is. A board whose
+/// index is not ready is reported for repair.
+async fn degraded_by<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    err: &IndexError,
+) -> bool {
     let expected = history(board) && matches!(err, IndexError::NotReady(Health::Missing));
-    if !expected {
-        warn!(board = %board.leaderboard_id, error = %err, "rank index unavailable; reading DynamoDB");
+    if expected {
+        return false;
     }
-    !expected
+    warn!(board = %board.leaderboard_id, error = %err, "rank index unavailable; reading DynamoDB");
+    if let IndexError::NotReady(health) = err {
+        ctx.repairs
+            .report(&ctx.index, &board.leaderboard_id, *health)
+            .await;
+    }
+    true
 }
 
 /// Parses `k` (0..=50, default 5).
@@ -409,7 +420,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         ),
         Err(e) => (
             around_from_store(&ctx.store, lb, dir, player, k).await?,
-            Provenance::now(Source::Dynamodb, degraded_by(&board, &e)),
+            Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
         ),
     };
     let around = around.ok_or_else(not_ranked)?;
@@ -504,7 +515,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     let (keys, total, meta) = match read {
         Ok((_, 0)) if history(&board) => from_store(false).await?,
         Ok((keys, total)) => (keys, total, Provenance::now(Source::Redis, false)),
-        Err(e) => from_store(degraded_by(&board, &e)).await?,
+        Err(e) => from_store(degraded_by(ctx, &board, &e).await).await?,
     };
     Ok(TopReply {
         leaderboard_id: lb.clone(),
@@ -636,7 +647,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
                 Provenance::now(Source::Redis, false),
             )
         }
-        Err(e) => from_store(degraded_by(&board, &e)).await?,
+        Err(e) => from_store(degraded_by(ctx, &board, &e).await).await?,
     };
     let next_cursor = keys.last().filter(|_| more).map(|k| {
         let c = PageCursor {
@@ -704,7 +715,7 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         Ok(keys) => (keys, Provenance::now(Source::Redis, false)),
         Err(e) => (
             ctx.store.keys_of(lb, &group).await?,
-            Provenance::now(Source::Dynamodb, degraded_by(&board, &e)),
+            Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
         ),
     };
     let (friends_rank, window) =

@@ -17,10 +17,16 @@
 //! refuses; the checkpoint is dropped and the next run starts over. While a board is
 //! rebuilding or unmarked, reads are served from DynamoDB, flagged degraded.
 //!
-//! `{all: true}` sweeps every board that is not closed: boards whose index is missing or
-//! whose rebuild was interrupted are rebuilt, within the same time budget.
+//! Only one rebuild works on a board at a time: it holds the board's lease in Redis
+//! ([`LEASE_TTL`], renewed after every page), so the sweep, the repair function and an
+//! operator's call cannot load the same board twice over; a rebuild that dies frees the
+//! board when its lease runs out.
+//!
+//! `{all: true}` sweeps every board that is not closed: boards whose index is missing,
+//! stale (its marker disagrees with the node it is on, see [`crate::redis`]) or whose
+//! rebuild was interrupted are rebuilt, within the same time budget.
 
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 use tracing::{info, instrument, warn};
@@ -33,6 +39,9 @@ use crate::time::now_ms;
 
 /// Standings read and loaded per round trip.
 pub const PAGE: u32 = 1_000;
+/// How long a board's rebuild lease lasts without renewal (it is renewed after every
+/// page, which takes well under a second).
+pub const LEASE_TTL: Duration = Duration::from_secs(30);
 
 /// Body of `POST /admin/rebuild`, and the direct/scheduled invocation's payload.
 #[derive(Debug, Default, Deserialize)]
@@ -52,8 +61,11 @@ pub enum Outcome {
     Rebuilt,
     /// Out of time; the next invocation resumes from the checkpoint.
     InProgress,
-    /// Redis was wiped during the rebuild; the next invocation starts over.
+    /// Redis was wiped (or the board's node changed) during the rebuild; the next
+    /// invocation starts over.
     Restarted,
+    /// Another rebuild holds the board's lease and is working on it.
+    Busy,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,16 +105,41 @@ pub async fn run<S: ScoreStore, I: RankIndex>(
     }
 }
 
+/// A name no other rebuild (or invocation) uses.
 fn new_generation() -> String {
     use std::hash::{BuildHasher, RandomState};
     format!("{}-{:x}", now_ms(), RandomState::new().hash_one(now_ms()))
 }
 
-/// Rebuilds one board, resuming its checkpoint if there is one.
+/// Rebuilds one board, resuming its checkpoint if there is one, under the board's
+/// lease ([`Outcome::Busy`] when another rebuild holds it).
 #[instrument(skip(ctx, deadline))]
 pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
+    deadline: Instant,
+) -> Result<BoardRebuild, ServiceError> {
+    let owner = new_generation();
+    if !ctx.index.acquire_lease(lb, &owner, LEASE_TTL).await? {
+        info!(board = %lb, "another rebuild holds the board");
+        return Ok(BoardRebuild {
+            leaderboard_id: lb.clone(),
+            outcome: Outcome::Busy,
+            loaded: 0,
+        });
+    }
+    let result = rebuild_leased(ctx, lb, &owner, deadline).await;
+    if let Err(error) = ctx.index.release_lease(lb, &owner).await {
+        // It runs out by itself within LEASE_TTL.
+        warn!(board = %lb, %error, "could not release the rebuild lease");
+    }
+    result
+}
+
+async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    owner: &str,
     deadline: Instant,
 ) -> Result<BoardRebuild, ServiceError> {
     let board = ctx
@@ -156,12 +193,16 @@ pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
             }
         }
         ctx.store.put_checkpoint(lb, &cp).await?;
+        if !ctx.index.acquire_lease(lb, owner, LEASE_TTL).await? {
+            warn!(board = %lb, "lost the rebuild lease; leaving the board to its holder");
+            return Ok(report(Outcome::Busy, &cp));
+        }
         pages += 1;
     }
     let swapped = ctx.index.finish_rebuild(lb, &cp.gen_id, expire_at).await?;
     ctx.store.delete_checkpoint(lb).await?;
     if !swapped {
-        warn!(board = %lb, "the index was wiped during the rebuild; starting over next time");
+        warn!(board = %lb, "the index was wiped, or its node changed, during the rebuild; starting over next time");
         return Ok(report(Outcome::Restarted, &cp));
     }
     info!(board = %lb, loaded = cp.loaded, ms = now_ms() - cp.started_at, "rebuild swapped in");
@@ -169,8 +210,24 @@ pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
     Ok(report(Outcome::Rebuilt, &cp))
 }
 
-/// Finds every board that is not closed and whose index is missing or mid-rebuild, and
-/// rebuilds them while time remains.
+/// Every board definition, all pages of the board list.
+pub async fn all_boards<S: ScoreStore>(
+    store: &S,
+) -> Result<Vec<crate::board::Board>, ServiceError> {
+    let mut boards = Vec::new();
+    let mut after: Option<String> = None;
+    loop {
+        let page = store.list_boards("", after.as_deref(), 200).await?;
+        boards.extend(page.boards);
+        after = page.next;
+        if after.is_none() {
+            return Ok(boards);
+        }
+    }
+}
+
+/// Finds every board that is not closed and whose index is missing, stale or
+/// mid-rebuild, and rebuilds them while time remains.
 #[instrument(skip_all)]
 pub async fn sweep<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
@@ -199,7 +256,8 @@ pub async fn sweep<S: ScoreStore, I: RankIndex>(
             }
             warn!(board = %lb, health = ?h, "rank index not ready; rebuilding");
             let one = rebuild_board(ctx, lb, deadline).await?;
-            done &= one.outcome == Outcome::Rebuilt;
+            // Busy: the lease holder finishes it.
+            done &= matches!(one.outcome, Outcome::Rebuilt | Outcome::Busy);
             boards.push(one);
         }
         after = page.next;

@@ -1,0 +1,20 @@
+//! Lambda entry point: configuration and clients once per container, then the runtime
+//! loop over batches of the repair queue.
+
+mod handler;
+
+use lambda_runtime::{Error, run, service_fn};
+use leaderboard::config::Config;
+use leaderboard::service::{self, Context};
+use leaderboard::telemetry;
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init();
+    let config = Config::from_env()?;
+    let deps = handler::Deps {
+        ctx: Context::from_config(&config).await?,
+        stream: service::stream_source().await,
+    };
+    run(service_fn(|event| handler::handle(&deps, event))).await
+}

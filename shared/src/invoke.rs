@@ -1,0 +1,73 @@
+//! The error surface of the event-driven functions (stream and queue batches, schedules,
+//! direct invocations): what such an invocation fails with, and the stable `errorType`
+//! Lambda records for it (instead of the Rust type name of a boxed error).
+
+use lambda_runtime::Diagnostic;
+use thiserror::Error;
+
+use crate::error::ServiceError;
+
+/// Why an event-driven invocation failed.
+#[derive(Debug, Error)]
+pub enum InvokeError {
+    /// The payload is not what this function takes.
+    #[error("the invocation payload is not what this function takes")]
+    Payload(#[source] serde_json::Error),
+    #[error(transparent)]
+    Service(#[from] ServiceError),
+}
+
+impl InvokeError {
+    /// The `errorType` Lambda records: the error's stable code in UpperCamelCase
+    /// (`IndexUnavailable`, `BoardNotFound`, `InvalidPayload`, ...).
+    pub fn error_type(&self) -> String {
+        let code = match self {
+            Self::Payload(_) => "invalid_payload",
+            Self::Service(e) => e.code(),
+        };
+        code.split('_')
+            .map(|w| {
+                let mut c = w.chars();
+                c.next()
+                    .map(|f| f.to_ascii_uppercase().to_string() + c.as_str())
+                    .unwrap_or_default()
+            })
+            .collect()
+    }
+}
+
+impl From<serde_json::Error> for InvokeError {
+    fn from(e: serde_json::Error) -> Self {
+        Self::Payload(e)
+    }
+}
+
+impl From<InvokeError> for Diagnostic {
+    fn from(e: InvokeError) -> Self {
+        Diagnostic {
+            error_type: e.error_type(),
+            error_message: crate::http::error_chain(&e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::IndexError;
+
+    #[test]
+    fn error_types_are_stable_names_not_rust_types() {
+        let e = InvokeError::from(ServiceError::Index(IndexError::CircuitOpen));
+        assert_eq!(e.error_type(), "IndexUnavailable");
+        let d = Diagnostic::from(e);
+        assert_eq!(d.error_type, "IndexUnavailable");
+        assert!(
+            d.error_message.contains("circuit breaker"),
+            "{}",
+            d.error_message
+        );
+        let bad = serde_json::from_str::<u8>("x").unwrap_err();
+        assert_eq!(InvokeError::from(bad).error_type(), "InvalidPayload");
+    }
+}

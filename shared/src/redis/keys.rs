@@ -1,0 +1,58 @@
+//! The Redis key names of a board. All share the `{<board>}` hash tag, so a board lives
+//! in one Redis Cluster slot and every script touches one slot only.
+
+use crate::ids::LeaderboardId;
+
+/// The keys of one board, under the index's key prefix.
+pub(crate) struct BoardKeys {
+    /// Sorted set: zscore -> member (see [`crate::order`]).
+    pub z: String,
+    /// Hash: player -> `version|zscore|member`.
+    pub h: String,
+    /// Marker hash: `state`, `lineage`, `size`, `gen`.
+    pub m: String,
+    /// A rebuild's sorted set and hash, swapped in when it finishes.
+    pub tz: String,
+    pub th: String,
+    /// The top-window version.
+    pub tv: String,
+    /// Set while a repair request for the board is in flight (dedupes the requests).
+    pub rq: String,
+    /// The lease of the one rebuild allowed to work on the board.
+    pub lease: String,
+}
+
+impl BoardKeys {
+    pub fn new(prefix: &str, lb: &LeaderboardId) -> Self {
+        let base = format!("{prefix}lb:{{{lb}}}");
+        Self {
+            z: format!("{base}:z"),
+            h: format!("{base}:h"),
+            m: format!("{base}:m"),
+            tz: format!("{base}:tz"),
+            th: format!("{base}:th"),
+            tv: format!("{base}:tv"),
+            rq: format!("{base}:rq"),
+            lease: format!("{base}:lease"),
+        }
+    }
+}
+
+/// The key of a rate-limit counter.
+pub(crate) fn rate_counter(prefix: &str, key: &str) -> String {
+    format!("{prefix}rl:{key}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_key_of_a_board_shares_its_hash_tag() {
+        let lb = LeaderboardId::parse("g1:ranked").unwrap();
+        let k = BoardKeys::new("t:", &lb);
+        for key in [&k.z, &k.h, &k.m, &k.tz, &k.th, &k.tv, &k.rq, &k.lease] {
+            assert!(key.starts_with("t:lb:{g1:ranked}:"), "{key}");
+        }
+    }
+}

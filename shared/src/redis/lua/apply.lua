@@ -1,0 +1,32 @@
+-- One standing, from the write-through. Applied to the live keys if its version is
+-- newer and, while a rebuild runs, to the rebuild's keys too; the top-window version
+-- moves on when the change lands inside the window.
+-- Returns {applied, state} or, with want_rank, {applied, state, 0-based rank, size}.
+local z, h, m, tz, th, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local player, version, zscore, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local want_rank, expire_at, window = ARGV[5], ARGV[6], tonumber(ARGV[7])
+
+local state = checked(m, z, h)
+local applied, current, touched, added = put(z, h, player, version, zscore, member, true, window)
+if added and state == 'ok' then
+  redis.call('HINCRBY', m, 'size', 1)
+end
+if state == 'rebuilding' then
+  put(tz, th, player, version, zscore, member, false, window)
+end
+if touched then
+  bump(tv, expire_at)
+end
+if expire_at ~= '0' then
+  if applied == 1 then
+    redis.call('EXPIREAT', z, expire_at)
+    redis.call('EXPIREAT', h, expire_at)
+  end
+  if state ~= '' then
+    redis.call('EXPIREAT', m, expire_at)
+  end
+end
+if want_rank == '0' then
+  return {applied, state}
+end
+return {applied, state, redis.call('ZRANK', z, current), redis.call('ZCARD', z)}

@@ -1,0 +1,43 @@
+-- Many standings of one board, from the stream, in stream order (a player repeated in
+-- the batch sees its own earlier change): APPLY for each, with the marker check, the
+-- window bump and the expiries done once per call.
+-- ARGV: window, expire_at, then (player, version, zscore, member) per standing.
+-- Returns {state, {applied (1/0) per standing}}.
+local z, h, m, tz, th, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local window, expire_at = tonumber(ARGV[1]), ARGV[2]
+
+local state = checked(m, z, h)
+local rebuilding = state == 'rebuilding'
+local track, bumped, any, added = true, false, false, 0
+local out = {}
+for i = 3, #ARGV, 4 do
+  local player, version, zscore, member = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
+  local a, _, t, new = put(z, h, player, version, zscore, member, track, window)
+  if rebuilding then
+    put(tz, th, player, version, zscore, member, false, window)
+  end
+  if t then
+    track, bumped = false, true
+  end
+  if new then
+    added = added + 1
+  end
+  any = any or a == 1
+  out[#out + 1] = a
+end
+if added > 0 and state == 'ok' then
+  redis.call('HINCRBY', m, 'size', added)
+end
+if bumped then
+  bump(tv, expire_at)
+end
+if expire_at ~= '0' then
+  if any then
+    redis.call('EXPIREAT', z, expire_at)
+    redis.call('EXPIREAT', h, expire_at)
+  end
+  if state ~= '' then
+    redis.call('EXPIREAT', m, expire_at)
+  end
+end
+return {state, out}

@@ -1,0 +1,30 @@
+-- Swaps the rebuilt keys in if the marker still names `gen` on this same replication
+-- history (else 0: the index was wiped, or the node changed, during the rebuild, which
+-- must start over); marks the board 'ok' with its size and moves the top-window
+-- version on.
+local z, h, m, tz, th, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local gen, expire_at = ARGV[1], ARGV[2]
+
+if checked(m, z, h) ~= 'rebuilding' or redis.call('HGET', m, 'gen') ~= gen then
+  return 0
+end
+if redis.call('ZCARD', tz) ~= redis.call('HLEN', th) then
+  return 0
+end
+if redis.call('EXISTS', tz) == 1 then
+  redis.call('RENAME', tz, z)
+  redis.call('RENAME', th, h)
+  if expire_at ~= '0' then
+    redis.call('EXPIREAT', z, expire_at)
+    redis.call('EXPIREAT', h, expire_at)
+  end
+else
+  redis.call('DEL', z, h)
+end
+redis.call('HSET', m, 'state', 'ok', 'size', redis.call('ZCARD', z))
+redis.call('HDEL', m, 'gen')
+if expire_at ~= '0' then
+  redis.call('EXPIREAT', m, expire_at)
+end
+bump(tv, expire_at)
+return 1

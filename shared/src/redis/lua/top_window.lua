@@ -1,0 +1,25 @@
+-- The top window for a reader holding version `known`: {state, version, size, false}
+-- while that is still current, else {state, version, size, the first `window` entries
+-- with zscores}. On an 'ok' board a missing version is created (expiring with the
+-- board), so readers always have one; on any other only the state comes back.
+local z, h, m, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local known, window = ARGV[1], tonumber(ARGV[2])
+
+local state = checked(m, z, h)
+if state ~= 'ok' then
+  return {state, '', 0, false}
+end
+local v = redis.call('GET', tv)
+if not v then
+  bump(tv, '0')
+  local ttl = redis.call('PTTL', z)
+  if ttl > 0 then
+    redis.call('PEXPIRE', tv, ttl)
+  end
+  v = redis.call('GET', tv)
+end
+local total = redis.call('ZCARD', z)
+if v == known then
+  return {state, v, total, false}
+end
+return {state, v, total, redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES')}
