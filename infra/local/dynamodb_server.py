@@ -13,7 +13,10 @@ So this runs moto's own WSGI application with three changes:
   so a cancelled transaction has nothing to roll back;
 - requests signed with a function's access key (`fn-<LogicalId>`, what stack.py gives
   each function) must be allowed by that function's execution role in the template
-  (iam.py), or get DynamoDB's AccessDeniedException, as in AWS.
+  (iam.py), or get DynamoDB's AccessDeniedException, as in AWS;
+- GetRecords answers with plain JSON: stream records are JSON-ready already, and moto's
+  model-driven serializer spends about a millisecond on each (a 1,000-record batch took
+  0.9 s of the process's CPU, stalling every other request).
 
 With `--state-file`, the tables (items, indexes, streams) are saved there on SIGTERM and
 loaded at start, so the endpoint can be restarted like a real service without losing
@@ -24,6 +27,7 @@ Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000] [--state-file PATH]
 """
 
 import argparse
+import datetime
 import io
 import json
 import os
@@ -40,6 +44,7 @@ from moto.dynamodb.exceptions import (
     TransactWriteSingleOpException,
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
+from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
     MotoRequestHandler,
@@ -105,6 +110,19 @@ def transact_write_items(self, transact_items):
             self.delete_item(op["TableName"], key)
         elif op_type == "Update":
             self.update_item(op["TableName"], key, op["UpdateExpression"], names, values)
+
+
+def _epoch(value):
+    if isinstance(value, datetime.datetime):
+        return value.timestamp()
+    raise TypeError(f"not JSON: {value!r}")
+
+
+def get_records(self):
+    """DynamoDB Streams GetRecords, serialised with json.dumps (timestamps as epoch
+    seconds, as the JSON protocol has them)."""
+    result = self.backend.get_records(self._get_param("ShardIterator"), self._get_param("Limit") or 1000)
+    return 200, {"Content-Type": "application/x-amz-json-1.0"}, json.dumps(result, default=_epoch)
 
 
 class Serialized:
@@ -173,6 +191,7 @@ def main():
     args = parser.parse_args()
     roles = iam.load(args.template)
     DynamoDBBackend.transact_write_items = transact_write_items
+    DynamoDBStreamsHandler.get_records = get_records
     app = Serialized(DomainDispatcherApplication(create_backend_app), roles)
     if args.state_file:
         load_state(args.state_file)

@@ -8,17 +8,20 @@ expanded by the SAM translator (offline) and the role's inline policies are read
 result. Requests signed with any other key (tests, tools, the stream poller) are not
 checked, as an administrator's would not be limited.
 
-What the check understands, and on a DynamoDB statement nothing else (loading fails, so a
-template cannot rely on something the local check would silently ignore):
+What the check understands, and on a DynamoDB or SQS statement nothing else (loading
+fails, so a template cannot rely on something the local check would silently ignore):
 - `Effect: Allow` statements with `Action` (wildcards allowed) and `Resource`: the table's
-  ARN (`!GetAtt Table.Arn`), an index of it (`!Sub "${Table.Arn}/index/name"`), or `*`;
+  ARN (`!GetAtt Table.Arn`), an index of it (`!Sub "${Table.Arn}/index/name"`), its stream
+  (`!GetAtt Table.StreamArn`), a queue of the template (as SAM's `SQSSendMessagePolicy`
+  names it), or `*`;
 - `Condition` `ForAllValues:StringLike` / `ForAllValues:StringEquals` on
   `dynamodb:LeadingKeys` (the partition key values a request touches).
 Transactions are checked item by item against PutItem, UpdateItem, DeleteItem,
 ConditionCheckItem and GetItem, as IAM does; a batch is one BatchGetItem/BatchWriteItem
 access over all its keys. As in AWS, a request with no partition key (Scan) satisfies any
-`ForAllValues` condition. Managed policies (logging, VPC, stream reading) are not read:
-they grant nothing on table items.
+`ForAllValues` condition. Stream reads (GetShardIterator, GetRecords) are checked against
+the stream's ARN, SQS sends against the queue's. Managed policies (logging, VPC, the event
+source mappings' pollers) are not read: they grant nothing the functions call themselves.
 """
 
 import fnmatch
@@ -36,8 +39,17 @@ _ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem
 _EQUALITY = re.compile(r"(#?[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(:[A-Za-z0-9_]+)")
 
 
+_SERVICES = ("dynamodb:", "sqs:")
+
+
 def table_arn(table):
     return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table}"
+
+
+def queue_arn(url):
+    """A queue's ARN from its URL (`http://host/<account>/<name>`)."""
+    account, name = url.rstrip("/").rsplit("/", 2)[-2:]
+    return f"arn:aws:sqs:{REGION}:{account}:{name}"
 
 
 @dataclass
@@ -47,9 +59,10 @@ class Access:
     action: str
     resource: str
     leading_keys: list = field(default_factory=list)
+    service: str = "dynamodb"
 
     def __str__(self):
-        return f"dynamodb:{self.action} on {self.resource} for pk {self.leading_keys}"
+        return f"{self.service}:{self.action} on {self.resource} for pk {self.leading_keys}"
 
 
 @dataclass
@@ -59,7 +72,7 @@ class Statement:
     leading_keys: tuple | None  # (operator, patterns), or None for no condition
 
     def allows(self, access):
-        want = f"dynamodb:{access.action}".lower()
+        want = f"{access.service}:{access.action}".lower()
         if not any(fnmatch.fnmatchcase(want, a.lower()) for a in self.actions):
             return False
         if not any(_arn_matches(r, access.resource) for r in self.resources):
@@ -73,12 +86,20 @@ class Statement:
                    for k in access.leading_keys)
 
 
+_PLACEHOLDER = re.compile(r"\{(table|queue:[A-Za-z0-9]+)\}")
+
+
 def _arn_matches(pattern, arn):
     """IAM ARN wildcards: `*` any run of characters (slashes too), `?` one character.
-    `{table}` stands for the template's table, whatever name a local stack gave it."""
-    regex = re.escape(pattern).replace(re.escape("{table}"), "[^/]+")
-    regex = regex.replace(re.escape("*"), ".*").replace(re.escape("?"), ".")
-    return re.fullmatch(regex, arn) is not None
+    `{table}` stands for the template's table, whatever name a local stack gave it;
+    `{queue:Name}` for the template's queue `Name` (stack.py names it `<table>-Name`)."""
+    parts = []
+    for i, piece in enumerate(_PLACEHOLDER.split(pattern)):
+        if i % 2:
+            parts.append("[^/]+" if piece == "table" else "[^:/]*" + re.escape(piece.split(":", 1)[1]))
+        else:
+            parts.append(re.escape(piece).replace(re.escape("*"), ".*").replace(re.escape("?"), "."))
+    return re.fullmatch("".join(parts), arn) is not None
 
 
 class Roles:
@@ -87,6 +108,7 @@ class Roles:
     def __init__(self, expanded):
         res = expanded["Resources"]
         self.table_resources = {n for n, r in res.items() if r["Type"] == "AWS::DynamoDB::Table"}
+        self.queue_resources = {n for n, r in res.items() if r["Type"] == "AWS::SQS::Queue"}
         # One table in this template; its partition key is the leading key of every request.
         (table,) = self.table_resources
         self.hash_key = next(k["AttributeName"] for k in res[table]["Properties"]["KeySchema"]
@@ -106,7 +128,7 @@ class Roles:
         for s in raw:
             actions = s.get("Action", [])
             actions = [actions] if isinstance(actions, str) else actions
-            if not any(a.lower().startswith("dynamodb:") or a == "*" for a in actions):
+            if not any(a.lower().startswith(_SERVICES) or a == "*" for a in actions):
                 continue
             if s.get("Effect") != "Allow" or "NotAction" in s or "NotResource" in s:
                 raise ValueError(f"{fn}: only Allow statements with Action and Resource are checked locally: {s}")
@@ -118,15 +140,26 @@ class Roles:
     def _resource(self, fn, r):
         if isinstance(r, str):
             return r
-        if "Fn::GetAtt" in r and r["Fn::GetAtt"][0] in self.table_resources and r["Fn::GetAtt"][1] == "Arn":
-            return table_arn("{table}")
+        if "Fn::GetAtt" in r and r["Fn::GetAtt"][0] in self.table_resources:
+            if r["Fn::GetAtt"][1] == "Arn":
+                return table_arn("{table}")
+            if r["Fn::GetAtt"][1] == "StreamArn":
+                return table_arn("{table}") + "/stream/*"
+        if "Fn::GetAtt" in r and r["Fn::GetAtt"][0] in self.queue_resources and r["Fn::GetAtt"][1] == "Arn":
+            return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{{queue:{r['Fn::GetAtt'][0]}}}"
+        if "Fn::Sub" in r and isinstance(r["Fn::Sub"], list):
+            # SAM's SQS policy templates: arn:...:sqs:...:${queueName} with the queue's name.
+            text, names = r["Fn::Sub"]
+            queue = names.get("queueName", {}).get("Fn::GetAtt", [None, None])
+            if text.endswith(":${queueName}") and queue[1] == "QueueName":
+                return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{{queue:{queue[0]}}}"
         if "Fn::Sub" in r and isinstance(r["Fn::Sub"], str):
             text = r["Fn::Sub"]
             for t in self.table_resources:
                 text = text.replace("${" + t + ".Arn}", table_arn("{table}"))
             if "${" not in text:
                 return text
-        raise ValueError(f"{fn}: a DynamoDB resource the local check cannot resolve: {r}")
+        raise ValueError(f"{fn}: a resource the local check cannot resolve: {r}")
 
     def _condition(self, fn, s):
         cond = s.get("Condition")
@@ -167,8 +200,15 @@ def function_of(authorization):
 
 
 def accesses(target, body, hash_key):
-    """What a DynamoDB API request asks IAM for, from its X-Amz-Target and JSON body."""
-    op = target.rsplit(".", 1)[-1]
+    """What a DynamoDB, DynamoDB Streams or SQS API request asks IAM for, from its
+    X-Amz-Target and JSON body."""
+    service, _, op = target.rpartition(".")
+    if service.startswith("AmazonSQS"):
+        return [Access(op, queue_arn(body.get("QueueUrl", "")), [], "sqs")]
+    if service.startswith("DynamoDBStreams"):
+        # A shard iterator (moto's) starts with the stream's ARN.
+        arn = body.get("StreamArn") or body.get("ShardIterator", "*").split("|", 1)[0]
+        return [Access(op, arn, [])]
 
     def pk(key):
         v = (key or {}).get(hash_key, {})
@@ -196,8 +236,8 @@ def accesses(target, body, hash_key):
             kind, spec = next(iter(entry.items()))
             out.append(Access(_ITEM_ACTIONS[kind], table_arn(spec["TableName"]), [pk(spec.get("Key") or spec.get("Item"))]))
         return out
-    # Table-level and stream calls (DescribeTable, ListTables, GetRecords, ...).
-    arn = body.get("StreamArn") or (table_arn(body["TableName"]) if "TableName" in body else "*")
+    # Table-level calls (DescribeTable, ListTables, ...).
+    arn = table_arn(body["TableName"]) if "TableName" in body else "*"
     return [Access(op, arn, [])]
 
 
@@ -217,7 +257,7 @@ def denial(function, access):
     return json.dumps({
         "__type": "com.amazon.coral.service#AccessDeniedException",
         "message": (f"User: arn:aws:sts::{ACCOUNT}:assumed-role/{function}Role/{function} is not "
-                    f"authorized to perform: dynamodb:{access.action} on resource: {access.resource} "
+                    f"authorized to perform: {access.service}:{access.action} on resource: {access.resource} "
                     f"(partition keys {access.leading_keys}) because no identity-based policy "
-                    f"allows the dynamodb:{access.action} action"),
+                    f"allows the {access.service}:{access.action} action"),
     }).encode()

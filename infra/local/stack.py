@@ -9,7 +9,13 @@ One process plays, on loopback:
   `x-player-id` header becomes the JWT subject an authorizer would have verified;
 - the DynamoDB event source mapping: polls the table's stream and hands batches to the
   projector, honouring `batchItemFailures` (retry from the first failed record, in order),
-  `MaximumRetryAttempts`, and an on-failure destination (a JSON-lines file);
+  `MaximumRetryAttempts`, and the on-failure destination: the template's SQS queue, in
+  moto, which receives Lambda's on-failure record (shard and sequence range);
+- the SQS event source mappings (the repair function's): short polls of the queue,
+  batches handed over as SQS events, `batchItemFailures` kept in the queue (they return
+  after its visibility timeout), the rest deleted;
+- SQS itself is moto's, on the DynamoDB endpoint: the template's queues are created there
+  (named `<table>-<LogicalId>`, so stacks sharing an endpoint stay apart);
 - the social graph: GET/PUT /players/{p}/friends on its own port;
 - IAM, in part: each function signs its DynamoDB calls with its own access key, and the
   DynamoDB endpoint (dynamodb_server.py) allows only what its role in the template allows.
@@ -91,6 +97,7 @@ def read_template(path):
     tpl = load_template(path)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
     defaults = {k: v.get("Default") for k, v in tpl.get("Parameters", {}).items()}
+    queues, queue_mappings = {}, []
 
     def resolved(props):
         # A `!Ref Parameter` becomes the parameter's default, as an undeployed stack has it.
@@ -99,6 +106,8 @@ def read_template(path):
 
     functions, routes, streams, schedules = {}, [], [], []
     for name, res in tpl.get("Resources", {}).items():
+        if res.get("Type") == "AWS::SQS::Queue":
+            queues[name] = res.get("Properties", {})
         if res.get("Type") != "AWS::Serverless::Function":
             continue
         props = {**globals_fn, **res.get("Properties", {})}
@@ -123,9 +132,29 @@ def read_template(path):
                 streams.append({"function": name, **resolved(p)})
             elif ev.get("Type") == "Schedule":
                 schedules.append({"function": name, **p})
+            elif ev.get("Type") == "SQS":
+                queue_mappings.append({"function": name, **resolved(p)})
     # Most specific first: literal segments beat parameters (as API Gateway matches).
     routes.sort(key=lambda r: (-r.path.count("/"), r.path.count("{")))
-    return tpl, functions, routes, streams, schedules
+    return Template(tpl, functions, routes, streams, schedules, queues, queue_mappings)
+
+
+class Template:
+    """What the local stack reads from template.yaml."""
+
+    def __init__(self, raw, functions, routes, streams, schedules, queues, queue_mappings):
+        self.raw, self.functions, self.routes = raw, functions, routes
+        self.streams, self.schedules = streams, schedules
+        self.queues, self.queue_mappings = queues, queue_mappings
+
+
+def logical_id(ref):
+    """The resource a `!GetAtt X.Arn` / `!Ref X` names."""
+    if isinstance(ref, dict):
+        ref = ref.get("GetAtt") or ref.get("Ref") or ""
+        if isinstance(ref, list):
+            ref = ref[0]
+    return str(ref).split(".", 1)[0]
 
 
 # --- the Lambda service ----------------------------------------------------------------
@@ -474,7 +503,7 @@ def _plain(value):
 class StreamPoller:
     """Plays the event source mapping of one function over one table's stream."""
 
-    def __init__(self, host, mapping, table, clients, interval, run_dir):
+    def __init__(self, host, mapping, table, clients, interval, destination):
         self.host = host
         self.table = table
         self.dynamodb, self.streams = clients
@@ -483,7 +512,8 @@ class StreamPoller:
         self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
         self.bisect = bool(mapping.get("BisectBatchOnFunctionError", False))
         self.interval = interval
-        self.dlq_path = os.path.join(run_dir, f"{host.name}-on-failure.jsonl")
+        # (send, url): where exhausted batches go (the on-failure destination queue).
+        self.destination = destination
         self.cursor = {}  # shard id -> last sequence number handed over for good
         self.stopped = threading.Event()
         self.stats = {"batches": 0, "records": 0, "retries": 0, "discarded": 0}
@@ -553,7 +583,7 @@ class StreamPoller:
                 self._deliver(arn, sid, records[mid:])
                 return
             if 0 <= self.max_retries < attempts:
-                self._discard(sid, records, error or result)
+                self._discard(arn, sid, records, error or result, attempts)
                 return
             self.stopped.wait(min(0.05 * 2**attempts, 2))
 
@@ -576,14 +606,140 @@ class StreamPoller:
         # A failure naming no record of the batch fails the whole batch, as Lambda does.
         return min(positions) if positions and len(positions) == len(ids) else 0
 
-    def _discard(self, sid, records, why):
+    def _discard(self, arn, sid, records, why, attempts):
         self.cursor[sid] = records[-1]["dynamodb"]["SequenceNumber"]
         self.stats["discarded"] += len(records)
-        with open(self.dlq_path, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"shard": sid, "reason": str(why)[:500],
-                                "first": records[0]["dynamodb"]["SequenceNumber"],
-                                "last": records[-1]["dynamodb"]["SequenceNumber"]}) + "\n")
-        log("batch sent to the on-failure destination", count=len(records), file=self.dlq_path)
+        record = on_failure_record(self.host.name, arn, sid, records, why, attempts)
+        if self.destination is None:
+            log("batch given up on, with no on-failure destination", record=record)
+            return
+        send, url = self.destination
+        send(url, json.dumps(record))
+        log("batch sent to the on-failure destination", count=len(records), queue=url,
+            first=records[0]["dynamodb"]["SequenceNumber"], last=records[-1]["dynamodb"]["SequenceNumber"])
+
+
+def on_failure_record(function, arn, sid, records, why, attempts):
+    """What Lambda sends an on-failure destination for a DynamoDB stream batch."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+
+    def arrival(r):
+        t = r["dynamodb"].get("ApproximateCreationDateTime")
+        when = t if isinstance(t, datetime.datetime) else now
+        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+    return {
+        "requestContext": {
+            "requestId": str(uuid.uuid4()),
+            "functionArn": f"arn:aws:lambda:us-east-1:000000000000:function:{function}",
+            "condition": "RetryAttemptsExhausted",
+            "approximateInvokeCount": attempts,
+        },
+        "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": str(why)[:200]},
+        "version": "1.0",
+        "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+        "DDBStreamBatchInfo": {
+            "shardId": sid,
+            "startSequenceNumber": records[0]["dynamodb"]["SequenceNumber"],
+            "endSequenceNumber": records[-1]["dynamodb"]["SequenceNumber"],
+            "approximateArrivalOfFirstRecord": arrival(records[0]),
+            "approximateArrivalOfLastRecord": arrival(records[-1]),
+            "batchSize": len(records),
+            "streamArn": arn,
+        },
+    }
+
+
+# --- the SQS event source mapping ------------------------------------------------------
+
+
+class QueuePoller:
+    """Plays an SQS event source mapping: short polls (moto serves every request under
+    one lock, so a long poll would stall DynamoDB), each batch handed to the function on a
+    thread of its own (Lambda runs queue batches concurrently), `batchItemFailures` left in
+    the queue for its visibility timeout, the rest deleted."""
+
+    def __init__(self, host, mapping, sqs, queue, interval):
+        self.host = host
+        self.sqs = sqs
+        self.url, self.arn = queue
+        self.batch_size = min(int(mapping.get("BatchSize", 10)), 10)
+        self.report_failures = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
+        self.interval = interval
+        self.stopped = threading.Event()
+        self.slots = threading.Semaphore(max(1, host.workers))
+
+    def start(self):
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        while not self.stopped.is_set():
+            try:
+                got = self.sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=self.batch_size,
+                                               WaitTimeSeconds=0, AttributeNames=["All"],
+                                               MessageAttributeNames=["All"]).get("Messages", [])
+            except Exception as e:  # the endpoint may be restarting: keep trying
+                log("queue poll failed", error=repr(e))
+                got = []
+            if not got:
+                self.stopped.wait(self.interval)
+                continue
+            self.slots.acquire()
+            threading.Thread(target=self._deliver, args=(got,), daemon=True).start()
+
+    def _deliver(self, messages):
+        try:
+            event = {"Records": [{
+                "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+                "attributes": m.get("Attributes", {}), "messageAttributes": {},
+                "md5OfBody": m.get("MD5OfBody"), "eventSource": "aws:sqs",
+                "eventSourceARN": self.arn, "awsRegion": "us-east-1"} for m in messages]}
+            result, error = self.host.invoke(event)
+            if error is not None:
+                log("queue batch failed; its messages return after the visibility timeout",
+                    function=self.host.name, error=error)
+                return
+            failed = set()
+            if self.report_failures:
+                try:
+                    failed = {f.get("itemIdentifier") for f in json.loads(result).get("batchItemFailures") or []}
+                except (ValueError, AttributeError):
+                    log("queue batch answered something unreadable; keeping it", function=self.host.name)
+                    return
+            done = [m for m in messages if m["MessageId"] not in failed]
+            if done:
+                self.sqs.delete_message_batch(QueueUrl=self.url, Entries=[
+                    {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)])
+        except Exception as e:
+            log("queue delivery failed", function=self.host.name, error=repr(e))
+        finally:
+            self.slots.release()
+
+
+def ensure_queues(sqs, queues, table):
+    """Creates the template's queues (named `<table>-<LogicalId>`), dead-letter targets
+    first; returns logical id -> (url, arn)."""
+    made = {}
+
+    def make(name):
+        if name in made:
+            return made[name]
+        props = queues[name]
+        attrs = {k: str(props[k]) for k in ("VisibilityTimeout", "MessageRetentionPeriod", "DelaySeconds")
+                 if k in props}
+        redrive = props.get("RedrivePolicy")
+        if redrive:
+            target = make(logical_id(redrive["deadLetterTargetArn"]))[1]
+            attrs["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": target,
+                                                 "maxReceiveCount": int(redrive["maxReceiveCount"])})
+        url = sqs.create_queue(QueueName=f"{table}-{name}", Attributes=attrs)["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        made[name] = (url, arn)
+        return made[name]
+
+    for name in queues:
+        make(name)
+    return made
 
 
 # --- schedules (EventBridge rules) ----------------------------------------------------
@@ -656,13 +812,15 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
 
-    tpl, functions, routes, streams, schedules = read_template(args.template)
+    t = read_template(args.template)
+    tpl, functions, routes, streams, schedules = t.raw, t.functions, t.routes, t.streams, t.schedules
     aws_env = {
         "AWS_REGION": "us-east-1",
         "AWS_ACCESS_KEY_ID": "local",
         "AWS_SECRET_ACCESS_KEY": "local",
         "AWS_ENDPOINT_URL_DYNAMODB": args.dynamodb_url,
         "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_SQS": args.dynamodb_url,
     }
     boto_cfg = BotoConfig(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10)
     kw = {
@@ -675,6 +833,8 @@ def main():
     dynamodb = boto3.client("dynamodb", **kw)
     if ensure_table(dynamodb, tpl, args.table):
         log("created table", table=args.table)
+    sqs = boto3.client("sqs", **kw)
+    queues = ensure_queues(sqs, t.queues, args.table)
 
     social = ThreadingHTTPServer(("127.0.0.1", args.social_port), social_handler())
     social.daemon_threads = True
@@ -710,6 +870,8 @@ def main():
         "READS_PER_IP_PER_S": os.environ.get("READS_PER_IP_PER_S", "200"),
         "WRITE_THROUGH": os.environ.get("WRITE_THROUGH", "true"),
     }
+    if "RepairQueue" in queues:
+        declared["REPAIR_QUEUE_URL"] = queues["RepairQueue"][0]
     hosts = {}
     for name, spec in functions.items():
         if not os.path.exists(os.path.join(args.bin_dir, spec["binary"])):
@@ -725,10 +887,20 @@ def main():
     if not args.no_stream:
         clients = (dynamodb, boto3.client("dynamodbstreams", **kw))
         for mapping in streams:
+            target = mapping.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+            destination = None
+            if target is not None:
+                url = queues[logical_id(target)][0]
+                destination = (lambda u, body: sqs.send_message(QueueUrl=u, MessageBody=body), url)
             p = StreamPoller(hosts[mapping["function"]], mapping, args.table, clients,
-                             args.poll_interval, args.run_dir)
+                             args.poll_interval, destination)
             p.start()
             pollers.append(p)
+    for mapping in t.queue_mappings:
+        p = QueuePoller(hosts[mapping["function"]], mapping, sqs, queues[logical_id(mapping["Queue"])],
+                        args.poll_interval)
+        p.start()
+        pollers.append(p)
 
     stopped = threading.Event()
     for mapping in schedules:

@@ -28,9 +28,17 @@ class FakeProjector:
         return json.dumps({"batchItemFailures": failed}).encode(), None
 
 
-def poller(host, **mapping):
+class Sent(list):
+    """The on-failure destination: what was sent to it."""
+
+    def __call__(self, url, body):
+        self.append((url, json.loads(body)))
+
+
+def poller(host, sent=None, **mapping):
     base = {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"], "MaximumRetryAttempts": 1}
-    return stack.StreamPoller(host, {**base, **mapping}, "t", (None, None), 0.001, tempfile.mkdtemp())
+    destination = (sent, "http://q/000000000000/t-RepairQueue") if sent is not None else None
+    return stack.StreamPoller(host, {**base, **mapping}, "t", (None, None), 0.001, destination)
 
 
 def records(n):
@@ -48,27 +56,71 @@ class StreamMappingTest(unittest.TestCase):
 
     def test_bisect_isolates_a_poison_record_and_sends_it_to_the_on_failure_destination(self):
         host = FakeProjector(poison={"3"})
-        p = poller(host, BisectBatchOnFunctionError=True)
-        p._deliver("arn", "s", records(6))
+        sent = Sent()
+        p = poller(host, sent, BisectBatchOnFunctionError=True)
+        p._deliver("arn:stream", "s", records(6))
         self.assertIn(["4", "5"], host.calls)
         self.assertEqual(p.cursor["s"], "5")
         self.assertEqual((p.stats["records"], p.stats["discarded"]), (5, 1))
-        with open(p.dlq_path, encoding="utf-8") as f:
-            failed = [json.loads(line) for line in f]
-        self.assertEqual([(d["first"], d["last"]) for d in failed], [("3", "3")])
+        # Lambda's on-failure record: the shard and the range, not the records.
+        [(url, record)] = sent
+        self.assertTrue(url.endswith("t-RepairQueue"))
+        info = record["DDBStreamBatchInfo"]
+        self.assertEqual((info["shardId"], info["startSequenceNumber"], info["endSequenceNumber"]), ("s", "3", "3"))
+        self.assertEqual((info["batchSize"], info["streamArn"]), (1, "arn:stream"))
+        self.assertEqual(record["requestContext"]["condition"], "RetryAttemptsExhausted")
 
     def test_without_bisect_a_failing_batch_is_discarded_whole_after_the_retry_limit(self):
         host = FakeProjector(poison={"3"})
-        p = poller(host)
+        sent = Sent()
+        p = poller(host, sent)
         p._deliver("arn", "s", records(6))
         self.assertEqual(len(host.calls), 2)
         self.assertEqual(p.stats["discarded"], 6)
+        self.assertEqual([(r["DDBStreamBatchInfo"]["startSequenceNumber"], r["DDBStreamBatchInfo"]["endSequenceNumber"])
+                          for _, r in sent], [("0", "5")])
+
+
+class FakeQueue:
+    """moto's SQS as far as the queue poller uses it."""
+
+    def __init__(self):
+        self.deleted = []
+
+    def delete_message_batch(self, QueueUrl, Entries):  # noqa: N803 - boto3's names
+        self.deleted.extend(e["ReceiptHandle"] for e in Entries)
+
+
+class FakeRepair:
+    name, workers = "Repair", 1
+
+    def __init__(self, keep):
+        self.keep, self.events = keep, []
+
+    def invoke(self, payload):
+        self.events.append(payload)
+        failed = [{"itemIdentifier": r["messageId"]} for r in payload["Records"] if r["body"] in self.keep]
+        return json.dumps({"batchItemFailures": failed}).encode(), None
+
+
+class QueueMappingTest(unittest.TestCase):
+    def test_reported_failures_stay_in_the_queue_and_the_rest_are_deleted(self):
+        host, sqs = FakeRepair(keep={"b"}), FakeQueue()
+        p = stack.QueuePoller(host, {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"]},
+                              sqs, ("http://q/0/t-RepairQueue", "arn:aws:sqs:us-east-1:0:t-RepairQueue"), 0.01)
+        p.slots.acquire()
+        p._deliver([{"MessageId": m, "ReceiptHandle": f"rh-{m}", "Body": m} for m in "abc"])
+        record = host.events[0]["Records"][0]
+        self.assertEqual((record["eventSource"], record["eventSourceARN"]),
+                         ("aws:sqs", "arn:aws:sqs:us-east-1:0:t-RepairQueue"))
+        self.assertEqual(sqs.deleted, ["rh-a", "rh-c"])
 
 
 class TemplateTest(unittest.TestCase):
     def test_routes_functions_and_mappings_come_from_the_template(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        _, functions, routes, streams, schedules = stack.read_template(os.path.join(root, "template.yaml"))
+        t = stack.read_template(os.path.join(root, "template.yaml"))
+        functions, routes, streams, schedules = t.functions, t.routes, t.streams, t.schedules
         keys = {r.key: (r.function, r.iam) for r in routes}
         self.assertEqual(keys["POST /scores"], ("IngestFunction", True))
         self.assertEqual(keys["GET /leaderboards/{lb}/top"], ("TopFunction", False))
@@ -84,6 +136,14 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(functions["IngestFunction"]["binary"], "ingest")
         matching = [r.key for r in routes if r.regex.match("/leaderboards/g1:ranked:NA:ALL_TIME/top")]
         self.assertEqual(matching, ["GET /leaderboards/{lb}/top"])
+        # The stream's exhausted batches and the repair function meet in the repair queue.
+        on_failure = streams[0]["DestinationConfig"]["OnFailure"]["Destination"]
+        self.assertEqual(stack.logical_id(on_failure), "RepairQueue")
+        self.assertEqual([(m["function"], stack.logical_id(m["Queue"])) for m in t.queue_mappings],
+                         [("RepairFunction", "RepairQueue")])
+        self.assertEqual(stack.logical_id(t.queues["RepairQueue"]["RedrivePolicy"]["deadLetterTargetArn"]),
+                         "RepairFailures")
+        self.assertIn("REPAIR_QUEUE_URL", functions["RankFunction"]["env"])
 
 
 def role(*statements):
@@ -158,7 +218,23 @@ class IamTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             role(allow("dynamodb:GetItem", {"Ref": "SomethingElse"}))
         # Statements on other services are not its business.
-        self.assertEqual(role({"Effect": "Deny", "Action": "sqs:SendMessage", "Resource": "*"}).functions["F"], [])
+        self.assertEqual(role({"Effect": "Deny", "Action": "s3:GetObject", "Resource": "*"}).functions["F"], [])
+
+    def test_queue_sends_and_stream_reads_are_checked_against_their_resources(self):
+        send_policy = {"Effect": "Allow", "Action": ["sqs:SendMessage*"], "Resource": {"Fn::Sub": [
+            "arn:${AWS::Partition}:sqs:${AWS::Region}:${AWS::AccountId}:${queueName}",
+            {"queueName": {"Fn::GetAtt": ["RepairQueue", "QueueName"]}}]}}
+        roles = role(send_policy, allow(["dynamodb:GetRecords", "dynamodb:GetShardIterator"],
+                                        {"Fn::GetAtt": ["T", "StreamArn"]}))
+        send = lambda url: iam.accesses("AmazonSQS.SendMessage", {"QueueUrl": url}, "pk")  # noqa: E731
+        self.assertIsNone(roles.denied("F", send("http://127.0.0.1:8000/123456789012/t1-RepairQueue")))
+        self.assertIsNotNone(roles.denied("F", send("http://127.0.0.1:8000/123456789012/t1-Other")))
+        stream = iam.table_arn("t1") + "/stream/2026-11-23T00:00:00.000"
+        it = iam.accesses("DynamoDBStreams_20120810.GetShardIterator", {"StreamArn": stream}, "pk")
+        records = iam.accesses("DynamoDBStreams_20120810.GetRecords", {"ShardIterator": f"{stream}|1|abc"}, "pk")
+        self.assertIsNone(roles.denied("F", it))
+        self.assertIsNone(roles.denied("F", records))
+        self.assertIsNotNone(role(send_policy).denied("F", records), "no stream statement, no stream reads")
 
     def test_the_access_key_names_the_function(self):
         header = "AWS4-HMAC-SHA256 Credential=fn-RankFunction/20261122/us-east-1/dynamodb/aws4_request, X=y"
@@ -170,10 +246,14 @@ class IamTest(unittest.TestCase):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         roles = iam.load(os.path.join(root, "template.yaml"))
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
-                                                "BoardsFunction", "RebuildFunction", "ProjectorFunction"})
-        self.assertEqual(roles.functions["ProjectorFunction"], [])
-        self.assertTrue(all(s.leading_keys for f, st in roles.functions.items() for s in st),
-                        "every DynamoDB statement names the keys it covers")
+                                                "BoardsFunction", "RebuildFunction", "ProjectorFunction",
+                                                "RepairFunction"})
+        table_statements = lambda f: [  # noqa: E731
+            s for s in roles.functions[f]
+            if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]
+        self.assertEqual(table_statements("ProjectorFunction"), [])
+        self.assertTrue(all(s.leading_keys for f in roles.functions for s in table_statements(f)),
+                        "every statement on the table names the keys it covers")
 
 
 if __name__ == "__main__":
