@@ -14,6 +14,11 @@ So this runs moto's own WSGI application with three changes:
 - requests signed with a function's access key (`fn-<LogicalId>`, what stack.py gives
   each function) must be allowed by that function's execution role in the template
   (iam.py), or get DynamoDB's AccessDeniedException, as in AWS;
+- a query reads the one partition its key condition names (moto walks, and sorts, every
+  item of the table for each query, of the table or of an index keyed on its partition
+  key);
+- the lock hands the endpoint to waiting requests in arrival order (a plain lock let one
+  request wait seconds behind a stream of later ones);
 - item results (GetItem, Query, Scan, BatchGetItem, ...) and stream records are answered
   as plain JSON: they are JSON-ready already, and moto's model-driven serializer spends
   about a millisecond on each item (a 1,000-record GetRecords took 0.9 s, a 1,000-item
@@ -29,6 +34,7 @@ Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000] [--state-file PATH]
 
 import argparse
 import base64
+import collections
 import datetime
 import decimal
 import io
@@ -38,6 +44,7 @@ import pickle
 import signal
 import sys
 import threading
+import time
 
 from moto.dynamodb.comparisons import get_filter_expression
 from moto.dynamodb.exceptions import (
@@ -47,6 +54,7 @@ from moto.dynamodb.exceptions import (
     TransactWriteSingleOpException,
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
+from moto.dynamodb.models.table import Table
 from moto.dynamodb.responses import DynamoResult
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 from moto.moto_server.werkzeug_app import (
@@ -60,6 +68,9 @@ import iam
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STREAMS_TARGET = "DynamoDBStreams_"
+# Requests slower than this are logged (the endpoint serialises requests: one slow
+# request delays every other).
+SLOW_REQUEST_S = 0.5
 
 
 def _item_key(table, op_type, op):
@@ -116,6 +127,31 @@ def transact_write_items(self, transact_items):
             self.update_item(op["TableName"], key, op["UpdateExpression"], names, values)
 
 
+_table_query = Table.query
+
+
+def partition_query(self, hash_key, *args, **kwargs):
+    """Table.query searching only the partition the key condition names (the table's, or
+    an index's keyed on the table's own partition key): the same items, found without
+    walking and sorting the whole table. Requests are serialised, so lending the query a
+    narrower `all_items` is safe."""
+    index_name = kwargs.get("index_name")
+    if index_name:
+        index = next((i for i in self.all_indexes() if i.name == index_name), None)
+        hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"] if index else []
+        if hashes != [self.hash_key_attr]:
+            return _table_query(self, hash_key, *args, **kwargs)
+    if hash_key is None:
+        return _table_query(self, hash_key, *args, **kwargs)
+    partition = self.items.get(hash_key, {})
+    items = sorted(partition.values(), key=lambda x: (x.hash_key, x.range_key))
+    self.all_items = lambda: items
+    try:
+        return _table_query(self, hash_key, *args, **kwargs)
+    finally:
+        del self.all_items
+
+
 JSON_HEADERS = {"Content-Type": "application/x-amz-json-1.0"}
 
 
@@ -142,6 +178,38 @@ def plain_result(self, context):
     return 200, JSON_HEADERS, json.dumps(result, default=_plain)
 
 
+class FairLock:
+    """A lock granted in arrival order. `threading.Lock` is not fair: under a stream of
+    requests one waiter (a queue poll, say) could lose the race again and again."""
+
+    def __init__(self):
+        self._mutex = threading.Lock()
+        self._waiting = collections.deque()
+        self._held = False
+
+    def acquire(self):
+        with self._mutex:
+            if not self._held and not self._waiting:
+                self._held = True
+                return
+            turn = threading.Event()
+            self._waiting.append(turn)
+        turn.wait()  # handed over by release(): held stays True
+
+    def release(self):
+        with self._mutex:
+            if self._waiting:
+                self._waiting.popleft().set()
+            else:
+                self._held = False
+
+    def __enter__(self):
+        self.acquire()
+
+    def __exit__(self, *_):
+        self.release()
+
+
 class Serialized:
     """WSGI middleware: one request at a time through the wrapped application, after the
     calling function's role allowed it."""
@@ -149,7 +217,7 @@ class Serialized:
     def __init__(self, app, roles):
         self.app = app
         self.roles = roles
-        self.lock = threading.Lock()
+        self.lock = FairLock()
 
     def __call__(self, environ, start_response):
         function = iam.function_of(environ.get("HTTP_AUTHORIZATION"))
@@ -163,13 +231,22 @@ class Serialized:
                 print(f"denied {function}: {access}", file=sys.stderr, flush=True)
                 start_response("400 Bad Request", [("Content-Type", "application/x-amz-json-1.0")])
                 return [iam.denial(function, access)]
-        if environ.get("HTTP_X_AMZ_TARGET", "").startswith(STREAMS_TARGET):
+        target = environ.get("HTTP_X_AMZ_TARGET", "")
+        if target.startswith(STREAMS_TARGET):
             # Stream records are immutable once written (moto appends them to a list),
             # so reading them needs no isolation; serialising a large GetRecords reply
             # takes moto ~1 ms per record, which under the lock would stall every write.
             return list(self.app(environ, start_response))
+        asked = time.monotonic()
         with self.lock:
-            return list(self.app(environ, start_response))
+            got = time.monotonic()
+            try:
+                return list(self.app(environ, start_response))
+            finally:
+                held = time.monotonic() - got
+                if held > SLOW_REQUEST_S:
+                    print(f"slow request: {target} held the lock {held:.2f} s (waited {got - asked:.2f} s)",
+                          file=sys.stderr, flush=True)
 
 
 def save_state_and_exit(path, lock):
@@ -210,6 +287,7 @@ def main():
     DynamoDBBackend.transact_write_items = transact_write_items
     DynamoDBStreamsHandler.get_records = get_records
     DynamoResult.execute_result = plain_result
+    Table.query = partition_query
     app = Serialized(DomainDispatcherApplication(create_backend_app), roles)
     if args.state_file:
         load_state(args.state_file)

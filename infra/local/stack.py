@@ -694,6 +694,7 @@ class QueuePoller:
                 "attributes": m.get("Attributes", {}), "messageAttributes": {},
                 "md5OfBody": m.get("MD5OfBody"), "eventSource": "aws:sqs",
                 "eventSourceARN": self.arn, "awsRegion": "us-east-1"} for m in messages]}
+            log("queue batch handed over", function=self.host.name, messages=len(messages))
             result, error = self.host.invoke(event)
             if error is not None:
                 log("queue batch failed; its messages return after the visibility timeout",
@@ -707,6 +708,7 @@ class QueuePoller:
                     log("queue batch answered something unreadable; keeping it", function=self.host.name)
                     return
             done = [m for m in messages if m["MessageId"] not in failed]
+            log("queue batch done", function=self.host.name, done=len(done), kept=len(messages) - len(done))
             if done:
                 self.sqs.delete_message_batch(QueueUrl=self.url, Entries=[
                     {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"]} for i, m in enumerate(done)])

@@ -1,5 +1,7 @@
 //! Logging setup shared by every function: `tracing` events as JSON lines (what
-//! CloudWatch's JSON log format expects), level from `RUST_LOG` (default `info`).
+//! CloudWatch's JSON log format expects), each with its own UTC timestamp (so a local
+//! stack's logs can be lined up across functions), level from `RUST_LOG` (default
+//! `info`).
 
 use tracing_subscriber::EnvFilter;
 
@@ -11,7 +13,6 @@ pub fn init() {
         .with_env_filter(filter)
         .with_current_span(false)
         .with_ansi(false)
-        .without_time()
         .with_target(false)
         .init();
 }

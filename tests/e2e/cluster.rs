@@ -180,6 +180,160 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         "the client was sent on with MOVED"
     );
     assert_eq!(count_in_slot(&cluster, src, slot).await?, 0);
+    // The move kept the board whole: its new node adopted it (the marker named a live
+    // master's history), no rebuild needed.
+    assert_eq!(
+        index.health(std::slice::from_ref(&b)).await?,
+        [leaderboard::store::Health::Ready]
+    );
+    Ok(())
+}
+
+/// Starts moving `slot` from `src` to `dst` and migrates `keys` of it (only those).
+async fn migrate_keys(
+    cluster: &OwnCluster,
+    slot: u16,
+    src: u16,
+    dst: u16,
+    keys: &[&str],
+) -> Result<()> {
+    let (src_id, dst_id) = (cluster.id_of(src).await?, cluster.id_of(dst).await?);
+    let mut importing = redis::cmd("CLUSTER");
+    importing
+        .arg("SETSLOT")
+        .arg(slot)
+        .arg("IMPORTING")
+        .arg(&src_id);
+    cluster.query::<redis::Value>(dst, &importing).await?;
+    let mut migrating = redis::cmd("CLUSTER");
+    migrating
+        .arg("SETSLOT")
+        .arg(slot)
+        .arg("MIGRATING")
+        .arg(&dst_id);
+    cluster.query::<redis::Value>(src, &migrating).await?;
+    let mut migrate = redis::cmd("MIGRATE");
+    migrate
+        .arg("127.0.0.1")
+        .arg(dst)
+        .arg("")
+        .arg(0)
+        .arg(5_000)
+        .arg("KEYS")
+        .arg(keys);
+    cluster.query::<redis::Value>(src, &migrate).await?;
+    Ok(())
+}
+
+/// Abandons a slot's move: it stays on its node (`STABLE` on both ends).
+async fn abandon(cluster: &OwnCluster, slot: u16, src: u16, dst: u16) -> Result<()> {
+    for port in [src, dst] {
+        let mut stable = redis::cmd("CLUSTER");
+        stable.arg("SETSLOT").arg(slot).arg("STABLE");
+        cluster.query::<redis::Value>(port, &stable).await?;
+    }
+    Ok(())
+}
+
+/// Finishes a slot's move: `dst` serves it, as every node knows.
+async fn hand_over(cluster: &OwnCluster, slot: u16, dst: u16) -> Result<()> {
+    let dst_id = cluster.id_of(dst).await?;
+    for &port in &cluster.ports {
+        let mut node = redis::cmd("CLUSTER");
+        node.arg("SETSLOT").arg(slot).arg("NODE").arg(&dst_id);
+        cluster.query::<redis::Value>(port, &node).await?;
+    }
+    Ok(())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Result<()> {
+    use leaderboard::board::Policy;
+    use leaderboard::service::{reads, rebuild};
+    use leaderboard::store::Health;
+
+    let cluster = OwnCluster::start(3).await?;
+    let env = crate::support::TestEnv::attach(
+        &cluster.url(),
+        &dynamodb_url(),
+        &unique("t"),
+        &format!("{}:", unique("k")),
+    )
+    .await;
+    env.ctx.store.create_table().await?;
+    // Two boards, each on its own slot, with 30 players through ingest.
+    let (stayed, moved) = (env.board(Policy::Best).await, env.board(Policy::Best).await);
+    for b in [&stayed, &moved] {
+        for p in 0..30 {
+            env.submit(b, &format!("p{p:02}"), "m1", 100 + p).await?;
+        }
+    }
+    // `stayed`: its sorted set and hash are migrated away and the move abandoned; the
+    // slot stays on its node with the marker only.
+    // `moved`: its marker and hash are migrated, and the slot handed over after the
+    // source lost the sorted set (what a node does with the keys it still holds in a
+    // slot it loses, the failure the slot-move test once hit).
+    for (board, keys, hand) in [(&stayed, ["z", "h"], false), (&moved, ["m", "h"], true)] {
+        let (z, h) = env.ctx.index.keys(board);
+        let m = env.ctx.index.marker_key(board);
+        let slot: u16 = cluster
+            .query(
+                cluster.ports[0],
+                redis::cmd("CLUSTER").arg("KEYSLOT").arg(&z),
+            )
+            .await?;
+        let src = cluster.owner_of(slot).await?;
+        let dst = *cluster
+            .ports
+            .iter()
+            .find(|&&p| p != src)
+            .context("other node")?;
+        let names: Vec<&str> = keys
+            .iter()
+            .map(|k| match *k {
+                "z" => z.as_str(),
+                "h" => h.as_str(),
+                _ => m.as_str(),
+            })
+            .collect();
+        migrate_keys(&cluster, slot, src, dst, &names).await?;
+        if hand {
+            let _: i64 = cluster.query(src, redis::cmd("DEL").arg(&z)).await?;
+            hand_over(&cluster, slot, dst).await?;
+        } else {
+            abandon(&cluster, slot, src, dst).await?;
+        }
+    }
+
+    // Found out at once: reads come from DynamoDB (degraded, and right), never from the
+    // split index.
+    for b in [&stayed, &moved] {
+        let top = reads::top(&env.ctx, b, 50).await?;
+        assert!(top.meta.degraded, "{b}: {:?}", top.meta);
+        assert_eq!(top.total, 30);
+        assert_eq!(top.entries[0].player_id, "p29");
+        assert_eq!(
+            env.ctx.index.health(std::slice::from_ref(b)).await?,
+            [Health::Stale]
+        );
+    }
+    // The repair rebuilds them whole, each on the node its slot is on now.
+    let req = rebuild::RebuildRequest {
+        all: true,
+        ..Default::default()
+    };
+    let report = rebuild::run(
+        &env.ctx,
+        req,
+        std::time::Instant::now() + Duration::from_secs(60),
+    )
+    .await?;
+    assert!(report.done, "{report:?}");
+    for b in [&stayed, &moved] {
+        assert_eq!(env.assert_index_matches_store(b).await, 30);
+        let top = reads::top(&env.ctx, b, 50).await?;
+        assert_eq!(serde_json::to_value(top.meta.source)?, "redis");
+    }
     Ok(())
 }
 

@@ -435,6 +435,17 @@ impl TestEnv {
         &self,
         board: &LeaderboardId,
     ) -> (Vec<String>, BTreeMap<String, String>) {
+        self.try_index_snapshot(board)
+            .await
+            .expect("read the index")
+    }
+
+    /// [`TestEnv::index_snapshot`], or Redis' error (a test that restarts Redis sees its
+    /// connection dropped once).
+    pub async fn try_index_snapshot(
+        &self,
+        board: &LeaderboardId,
+    ) -> redis::RedisResult<(Vec<String>, BTreeMap<String, String>)> {
         let (z, h) = self.ctx.index.keys(board);
         let mut conn = self.redis.clone();
         let members: Vec<String> = redis::cmd("ZRANGE")
@@ -442,14 +453,10 @@ impl TestEnv {
             .arg(0)
             .arg(-1)
             .query_async(&mut conn)
-            .await
-            .expect("ZRANGE");
-        let hash: HashMap<String, String> = redis::cmd("HGETALL")
-            .arg(&h)
-            .query_async(&mut conn)
-            .await
-            .expect("HGETALL");
-        (members, hash.into_iter().collect())
+            .await?;
+        let hash: HashMap<String, String> =
+            redis::cmd("HGETALL").arg(&h).query_async(&mut conn).await?;
+        Ok((members, hash.into_iter().collect()))
     }
 
     /// Asserts that Redis holds exactly DynamoDB's standings of `board`, in the
@@ -468,7 +475,10 @@ impl TestEnv {
             .first()
             .map_or(leaderboard::order::Direction::Desc, |s| s.direction);
         standings.sort_by(|a, b| a.index_entry().key.cmp_in(&b.index_entry().key, dir));
-        let (members, hash) = self.index_snapshot(board).await;
+        let (members, hash) = self
+            .try_index_snapshot(board)
+            .await
+            .map_err(|e| format!("reading the index: {e}"))?;
         let expected_members: Vec<String> = standings
             .iter()
             .map(|s| s.index_entry().key.member())
@@ -556,14 +566,36 @@ pub fn free_port() -> u16 {
 /// A redis-server of the test's own (for tests that kill and restart one).
 pub struct OwnRedis {
     pub port: u16,
+    /// Its data directory, when it keeps its data across a restart.
+    dir: Option<PathBuf>,
     child: Option<std::process::Child>,
 }
 
+/// Sends `sig` (`-STOP`, `-CONT`, `-KILL`) to a process.
+fn signal(pid: u32, sig: &str) {
+    let _ = std::process::Command::new("kill")
+        .arg(sig)
+        .arg(pid.to_string())
+        .status();
+}
+
 impl OwnRedis {
-    /// Reserves a port without starting the server yet.
+    /// Reserves a port without starting the server yet; the server keeps nothing across
+    /// a restart.
     pub fn reserve() -> Self {
         Self {
             port: free_port(),
+            dir: None,
+            child: None,
+        }
+    }
+
+    /// Like [`OwnRedis::reserve`], with a data directory of its own, so that
+    /// [`OwnRedis::shutdown_saving`] and `start` bring it back with its data.
+    pub fn persistent() -> Self {
+        Self {
+            port: free_port(),
+            dir: Some(root().join("target/e2e-run").join(unique("redis"))),
             child: None,
         }
     }
@@ -573,18 +605,21 @@ impl OwnRedis {
     }
 
     pub async fn start(&mut self) -> Result<()> {
-        let child = std::process::Command::new("redis-server")
-            .args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--save", "", "--appendonly", "no"])
+        let mut cmd = std::process::Command::new("redis-server");
+        cmd.args(["--port", &self.port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"]);
+        if let Some(dir) = &self.dir {
+            std::fs::create_dir_all(dir)?;
+            cmd.arg("--dir").arg(dir).args(["--dbfilename", "dump.rdb"]);
+        }
+        let child = cmd
             .stdout(Stdio::null())
             .spawn()
             .context("start redis-server (is it installed? infra/test.sh installs it)")?;
         self.child = Some(child);
         wait_for_tcp(self.port, Duration::from_secs(10)).await
     }
-}
 
-impl OwnRedis {
     /// Kills the server (SIGKILL): its data is gone; `start` again brings an empty one
     /// up on the same port.
     pub fn kill(&mut self) {
@@ -594,41 +629,57 @@ impl OwnRedis {
         }
     }
 
+    /// Stops the server the way an operator would, saving its data first (`SHUTDOWN
+    /// SAVE`); a persistent server's `start` then loads it back.
+    pub async fn shutdown_saving(&mut self) -> Result<()> {
+        let mut conn = redis::Client::open(self.url())?
+            .get_multiplexed_async_connection()
+            .await?;
+        // The server closes the connection instead of answering.
+        let _ = redis::cmd("SHUTDOWN")
+            .arg("SAVE")
+            .query_async::<redis::Value>(&mut conn)
+            .await;
+        if let Some(mut c) = self.child.take() {
+            c.wait()?;
+        }
+        Ok(())
+    }
+
     /// Freezes the server (SIGSTOP): connections hang, as with a stalled Redis.
     pub fn pause(&self) {
-        self.signal("-STOP");
+        if let Some(c) = &self.child {
+            signal(c.id(), "-STOP");
+        }
     }
 
     /// Lets a paused server run again, with all its data.
     pub fn resume(&self) {
-        self.signal("-CONT");
-    }
-
-    fn signal(&self, sig: &str) {
         if let Some(c) = &self.child {
-            let _ = std::process::Command::new("kill")
-                .arg(sig)
-                .arg(c.id().to_string())
-                .status();
+            signal(c.id(), "-CONT");
         }
     }
 }
 
 impl Drop for OwnRedis {
     fn drop(&mut self) {
-        if let Some(mut c) = self.child.take() {
-            let _ = c.kill();
-            let _ = c.wait();
+        self.kill();
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }
 
-/// A Redis Cluster of the test's own (for tests that move slots between its nodes): one
-/// master per node, no replicas, slots split evenly. Stopped on drop.
+/// A Redis Cluster of the test's own (for tests that move slots between its nodes or
+/// fail a master over): masters with the slots split evenly, each with its replicas.
+/// Stopped on drop.
 pub struct OwnCluster {
+    /// The masters' ports, in slot order.
     pub ports: Vec<u16>,
+    /// The replicas' ports, with the port of the master each replicates.
+    pub replicas: Vec<(u16, u16)>,
     dir: PathBuf,
-    children: Vec<std::process::Child>,
+    children: Vec<(u16, std::process::Child)>,
 }
 
 /// A free port whose cluster bus port (+10000) is free too, below the ephemeral range
@@ -645,16 +696,26 @@ fn free_cluster_port(taken: &[u16]) -> u16 {
 }
 
 impl OwnCluster {
+    /// `masters` masters, no replicas.
     pub async fn start(masters: usize) -> Result<Self> {
+        Self::start_with(masters, 0).await
+    }
+
+    /// `masters` masters with `replicas` replicas each. Nodes fail over quickly (1 s node
+    /// timeout) and a replica may take over however long it was cut off from its master
+    /// (validity factor 0), so a test decides what a promoted replica lacks.
+    pub async fn start_with(masters: usize, replicas: usize) -> Result<Self> {
         let dir = root().join("target/e2e-run").join(unique("cluster"));
         std::fs::create_dir_all(&dir)?;
         let mut me = Self {
             ports: Vec::new(),
+            replicas: Vec::new(),
             dir,
             children: Vec::new(),
         };
-        for _ in 0..masters {
-            let port = free_cluster_port(&me.ports);
+        let mut all = Vec::new();
+        for i in 0..masters * (1 + replicas) {
+            let port = free_cluster_port(&all);
             let child = std::process::Command::new("redis-server")
                 .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
                 .args([
@@ -664,6 +725,10 @@ impl OwnCluster {
                     "no",
                     "--cluster-enabled",
                     "yes",
+                    "--cluster-node-timeout",
+                    "1000",
+                    "--cluster-replica-validity-factor",
+                    "0",
                 ])
                 .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
                 .arg("--dir")
@@ -671,10 +736,15 @@ impl OwnCluster {
                 .stdout(Stdio::null())
                 .spawn()
                 .context("start redis-server in cluster mode")?;
-            me.ports.push(port);
-            me.children.push(child);
+            all.push(port);
+            me.children.push((port, child));
+            if i < masters {
+                me.ports.push(port);
+            } else {
+                me.replicas.push((port, me.ports[(i - masters) % masters]));
+            }
         }
-        for &port in &me.ports {
+        for &port in &all {
             wait_for_tcp(port, Duration::from_secs(10)).await?;
         }
         let per = 16_384 / masters;
@@ -691,26 +761,53 @@ impl OwnCluster {
                     redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(lo).arg(hi),
                 )
                 .await?;
+            // Distinct config epochs, as `redis-cli --cluster create` gives them: left
+            // equal, the nodes settle their collision later, and a slot moved meanwhile can
+            // lose its keys (the importing node yields the slot and deletes them).
             let _: () = me
                 .query(
                     port,
                     redis::cmd("CLUSTER").arg("SET-CONFIG-EPOCH").arg(i + 1),
                 )
                 .await?;
-            if i > 0 {
-                let _: () = me
-                    .query(
-                        me.ports[0],
-                        redis::cmd("CLUSTER").arg("MEET").arg("127.0.0.1").arg(port),
-                    )
-                    .await?;
+        }
+        for &port in &all[1..] {
+            let _: () = me
+                .query(
+                    all[0],
+                    redis::cmd("CLUSTER").arg("MEET").arg("127.0.0.1").arg(port),
+                )
+                .await?;
+        }
+        let known = format!("cluster_known_nodes:{}", all.len());
+        eventually(Duration::from_secs(30), "the nodes to meet", || async {
+            for &port in &all {
+                let info: String = me.query(port, redis::cmd("CLUSTER").arg("INFO")).await?;
+                if !info.contains(&known) {
+                    return Ok(None);
+                }
             }
+            Ok(Some(()))
+        })
+        .await?;
+        for &(replica, master) in &me.replicas {
+            let id = me.id_of(master).await?;
+            let _: () = me
+                .query(replica, redis::cmd("CLUSTER").arg("REPLICATE").arg(&id))
+                .await?;
         }
         eventually(Duration::from_secs(30), "the cluster to form", || async {
-            for &port in &me.ports {
+            for &port in &all {
                 let info: String = me.query(port, redis::cmd("CLUSTER").arg("INFO")).await?;
-                let want = format!("cluster_known_nodes:{masters}");
-                if !info.contains("cluster_state:ok") || !info.contains(&want) {
+                if !info.contains("cluster_state:ok") {
+                    return Ok(None);
+                }
+            }
+            for &(replica, _) in &me.replicas {
+                let info: String = me
+                    .query(replica, redis::cmd("INFO").arg("replication"))
+                    .await?;
+                if !info.contains("master_link_status:up") {
                     return Ok(None);
                 }
             }
@@ -742,14 +839,23 @@ impl OwnCluster {
         self.query(port, redis::cmd("CLUSTER").arg("MYID")).await
     }
 
-    /// The port of the node that serves `slot`, as the nodes themselves say.
+    /// The port of the node that serves `slot`, as the nodes that answer say.
     pub async fn owner_of(&self, slot: u16) -> Result<u16> {
-        for &port in &self.ports {
-            let nodes: String = self.query(port, redis::cmd("CLUSTER").arg("NODES")).await?;
+        let ports = self.children.iter().map(|(p, _)| *p).collect::<Vec<_>>();
+        for port in ports {
+            let Ok(nodes) = self
+                .query::<String>(port, redis::cmd("CLUSTER").arg("NODES"))
+                .await
+            else {
+                continue;
+            };
             let mine = nodes
                 .lines()
                 .find(|l| l.contains("myself"))
                 .context("myself")?;
+            if !mine.contains("master") {
+                continue;
+            }
             let owns = mine.split_whitespace().skip(8).any(|range| {
                 let (lo, hi) = range.split_once('-').unwrap_or((range, range));
                 match (lo.parse::<u16>(), hi.parse::<u16>()) {
@@ -763,11 +869,41 @@ impl OwnCluster {
         }
         bail!("no node serves slot {slot}")
     }
+
+    fn pid_of(&self, port: u16) -> Option<u32> {
+        self.children
+            .iter()
+            .find(|(p, _)| *p == port)
+            .map(|(_, c)| c.id())
+    }
+
+    /// Freezes one node (SIGSTOP).
+    pub fn pause(&self, port: u16) {
+        self.pid_of(port)
+            .into_iter()
+            .for_each(|pid| signal(pid, "-STOP"));
+    }
+
+    /// Lets a frozen node run again.
+    pub fn resume(&self, port: u16) {
+        self.pid_of(port)
+            .into_iter()
+            .for_each(|pid| signal(pid, "-CONT"));
+    }
+
+    /// Kills one node (SIGKILL).
+    pub fn kill(&mut self, port: u16) {
+        if let Some(i) = self.children.iter().position(|(p, _)| *p == port) {
+            let (_, mut c) = self.children.remove(i);
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
 }
 
 impl Drop for OwnCluster {
     fn drop(&mut self) {
-        for c in &mut self.children {
+        for (_, c) in &mut self.children {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -866,6 +1002,8 @@ pub struct Stack {
     /// The stack's own table and key prefix, to inspect its state.
     pub table: String,
     pub prefix: String,
+    /// Where the stack and its functions log.
+    pub run_dir: PathBuf,
 }
 
 /// How to start a [`Stack`].
@@ -975,6 +1113,7 @@ impl Stack {
             http: reqwest::Client::new(),
             table,
             prefix,
+            run_dir,
         })
     }
 
@@ -1086,6 +1225,31 @@ impl Stack {
                 return Ok(out);
             }
         }
+    }
+
+    /// How many lines of the stack's or a function's log (`stack.err`,
+    /// `RepairFunction.log`, ...) contain `text`.
+    pub fn log_lines(&self, file: &str, text: &str) -> usize {
+        std::fs::read_to_string(self.run_dir.join(file))
+            .map(|log| log.lines().filter(|l| l.contains(text)).count())
+            .unwrap_or(0)
+    }
+
+    /// Stream records the projector has taken so far (applied, stale, skipped or
+    /// poison), from its log.
+    pub fn projected_records(&self) -> u64 {
+        let log =
+            std::fs::read_to_string(self.run_dir.join("ProjectorFunction.log")).unwrap_or_default();
+        log.lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| v["fields"]["message"] == "batch projected")
+            .map(|v| {
+                ["applied", "stale", "skipped", "poison"]
+                    .iter()
+                    .map(|k| v["fields"][k].as_u64().unwrap_or(0))
+                    .sum::<u64>()
+            })
+            .sum()
     }
 
     /// The adapters over this stack's own table and keys, to compare its state.

@@ -81,11 +81,13 @@ fn board_key(lb: &LeaderboardId) -> Item {
     key(format!("B#{lb}"), "BOARD".into())
 }
 
+/// The partition of a player's standing on a board: `S#{board}#{shard}`.
+fn standing_partition(lb: &LeaderboardId, player: &PlayerId) -> String {
+    format!("S#{lb}#{:02}", shard_of(player.as_str()))
+}
+
 fn standing_key(lb: &LeaderboardId, player: &PlayerId) -> Item {
-    key(
-        format!("S#{lb}#{:02}", shard_of(player.as_str())),
-        player.to_string(),
-    )
+    key(standing_partition(lb, player), player.to_string())
 }
 
 fn receipt_key(lb: &LeaderboardId, player: &PlayerId, m: &MatchId) -> Item {
@@ -114,6 +116,35 @@ pub struct StandingItem {
 
 impl StandingItem {
     pub const KIND: &'static str = "standing";
+
+    /// The stored item of `player`'s standing `s` on `board`.
+    pub fn new(
+        board: &LeaderboardId,
+        player: &PlayerId,
+        direction: Direction,
+        s: &Standing,
+        index_expire_at: Option<i64>,
+    ) -> Self {
+        let rank_key = RankKey {
+            score: s.score,
+            reached_at: s.reached_at,
+            player: player.to_string(),
+        };
+        Self {
+            pk: standing_partition(board, player),
+            sk: player.to_string(),
+            kind: Self::KIND.into(),
+            leaderboard_id: board.clone(),
+            player_id: player.clone(),
+            direction,
+            score: s.score,
+            reached_at: s.reached_at,
+            version: s.version,
+            last_match_id: s.last_match_id.clone(),
+            rk: rank_key.sort_key(direction),
+            index_expire_at,
+        }
+    }
 
     /// The index entry this row projects to.
     pub fn index_entry(&self) -> IndexEntry {
@@ -474,26 +505,7 @@ impl ScoreStore for DynamoScoreStore {
         // The standing goes last: a cancelled transaction never half-writes it.
         let standing_op = match c.standing {
             Some(s) => {
-                let key = standing_key(c.board, c.player);
-                let rank_key = RankKey {
-                    score: s.score,
-                    reached_at: s.reached_at,
-                    player: c.player.to_string(),
-                };
-                let item = StandingItem {
-                    pk: key["pk"].as_s().cloned().unwrap_or_default(),
-                    sk: c.player.to_string(),
-                    kind: StandingItem::KIND.into(),
-                    leaderboard_id: c.board.clone(),
-                    player_id: c.player.clone(),
-                    direction: c.direction,
-                    score: s.score,
-                    reached_at: s.reached_at,
-                    version: s.version,
-                    last_match_id: s.last_match_id.clone(),
-                    rk: rank_key.sort_key(c.direction),
-                    index_expire_at: c.index_expire_at,
-                };
+                let item = StandingItem::new(c.board, c.player, c.direction, s, c.index_expire_at);
                 self.put(serde_dynamo::to_item(item)?, condition, values)?
             }
             None => self.check(standing_key(c.board, c.player), condition, values)?,

@@ -44,8 +44,8 @@ impl Breaker {
         }
     }
 
-    /// Opens the breaker now (a connection could not be opened in time).
-    pub fn trip(&self, why: &'static str) {
+    /// Opens the breaker now (a connection could not be opened: `why` says what failed).
+    pub fn trip(&self, why: &str) {
         self.failures.store(0, Ordering::Relaxed);
         let until = now_ms() + COOLDOWN.as_millis() as i64;
         self.open_until_ms.store(until, Ordering::Relaxed);

@@ -110,17 +110,24 @@ fn standing_args(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
         .arg(e.key.member());
 }
 
-/// Boards one call may settle (each `INDEXMOVED` names one) before it gives up.
+/// Rounds of settling one call may go through before it gives up.
 const MAX_SETTLES: usize = 16;
 
-/// The key base and the replication id of an `INDEXMOVED` error (a board whose marker
-/// names another history than its node's), as `prelude.lua` raises it.
-fn moved_board(err: &redis::RedisError) -> Option<(&str, &str)> {
-    if err.code() != Some("INDEXMOVED") {
-        return None;
-    }
-    let mut words = err.detail()?.split_whitespace();
-    Some((words.next()?, words.next()?))
+/// The boards an error's `INDEXMOVED` replies name (a board whose marker names another
+/// replication history than its node's, as `prelude.lua` raises it), as (key base,
+/// that history): one for a script, any number for a pipeline.
+fn moved_boards(err: &redis::RedisError) -> Vec<(String, String)> {
+    let Some(errors) = err.clone().into_server_errors() else {
+        return Vec::new();
+    };
+    errors
+        .iter()
+        .filter(|(_, e)| e.code() == "INDEXMOVED")
+        .filter_map(|(_, e)| {
+            let mut words = e.details()?.split_whitespace();
+            Some((words.next()?.to_owned(), words.next()?.to_owned()))
+        })
+        .collect()
 }
 
 /// Parses a hash value `version|zscore|member` into its key.
@@ -222,7 +229,8 @@ impl RedisRankIndex {
         let wait = self.timeout.max(CONNECT_WAIT);
         self.link.get(wait).await.inspect_err(|e| {
             if e.is_outage() {
-                self.breaker.trip("the connection could not be opened");
+                let why = crate::http::error_chain(e);
+                self.breaker.trip(&format!("no connection: {why}"));
             }
         })
     }
@@ -244,13 +252,12 @@ impl RedisRankIndex {
                 build(&mut pipe, i);
             }
             async move {
-                let replies: Vec<T> = match script {
-                    Some(script) => self.pipeline_scripts(script, &pipe).await?,
-                    None => {
-                        let conn = self.conn().await?;
-                        self.bounded(self.exchange(&conn, &pipe)).await?
-                    }
-                };
+                let replies: Vec<T> = self
+                    .call(script, |conn| {
+                        let pipe = &pipe;
+                        async move { self.exchange(&conn, pipe).await }
+                    })
+                    .await?;
                 Ok::<_, IndexError>(replies)
             }
         });
@@ -300,9 +307,16 @@ impl RedisRankIndex {
     ) -> Result<RedisResult<T>, IndexError> {
         self.breaker.check()?;
         let res = tokio::time::timeout(self.timeout, fut).await;
+        // A connection found dropped (reset, closed under us) does not count: the client
+        // reconnects at once and the next try tells whether Redis is there. Counting it
+        // would let a failure count left from an outage open the breaker on the first
+        // call after Redis is back, refusing the very retry that would succeed.
         let outage = match &res {
             Err(_) => true,
-            Ok(Err(e)) => IndexError::redis_outage(e),
+            Ok(Err(e)) => {
+                e.is_connection_refusal()
+                    || (IndexError::redis_outage(e) && !e.is_connection_dropped())
+            }
             Ok(Ok(_)) => false,
         };
         self.breaker.record(outage);
@@ -314,78 +328,98 @@ impl RedisRankIndex {
         Ok(self.within(fut).await??)
     }
 
-    /// A script invocation, through the breaker and the timeout (a node that forgot the
-    /// script gets it loaded and run again, within the same budget). A board found on
-    /// another replication history is settled first (see [`Self::settle`]).
-    async fn invoke<T: redis::FromRedisValue>(
-        &self,
-        inv: &ScriptInvocation<'_>,
-    ) -> Result<T, IndexError> {
-        let mut tries = 0;
+    /// One call on the shared connection, within the timeout and through the breaker.
+    /// It runs again, within its own budget each time:
+    /// - once, when the connection turned out to be dropped (a restart, a failover, a cut
+    ///   connection): the client reconnects on such an error, so the next try goes out on
+    ///   a new connection instead of failing a whole request (or stream batch) per
+    ///   container;
+    /// - when a node forgot `script` (restart, flush): it is loaded first;
+    /// - per board a script found on another replication history, once that is settled
+    ///   (see [`Self::settle`]); a script that finds one stops before changing anything.
+    ///
+    /// Every call here may run twice: applies are version-checked, the rest idempotent.
+    async fn call<T, F, Fut>(&self, script: Option<&Script>, exchange: F) -> Result<T, IndexError>
+    where
+        F: Fn(Conn) -> Fut,
+        Fut: Future<Output = RedisResult<T>>,
+    {
+        let (mut redialed, mut reloads, mut settles) = (false, 0, 0);
         loop {
-            let mut conn = self.conn().await?;
-            match self.within(inv.invoke_async(&mut conn)).await? {
-                Err(e) if tries < MAX_SETTLES && moved_board(&e).is_some() => {
-                    self.settle(&e).await?;
-                    tries += 1;
+            let conn = self.conn().await?;
+            match self.within(exchange(conn.clone())).await? {
+                Ok(v) => return Ok(v),
+                Err(e) if e.is_connection_dropped() && !redialed => redialed = true,
+                Err(e)
+                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript)
+                        && reloads < 2 =>
+                {
+                    if let Some(script) = script {
+                        self.bounded(script.load_async(&mut conn.clone())).await?;
+                    }
+                    reloads += 1;
                 }
-                other => return Ok(other?),
+                Err(e) if settles < MAX_SETTLES && !moved_boards(&e).is_empty() => {
+                    self.settle(&moved_boards(&e)).await?;
+                    settles += 1;
+                }
+                Err(e) => return Err(e.into()),
             }
         }
     }
 
-    /// A pipeline of script invocations; a server that forgot the script (restart,
-    /// flush) gets it loaded and the pipeline run again, and a board found on another
-    /// replication history is settled and the pipeline run again: harmless, because
-    /// every script here is version-checked or idempotent, and a script that finds such
-    /// a board stops before changing anything.
+    /// A script invocation (see [`Self::call`]).
+    async fn invoke<T: redis::FromRedisValue>(
+        &self,
+        inv: &ScriptInvocation<'_>,
+    ) -> Result<T, IndexError> {
+        self.call(
+            None,
+            |mut conn| async move { inv.invoke_async(&mut conn).await },
+        )
+        .await
+    }
+
+    /// A plain command (see [`Self::call`]).
+    async fn command<T: redis::FromRedisValue>(&self, cmd: &redis::Cmd) -> Result<T, IndexError> {
+        self.call(
+            None,
+            |mut conn| async move { cmd.query_async(&mut conn).await },
+        )
+        .await
+    }
+
+    /// A pipeline of invocations of `script` (see [`Self::call`]).
     async fn pipeline_scripts<T: redis::FromRedisValue>(
         &self,
         script: &Script,
         pipe: &redis::Pipeline,
     ) -> Result<T, IndexError> {
-        let mut tries = 0;
-        loop {
-            let mut conn = self.conn().await?;
-            match self.within(self.exchange(&conn, pipe)).await? {
-                Err(e)
-                    if e.kind() == redis::ErrorKind::Server(redis::ServerErrorKind::NoScript) =>
-                {
-                    self.bounded(script.load_async(&mut conn)).await?;
-                }
-                Err(e) if tries < MAX_SETTLES && moved_board(&e).is_some() => {
-                    self.settle(&e).await?;
-                    tries += 1;
-                }
-                other => return Ok(other?),
-            }
-        }
+        self.call(Some(script), |conn| async move {
+            self.exchange(&conn, pipe).await
+        })
+        .await
     }
 
-    /// Settles the board an `INDEXMOVED` error names: its marker names `from`, another
-    /// replication history than its node's. If `from` is still a live master's (the
-    /// board's keys were migrated here intact), the board is adopted here; otherwise
-    /// (this node restarted, or is a promoted replica) it turns stale. See `settle.lua`.
-    async fn settle(&self, err: &redis::RedisError) -> Result<(), IndexError> {
-        let Some((base, from)) = moved_board(err) else {
-            return Ok(());
-        };
-        let live = self.live_histories().await?.iter().any(|h| h == from);
-        let mut inv = self.scripts.settle.prepare_invoke();
-        inv.key(format!("{base}:z"))
-            .key(format!("{base}:h"))
-            .key(format!("{base}:m"))
-            .arg(from)
-            .arg(if live { "1" } else { "0" });
-        let mut conn = self.conn().await?;
-        let state: String = self.bounded(inv.invoke_async(&mut conn)).await?;
-        tracing::warn!(
-            keys = base,
-            from,
-            live,
-            state,
-            "rank index found on another replication history; settled"
-        );
+    /// Settles the boards `INDEXMOVED` errors named, as (key base, replication id): each
+    /// marker names another history than its node's. Where that history is still a live
+    /// master's (the board's keys were migrated here intact), the board is adopted here;
+    /// otherwise (this node restarted, or is a promoted replica) it turns stale. See
+    /// `settle.lua`.
+    async fn settle(&self, boards: &[(String, String)]) -> Result<(), IndexError> {
+        let live = self.live_histories().await?;
+        for (base, from) in boards {
+            let adopt = live.iter().any(|h| h == from);
+            let mut inv = self.scripts.settle.prepare_invoke();
+            inv.key(format!("{base}:z"))
+                .key(format!("{base}:h"))
+                .key(format!("{base}:m"))
+                .arg(from)
+                .arg(if adopt { "1" } else { "0" });
+            let mut conn = self.conn().await?;
+            let state: String = self.bounded(inv.invoke_async(&mut conn)).await?;
+            tracing::warn!(keys = %base, from = %from, live = adopt, state, "rank index found on another replication history; settled");
+        }
         Ok(())
     }
 
@@ -733,14 +767,13 @@ impl RankIndex for RedisRankIndex {
 
     #[instrument(skip(self))]
     async fn claim_repair(&self, lb: &LeaderboardId) -> Result<bool, IndexError> {
-        let conn = self.conn().await?;
         let mut cmd = redis::cmd("SET");
         cmd.arg(self.board_keys(lb).rq)
             .arg(crate::time::now_ms())
             .arg("NX")
             .arg("PX")
             .arg(REPAIR_CLAIM.as_millis() as u64);
-        let set: Option<String> = self.bounded(cmd.query_async(&mut conn.clone())).await?;
+        let set: Option<String> = self.command(&cmd).await?;
         Ok(set.is_some())
     }
 
