@@ -179,6 +179,10 @@ pub enum ServiceError {
     /// The caller made too many reads in the current window.
     #[error("too many reads; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
+    /// Served from DynamoDB, a rank past the count cap needs the board's rank sketch,
+    /// and the board has none yet (it is taken every few minutes for big boards).
+    #[error("the rank on leaderboard {0} cannot be worked out while its rank index is unavailable")]
+    RankUnavailable(LeaderboardId),
     #[error("the score store is unavailable")]
     Store(#[from] StoreError),
     #[error("the rank index is unavailable")]
@@ -211,6 +215,7 @@ impl ServiceError {
             Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::Contention => "contention",
             Self::RateLimited { .. } => "rate_limited",
+            Self::RankUnavailable(_) => "rank_unavailable",
             Self::Store(_) => "store_unavailable",
             Self::Index(_) => "index_unavailable",
             Self::Friends(_) => "friends_unavailable",

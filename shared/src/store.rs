@@ -200,13 +200,70 @@ pub trait ScoreStore: Send + Sync {
         lb: &LeaderboardId,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
-    /// How many standings rank strictly before `before` (all of them if `None`).
+    /// How many standings rank strictly before `before` (all of them if `None`),
+    /// counting at most about `cap` of them: the cost of a count is bounded whatever the
+    /// board's size, and a count that reached its cap says so.
     fn count_before(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         before: Option<&RankKey>,
-    ) -> impl Future<Output = Result<u64, StoreError>> + Send;
+        cap: u64,
+    ) -> impl Future<Output = Result<Count, StoreError>> + Send;
+
+    /// The board's rank sketch, if one was stored.
+    fn get_sketch(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<Option<RankSketch>, StoreError>> + Send;
+
+    fn put_sketch(
+        &self,
+        lb: &LeaderboardId,
+        sketch: &RankSketch,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// A count that may have stopped at its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub n: u64,
+    /// False when the count reached its cap: `n` is then a lower bound.
+    pub exact: bool,
+}
+
+/// Where a board's ranks fell when it was last sketched: marks at evenly spaced ranks,
+/// each with the rank-ordered sort key ([`RankKey::sort_key`]) of the entry there. It
+/// answers "how many rank before this key" for reads served from DynamoDB, where
+/// counting would cost time and capacity in proportion to the rank.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RankSketch {
+    /// When it was taken, ms since the epoch.
+    pub at: i64,
+    /// The board's size then.
+    pub total: u64,
+    /// 0-based rank of each mark, ascending.
+    pub ranks: Vec<u64>,
+    /// The sort key of the entry at each mark.
+    pub keys: Vec<String>,
+}
+
+impl RankSketch {
+    /// How many entries ranked before the entry with sort key `key` when the sketch was
+    /// taken, estimated as the middle of the gap between the marks around it: off by at
+    /// most half that gap (`total / marks`), plus what changed since `at`.
+    pub fn before(&self, key: &str) -> u64 {
+        let marks = self.ranks.len().min(self.keys.len());
+        let p = self.keys[..marks].partition_point(|k| k.as_str() < key);
+        // Entries before `key`: more than the last mark below it, at most the next mark.
+        let lo = if p == 0 { 0 } else { self.ranks[p - 1] + 1 };
+        let hi = if p == marks {
+            self.total
+        } else {
+            self.ranks[p]
+        };
+        lo + hi.saturating_sub(lo) / 2
+    }
 }
 
 /// One standing as the rank index stores it.
@@ -267,6 +324,10 @@ pub struct Around {
     /// 1-based rank of `entries[0]`.
     pub first_rank: u64,
     pub entries: Vec<RankKey>,
+    /// The ranks are estimates (a big board read from DynamoDB).
+    pub rank_approximate: bool,
+    /// The total is an estimate.
+    pub total_approximate: bool,
 }
 
 /// How many of a board's best places the top window covers: every change inside it
@@ -373,6 +434,17 @@ pub trait RankIndex: Send + Sync {
         gen_id: &str,
         expire_at: Option<i64>,
     ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Marks at `marks` evenly spaced ranks of the board (fewer on a smaller board), for
+    /// reads served from DynamoDB; see [`RankSketch`]. A board of no more than `min_size`
+    /// entries gets no marks (only its size).
+    fn sketch(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        marks: u64,
+        min_size: u64,
+    ) -> impl Future<Output = Result<RankSketch, IndexError>> + Send;
 
     /// The board's top window for a reader holding version `known`: only the version and
     /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise.

@@ -271,8 +271,9 @@ async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Resul
     // `stayed`: its sorted set and hash are migrated away and the move abandoned; the
     // slot stays on its node with the marker only.
     // `moved`: its marker and hash are migrated, and the slot handed over after the
-    // source lost the sorted set (what a node does with the keys it still holds in a
-    // slot it loses, the failure the slot-move test once hit).
+    // source dropped every key it still held in the slot, the sorted set among them
+    // (what a node does with its keys in a slot it loses: the failure the slot-move
+    // test once hit).
     for (board, keys, hand) in [(&stayed, ["z", "h"], false), (&moved, ["m", "h"], true)] {
         let (z, h) = env.ctx.index.keys(board);
         let m = env.ctx.index.marker_key(board);
@@ -298,7 +299,10 @@ async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Resul
             .collect();
         migrate_keys(&cluster, slot, src, dst, &names).await?;
         if hand {
-            let _: i64 = cluster.query(src, redis::cmd("DEL").arg(&z)).await?;
+            let mut left = redis::cmd("CLUSTER");
+            left.arg("GETKEYSINSLOT").arg(slot).arg(100);
+            let left: Vec<String> = cluster.query(src, &left).await?;
+            let _: i64 = cluster.query(src, redis::cmd("DEL").arg(&left)).await?;
             hand_over(&cluster, slot, dst).await?;
         } else {
             abandon(&cluster, slot, src, dst).await?;

@@ -13,19 +13,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, ensure};
-use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
 use futures::future::join_all;
-use leaderboard::board::Standing;
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::ids::MatchId;
 use leaderboard::order::Direction;
 use leaderboard::store::RankIndex;
 use serde_json::json;
 
 use crate::proxy::FaultProxy;
 use crate::support::{
-    OwnCluster, OwnRedis, Stack, StackOptions, TestEnv, dynamodb_url, eventually, lb, player,
-    score, unique,
+    OwnCluster, OwnRedis, Stack, StackOptions, TestEnv, dynamodb_url, eventually, lb, unique,
 };
 
 /// Writes answered later than this count as slow (DESIGN 6: no request waits on a silent
@@ -75,7 +70,7 @@ impl Load {
         while !self.stopped.load(Ordering::Relaxed) {
             let i = self.next.fetch_add(1, Ordering::Relaxed);
             let b = (i % self.boards.len() as u64) as usize;
-            let p = if self.fault_players.load(Ordering::Relaxed) && i % 4 == 0 {
+            let p = if self.fault_players.load(Ordering::Relaxed) && i.is_multiple_of(4) {
                 format!("fault{:02}", (i / 4) % 12)
             } else {
                 format!("p{:02}", i % 40)
@@ -505,43 +500,6 @@ async fn redis_stopped_two_minutes_under_load_and_back_with_its_data_is_exact_wi
     Ok(())
 }
 
-/// `players` standings on `board` (BEST), written straight into DynamoDB.
-async fn seed(env: &TestEnv, board: &str, players: u64) -> Result<()> {
-    let id = lb(board);
-    let items: Vec<WriteRequest> = (0..players)
-        .map(|i| {
-            let standing = Standing {
-                score: score((i * 7_919 % 100_000) as i64),
-                reached_at: 1_700_000_000_000 + i as i64,
-                version: 1,
-                last_match_id: MatchId::parse("seed").expect("match id"),
-            };
-            let item = StandingItem::new(
-                &id,
-                &player(&format!("s{i:05}")),
-                Direction::Desc,
-                &standing,
-                None,
-            );
-            let put = PutRequest::builder()
-                .set_item(Some(serde_dynamo::to_item(item).expect("item")))
-                .build()
-                .expect("put request");
-            WriteRequest::builder().put_request(put).build()
-        })
-        .collect();
-    for chunk in items.chunks(25) {
-        env.ctx
-            .store
-            .client()
-            .batch_write_item()
-            .request_items(env.ctx.store.table(), chunk.to_vec())
-            .send()
-            .await?;
-    }
-    Ok(())
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_board_of_ten_thousand_players_is_exact_within_ten_seconds_of_redis_coming_back_empty()
 -> Result<()> {
@@ -551,7 +509,7 @@ async fn a_board_of_ten_thousand_players_is_exact_within_ten_seconds_of_redis_co
     let stack = Stack::launch(&redis.url(), quiet_reads()).await?;
     let boards = vec![create_board(&stack, "BEST").await?];
     let env = stack.inspect(&redis.url(), &dynamodb_url()).await;
-    seed(&env, &boards[0], PLAYERS).await?;
+    env.seed_standings(&lb(&boards[0]), PLAYERS).await?;
     let (status, body) = stack
         .post("/admin/rebuild", json!({"leaderboard_id": boards[0]}))
         .await?;

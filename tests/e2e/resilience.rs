@@ -327,3 +327,91 @@ async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_a
     assert_eq!(leaderboard::http::status_and_code(&err).0, 503);
     redis.resume();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_say_so() {
+    const PLAYERS: u64 = 6_000;
+    const { assert!(PLAYERS > reads::COUNT_CAP) };
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Best).await;
+    env.seed_standings(&b, PLAYERS).await.unwrap();
+    assert_eq!(
+        rebuild_once(&env, &b, far()).await.outcome,
+        Outcome::Rebuilt
+    );
+    let mut truth = env.standings(&b).await;
+    truth.sort_by(|x, y| {
+        x.index_entry()
+            .key
+            .cmp_in(&y.index_entry().key, Direction::Desc)
+    });
+    let rank_of = |p: &str| {
+        truth
+            .iter()
+            .position(|s| s.player_id.as_str() == p)
+            .unwrap() as u64
+            + 1
+    };
+    let (top_player, deep_players) = (
+        truth[3].player_id.clone(),
+        [4_800_usize, 5_500, 5_999].map(|i| truth[i].player_id.clone()),
+    );
+    // Redis is down: reads come from DynamoDB.
+    let down = context_with_redis(&env, &format!("redis://127.0.0.1:{}", free_port()));
+
+    // No sketch yet: a rank past the cap is not guessed.
+    let err = reads::rank(&down, &Caller::default(), &b, &deep_players[1], 1)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), "rank_unavailable", "{err:?}");
+    assert_eq!(leaderboard::http::status_and_code(&err).0, 503);
+
+    // The sweep takes the big board's sketch.
+    let req = RebuildRequest {
+        all: true,
+        ..Default::default()
+    };
+    rebuild::run(&env.ctx, req, far()).await.unwrap();
+    let sketch = leaderboard::store::ScoreStore::get_sketch(&env.ctx.store, &b)
+        .await
+        .unwrap()
+        .expect("a sketch of the big board");
+    assert_eq!(sketch.total, PLAYERS);
+
+    // Near the top: counted, exact; the total is the sketch's, and says so.
+    let top = reads::rank(&down, &Caller::default(), &b, &top_player, 2)
+        .await
+        .unwrap();
+    assert!(top.meta.degraded);
+    assert_eq!(top.rank, 4);
+    assert!(!top.meta.rank_approximate && top.meta.total_approximate);
+    assert_eq!(top.total, PLAYERS);
+    // Deep: estimated within half a gap between marks, and flagged.
+    let gap = PLAYERS.div_ceil(leaderboard::service::sketch::MARKS);
+    for p in &deep_players {
+        let r = reads::rank(&down, &Caller::default(), &b, p, 1)
+            .await
+            .unwrap();
+        assert!(r.meta.rank_approximate, "{p}");
+        assert!(
+            r.rank.abs_diff(rank_of(p.as_str())) <= gap / 2 + 1,
+            "{p}: estimated {} for {}",
+            r.rank,
+            rank_of(p.as_str())
+        );
+        assert_eq!(r.score, truth[rank_of(p.as_str()) as usize - 1].score.get());
+    }
+    // The top of the board is exact; only its total is an estimate.
+    let page = reads::top(&down, &b, 10).await.unwrap();
+    let want: Vec<String> = truth[..10]
+        .iter()
+        .map(|s| s.player_id.to_string())
+        .collect();
+    let got: Vec<String> = page.entries.iter().map(|e| e.player_id.clone()).collect();
+    assert_eq!(got, want);
+    assert!(page.meta.total_approximate && !page.meta.rank_approximate);
+    // And in JSON, the flags clients see.
+    let json = serde_json::to_value(&page).unwrap();
+    assert_eq!(json["total_approximate"], true);
+    assert!(json.get("rank_approximate").is_none());
+}

@@ -18,7 +18,7 @@ use leaderboard::window::{Family, Period};
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 17] = [
+const CALLS: [&str; 19] = [
     "get_board",
     "create_board",
     "set_status",
@@ -36,10 +36,12 @@ const CALLS: [&str; 17] = [
     "get_checkpoint",
     "put_checkpoint",
     "delete_checkpoint",
+    "get_sketch",
+    "put_sketch",
 ];
 
 /// What each function's role allows; everything else must be refused.
-const ROLES: [(&str, &[&str]); 7] = [
+const ROLES: [(&str, &[&str]); 8] = [
     (
         "IngestFunction",
         &[
@@ -59,11 +61,18 @@ const ROLES: [(&str, &[&str]); 7] = [
             "ranked_after",
             "ranked_before",
             "count_before",
+            "get_sketch",
         ],
     ),
     (
         "TopFunction",
-        &["get_board", "ranked_after", "ranked_before", "count_before"],
+        &[
+            "get_board",
+            "ranked_after",
+            "ranked_before",
+            "count_before",
+            "get_sketch",
+        ],
     ),
     ("FriendsFunction", &["get_board", "keys_of"]),
     (
@@ -86,9 +95,22 @@ const ROLES: [(&str, &[&str]); 7] = [
             "get_checkpoint",
             "put_checkpoint",
             "delete_checkpoint",
+            "get_sketch",
+            "put_sketch",
         ],
     ),
     ("ProjectorFunction", &[]),
+    (
+        "RepairFunction",
+        &[
+            "get_board",
+            "list_boards",
+            "standings_page",
+            "get_checkpoint",
+            "put_checkpoint",
+            "delete_checkpoint",
+        ],
+    ),
 ];
 
 /// What the calls are made about: one board with one player's standing and receipt,
@@ -198,7 +220,10 @@ impl Fixture {
             }
             "ranked_after" => store.ranked_after(lb, dir, None, 5).await.map(drop),
             "ranked_before" => store.ranked_before(lb, dir, &self.key, 5).await.map(drop),
-            "count_before" => store.count_before(lb, dir, Some(&self.key)).await.map(drop),
+            "count_before" => store
+                .count_before(lb, dir, Some(&self.key), 100)
+                .await
+                .map(drop),
             "keys_of" => store
                 .keys_of(lb, std::slice::from_ref(&self.player))
                 .await
@@ -216,6 +241,16 @@ impl Fixture {
                 store.put_checkpoint(lb, &cp).await
             }
             "delete_checkpoint" => store.delete_checkpoint(lb).await,
+            "get_sketch" => store.get_sketch(lb).await.map(drop),
+            "put_sketch" => {
+                let sketch = leaderboard::store::RankSketch {
+                    at: 0,
+                    total: 1,
+                    ranks: vec![0],
+                    keys: vec![self.key.sort_key(dir)],
+                };
+                store.put_sketch(lb, &sketch).await
+            }
             other => unreachable!("no call {other}"),
         }
     }

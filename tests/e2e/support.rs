@@ -335,6 +335,45 @@ impl TestEnv {
         ingest::submit_score(&self.ctx, req).await
     }
 
+    /// `players` standings on `board` (a descending board), written straight into
+    /// DynamoDB (their stream records follow as for any write): player `s{i:05}` with a
+    /// score spread over 0..100,000.
+    pub async fn seed_standings(&self, board: &LeaderboardId, players: u64) -> Result<()> {
+        use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+        let items: Vec<WriteRequest> = (0..players)
+            .map(|i| {
+                let standing = leaderboard::board::Standing {
+                    score: score((i * 7_919 % 100_000) as i64),
+                    reached_at: 1_700_000_000_000 + i as i64,
+                    version: 1,
+                    last_match_id: MatchId::parse("seed").expect("match id"),
+                };
+                let item = StandingItem::new(
+                    board,
+                    &player(&format!("s{i:05}")),
+                    leaderboard::order::Direction::Desc,
+                    &standing,
+                    None,
+                );
+                let put = PutRequest::builder()
+                    .set_item(Some(serde_dynamo::to_item(item).expect("item")))
+                    .build()
+                    .expect("put request");
+                WriteRequest::builder().put_request(put).build()
+            })
+            .collect();
+        for chunk in items.chunks(25) {
+            self.ctx
+                .store
+                .client()
+                .batch_write_item()
+                .request_items(self.ctx.store.table(), chunk.to_vec())
+                .send()
+                .await?;
+        }
+        Ok(())
+    }
+
     /// Every standing of a board, read from DynamoDB (all shards).
     pub async fn standings(&self, board: &LeaderboardId) -> Vec<StandingItem> {
         let mut out = Vec::new();

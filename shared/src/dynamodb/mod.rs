@@ -8,6 +8,7 @@
 //! | standing | `S#{board}#{shard}` (shard = FNV-1a(player) % 16) | `{player}` |
 //! | receipt | `R#{board}#{player}` | `M#{match}` (with TTL attribute `expires_at`) |
 //! | rebuild checkpoint | `RB#{board}` | `REBUILD` |
+//! | rank sketch (big boards) | `RS#{board}` | `SKETCH` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
@@ -19,6 +20,7 @@
 mod boards;
 mod ranked;
 mod rebuild;
+mod sketch;
 mod streams;
 
 use std::collections::HashMap;
@@ -39,7 +41,10 @@ use crate::error::StoreError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{BoardPage, Checkpoint, Commit, CommitOutcome, IndexEntry, Receipt, ScoreStore};
+use crate::store::{
+    BoardPage, Checkpoint, Commit, CommitOutcome, Count, IndexEntry, RankSketch, Receipt,
+    ScoreStore,
+};
 use crate::window::Family;
 
 pub use boards::list_key;
@@ -438,8 +443,19 @@ impl ScoreStore for DynamoScoreStore {
         lb: &LeaderboardId,
         dir: Direction,
         before: Option<&RankKey>,
-    ) -> Result<u64, StoreError> {
-        self.count(lb, dir, before).await
+        cap: u64,
+    ) -> Result<Count, StoreError> {
+        self.count(lb, dir, before, cap).await
+    }
+
+    #[instrument(skip(self))]
+    async fn get_sketch(&self, lb: &LeaderboardId) -> Result<Option<RankSketch>, StoreError> {
+        self.sketch(lb).await
+    }
+
+    #[instrument(skip(self, sketch), fields(marks = sketch.ranks.len(), total = sketch.total))]
+    async fn put_sketch(&self, lb: &LeaderboardId, sketch: &RankSketch) -> Result<(), StoreError> {
+        self.save_sketch(lb, sketch).await
     }
 
     #[instrument(skip(self))]

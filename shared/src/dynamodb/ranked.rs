@@ -3,8 +3,9 @@
 //!
 //! Each read queries the 16 shards of the board in parallel and merges them. These
 //! serve boards whose Redis keys have expired (closed windows) and reads while the rank
-//! index is unavailable; counting (rank, total) reads every key before the player, so it
-//! costs time proportional to the rank.
+//! index is unavailable. Counts (a rank, a total) stop at a cap, so no read costs more
+//! than the cap whatever the board's size; past it the service estimates from the board's
+//! rank sketch.
 
 use std::collections::HashMap;
 
@@ -15,6 +16,7 @@ use super::{DynamoScoreStore, RANK_INDEX, SHARDS, StandingItem, standing_key};
 use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
+use crate::store::Count;
 
 /// Which side of a key a query reads.
 #[derive(Clone, Copy)]
@@ -148,13 +150,19 @@ impl DynamoScoreStore {
         Ok(players.iter().map(|p| found.remove(p.as_str())).collect())
     }
 
+    /// How many standings rank before `before` (all if `None`), reading at most about
+    /// `cap` keys: each shard counts up to its share of the cap (`Select COUNT` with a
+    /// `Limit`, so DynamoDB reads no more than that), and a shard that reached it makes
+    /// the count inexact.
     pub(super) async fn count(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         before: Option<&RankKey>,
-    ) -> Result<u64, StoreError> {
+        cap: u64,
+    ) -> Result<Count, StoreError> {
         let bound = before.map(|k| k.sort_key(dir));
+        let per_shard = cap.div_ceil(SHARDS).max(1);
         let counts = try_join_all((0..SHARDS).map(|shard| {
             let bound = bound.clone();
             async move {
@@ -175,15 +183,31 @@ impl DynamoScoreStore {
                         .expression_attribute_values(":b", AttributeValue::S(b)),
                 };
                 let mut total = 0_u64;
-                let mut pages = q.into_paginator().send();
-                while let Some(page) = pages.next().await {
-                    let page = page.map_err(|e| StoreError::sdk("Query(by_rank count)", e))?;
+                let mut start = None;
+                loop {
+                    let left = per_shard - total;
+                    let page = q
+                        .clone()
+                        .limit(left.min(i32::MAX as u64) as i32)
+                        .set_exclusive_start_key(start)
+                        .send()
+                        .await
+                        .map_err(|e| StoreError::sdk("Query(by_rank count)", e))?;
                     total += page.count() as u64;
+                    start = page.last_evaluated_key;
+                    if start.is_none() {
+                        return Ok::<_, StoreError>((total, true));
+                    }
+                    if total >= per_shard {
+                        return Ok((total, false));
+                    }
                 }
-                Ok::<_, StoreError>(total)
             }
         }))
         .await?;
-        Ok(counts.into_iter().sum())
+        Ok(Count {
+            n: counts.iter().map(|(n, _)| n).sum(),
+            exact: counts.iter().all(|(_, exact)| *exact),
+        })
     }
 }

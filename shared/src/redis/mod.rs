@@ -41,8 +41,8 @@ use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::store::{
-    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RateCounter,
-    TOP_WINDOW, TopWindow,
+    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
+    RateCounter, TOP_WINDOW, TopWindow,
 };
 pub use breaker::{COOLDOWN as BREAKER_COOLDOWN, THRESHOLD as BREAKER_THRESHOLD};
 pub use conn::{Access, Conn, SecretToken, Target, Topology};
@@ -591,6 +591,8 @@ impl RankIndex for RedisRankIndex {
             total,
             first_rank: lo + 1,
             entries: decode_entries(dir, flat)?,
+            rank_approximate: false,
+            total_approximate: false,
         }))
     }
 
@@ -762,6 +764,29 @@ impl RankIndex for RedisRankIndex {
             version,
             total,
             entries: flat.map(|f| decode_entries(dir, f)).transpose()?,
+        })
+    }
+
+    #[instrument(skip(self))]
+    async fn sketch(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        marks: u64,
+        min_size: u64,
+    ) -> Result<RankSketch, IndexError> {
+        let mut inv = self.board_read(&self.scripts.sketch, lb);
+        inv.arg(marks).arg(min_size);
+        let (state, total, ranks, flat): (String, u64, Vec<u64>, Flat) = self.invoke(&inv).await?;
+        ready(&state)?;
+        Ok(RankSketch {
+            at: crate::time::now_ms(),
+            total,
+            ranks,
+            keys: decode_entries(dir, flat)?
+                .iter()
+                .map(|k| k.sort_key(dir))
+                .collect(),
         })
     }
 

@@ -14,6 +14,7 @@ pub mod reads;
 pub mod rebuild;
 pub mod repair;
 pub mod scores;
+pub mod sketch;
 
 use std::time::Duration;
 

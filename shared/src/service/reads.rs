@@ -60,6 +60,13 @@ pub struct Provenance {
     /// For a cached answer: how old it is.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub stale_ms: Option<u64>,
+    /// The ranks are estimates: a big board read from DynamoDB, where counting every
+    /// entry before a player would cost in proportion to the rank (see [`COUNT_CAP`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rank_approximate: bool,
+    /// The total is an estimate, for the same reason.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub total_approximate: bool,
 }
 
 impl Provenance {
@@ -69,8 +76,79 @@ impl Provenance {
             source,
             degraded,
             stale_ms: None,
+            rank_approximate: false,
+            total_approximate: false,
         }
     }
+
+    fn estimated(mut self, est: &Estimate) -> Self {
+        self.rank_approximate = est.rank_approximate;
+        self.total_approximate = est.total_approximate;
+        self
+    }
+}
+
+/// Entries a count served from DynamoDB reads at most, across the board's 16 shards.
+/// Below it counts are exact (the best few thousand players get their exact rank); past
+/// it a rank or total is estimated from the board's rank sketch. So a read served from
+/// DynamoDB costs a bounded amount whatever the board's size (the README states the bound
+/// in read capacity units).
+pub const COUNT_CAP: u64 = 4_096;
+
+/// Where a key stands on a board read from DynamoDB: counted while cheap, estimated from
+/// the board's sketch past [`COUNT_CAP`].
+struct Estimate {
+    /// Entries before the key.
+    before: u64,
+    total: u64,
+    rank_approximate: bool,
+    total_approximate: bool,
+}
+
+/// The entries before `key` (none asked for: 0) and the board's size, from DynamoDB.
+/// A rank past the cap needs the board's sketch (none yet: `rank_unavailable`); a total
+/// past it is the sketch's, or the lower bound counted when there is none.
+async fn estimate<S: ScoreStore>(
+    store: &S,
+    lb: &LeaderboardId,
+    dir: Direction,
+    key: Option<&RankKey>,
+) -> Result<Estimate, ServiceError> {
+    let none = crate::store::Count { n: 0, exact: true };
+    let (before, total) = futures::try_join!(
+        async {
+            match key {
+                Some(k) => store.count_before(lb, dir, Some(k), COUNT_CAP).await,
+                None => Ok(none),
+            }
+        },
+        store.count_before(lb, dir, None, COUNT_CAP),
+    )?;
+    if before.exact && total.exact {
+        return Ok(Estimate {
+            before: before.n,
+            total: total.n,
+            rank_approximate: false,
+            total_approximate: false,
+        });
+    }
+    let sketch = store.get_sketch(lb).await?;
+    let before_n = match (before.exact, key, &sketch) {
+        (true, _, _) | (_, None, _) => before.n,
+        (false, Some(k), Some(sk)) => sk.before(&k.sort_key(dir)).max(before.n),
+        (false, Some(_), None) => return Err(ServiceError::RankUnavailable(lb.clone())),
+    };
+    let total_n = match (&sketch, total.exact) {
+        (_, true) => total.n,
+        (Some(sk), false) => sk.total.max(total.n),
+        (None, false) => total.n,
+    };
+    Ok(Estimate {
+        before: before_n,
+        total: total_n.max(before_n + u64::from(key.is_some())),
+        rank_approximate: !before.exact,
+        total_approximate: !total.exact,
+    })
 }
 
 /// A read reply that carries its [`Provenance`].
@@ -118,7 +196,10 @@ impl LastKnown {
                 Ok(reply)
             }
             Err(
-                e @ (ServiceError::Store(_) | ServiceError::Index(_) | ServiceError::Friends(_)),
+                e @ (ServiceError::Store(_)
+                | ServiceError::Index(_)
+                | ServiceError::Friends(_)
+                | ServiceError::RankUnavailable(_)),
             ) => match self.recall(&key) {
                 Some(reply) => {
                     warn!(error = %e, key, "backends unavailable; serving the last known answer");
@@ -424,6 +505,11 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         ),
     };
     let around = around.ok_or_else(not_ranked)?;
+    let meta = Provenance {
+        rank_approximate: around.rank_approximate,
+        total_approximate: around.total_approximate,
+        ..meta
+    };
     let neighbours = entries(around.first_rank, around.entries, Some(player));
     let me = neighbours
         .iter()
@@ -457,19 +543,20 @@ async fn around_from_store<S: ScoreStore>(
         reached_at: standing.reached_at,
         player: player.to_string(),
     };
-    let (above, below, better, total) = futures::try_join!(
-        store.ranked_before(lb, dir, &me, k),
-        store.ranked_after(lb, dir, Some(&me), k),
-        store.count_before(lb, dir, Some(&me)),
-        store.count_before(lb, dir, None),
+    let (above, below, est) = futures::try_join!(
+        async { Ok::<_, ServiceError>(store.ranked_before(lb, dir, &me, k).await?) },
+        async { Ok(store.ranked_after(lb, dir, Some(&me), k).await?) },
+        estimate(store, lb, dir, Some(&me)),
     )?;
-    let first_rank = better + 1 - above.len() as u64;
+    let first_rank = est.before + 1 - above.len() as u64;
     let entries = above.into_iter().chain([me]).chain(below).collect();
     Ok(Some(Around {
-        rank: better + 1,
-        total,
+        rank: est.before + 1,
+        total: est.total,
         first_rank,
         entries,
+        rank_approximate: est.rank_approximate,
+        total_approximate: est.total_approximate,
     }))
 }
 
@@ -495,11 +582,12 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
     let from_store = async |degraded| {
-        let (keys, total) = futures::try_join!(
-            ctx.store.ranked_after(lb, dir, None, n),
-            ctx.store.count_before(lb, dir, None),
+        let (keys, est) = futures::try_join!(
+            async { Ok::<_, ServiceError>(ctx.store.ranked_after(lb, dir, None, n).await?) },
+            estimate(&ctx.store, lb, dir, None),
         )?;
-        Ok::<_, ServiceError>((keys, total, Provenance::now(Source::Dynamodb, degraded)))
+        let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
+        Ok::<_, ServiceError>((keys, est.total, meta))
     };
     let read = match n <= TOP_WINDOW {
         true => match ctx.hot.windows.read(&ctx.index, lb, dir).await {
@@ -620,15 +708,15 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
             .store
             .ranked_after(lb, dir, after.as_ref(), limit)
             .await?;
-        let (first, total) = match keys.first() {
-            Some(k) => futures::try_join!(
-                ctx.store.count_before(lb, dir, Some(k)),
-                ctx.store.count_before(lb, dir, None),
-            )?,
-            None => (0, 0),
+        let (first, total, meta) = match keys.first() {
+            Some(k) => {
+                let est = estimate(&ctx.store, lb, dir, Some(k)).await?;
+                let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
+                (est.before, est.total, meta)
+            }
+            None => (0, 0, Provenance::now(Source::Dynamodb, degraded)),
         };
         let more = keys.len() as u64 == limit;
-        let meta = Provenance::now(Source::Dynamodb, degraded);
         Ok::<_, ServiceError>((first, keys, total, more, meta))
     };
     let read = match page_from_window(ctx, lb, dir, after.as_ref(), limit).await {

@@ -24,7 +24,8 @@
 //!
 //! `{all: true}` sweeps every board that is not closed: boards whose index is missing,
 //! stale (its marker disagrees with the node it is on, see [`crate::redis`]) or whose
-//! rebuild was interrupted are rebuilt, within the same time budget.
+//! rebuild was interrupted are rebuilt, within the same time budget; boards too big to
+//! count get their rank sketch refreshed (see [`super::sketch`]).
 
 use std::time::{Duration, Instant};
 
@@ -239,15 +240,22 @@ pub async fn sweep<S: ScoreStore, I: RankIndex>(
     loop {
         let page = ctx.store.list_boards("", after.as_deref(), 200).await?;
         let now = now_ms();
-        let open: Vec<LeaderboardId> = page
+        let open: Vec<&crate::board::Board> = page
             .boards
             .iter()
             .filter(|b| b.effective_status(now) != crate::board::BoardStatus::Closed)
-            .map(|b| b.leaderboard_id.clone())
             .collect();
-        let health = ctx.index.health(&open).await?;
-        for (lb, h) in open.iter().zip(health) {
+        let ids: Vec<LeaderboardId> = open.iter().map(|b| b.leaderboard_id.clone()).collect();
+        let health = ctx.index.health(&ids).await?;
+        for (board, h) in open.into_iter().zip(health) {
+            let lb = &board.leaderboard_id;
             if h == Health::Ready {
+                // A board too big to count gets its rank sketch (best effort).
+                if Instant::now() < deadline
+                    && let Err(error) = super::sketch::refresh(ctx, board).await
+                {
+                    warn!(board = %lb, %error, "could not take the board's rank sketch");
+                }
                 continue;
             }
             if Instant::now() >= deadline {
