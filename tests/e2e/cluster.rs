@@ -65,19 +65,8 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     );
 
     let (z, _) = index.keys(&b);
-    let slot: u16 = cluster
-        .query(
-            cluster.ports[0],
-            redis::cmd("CLUSTER").arg("KEYSLOT").arg(&z),
-        )
-        .await?;
-    let src = cluster.owner_of(slot).await?;
-    let dst = *cluster
-        .ports
-        .iter()
-        .find(|&&p| p != src)
-        .context("other node")?;
-    let (src_id, dst_id) = (cluster.id_of(src).await?, cluster.id_of(dst).await?);
+    let (slot, src, dst) = slot_and_nodes(&cluster, &z).await?;
+    let dst_id = cluster.id_of(dst).await?;
     let keys_before = count_in_slot(&cluster, src, slot).await?;
     ensure!(
         keys_before >= 3,
@@ -85,20 +74,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     );
 
     // 1. The slot starts migrating; its keys are still on the source, which serves them.
-    let mut importing = redis::cmd("CLUSTER");
-    importing
-        .arg("SETSLOT")
-        .arg(slot)
-        .arg("IMPORTING")
-        .arg(&src_id);
-    cluster.query::<redis::Value>(dst, &importing).await?;
-    let mut migrating = redis::cmd("CLUSTER");
-    migrating
-        .arg("SETSLOT")
-        .arg(slot)
-        .arg("MIGRATING")
-        .arg(&dst_id);
-    cluster.query::<redis::Value>(src, &migrating).await?;
+    start_move(&cluster, slot, src, dst).await?;
     let around = index
         .around(&b, Direction::Desc, &player("p100"), 2)
         .await?;
@@ -109,16 +85,8 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     let mut list = redis::cmd("CLUSTER");
     list.arg("GETKEYSINSLOT").arg(slot).arg(1_000);
     let keys: Vec<String> = cluster.query(src, &list).await?;
-    let mut migrate = redis::cmd("MIGRATE");
-    migrate
-        .arg("127.0.0.1")
-        .arg(dst)
-        .arg("")
-        .arg(0)
-        .arg(5_000)
-        .arg("KEYS")
-        .arg(&keys);
-    cluster.query::<redis::Value>(src, &migrate).await?;
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+    migrate(&cluster, src, dst, &keys).await?;
     assert_eq!(count_in_slot(&cluster, src, slot).await?, 0);
     assert_eq!(count_in_slot(&cluster, dst, slot).await?, keys.len() as i64);
     let asks = errors_seen(&cluster, src, "ASK").await?;
@@ -189,14 +157,25 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     Ok(())
 }
 
-/// Starts moving `slot` from `src` to `dst` and migrates `keys` of it (only those).
-async fn migrate_keys(
-    cluster: &OwnCluster,
-    slot: u16,
-    src: u16,
-    dst: u16,
-    keys: &[&str],
-) -> Result<()> {
+/// The slot of `key`, the node that serves it, and another node.
+async fn slot_and_nodes(cluster: &OwnCluster, key: &str) -> Result<(u16, u16, u16)> {
+    let slot: u16 = cluster
+        .query(
+            cluster.ports[0],
+            redis::cmd("CLUSTER").arg("KEYSLOT").arg(key),
+        )
+        .await?;
+    let src = cluster.owner_of(slot).await?;
+    let dst = *cluster
+        .ports
+        .iter()
+        .find(|&&p| p != src)
+        .context("other node")?;
+    Ok((slot, src, dst))
+}
+
+/// Marks `slot` as moving from `src` (MIGRATING) to `dst` (IMPORTING).
+async fn start_move(cluster: &OwnCluster, slot: u16, src: u16, dst: u16) -> Result<()> {
     let (src_id, dst_id) = (cluster.id_of(src).await?, cluster.id_of(dst).await?);
     let mut importing = redis::cmd("CLUSTER");
     importing
@@ -212,6 +191,23 @@ async fn migrate_keys(
         .arg("MIGRATING")
         .arg(&dst_id);
     cluster.query::<redis::Value>(src, &migrating).await?;
+    Ok(())
+}
+
+/// Starts moving `slot` from `src` to `dst` and migrates `keys` of it (only those).
+async fn migrate_keys(
+    cluster: &OwnCluster,
+    slot: u16,
+    src: u16,
+    dst: u16,
+    keys: &[&str],
+) -> Result<()> {
+    start_move(cluster, slot, src, dst).await?;
+    migrate(cluster, src, dst, keys).await
+}
+
+/// Moves `keys` from `src` to `dst` (MIGRATE; the slot must be moving).
+async fn migrate(cluster: &OwnCluster, src: u16, dst: u16, keys: &[&str]) -> Result<()> {
     let mut migrate = redis::cmd("MIGRATE");
     migrate
         .arg("127.0.0.1")
@@ -277,18 +273,7 @@ async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Resul
     for (board, keys, hand) in [(&stayed, ["z", "h"], false), (&moved, ["m", "h"], true)] {
         let (z, h) = env.ctx.index.keys(board);
         let m = env.ctx.index.marker_key(board);
-        let slot: u16 = cluster
-            .query(
-                cluster.ports[0],
-                redis::cmd("CLUSTER").arg("KEYSLOT").arg(&z),
-            )
-            .await?;
-        let src = cluster.owner_of(slot).await?;
-        let dst = *cluster
-            .ports
-            .iter()
-            .find(|&&p| p != src)
-            .context("other node")?;
+        let (slot, src, dst) = slot_and_nodes(&cluster, &z).await?;
         let names: Vec<&str> = keys
             .iter()
             .map(|k| match *k {

@@ -163,10 +163,15 @@ async fn api_agrees(stack: &Stack, env: &TestEnv, board: &str) -> Result<bool> {
         return Ok(false);
     }
     let truth = ranked_truth(env, board).await;
-    let served: Vec<(u64, String, i64)> = top["entries"]
+    Ok(top["total"] == truth.len() && served(&top)[..] == truth[..truth.len().min(1_000)])
+}
+
+/// A top reply's rows as (rank, player, score).
+fn served(top: &serde_json::Value) -> Vec<(u64, String, i64)> {
+    top["entries"]
         .as_array()
-        .context("entries")?
-        .iter()
+        .into_iter()
+        .flatten()
         .map(|e| {
             (
                 e["rank"].as_u64().unwrap_or(0),
@@ -174,8 +179,7 @@ async fn api_agrees(stack: &Stack, env: &TestEnv, board: &str) -> Result<bool> {
                 e["score"].as_i64().unwrap_or(i64::MIN),
             )
         })
-        .collect();
-    Ok(top["total"] == truth.len() && served[..] == truth[..truth.len().min(1_000)])
+        .collect()
 }
 
 /// DynamoDB's standings of `board` as (rank, player, score), in rank order.
@@ -236,6 +240,21 @@ async fn create_board(stack: &Stack, policy: &str) -> Result<String> {
     Ok(board)
 }
 
+/// A stack on the Redis at `stack_redis` with a SUM and a BEST board, and the adapters
+/// to inspect it through `inspect_redis`.
+async fn sum_and_best(
+    stack_redis: &str,
+    inspect_redis: &str,
+) -> Result<(Stack, TestEnv, Vec<String>)> {
+    let stack = Stack::launch(stack_redis, quiet_reads()).await?;
+    let boards = vec![
+        create_board(&stack, "SUM").await?,
+        create_board(&stack, "BEST").await?,
+    ];
+    let env = stack.inspect(inspect_redis, &dynamodb_url()).await;
+    Ok((stack, env, boards))
+}
+
 fn quiet_reads() -> StackOptions<'static> {
     // Reads answer from Redis (or degraded) every time: no reply cache in the way.
     StackOptions {
@@ -252,12 +271,7 @@ async fn a_hang_longer_than_the_stream_retry_budget_is_repaired_within_seconds()
     let mut redis = OwnRedis::reserve();
     redis.start().await?;
     let proxy = FaultProxy::start(redis.port).await?;
-    let stack = Stack::launch(&proxy.url(), quiet_reads()).await?;
-    let boards = vec![
-        create_board(&stack, "SUM").await?,
-        create_board(&stack, "BEST").await?,
-    ];
-    let env = stack.inspect(&redis.url(), &dynamodb_url()).await;
+    let (stack, env, boards) = sum_and_best(&proxy.url(), &redis.url()).await?;
     let load = Load::new(boards.clone());
     let fault = async {
         tokio::time::sleep(Duration::from_secs(3)).await;
@@ -385,19 +399,7 @@ async fn a_failover_to_a_replica_that_lacks_acknowledged_writes_is_rebuilt_and_n
             {
                 if top["source"] == "redis" && top.get("degraded").is_none() {
                     fresh.fetch_add(1, Ordering::Relaxed);
-                    let served: Vec<(u64, String, i64)> = top["entries"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .map(|e| {
-                            (
-                                e["rank"].as_u64().unwrap_or(0),
-                                e["player_id"].as_str().unwrap_or_default().to_owned(),
-                                e["score"].as_i64().unwrap_or(i64::MIN),
-                            )
-                        })
-                        .collect();
-                    if served != truth || top["total"] != truth.len() {
+                    if served(&top) != truth || top["total"] != truth.len() {
                         eprintln!("a fresh read from Redis differs from DynamoDB: {top}");
                         wrong.fetch_add(1, Ordering::Relaxed);
                     }
@@ -457,12 +459,7 @@ async fn redis_stopped_two_minutes_under_load_and_back_with_its_data_is_exact_wi
     const OUTAGE: Duration = Duration::from_secs(120);
     let mut redis = OwnRedis::persistent();
     redis.start().await?;
-    let stack = Stack::launch(&redis.url(), quiet_reads()).await?;
-    let boards = vec![
-        create_board(&stack, "SUM").await?,
-        create_board(&stack, "BEST").await?,
-    ];
-    let env = stack.inspect(&redis.url(), &dynamodb_url()).await;
+    let (stack, env, boards) = sum_and_best(&redis.url(), &redis.url()).await?;
     let load = Load::new(boards.clone());
     let fault = async {
         tokio::time::sleep(Duration::from_secs(3)).await;

@@ -288,6 +288,18 @@ impl DynamoScoreStore {
         Ok(out.item)
     }
 
+    /// Writes `item` as it is (no condition: the last write wins).
+    async fn put_plain<T: Serialize>(&self, item: T, op: &'static str) -> Result<(), StoreError> {
+        self.client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(serde_dynamo::to_item(item)?))
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk(op, e))?;
+        Ok(())
+    }
+
     fn check(
         &self,
         key: Item,

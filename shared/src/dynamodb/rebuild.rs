@@ -78,14 +78,7 @@ impl DynamoScoreStore {
             kind: "checkpoint".into(),
             checkpoint: checkpoint.clone(),
         };
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
-            .send()
-            .await
-            .map_err(|e| StoreError::sdk("PutItem(checkpoint)", e))?;
-        Ok(())
+        self.put_plain(item, "PutItem(checkpoint)").await
     }
 
     pub(super) async fn drop_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {

@@ -54,13 +54,6 @@ impl DynamoScoreStore {
             kind: "sketch".into(),
             sketch: sketch.clone(),
         };
-        self.client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
-            .send()
-            .await
-            .map_err(|e| StoreError::sdk("PutItem(sketch)", e))?;
-        Ok(())
+        self.put_plain(item, "PutItem(sketch)").await
     }
 }

@@ -17,15 +17,7 @@ end
 if touched then
   bump(tv, expire_at)
 end
-if expire_at ~= '0' then
-  if applied == 1 then
-    redis.call('EXPIREAT', z, expire_at)
-    redis.call('EXPIREAT', h, expire_at)
-  end
-  if state ~= '' then
-    redis.call('EXPIREAT', m, expire_at)
-  end
-end
+expire_board(z, h, m, expire_at, applied == 1, state)
 if want_rank == '0' then
   return {applied, state}
 end

@@ -31,13 +31,5 @@ end
 if bumped then
   bump(tv, expire_at)
 end
-if expire_at ~= '0' then
-  if any then
-    redis.call('EXPIREAT', z, expire_at)
-    redis.call('EXPIREAT', h, expire_at)
-  end
-  if state ~= '' then
-    redis.call('EXPIREAT', m, expire_at)
-  end
-end
+expire_board(z, h, m, expire_at, any, state)
 return {state, out}

@@ -89,3 +89,18 @@ local function bump(tv, expire_at)
   end
 end
 
+
+-- Sets a closed window's expiry on the board's keys: the sorted set and hash when a
+-- standing applied, the marker when there is one. `expire_at` '0' means never.
+local function expire_board(z, h, m, expire_at, applied, state)
+  if expire_at == '0' then
+    return
+  end
+  if applied then
+    redis.call('EXPIREAT', z, expire_at)
+    redis.call('EXPIREAT', h, expire_at)
+  end
+  if state ~= '' then
+    redis.call('EXPIREAT', m, expire_at)
+  end
+end
