@@ -13,7 +13,7 @@
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
 //! sparse global secondary index `by_rank` (`pk`, `rk`, keys only) serves reads in rank
-//! order straight from DynamoDB (see [`ranked`]). Every item carries `kind`, which the
+//! order straight from DynamoDB (see `ranked`). Every item carries `kind`, which the
 //! stream projector uses to pick standings. Ids cannot contain `#` (see [`crate::ids`]),
 //! so keys are unambiguous.
 

@@ -211,7 +211,7 @@ impl Access {
 
 /// Opens a connection to `target` with `access` (reading its secret first); `timeout`
 /// bounds every reply and each connection attempt. For tools and tests; the index opens
-/// its connection through [`super::link`].
+/// its connection through `super::link`.
 pub async fn connect(
     target: &Target,
     access: &Access,

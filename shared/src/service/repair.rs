@@ -3,7 +3,7 @@
 //! What goes into the queue:
 //! - **Boards found not ready.** A function that finds a board's index not ready (no
 //!   marker, `stale`, a rebuild that stalled) reports the board through [`Reporter`]. The
-//!   first reporter in [`REPAIR_CLAIM`] sends the message; the others see the claim in
+//!   first reporter in [`REPAIR_CLAIM`](crate::store::REPAIR_CLAIM) sends the message; the others see the claim in
 //!   Redis and send nothing, so a hot board costs one message, not one per read.
 //! - **Stream batches the projector gave up on.** The projector's event source mapping
 //!   sends a batch that exhausted its retries to the same queue: the on-failure record
@@ -60,7 +60,7 @@ impl Reporter {
     }
 
     /// Reports `lb`, seen with `health`, unless another caller did in the last
-    /// [`REPAIR_CLAIM`]. Failures are logged, not returned: the caller's own answer does
+    /// [`REPAIR_CLAIM`](crate::store::REPAIR_CLAIM). Failures are logged, not returned: the caller's own answer does
     /// not depend on it, and the next reader (or the sweep) reports again.
     pub async fn report<I: RankIndex>(&self, index: &I, lb: &LeaderboardId, health: Health) {
         let Some(queue) = &self.queue else { return };

@@ -1,0 +1,60 @@
+//! The reads' reply caches: one short-TTL cache per read kind (hot-spot protection), in
+//! front of the last-known fallback.
+
+use std::future::Future;
+use std::time::Duration;
+
+use super::fallback::LastKnown;
+use super::reply::{Answer, FriendsReply, PageReply, RankReply, Source, TopReply};
+use crate::error::ServiceError;
+use crate::service::hot::{ReadCache, TopWindows};
+
+/// The hot-spot protection of the reads: one short-TTL reply cache per read kind and
+/// the top windows of the boards this container serves (see [`crate::service::hot`]).
+pub struct HotReads {
+    pub(super) rank: ReadCache<RankReply>,
+    pub(super) top: ReadCache<TopReply>,
+    pub(super) friends: ReadCache<FriendsReply>,
+    pub(super) pages: ReadCache<PageReply>,
+    pub windows: TopWindows,
+}
+
+impl HotReads {
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            rank: ReadCache::new(ttl),
+            top: ReadCache::new(ttl),
+            friends: ReadCache::new(ttl),
+            pages: ReadCache::new(ttl),
+            windows: TopWindows::default(),
+        }
+    }
+}
+
+/// Serves a read through its reply cache (unless `bypass`), falling back to the last
+/// known answer when the backends fail. A reply served from the cache says
+/// `source: "cache"` and keeps the `as_of` of the read that produced it.
+pub(super) async fn cached<T, F, Fut>(
+    cache: &ReadCache<T>,
+    last_known: &LastKnown,
+    key: String,
+    bypass: bool,
+    load: F,
+) -> Result<T, ServiceError>
+where
+    T: Answer,
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, ServiceError>>,
+{
+    // Boxed: the load is a deep state machine of its own, and nesting it inline makes
+    // the handlers' futures too deep for the compiler's layout queries in release.
+    let settle = async |key: String| last_known.settle(key, Box::pin(load()).await);
+    if bypass {
+        return settle(key).await;
+    }
+    let (mut reply, hit) = cache.get_or_load(key.clone(), || settle(key)).await?;
+    if hit {
+        reply.provenance().source = Source::Cache;
+    }
+    Ok(reply)
+}

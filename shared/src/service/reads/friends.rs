@@ -1,0 +1,133 @@
+//! A player's place among their friends who have a score.
+
+use tracing::instrument;
+
+use super::cache::cached;
+use super::fallback::{degraded_by, history};
+use super::reply::{FriendsReply, Provenance, Source, entries};
+use crate::error::ServiceError;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::service::Context;
+use crate::service::hot::Caller;
+use crate::store::{FriendsSource, RankIndex, ScoreStore};
+
+/// The player's place among themself and their friends who have a score.
+/// The player's own read skips the reply cache.
+#[instrument(skip(ctx, friends))]
+pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
+    ctx: &Context<S, I>,
+    friends: &F,
+    caller: &Caller,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<FriendsReply, ServiceError> {
+    let key = format!("friends|{lb}|{player}|{k}");
+    cached(
+        &ctx.hot.friends,
+        &ctx.last_known,
+        key,
+        caller.is(player),
+        || friends_fresh(ctx, friends, lb, player, k),
+    )
+    .await
+}
+
+async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
+    ctx: &Context<S, I>,
+    friends: &F,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<FriendsReply, ServiceError> {
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let dir = board.policy.direction();
+    let mut group = friends.friends_of(player).await?;
+    group.push(player.clone());
+    let (keys, meta) = match ctx.index.keys_of(lb, dir, &group).await {
+        Ok(keys) if keys.iter().all(Option::is_none) && history(&board) => (
+            ctx.store.keys_of(lb, &group).await?,
+            Provenance::now(Source::Dynamodb, false),
+        ),
+        Ok(keys) => (keys, Provenance::now(Source::Redis, false)),
+        Err(e) => (
+            ctx.store.keys_of(lb, &group).await?,
+            Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
+        ),
+    };
+    let (friends_rank, window) =
+        place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
+    Ok(FriendsReply {
+        leaderboard_id: lb.clone(),
+        player_id: player.clone(),
+        friends_rank,
+        friends_total: window.total,
+        entries: entries(window.first_rank, window.keys, Some(player)),
+        meta,
+    })
+}
+
+/// A slice of a sorted group.
+struct GroupWindow {
+    total: u64,
+    first_rank: u64,
+    keys: Vec<RankKey>,
+}
+
+/// Orders the group and picks k rows around `player` (or the top 2k+1 if absent).
+fn place_in_group(
+    dir: Direction,
+    player: &PlayerId,
+    mut keys: Vec<RankKey>,
+    k: u64,
+) -> (Option<u64>, GroupWindow) {
+    keys.sort_by(|a, b| a.cmp_in(b, dir));
+    let total = keys.len() as u64;
+    let me = keys.iter().position(|key| key.player == player.as_str());
+    let k = k as usize;
+    let (lo, hi) = match me {
+        Some(i) => (i.saturating_sub(k), (i + k + 1).min(keys.len())),
+        None => (0, (2 * k + 1).min(keys.len())),
+    };
+    let window = GroupWindow {
+        total,
+        first_rank: lo as u64 + 1,
+        keys: keys.drain(lo..hi).collect(),
+    };
+    (me.map(|i| i as u64 + 1), window)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::order::test_key as key;
+
+    #[test]
+    fn group_window_centres_on_the_player() {
+        let me = PlayerId::parse("me").unwrap();
+        let keys = (0..10)
+            .map(|i| key(&format!("f{i}"), i))
+            .chain([key("me", 4)])
+            .collect();
+        let (rank, w) = place_in_group(Direction::Desc, &me, keys, 1);
+        // Scores 9..0 with "me" tied at 4 after "f4" (same reached-at, "f4" < "me").
+        assert_eq!(rank, Some(7));
+        assert_eq!(w.total, 11);
+        assert_eq!(w.first_rank, 6);
+        let players: Vec<_> = w.keys.iter().map(|k| k.player.as_str()).collect();
+        assert_eq!(players, ["f4", "me", "f3"]);
+    }
+
+    #[test]
+    fn group_without_the_player_shows_its_top() {
+        let me = PlayerId::parse("me").unwrap();
+        let keys = (0..10).map(|i| key(&format!("f{i}"), i)).collect();
+        let (rank, w) = place_in_group(Direction::Desc, &me, keys, 2);
+        assert_eq!(rank, None);
+        assert_eq!(w.first_rank, 1);
+        assert_eq!(w.keys.len(), 5);
+        assert_eq!(w.keys[0].player, "f9");
+    }
+}

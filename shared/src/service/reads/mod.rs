@@ -1,0 +1,37 @@
+//! Ranked reads: a player's rank with neighbours, the top of a board, a player's place
+//! among friends, and the whole board page by page. Each is one Redis round trip (plus
+//! the board definition, cached per container).
+//!
+//! When Redis cannot answer (down, slow, breaker open) or does not hold the board
+//! completely (wiped, rebuilding), the same read is answered from DynamoDB's
+//! rank-ordered index, flagged `degraded: true`, `source: "dynamodb"`. Closed windows
+//! whose Redis keys have expired are read from DynamoDB as a matter of course (not
+//! degraded). If DynamoDB fails too, the container's last good answer to the same read
+//! is served with `stale_ms`; with none, the error (503 with Retry-After).
+//!
+//! One file per read (`rank`, `top`, `pages`, `friends`); around them the replies
+//! (`reply`), their parameters (`params`), the reply cache (`cache`), the bounded
+//! DynamoDB counts (`estimate`) and the fallbacks (`fallback`).
+
+mod cache;
+mod estimate;
+mod fallback;
+mod friends;
+mod pages;
+mod params;
+mod rank;
+mod reply;
+mod top;
+
+pub use cache::HotReads;
+pub use estimate::COUNT_CAP;
+pub use fallback::{LAST_KNOWN_TTL, LastKnown};
+pub use friends::friends_rank;
+pub use pages::{WALK_LAG_MS, ranks};
+pub use params::{
+    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_K, MAX_N, MAX_PAGE, PlayerRead, admit, parse_k,
+    parse_limit, parse_n,
+};
+pub use rank::rank;
+pub use reply::{Answer, Entry, FriendsReply, PageReply, Provenance, RankReply, Source, TopReply};
+pub use top::top;

@@ -1,0 +1,109 @@
+//! The reads' parameters: `k`, `n`, `limit` with their bounds, and what a read about
+//! one player names.
+
+use crate::error::{DomainError, ServiceError};
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::service::Context;
+use crate::service::hot::Caller;
+use crate::store::RateCounter;
+
+/// Neighbours on each side when `k` is not given.
+pub const DEFAULT_K: u64 = 5;
+/// Largest `k` accepted.
+pub const MAX_K: u64 = 50;
+/// Entries in a top read when `n` is not given.
+pub const DEFAULT_N: u64 = 10;
+/// Larger `n` are clamped to this.
+pub const MAX_N: u64 = 1000;
+
+/// What a read about one player names: the board, the player, `k`, and who asks.
+pub struct PlayerRead {
+    pub lb: LeaderboardId,
+    pub player: PlayerId,
+    pub k: u64,
+    pub caller: Caller,
+}
+
+impl PlayerRead {
+    /// Decodes `GET /leaderboards/{lb}/players/{p}/...?k=` and, once it is valid, counts
+    /// it against the caller's rate limits.
+    pub async fn admit<S, I: RateCounter>(
+        ctx: &Context<S, I>,
+        req: &crate::http::Request,
+    ) -> Result<Self, ServiceError> {
+        let read = Self {
+            lb: crate::http::path(req, "lb", LeaderboardId::parse)?,
+            player: crate::http::path(req, "p", PlayerId::parse)?,
+            k: parse_k(crate::http::query(req, "k"))?,
+            caller: crate::http::caller(req),
+        };
+        admit(ctx, &read.caller).await?;
+        Ok(read)
+    }
+}
+
+/// Counts the read against the caller's rate limits; 429 `rate_limited` when over.
+pub async fn admit<S, I: RateCounter>(
+    ctx: &Context<S, I>,
+    caller: &Caller,
+) -> Result<(), ServiceError> {
+    ctx.settings.rate_limits.check(&ctx.index, caller).await
+}
+
+/// Parses `k` (0..=50, default 5).
+pub fn parse_k(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else { return Ok(DEFAULT_K) };
+    match raw.parse::<u64>() {
+        Ok(k) if k <= MAX_K => Ok(k),
+        _ => Err(DomainError::invalid(
+            "k",
+            format!("must be an integer from 0 to {MAX_K}"),
+        )),
+    }
+}
+
+/// Parses `n` (at least 1, default 10, clamped to 1000).
+pub fn parse_n(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else { return Ok(DEFAULT_N) };
+    match raw.parse::<u64>() {
+        Ok(n) if n >= 1 => Ok(n.min(MAX_N)),
+        // Digits too long for u64 are still a valid, very large n.
+        Err(_) if !raw.is_empty() && raw.bytes().all(|b| b.is_ascii_digit()) => Ok(MAX_N),
+        _ => Err(DomainError::invalid(
+            "n",
+            "must be an integer of at least 1",
+        )),
+    }
+}
+
+/// Default and largest page of `GET /leaderboards/{lb}/ranks`.
+pub const DEFAULT_PAGE: u64 = 100;
+pub const MAX_PAGE: u64 = 1000;
+
+/// Parses `limit` (1..=1000, default 100).
+pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
+    let Some(raw) = raw else {
+        return Ok(DEFAULT_PAGE);
+    };
+    raw.parse::<u64>()
+        .ok()
+        .filter(|l| (1..=MAX_PAGE).contains(l))
+        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {MAX_PAGE}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k_and_n_bounds() {
+        assert_eq!(parse_k(None).unwrap(), DEFAULT_K);
+        assert_eq!(parse_k(Some("50")).unwrap(), 50);
+        assert!(parse_k(Some("51")).is_err());
+        assert!(parse_k(Some("-1")).is_err());
+        assert_eq!(parse_n(Some("5000")).unwrap(), MAX_N);
+        assert_eq!(parse_n(Some("99999999999999999999999")).unwrap(), MAX_N);
+        assert!(parse_n(Some("0")).is_err());
+        assert!(parse_n(Some("x")).is_err());
+    }
+}

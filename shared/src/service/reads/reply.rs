@@ -1,0 +1,159 @@
+//! What the reads answer: ranked rows, the four replies, and the provenance every reply
+//! carries (where it came from, whether degraded, approximate or stale).
+
+use serde::Serialize;
+
+use super::estimate::Estimate;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::order::RankKey;
+use crate::time::{now_ms, rfc3339_ms};
+
+/// Where a read was answered from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Redis,
+    /// DynamoDB's rank-ordered index.
+    Dynamodb,
+    /// This container's last good answer to the same read.
+    Cache,
+}
+
+/// How a reply was produced; flattened into every read reply.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Provenance {
+    pub as_of: String,
+    pub source: Source,
+    /// The normal source could not answer; this answer is correct but came another way.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub degraded: bool,
+    /// For a cached answer: how old it is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stale_ms: Option<u64>,
+    /// The ranks are estimates: a big board read from DynamoDB, where counting every
+    /// entry before a player would cost in proportion to the rank (see [`super::COUNT_CAP`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub rank_approximate: bool,
+    /// The total is an estimate, for the same reason.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub total_approximate: bool,
+}
+
+impl Provenance {
+    pub(super) fn now(source: Source, degraded: bool) -> Self {
+        Self {
+            as_of: rfc3339_ms(now_ms()),
+            source,
+            degraded,
+            stale_ms: None,
+            rank_approximate: false,
+            total_approximate: false,
+        }
+    }
+
+    pub(super) fn estimated(mut self, est: &Estimate) -> Self {
+        self.rank_approximate = est.rank_approximate;
+        self.total_approximate = est.total_approximate;
+        self
+    }
+}
+
+/// A read reply that carries its [`Provenance`].
+pub trait Answer: Clone + Send + Sync + 'static {
+    fn provenance(&mut self) -> &mut Provenance;
+}
+
+/// One ranked row.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub struct Entry {
+    pub rank: u64,
+    pub player_id: String,
+    pub score: i64,
+    pub updated_at: String,
+    /// True on the requesting player's own row.
+    #[serde(rename = "self")]
+    pub is_self: bool,
+}
+
+impl Entry {
+    pub(super) fn new(rank: u64, key: RankKey, me: Option<&PlayerId>) -> Self {
+        Self {
+            rank,
+            is_self: me.is_some_and(|p| p.as_str() == key.player),
+            score: key.score.get(),
+            updated_at: rfc3339_ms(key.reached_at),
+            player_id: key.player,
+        }
+    }
+}
+
+pub(super) fn entries(first_rank: u64, keys: Vec<RankKey>, me: Option<&PlayerId>) -> Vec<Entry> {
+    keys.into_iter()
+        .zip(first_rank..)
+        .map(|(key, rank)| Entry::new(rank, key, me))
+        .collect()
+}
+
+/// Reply of `GET /leaderboards/{lb}/players/{p}/rank`.
+#[derive(Debug, Clone, Serialize)]
+pub struct RankReply {
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub score: i64,
+    pub rank: u64,
+    pub total: u64,
+    pub updated_at: String,
+    /// Up to k rows above and k below, the player's own row included and flagged.
+    pub neighbours: Vec<Entry>,
+    #[serde(flatten)]
+    pub meta: Provenance,
+}
+
+/// Reply of `GET /leaderboards/{lb}/top`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TopReply {
+    pub leaderboard_id: LeaderboardId,
+    pub total: u64,
+    pub entries: Vec<Entry>,
+    #[serde(flatten)]
+    pub meta: Provenance,
+}
+
+/// Reply of `GET /leaderboards/{lb}/players/{p}/friends-rank`.
+#[derive(Debug, Clone, Serialize)]
+pub struct FriendsReply {
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    /// The player's 1-based place in the group; `null` if the player has no score.
+    pub friends_rank: Option<u64>,
+    /// Size of the group: the player and the friends who have a score.
+    pub friends_total: u64,
+    /// k rows around the player, or the group's top 2k+1 if the player has no score.
+    /// `rank` in these rows is the place within the group.
+    pub entries: Vec<Entry>,
+    #[serde(flatten)]
+    pub meta: Provenance,
+}
+
+/// Reply of `GET /leaderboards/{lb}/ranks`.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageReply {
+    pub leaderboard_id: LeaderboardId,
+    pub total: u64,
+    pub entries: Vec<Entry>,
+    /// Pass back as `cursor` for the next page; `null` after the last page.
+    pub next_cursor: Option<String>,
+    #[serde(flatten)]
+    pub meta: Provenance,
+}
+
+macro_rules! answer {
+    ($($t:ty),*) => {$(
+        impl Answer for $t {
+            fn provenance(&mut self) -> &mut Provenance {
+                &mut self.meta
+            }
+        }
+    )*};
+}
+answer!(RankReply, TopReply, FriendsReply, PageReply);

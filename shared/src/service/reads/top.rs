@@ -1,0 +1,65 @@
+//! The best `n` players of a board.
+
+use tracing::instrument;
+
+use super::cache::cached;
+use super::estimate::estimate;
+use super::fallback::{degraded_by, history};
+use super::reply::{Provenance, Source, TopReply, entries};
+use crate::error::ServiceError;
+use crate::ids::LeaderboardId;
+use crate::service::Context;
+use crate::store::{RankIndex, ScoreStore, TOP_WINDOW};
+
+/// The best `n` players.
+#[instrument(skip(ctx))]
+pub async fn top<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    n: u64,
+) -> Result<TopReply, ServiceError> {
+    let key = format!("top|{lb}|{n}");
+    cached(&ctx.hot.top, &ctx.last_known, key, false, || {
+        top_fresh(ctx, lb, n)
+    })
+    .await
+}
+
+async fn top_fresh<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    n: u64,
+) -> Result<TopReply, ServiceError> {
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let dir = board.policy.direction();
+    let from_store = async |degraded| {
+        let (keys, est) = futures::try_join!(
+            async { Ok::<_, ServiceError>(ctx.store.ranked_after(lb, dir, None, n).await?) },
+            estimate(&ctx.store, lb, dir, None),
+        )?;
+        let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
+        Ok::<_, ServiceError>((keys, est.total, meta))
+    };
+    let read = match n <= TOP_WINDOW {
+        true => match ctx.hot.windows.read(&ctx.index, lb, dir).await {
+            Ok(Some(w)) => Ok((
+                w.entries.iter().take(n as usize).cloned().collect(),
+                w.total,
+            )),
+            Ok(None) => ctx.index.top(lb, dir, n).await,
+            Err(e) => Err(e),
+        },
+        false => ctx.index.top(lb, dir, n).await,
+    };
+    let (keys, total, meta) = match read {
+        Ok((_, 0)) if history(&board) => from_store(false).await?,
+        Ok((keys, total)) => (keys, total, Provenance::now(Source::Redis, false)),
+        Err(e) => from_store(degraded_by(ctx, &board, &e).await).await?,
+    };
+    Ok(TopReply {
+        leaderboard_id: lb.clone(),
+        total,
+        entries: entries(1, keys, None),
+        meta,
+    })
+}
