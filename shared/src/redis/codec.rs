@@ -1,0 +1,56 @@
+//! The Rust side of the index's value formats: markers' states, sorted-set entries and
+//! hash values decoded, and the arguments every script takes per standing.
+
+use redis::ScriptInvocation;
+
+use crate::error::IndexError;
+use crate::order::{Direction, RankKey};
+use crate::store::{Health, IndexEntry};
+
+pub(super) fn health_of(state: &str) -> Health {
+    match state {
+        "ok" => Health::Ready,
+        "rebuilding" => Health::Rebuilding,
+        "stale" => Health::Stale,
+        _ => Health::Missing,
+    }
+}
+
+/// Reads may only use a board whose marker says it is complete.
+pub(super) fn ready(state: &str) -> Result<(), IndexError> {
+    match health_of(state) {
+        Health::Ready => Ok(()),
+        other => Err(IndexError::NotReady(other)),
+    }
+}
+
+/// Entries with their sorted-set scores, as ZRANGE WITHSCORES returns them.
+pub(super) type Flat = Vec<(String, f64)>;
+
+pub(super) fn reply_err(what: &str) -> IndexError {
+    IndexError::Reply(what.to_owned())
+}
+
+pub(super) fn decode_entries(dir: Direction, flat: Flat) -> Result<Vec<RankKey>, IndexError> {
+    flat.into_iter()
+        .map(|(member, z)| {
+            RankKey::from_entry(dir, &member, z).ok_or_else(|| reply_err("undecodable member"))
+        })
+        .collect()
+}
+
+/// The four arguments every script takes per standing: player, version, zscore, member.
+pub(super) fn standing_args(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
+    inv.arg(&e.key.player)
+        .arg(e.version)
+        .arg(e.key.zscore(e.direction))
+        .arg(e.key.member());
+}
+
+/// Parses a hash value `version|zscore|member` into its key.
+pub(super) fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> {
+    let mut parts = value.splitn(3, '|');
+    let _version = parts.next()?;
+    let zscore: f64 = parts.next()?.parse().ok()?;
+    RankKey::from_entry(dir, parts.next()?, zscore)
+}
