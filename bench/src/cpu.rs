@@ -5,10 +5,10 @@
 
 use std::time::Duration;
 
+use leaderboard::caller::Caller;
 use leaderboard::http;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::score::Score;
-use leaderboard::service::hot::Caller;
 use leaderboard::service::ingest::{self, SubmitScore};
 use leaderboard::service::reads;
 use leaderboard::store::ScoreStore;

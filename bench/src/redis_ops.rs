@@ -5,12 +5,13 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+use leaderboard::caller::Caller;
 use leaderboard::dynamodb::StandingItem;
 use leaderboard::http;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::Direction;
 use leaderboard::service::AppContext;
-use leaderboard::service::hot::{Caller, RateLimits};
+use leaderboard::service::hot::RateLimits;
 use leaderboard::service::projector::project;
 use leaderboard::service::reads;
 use leaderboard::store::{FriendsSource, RankIndex};

@@ -231,3 +231,15 @@ pub enum InitError {
     #[error("the Redis configuration is invalid: {0}")]
     Redis(#[from] IndexError),
 }
+
+/// `err` and its sources, joined with ": ", for logs.
+pub fn error_chain(err: &dyn std::error::Error) -> String {
+    let mut out = err.to_string();
+    let mut cur = err.source();
+    while let Some(e) = cur {
+        out.push_str(": ");
+        out.push_str(&e.to_string());
+        cur = e.source();
+    }
+    out
+}

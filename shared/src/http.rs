@@ -13,9 +13,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tracing::error;
 
-use crate::error::{DomainError, ServiceError};
+use crate::caller::Caller;
+use crate::error::{DomainError, ServiceError, error_chain};
 use crate::ids::PlayerId;
-use crate::service::hot::Caller;
 
 pub type Request = ApiGatewayV2httpRequest;
 pub type Response = ApiGatewayV2httpResponse;
@@ -173,16 +173,4 @@ pub fn unknown_route(req: &Request) -> Response {
             },
         },
     )
-}
-
-/// `err` and its sources, joined with ": ", for logs.
-pub fn error_chain(err: &dyn std::error::Error) -> String {
-    let mut out = err.to_string();
-    let mut cur = err.source();
-    while let Some(e) = cur {
-        out.push_str(": ");
-        out.push_str(&e.to_string());
-        cur = e.source();
-    }
-    out
 }

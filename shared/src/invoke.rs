@@ -46,7 +46,7 @@ impl From<InvokeError> for Diagnostic {
     fn from(e: InvokeError) -> Self {
         Diagnostic {
             error_type: e.error_type(),
-            error_message: crate::http::error_chain(&e),
+            error_message: crate::error::error_chain(&e),
         }
     }
 }

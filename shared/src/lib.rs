@@ -3,6 +3,7 @@
 //!
 //! Rules (plain functions over plain values, unit-tested without I/O):
 //! - [`ids`]: validated board, player and match ids;
+//! - [`caller`]: who is asking (player, IP), decoded at the edge;
 //! - [`score`]: scores within ±(2^53-1);
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
@@ -18,11 +19,13 @@
 //! Use cases and surfaces:
 //! - [`service`]: boards and families, ingest and fan-out, reads (with the hot-spot
 //!   protection: reply cache, top windows, rate limits), projector, rebuild;
-//! - [`http`]: API Gateway request helpers and the error-to-status mapping;
+//! - [`http`]: API Gateway request helpers and the error-to-status mapping (imports
+//!   nothing from `service`, and `service` nothing from it);
 //! - [`cursor`]: signed paging cursors;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
 pub mod board;
+pub mod caller;
 pub mod config;
 pub mod cursor;
 pub mod dynamodb;

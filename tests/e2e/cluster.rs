@@ -535,7 +535,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
     )?
     .init_board(&b, None)
     .await;
-    let err = leaderboard::http::error_chain(&missing.expect_err("a missing secret"));
+    let err = leaderboard::error::error_chain(&missing.expect_err("a missing secret"));
     assert!(err.contains("auth token"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use leaderboard::board::Policy;
+use leaderboard::caller::Caller;
 use leaderboard::order::Direction;
 use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::hot::Caller;
 use leaderboard::service::{Context, Settings, reads};
 use leaderboard::store::{IndexEntry, RankIndex, TOP_WINDOW};
 use serde_json::json;

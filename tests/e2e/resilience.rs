@@ -5,11 +5,11 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use leaderboard::board::Policy;
+use leaderboard::caller::Caller;
 use leaderboard::error::{IndexError, ServiceError};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::order::Direction;
 use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::hot::Caller;
 use leaderboard::service::projector::project;
 use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
 use leaderboard::service::repair::Reporter;

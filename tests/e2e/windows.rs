@@ -5,9 +5,9 @@ use std::time::Duration;
 
 use futures::future::join_all;
 use leaderboard::board::Policy;
+use leaderboard::caller::Caller;
 use leaderboard::error::ServiceError;
 use leaderboard::order::Direction;
-use leaderboard::service::hot::Caller;
 use leaderboard::service::reads;
 use leaderboard::service::scores::{BoardOutcome, Outcome};
 use leaderboard::store::RankIndex;

@@ -2,6 +2,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
+use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::service::AppContext;
 use leaderboard::service::reads;
 use leaderboard::social::HttpFriendsSource;
@@ -14,8 +15,12 @@ pub struct Deps {
 pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response, Error> {
     let req = &event.payload;
     let result = async {
-        let r = reads::PlayerRead::admit(&deps.ctx, req).await?;
-        reads::friends_rank(&deps.ctx, &deps.friends, &r.caller, &r.lb, &r.player, r.k).await
+        let lb = http::path(req, "lb", LeaderboardId::parse)?;
+        let player = http::path(req, "p", PlayerId::parse)?;
+        let k = reads::parse_k(http::query(req, "k"))?;
+        let caller = http::caller(req);
+        reads::admit(&deps.ctx, &caller).await?;
+        reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k).await
     };
     Ok(http::respond(200, result.await))
 }

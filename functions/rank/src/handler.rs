@@ -2,14 +2,19 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
+use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::service::AppContext;
 use leaderboard::service::reads;
 
 pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Response, Error> {
     let req = &event.payload;
     let result = async {
-        let r = reads::PlayerRead::admit(ctx, req).await?;
-        reads::rank(ctx, &r.caller, &r.lb, &r.player, r.k).await
+        let lb = http::path(req, "lb", LeaderboardId::parse)?;
+        let player = http::path(req, "p", PlayerId::parse)?;
+        let k = reads::parse_k(http::query(req, "k"))?;
+        let caller = http::caller(req);
+        reads::admit(ctx, &caller).await?;
+        reads::rank(ctx, &caller, &lb, &player, k).await
     };
     Ok(http::respond(200, result.await))
 }

@@ -43,7 +43,7 @@ pub async fn handle(
             Ok(Handled::Done) => {}
             Ok(Handled::Again) => response.add_failure(id),
             Err(e) => {
-                error!(message_id = %id, code = e.code(), chain = %leaderboard::http::error_chain(&e), "repair failed; keeping the message");
+                error!(message_id = %id, code = e.code(), chain = %leaderboard::error::error_chain(&e), "repair failed; keeping the message");
                 response.add_failure(id);
             }
         }

@@ -21,7 +21,7 @@ impl RedisRankIndex {
         let wait = self.timeout.max(CONNECT_WAIT);
         self.link.get(wait).await.inspect_err(|e| {
             if e.is_outage() {
-                let why = crate::http::error_chain(e);
+                let why = crate::error::error_chain(e);
                 self.breaker.trip(&format!("no connection: {why}"));
             }
         })

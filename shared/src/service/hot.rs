@@ -22,8 +22,9 @@ use std::time::{Duration, Instant};
 use tokio::sync::OnceCell;
 use tracing::warn;
 
+use crate::caller::Caller;
 use crate::error::{IndexError, ServiceError};
-use crate::ids::{LeaderboardId, PlayerId};
+use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
 use crate::store::{RankIndex, RateCounter, TOP_WINDOW};
 
@@ -168,20 +169,6 @@ impl TopWindows {
 /// Index of the first entry of `entries` (in rank order) that ranks after `after`.
 pub fn position_after(entries: &[RankKey], dir: Direction, after: &RankKey) -> usize {
     entries.partition_point(|e| e.cmp_in(after, dir) != std::cmp::Ordering::Greater)
-}
-
-/// Who is asking: the verified player (the JWT's subject in AWS) and the source IP.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Caller {
-    pub player: Option<PlayerId>,
-    pub ip: Option<String>,
-}
-
-impl Caller {
-    /// True when the caller is `player` (their own reads bypass the read cache).
-    pub fn is(&self, player: &PlayerId) -> bool {
-        self.player.as_ref() == Some(player)
-    }
 }
 
 /// Read limits per fixed window; 0 turns a limit off.

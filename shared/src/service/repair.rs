@@ -81,7 +81,7 @@ impl Reporter {
             Err(error) => warn!(
                 board = %lb,
                 %error,
-                chain = %crate::http::error_chain(&error),
+                chain = %crate::error::error_chain(&error),
                 "could not report the rank index for repair"
             ),
         }

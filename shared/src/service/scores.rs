@@ -17,7 +17,6 @@ use super::boards::{family_board, init_index};
 use super::ingest::{IngestReply, SubmitScore, check_event_ts, submit_to};
 use crate::board::Board;
 use crate::error::{DomainError, ServiceError};
-use crate::http::status_and_code;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::score::Score;
 use crate::store::{RankIndex, ScoreStore};
@@ -136,7 +135,7 @@ fn accepted(r: IngestReply) -> Outcome {
 fn refused(err: &ServiceError) -> Outcome {
     Outcome::Refused {
         refused: Refusal {
-            code: status_and_code(err).1,
+            code: err.code(),
             message: err.to_string(),
         },
     }

@@ -5,11 +5,11 @@ use tracing::instrument;
 use super::cache::cached;
 use super::fallback::{degraded_by, history};
 use super::reply::{FriendsReply, Provenance, Source, entries};
+use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::service::Context;
-use crate::service::hot::Caller;
 use crate::store::{FriendsSource, RankIndex, ScoreStore};
 
 /// The player's place among themself and their friends who have a score.

@@ -1,10 +1,9 @@
 //! The reads' parameters: `k`, `n`, `limit` with their bounds, and what a read about
 //! one player names.
 
+use crate::caller::Caller;
 use crate::error::{DomainError, ServiceError};
-use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::Context;
-use crate::service::hot::Caller;
 use crate::store::RateCounter;
 
 /// Neighbours on each side when `k` is not given.
@@ -15,32 +14,6 @@ pub const MAX_K: u64 = 50;
 pub const DEFAULT_N: u64 = 10;
 /// Larger `n` are clamped to this.
 pub const MAX_N: u64 = 1000;
-
-/// What a read about one player names: the board, the player, `k`, and who asks.
-pub struct PlayerRead {
-    pub lb: LeaderboardId,
-    pub player: PlayerId,
-    pub k: u64,
-    pub caller: Caller,
-}
-
-impl PlayerRead {
-    /// Decodes `GET /leaderboards/{lb}/players/{p}/...?k=` and, once it is valid, counts
-    /// it against the caller's rate limits.
-    pub async fn admit<S, I: RateCounter>(
-        ctx: &Context<S, I>,
-        req: &crate::http::Request,
-    ) -> Result<Self, ServiceError> {
-        let read = Self {
-            lb: crate::http::path(req, "lb", LeaderboardId::parse)?,
-            player: crate::http::path(req, "p", PlayerId::parse)?,
-            k: parse_k(crate::http::query(req, "k"))?,
-            caller: crate::http::caller(req),
-        };
-        admit(ctx, &read.caller).await?;
-        Ok(read)
-    }
-}
 
 /// Counts the read against the caller's rate limits; 429 `rate_limited` when over.
 pub async fn admit<S, I: RateCounter>(

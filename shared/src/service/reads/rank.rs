@@ -6,11 +6,11 @@ use super::cache::cached;
 use super::estimate::estimate;
 use super::fallback::{degraded_by, history};
 use super::reply::{Provenance, RankReply, Source, entries};
+use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::service::Context;
-use crate::service::hot::Caller;
 use crate::store::{Around, RankIndex, ScoreStore};
 
 /// The player's rank, score and up to `k` neighbours on each side. The player's own
