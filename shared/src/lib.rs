@@ -43,4 +43,5 @@ pub mod sqs;
 pub mod store;
 pub mod telemetry;
 pub mod time;
+pub mod ttl_cache;
 pub mod window;

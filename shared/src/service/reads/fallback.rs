@@ -12,9 +12,9 @@ use super::reply::{Answer, Source};
 use crate::board::{Board, BoardStatus};
 use crate::error::{IndexError, ServiceError};
 use crate::service::Context;
-use crate::service::boards::TtlCache;
 use crate::store::{Health, RankIndex};
 use crate::time::now_ms;
+use crate::ttl_cache::TtlCache;
 
 /// The last good answer of each read this container served, for when both Redis and
 /// DynamoDB fail. Bounded in size and age.

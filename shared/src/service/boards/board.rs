@@ -1,0 +1,159 @@
+//! Standalone boards: create, read, change status.
+
+use serde::{Deserialize, Serialize};
+use tracing::{instrument, warn};
+
+use super::Created;
+use crate::board::{Board, BoardStatus, Policy};
+use crate::error::ServiceError;
+use crate::ids::LeaderboardId;
+use crate::store::{RankIndex, ScoreStore};
+use crate::time::{now_ms, rfc3339_ms};
+use crate::window::Period;
+
+/// Body of `POST /leaderboards`.
+#[derive(Debug, Deserialize)]
+pub struct CreateBoard {
+    pub leaderboard_id: LeaderboardId,
+    #[serde(default)]
+    pub policy: Policy,
+}
+
+/// A board as the API shows it. `status` is the effective one (a window past its end
+/// plus grace shows CLOSED).
+#[derive(Debug, Serialize, PartialEq, Eq)]
+pub struct BoardView {
+    pub leaderboard_id: LeaderboardId,
+    pub policy: Policy,
+    pub status: BoardStatus,
+    pub created_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub game: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub mode: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub period: Option<Period>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub window: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub starts_at: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ends_at: Option<String>,
+    /// When late results stop being accepted (end plus grace).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub closes_at: Option<String>,
+}
+
+impl BoardView {
+    pub fn at(b: Board, now: i64) -> Self {
+        let status = b.effective_status(now);
+        let closes_at = b.closes_at().map(rfc3339_ms);
+        let w = b.window;
+        Self {
+            leaderboard_id: b.leaderboard_id,
+            policy: b.policy,
+            status,
+            created_at: rfc3339_ms(b.created_at),
+            game: w.as_ref().map(|w| w.game.clone()),
+            mode: w.as_ref().map(|w| w.mode.clone()),
+            scope: w.as_ref().map(|w| w.scope.clone()),
+            period: w.as_ref().map(|w| w.window.period),
+            window: w.as_ref().and_then(|w| w.window.key.clone()),
+            starts_at: w.as_ref().and_then(|w| w.window.start).map(rfc3339_ms),
+            ends_at: w.as_ref().and_then(|w| w.window.end).map(rfc3339_ms),
+            closes_at,
+        }
+    }
+}
+
+/// Creates a board. Asking again with the same settings is not an error (the existing
+/// board is returned); different settings are a [`ServiceError::BoardConflict`].
+/// A new board's index is marked complete (it is empty); if Redis is down then, the
+/// rebuild sweep finds the board unmarked and marks it later.
+#[instrument(skip(store, index), fields(board = %req.leaderboard_id))]
+pub async fn create_board<S: ScoreStore, I: RankIndex>(
+    store: &S,
+    index: &I,
+    req: CreateBoard,
+) -> Result<Created<BoardView>, ServiceError> {
+    let now = now_ms();
+    let board = Board {
+        leaderboard_id: req.leaderboard_id,
+        policy: req.policy,
+        status: BoardStatus::Active,
+        created_at: now,
+        window: None,
+    };
+    match store.create_board(&board).await? {
+        None => {
+            init_index(index, &board.leaderboard_id, None).await;
+            Ok(Created::New(BoardView::at(board, now)))
+        }
+        Some(existing) if existing.policy == board.policy && existing.window.is_none() => {
+            Ok(Created::Existing(BoardView::at(existing, now)))
+        }
+        Some(existing) => Err(ServiceError::BoardConflict(existing.leaderboard_id)),
+    }
+}
+
+/// Marks a board this call created as completely indexed; a failure is only logged.
+pub async fn init_index<I: RankIndex>(index: &I, lb: &LeaderboardId, expire_at: Option<i64>) {
+    if let Err(error) = index.init_board(lb, expire_at).await {
+        warn!(board = %lb, %error, "could not mark the new board's index; the rebuild sweep will");
+    }
+}
+
+/// Reads one board (always from the store, never the cache).
+pub async fn get_board<S: ScoreStore>(
+    store: &S,
+    lb: &LeaderboardId,
+) -> Result<BoardView, ServiceError> {
+    store
+        .get_board(lb)
+        .await?
+        .map(|b| BoardView::at(b, now_ms()))
+        .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))
+}
+
+/// Body of `PATCH /leaderboards/{lb}`.
+#[derive(Debug, Deserialize)]
+pub struct PatchBoard {
+    pub status: BoardStatus,
+}
+
+/// Changes a board's status: ACTIVE <-> FROZEN, either -> CLOSED, nothing out of CLOSED.
+/// Asking for the status the board already has changes nothing and succeeds.
+#[instrument(skip(store))]
+pub async fn set_status<S: ScoreStore>(
+    store: &S,
+    lb: &LeaderboardId,
+    to: BoardStatus,
+) -> Result<BoardView, ServiceError> {
+    let not_found = || ServiceError::BoardNotFound(lb.clone());
+    // A concurrent change makes the conditional write fail; read again and decide again.
+    for _ in 0..5 {
+        let board = store.get_board(lb).await?.ok_or_else(not_found)?;
+        let now = now_ms();
+        let from = board.effective_status(now);
+        if from == to {
+            return Ok(BoardView::at(board, now));
+        }
+        if !board.can_become(to, now) {
+            return Err(ServiceError::InvalidTransition {
+                lb: lb.clone(),
+                from,
+                to,
+            });
+        }
+        if store.set_status(lb, board.status, to).await? {
+            let changed = Board {
+                status: to,
+                ..board
+            };
+            return Ok(BoardView::at(changed, now));
+        }
+    }
+    Err(ServiceError::Contention)
+}

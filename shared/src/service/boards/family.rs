@@ -1,0 +1,176 @@
+//! Board families: declared once, their windows' boards created by the first write.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::Created;
+use crate::board::{Board, BoardStatus, BoardWindow, Policy};
+use crate::error::{DomainError, ServiceError};
+use crate::ids::LeaderboardId;
+use crate::store::ScoreStore;
+use crate::time::{now_ms, parse_ts, rfc3339_ms};
+use crate::window::{Family, GLOBAL, Period, Season, parse_name, window_of};
+
+/// Body of `POST /families`.
+#[derive(Debug, Deserialize)]
+pub struct CreateFamily {
+    pub game: String,
+    pub mode: String,
+    #[serde(default)]
+    pub policy: Policy,
+    #[serde(default)]
+    pub regions: Vec<String>,
+    pub periods: Vec<Period>,
+    pub season: Option<SeasonBody>,
+    /// Seconds after a window's end during which late results are still accepted.
+    #[serde(default = "default_grace_seconds")]
+    pub grace_seconds: i64,
+}
+
+fn default_grace_seconds() -> i64 {
+    300
+}
+
+/// A season as the API takes it.
+#[derive(Debug, Deserialize)]
+pub struct SeasonBody {
+    pub id: String,
+    pub start: serde_json::Value,
+    pub end: serde_json::Value,
+}
+
+/// A family as the API shows it, with the ids of the windows open now.
+#[derive(Debug, Serialize)]
+pub struct FamilyView {
+    pub game: String,
+    pub mode: String,
+    pub policy: Policy,
+    pub regions: Vec<String>,
+    pub periods: Vec<Period>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub season: Option<SeasonView>,
+    pub grace_seconds: i64,
+    /// scope -> period -> board id of the window that contains now.
+    pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct SeasonView {
+    pub id: String,
+    pub start: String,
+    pub end: String,
+}
+
+impl FamilyView {
+    fn at(f: Family, now: i64) -> Self {
+        let mut current: BTreeMap<String, BTreeMap<Period, LeaderboardId>> = BTreeMap::new();
+        for scope in std::iter::once(GLOBAL).chain(f.regions.iter().map(String::as_str)) {
+            for period in &f.periods {
+                if let Ok(w) = window_of(*period, f.season.as_ref(), now) {
+                    current
+                        .entry(scope.to_owned())
+                        .or_default()
+                        .insert(*period, f.board_id(scope, &w));
+                }
+            }
+        }
+        Self {
+            season: f.season.as_ref().map(|s| SeasonView {
+                id: s.id.clone(),
+                start: rfc3339_ms(s.start),
+                end: rfc3339_ms(s.end),
+            }),
+            game: f.game,
+            mode: f.mode,
+            policy: f.policy,
+            regions: f.regions,
+            periods: f.periods,
+            grace_seconds: f.grace_ms / 1000,
+            current,
+        }
+    }
+}
+
+impl CreateFamily {
+    fn into_family(self) -> Result<Family, DomainError> {
+        let season = self
+            .season
+            .map(|s| {
+                Ok::<_, DomainError>(Season {
+                    id: s.id,
+                    start: parse_ts("season.start", &s.start)?,
+                    end: parse_ts("season.end", &s.end)?,
+                })
+            })
+            .transpose()?;
+        Family {
+            game: self.game,
+            mode: self.mode,
+            policy: self.policy,
+            regions: self.regions,
+            periods: self.periods,
+            season,
+            grace_ms: self.grace_seconds.saturating_mul(1000),
+        }
+        .validated()
+    }
+}
+
+/// Declares a board family. The same settings again return the existing family;
+/// different settings are a [`ServiceError::FamilyConflict`].
+#[instrument(skip(store, req), fields(game = %req.game, mode = %req.mode))]
+pub async fn create_family<S: ScoreStore>(
+    store: &S,
+    req: CreateFamily,
+) -> Result<Created<FamilyView>, ServiceError> {
+    let family = req.into_family()?;
+    let now = now_ms();
+    match store.create_family(&family).await? {
+        None => Ok(Created::New(FamilyView::at(family, now))),
+        Some(existing) if existing == family => {
+            Ok(Created::Existing(FamilyView::at(existing, now)))
+        }
+        Some(existing) => Err(ServiceError::FamilyConflict {
+            game: existing.game,
+            mode: existing.mode,
+        }),
+    }
+}
+
+/// Reads a family with the ids of its current windows.
+pub async fn get_family<S: ScoreStore>(
+    store: &S,
+    game: &str,
+    mode: &str,
+) -> Result<FamilyView, ServiceError> {
+    let (game, mode) = (parse_name("game", game)?, parse_name("mode", mode)?);
+    store
+        .get_family(&game, &mode)
+        .await?
+        .map(|f| FamilyView::at(f, now_ms()))
+        .ok_or(ServiceError::FamilyNotFound { game, mode })
+}
+
+/// The board of `family` for `scope` and `window`, as its first write creates it.
+pub fn family_board(
+    family: &Family,
+    scope: &str,
+    window: crate::window::Window,
+    now: i64,
+) -> Board {
+    Board {
+        leaderboard_id: family.board_id(scope, &window),
+        policy: family.policy,
+        status: BoardStatus::Active,
+        created_at: now,
+        window: Some(BoardWindow {
+            game: family.game.clone(),
+            mode: family.mode.clone(),
+            scope: scope.to_owned(),
+            window,
+            grace_ms: family.grace_ms,
+        }),
+    }
+}

@@ -1,0 +1,30 @@
+//! Board management: standalone boards, board families, the board list and status
+//! changes, plus the per-container caches of definitions.
+//!
+//! Policies never change after creation, so caching a definition is safe for ordering.
+//! A status change reaches a warm container when its cached entry expires
+//! (`BOARD_CACHE_TTL_MS`, default 1 s); time windows close by the clock, exactly.
+//!
+//! `board` (standalone boards), `family` (families and their windows' boards), `list`
+//! (the board list), `cache` (definitions cached per container).
+
+mod board;
+mod cache;
+mod family;
+mod list;
+
+pub use board::{
+    BoardView, CreateBoard, PatchBoard, create_board, get_board, init_index, set_status,
+};
+pub use cache::{BoardCache, FamilyCache};
+pub use family::{
+    CreateFamily, FamilyView, SeasonBody, SeasonView, create_family, family_board, get_family,
+};
+pub use list::{BoardList, DEFAULT_LIST_LIMIT, ListQuery, MAX_LIST_LIMIT, list_boards};
+
+/// Whether a create made the resource or found it already there with the same settings.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Created<T> {
+    New(T),
+    Existing(T),
+}

@@ -1,0 +1,105 @@
+//! Each container's copy of a board's top window, refreshed only when its version moved.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::error::IndexError;
+use crate::ids::LeaderboardId;
+use crate::order::{Direction, RankKey};
+use crate::store::{RankIndex, TOP_WINDOW};
+use crate::ttl_cache::lock;
+
+/// A board's top window as this container last read it.
+struct Held {
+    version: String,
+    entries: Arc<Vec<RankKey>>,
+}
+
+/// The best `n` of a board, read through its top window.
+pub struct WindowRead {
+    /// The window (the first [`TOP_WINDOW`] places, fewer on a smaller board).
+    pub entries: Arc<Vec<RankKey>>,
+    /// The board's size.
+    pub total: u64,
+}
+
+/// Boards whose top window a container holds at most (1,000 entries each).
+const MAX_HELD_WINDOWS: usize = 256;
+
+/// Each board's top window held by this container.
+#[derive(Default)]
+pub struct TopWindows {
+    held: Mutex<HashMap<LeaderboardId, Held>>,
+}
+
+impl TopWindows {
+    /// The board's current top window: one round trip that returns the entries only if
+    /// they changed since this container last read them. `None` when another reader
+    /// replaced the held copy meanwhile (the caller reads the index directly).
+    pub async fn read<I: RankIndex>(
+        &self,
+        index: &I,
+        lb: &LeaderboardId,
+        dir: Direction,
+    ) -> Result<Option<WindowRead>, IndexError> {
+        let known = lock(&self.held).get(lb).map(|h| h.version.clone());
+        let fresh = index.top_window(lb, dir, known.as_deref()).await?;
+        let mut held = lock(&self.held);
+        let entries = match fresh.entries {
+            Some(entries) => {
+                let entries = Arc::new(entries);
+                // Bounded: a container serving many boards keeps the recent ones.
+                if held.len() >= MAX_HELD_WINDOWS && !held.contains_key(lb) {
+                    held.clear();
+                }
+                held.insert(
+                    lb.clone(),
+                    Held {
+                        version: fresh.version,
+                        entries: entries.clone(),
+                    },
+                );
+                entries
+            }
+            None => match held.get(lb) {
+                Some(h) if h.version == fresh.version => h.entries.clone(),
+                _ => return Ok(None),
+            },
+        };
+        Ok(Some(WindowRead {
+            entries,
+            total: fresh.total,
+        }))
+    }
+
+    /// Whether a read of `limit` entries after `after` falls inside the window as held
+    /// now (a hint: the read itself checks the version).
+    pub fn covers(&self, lb: &LeaderboardId, dir: Direction, after: &RankKey, limit: u64) -> bool {
+        lock(&self.held).get(lb).is_some_and(|h| {
+            let len = h.entries.len() as u64;
+            // A window shorter than TOP_WINDOW is the whole board.
+            len < TOP_WINDOW || position_after(&h.entries, dir, after) as u64 + limit <= len
+        })
+    }
+}
+
+/// Index of the first entry of `entries` (in rank order) that ranks after `after`.
+pub fn position_after(entries: &[RankKey], dir: Direction, after: &RankKey) -> usize {
+    entries.partition_point(|e| e.cmp_in(after, dir) != std::cmp::Ordering::Greater)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::order::test_key as key;
+
+    #[test]
+    fn position_after_follows_rank_order() {
+        let window: Vec<RankKey> = (0..5).map(|i| key(&format!("p{i}"), 100 - i)).collect();
+        assert_eq!(position_after(&window, Direction::Desc, &key("p0", 100)), 1);
+        assert_eq!(position_after(&window, Direction::Desc, &key("x", 97)), 4);
+        assert_eq!(position_after(&window, Direction::Desc, &key("p4", 96)), 5);
+        assert_eq!(position_after(&window, Direction::Desc, &key("a", 200)), 0);
+    }
+}

@@ -1,0 +1,83 @@
+//! Where the run's shared servers are (`infra/test.sh` starts them and passes their
+//! addresses in the environment), and clients for them.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use aws_sdk_dynamodb::config::Credentials;
+use leaderboard::redis::{Access, Conn, Target, conn};
+
+/// Where the servers of this test run are.
+pub fn redis_url() -> String {
+    required_env("LB_TEST_REDIS_URL")
+}
+
+/// The run's 3-master Redis Cluster, as a `redis+cluster://` URL.
+pub fn cluster_url() -> String {
+    required_env("LB_TEST_REDIS_CLUSTER_URL")
+}
+
+/// A raw connection for inspecting or changing Redis behind the adapter's back, on
+/// either topology.
+pub async fn raw_redis(url: &str) -> Conn {
+    let target = Target::parse(url, None).expect("redis url");
+    conn::connect(&target, &Access::default(), Duration::from_secs(2))
+        .await
+        .expect("connect to the test Redis")
+}
+
+pub fn dynamodb_url() -> String {
+    required_env("LB_TEST_DYNAMODB_URL")
+}
+
+pub(super) fn required_env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run the tests with infra/test.sh, which starts the servers")
+    })
+}
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+pub(super) fn credentials() -> Credentials {
+    Credentials::new("local", "local", None, None, "e2e")
+}
+
+pub(super) async fn aws_config() -> aws_config::SdkConfig {
+    aws_config_at(&dynamodb_url()).await
+}
+
+pub(super) async fn aws_config_at(url: &str) -> aws_config::SdkConfig {
+    aws_config_as(url, credentials()).await
+}
+
+pub(super) async fn aws_config_as(url: &str, credentials: Credentials) -> aws_config::SdkConfig {
+    aws_config::defaults(aws_config::BehaviorVersion::latest())
+        .endpoint_url(url)
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(credentials)
+        .load()
+        .await
+}
+
+/// A Secrets Manager client on the local endpoint (moto serves it beside DynamoDB).
+pub async fn secrets_client(url: &str) -> aws_sdk_secretsmanager::Client {
+    aws_sdk_secretsmanager::Client::new(&aws_config_at(url).await)
+}
+
+pub async fn dynamodb_client_at(url: &str) -> aws_sdk_dynamodb::Client {
+    aws_sdk_dynamodb::Client::new(&aws_config_at(url).await)
+}
+
+/// A DynamoDB client signing with `access_key`: `fn-<LogicalId>` is what the local stack
+/// gives a function, and the endpoint then allows only what its role allows.
+pub async fn dynamodb_client_as(url: &str, access_key: &str) -> aws_sdk_dynamodb::Client {
+    let credentials = Credentials::new(access_key, "local", None, None, "e2e");
+    aws_sdk_dynamodb::Client::new(&aws_config_as(url, credentials).await)
+}
+
+pub(super) async fn streams_client() -> aws_sdk_dynamodbstreams::Client {
+    aws_sdk_dynamodbstreams::Client::new(&aws_config().await)
+}

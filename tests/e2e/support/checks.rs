@@ -1,0 +1,138 @@
+//! What a test compares: DynamoDB's standings against the index Redis holds.
+
+use std::collections::{BTreeMap, HashMap};
+
+use anyhow::Result;
+use aws_sdk_dynamodb::types::AttributeValue;
+use leaderboard::dynamodb::{SHARDS, StandingItem};
+use leaderboard::ids::LeaderboardId;
+
+use super::*;
+
+impl TestEnv {
+    /// Every standing of a board, read from DynamoDB (all shards).
+    pub async fn standings(&self, board: &LeaderboardId) -> Vec<StandingItem> {
+        let mut out = Vec::new();
+        for shard in 0..SHARDS {
+            let mut pages = self
+                .ctx
+                .store
+                .client()
+                .query()
+                .table_name(self.ctx.store.table())
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(
+                    ":pk",
+                    AttributeValue::S(format!("S#{board}#{shard:02}")),
+                )
+                .consistent_read(true)
+                .into_paginator()
+                .items()
+                .send();
+            while let Some(item) = pages.next().await {
+                let item = item.expect("query standings");
+                out.push(serde_dynamo::from_item(item).expect("decode standing"));
+            }
+        }
+        out
+    }
+
+    /// Deletes the board's keys from Redis (as a FLUSHALL would, for this test only).
+    pub async fn wipe_index(&self, board: &LeaderboardId) {
+        let (z, h) = self.ctx.index.keys(board);
+        let m = self.ctx.index.marker_key(board);
+        let mut conn = self.redis.clone();
+        let _: () = redis::cmd("DEL")
+            .arg(&z)
+            .arg(&h)
+            .arg(&m)
+            .query_async(&mut conn)
+            .await
+            .expect("DEL");
+    }
+
+    /// The index as Redis holds it: players in sorted-set order, and each hash entry.
+    pub async fn index_snapshot(
+        &self,
+        board: &LeaderboardId,
+    ) -> (Vec<String>, BTreeMap<String, String>) {
+        self.try_index_snapshot(board)
+            .await
+            .expect("read the index")
+    }
+
+    /// [`TestEnv::index_snapshot`], or Redis' error (a test that restarts Redis sees its
+    /// connection dropped once).
+    pub async fn try_index_snapshot(
+        &self,
+        board: &LeaderboardId,
+    ) -> redis::RedisResult<(Vec<String>, BTreeMap<String, String>)> {
+        let (z, h) = self.ctx.index.keys(board);
+        let mut conn = self.redis.clone();
+        let members: Vec<String> = redis::cmd("ZRANGE")
+            .arg(&z)
+            .arg(0)
+            .arg(-1)
+            .query_async(&mut conn)
+            .await?;
+        let hash: HashMap<String, String> =
+            redis::cmd("HGETALL").arg(&h).query_async(&mut conn).await?;
+        Ok((members, hash.into_iter().collect()))
+    }
+
+    /// Asserts that Redis holds exactly DynamoDB's standings of `board`, in the
+    /// documented order, and returns how many players were compared.
+    pub async fn assert_index_matches_store(&self, board: &LeaderboardId) -> usize {
+        match self.index_vs_store(board).await {
+            Ok(n) => n,
+            Err(diff) => panic!("{diff}"),
+        }
+    }
+
+    /// Compares Redis (sorted-set order and every hash entry) with DynamoDB's standings.
+    pub async fn index_vs_store(&self, board: &LeaderboardId) -> Result<usize, String> {
+        let mut standings = self.standings(board).await;
+        let dir = standings
+            .first()
+            .map_or(leaderboard::order::Direction::Desc, |s| s.direction);
+        standings.sort_by(|a, b| a.index_entry().key.cmp_in(&b.index_entry().key, dir));
+        let (members, hash) = self
+            .try_index_snapshot(board)
+            .await
+            .map_err(|e| format!("reading the index: {e}"))?;
+        let expected_members: Vec<String> = standings
+            .iter()
+            .map(|s| s.index_entry().key.member())
+            .collect();
+        if members != expected_members {
+            return Err(format!(
+                "sorted-set order differs from DynamoDB: redis {} entries, dynamodb {}",
+                members.len(),
+                expected_members.len()
+            ));
+        }
+        let expected_hash: BTreeMap<String, String> = standings
+            .iter()
+            .map(|s| {
+                let e = s.index_entry();
+                let value = format!(
+                    "{}|{}|{}",
+                    e.version,
+                    e.key.zscore(e.direction),
+                    e.key.member()
+                );
+                (s.player_id.to_string(), value)
+            })
+            .collect();
+        if hash != expected_hash {
+            let differing = expected_hash
+                .iter()
+                .filter(|(k, v)| hash.get(*k) != Some(v))
+                .count();
+            return Err(format!(
+                "hash (player -> version|zscore|member) differs for {differing} players"
+            ));
+        }
+        Ok(standings.len())
+    }
+}

@@ -1,0 +1,199 @@
+//! [`TestEnv`]: one test's own table and key prefix over the production adapters, with
+//! the writes tests make through the use cases.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use leaderboard::board::{Board, BoardStatus, Policy};
+use leaderboard::dynamodb::{DynamoScoreStore, StandingItem};
+use leaderboard::ids::{LeaderboardId, MatchId};
+use leaderboard::redis::{Conn, RedisRankIndex};
+use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
+use leaderboard::service::ingest::{IngestReply, SubmitScore};
+use leaderboard::service::scores::{self, MatchReply, MatchResult};
+use leaderboard::service::{AppContext, Context, ingest};
+use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::window::Period;
+
+use super::*;
+
+/// One test's world: its own table, its own key prefix, the production adapters.
+pub struct TestEnv {
+    pub ctx: AppContext,
+    pub prefix: String,
+    pub redis: Conn,
+}
+
+impl TestEnv {
+    pub async fn new() -> Self {
+        Self::on(&redis_url()).await
+    }
+
+    /// A new table and key prefix, with the index on the Redis (or cluster) at `redis_url`.
+    pub async fn on(redis_url: &str) -> Self {
+        let env = Self::attach(
+            redis_url,
+            &dynamodb_url(),
+            &unique("t"),
+            &format!("{}:", unique("k")),
+        )
+        .await;
+        env.ctx
+            .store
+            .create_table()
+            .await
+            .expect("create the test table");
+        env
+    }
+
+    /// The adapters over an existing table and key prefix (e.g. a [`Stack`]'s), with a
+    /// 2 s Redis budget.
+    pub async fn attach(redis_url: &str, dynamodb_url: &str, table: &str, prefix: &str) -> Self {
+        let store = DynamoScoreStore::new(dynamodb_client_at(dynamodb_url).await, table);
+        let index =
+            RedisRankIndex::new(redis_url, prefix, Duration::from_secs(2)).expect("redis url");
+        let redis = raw_redis(redis_url).await;
+        Self {
+            ctx: Context::new(store, index, uncached()),
+            prefix: prefix.to_owned(),
+            redis,
+        }
+    }
+
+    /// A new ACTIVE board with `policy`.
+    pub async fn board(&self, policy: Policy) -> LeaderboardId {
+        let id = lb(&unique("b"));
+        let board = Board {
+            leaderboard_id: id.clone(),
+            policy,
+            status: BoardStatus::Active,
+            created_at: 0,
+            window: None,
+        };
+        let existing = self
+            .ctx
+            .store
+            .create_board(&board)
+            .await
+            .expect("create board");
+        assert!(existing.is_none());
+        // As the boards function does for a new board: its (empty) index is complete.
+        self.ctx
+            .index
+            .init_board(&id, None)
+            .await
+            .expect("mark the index");
+        id
+    }
+
+    /// A new family (unique game name) with `periods`, regions NA and EU, the given
+    /// season and grace; returns its game and mode.
+    pub async fn family(
+        &self,
+        policy: Policy,
+        periods: &[Period],
+        season: Option<(i64, i64)>,
+        grace_seconds: i64,
+    ) -> (String, String) {
+        let game = unique("g").replace(['-'], "_");
+        let game = game[game.len().saturating_sub(30)..].to_owned();
+        let req = CreateFamily {
+            game: game.clone(),
+            mode: "ranked".into(),
+            policy,
+            regions: vec!["NA".into(), "EU".into()],
+            periods: periods.to_vec(),
+            season: season.map(|(start, end)| SeasonBody {
+                id: "s1".into(),
+                start: start.into(),
+                end: end.into(),
+            }),
+            grace_seconds,
+        };
+        let created = boards::create_family(&self.ctx.store, req)
+            .await
+            .expect("create family");
+        assert!(matches!(created, Created::New(_)));
+        (game, "ranked".into())
+    }
+
+    /// One match result through the fan-out.
+    pub async fn submit_match(
+        &self,
+        (game, mode): &(String, String),
+        region: &str,
+        p: &str,
+        match_id: &str,
+        value: i64,
+        event_ts: Option<i64>,
+    ) -> Result<MatchReply, leaderboard::error::ServiceError> {
+        let m = MatchResult {
+            game: game.clone(),
+            mode: mode.clone(),
+            region: region.into(),
+            player: player(p),
+            match_id: MatchId::parse(match_id).expect("test match id"),
+            score: score(value),
+            event_ts,
+        };
+        scores::submit_match(&self.ctx, m).await
+    }
+
+    pub async fn submit(
+        &self,
+        board: &LeaderboardId,
+        p: &str,
+        match_id: &str,
+        value: i64,
+    ) -> Result<IngestReply, leaderboard::error::ServiceError> {
+        let req = SubmitScore {
+            board: board.clone(),
+            player: player(p),
+            match_id: MatchId::parse(match_id).expect("test match id"),
+            score: score(value),
+            event_ts: None,
+            want_previous_rank: false,
+            reached_at: None,
+        };
+        ingest::submit_score(&self.ctx, req).await
+    }
+
+    /// `players` standings on `board` (a descending board), written straight into
+    /// DynamoDB (their stream records follow as for any write): player `s{i:05}` with a
+    /// score spread over 0..100,000.
+    pub async fn seed_standings(&self, board: &LeaderboardId, players: u64) -> Result<()> {
+        use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
+        let items: Vec<WriteRequest> = (0..players)
+            .map(|i| {
+                let standing = leaderboard::board::Standing {
+                    score: score((i * 7_919 % 100_000) as i64),
+                    reached_at: 1_700_000_000_000 + i as i64,
+                    version: 1,
+                    last_match_id: MatchId::parse("seed").expect("match id"),
+                };
+                let item = StandingItem::new(
+                    board,
+                    &player(&format!("s{i:05}")),
+                    leaderboard::order::Direction::Desc,
+                    &standing,
+                    None,
+                );
+                let put = PutRequest::builder()
+                    .set_item(Some(serde_dynamo::to_item(item).expect("item")))
+                    .build()
+                    .expect("put request");
+                WriteRequest::builder().put_request(put).build()
+            })
+            .collect();
+        for chunk in items.chunks(25) {
+            self.ctx
+                .store
+                .client()
+                .batch_write_item()
+                .request_items(self.ctx.store.table(), chunk.to_vec())
+                .send()
+                .await?;
+        }
+        Ok(())
+    }
+}

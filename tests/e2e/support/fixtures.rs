@@ -1,0 +1,132 @@
+//! Test data: unique names, ids, a deterministic generator, fixed friends, settings,
+//! reply helpers and polling.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Result, bail};
+use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::score::Score;
+use leaderboard::service::Settings;
+
+/// A name no other test (or test run) uses; valid as a table name, id and key prefix.
+pub fn unique(tag: &str) -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.subsec_nanos())
+        .unwrap_or_default();
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    format!("{tag}-{}-{nanos}-{n}", std::process::id())
+}
+
+pub fn lb(raw: &str) -> LeaderboardId {
+    LeaderboardId::parse(raw).expect("test board id")
+}
+
+pub fn player(raw: &str) -> PlayerId {
+    PlayerId::parse(raw).expect("test player id")
+}
+
+pub fn score(v: i64) -> Score {
+    Score::new("score", v).expect("test score")
+}
+
+/// A small deterministic generator for shuffles and picks.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Self(seed | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        // xorshift64*
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, self.below(i as u64 + 1) as usize);
+        }
+    }
+}
+
+/// A friends source with a fixed list (the HTTP social graph has its own tests).
+pub struct FixedFriends(pub Vec<PlayerId>);
+
+impl leaderboard::store::FriendsSource for FixedFriends {
+    async fn friends_of(
+        &self,
+        _: &PlayerId,
+    ) -> Result<Vec<PlayerId>, leaderboard::error::FriendsError> {
+        Ok(self.0.clone())
+    }
+}
+
+/// Settings for tests that look at the index and its fallbacks through the use cases:
+/// the reply cache off, so each read shows the backends as they are now. The cache has
+/// its own tests (`hot`), and the HTTP stacks run with it on, as deployed.
+pub fn uncached() -> Settings {
+    Settings {
+        read_cache_ttl: Duration::ZERO,
+        ..Settings::default()
+    }
+}
+
+/// A descending board's index entry: `p` at score `s`, reached at 1000 + version.
+pub fn index_entry(
+    board: &LeaderboardId,
+    p: &str,
+    s: i64,
+    version: u64,
+) -> leaderboard::store::IndexEntry {
+    leaderboard::store::IndexEntry {
+        board: board.clone(),
+        direction: leaderboard::order::Direction::Desc,
+        key: leaderboard::order::RankKey {
+            score: score(s),
+            reached_at: 1_000 + version as i64,
+            player: p.into(),
+        },
+        version,
+        expire_at: None,
+    }
+}
+
+/// The player ids of a reply's rows (`entries`, `neighbours`), in order.
+pub fn players(v: &serde_json::Value, field: &str) -> Vec<String> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| r["player_id"].as_str().unwrap_or("?").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Polls `probe` until it returns `Some`, or fails after `within`.
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Option<T>>>,
+{
+    let start = Instant::now();
+    loop {
+        if let Some(v) = probe().await? {
+            return Ok(v);
+        }
+        if start.elapsed() > within {
+            bail!("{what}: not reached within {within:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

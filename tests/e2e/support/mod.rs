@@ -1,0 +1,50 @@
+//! Test helpers. Every test gets its own DynamoDB table and Redis key prefix, so tests
+//! run in parallel against the servers `infra/test.sh` starts (their addresses come in
+//! `LB_TEST_REDIS_URL`, `LB_TEST_REDIS_CLUSTER_URL` and `LB_TEST_DYNAMODB_URL`).
+//!
+//! By role: `backends` (the shared servers' addresses and clients), `env` ([`TestEnv`]:
+//! a test's own table and prefix, its writes), `checks` (index against DynamoDB),
+//! `stream` (stream records), `fixtures` (names, ids, generators, polling), and the
+//! servers a test runs for itself to break: `redis_server`, `redis_cluster`,
+//! `dynamo_server`, `stack`.
+
+mod backends;
+mod checks;
+mod dynamo_server;
+mod env;
+mod fixtures;
+mod redis_cluster;
+mod redis_server;
+mod stack;
+mod stream;
+
+pub use backends::*;
+pub use dynamo_server::*;
+pub use env::*;
+pub use fixtures::*;
+pub use redis_cluster::*;
+pub use redis_server::*;
+pub use stack::*;
+pub use stream::*;
+
+/// Declares a test module per scenario that runs it on both topologies: `single` against
+/// the run's redis-server, `cluster` against its Redis Cluster. Each scenario is an
+/// `async fn(redis_url: &str)`.
+#[macro_export]
+macro_rules! on_both_topologies {
+    ($($scenario:ident),* $(,)?) => {
+        $(
+            mod $scenario {
+                #[tokio::test]
+                async fn single() {
+                    super::$scenario(&$crate::support::redis_url()).await;
+                }
+
+                #[tokio::test]
+                async fn cluster() {
+                    super::$scenario(&$crate::support::cluster_url()).await;
+                }
+            }
+        )*
+    };
+}
