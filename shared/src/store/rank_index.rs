@@ -1,0 +1,233 @@
+//! [`RankIndex`]: the rebuildable ranking index, and the values it takes and returns.
+
+use std::future::Future;
+
+use super::RankSketch;
+use crate::error::IndexError;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::order::{Direction, RankKey};
+
+/// One standing as the rank index stores it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub board: LeaderboardId,
+    pub direction: Direction,
+    pub key: RankKey,
+    pub version: u64,
+    /// Epoch seconds at which the board's keys expire (closed windows), if ever.
+    pub expire_at: Option<i64>,
+}
+
+/// Whether the index holds a board completely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Health {
+    /// Complete: reads can trust it.
+    Ready,
+    /// A rebuild is loading the board; reads must not trust the live keys yet.
+    Rebuilding,
+    /// The index may lack writes it once held: the node restarted, a replica was
+    /// promoted, the board's keys moved to another node or were split apart, or a range
+    /// of the stream was lost. Needs a rebuild.
+    Stale,
+    /// No marker: wiped, expired, or never initialised. Needs a rebuild (unless empty).
+    Missing,
+}
+
+/// What a batched apply did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct BatchApplied {
+    /// Per entry, in order: whether it applied (false: the index held this version or a
+    /// newer one).
+    pub applied: Vec<bool>,
+    /// The boards of the batch whose index is not [`Health::Ready`].
+    pub unready: Vec<(LeaderboardId, Health)>,
+}
+
+/// Where a player stands after an apply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    /// False when the index already held this or a newer version.
+    pub applied: bool,
+    /// 1-based rank of the player's current entry.
+    pub rank: u64,
+    pub total: u64,
+    /// The board's index health at the time: `rank` is only meaningful when Ready.
+    pub health: Health,
+}
+
+/// A slice of a board around one player.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Around {
+    /// 1-based rank of the player.
+    pub rank: u64,
+    pub total: u64,
+    /// 1-based rank of `entries[0]`.
+    pub first_rank: u64,
+    pub entries: Vec<RankKey>,
+    /// The ranks are estimates (a big board read from DynamoDB).
+    pub rank_approximate: bool,
+    /// The total is an estimate.
+    pub total_approximate: bool,
+}
+
+/// How many of a board's best places the top window covers: every change inside it
+/// moves the window's version on, so a reader's copy is current while the version is.
+pub const TOP_WINDOW: u64 = 1_000;
+
+/// A reader's view of a board's top window.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopWindow {
+    /// Moves on whenever the first [`TOP_WINDOW`] places change.
+    pub version: String,
+    /// The board's size now.
+    pub total: u64,
+    /// The window's entries, unless the reader's version is still current.
+    pub entries: Option<Vec<RankKey>>,
+}
+
+/// The ranking index. Every method is one round trip; applies are version-checked.
+/// Reads of a board whose index is not [`Health::Ready`] fail with
+/// [`IndexError::NotReady`], so no caller can take a partial index for the truth.
+pub trait RankIndex: Send + Sync {
+    /// Applies one standing if its version is newer, and returns the player's placement.
+    fn apply(
+        &self,
+        entry: &IndexEntry,
+    ) -> impl Future<Output = Result<Placement, IndexError>> + Send;
+
+    /// Applies many standings in one pipelined round trip.
+    fn apply_many(
+        &self,
+        entries: &[IndexEntry],
+    ) -> impl Future<Output = Result<BatchApplied, IndexError>> + Send;
+
+    /// The player's rank and up to `k` entries on each side; `None` if not on the board.
+    fn around(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        player: &PlayerId,
+        k: u64,
+    ) -> impl Future<Output = Result<Option<Around>, IndexError>> + Send;
+
+    /// The best `n` entries and the board's size.
+    fn top(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        n: u64,
+    ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send;
+
+    /// One page in rank order: entries strictly after `after` (from the top if `None`),
+    /// the 0-based rank of the first entry, and the board's size.
+    fn page(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> impl Future<Output = Result<(u64, Vec<RankKey>, u64), IndexError>> + Send;
+
+    /// The current key of each player, `None` for players without a score.
+    fn keys_of(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<Vec<Option<RankKey>>, IndexError>> + Send;
+
+    /// Marks a new (empty) board's index complete. `expire_at`: epoch seconds, if any.
+    fn init_board(
+        &self,
+        lb: &LeaderboardId,
+        expire_at: Option<i64>,
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// The index health of each board.
+    fn health(
+        &self,
+        boards: &[LeaderboardId],
+    ) -> impl Future<Output = Result<Vec<Health>, IndexError>> + Send;
+
+    /// Starts (or, when `fresh` is false and the marker still names `gen`, resumes) a
+    /// rebuild; from now on every apply also writes the rebuild's keys. Returns true
+    /// when resuming.
+    fn begin_rebuild(
+        &self,
+        lb: &LeaderboardId,
+        gen_id: &str,
+        fresh: bool,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Loads snapshot entries into the rebuild's keys (version-checked), in one pipeline.
+    fn load(
+        &self,
+        lb: &LeaderboardId,
+        entries: &[IndexEntry],
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// Swaps the rebuild's keys in atomically and marks the board Ready; false if the
+    /// marker no longer names `gen` (wiped meanwhile: start over).
+    fn finish_rebuild(
+        &self,
+        lb: &LeaderboardId,
+        gen_id: &str,
+        expire_at: Option<i64>,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Marks at `marks` evenly spaced ranks of the board (fewer on a smaller board), for
+    /// reads served from DynamoDB; see [`RankSketch`]. A board of no more than `min_size`
+    /// entries gets no marks (only its size).
+    fn sketch(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        marks: u64,
+        min_size: u64,
+    ) -> impl Future<Output = Result<RankSketch, IndexError>> + Send;
+
+    /// The board's top window for a reader holding version `known`: only the version and
+    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise.
+    fn top_window(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        known: Option<&str>,
+    ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
+
+    /// Claims the right to report the board for repair: true for the first caller in
+    /// [`REPAIR_CLAIM`], false for everyone else meanwhile (they need not report it).
+    fn claim_repair(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Marks each board's index [`Health::Stale`] (boards without a marker are left
+    /// alone); returns how many were marked.
+    fn mark_stale(
+        &self,
+        boards: &[LeaderboardId],
+    ) -> impl Future<Output = Result<u64, IndexError>> + Send;
+
+    /// Takes the board's rebuild lease for `ttl` (or renews it, when `owner` holds it
+    /// already); false when another owner holds it.
+    fn acquire_lease(
+        &self,
+        lb: &LeaderboardId,
+        owner: &str,
+        ttl: std::time::Duration,
+    ) -> impl Future<Output = Result<bool, IndexError>> + Send;
+
+    /// Gives the lease back if `owner` still holds it.
+    fn release_lease(
+        &self,
+        lb: &LeaderboardId,
+        owner: &str,
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
+}
+
+/// How long one report of a board for repair stands before another may be sent (the
+/// repair normally finishes well within it; if the report was lost, the next reader
+/// reports again).
+pub const REPAIR_CLAIM: std::time::Duration = std::time::Duration::from_secs(10);

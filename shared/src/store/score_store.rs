@@ -1,0 +1,265 @@
+//! [`ScoreStore`]: the source of truth (boards, families, standings, receipts, rebuild
+//! checkpoints, rank sketches) and the values it takes and returns.
+
+use std::future::Future;
+
+use super::IndexEntry;
+use crate::board::{Board, BoardStatus, Standing};
+use crate::error::StoreError;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::score::Score;
+use crate::window::Family;
+
+/// The stored outcome of one accepted submission, returned again on every retry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    /// The score the request carried (to spot a key reused with another payload).
+    pub submitted: Score,
+    /// The player's score on the board after this submission.
+    pub score: Score,
+    pub previous_score: Option<Score>,
+    pub update_applied: bool,
+    /// Reached-at of `score`, ms since the epoch.
+    pub updated_at: i64,
+    /// The match that produced `score`.
+    pub last_match_id: MatchId,
+    /// The player's rank before this submission, when the caller asked for it.
+    pub previous_rank: Option<u64>,
+}
+
+/// One conditional write: the receipt, and the new standing if the fold applied.
+#[derive(Debug)]
+pub struct Commit<'a> {
+    pub board: &'a LeaderboardId,
+    pub player: &'a PlayerId,
+    pub match_id: &'a MatchId,
+    pub direction: Direction,
+    /// Version the standing must still have (`None`: the player must have no row yet).
+    pub expected_version: Option<u64>,
+    /// The new standing, or `None` when the submission changes nothing.
+    pub standing: Option<&'a Standing>,
+    pub receipt: &'a Receipt,
+    /// Epoch seconds after which the receipt may be deleted (DynamoDB TTL).
+    pub receipt_expires_at: i64,
+    /// Epoch seconds after which the board's Redis keys expire (closed windows).
+    pub index_expire_at: Option<i64>,
+}
+
+/// Why a conditional commit did not happen. Nothing was written in any of these cases.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CommitOutcome {
+    Committed,
+    /// A receipt for this (board, player, match) exists: the request is a retry.
+    ReceiptExists,
+    /// Another write changed the standing since it was read.
+    StandingChanged,
+}
+
+/// One page of the board list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoardPage {
+    pub boards: Vec<Board>,
+    /// Where the next page starts (the last sort key read), if there is one.
+    pub next: Option<String>,
+}
+
+/// Where a resumable rebuild of one board stands.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Checkpoint {
+    /// Names this rebuild's keys in Redis (the marker's `gen`).
+    pub gen_id: String,
+    /// The next write shard to read, and where in it.
+    pub shard: u64,
+    pub after: Option<String>,
+    /// Standings loaded so far.
+    pub loaded: u64,
+    pub started_at: i64,
+}
+
+/// The source of truth: boards, families, standings and receipts.
+pub trait ScoreStore: Send + Sync {
+    fn get_board(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<Option<Board>, StoreError>> + Send;
+
+    /// Creates `board` unless one with its id exists; returns the existing one if so.
+    fn create_board(
+        &self,
+        board: &Board,
+    ) -> impl Future<Output = Result<Option<Board>, StoreError>> + Send;
+
+    /// Moves a board from `from` to `to`; false if its stored status is no longer `from`.
+    fn set_status(
+        &self,
+        lb: &LeaderboardId,
+        from: BoardStatus,
+        to: BoardStatus,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Boards whose list key (`{game}#{mode}#{board}`) starts with `prefix`, after the
+    /// list key `after`, at most `limit`.
+    fn list_boards(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<BoardPage, StoreError>> + Send;
+
+    fn get_family(
+        &self,
+        game: &str,
+        mode: &str,
+    ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
+
+    /// Creates `family` unless one exists for its game and mode; returns that one if so.
+    fn create_family(
+        &self,
+        family: &Family,
+    ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
+
+    fn get_standing(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<Option<Standing>, StoreError>> + Send;
+
+    fn get_receipt(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+        match_id: &MatchId,
+    ) -> impl Future<Output = Result<Option<Receipt>, StoreError>> + Send;
+
+    /// Writes the receipt and the standing in one transaction, only if no receipt
+    /// exists for the key and the standing still has the expected version.
+    ///
+    /// The board's status is deliberately not part of the transaction: at 10K writes/s
+    /// a condition on the one board item would make it the hottest key of the table.
+    /// Callers check the (briefly cached) board definition instead.
+    fn commit(
+        &self,
+        commit: &Commit<'_>,
+    ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+
+    /// Up to `limit` standings in rank order, strictly after `after` (from the top if
+    /// `None`). Served by the rank-ordered index; for history and degraded reads.
+    fn ranked_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
+
+    /// Up to `limit` standings strictly before `before`, in rank order (closest last).
+    fn ranked_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: &RankKey,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
+
+    /// The current key of each player, `None` for players without a standing.
+    fn keys_of(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<Vec<Option<RankKey>>, StoreError>> + Send;
+
+    /// Number of write shards a board's standings are spread over.
+    fn shard_count(&self) -> u64;
+
+    /// One page of the standings of one write shard, as index entries, after the
+    /// standing key `after`; the second value is where the next page starts.
+    fn standings_page(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<(Vec<IndexEntry>, Option<String>), StoreError>> + Send;
+
+    fn get_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<Option<Checkpoint>, StoreError>> + Send;
+
+    fn put_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+        checkpoint: &Checkpoint,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    fn delete_checkpoint(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// How many standings rank strictly before `before` (all of them if `None`),
+    /// counting at most about `cap` of them: the cost of a count is bounded whatever the
+    /// board's size, and a count that reached its cap says so.
+    fn count_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: Option<&RankKey>,
+        cap: u64,
+    ) -> impl Future<Output = Result<Count, StoreError>> + Send;
+
+    /// The board's rank sketch, if one was stored.
+    fn get_sketch(
+        &self,
+        lb: &LeaderboardId,
+    ) -> impl Future<Output = Result<Option<RankSketch>, StoreError>> + Send;
+
+    fn put_sketch(
+        &self,
+        lb: &LeaderboardId,
+        sketch: &RankSketch,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// A count that may have stopped at its cap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Count {
+    pub n: u64,
+    /// False when the count reached its cap: `n` is then a lower bound.
+    pub exact: bool,
+}
+
+/// Where a board's ranks fell when it was last sketched: marks at evenly spaced ranks,
+/// each with the rank-ordered sort key ([`RankKey::sort_key`]) of the entry there. It
+/// answers "how many rank before this key" for reads served from DynamoDB, where
+/// counting would cost time and capacity in proportion to the rank.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RankSketch {
+    /// When it was taken, ms since the epoch.
+    pub at: i64,
+    /// The board's size then.
+    pub total: u64,
+    /// 0-based rank of each mark, ascending.
+    pub ranks: Vec<u64>,
+    /// The sort key of the entry at each mark.
+    pub keys: Vec<String>,
+}
+
+impl RankSketch {
+    /// How many entries ranked before the entry with sort key `key` when the sketch was
+    /// taken, estimated as the middle of the gap between the marks around it: off by at
+    /// most half that gap (`total / marks`), plus what changed since `at`.
+    pub fn before(&self, key: &str) -> u64 {
+        let marks = self.ranks.len().min(self.keys.len());
+        let p = self.keys[..marks].partition_point(|k| k.as_str() < key);
+        // Entries before `key`: more than the last mark below it, at most the next mark.
+        let lo = if p == 0 { 0 } else { self.ranks[p - 1] + 1 };
+        let hi = if p == marks {
+            self.total
+        } else {
+            self.ranks[p]
+        };
+        lo + hi.saturating_sub(lo) / 2
+    }
+}
