@@ -1,6 +1,7 @@
 //! The benchmark board: generated players, the service context over them, and the load
 //! into Redis through the rebuild path (the measured rebuild load rate) and as bare ZADDs.
 
+use leaderboard::store::BoardStore;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -11,7 +12,7 @@ use leaderboard::order::{Direction, RankKey};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::Score;
 use leaderboard::service::{AppContext, Context, Settings};
-use leaderboard::store::{IndexEntry, RankIndex, ScoreStore};
+use leaderboard::store::{IndexEntry, RankIndex};
 use redis::aio::ConnectionManager;
 use serde::Serialize;
 

@@ -3,6 +3,7 @@
 //! includes our side of the socket calls but not the time spent waiting on Redis or
 //! DynamoDB) is read before and after a run of sequential requests.
 
+use leaderboard::store::StandingStore;
 use std::time::Duration;
 
 use leaderboard::caller::Caller;
@@ -11,7 +12,6 @@ use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::score::Score;
 use leaderboard::service::ingest::{self, SubmitScore};
 use leaderboard::service::reads;
-use leaderboard::store::ScoreStore;
 use serde::Serialize;
 
 use crate::board::context;

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
+use leaderboard::board::Standing;
 use leaderboard::caller::Caller;
 use leaderboard::dynamodb::StandingItem;
 use leaderboard::http;
@@ -69,20 +70,13 @@ impl FriendsSource for Friends {
 
 /// A stream record as the DynamoDB stream delivers a changed standing.
 fn record(lb: &LeaderboardId, p: &Player, version: u64, seq: usize) -> EventRecord {
-    let item = StandingItem {
-        pk: format!("S#{lb}#0"),
-        sk: p.id.clone(),
-        kind: StandingItem::KIND.to_owned(),
-        leaderboard_id: lb.clone(),
-        player_id: player_id(p),
-        direction: Direction::Desc,
+    let standing = Standing {
         score: p.key().score,
         reached_at: p.reached_at,
         version,
         last_match_id: MatchId::parse("m-bench").expect("valid"),
-        rk: String::new(),
-        index_expire_at: None,
     };
+    let item = StandingItem::new(lb, &player_id(p), Direction::Desc, &standing, None);
     let mut r = EventRecord::default();
     r.event_name = "MODIFY".to_owned();
     r.event_id = format!("e{seq}");

@@ -372,7 +372,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
         ..Default::default()
     };
     rebuild::run(&env.ctx, req, far()).await.unwrap();
-    let sketch = leaderboard::store::ScoreStore::get_sketch(&env.ctx.store, &b)
+    let sketch = leaderboard::store::SketchStore::get_sketch(&env.ctx.store, &b)
         .await
         .unwrap()
         .expect("a sketch of the big board");

@@ -5,6 +5,7 @@
 //! (the HTTP tests show those suffice), and every other call is refused by IAM without
 //! touching the table.
 
+use leaderboard::store::{BoardStore, RankedReads, RebuildStore, SketchStore, StandingStore};
 use std::collections::BTreeSet;
 
 use leaderboard::board::{Board, BoardStatus, Policy, Standing};
@@ -12,7 +13,7 @@ use leaderboard::dynamodb::DynamoScoreStore;
 use leaderboard::error::StoreError;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::{Direction, RankKey};
-use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Receipt, ScoreStore};
+use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Receipt};
 use leaderboard::window::{Family, Period};
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};

@@ -6,16 +6,15 @@ use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use serde::{Deserialize, Serialize};
+use tracing::instrument;
 
-use super::{DynamoScoreStore, Item, board_key, key, next_sort_key};
+use super::keys::{Item, LIST_PK, board_key, family_pk_sk, key, list_key};
+use super::{DynamoScoreStore, next_sort_key};
 use crate::board::{Board, BoardStatus};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
-use crate::store::BoardPage;
+use crate::store::{BoardPage, BoardStore};
 use crate::window::Family;
-
-/// Partition of the board list.
-const LIST_PK: &str = "BL";
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {
@@ -35,17 +34,9 @@ struct FamilyItem {
     family: Family,
 }
 
-/// The list sort key of a board: `{game}#{mode}#{board}`.
-pub fn list_key(board: &Board) -> String {
-    let (game, mode) = board
-        .window
-        .as_ref()
-        .map_or(("", ""), |w| (w.game.as_str(), w.mode.as_str()));
-    format!("{game}#{mode}#{}", board.leaderboard_id)
-}
-
 fn family_key(game: &str, mode: &str) -> Item {
-    key(format!("F#{game}#{mode}"), "FAMILY".into())
+    let (pk, sk) = family_pk_sk(game, mode);
+    key(pk, sk)
 }
 
 fn cancelled_first(err: &SdkError<TransactWriteItemsError>) -> bool {
@@ -56,8 +47,9 @@ fn cancelled_first(err: &SdkError<TransactWriteItemsError>) -> bool {
     )
 }
 
-impl DynamoScoreStore {
-    pub(super) async fn board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
+impl BoardStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn get_board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
         let item = self.get_item(board_key(lb), "GetItem(board)").await?;
         Ok(match item {
             Some(item) => Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board),
@@ -66,7 +58,8 @@ impl DynamoScoreStore {
     }
 
     /// The board item and its list entry, in one transaction, if the board is new.
-    pub(super) async fn insert_board(&self, board: &Board) -> Result<Option<Board>, StoreError> {
+    #[instrument(skip(self), fields(board = %board.leaderboard_id))]
+    async fn create_board(&self, board: &Board) -> Result<Option<Board>, StoreError> {
         let item = |pk: String, sk: String| BoardItem {
             pk,
             sk,
@@ -92,7 +85,7 @@ impl DynamoScoreStore {
             .await;
         match res {
             Ok(_) => Ok(None),
-            Err(e) if cancelled_first(&e) => match self.board(&board.leaderboard_id).await? {
+            Err(e) if cancelled_first(&e) => match self.get_board(&board.leaderboard_id).await? {
                 Some(existing) => Ok(Some(existing)),
                 // Deleted between the two calls: report the race as a conflict.
                 None => Ok(Some(board.clone())),
@@ -101,13 +94,14 @@ impl DynamoScoreStore {
         }
     }
 
-    pub(super) async fn change_status(
+    #[instrument(skip(self))]
+    async fn set_status(
         &self,
         lb: &LeaderboardId,
         from: BoardStatus,
         to: BoardStatus,
     ) -> Result<bool, StoreError> {
-        let Some(board) = self.board(lb).await? else {
+        let Some(board) = self.get_board(lb).await? else {
             return Ok(false);
         };
         let values: Item = HashMap::from([
@@ -139,7 +133,8 @@ impl DynamoScoreStore {
         }
     }
 
-    pub(super) async fn boards_page(
+    #[instrument(skip(self))]
+    async fn list_boards(
         &self,
         prefix: &str,
         after: Option<&str>,
@@ -174,11 +169,8 @@ impl DynamoScoreStore {
         Ok(BoardPage { boards, next })
     }
 
-    pub(super) async fn family(
-        &self,
-        game: &str,
-        mode: &str,
-    ) -> Result<Option<Family>, StoreError> {
+    #[instrument(skip(self))]
+    async fn get_family(&self, game: &str, mode: &str) -> Result<Option<Family>, StoreError> {
         let item = self
             .get_item(family_key(game, mode), "GetItem(family)")
             .await?;
@@ -188,10 +180,8 @@ impl DynamoScoreStore {
         })
     }
 
-    pub(super) async fn insert_family(
-        &self,
-        family: &Family,
-    ) -> Result<Option<Family>, StoreError> {
+    #[instrument(skip(self), fields(game = %family.game, mode = %family.mode))]
+    async fn create_family(&self, family: &Family) -> Result<Option<Family>, StoreError> {
         let item = FamilyItem {
             pk: format!("F#{}#{}", family.game, family.mode),
             sk: "FAMILY".into(),
@@ -213,7 +203,7 @@ impl DynamoScoreStore {
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
             {
                 Ok(Some(
-                    self.family(&family.game, &family.mode)
+                    self.get_family(&family.game, &family.mode)
                         .await?
                         .unwrap_or_else(|| family.clone()),
                 ))

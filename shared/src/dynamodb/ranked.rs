@@ -11,16 +11,18 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Select};
 use futures::future::try_join_all;
+use tracing::instrument;
 
-use super::{DynamoScoreStore, RANK_INDEX, SHARDS, StandingItem, standing_key};
+use super::keys::{SHARDS, shard_partition, standing_key};
+use super::{DynamoScoreStore, RANK_INDEX, StandingItem};
 use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
-use crate::store::Count;
+use crate::store::{Count, RankedReads};
 
 /// Which side of a key a query reads.
 #[derive(Clone, Copy)]
-pub(super) enum Side {
+enum Side {
     After,
     Before,
 }
@@ -40,7 +42,7 @@ impl DynamoScoreStore {
             .query()
             .table_name(&self.table)
             .index_name(RANK_INDEX)
-            .expression_attribute_values(":pk", AttributeValue::S(format!("S#{lb}#{shard:02}")))
+            .expression_attribute_values(":pk", AttributeValue::S(shard_partition(lb, shard)))
             .scan_index_forward(matches!(side, Side::After))
             .limit(limit.min(10_000) as i32);
         q = match (bound, side) {
@@ -67,7 +69,7 @@ impl DynamoScoreStore {
     }
 
     /// The `limit` keys nearest to `bound` on `side`, across all shards, nearest first.
-    pub(super) async fn nearest(
+    async fn nearest(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
@@ -94,8 +96,22 @@ impl DynamoScoreStore {
             .filter_map(|rk| RankKey::from_sort_key(dir, rk))
             .collect())
     }
+}
 
-    pub(super) async fn before(
+impl RankedReads for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn ranked_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.nearest(lb, dir, after, Side::After, limit).await
+    }
+
+    #[instrument(skip(self))]
+    async fn ranked_before(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
@@ -111,7 +127,8 @@ impl DynamoScoreStore {
 
     /// The standings of `players` by BatchGetItem (100 keys a call, unprocessed keys
     /// retried), in the order asked.
-    pub(super) async fn batch_keys(
+    #[instrument(skip(self, players), fields(count = players.len()))]
+    async fn keys_of(
         &self,
         lb: &LeaderboardId,
         players: &[PlayerId],
@@ -154,7 +171,8 @@ impl DynamoScoreStore {
     /// `cap` keys: each shard counts up to its share of the cap (`Select COUNT` with a
     /// `Limit`, so DynamoDB reads no more than that), and a shard that reached it makes
     /// the count inexact.
-    pub(super) async fn count(
+    #[instrument(skip(self))]
+    async fn count_before(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
@@ -174,7 +192,7 @@ impl DynamoScoreStore {
                     .select(Select::Count)
                     .expression_attribute_values(
                         ":pk",
-                        AttributeValue::S(format!("S#{lb}#{shard:02}")),
+                        AttributeValue::S(shard_partition(lb, shard)),
                     );
                 q = match bound {
                     None => q.key_condition_expression("pk = :pk"),

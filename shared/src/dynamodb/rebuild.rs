@@ -3,11 +3,13 @@
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
+use tracing::instrument;
 
-use super::{DynamoScoreStore, StandingItem, key, next_sort_key};
+use super::keys::{SHARDS, checkpoint_pk_sk, key, shard_partition};
+use super::{DynamoScoreStore, StandingItem, next_sort_key};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
-use crate::store::{Checkpoint, IndexEntry};
+use crate::store::{Checkpoint, IndexEntry, RebuildStore};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct CheckpointItem {
@@ -19,18 +21,23 @@ struct CheckpointItem {
 }
 
 fn checkpoint_key(lb: &LeaderboardId) -> (String, String) {
-    (format!("RB#{lb}"), "REBUILD".to_owned())
+    checkpoint_pk_sk(lb)
 }
 
-impl DynamoScoreStore {
-    pub(super) async fn shard_page(
+impl RebuildStore for DynamoScoreStore {
+    fn shard_count(&self) -> u64 {
+        SHARDS
+    }
+
+    #[instrument(skip(self))]
+    async fn standings_page(
         &self,
         lb: &LeaderboardId,
         shard: u64,
         after: Option<&str>,
         limit: u32,
     ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
-        let pk = format!("S#{lb}#{shard:02}");
+        let pk = shard_partition(lb, shard);
         let start = after.map(|sk| key(pk.clone(), sk.to_owned()));
         let out = self
             .client
@@ -54,10 +61,8 @@ impl DynamoScoreStore {
         Ok((entries, next))
     }
 
-    pub(super) async fn checkpoint(
-        &self,
-        lb: &LeaderboardId,
-    ) -> Result<Option<Checkpoint>, StoreError> {
+    #[instrument(skip(self))]
+    async fn get_checkpoint(&self, lb: &LeaderboardId) -> Result<Option<Checkpoint>, StoreError> {
         let (pk, sk) = checkpoint_key(lb);
         let item = self.get_item(key(pk, sk), "GetItem(checkpoint)").await?;
         Ok(match item {
@@ -66,7 +71,8 @@ impl DynamoScoreStore {
         })
     }
 
-    pub(super) async fn save_checkpoint(
+    #[instrument(skip(self, checkpoint))]
+    async fn put_checkpoint(
         &self,
         lb: &LeaderboardId,
         checkpoint: &Checkpoint,
@@ -81,7 +87,8 @@ impl DynamoScoreStore {
         self.put_plain(item, "PutItem(checkpoint)").await
     }
 
-    pub(super) async fn drop_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {
+    #[instrument(skip(self))]
+    async fn delete_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {
         let (pk, sk) = checkpoint_key(lb);
         self.client
             .delete_item()

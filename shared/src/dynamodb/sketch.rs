@@ -3,11 +3,13 @@
 //! anyway) by reads served from DynamoDB.
 
 use serde::{Deserialize, Serialize};
+use tracing::instrument;
 
-use super::{DynamoScoreStore, key};
+use super::DynamoScoreStore;
+use super::keys::{key, sketch_pk_sk};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
-use crate::store::RankSketch;
+use crate::store::{RankSketch, SketchStore};
 
 #[derive(Serialize, Deserialize)]
 struct SketchItem {
@@ -19,14 +21,12 @@ struct SketchItem {
 }
 
 fn sketch_key(lb: &LeaderboardId) -> (String, String) {
-    (format!("RS#{lb}"), "SKETCH".to_owned())
+    sketch_pk_sk(lb)
 }
 
-impl DynamoScoreStore {
-    pub(super) async fn sketch(
-        &self,
-        lb: &LeaderboardId,
-    ) -> Result<Option<RankSketch>, StoreError> {
+impl SketchStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn get_sketch(&self, lb: &LeaderboardId) -> Result<Option<RankSketch>, StoreError> {
         let (pk, sk) = sketch_key(lb);
         let out = self
             .client
@@ -42,11 +42,8 @@ impl DynamoScoreStore {
         })
     }
 
-    pub(super) async fn save_sketch(
-        &self,
-        lb: &LeaderboardId,
-        sketch: &RankSketch,
-    ) -> Result<(), StoreError> {
+    #[instrument(skip(self, sketch), fields(marks = sketch.ranks.len(), total = sketch.total))]
+    async fn put_sketch(&self, lb: &LeaderboardId, sketch: &RankSketch) -> Result<(), StoreError> {
         let (pk, sk) = sketch_key(lb);
         let item = SketchItem {
             pk,

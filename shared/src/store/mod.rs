@@ -21,5 +21,6 @@ pub use rank_index::{
 pub use rate_counter::RateCounter;
 pub use repair::{RebuildNeeded, RepairQueue, StreamRange, StreamSource};
 pub use score_store::{
-    BoardPage, Checkpoint, Commit, CommitOutcome, Count, RankSketch, Receipt, ScoreStore,
+    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, RankSketch, RankedReads,
+    RebuildStore, Receipt, ScoreStore, SketchStore, StandingStore,
 };

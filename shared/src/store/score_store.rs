@@ -77,8 +77,8 @@ pub struct Checkpoint {
     pub started_at: i64,
 }
 
-/// The source of truth: boards, families, standings and receipts.
-pub trait ScoreStore: Send + Sync {
+/// Boards and families: their definitions, status and list.
+pub trait BoardStore: Send + Sync {
     fn get_board(
         &self,
         lb: &LeaderboardId,
@@ -118,7 +118,10 @@ pub trait ScoreStore: Send + Sync {
         &self,
         family: &Family,
     ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
+}
 
+/// Standings and receipts: the idempotent write path.
+pub trait StandingStore: Send + Sync {
     fn get_standing(
         &self,
         lb: &LeaderboardId,
@@ -142,7 +145,10 @@ pub trait ScoreStore: Send + Sync {
         &self,
         commit: &Commit<'_>,
     ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+}
 
+/// Standings in rank order, served by the `by_rank` index: history and degraded reads.
+pub trait RankedReads: Send + Sync {
     /// Up to `limit` standings in rank order, strictly after `after` (from the top if
     /// `None`). Served by the rank-ordered index; for history and degraded reads.
     fn ranked_after(
@@ -169,6 +175,20 @@ pub trait ScoreStore: Send + Sync {
         players: &[PlayerId],
     ) -> impl Future<Output = Result<Vec<Option<RankKey>>, StoreError>> + Send;
 
+    /// How many standings rank strictly before `before` (all of them if `None`),
+    /// counting at most about `cap` of them: the cost of a count is bounded whatever the
+    /// board's size, and a count that reached its cap says so.
+    fn count_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: Option<&RankKey>,
+        cap: u64,
+    ) -> impl Future<Output = Result<Count, StoreError>> + Send;
+}
+
+/// What a rebuild reads (every standing, shard by shard) and where it keeps its place.
+pub trait RebuildStore: Send + Sync {
     /// Number of write shards a board's standings are spread over.
     fn shard_count(&self) -> u64;
 
@@ -197,18 +217,10 @@ pub trait ScoreStore: Send + Sync {
         &self,
         lb: &LeaderboardId,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
 
-    /// How many standings rank strictly before `before` (all of them if `None`),
-    /// counting at most about `cap` of them: the cost of a count is bounded whatever the
-    /// board's size, and a count that reached its cap says so.
-    fn count_before(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        before: Option<&RankKey>,
-        cap: u64,
-    ) -> impl Future<Output = Result<Count, StoreError>> + Send;
-
+/// A big board's rank sketch, for ranks estimated past the count cap.
+pub trait SketchStore: Send + Sync {
     /// The board's rank sketch, if one was stored.
     fn get_sketch(
         &self,
@@ -221,6 +233,16 @@ pub trait ScoreStore: Send + Sync {
         sketch: &RankSketch,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
+
+/// The source of truth: boards, families, standings and receipts, in one table. Each
+/// part is its own trait, implemented in its own file by each adapter; a use case asks
+/// for the whole store.
+pub trait ScoreStore:
+    BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore
+{
+}
+
+impl<T: BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore> ScoreStore for T {}
 
 /// A count that may have stopped at its cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 use aws_sdk_dynamodb::types::AttributeValue;
-use leaderboard::dynamodb::{SHARDS, StandingItem};
+use leaderboard::dynamodb::{SHARDS, StandingItem, shard_partition};
 use leaderboard::ids::LeaderboardId;
 
 use super::*;
@@ -23,7 +23,7 @@ impl TestEnv {
                 .key_condition_expression("pk = :pk")
                 .expression_attribute_values(
                     ":pk",
-                    AttributeValue::S(format!("S#{board}#{shard:02}")),
+                    AttributeValue::S(shard_partition(board, shard)),
                 )
                 .consistent_read(true)
                 .into_paginator()

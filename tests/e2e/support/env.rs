@@ -1,6 +1,7 @@
 //! [`TestEnv`]: one test's own table and key prefix over the production adapters, with
 //! the writes tests make through the use cases.
 
+use leaderboard::store::BoardStore;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -12,7 +13,7 @@ use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
 use leaderboard::service::ingest::{IngestReply, SubmitScore};
 use leaderboard::service::scores::{self, MatchReply, MatchResult};
 use leaderboard::service::{AppContext, Context, ingest};
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::store::RankIndex;
 use leaderboard::window::Period;
 
 use super::*;

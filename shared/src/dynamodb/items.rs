@@ -1,0 +1,149 @@
+//! The stored shapes of standings and receipts (the other items live beside the code
+//! that reads them).
+
+use serde::{Deserialize, Serialize};
+
+use super::keys::{receipt_pk_sk, standing_partition};
+use crate::board::Standing;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::score::Score;
+use crate::store::{Commit, IndexEntry, Receipt};
+
+/// A standing as stored, and as the stream delivers it to the projector.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StandingItem {
+    pub pk: String,
+    pub sk: String,
+    pub kind: String,
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub direction: Direction,
+    pub score: Score,
+    pub reached_at: i64,
+    pub version: u64,
+    pub last_match_id: MatchId,
+    /// The rank-ordered sort key (`by_rank` index).
+    pub rk: String,
+    /// Epoch seconds at which the board's Redis keys expire, for a time window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_expire_at: Option<i64>,
+}
+
+impl StandingItem {
+    pub const KIND: &'static str = "standing";
+
+    /// The stored item of `player`'s standing `s` on `board`.
+    pub fn new(
+        board: &LeaderboardId,
+        player: &PlayerId,
+        direction: Direction,
+        s: &Standing,
+        index_expire_at: Option<i64>,
+    ) -> Self {
+        let rank_key = RankKey {
+            score: s.score,
+            reached_at: s.reached_at,
+            player: player.to_string(),
+        };
+        Self {
+            pk: standing_partition(board, player),
+            sk: player.to_string(),
+            kind: Self::KIND.into(),
+            leaderboard_id: board.clone(),
+            player_id: player.clone(),
+            direction,
+            score: s.score,
+            reached_at: s.reached_at,
+            version: s.version,
+            last_match_id: s.last_match_id.clone(),
+            rk: rank_key.sort_key(direction),
+            index_expire_at,
+        }
+    }
+
+    /// The index entry this row projects to.
+    pub fn index_entry(&self) -> IndexEntry {
+        IndexEntry {
+            board: self.leaderboard_id.clone(),
+            direction: self.direction,
+            key: RankKey {
+                score: self.score,
+                reached_at: self.reached_at,
+                player: self.player_id.to_string(),
+            },
+            version: self.version,
+            expire_at: self.index_expire_at,
+        }
+    }
+
+    pub(super) fn standing(self) -> Standing {
+        Standing {
+            score: self.score,
+            reached_at: self.reached_at,
+            version: self.version,
+            last_match_id: self.last_match_id,
+        }
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct ReceiptItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    submitted: Score,
+    score: Score,
+    previous_score: Option<Score>,
+    update_applied: bool,
+    updated_at: i64,
+    last_match_id: MatchId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    previous_rank: Option<u64>,
+    expires_at: i64,
+}
+
+impl ReceiptItem {
+    /// The receipt a commit writes.
+    pub(super) fn of(c: &Commit<'_>) -> Self {
+        let (pk, sk) = receipt_pk_sk(c.board, c.player, c.match_id);
+        let r = c.receipt;
+        Self {
+            pk,
+            sk,
+            kind: "receipt".into(),
+            submitted: r.submitted,
+            score: r.score,
+            previous_score: r.previous_score,
+            update_applied: r.update_applied,
+            updated_at: r.updated_at,
+            last_match_id: r.last_match_id.clone(),
+            previous_rank: r.previous_rank,
+            expires_at: c.receipt_expires_at,
+        }
+    }
+
+    /// The receipt as the use cases know it.
+    pub(super) fn receipt(self) -> Receipt {
+        Receipt {
+            submitted: self.submitted,
+            score: self.score,
+            previous_score: self.previous_score,
+            update_applied: self.update_applied,
+            updated_at: self.updated_at,
+            last_match_id: self.last_match_id,
+            previous_rank: self.previous_rank,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn policies_keep_their_stored_names() {
+        assert_eq!(
+            serde_json::to_string(&crate::board::Policy::Min).unwrap(),
+            "\"MIN\""
+        );
+    }
+}

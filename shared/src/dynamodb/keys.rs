@@ -1,0 +1,103 @@
+//! Every key format of the table, in one place (the module doc of `dynamodb` has the
+//! table of items). Ids cannot contain `#` (see [`crate::ids`]), so keys are
+//! unambiguous.
+
+use std::collections::HashMap;
+
+use aws_sdk_dynamodb::types::AttributeValue;
+
+use crate::board::Board;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+
+/// Number of write shards per board.
+pub const SHARDS: u64 = 16;
+
+/// One item's attributes.
+pub(super) type Item = HashMap<String, AttributeValue>;
+
+/// Partition of the board list.
+pub(super) const LIST_PK: &str = "BL";
+
+/// FNV-1a: a stable hash, so a player's shard never changes between releases.
+pub(super) fn shard_of(player: &str) -> u64 {
+    let hash = player.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    hash % SHARDS
+}
+
+pub(super) fn key(pk: String, sk: String) -> Item {
+    HashMap::from([
+        ("pk".into(), AttributeValue::S(pk)),
+        ("sk".into(), AttributeValue::S(sk)),
+    ])
+}
+
+pub(super) fn board_key(lb: &LeaderboardId) -> Item {
+    key(format!("B#{lb}"), "BOARD".into())
+}
+
+/// The partition of a player's standing on a board: `S#{board}#{shard}`.
+pub(super) fn standing_partition(lb: &LeaderboardId, player: &PlayerId) -> String {
+    shard_partition(lb, shard_of(player.as_str()))
+}
+
+/// The partition of one write shard of a board's standings: `S#{board}#{shard:02}`.
+pub fn shard_partition(lb: &LeaderboardId, shard: u64) -> String {
+    format!("S#{lb}#{shard:02}")
+}
+
+pub(super) fn standing_key(lb: &LeaderboardId, player: &PlayerId) -> Item {
+    key(standing_partition(lb, player), player.to_string())
+}
+
+pub(super) fn receipt_key(lb: &LeaderboardId, player: &PlayerId, m: &MatchId) -> Item {
+    let (pk, sk) = receipt_pk_sk(lb, player, m);
+    key(pk, sk)
+}
+
+/// A receipt's `pk` and `sk`: `R#{board}#{player}`, `M#{match}`.
+pub(super) fn receipt_pk_sk(
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    m: &MatchId,
+) -> (String, String) {
+    (format!("R#{lb}#{player}"), format!("M#{m}"))
+}
+
+/// A family's `pk` and `sk`: `F#{game}#{mode}`, `FAMILY`.
+pub(super) fn family_pk_sk(game: &str, mode: &str) -> (String, String) {
+    (format!("F#{game}#{mode}"), "FAMILY".to_owned())
+}
+
+/// The list sort key of a board: `{game}#{mode}#{board}`.
+pub fn list_key(board: &Board) -> String {
+    let (game, mode) = board
+        .window
+        .as_ref()
+        .map_or(("", ""), |w| (w.game.as_str(), w.mode.as_str()));
+    format!("{game}#{mode}#{}", board.leaderboard_id)
+}
+
+/// A rebuild checkpoint's `pk` and `sk`: `RB#{board}`, `REBUILD`.
+pub(super) fn checkpoint_pk_sk(lb: &LeaderboardId) -> (String, String) {
+    (format!("RB#{lb}"), "REBUILD".to_owned())
+}
+
+/// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.
+pub(super) fn sketch_pk_sk(lb: &LeaderboardId) -> (String, String) {
+    (format!("RS#{lb}"), "SKETCH".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shards_are_stable_and_spread() {
+        assert_eq!(shard_of("alice"), shard_of("alice"));
+        let used: std::collections::HashSet<u64> =
+            (0..1000).map(|i| shard_of(&format!("p{i}"))).collect();
+        assert_eq!(used.len() as u64, SHARDS);
+    }
+}
