@@ -76,12 +76,11 @@ fn sequence_of(r: &Record) -> &str {
         .unwrap_or_default()
 }
 
-impl StreamSource for DynamoStreams {
-    #[instrument(skip(self), fields(shard = %range.shard_id, start = %range.start, end = %range.end))]
-    async fn read_range(
-        &self,
-        range: &StreamRange,
-    ) -> Result<Option<Vec<EventRecord>>, StoreError> {
+impl DynamoStreams {
+    /// The shard iterator at the range's first record, as the stream returns it (itself
+    /// absent at a closed shard's end); `None` when the stream no longer has the range
+    /// (trimmed after 24 hours, or the shard is gone).
+    async fn iterator_at(&self, range: &StreamRange) -> Result<Option<Option<String>>, StoreError> {
         let first = self
             .client
             .get_shard_iterator()
@@ -91,8 +90,8 @@ impl StreamSource for DynamoStreams {
             .sequence_number(&range.start)
             .send()
             .await;
-        let mut iterator = match first {
-            Ok(out) => out.shard_iterator,
+        match first {
+            Ok(out) => Ok(Some(out.shard_iterator)),
             Err(SdkError::ServiceError(e))
                 if matches!(
                     e.err(),
@@ -100,9 +99,21 @@ impl StreamSource for DynamoStreams {
                         | GetShardIteratorError::ResourceNotFoundException(_)
                 ) =>
             {
-                return Ok(None);
+                Ok(None)
             }
-            Err(e) => return Err(StoreError::sdk("GetShardIterator", e)),
+            Err(e) => Err(StoreError::sdk("GetShardIterator", e)),
+        }
+    }
+}
+
+impl StreamSource for DynamoStreams {
+    #[instrument(skip(self), fields(shard = %range.shard_id, start = %range.start, end = %range.end))]
+    async fn read_range(
+        &self,
+        range: &StreamRange,
+    ) -> Result<Option<Vec<EventRecord>>, StoreError> {
+        let Some(mut iterator) = self.iterator_at(range).await? else {
+            return Ok(None);
         };
         let mut records = Vec::new();
         let mut empty = 0;

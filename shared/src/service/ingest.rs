@@ -162,45 +162,14 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
     req: SubmitScore,
 ) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
-    let now = now_ms();
-    let outside = board
-        .window
-        .as_ref()
-        .zip(req.event_ts)
-        .is_some_and(|(w, ts)| !w.window.contains(ts));
-    let refusal = if outside {
-        Some(ServiceError::EventOutsideWindow(req.board.clone()))
-    } else if let Some(at) = board.closes_at().filter(|at| now >= *at) {
-        Some(ServiceError::WindowClosed {
-            lb: req.board.clone(),
-            closed_at: rfc3339_ms(at),
-        })
-    } else if board.status != BoardStatus::Active {
-        Some(ServiceError::BoardNotActive {
-            lb: req.board.clone(),
-            status: board.status,
-        })
-    } else {
-        None
-    };
-    if let Some(refusal) = refusal {
+    if let Some(refusal) = refusal(board, &req, now_ms()) {
         // A retry of a match accepted before the board closed still gets its receipt.
         if let Some(reply) = replay(ctx, &req, dir).await? {
             return Ok(reply);
         }
         return Err(refusal);
     }
-    let previous_rank = if req.want_previous_rank {
-        match ctx.index.around(&req.board, dir, &req.player, 0).await {
-            Ok(a) => a.map(|a| a.rank),
-            Err(error) => {
-                warn!(%error, "previous rank unavailable");
-                None
-            }
-        }
-    } else {
-        None
-    };
+    let previous_rank = previous_rank(ctx, &req, dir).await;
     let index_expire_at = ctx.settings.index_expire_at(board);
     for attempt in 0..MAX_ATTEMPTS {
         let current = ctx.store.get_standing(&req.board, &req.player).await?;
@@ -246,6 +215,49 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
     Err(ServiceError::Contention)
+}
+
+/// Why `board` takes no new result now, if it does not: the event is outside its
+/// window, the window has closed, or the board is not ACTIVE.
+fn refusal(board: &Board, req: &SubmitScore, now: i64) -> Option<ServiceError> {
+    let outside = board
+        .window
+        .as_ref()
+        .zip(req.event_ts)
+        .is_some_and(|(w, ts)| !w.window.contains(ts));
+    if outside {
+        Some(ServiceError::EventOutsideWindow(req.board.clone()))
+    } else if let Some(at) = board.closes_at().filter(|at| now >= *at) {
+        Some(ServiceError::WindowClosed {
+            lb: req.board.clone(),
+            closed_at: rfc3339_ms(at),
+        })
+    } else if board.status != BoardStatus::Active {
+        Some(ServiceError::BoardNotActive {
+            lb: req.board.clone(),
+            status: board.status,
+        })
+    } else {
+        None
+    }
+}
+
+/// The player's rank before this submission, when asked for and the index can say.
+async fn previous_rank<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: &SubmitScore,
+    dir: Direction,
+) -> Option<u64> {
+    if !req.want_previous_rank {
+        return None;
+    }
+    match ctx.index.around(&req.board, dir, &req.player, 0).await {
+        Ok(a) => a.map(|a| a.rank),
+        Err(error) => {
+            warn!(%error, "previous rank unavailable");
+            None
+        }
+    }
 }
 
 /// The standing to write (if any) and the receipt to keep for this submission.

@@ -149,25 +149,7 @@ async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
         .await?
         .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
     let expire_at = ctx.settings.index_expire_at(&board);
-    let existing = ctx.store.get_checkpoint(lb).await?;
-    let mut cp = existing.clone().unwrap_or_else(|| Checkpoint {
-        gen_id: new_generation(),
-        shard: 0,
-        after: None,
-        loaded: 0,
-        started_at: now_ms(),
-    });
-    let resumed = ctx
-        .index
-        .begin_rebuild(lb, &cp.gen_id, existing.is_none())
-        .await?;
-    if !resumed {
-        // A fresh start (or the previous run's keys are gone): read everything again.
-        cp.shard = 0;
-        cp.after = None;
-        cp.loaded = 0;
-        ctx.store.put_checkpoint(lb, &cp).await?;
-    }
+    let mut cp = start_or_resume(ctx, lb).await?;
     let report = |outcome, cp: &Checkpoint| BoardRebuild {
         leaderboard_id: lb.clone(),
         outcome,
@@ -209,6 +191,33 @@ async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
     info!(board = %lb, loaded = cp.loaded, ms = now_ms() - cp.started_at, "rebuild swapped in");
     ctx.boards.forget(lb);
     Ok(report(Outcome::Rebuilt, &cp))
+}
+
+/// Where the board's rebuild starts: its checkpoint if the previous run's keys are
+/// still there, else a fresh start that reads everything again.
+async fn start_or_resume<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+) -> Result<Checkpoint, ServiceError> {
+    let existing = ctx.store.get_checkpoint(lb).await?;
+    let mut cp = existing.clone().unwrap_or_else(|| Checkpoint {
+        gen_id: new_generation(),
+        shard: 0,
+        after: None,
+        loaded: 0,
+        started_at: now_ms(),
+    });
+    let resumed = ctx
+        .index
+        .begin_rebuild(lb, &cp.gen_id, existing.is_none())
+        .await?;
+    if !resumed {
+        cp.shard = 0;
+        cp.after = None;
+        cp.loaded = 0;
+        ctx.store.put_checkpoint(lb, &cp).await?;
+    }
+    Ok(cp)
 }
 
 /// Every board definition, all pages of the board list.

@@ -21,7 +21,7 @@ use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::score::Score;
 use crate::store::{RankIndex, ScoreStore};
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
-use crate::window::{NoWindow, Period, parse_name, window_of};
+use crate::window::{Family, NoWindow, Period, Window, parse_name, window_of};
 
 /// Body of `POST /scores`; fields are checked one by one in [`MatchResult::new`].
 #[derive(Debug, Deserialize)]
@@ -181,78 +181,9 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
         .scopes(&m.region)
         .into_iter()
         .flat_map(|scope| family.periods.iter().map(move |p| (scope, *p)));
-    let results = try_join_all(targets.map(|(scope, period)| {
-        let (family, m) = (&family, &m);
-        async move {
-            let window = match window_of(period, family.season.as_ref(), ts) {
-                Ok(w) => w,
-                Err(NoWindow::OutsideSeason) => {
-                    let outcome = Outcome::Refused {
-                        refused: Refusal {
-                            code: "outside_season",
-                            message: "event_ts is outside the configured season".into(),
-                        },
-                    };
-                    return Ok(BoardOutcome {
-                        scope: scope.into(),
-                        period,
-                        leaderboard_id: None,
-                        outcome,
-                    });
-                }
-            };
-            let closed = window.is_closed(family.grace_ms, now);
-            let lb = family.board_id(scope, &window);
-            let board = if closed {
-                // No new boards for closed windows; an existing one may hold the receipt
-                // of a retried request.
-                match ctx.boards.get(&ctx.store, &lb).await {
-                    Ok(b) => b,
-                    Err(ServiceError::BoardNotFound(_)) => {
-                        let err = ServiceError::WindowClosed {
-                            lb: lb.clone(),
-                            closed_at: rfc3339_ms(window.closes_at(family.grace_ms).unwrap_or(now)),
-                        };
-                        return Ok(BoardOutcome {
-                            scope: scope.into(),
-                            period,
-                            leaderboard_id: Some(lb),
-                            outcome: refused(&err),
-                        });
-                    }
-                    Err(e) => return Err(e),
-                }
-            } else {
-                ensure_board(ctx, family_board(family, scope, window, now)).await?
-            };
-            let req = SubmitScore {
-                board: lb.clone(),
-                player: m.player.clone(),
-                match_id: m.match_id.clone(),
-                score: m.score,
-                event_ts: Some(ts),
-                want_previous_rank: true,
-                reached_at: Some(now),
-            };
-            let outcome = match submit_to(ctx, &board, req).await {
-                Ok(reply) => accepted(reply),
-                Err(
-                    e @ (ServiceError::Domain(_)
-                    | ServiceError::BoardNotActive { .. }
-                    | ServiceError::WindowClosed { .. }
-                    | ServiceError::EventOutsideWindow(_)
-                    | ServiceError::IdempotencyConflict(_)),
-                ) => refused(&e),
-                Err(e) => return Err(e),
-            };
-            Ok(BoardOutcome {
-                scope: scope.into(),
-                period,
-                leaderboard_id: Some(lb),
-                outcome,
-            })
-        }
-    }))
+    let results = try_join_all(
+        targets.map(|(scope, period)| submit_to_window(ctx, &family, &m, scope, period, ts, now)),
+    )
     .await?;
     Ok(MatchReply {
         player_id: m.player,
@@ -260,4 +191,84 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
         event_ts: rfc3339_ms(ts),
         results,
     })
+}
+
+/// One window's share of a match result: refused (outside the season, a closed window
+/// without a board, a result the board refuses) or applied.
+async fn submit_to_window<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    family: &Family,
+    m: &MatchResult,
+    scope: &str,
+    period: Period,
+    ts: i64,
+    now: i64,
+) -> Result<BoardOutcome, ServiceError> {
+    let outcome_of = |leaderboard_id, outcome| BoardOutcome {
+        scope: scope.into(),
+        period,
+        leaderboard_id,
+        outcome,
+    };
+    let window = match window_of(period, family.season.as_ref(), ts) {
+        Ok(w) => w,
+        Err(NoWindow::OutsideSeason) => {
+            let refused = Refusal {
+                code: "outside_season",
+                message: "event_ts is outside the configured season".into(),
+            };
+            return Ok(outcome_of(None, Outcome::Refused { refused }));
+        }
+    };
+    let lb = family.board_id(scope, &window);
+    let board = match window_board(ctx, family, scope, window, now).await? {
+        Ok(board) => board,
+        Err(refusal) => return Ok(outcome_of(Some(lb), refusal)),
+    };
+    let req = SubmitScore {
+        board: lb.clone(),
+        player: m.player.clone(),
+        match_id: m.match_id.clone(),
+        score: m.score,
+        event_ts: Some(ts),
+        want_previous_rank: true,
+        reached_at: Some(now),
+    };
+    let outcome = match submit_to(ctx, &board, req).await {
+        Ok(reply) => accepted(reply),
+        Err(
+            e @ (ServiceError::Domain(_)
+            | ServiceError::BoardNotActive { .. }
+            | ServiceError::WindowClosed { .. }
+            | ServiceError::EventOutsideWindow(_)
+            | ServiceError::IdempotencyConflict(_)),
+        ) => refused(&e),
+        Err(e) => return Err(e),
+    };
+    Ok(outcome_of(Some(lb), outcome))
+}
+
+/// The board of a window. An open window's board is created by its first write; a
+/// closed window gets no new board, but an existing one may hold the receipt of a
+/// retried request, so it is used; without one the result is refused.
+async fn window_board<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    family: &Family,
+    scope: &str,
+    window: Window,
+    now: i64,
+) -> Result<Result<Board, Outcome>, ServiceError> {
+    if !window.is_closed(family.grace_ms, now) {
+        let board = ensure_board(ctx, family_board(family, scope, window, now)).await?;
+        return Ok(Ok(board));
+    }
+    let lb = family.board_id(scope, &window);
+    match ctx.boards.get(&ctx.store, &lb).await {
+        Ok(board) => Ok(Ok(board)),
+        Err(ServiceError::BoardNotFound(_)) => {
+            let closed_at = rfc3339_ms(window.closes_at(family.grace_ms).unwrap_or(now));
+            Ok(Err(refused(&ServiceError::WindowClosed { lb, closed_at })))
+        }
+        Err(e) => Err(e),
+    }
 }

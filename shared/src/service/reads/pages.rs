@@ -31,6 +31,27 @@ struct PageCursor {
     since: i64,
 }
 
+impl PageCursor {
+    /// The cursor after `key`, of a walk that started at `since`.
+    fn at(key: &RankKey, since: i64) -> Self {
+        Self {
+            score: key.score.get(),
+            reached_at: key.reached_at,
+            player: key.player.clone(),
+            since,
+        }
+    }
+
+    /// The last key the previous page read.
+    fn key(&self) -> Result<RankKey, DomainError> {
+        Ok(RankKey {
+            score: Score::new("cursor", self.score).map_err(|_| DomainError::InvalidCursor)?,
+            reached_at: self.reached_at,
+            player: self.player.clone(),
+        })
+    }
+}
+
 /// One page of the whole board in rank order, by keyset: each page starts strictly
 /// after the last key of the previous one, so concurrent writes never shift a walk.
 /// A walk returns each player at most once: on boards where a score can get worse
@@ -95,74 +116,85 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
     let scope = format!("ranks:{lb}");
-    let now = now_ms();
     let cursor: Option<PageCursor> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
-    let after = cursor
-        .as_ref()
-        .map(|c| {
-            Ok::<_, DomainError>(RankKey {
-                score: Score::new("cursor", c.score).map_err(|_| DomainError::InvalidCursor)?,
-                reached_at: c.reached_at,
-                player: c.player.clone(),
-            })
-        })
-        .transpose()?;
-    let since = cursor.as_ref().map_or(now, |c| c.since);
-    let from_store = async |degraded| {
-        let keys = ctx
-            .store
-            .ranked_after(lb, dir, after.as_ref(), limit)
-            .await?;
-        let (first, total, meta) = match keys.first() {
-            Some(k) => {
-                let est = estimate(&ctx.store, lb, dir, Some(k)).await?;
-                let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
-                (est.before, est.total, meta)
-            }
-            None => (0, 0, Provenance::now(Source::Dynamodb, degraded)),
-        };
-        let more = keys.len() as u64 == limit;
-        Ok::<_, ServiceError>((first, keys, total, more, meta))
-    };
+    let after = cursor.as_ref().map(PageCursor::key).transpose()?;
+    let since = cursor.as_ref().map_or(now_ms(), |c| c.since);
     let read = match page_from_window(ctx, lb, dir, after.as_ref(), limit).await {
         Some(read) => read,
         None => ctx.index.page(lb, dir, after.as_ref(), limit).await,
     };
-    let (first, keys, total, more, meta) = match read {
-        Ok((_, _, 0)) if history(&board) => from_store(false).await?,
-        Ok((first, keys, total)) => {
-            let more = first + (keys.len() as u64) < total;
-            (
-                first,
-                keys,
-                total,
-                more,
-                Provenance::now(Source::Redis, false),
-            )
+    let page = match read {
+        Ok((_, _, 0)) if history(&board) => {
+            page_from_store(ctx, lb, dir, after.as_ref(), limit, false).await?
         }
-        Err(e) => from_store(degraded_by(ctx, &board, &e).await).await?,
+        Ok((first, keys, total)) => Page {
+            more: first + (keys.len() as u64) < total,
+            first,
+            keys,
+            total,
+            meta: Provenance::now(Source::Redis, false),
+        },
+        Err(e) => {
+            let degraded = degraded_by(ctx, &board, &e).await;
+            page_from_store(ctx, lb, dir, after.as_ref(), limit, degraded).await?
+        }
     };
-    let next_cursor = keys.last().filter(|_| more).map(|k| {
-        let c = PageCursor {
-            score: k.score.get(),
-            reached_at: k.reached_at,
-            player: k.player.clone(),
-            since,
-        };
-        signer.sign(&scope, &c)
-    });
+    let next_cursor = page
+        .keys
+        .last()
+        .filter(|_| page.more)
+        .map(|k| signer.sign(&scope, &PageCursor::at(k, since)));
     let skip_newer = cursor.is_some() && matches!(board.policy, Policy::Latest | Policy::Sum);
-    let entries = keys
+    let entries = page
+        .keys
         .into_iter()
-        .zip(first + 1..)
+        .zip(page.first + 1..)
         .filter(|(k, _)| !(skip_newer && k.reached_at > since - WALK_LAG_MS))
         .map(|(k, rank)| Entry::new(rank, k, None))
         .collect();
     Ok(PageReply {
         leaderboard_id: lb.clone(),
-        total,
+        total: page.total,
         entries,
         next_cursor,
+        meta: page.meta,
+    })
+}
+
+/// A page as read, before it becomes a reply.
+struct Page {
+    /// Entries before the page's first key.
+    first: u64,
+    keys: Vec<RankKey>,
+    total: u64,
+    /// Whether a next page exists.
+    more: bool,
+    meta: Provenance,
+}
+
+/// A page read from DynamoDB's rank-ordered index.
+async fn page_from_store<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    dir: Direction,
+    after: Option<&RankKey>,
+    limit: u64,
+    degraded: bool,
+) -> Result<Page, ServiceError> {
+    let keys = ctx.store.ranked_after(lb, dir, after, limit).await?;
+    let (first, total, meta) = match keys.first() {
+        Some(k) => {
+            let est = estimate(&ctx.store, lb, dir, Some(k)).await?;
+            let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
+            (est.before, est.total, meta)
+        }
+        None => (0, 0, Provenance::now(Source::Dynamodb, degraded)),
+    };
+    Ok(Page {
+        more: keys.len() as u64 == limit,
+        first,
+        keys,
+        total,
         meta,
     })
 }
