@@ -8,7 +8,6 @@ use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use leaderboard::board::Standing;
 use leaderboard::caller::Caller;
 use leaderboard::dynamodb::StandingItem;
-use leaderboard::http;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::Direction;
 use leaderboard::service::AppContext;
@@ -16,6 +15,7 @@ use leaderboard::service::hot::RateLimits;
 use leaderboard::service::projector::project;
 use leaderboard::service::reads;
 use leaderboard::store::{FriendsSource, RankIndex};
+use leaderboard::{http, lambda_stream};
 use redis::aio::ConnectionManager;
 use serde::Serialize;
 
@@ -276,9 +276,10 @@ pub async fn run(
             let json = &events[i];
             async move {
                 let event: Event = serde_json::from_slice(json)?;
-                let (response, stats) = project(&ctx.index, &ctx.repairs, event).await;
+                let (retry, stats) =
+                    project(&ctx.index, &ctx.repairs, lambda_stream::batch(event)).await;
                 anyhow::ensure!(
-                    response.batch_item_failures.is_empty() && stats.applied + stats.stale == size,
+                    retry.is_empty() && stats.applied + stats.stale == size,
                     "projector failed: {stats:?}"
                 );
                 Ok(stats.applied)

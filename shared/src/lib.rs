@@ -21,6 +21,8 @@
 //!   protection: reply cache, top windows, rate limits), projector, rebuild;
 //! - [`http`]: API Gateway request helpers and the error-to-status mapping (imports
 //!   nothing from `service`, and `service` nothing from it);
+//! - [`lambda_stream`]: DynamoDB stream events in, batch responses out;
+//! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions;
 //! - [`cursor`]: signed paging cursors;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
@@ -33,6 +35,7 @@ pub mod error;
 pub mod http;
 pub mod ids;
 pub mod invoke;
+pub mod lambda_stream;
 pub mod metrics;
 pub mod order;
 pub mod redis;

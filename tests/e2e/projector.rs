@@ -13,7 +13,7 @@ use leaderboard::service::repair::Reporter;
 use leaderboard::store::RankIndex;
 
 use crate::on_both_topologies;
-use crate::support::{Rng, TestEnv, event, free_port};
+use crate::support::{Rng, TestEnv, batch, free_port};
 
 /// 5 players x 3 improving writes each, through ingest (write-through on).
 async fn scripted_board(env: &TestEnv) -> leaderboard::ids::LeaderboardId {
@@ -46,14 +46,14 @@ async fn replaying_a_batch_twice_or_an_old_batch_leaves_redis_unchanged(url: &st
     );
 
     for _ in 0..2 {
-        let (resp, stats) =
-            project(&env.ctx.index, &Reporter::default(), event(records.clone())).await;
-        assert!(resp.batch_item_failures.is_empty());
+        let (retry, stats) =
+            project(&env.ctx.index, &Reporter::default(), batch(records.clone())).await;
+        assert!(retry.is_empty());
         assert_eq!(stats.applied, 0, "nothing newer than the write-through");
         assert_eq!(env.index_snapshot(&b).await, before);
     }
     let old = records[..records.len() / 3].to_vec();
-    let (_, stats) = project(&env.ctx.index, &Reporter::default(), event(old)).await;
+    let (_, stats) = project(&env.ctx.index, &Reporter::default(), batch(old)).await;
     assert_eq!(stats.applied, 0);
     assert_eq!(env.index_snapshot(&b).await, before);
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
@@ -64,15 +64,16 @@ async fn a_wiped_index_gets_its_entries_back_from_the_stream_alone(url: &str) {
     let b = scripted_board(&env).await;
     env.wipe_index(&b).await;
     let records = env.stream_records().await;
-    let (resp, stats) = project(&env.ctx.index, &Reporter::default(), event(records.clone())).await;
-    assert!(resp.batch_item_failures.is_empty());
+    let (retry, stats) =
+        project(&env.ctx.index, &Reporter::default(), batch(records.clone())).await;
+    assert!(retry.is_empty());
     assert!(stats.applied >= 5);
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
     // Delivered in reverse order, the same stream still converges.
     env.wipe_index(&b).await;
     let mut reversed = records;
     reversed.reverse();
-    project(&env.ctx.index, &Reporter::default(), event(reversed)).await;
+    project(&env.ctx.index, &Reporter::default(), batch(reversed)).await;
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
 }
 
@@ -123,12 +124,12 @@ async fn write_through_and_projector_racing_converge_to_dynamodb() {
     for _ in 0..12 {
         let start = rng.below(records.len() as u64) as usize;
         let len = 1 + rng.below(40) as usize;
-        let batch = records[start..(start + len).min(records.len())].to_vec();
+        let slice = records[start..(start + len).min(records.len())].to_vec();
         let index = &env.ctx.index;
         tasks.push(Box::pin(async move {
             for _ in 0..3 {
-                let (resp, _) = project(index, &Reporter::default(), event(batch.clone())).await;
-                assert!(resp.batch_item_failures.is_empty());
+                let (retry, _) = project(index, &Reporter::default(), batch(slice.clone())).await;
+                assert!(retry.is_empty());
             }
         }));
     }
@@ -150,11 +151,8 @@ async fn poison_records_are_skipped_and_do_not_block_the_batch() {
         serde_dynamo::to_item(serde_json::json!({"kind": "standing", "score": "not a number"}))
             .unwrap();
     records.insert(3, poison);
-    let (resp, stats) = project(&env.ctx.index, &Reporter::default(), event(records)).await;
-    assert!(
-        resp.batch_item_failures.is_empty(),
-        "poison never blocks the shard"
-    );
+    let (retry, stats) = project(&env.ctx.index, &Reporter::default(), batch(records)).await;
+    assert!(retry.is_empty(), "poison never blocks the shard");
     assert_eq!(stats.poison, 1);
     assert_eq!(env.assert_index_matches_store(&b).await, 5);
 }
@@ -170,7 +168,7 @@ async fn when_redis_is_down_every_standing_record_is_reported_for_retry() {
         Duration::from_millis(50),
     )
     .unwrap();
-    let (resp, stats) = project(&dead, &Reporter::default(), event(records.clone())).await;
+    let (retry, stats) = project(&dead, &Reporter::default(), batch(records.clone())).await;
     let standing_seqs: Vec<_> = records
         .iter()
         .filter(|r| {
@@ -179,11 +177,7 @@ async fn when_redis_is_down_every_standing_record_is_reported_for_retry() {
         })
         .map(|r| r.change.sequence_number.clone())
         .collect();
-    let reported: Vec<_> = resp
-        .batch_item_failures
-        .iter()
-        .map(|f| f.item_identifier.clone())
-        .collect();
+    let reported = retry;
     assert!(!reported.is_empty());
     assert_eq!(reported, standing_seqs);
     assert_eq!(stats.failed, standing_seqs.len());

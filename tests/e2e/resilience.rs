@@ -16,7 +16,7 @@ use leaderboard::service::repair::Reporter;
 use leaderboard::service::{Context, reads};
 use leaderboard::store::{Health, RankIndex};
 
-use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, event, free_port, player, uncached};
+use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, batch, free_port, player, uncached};
 
 /// `players` players with two improving writes each, through ingest.
 async fn scripted_board(env: &TestEnv, players: u64) -> LeaderboardId {
@@ -206,7 +206,7 @@ async fn the_same_stream_batch_three_times_out_of_order_across_a_rebuild_changes
     project(
         &env.ctx.index,
         &Reporter::default(),
-        event(shuffled.clone()),
+        batch(shuffled.clone()),
     )
     .await;
     // Mid-rebuild (one page loaded), the batch again, reversed.
@@ -217,13 +217,13 @@ async fn the_same_stream_batch_three_times_out_of_order_across_a_rebuild_changes
     );
     let mut reversed = records.clone();
     reversed.reverse();
-    project(&env.ctx.index, &Reporter::default(), event(reversed)).await;
+    project(&env.ctx.index, &Reporter::default(), batch(reversed)).await;
     assert_eq!(
         rebuild_once(&env, &b, far()).await.outcome,
         Outcome::Rebuilt
     );
     // And a third time after the swap.
-    project(&env.ctx.index, &Reporter::default(), event(shuffled)).await;
+    project(&env.ctx.index, &Reporter::default(), batch(shuffled)).await;
     assert_eq!(env.index_snapshot(&b).await, before);
     assert_eq!(env.assert_index_matches_store(&b).await, 25);
 }

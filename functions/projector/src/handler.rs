@@ -4,6 +4,7 @@ use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::streams::DynamoDbEventResponse;
 use lambda_runtime::LambdaEvent;
 use leaderboard::invoke::InvokeError;
+use leaderboard::lambda_stream;
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::projector;
 use leaderboard::service::repair::Reporter;
@@ -13,6 +14,7 @@ pub async fn handle(
     repairs: &Reporter,
     event: LambdaEvent<Event>,
 ) -> Result<DynamoDbEventResponse, InvokeError> {
-    let (response, _stats) = projector::project(index, repairs, event.payload).await;
-    Ok(response)
+    let batch = lambda_stream::batch(event.payload);
+    let (retry, _stats) = projector::project(index, repairs, batch).await;
+    Ok(lambda_stream::response(retry))
 }

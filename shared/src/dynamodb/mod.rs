@@ -20,9 +20,11 @@
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
 //! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
 //! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]); `streams` reads the table's stream.
+//! ([`RebuildStore`]), `sketch` ([`SketchStore`]); `changes` decodes stream records,
+//! `streams` reads the table's stream again.
 
 mod boards;
+mod changes;
 mod items;
 mod keys;
 mod ranked;
@@ -43,6 +45,7 @@ use crate::order::RankKey;
 use crate::store::{BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore};
 use keys::Item;
 
+pub use changes::decode;
 pub use items::StandingItem;
 pub use keys::{SHARDS, list_key, shard_partition};
 pub use streams::{DynamoStreams, cmp_sequence, lambda_record};

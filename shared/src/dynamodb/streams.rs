@@ -1,8 +1,8 @@
 //! `DynamoStreams`: the table's stream read again, for the repair of a batch the
 //! projector gave up on (its on-failure record names the shard and the sequence range).
 //!
-//! Records come back in the shape Lambda delivers them to the projector, so the repair
-//! applies them with the projector's own decoding. A range that can no longer be read
+//! Records are decoded exactly as the projector's batches are (see [`decode`]), so the
+//! repair applies them as the projector would have. A range that can no longer be read
 //! (the stream keeps records 24 hours; a shard can be gone) is reported as `None`: the
 //! caller then rebuilds instead.
 
@@ -15,8 +15,9 @@ use aws_sdk_dynamodbstreams::operation::get_shard_iterator::GetShardIteratorErro
 use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
 use tracing::instrument;
 
+use super::changes::decode;
 use crate::error::StoreError;
-use crate::store::{StreamRange, StreamSource};
+use crate::store::{StreamBatch, StreamRange, StreamSource};
 
 /// Pages of records read at most for one range (a failed batch holds at most 10,000).
 const MAX_PAGES: usize = 200;
@@ -108,10 +109,7 @@ impl DynamoStreams {
 
 impl StreamSource for DynamoStreams {
     #[instrument(skip(self), fields(shard = %range.shard_id, start = %range.start, end = %range.end))]
-    async fn read_range(
-        &self,
-        range: &StreamRange,
-    ) -> Result<Option<Vec<EventRecord>>, StoreError> {
+    async fn read_range(&self, range: &StreamRange) -> Result<Option<StreamBatch>, StoreError> {
         let Some(mut iterator) = self.iterator_at(range).await? else {
             return Ok(None);
         };
@@ -120,7 +118,7 @@ impl StreamSource for DynamoStreams {
         for _ in 0..MAX_PAGES {
             let Some(it) = iterator.take() else {
                 // A closed shard's end: everything up to it was read.
-                return Ok(Some(records));
+                return Ok(Some(decode(records)));
             };
             let page = self
                 .client
@@ -137,7 +135,7 @@ impl StreamSource for DynamoStreams {
             };
             for r in page.records() {
                 if cmp_sequence(sequence_of(r), &range.end) == Ordering::Greater {
-                    return Ok(Some(records));
+                    return Ok(Some(decode(records)));
                 }
                 records.push(lambda_record(r));
             }
@@ -146,7 +144,7 @@ impl StreamSource for DynamoStreams {
                 .and_then(|r| r.change.sequence_number.as_deref())
                 .is_some_and(|s| cmp_sequence(s, &range.end) != Ordering::Less);
             if reached {
-                return Ok(Some(records));
+                return Ok(Some(decode(records)));
             }
             if empty >= MAX_EMPTY_PAGES {
                 break;

@@ -32,7 +32,6 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, instrument, warn};
 
 use super::Context;
-use super::projector;
 use super::rebuild::{self, Outcome};
 use crate::board::BoardStatus;
 use crate::error::ServiceError;
@@ -177,7 +176,7 @@ async fn replay<S: ScoreStore, I: RankIndex, T: StreamSource>(
     range: &StreamRange,
     deadline: Instant,
 ) -> Result<Handled, ServiceError> {
-    let Some(records) = stream.read_range(range).await? else {
+    let Some(batch) = stream.read_range(range).await? else {
         warn!(shard = %range.shard_id, start = %range.start, end = %range.end,
               "a stream range given up on can no longer be read; marking every board stale");
         let boards: Vec<LeaderboardId> = rebuild::all_boards(&ctx.store)
@@ -195,7 +194,6 @@ async fn replay<S: ScoreStore, I: RankIndex, T: StreamSource>(
         );
         return Ok(Handled::Done);
     };
-    let batch = projector::decode(records);
     let applied = while_redis_is_away(deadline, || async {
         Ok(ctx.index.apply_many(&batch.entries).await?)
     })
@@ -206,8 +204,8 @@ async fn replay<S: ScoreStore, I: RankIndex, T: StreamSource>(
         records = batch.entries.len(),
         applied = done,
         stale = batch.entries.len() - done,
-        skipped = batch.stats.skipped,
-        poison = batch.stats.poison,
+        skipped = batch.skipped,
+        poison = batch.poison,
         "stream range applied again"
     );
     for (board, health) in &applied.unready {

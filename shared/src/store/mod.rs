@@ -5,13 +5,14 @@
 //! [`crate::social::HttpFriendsSource`].
 //!
 //! One port per file: `score_store`, `rank_index`, `rate_counter`, `repair` (the repair
-//! queue and the stream source), `friends`.
+//! queue), `stream` (stream batches and the stream read again), `friends`.
 
 mod friends;
 mod rank_index;
 mod rate_counter;
 mod repair;
 mod score_store;
+mod stream;
 
 pub use friends::FriendsSource;
 pub use rank_index::{
@@ -19,8 +20,9 @@ pub use rank_index::{
     TopWindow,
 };
 pub use rate_counter::RateCounter;
-pub use repair::{RebuildNeeded, RepairQueue, StreamRange, StreamSource};
+pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, RankSketch, RankedReads,
     RebuildStore, Receipt, ScoreStore, SketchStore, StandingStore,
 };
+pub use stream::{StreamBatch, StreamRange, StreamSource};

@@ -2,8 +2,15 @@
 
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
 use leaderboard::dynamodb::lambda_record;
+use leaderboard::lambda_stream;
+use leaderboard::store::StreamBatch;
 
 use super::{TestEnv, streams_client};
+
+/// The batch the projector gets for a Lambda DynamoDB event holding `records`.
+pub fn batch(records: Vec<EventRecord>) -> StreamBatch {
+    lambda_stream::batch(event(records))
+}
 
 /// A Lambda DynamoDB event holding `records`.
 pub fn event(records: Vec<EventRecord>) -> Event {

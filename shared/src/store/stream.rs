@@ -1,0 +1,39 @@
+//! The table's stream as the use cases see it: batches of standings to project, and the
+//! stream read again for a range a batch gave up on.
+
+use std::future::Future;
+
+use super::IndexEntry;
+use crate::error::StoreError;
+
+/// A batch of stream records decoded: the standings, in stream order, each with its
+/// record's sequence number (what a retry names), and how many records were not
+/// standings (boards, receipts, removals) or could not be decoded (poison).
+#[derive(Debug, Default)]
+pub struct StreamBatch {
+    pub entries: Vec<IndexEntry>,
+    pub sequence_numbers: Vec<Option<String>>,
+    pub skipped: usize,
+    pub poison: usize,
+}
+
+/// Where a range of the table's stream is (what a failed batch's on-failure record
+/// names): one shard, from `start` to `end` inclusive.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct StreamRange {
+    pub stream_arn: String,
+    pub shard_id: String,
+    pub start: String,
+    pub end: String,
+}
+
+/// The table's stream, read again by the repair.
+pub trait StreamSource: Send + Sync {
+    /// The standings of `range`, oldest first, decoded as the projector decodes a
+    /// batch; `None` when the range can no longer be read (trimmed after the stream's 24
+    /// hours, or the shard is gone).
+    fn read_range(
+        &self,
+        range: &StreamRange,
+    ) -> impl Future<Output = Result<Option<StreamBatch>, StoreError>> + Send;
+}
