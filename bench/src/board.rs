@@ -11,8 +11,9 @@ use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::order::{Direction, RankKey};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::Score;
-use leaderboard::service::{AppContext, Context, Settings};
+use leaderboard::service::{Context, Settings};
 use leaderboard::store::{IndexEntry, RankIndex};
+use leaderboard::wiring::AppContext;
 use redis::aio::ConnectionManager;
 use serde::Serialize;
 

@@ -24,6 +24,7 @@
 //! - [`lambda_stream`]: DynamoDB stream events in, batch responses out;
 //! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions;
 //! - [`cursor`]: signed paging cursors;
+//! - [`wiring`]: configuration -> clients -> adapters, once per container;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
 pub mod board;
@@ -48,3 +49,4 @@ pub mod telemetry;
 pub mod time;
 pub mod ttl_cache;
 pub mod window;
+pub mod wiring;

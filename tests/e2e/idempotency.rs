@@ -163,7 +163,7 @@ async fn writes_to_unknown_or_frozen_boards_are_refused() {
 }
 
 /// A second container's view: same table and keys, its own board cache.
-fn context(env: &TestEnv, board_ttl: Duration) -> leaderboard::service::AppContext {
+fn context(env: &TestEnv, board_ttl: Duration) -> leaderboard::wiring::AppContext {
     Context::new(
         env.ctx.store.clone(),
         RedisRankIndex::new(
@@ -180,7 +180,7 @@ fn context(env: &TestEnv, board_ttl: Duration) -> leaderboard::service::AppConte
 }
 
 async fn submit(
-    ctx: &leaderboard::service::AppContext,
+    ctx: &leaderboard::wiring::AppContext,
     b: &leaderboard::ids::LeaderboardId,
     m: &str,
     s: i64,

@@ -229,7 +229,7 @@ async fn the_same_stream_batch_three_times_out_of_order_across_a_rebuild_changes
 }
 
 /// A context whose Redis is at `redis_url` with a 50 ms budget.
-fn context_with_redis(env: &TestEnv, redis_url: &str) -> leaderboard::service::AppContext {
+fn context_with_redis(env: &TestEnv, redis_url: &str) -> leaderboard::wiring::AppContext {
     Context::new(
         env.ctx.store.clone(),
         RedisRankIndex::new(redis_url, &env.prefix, Duration::from_millis(50)).unwrap(),

@@ -5,9 +5,7 @@ mod handler;
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
 use leaderboard::cursor::CursorSigner;
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::dynamo_store;
-use leaderboard::telemetry;
+use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -15,8 +13,8 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let deps = handler::Deps {
         signer: CursorSigner::new(config.require_cursor_secret()?),
-        index: RedisRankIndex::from_config(&config).await?,
-        store: dynamo_store(&config).await?,
+        index: wiring::rank_index(&config).await?,
+        store: wiring::dynamo_store(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
 }

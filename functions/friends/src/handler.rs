@@ -3,9 +3,9 @@
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::service::AppContext;
 use leaderboard::service::reads;
 use leaderboard::social::HttpFriendsSource;
+use leaderboard::wiring::AppContext;
 
 pub struct Deps {
     pub ctx: AppContext,

@@ -4,9 +4,8 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
-use leaderboard::service::Context;
 use leaderboard::social::HttpFriendsSource;
-use leaderboard::telemetry;
+use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -17,7 +16,7 @@ async fn main() -> Result<(), Error> {
             config.require_social_graph_url()?,
             config.social_graph_timeout,
         )?,
-        ctx: Context::from_config(&config).await?,
+        ctx: wiring::app_context(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
 }

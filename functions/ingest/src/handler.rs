@@ -4,9 +4,9 @@
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::service::AppContext;
 use leaderboard::service::ingest::{self, SubmitScore};
 use leaderboard::service::scores::{self, MatchResult};
+use leaderboard::wiring::AppContext;
 
 pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Response, Error> {
     let req = &event.payload;

@@ -4,13 +4,12 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
-use leaderboard::service::Context;
-use leaderboard::telemetry;
+use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let ctx = Context::from_config(&config).await?;
+    let ctx = wiring::app_context(&config).await?;
     run(service_fn(|event| handler::handle(&ctx, event))).await
 }

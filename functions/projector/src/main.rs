@@ -5,14 +5,13 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::{service, telemetry};
+use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let index = RedisRankIndex::from_config(&config).await?;
-    let repairs = service::repair_reporter(&config).await;
+    let index = wiring::rank_index(&config).await?;
+    let repairs = wiring::repair_reporter(&config).await;
     run(service_fn(|event| handler::handle(&index, &repairs, event))).await
 }

@@ -10,9 +10,9 @@ use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::LambdaEvent;
 use leaderboard::http;
 use leaderboard::invoke::InvokeError;
-use leaderboard::service::AppContext;
 use leaderboard::service::rebuild::{self, RebuildRequest};
 use leaderboard::time::now_ms;
+use leaderboard::wiring::AppContext;
 use serde_json::Value;
 
 /// Time kept free before the Lambda deadline to checkpoint and answer.

@@ -9,9 +9,9 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
 use leaderboard::dynamodb::DynamoStreams;
 use leaderboard::invoke::InvokeError;
-use leaderboard::service::AppContext;
 use leaderboard::service::repair::{self, Handled, RepairMessage};
 use leaderboard::time::now_ms;
+use leaderboard::wiring::AppContext;
 use tracing::error;
 
 /// Time kept free before the Lambda deadline to answer.

@@ -5,16 +5,15 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
-use leaderboard::service::{self, Context};
-use leaderboard::telemetry;
+use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
     let deps = handler::Deps {
-        ctx: Context::from_config(&config).await?,
-        stream: service::stream_source().await,
+        ctx: wiring::app_context(&config).await?,
+        stream: wiring::stream_source().await,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
 }

@@ -4,8 +4,8 @@ use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
-use leaderboard::service::AppContext;
 use leaderboard::service::reads;
+use leaderboard::wiring::AppContext;
 
 pub struct Deps {
     pub ctx: AppContext,

@@ -5,8 +5,7 @@ mod handler;
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
 use leaderboard::cursor::CursorSigner;
-use leaderboard::service::Context;
-use leaderboard::telemetry;
+use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
@@ -14,7 +13,7 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let deps = handler::Deps {
         signer: CursorSigner::new(config.require_cursor_secret()?),
-        ctx: Context::from_config(&config).await?,
+        ctx: wiring::app_context(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
 }

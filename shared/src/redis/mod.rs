@@ -100,39 +100,6 @@ impl RedisRankIndex {
         })
     }
 
-    /// The index `REDIS_URL`, `REDIS_MODE`, `REDIS_AUTH_SECRET_ARN`, `REDIS_TLS_CA_FILE`,
-    /// `REDIS_KEY_PREFIX`, `REDIS_TIMEOUT_MS` and `REDIS_CONNECT_TIMEOUT_MS` describe.
-    /// Reads the CA file if one is named; opens no connection and reads no secret yet.
-    pub async fn from_config(
-        config: &crate::config::Config,
-    ) -> Result<Self, crate::error::InitError> {
-        let mode = Topology::parse(config.redis_mode.as_deref())?;
-        let target = Target::parse(config.require_redis_url()?, mode)?;
-        let secret = match &config.redis_auth_secret {
-            Some(id) => {
-                let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-                Some(SecretToken {
-                    client: aws_sdk_secretsmanager::Client::new(&aws),
-                    secret_id: id.clone(),
-                })
-            }
-            None => None,
-        };
-        let ca_pem = match &config.redis_tls_ca_file {
-            Some(path) => Some(std::fs::read(path).map_err(|e| {
-                IndexError::Config(format!("cannot read REDIS_TLS_CA_FILE {path}: {e}"))
-            })?),
-            None => None,
-        };
-        Ok(Self::with_target(
-            target,
-            Access { secret, ca_pem },
-            &config.redis_key_prefix,
-            config.redis_timeout,
-            config.redis_connect_timeout,
-        )?)
-    }
-
     /// One node or a cluster.
     pub fn topology(&self) -> Topology {
         self.link.topology()

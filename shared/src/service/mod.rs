@@ -4,7 +4,8 @@
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
 //! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
 //! itself: boards reported not ready, stream batches given up on). They are generic over the ports in
-//! [`crate::store`]; [`Context`] carries the adapters a function built at cold start.
+//! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
+//! (see [`crate::wiring`]).
 
 pub mod boards;
 pub mod hot;
@@ -18,12 +19,10 @@ pub mod sketch;
 
 use std::time::Duration;
 
-use crate::config::{Config, ConfigError};
-use crate::dynamodb::DynamoScoreStore;
-use crate::redis::RedisRankIndex;
 use boards::{BoardCache, FamilyCache};
 
-/// Tunables of the use cases (see [`crate::config`] for their variables).
+/// Tunables of the use cases (see [`crate::config`] for their variables and
+/// [`crate::wiring::settings`] for the mapping).
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// How long a receipt (and so a `match_id` retry) is kept.
@@ -64,22 +63,6 @@ impl Settings {
             .closes_at()
             .map(|at| (at + self.redis_retention.as_millis() as i64) / 1000)
     }
-
-    pub fn from_config(c: &Config) -> Self {
-        Self {
-            receipt_ttl: c.receipt_ttl,
-            board_cache_ttl: c.board_cache_ttl,
-            redis_retention: c.redis_retention,
-            max_future_skew: c.max_future_skew,
-            read_cache_ttl: c.read_cache_ttl,
-            rate_limits: hot::RateLimits {
-                per_player: c.reads_per_player,
-                per_ip: c.reads_per_ip,
-                window: Duration::from_secs(1),
-            },
-            write_through: c.write_through,
-        }
-    }
 }
 
 /// What the ingest and read use cases work with.
@@ -117,52 +100,3 @@ impl<S, I> Context<S, I> {
         self
     }
 }
-
-pub use crate::error::InitError;
-
-impl Context<DynamoScoreStore, RedisRankIndex> {
-    /// DynamoDB and Redis adapters from the environment. Opens no connection: the first
-    /// request does.
-    pub async fn from_config(config: &Config) -> Result<Self, InitError> {
-        let index = RedisRankIndex::from_config(config).await?;
-        Ok(Self::new(
-            dynamo_store(config).await?,
-            index,
-            Settings::from_config(config),
-        )
-        .with_repairs(repair_reporter(config).await))
-    }
-}
-
-/// The repair queue from `REPAIR_QUEUE_URL` (none without it).
-pub async fn repair_reporter(config: &Config) -> repair::Reporter {
-    match &config.repair_queue_url {
-        Some(url) => {
-            let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-            repair::Reporter::new(crate::sqs::SqsRepairQueue::new(
-                aws_sdk_sqs::Client::new(&aws),
-                url.clone(),
-            ))
-        }
-        None => repair::Reporter::default(),
-    }
-}
-
-/// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
-pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
-    let table = config.require_table_name()?;
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    Ok(DynamoScoreStore::new(
-        aws_sdk_dynamodb::Client::new(&aws),
-        table,
-    ))
-}
-
-/// The table's stream, from the standard AWS environment (for the repair).
-pub async fn stream_source() -> crate::dynamodb::DynamoStreams {
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    crate::dynamodb::DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(&aws))
-}
-
-/// The context every HTTP function but `boards` runs with in production.
-pub type AppContext = Context<DynamoScoreStore, RedisRankIndex>;

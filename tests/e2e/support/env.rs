@@ -12,9 +12,10 @@ use leaderboard::redis::{Conn, RedisRankIndex};
 use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
 use leaderboard::service::ingest::{IngestReply, SubmitScore};
 use leaderboard::service::scores::{self, MatchReply, MatchResult};
-use leaderboard::service::{AppContext, Context, ingest};
+use leaderboard::service::{Context, ingest};
 use leaderboard::store::RankIndex;
 use leaderboard::window::Period;
+use leaderboard::wiring::AppContext;
 
 use super::*;
 

@@ -1,0 +1,104 @@
+//! Wiring: configuration in, the clients and adapters a function needs out, built once
+//! per container (cold start). Each `main.rs` calls one of these and nothing else builds
+//! AWS clients; the use cases get their ports already built.
+
+use std::time::Duration;
+
+use crate::config::{Config, ConfigError};
+use crate::dynamodb::{DynamoScoreStore, DynamoStreams};
+use crate::error::{IndexError, InitError};
+use crate::redis::{Access, RedisRankIndex, SecretToken, Target, Topology};
+use crate::service::hot::RateLimits;
+use crate::service::repair::Reporter;
+use crate::service::{Context, Settings};
+
+/// The use cases' tunables from the configuration.
+pub fn settings(c: &Config) -> Settings {
+    Settings {
+        receipt_ttl: c.receipt_ttl,
+        board_cache_ttl: c.board_cache_ttl,
+        redis_retention: c.redis_retention,
+        max_future_skew: c.max_future_skew,
+        read_cache_ttl: c.read_cache_ttl,
+        rate_limits: RateLimits {
+            per_player: c.reads_per_player,
+            per_ip: c.reads_per_ip,
+            window: Duration::from_secs(1),
+        },
+        write_through: c.write_through,
+    }
+}
+
+/// The Redis index `REDIS_URL`, `REDIS_MODE`, `REDIS_AUTH_SECRET_ARN`, `REDIS_TLS_CA_FILE`,
+/// `REDIS_KEY_PREFIX`, `REDIS_TIMEOUT_MS` and `REDIS_CONNECT_TIMEOUT_MS` describe.
+/// Reads the CA file if one is named; opens no connection and reads no secret yet.
+pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
+    let mode = Topology::parse(config.redis_mode.as_deref())?;
+    let target = Target::parse(config.require_redis_url()?, mode)?;
+    let secret = match &config.redis_auth_secret {
+        Some(id) => {
+            let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+            Some(SecretToken {
+                client: aws_sdk_secretsmanager::Client::new(&aws),
+                secret_id: id.clone(),
+            })
+        }
+        None => None,
+    };
+    let ca_pem = match &config.redis_tls_ca_file {
+        Some(path) => Some(std::fs::read(path).map_err(|e| {
+            IndexError::Config(format!("cannot read REDIS_TLS_CA_FILE {path}: {e}"))
+        })?),
+        None => None,
+    };
+    Ok(RedisRankIndex::with_target(
+        target,
+        Access { secret, ca_pem },
+        &config.redis_key_prefix,
+        config.redis_timeout,
+        config.redis_connect_timeout,
+    )?)
+}
+
+/// The context every HTTP function but `boards` runs with: DynamoDB and Redis adapters
+/// from the environment. Opens no connection: the first request does.
+pub async fn app_context(config: &Config) -> Result<AppContext, InitError> {
+    let index = rank_index(config).await?;
+    Ok(
+        Context::new(dynamo_store(config).await?, index, settings(config))
+            .with_repairs(repair_reporter(config).await),
+    )
+}
+
+/// The repair queue from `REPAIR_QUEUE_URL` (none without it).
+pub async fn repair_reporter(config: &Config) -> Reporter {
+    match &config.repair_queue_url {
+        Some(url) => {
+            let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+            Reporter::new(crate::sqs::SqsRepairQueue::new(
+                aws_sdk_sqs::Client::new(&aws),
+                url.clone(),
+            ))
+        }
+        None => Reporter::default(),
+    }
+}
+
+/// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
+pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
+    let table = config.require_table_name()?;
+    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    Ok(DynamoScoreStore::new(
+        aws_sdk_dynamodb::Client::new(&aws),
+        table,
+    ))
+}
+
+/// The table's stream, from the standard AWS environment (for the repair).
+pub async fn stream_source() -> DynamoStreams {
+    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(&aws))
+}
+
+/// The context every HTTP function but `boards` runs with in production.
+pub type AppContext = Context<DynamoScoreStore, RedisRankIndex>;
