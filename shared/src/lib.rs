@@ -37,6 +37,7 @@ pub mod http;
 pub mod ids;
 pub mod invoke;
 pub mod lambda_stream;
+pub mod memory;
 pub mod metrics;
 pub mod order;
 pub mod redis;

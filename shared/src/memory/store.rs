@@ -1,0 +1,414 @@
+//! [`MemoryStore`]: the source of truth in memory, with DynamoDB's contracts: create-if-
+//! absent boards and families, conditional status changes, a commit that writes the
+//! receipt and the standing together or not at all, rank-ordered reads and capped
+//! counts, shard pages for the rebuild, and the table's stream (every standing written,
+//! in order) for the projector and the repair.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use super::store_outage;
+use crate::board::{Board, BoardStatus, Standing};
+use crate::dynamodb::list_key;
+use crate::error::StoreError;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::order::{Direction, RankKey};
+use crate::store::{
+    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, IndexEntry, RankSketch,
+    RankedReads, RebuildStore, Receipt, SketchStore, StandingStore, StreamBatch, StreamRange,
+    StreamSource,
+};
+use crate::ttl_cache::lock;
+use crate::window::Family;
+
+/// Write shards a board's standings are spread over here (few, but more than one, so
+/// the rebuild's walk over shards is exercised).
+pub const MEMORY_SHARDS: u64 = 4;
+
+/// A standing as stored: with its board's direction and index expiry, as the table's
+/// standing items carry them.
+#[derive(Clone)]
+struct Stored {
+    standing: Standing,
+    direction: Direction,
+    expire_at: Option<i64>,
+}
+
+impl Stored {
+    fn key(&self, player: &str) -> RankKey {
+        RankKey {
+            score: self.standing.score,
+            reached_at: self.standing.reached_at,
+            player: player.to_owned(),
+        }
+    }
+
+    fn entry(&self, board: &LeaderboardId, player: &str) -> IndexEntry {
+        IndexEntry {
+            board: board.clone(),
+            direction: self.direction,
+            key: self.key(player),
+            version: self.standing.version,
+            expire_at: self.expire_at,
+        }
+    }
+}
+
+#[derive(Default)]
+struct Tables {
+    boards: BTreeMap<LeaderboardId, Board>,
+    families: BTreeMap<(String, String), Family>,
+    standings: BTreeMap<(LeaderboardId, String), Stored>,
+    receipts: HashMap<(LeaderboardId, String, String), Receipt>,
+    checkpoints: HashMap<LeaderboardId, Checkpoint>,
+    sketches: HashMap<LeaderboardId, RankSketch>,
+    /// The stream: every standing written, oldest first; record `i` has sequence number
+    /// `i + 1`.
+    stream: Vec<IndexEntry>,
+    /// Records before this sequence number are trimmed (as after 24 hours).
+    trimmed_before: usize,
+}
+
+impl Tables {
+    fn keys(&self, lb: &LeaderboardId, dir: Direction) -> Vec<RankKey> {
+        let mut keys: Vec<RankKey> = self
+            .standings
+            .range((lb.clone(), String::new())..)
+            .take_while(|((b, _), _)| b == lb)
+            .map(|((_, p), s)| s.key(p))
+            .collect();
+        keys.sort_by(|a, b| a.cmp_in(b, dir));
+        keys
+    }
+}
+
+/// Which write shard a player's standing is on.
+fn shard_of(player: &str) -> u64 {
+    player.bytes().map(u64::from).sum::<u64>() % MEMORY_SHARDS
+}
+
+/// The in-memory [`crate::store::ScoreStore`] (and [`StreamSource`] over its own
+/// stream). [`MemoryStore::set_down`] makes every call fail as an unreachable DynamoDB
+/// does.
+#[derive(Default)]
+pub struct MemoryStore {
+    tables: Mutex<Tables>,
+    down: AtomicBool,
+}
+
+impl MemoryStore {
+    /// While `down`, every call fails.
+    pub fn set_down(&self, down: bool) {
+        self.down.store(down, Ordering::SeqCst);
+    }
+
+    /// The stream's records from sequence number `from` (1-based) on.
+    pub fn stream_since(&self, from: usize) -> Vec<IndexEntry> {
+        lock(&self.tables)
+            .stream
+            .iter()
+            .skip(from.saturating_sub(1))
+            .cloned()
+            .collect()
+    }
+
+    /// The stream as one batch, as the projector would get it.
+    pub fn stream_batch(&self) -> StreamBatch {
+        let entries = self.stream_since(1);
+        StreamBatch {
+            sequence_numbers: (1..=entries.len()).map(|i| Some(i.to_string())).collect(),
+            entries,
+            ..StreamBatch::default()
+        }
+    }
+
+    /// Drops the stream's records before sequence number `before` (its 24 hours passed).
+    pub fn trim_stream(&self, before: usize) {
+        lock(&self.tables).trimmed_before = before;
+    }
+
+    /// Runs `f` on the tables, unless down.
+    fn with<T>(&self, f: impl FnOnce(&mut Tables) -> T) -> Result<T, StoreError> {
+        if self.down.load(Ordering::SeqCst) {
+            return Err(store_outage());
+        }
+        Ok(f(&mut lock(&self.tables)))
+    }
+}
+
+impl BoardStore for MemoryStore {
+    async fn get_board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
+        self.with(|t| t.boards.get(lb).cloned())
+    }
+
+    async fn create_board(&self, board: &Board) -> Result<Option<Board>, StoreError> {
+        self.with(|t| match t.boards.get(&board.leaderboard_id) {
+            Some(existing) => Some(existing.clone()),
+            None => {
+                t.boards.insert(board.leaderboard_id.clone(), board.clone());
+                None
+            }
+        })
+    }
+
+    async fn set_status(
+        &self,
+        lb: &LeaderboardId,
+        from: BoardStatus,
+        to: BoardStatus,
+    ) -> Result<bool, StoreError> {
+        self.with(|t| match t.boards.get_mut(lb) {
+            Some(b) if b.status == from => {
+                b.status = to;
+                true
+            }
+            _ => false,
+        })
+    }
+
+    async fn list_boards(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<BoardPage, StoreError> {
+        self.with(|t| {
+            let mut listed: Vec<(String, Board)> = t
+                .boards
+                .values()
+                .map(|b| (list_key(b), b.clone()))
+                .filter(|(k, _)| k.starts_with(prefix) && after.is_none_or(|a| k.as_str() > a))
+                .collect();
+            listed.sort_by(|a, b| a.0.cmp(&b.0));
+            let more = listed.len() > limit as usize;
+            listed.truncate(limit as usize);
+            BoardPage {
+                next: listed.last().filter(|_| more).map(|(k, _)| k.clone()),
+                boards: listed.into_iter().map(|(_, b)| b).collect(),
+            }
+        })
+    }
+
+    async fn get_family(&self, game: &str, mode: &str) -> Result<Option<Family>, StoreError> {
+        self.with(|t| t.families.get(&(game.to_owned(), mode.to_owned())).cloned())
+    }
+
+    async fn create_family(&self, family: &Family) -> Result<Option<Family>, StoreError> {
+        let key = (family.game.clone(), family.mode.clone());
+        self.with(|t| match t.families.get(&key) {
+            Some(existing) => Some(existing.clone()),
+            None => {
+                t.families.insert(key, family.clone());
+                None
+            }
+        })
+    }
+}
+
+impl StandingStore for MemoryStore {
+    async fn get_standing(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<Option<Standing>, StoreError> {
+        // A round trip: other tasks run meanwhile, as concurrent writers do.
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let key = (lb.clone(), player.to_string());
+            t.standings.get(&key).map(|s| s.standing.clone())
+        })
+    }
+
+    async fn get_receipt(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+        match_id: &MatchId,
+    ) -> Result<Option<Receipt>, StoreError> {
+        self.with(|t| {
+            let key = (lb.clone(), player.to_string(), match_id.to_string());
+            t.receipts.get(&key).cloned()
+        })
+    }
+
+    async fn commit(&self, c: &Commit<'_>) -> Result<CommitOutcome, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let receipt_key = (
+                c.board.clone(),
+                c.player.to_string(),
+                c.match_id.to_string(),
+            );
+            if t.receipts.contains_key(&receipt_key) {
+                return CommitOutcome::ReceiptExists;
+            }
+            let key = (c.board.clone(), c.player.to_string());
+            let version = t.standings.get(&key).map(|s| s.standing.version);
+            if version != c.expected_version {
+                return CommitOutcome::StandingChanged;
+            }
+            t.receipts.insert(receipt_key, c.receipt.clone());
+            if let Some(standing) = c.standing {
+                let stored = Stored {
+                    standing: standing.clone(),
+                    direction: c.direction,
+                    expire_at: c.index_expire_at,
+                };
+                t.stream.push(stored.entry(c.board, c.player.as_str()));
+                t.standings.insert(key, stored);
+            }
+            CommitOutcome::Committed
+        })
+    }
+}
+
+impl RankedReads for MemoryStore {
+    async fn ranked_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.with(|t| {
+            let keys = t.keys(lb, dir);
+            let pos = after.map_or(0, |a| {
+                keys.partition_point(|k| k.cmp_in(a, dir) != std::cmp::Ordering::Greater)
+            });
+            keys.into_iter().skip(pos).take(limit as usize).collect()
+        })
+    }
+
+    async fn ranked_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: &RankKey,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.with(|t| {
+            let keys = t.keys(lb, dir);
+            let end = keys.partition_point(|k| k.cmp_in(before, dir) == std::cmp::Ordering::Less);
+            keys[end.saturating_sub(limit as usize)..end].to_vec()
+        })
+    }
+
+    async fn keys_of(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> Result<Vec<Option<RankKey>>, StoreError> {
+        self.with(|t| {
+            players
+                .iter()
+                .map(|p| {
+                    let key = (lb.clone(), p.to_string());
+                    t.standings.get(&key).map(|s| s.key(p.as_str()))
+                })
+                .collect()
+        })
+    }
+
+    async fn count_before(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        before: Option<&RankKey>,
+        cap: u64,
+    ) -> Result<Count, StoreError> {
+        self.with(|t| {
+            let keys = t.keys(lb, dir);
+            let n = match before {
+                Some(b) => keys.partition_point(|k| k.cmp_in(b, dir) == std::cmp::Ordering::Less),
+                None => keys.len(),
+            } as u64;
+            Count {
+                n: n.min(cap),
+                exact: n <= cap,
+            }
+        })
+    }
+}
+
+impl RebuildStore for MemoryStore {
+    fn shard_count(&self) -> u64 {
+        MEMORY_SHARDS
+    }
+
+    async fn standings_page(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
+        self.with(|t| {
+            let mut page: Vec<IndexEntry> = t
+                .standings
+                .range((lb.clone(), after.unwrap_or_default().to_owned())..)
+                .take_while(|((b, _), _)| b == lb)
+                .filter(|((_, p), _)| shard_of(p) == shard && after.is_none_or(|a| p.as_str() > a))
+                .map(|((_, p), s)| s.entry(lb, p))
+                .take(limit as usize + 1)
+                .collect();
+            let more = page.len() > limit as usize;
+            page.truncate(limit as usize);
+            let next = page.last().filter(|_| more).map(|e| e.key.player.clone());
+            (page, next)
+        })
+    }
+
+    async fn get_checkpoint(&self, lb: &LeaderboardId) -> Result<Option<Checkpoint>, StoreError> {
+        self.with(|t| t.checkpoints.get(lb).cloned())
+    }
+
+    async fn put_checkpoint(&self, lb: &LeaderboardId, cp: &Checkpoint) -> Result<(), StoreError> {
+        self.with(|t| {
+            t.checkpoints.insert(lb.clone(), cp.clone());
+        })
+    }
+
+    async fn delete_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {
+        self.with(|t| {
+            t.checkpoints.remove(lb);
+        })
+    }
+}
+
+impl SketchStore for MemoryStore {
+    async fn get_sketch(&self, lb: &LeaderboardId) -> Result<Option<RankSketch>, StoreError> {
+        self.with(|t| t.sketches.get(lb).cloned())
+    }
+
+    async fn put_sketch(&self, lb: &LeaderboardId, sketch: &RankSketch) -> Result<(), StoreError> {
+        self.with(|t| {
+            t.sketches.insert(lb.clone(), sketch.clone());
+        })
+    }
+}
+
+impl StreamSource for MemoryStore {
+    /// The range's records by sequence number (decimal, 1-based); `None` when any of it
+    /// was trimmed.
+    async fn read_range(&self, range: &StreamRange) -> Result<Option<StreamBatch>, StoreError> {
+        let (Ok(start), Ok(end)) = (range.start.parse::<usize>(), range.end.parse::<usize>())
+        else {
+            return Ok(None);
+        };
+        self.with(|t| {
+            if start < t.trimmed_before.max(1) {
+                return None;
+            }
+            let entries: Vec<IndexEntry> =
+                t.stream.iter().take(end).skip(start - 1).cloned().collect();
+            Some(StreamBatch {
+                sequence_numbers: (start..start + entries.len())
+                    .map(|i| Some(i.to_string()))
+                    .collect(),
+                entries,
+                ..StreamBatch::default()
+            })
+        })
+    }
+}

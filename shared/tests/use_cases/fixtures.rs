@@ -1,0 +1,129 @@
+//! A context over the in-memory twins, ids, and a repair queue that keeps what it gets.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use futures::future::BoxFuture;
+use leaderboard::board::Policy;
+use leaderboard::error::{QueueError, ServiceError};
+use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard::memory::{MemoryIndex, MemoryStore};
+use leaderboard::order::Direction;
+use leaderboard::score::Score;
+use leaderboard::service::boards::{self, CreateBoard};
+use leaderboard::service::ingest::{self, IngestReply, SubmitScore};
+use leaderboard::service::repair::Reporter;
+use leaderboard::service::{Context, Settings};
+use leaderboard::store::{RankIndex, RankedReads, RebuildNeeded, RepairQueue};
+
+pub type Ctx = Context<MemoryStore, MemoryIndex>;
+
+/// Every cache off (board definitions, replies), so each call sees the ports as they are.
+pub fn settings() -> Settings {
+    Settings {
+        board_cache_ttl: Duration::ZERO,
+        read_cache_ttl: Duration::ZERO,
+        ..Settings::default()
+    }
+}
+
+pub fn ctx() -> Ctx {
+    Context::new(MemoryStore::default(), MemoryIndex::default(), settings())
+}
+
+/// A context whose repair reports land in the returned list.
+pub fn ctx_reporting() -> (Ctx, Reports) {
+    let reports = Reports::default();
+    let ctx = ctx().with_repairs(Reporter::new(reports.clone()));
+    (ctx, reports)
+}
+
+pub fn lb(raw: &str) -> LeaderboardId {
+    LeaderboardId::parse(raw).expect("board id")
+}
+
+pub fn player(raw: &str) -> PlayerId {
+    PlayerId::parse(raw).expect("player id")
+}
+
+pub fn match_id(raw: &str) -> MatchId {
+    MatchId::parse(raw).expect("match id")
+}
+
+/// A new ACTIVE board (its index marked complete).
+pub async fn board(ctx: &Ctx, raw: &str, policy: Policy) -> LeaderboardId {
+    let id = lb(raw);
+    let req = CreateBoard {
+        leaderboard_id: id.clone(),
+        policy,
+    };
+    boards::create_board(&ctx.store, &ctx.index, req)
+        .await
+        .expect("create board");
+    id
+}
+
+pub async fn submit(
+    ctx: &Ctx,
+    board: &LeaderboardId,
+    p: &str,
+    m: &str,
+    score: i64,
+) -> Result<IngestReply, ServiceError> {
+    let req = SubmitScore {
+        board: board.clone(),
+        player: player(p),
+        match_id: match_id(m),
+        score: Score::new("score", score).expect("score"),
+        event_ts: None,
+        want_previous_rank: false,
+        reached_at: None,
+    };
+    ingest::submit_score(ctx, req).await
+}
+
+/// `n` players `p00`.. with scores 10, 20, ...
+pub async fn populate(ctx: &Ctx, board: &LeaderboardId, n: u64) {
+    for i in 0..n {
+        let p = format!("p{i:02}");
+        submit(ctx, board, &p, &format!("m-{p}"), 10 * (i as i64 + 1))
+            .await
+            .expect("write");
+    }
+}
+
+/// Asserts that the index holds exactly the store's standings of `board`, in order.
+pub async fn assert_index_matches_store(ctx: &Ctx, board: &LeaderboardId) {
+    let dir = Direction::Desc;
+    let truth = ctx
+        .store
+        .ranked_after(board, dir, None, 1_000_000)
+        .await
+        .unwrap();
+    let index: Vec<_> = ctx
+        .index
+        .snapshot(board, dir)
+        .into_iter()
+        .map(|(_, k)| k)
+        .collect();
+    assert_eq!(index, truth);
+    let (top, total) = ctx.index.top(board, dir, 1_000_000).await.unwrap();
+    assert_eq!((top, total), (truth.clone(), truth.len() as u64));
+}
+
+/// A repair queue that keeps every report.
+#[derive(Clone, Default)]
+pub struct Reports(Arc<Mutex<Vec<RebuildNeeded>>>);
+
+impl Reports {
+    pub fn taken(&self) -> Vec<RebuildNeeded> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+impl RepairQueue for Reports {
+    fn report<'a>(&'a self, need: &'a RebuildNeeded) -> BoxFuture<'a, Result<(), QueueError>> {
+        self.0.lock().unwrap().push(need.clone());
+        Box::pin(async { Ok(()) })
+    }
+}

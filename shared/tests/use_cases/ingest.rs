@@ -1,0 +1,182 @@
+//! Ingest: idempotency by match id, the policies' folds, the conditional commit under
+//! concurrent writers, board status and an index that is away.
+
+use futures::future::join_all;
+use leaderboard::board::{BoardStatus, Policy};
+use leaderboard::service::boards;
+use leaderboard::store::{RankIndex, StandingStore};
+
+use crate::fixtures::{assert_index_matches_store, board, ctx, player, submit};
+
+#[tokio::test]
+async fn a_retried_match_returns_its_first_receipt_and_changes_nothing() {
+    let ctx = ctx();
+    let b = board(&ctx, "ingest:retry", Policy::Best).await;
+    let first = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+    assert!(!first.replayed);
+    assert_eq!(
+        (first.score, first.rank, first.total),
+        (100, Some(1), Some(1))
+    );
+    let again = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+    assert!(again.replayed);
+    assert_eq!(
+        (again.score, again.updated_at.clone()),
+        (first.score, first.updated_at.clone())
+    );
+    let standing = ctx
+        .store
+        .get_standing(&b, &player("alice"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(standing.version, 1);
+    assert_eq!(
+        ctx.store.stream_since(1).len(),
+        1,
+        "one write, one stream record"
+    );
+}
+
+#[tokio::test]
+async fn the_same_match_id_with_another_score_is_refused_and_changes_nothing() {
+    let ctx = ctx();
+    let b = board(&ctx, "ingest:conflict", Policy::Sum).await;
+    submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+    let err = submit(&ctx, &b, "alice", "m1", 50).await.unwrap_err();
+    assert_eq!(err.code(), "idempotency_conflict");
+    let standing = ctx
+        .store
+        .get_standing(&b, &player("alice"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((standing.score.get(), standing.version), (100, 1));
+}
+
+#[tokio::test]
+async fn each_policy_keeps_what_it_promises() {
+    let ctx = ctx();
+    for (policy, want, applied) in [
+        (Policy::Best, 200, [true, false, true]),
+        (Policy::Min, 50, [true, true, false]),
+        (Policy::Latest, 200, [true, true, true]),
+        (Policy::Sum, 350, [true, true, true]),
+    ] {
+        let b = board(&ctx, &format!("ingest:{policy:?}").to_lowercase(), policy).await;
+        let mut seen = Vec::new();
+        for (m, s) in [("m1", 100), ("m2", 50), ("m3", 200)] {
+            seen.push(
+                submit(&ctx, &b, "alice", m, s)
+                    .await
+                    .unwrap()
+                    .update_applied,
+            );
+        }
+        let standing = ctx
+            .store
+            .get_standing(&b, &player("alice"))
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(standing.score.get(), want, "{policy:?}");
+        assert_eq!(seen, applied, "{policy:?}");
+        assert_index_matches_store(&ctx, &b).await;
+    }
+}
+
+#[tokio::test]
+async fn concurrent_matches_of_one_player_each_count_once_despite_retries() {
+    let ctx = ctx();
+    let b = board(&ctx, "ingest:race", Policy::Sum).await;
+    // Thirty matches at once, each sent twice: the conditional commit makes the losers
+    // of each race read again, and the receipts turn the second sends into replays.
+    let sends = (1..=30).flat_map(|i| [i, i]).map(|i| {
+        let (ctx, b) = (&ctx, &b);
+        async move { submit(ctx, b, "alice", &format!("m{i}"), i).await }
+    });
+    let replies = join_all(sends).await;
+    assert!(replies.iter().all(Result::is_ok), "{replies:?}");
+    let replayed = replies
+        .iter()
+        .filter(|r| r.as_ref().unwrap().replayed)
+        .count();
+    assert_eq!(replayed, 30);
+    let standing = ctx
+        .store
+        .get_standing(&b, &player("alice"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(standing.score.get(), (1..=30).sum::<i64>());
+    assert_eq!(standing.version, 30);
+}
+
+#[tokio::test]
+async fn a_frozen_board_refuses_new_matches_and_still_replays_accepted_ones() {
+    let ctx = ctx();
+    let b = board(&ctx, "ingest:frozen", Policy::Best).await;
+    submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+    boards::set_status(&ctx.store, &b, BoardStatus::Frozen)
+        .await
+        .unwrap();
+    let err = submit(&ctx, &b, "alice", "m2", 500).await.unwrap_err();
+    assert_eq!(err.code(), "board_not_active");
+    let again = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+    assert!(again.replayed);
+    let standing = ctx
+        .store
+        .get_standing(&b, &player("alice"))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(standing.score.get(), 100);
+}
+
+#[tokio::test]
+async fn with_the_index_away_a_write_is_committed_and_answers_without_a_rank() {
+    let ctx = ctx();
+    let b = board(&ctx, "ingest:away", Policy::Best).await;
+    ctx.index.set_down(true);
+    let reply = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+    assert_eq!((reply.rank, reply.total), (None, None));
+    assert!(
+        ctx.store
+            .get_standing(&b, &player("alice"))
+            .await
+            .unwrap()
+            .is_some()
+    );
+    assert_eq!(
+        ctx.store.stream_since(1).len(),
+        1,
+        "the stream carries it to the index"
+    );
+    ctx.index.set_down(false);
+    let batch = ctx.store.stream_batch();
+    let applied = ctx.index.apply_many(&batch.entries).await.unwrap();
+    assert_eq!(applied.applied, [true]);
+    assert_index_matches_store(&ctx, &b).await;
+}
+
+#[tokio::test]
+async fn with_the_store_away_a_write_fails_and_nothing_changes() {
+    let ctx = ctx();
+    let b = board(&ctx, "ingest:store-away", Policy::Best).await;
+    ctx.store.set_down(true);
+    let err = submit(&ctx, &b, "alice", "m1", 100).await.unwrap_err();
+    assert_eq!(err.code(), "store_unavailable");
+    ctx.store.set_down(false);
+    assert!(
+        ctx.store
+            .get_standing(&b, &player("alice"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert!(
+        ctx.index
+            .snapshot(&b, leaderboard::order::Direction::Desc)
+            .is_empty()
+    );
+}

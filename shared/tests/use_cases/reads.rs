@@ -1,0 +1,125 @@
+//! The reads and their fallbacks: from the index when it is ready, from the store
+//! (flagged degraded, same answer) when it is not, the last known answer with its age
+//! when both are away; rate limits.
+
+use leaderboard::board::Policy;
+use leaderboard::caller::Caller;
+use leaderboard::cursor::CursorSigner;
+use leaderboard::error::FriendsError;
+use leaderboard::ids::PlayerId;
+use leaderboard::service::reads::{self, Entry, Source};
+use leaderboard::store::{FriendsSource, Health};
+
+use crate::fixtures::{board, ctx, ctx_reporting, player, populate};
+
+fn rows(entries: &[Entry]) -> Vec<(u64, String, i64)> {
+    entries
+        .iter()
+        .map(|e| (e.rank, e.player_id.clone(), e.score))
+        .collect()
+}
+
+struct Friends(Vec<PlayerId>);
+
+impl FriendsSource for Friends {
+    async fn friends_of(&self, _: &PlayerId) -> Result<Vec<PlayerId>, FriendsError> {
+        Ok(self.0.clone())
+    }
+}
+
+#[tokio::test]
+async fn with_the_index_away_reads_come_from_the_store_flagged_and_equal() {
+    let ctx = ctx();
+    let b = board(&ctx, "reads:away", Policy::Best).await;
+    populate(&ctx, &b, 20).await;
+    let anyone = Caller::default();
+    let signer = CursorSigner::new("secret");
+    let top = reads::top(&ctx, &b, 5).await.unwrap();
+    let rank = reads::rank(&ctx, &anyone, &b, &player("p07"), 2)
+        .await
+        .unwrap();
+    let page = reads::ranks(&ctx, &signer, &b, None, 6).await.unwrap();
+    assert_eq!((top.meta.source, top.meta.degraded), (Source::Redis, false));
+    ctx.index.set_down(true);
+    let top2 = reads::top(&ctx, &b, 5).await.unwrap();
+    let rank2 = reads::rank(&ctx, &anyone, &b, &player("p07"), 2)
+        .await
+        .unwrap();
+    let page2 = reads::ranks(&ctx, &signer, &b, None, 6).await.unwrap();
+    assert_eq!(
+        (top2.meta.source, top2.meta.degraded),
+        (Source::Dynamodb, true)
+    );
+    assert!(rank2.meta.degraded && page2.meta.degraded);
+    assert_eq!(
+        (rows(&top2.entries), top2.total),
+        (rows(&top.entries), top.total)
+    );
+    assert_eq!((rank2.rank, rank2.total), (rank.rank, rank.total));
+    assert_eq!((rank2.rank, rank2.total), (13, 20));
+    assert_eq!(rows(&rank2.neighbours), rows(&rank.neighbours));
+    assert_eq!(rows(&page2.entries), rows(&page.entries));
+    let next = reads::ranks(&ctx, &signer, &b, page2.next_cursor.as_deref(), 6)
+        .await
+        .unwrap();
+    assert_eq!(next.entries.first().map(|e| e.rank), Some(7));
+}
+
+#[tokio::test]
+async fn a_board_whose_index_is_not_ready_reads_degraded_and_is_reported() {
+    let (ctx, reports) = ctx_reporting();
+    let b = board(&ctx, "reads:stale", Policy::Best).await;
+    populate(&ctx, &b, 8).await;
+    ctx.index.mark(&b, Health::Stale);
+    let top = reads::top(&ctx, &b, 3).await.unwrap();
+    assert!(top.meta.degraded);
+    assert_eq!(rows(&top.entries)[0], (1, "p07".to_owned(), 80));
+    let taken = reports.taken();
+    assert_eq!(taken.len(), 1);
+    assert_eq!(taken[0].health, Health::Stale);
+}
+
+#[tokio::test]
+async fn with_both_backends_away_the_last_answer_is_served_with_its_age() {
+    let ctx = ctx();
+    let b = board(&ctx, "reads:both", Policy::Best).await;
+    populate(&ctx, &b, 4).await;
+    let fresh = reads::top(&ctx, &b, 3).await.unwrap();
+    ctx.index.set_down(true);
+    ctx.store.set_down(true);
+    let stale = reads::top(&ctx, &b, 3).await.unwrap();
+    assert_eq!(stale.meta.source, Source::Cache);
+    assert!(stale.meta.degraded && stale.meta.stale_ms.is_some());
+    assert_eq!(rows(&stale.entries), rows(&fresh.entries));
+    let never_read = reads::top(&ctx, &b, 2).await.unwrap_err();
+    assert_eq!(never_read.code(), "store_unavailable");
+}
+
+#[tokio::test]
+async fn friends_rank_places_the_player_among_friends_who_have_a_score() {
+    let ctx = ctx();
+    let b = board(&ctx, "reads:friends", Policy::Best).await;
+    populate(&ctx, &b, 10).await;
+    let friends = Friends(vec![player("p02"), player("p08"), player("nobody")]);
+    let r = reads::friends_rank(&ctx, &friends, &Caller::default(), &b, &player("p05"), 5)
+        .await
+        .unwrap();
+    assert_eq!((r.friends_rank, r.friends_total), (Some(2), 3));
+    let names: Vec<_> = r.entries.iter().map(|e| e.player_id.as_str()).collect();
+    assert_eq!(names, ["p08", "p05", "p02"]);
+}
+
+#[tokio::test]
+async fn a_caller_past_the_limit_is_refused_with_rate_limited() {
+    let ctx = ctx();
+    let me = Caller {
+        player: Some(player("alice")),
+        ip: None,
+    };
+    let limit = ctx.settings.rate_limits.per_player;
+    for _ in 0..limit {
+        reads::admit(&ctx, &me).await.unwrap();
+    }
+    let err = reads::admit(&ctx, &me).await.unwrap_err();
+    assert_eq!(err.code(), "rate_limited");
+}
