@@ -32,6 +32,39 @@ pub fn route(req: &Request) -> &str {
         .unwrap_or_default()
 }
 
+/// A request as API Gateway (HTTP API, payload 2.0) delivers one for `route_key` (e.g.
+/// `GET /leaderboards/{lb}/top`): its path and query parameters and body. For handler
+/// tests and tools.
+pub fn request(
+    route_key: &str,
+    path: &[(&str, &str)],
+    query: &[(&str, &str)],
+    body: Option<&str>,
+) -> Request {
+    let owned = |pairs: &[(&str, &str)]| -> std::collections::HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    };
+    let mut req = Request::default();
+    req.route_key = Some(route_key.to_owned());
+    req.request_context.route_key = Some(route_key.to_owned());
+    req.path_parameters = owned(path);
+    req.query_string_parameters = owned(query).into();
+    req.body = body.map(str::to_owned);
+    req
+}
+
+/// A reply's JSON body (`None` if it has none or it is not JSON). For handler tests and
+/// tools.
+pub fn response_json(resp: &Response) -> Option<serde_json::Value> {
+    match resp.body.as_ref()? {
+        Body::Text(text) => serde_json::from_str(text).ok(),
+        _ => None,
+    }
+}
+
 /// A path parameter, validated by `parse` (one of the id types' `parse`).
 pub fn path<T>(
     req: &Request,

@@ -4,18 +4,17 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
-use leaderboard::dynamodb::DynamoScoreStore;
 use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
-use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
+use leaderboard::store::{RankIndex, ScoreStore};
 use serde::Serialize;
 
-pub struct Deps {
-    pub store: DynamoScoreStore,
+pub struct Deps<S, I> {
+    pub store: S,
     /// Marks a new board's index complete.
-    pub index: RedisRankIndex,
+    pub index: I,
     pub signer: CursorSigner,
 }
 
@@ -27,7 +26,10 @@ fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
     }
 }
 
-pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response, Error> {
+pub async fn handle<S: ScoreStore, I: RankIndex>(
+    deps: &Deps<S, I>,
+    event: LambdaEvent<Request>,
+) -> Result<Response, Error> {
     let req = &event.payload;
     let store = &deps.store;
     let lb = || http::path(req, "lb", LeaderboardId::parse);
@@ -71,4 +73,66 @@ pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response
         }
         _ => http::unknown_route(req),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::memory::{MemoryIndex, MemoryStore};
+
+    use super::*;
+
+    #[tokio::test]
+    async fn creates_once_reads_and_refuses_a_transition_out_of_closed() {
+        let deps = Deps {
+            store: MemoryStore::default(),
+            index: MemoryIndex::default(),
+            signer: CursorSigner::new("test"),
+        };
+        let call = |route: &'static str, body: Option<&'static str>| {
+            let req = http::request(route, &[("lb", "h:boards")], &[], body);
+            handle(&deps, LambdaEvent::new(req, Invocation::default()))
+        };
+        let create = Some(r#"{"leaderboard_id": "h:boards", "policy": "SUM"}"#);
+        assert_eq!(
+            call("POST /leaderboards", create)
+                .await
+                .unwrap()
+                .status_code,
+            201
+        );
+        assert_eq!(
+            call("POST /leaderboards", create)
+                .await
+                .unwrap()
+                .status_code,
+            200
+        );
+        let other = Some(r#"{"leaderboard_id": "h:boards", "policy": "MIN"}"#);
+        assert_eq!(
+            call("POST /leaderboards", other).await.unwrap().status_code,
+            409
+        );
+        let got = call("GET /leaderboards/{lb}", None).await.unwrap();
+        assert_eq!(http::response_json(&got).unwrap()["policy"], "SUM");
+        let close = Some(r#"{"status": "CLOSED"}"#);
+        assert_eq!(
+            call("PATCH /leaderboards/{lb}", close)
+                .await
+                .unwrap()
+                .status_code,
+            200
+        );
+        let reopen = call("PATCH /leaderboards/{lb}", Some(r#"{"status": "ACTIVE"}"#))
+            .await
+            .unwrap();
+        assert_eq!(reopen.status_code, 409);
+        let list = call("GET /leaderboards", None).await.unwrap();
+        assert_eq!(
+            http::response_json(&list).unwrap()["boards"]
+                .as_array()
+                .map(Vec::len),
+            Some(1)
+        );
+    }
 }

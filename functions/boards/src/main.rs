@@ -16,5 +16,7 @@ async fn main() -> Result<(), Error> {
         index: wiring::rank_index(&config).await?,
         store: wiring::dynamo_store(&config).await?,
     };
-    run(service_fn(|event| handler::handle(&deps, event))).await
+    // Boxed: the handler's future is deep enough to overflow the compiler's layout queries
+    // once it is also instantiated over the in-memory ports (its tests).
+    run(service_fn(|event| Box::pin(handler::handle(&deps, event)))).await
 }

@@ -3,16 +3,19 @@
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::service::Context;
 use leaderboard::service::reads;
-use leaderboard::social::HttpFriendsSource;
-use leaderboard::wiring::AppContext;
+use leaderboard::store::{FriendsSource, RankIndex, RateCounter, ScoreStore};
 
-pub struct Deps {
-    pub ctx: AppContext,
-    pub friends: HttpFriendsSource,
+pub struct Deps<S, I, F> {
+    pub ctx: Context<S, I>,
+    pub friends: F,
 }
 
-pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response, Error> {
+pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter, F: FriendsSource>(
+    deps: &Deps<S, I, F>,
+    event: LambdaEvent<Request>,
+) -> Result<Response, Error> {
     let req = &event.payload;
     let result = async {
         let lb = http::path(req, "lb", LeaderboardId::parse)?;
@@ -23,4 +26,52 @@ pub async fn handle(deps: &Deps, event: LambdaEvent<Request>) -> Result<Response
         reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k).await
     };
     Ok(http::respond(200, result.await))
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::board::Policy;
+    use leaderboard::error::FriendsError;
+    use leaderboard::ids::PlayerId;
+    use leaderboard::memory;
+
+    use super::*;
+
+    struct Fixed(Vec<&'static str>);
+
+    impl FriendsSource for Fixed {
+        async fn friends_of(&self, _: &PlayerId) -> Result<Vec<PlayerId>, FriendsError> {
+            Ok(self.0.iter().map(|p| PlayerId::parse(p).unwrap()).collect())
+        }
+    }
+
+    #[tokio::test]
+    async fn places_the_player_among_friends_with_a_score() {
+        let deps = Deps {
+            ctx: memory::context(),
+            friends: Fixed(vec!["bob", "zoe"]),
+        };
+        let scores = [("alice", 10), ("bob", 30), ("carol", 20)];
+        memory::seed(&deps.ctx, "h:friends", Policy::Best, &scores).await;
+        let route = "GET /leaderboards/{lb}/players/{p}/friends-rank";
+        let req = http::request(route, &[("lb", "h:friends"), ("p", "alice")], &[], None);
+        let resp = handle(&deps, LambdaEvent::new(req, Invocation::default()))
+            .await
+            .unwrap();
+        assert_eq!(resp.status_code, 200);
+        let body = http::response_json(&resp).unwrap();
+        assert_eq!(
+            (
+                body["friends_rank"].as_u64(),
+                body["friends_total"].as_u64()
+            ),
+            (Some(2), Some(2))
+        );
+        let req = http::request(route, &[("lb", "h:friends"), ("p", "../x")], &[], None);
+        let bad = handle(&deps, LambdaEvent::new(req, Invocation::default()))
+            .await
+            .unwrap();
+        assert_eq!(bad.status_code, 400);
+    }
 }

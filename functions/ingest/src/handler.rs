@@ -4,16 +4,27 @@
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::service::Context;
 use leaderboard::service::ingest::{self, SubmitScore};
 use leaderboard::service::scores::{self, MatchResult};
-use leaderboard::wiring::AppContext;
+use leaderboard::store::{RankIndex, ScoreStore};
 
-pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Response, Error> {
+/// The use case's future is boxed: it is deep enough to overflow the compiler's layout
+/// queries once the handler is also instantiated over the in-memory ports (its tests).
+pub async fn handle<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    event: LambdaEvent<Request>,
+) -> Result<Response, Error> {
     let req = &event.payload;
     Ok(match http::route(req) {
         "POST /scores" => {
-            let result =
-                async { scores::submit_match(ctx, MatchResult::new(http::json_body(req)?)?).await };
+            let result = async {
+                Box::pin(scores::submit_match(
+                    ctx,
+                    MatchResult::new(http::json_body(req)?)?,
+                ))
+                .await
+            };
             http::respond(200, result.await)
         }
         "POST /leaderboards/{lb}/players/{p}/score" => {
@@ -21,10 +32,51 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Res
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let player = http::path(req, "p", PlayerId::parse)?;
                 let cmd = SubmitScore::new(lb, player, http::json_body(req)?)?;
-                ingest::submit_score(ctx, cmd).await
+                Box::pin(ingest::submit_score(ctx, cmd)).await
             };
             http::respond(200, result.await)
         }
         _ => http::unknown_route(req),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::board::Policy;
+    use leaderboard::memory;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn records_a_score_replays_a_retry_and_refuses_bad_json() {
+        let ctx = memory::context();
+        memory::seed(&ctx, "h:ingest", Policy::Best, &[]).await;
+        let route = "POST /leaderboards/{lb}/players/{p}/score";
+        let call = |body: &'static str| {
+            let path = [("lb", "h:ingest"), ("p", "alice")];
+            let req = http::request(route, &path, &[], Some(body));
+            handle(&ctx, LambdaEvent::new(req, Invocation::default()))
+        };
+        let body = r#"{"new_score": 120, "match_id": "m-1"}"#;
+        let first = http::response_json(&call(body).await.unwrap()).unwrap();
+        assert_eq!(
+            (first["score"].as_i64(), first["rank"].as_u64()),
+            (Some(120), Some(1))
+        );
+        assert_eq!(first["replayed"], false);
+        let again = http::response_json(&call(body).await.unwrap()).unwrap();
+        assert_eq!(again["replayed"], true);
+        let bad = call("{not json").await.unwrap();
+        assert_eq!(bad.status_code, 400);
+        assert_eq!(
+            http::response_json(&bad).unwrap()["error"]["code"],
+            "malformed_json"
+        );
+        let req = http::request("POST /nowhere", &[], &[], None);
+        let unknown = handle(&ctx, LambdaEvent::new(req, Invocation::default()))
+            .await
+            .unwrap();
+        assert_eq!(unknown.status_code, 404);
+    }
 }

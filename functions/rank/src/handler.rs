@@ -3,10 +3,14 @@
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::service::Context;
 use leaderboard::service::reads;
-use leaderboard::wiring::AppContext;
+use leaderboard::store::{RankIndex, RateCounter, ScoreStore};
 
-pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Response, Error> {
+pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
+    ctx: &Context<S, I>,
+    event: LambdaEvent<Request>,
+) -> Result<Response, Error> {
     let req = &event.payload;
     let result = async {
         let lb = http::path(req, "lb", LeaderboardId::parse)?;
@@ -17,4 +21,45 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Request>) -> Result<Res
         reads::rank(ctx, &caller, &lb, &player, k).await
     };
     Ok(http::respond(200, result.await))
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::board::Policy;
+    use leaderboard::memory;
+
+    use super::*;
+
+    #[tokio::test]
+    async fn answers_the_rank_and_refuses_a_bad_k_and_a_player_without_a_score() {
+        let ctx = memory::context();
+        let scores = [("alice", 10), ("bob", 30), ("carol", 20)];
+        memory::seed(&ctx, "h:rank", Policy::Best, &scores).await;
+        let route = "GET /leaderboards/{lb}/players/{p}/rank";
+        let call = |p: &'static str, k: &'static str| {
+            let req = http::request(route, &[("lb", "h:rank"), ("p", p)], &[("k", k)], None);
+            handle(&ctx, LambdaEvent::new(req, Invocation::default()))
+        };
+        let ok = call("carol", "1").await.unwrap();
+        assert_eq!(ok.status_code, 200);
+        let body = http::response_json(&ok).unwrap();
+        assert_eq!(
+            (body["rank"].as_u64(), body["total"].as_u64()),
+            (Some(2), Some(3))
+        );
+        assert_eq!(body["neighbours"].as_array().map(Vec::len), Some(3));
+        let bad_k = call("carol", "51").await.unwrap();
+        assert_eq!(bad_k.status_code, 400);
+        assert_eq!(
+            http::response_json(&bad_k).unwrap()["error"]["code"],
+            "invalid_request"
+        );
+        let missing = call("dave", "1").await.unwrap();
+        assert_eq!(missing.status_code, 404);
+        assert_eq!(
+            http::response_json(&missing).unwrap()["error"]["code"],
+            "not_ranked"
+        );
+    }
 }

@@ -10,9 +10,10 @@ use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::LambdaEvent;
 use leaderboard::http;
 use leaderboard::invoke::InvokeError;
+use leaderboard::service::Context;
 use leaderboard::service::rebuild::{self, RebuildRequest};
+use leaderboard::store::{RankIndex, ScoreStore};
 use leaderboard::time::now_ms;
-use leaderboard::wiring::AppContext;
 use serde_json::Value;
 
 /// Time kept free before the Lambda deadline to checkpoint and answer.
@@ -25,14 +26,19 @@ fn deadline(event_deadline_ms: u64, budget_ms: Option<u64>) -> Instant {
     Instant::now() + budget
 }
 
-pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value, InvokeError> {
+/// The use case's future is boxed: it is deep enough to overflow the compiler's layout
+/// queries once the handler is also instantiated over the in-memory ports (its tests).
+pub async fn handle<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    event: LambdaEvent<Value>,
+) -> Result<Value, InvokeError> {
     let deadline_ms = event.context.deadline;
     if event.payload.get("requestContext").is_some() {
         let req: ApiGatewayV2httpRequest = serde_json::from_value(event.payload)?;
         let result = async {
             let body: RebuildRequest = http::json_body(&req)?;
             let until = deadline(deadline_ms, body.budget_ms);
-            rebuild::run(ctx, body, until).await
+            Box::pin(rebuild::run(ctx, body, until)).await
         };
         let response = match result.await {
             Ok(report) => http::json(if report.done { 200 } else { 202 }, &report),
@@ -43,6 +49,56 @@ pub async fn handle(ctx: &AppContext, event: LambdaEvent<Value>) -> Result<Value
     // A direct or scheduled invocation: the payload is the request itself.
     let req: RebuildRequest = serde_json::from_value(event.payload)?;
     let until = deadline(deadline_ms, req.budget_ms);
-    let report = rebuild::run(ctx, req, until).await?;
+    let report = Box::pin(rebuild::run(ctx, req, until)).await?;
     Ok(serde_json::to_value(report)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::board::Policy;
+    use leaderboard::memory;
+    use leaderboard::store::Health;
+
+    use super::*;
+
+    fn invocation() -> Invocation {
+        let mut inv = Invocation::default();
+        inv.deadline = (now_ms() + 60_000) as u64;
+        inv
+    }
+
+    #[tokio::test]
+    async fn rebuilds_directly_and_over_http_and_names_a_bad_request() {
+        let ctx = memory::context();
+        let lb = memory::seed(&ctx, "h:rebuild", Policy::Best, &[("a", 1), ("b", 2)]).await;
+        ctx.index.wipe(&lb);
+        let direct = serde_json::json!({"leaderboard_id": "h:rebuild"});
+        let report = handle(&ctx, LambdaEvent::new(direct, invocation()))
+            .await
+            .unwrap();
+        assert_eq!(report["done"], true);
+        assert_eq!(report["boards"][0]["loaded"], 2);
+        assert_eq!(
+            ctx.index.health(std::slice::from_ref(&lb)).await.unwrap(),
+            [Health::Ready]
+        );
+        let body = r#"{"all": true}"#;
+        let req = http::request("POST /admin/rebuild", &[], &[], Some(body));
+        let over_http = serde_json::to_value(req).unwrap();
+        let resp = handle(&ctx, LambdaEvent::new(over_http, invocation()))
+            .await
+            .unwrap();
+        assert_eq!(resp["statusCode"], 200);
+        let neither = serde_json::json!({});
+        let err = handle(&ctx, LambdaEvent::new(neither, invocation()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.error_type(), "InvalidRequest");
+        let not_an_object = serde_json::json!("rebuild");
+        let err = handle(&ctx, LambdaEvent::new(not_an_object, invocation()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.error_type(), "InvalidPayload");
+    }
 }

@@ -7,23 +7,25 @@ use std::time::{Duration, Instant};
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
-use leaderboard::dynamodb::DynamoStreams;
 use leaderboard::invoke::InvokeError;
+use leaderboard::service::Context;
 use leaderboard::service::repair::{self, Handled, RepairMessage};
+use leaderboard::store::{RankIndex, ScoreStore, StreamSource};
 use leaderboard::time::now_ms;
-use leaderboard::wiring::AppContext;
 use tracing::error;
 
 /// Time kept free before the Lambda deadline to answer.
 const MARGIN: Duration = Duration::from_secs(2);
 
-pub struct Deps {
-    pub ctx: AppContext,
-    pub stream: DynamoStreams,
+pub struct Deps<S, I, T> {
+    pub ctx: Context<S, I>,
+    pub stream: T,
 }
 
-pub async fn handle(
-    deps: &Deps,
+/// The use case's future is boxed: it is deep enough to overflow the compiler's layout
+/// queries once the handler is also instantiated over the in-memory ports (its tests).
+pub async fn handle<S: ScoreStore, I: RankIndex, T: StreamSource>(
+    deps: &Deps<S, I, T>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<SqsBatchResponse, InvokeError> {
     let left = (event.context.deadline as i64 - now_ms()).max(0) as u64;
@@ -33,7 +35,7 @@ pub async fn handle(
         let id = message.message_id.unwrap_or_default();
         let decoded = serde_json::from_str::<RepairMessage>(message.body.as_deref().unwrap_or(""));
         let handled = match decoded {
-            Ok(m) => repair::repair(&deps.ctx, &deps.stream, m, deadline).await,
+            Ok(m) => Box::pin(repair::repair(&deps.ctx, &deps.stream, m, deadline)).await,
             Err(e) => {
                 error!(message_id = %id, error = %e, "a repair message this function cannot read; keeping it");
                 Ok(Handled::Again)
@@ -49,4 +51,70 @@ pub async fn handle(
         }
     }
     Ok(response)
+}
+
+#[cfg(test)]
+mod tests {
+    use aws_lambda_events::event::sqs::SqsMessage;
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::board::Policy;
+    use leaderboard::memory::{self, MemoryStore};
+    use leaderboard::store::Health;
+
+    use super::*;
+
+    fn message(id: &str, body: &str) -> SqsMessage {
+        let mut m = SqsMessage::default();
+        m.message_id = Some(id.into());
+        m.body = Some(body.into());
+        m
+    }
+
+    #[tokio::test]
+    async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_garbage() {
+        let deps = Deps {
+            ctx: memory::context(),
+            stream: MemoryStore::default(),
+        };
+        let lb = memory::seed(&deps.ctx, "h:repair", Policy::Best, &[("a", 1)]).await;
+        deps.ctx.index.wipe(&lb);
+        let mut event = SqsEvent::default();
+        event.records = vec![
+            message("m1", r#"{"rebuild": "h:repair", "health": "missing"}"#),
+            message("m2", "not a repair message"),
+        ];
+        let mut inv = Invocation::default();
+        inv.deadline = (now_ms() + 30_000) as u64;
+        let resp = handle(&deps, LambdaEvent::new(event, inv.clone()))
+            .await
+            .unwrap();
+        let kept: Vec<_> = resp
+            .batch_item_failures
+            .iter()
+            .map(|f| f.item_identifier.clone())
+            .collect();
+        assert_eq!(kept, ["m2"]);
+        let health = deps
+            .ctx
+            .index
+            .health(std::slice::from_ref(&lb))
+            .await
+            .unwrap();
+        assert_eq!(health, [Health::Ready]);
+        // A range the stream no longer has: every board is marked stale.
+        deps.stream.trim_stream(10);
+        let lost = r#"{"DDBStreamBatchInfo": {"shardId": "s", "startSequenceNumber": "1",
+            "endSequenceNumber": "5", "streamArn": "arn"}}"#;
+        let mut event = SqsEvent::default();
+        event.records = vec![message("m3", lost)];
+        let resp = handle(&deps, LambdaEvent::new(event, inv)).await.unwrap();
+        assert!(resp.batch_item_failures.is_empty());
+        let health = deps
+            .ctx
+            .index
+            .health(std::slice::from_ref(&lb))
+            .await
+            .unwrap();
+        assert_eq!(health, [Health::Stale]);
+    }
 }

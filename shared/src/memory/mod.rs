@@ -15,7 +15,24 @@ use std::time::Duration;
 pub use index::MemoryIndex;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 
+use crate::board::Policy;
 use crate::error::{IndexError, StoreError};
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::score::Score;
+use crate::service::boards::{self, CreateBoard};
+use crate::service::ingest::{self, SubmitScore};
+use crate::service::{Context, Settings};
+
+/// A context over fresh twins with every per-container cache off (board definitions,
+/// replies), so each call sees the ports as they are.
+pub fn context() -> Context<MemoryStore, MemoryIndex> {
+    let settings = Settings {
+        board_cache_ttl: Duration::ZERO,
+        read_cache_ttl: Duration::ZERO,
+        ..Settings::default()
+    };
+    Context::new(MemoryStore::default(), MemoryIndex::default(), settings)
+}
 
 /// The error an unreachable Redis gives (a timeout).
 fn outage() -> IndexError {
@@ -28,4 +45,37 @@ fn store_outage() -> StoreError {
         "memory",
         std::io::Error::new(std::io::ErrorKind::ConnectionRefused, "the store is down"),
     )
+}
+
+/// Creates the board `lb` with `policy` in `ctx` and writes each (player, score) as one
+/// match (`m-{player}`): the setup of a handler test.
+pub async fn seed(
+    ctx: &Context<MemoryStore, MemoryIndex>,
+    lb: &str,
+    policy: Policy,
+    scores: &[(&str, i64)],
+) -> LeaderboardId {
+    let lb = LeaderboardId::parse(lb).expect("a valid board id");
+    let create = CreateBoard {
+        leaderboard_id: lb.clone(),
+        policy,
+    };
+    boards::create_board(&ctx.store, &ctx.index, create)
+        .await
+        .expect("the board is created");
+    for (player, score) in scores {
+        let req = SubmitScore {
+            board: lb.clone(),
+            player: PlayerId::parse(player).expect("a valid player id"),
+            match_id: MatchId::parse(&format!("m-{player}")).expect("a valid match id"),
+            score: Score::new("score", *score).expect("a score in range"),
+            event_ts: None,
+            want_previous_rank: false,
+            reached_at: None,
+        };
+        ingest::submit_score(ctx, req)
+            .await
+            .expect("the score is written");
+    }
+    lb
 }

@@ -1,8 +1,5 @@
 //! A context over the in-memory twins, ids, and a repair queue that keeps what it gets.
 
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
 use futures::future::BoxFuture;
 use leaderboard::board::Policy;
 use leaderboard::error::{QueueError, ServiceError};
@@ -10,25 +7,17 @@ use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::memory::{MemoryIndex, MemoryStore};
 use leaderboard::order::Direction;
 use leaderboard::score::Score;
+use leaderboard::service::Context;
 use leaderboard::service::boards::{self, CreateBoard};
 use leaderboard::service::ingest::{self, IngestReply, SubmitScore};
 use leaderboard::service::repair::Reporter;
-use leaderboard::service::{Context, Settings};
 use leaderboard::store::{RankIndex, RankedReads, RebuildNeeded, RepairQueue};
+use std::sync::{Arc, Mutex};
 
 pub type Ctx = Context<MemoryStore, MemoryIndex>;
 
-/// Every cache off (board definitions, replies), so each call sees the ports as they are.
-pub fn settings() -> Settings {
-    Settings {
-        board_cache_ttl: Duration::ZERO,
-        read_cache_ttl: Duration::ZERO,
-        ..Settings::default()
-    }
-}
-
 pub fn ctx() -> Ctx {
-    Context::new(MemoryStore::default(), MemoryIndex::default(), settings())
+    leaderboard::memory::context()
 }
 
 /// A context whose repair reports land in the returned list.
