@@ -9,7 +9,7 @@ use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
 use crate::order::Direction;
 use crate::score::Score;
-use crate::window::Window;
+use crate::window::TimeWindow;
 
 /// How a board combines a player's submissions. Fixed when the board is created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -74,7 +74,7 @@ pub struct BoardWindow {
     /// `GLOBAL` or a region.
     pub scope: String,
     #[serde(flatten)]
-    pub window: Window,
+    pub window: TimeWindow,
     /// Late results are accepted until the window's end plus this.
     pub grace_ms: i64,
 }

@@ -1,5 +1,7 @@
 //! The leaderboard service's domain library. Every Lambda function is a thin wrapper
-//! around one use case here.
+//! around one use case here: its `main.rs` wires ([`wiring`]), its handler decodes the
+//! event at the edge ([`http`], [`lambda_stream`]), calls one use case ([`service`]) and
+//! encodes the reply.
 //!
 //! Rules (plain functions over plain values, unit-tested without I/O):
 //! - [`ids`]: validated board, player and match ids;
@@ -7,24 +9,33 @@
 //! - [`score`]: scores within ±(2^53-1);
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
-//! - [`window`]: UTC time windows and board families.
+//! - [`window`]: UTC time windows;
+//! - [`family`]: board families and the ids of their boards.
 //!
 //! Ports and adapters:
-//! - [`store`]: the traits the use cases need;
-//! - [`dynamodb`]: `DynamoScoreStore`, the source of truth;
+//! - [`store`]: the ports the use cases need, one per file (the score store in five
+//!   parts, the rank index, rate counters, stream batches and the stream source, the
+//!   repair queue, the friends source);
+//! - [`dynamodb`]: `DynamoScoreStore` (the source of truth; every key format in one
+//!   file) and `DynamoStreams`;
 //! - [`redis`]: `RedisRankIndex`, the rebuildable rank index (and the rate-limit
-//!   counters);
-//! - [`social`]: `HttpFriendsSource`, the social graph.
+//!   counters), its Lua scripts in `redis/lua/`;
+//! - [`sqs`]: the repair queue;
+//! - [`social`]: `HttpFriendsSource`, the social graph;
+//! - [`memory`]: in-memory twins of the store and the index, for tests without servers.
 //!
-//! Use cases and surfaces:
+//! Use cases:
 //! - [`service`]: boards and families, ingest and fan-out, reads (with the hot-spot
-//!   protection: reply cache, top windows, rate limits), projector, rebuild;
-//! - [`http`]: API Gateway request helpers and the error-to-status mapping (imports
-//!   nothing from `service`, and `service` nothing from it);
+//!   protection: reply cache, top windows, rate limits), projector, rebuild, repair,
+//!   rank sketches.
+//!
+//! Edges and plumbing:
+//! - [`http`]: API Gateway requests and replies, and the one mapping from error codes to
+//!   statuses (imports nothing from `service`, and `service` nothing from it);
 //! - [`lambda_stream`]: DynamoDB stream events in, batch responses out;
 //! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions;
-//! - [`cursor`]: signed paging cursors;
 //! - [`wiring`]: configuration -> clients -> adapters, once per container;
+//! - [`cursor`]: signed paging cursors; [`ttl_cache`]: per-container caches;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
 pub mod board;
@@ -33,6 +44,7 @@ pub mod config;
 pub mod cursor;
 pub mod dynamodb;
 pub mod error;
+pub mod family;
 pub mod http;
 pub mod ids;
 pub mod invoke;

@@ -1,9 +1,8 @@
-//! Time windows and board families.
+//! Time windows: the period of a board family's board that contains a moment.
 //!
-//! A [`Family`] (game + mode) declares its regions, periods, policy and grace period.
-//! A match result at `event_ts` lands on one board per (scope, period), where scope is
-//! `GLOBAL` or the result's region and the period's window is the one containing
-//! `event_ts`, in UTC:
+//! A match result at `event_ts` lands on one board per (scope, period) of its family
+//! (see [`crate::family`]), where the period's window is the one containing `event_ts`,
+//! in UTC:
 //!
 //! | period | window key | bounds |
 //! |---|---|---|
@@ -20,9 +19,7 @@
 use chrono::{DateTime, Datelike, Months, NaiveDate, Utc, Weekday};
 use serde::{Deserialize, Serialize};
 
-use crate::board::Policy;
 use crate::error::DomainError;
-use crate::ids::LeaderboardId;
 
 /// The scope every result also counts in.
 pub const GLOBAL: &str = "GLOBAL";
@@ -84,7 +81,7 @@ pub struct Season {
 
 /// One concrete window of a period.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Window {
+pub struct TimeWindow {
     pub period: Period,
     /// `None` for ALL_TIME.
     pub key: Option<String>,
@@ -107,18 +104,22 @@ fn ms(date: NaiveDate) -> i64 {
 }
 
 /// The window of `period` that contains `ts_ms`, in UTC whatever the machine's zone.
-pub fn window_of(period: Period, season: Option<&Season>, ts_ms: i64) -> Result<Window, NoWindow> {
+pub fn window_of(
+    period: Period,
+    season: Option<&Season>,
+    ts_ms: i64,
+) -> Result<TimeWindow, NoWindow> {
     let date = DateTime::<Utc>::from_timestamp_millis(ts_ms)
         .unwrap_or_default()
         .date_naive();
-    let window = |key: String, start: i64, end: i64| Window {
+    let window = |key: String, start: i64, end: i64| TimeWindow {
         period,
         key: Some(key),
         start: Some(start),
         end: Some(end),
     };
     Ok(match period {
-        Period::AllTime => Window {
+        Period::AllTime => TimeWindow {
             period,
             key: None,
             start: None,
@@ -151,13 +152,13 @@ pub fn window_of(period: Period, season: Option<&Season>, ts_ms: i64) -> Result<
     })
 }
 
-impl Window {
+impl TimeWindow {
     /// When the window stops accepting writes: its end plus the grace period.
     pub fn closes_at(&self, grace_ms: i64) -> Option<i64> {
         self.end.map(|end| end + grace_ms)
     }
 
-    /// True once `now_ms` is at or past [`Window::closes_at`].
+    /// True once `now_ms` is at or past [`TimeWindow::closes_at`].
     pub fn is_closed(&self, grace_ms: i64, now_ms: i64) -> bool {
         self.closes_at(grace_ms).is_some_and(|at| now_ms >= at)
     }
@@ -165,86 +166,6 @@ impl Window {
     /// True when `ts_ms` falls inside the window.
     pub fn contains(&self, ts_ms: i64) -> bool {
         self.start.is_none_or(|s| ts_ms >= s) && self.end.is_none_or(|e| ts_ms < e)
-    }
-}
-
-/// A board family's definition.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Family {
-    pub game: String,
-    pub mode: String,
-    pub policy: Policy,
-    pub regions: Vec<String>,
-    pub periods: Vec<Period>,
-    pub season: Option<Season>,
-    /// How long after a window's end late results are still accepted, in ms.
-    pub grace_ms: i64,
-}
-
-impl Family {
-    /// Checks names, periods and the season; sorts and dedups regions and periods so
-    /// that the same settings always compare equal.
-    pub fn validated(mut self) -> Result<Self, DomainError> {
-        self.game = parse_name("game", &self.game)?;
-        self.mode = parse_name("mode", &self.mode)?;
-        for r in &self.regions {
-            parse_name("regions", r)?;
-            if r == GLOBAL {
-                return Err(DomainError::invalid(
-                    "regions",
-                    "GLOBAL is implied and reserved",
-                ));
-            }
-        }
-        self.regions.sort();
-        self.regions.dedup();
-        self.periods.sort();
-        self.periods.dedup();
-        if self.periods.is_empty() {
-            return Err(DomainError::invalid(
-                "periods",
-                "must name at least one period",
-            ));
-        }
-        match (&self.season, self.periods.contains(&Period::Season)) {
-            (None, true) => return Err(DomainError::invalid("season", "is required for SEASON")),
-            (Some(s), _) => {
-                parse_name("season.id", &s.id)?;
-                if s.end <= s.start {
-                    return Err(DomainError::invalid("season", "end must be after start"));
-                }
-            }
-            (None, false) => {}
-        }
-        if self.grace_ms < 0 {
-            return Err(DomainError::invalid(
-                "grace_seconds",
-                "must not be negative",
-            ));
-        }
-        Ok(self)
-    }
-
-    /// The board id of one scope's window.
-    pub fn board_id(&self, scope: &str, window: &Window) -> LeaderboardId {
-        let mut id = format!(
-            "{}:{}:{scope}:{}",
-            self.game,
-            self.mode,
-            window.period.as_str()
-        );
-        if let Some(key) = &window.key {
-            id.push(':');
-            id.push_str(key);
-        }
-        // Every part is a validated name or a window key, so this always parses.
-        LeaderboardId::parse(&id)
-            .unwrap_or_else(|_| unreachable!("board id {id:?} from validated parts"))
-    }
-
-    /// The scopes a result from `region` counts in: GLOBAL, then the region.
-    pub fn scopes<'a>(&'a self, region: &'a str) -> [&'a str; 2] {
-        [GLOBAL, region]
     }
 }
 
@@ -343,67 +264,5 @@ mod tests {
         assert!(w.is_closed(grace, end + grace));
         let all = window_of(Period::AllTime, None, 0).unwrap();
         assert!(!all.is_closed(0, i64::MAX));
-    }
-
-    #[test]
-    fn board_ids_follow_the_documented_shape() {
-        let f = Family {
-            game: "g1".into(),
-            mode: "ranked".into(),
-            policy: Policy::Best,
-            regions: vec!["NA".into()],
-            periods: vec![Period::Daily, Period::AllTime],
-            season: None,
-            grace_ms: 0,
-        };
-        let day = window_of(Period::Daily, None, at("2026-11-22T12:00:00Z")).unwrap();
-        assert_eq!(
-            f.board_id("NA", &day).as_str(),
-            "g1:ranked:NA:DAILY:2026-11-22"
-        );
-        let week = window_of(Period::Weekly, None, at("2026-11-22T12:00:00Z")).unwrap();
-        assert_eq!(
-            f.board_id(GLOBAL, &week).as_str(),
-            "g1:ranked:GLOBAL:WEEKLY:2026-W47"
-        );
-        let all = window_of(Period::AllTime, None, 0).unwrap();
-        assert_eq!(
-            f.board_id(GLOBAL, &all).as_str(),
-            "g1:ranked:GLOBAL:ALL_TIME"
-        );
-    }
-
-    #[test]
-    fn families_are_validated_and_normalised() {
-        let f = Family {
-            game: "g1".into(),
-            mode: "ranked".into(),
-            policy: Policy::Best,
-            regions: vec!["EU".into(), "NA".into(), "EU".into()],
-            periods: vec![Period::Daily, Period::AllTime, Period::Daily],
-            season: None,
-            grace_ms: 0,
-        };
-        let v = f.clone().validated().unwrap();
-        assert_eq!(v.regions, ["EU", "NA"]);
-        assert_eq!(v.periods, [Period::AllTime, Period::Daily]);
-        let bad = |f: Family| f.validated().is_err();
-        assert!(bad(Family {
-            game: "g:1".into(),
-            ..f.clone()
-        }));
-        assert!(bad(Family {
-            regions: vec!["GLOBAL".into()],
-            ..f.clone()
-        }));
-        assert!(bad(Family {
-            periods: vec![],
-            ..f.clone()
-        }));
-        assert!(bad(Family {
-            periods: vec![Period::Season],
-            ..f.clone()
-        }));
-        assert!(bad(Family { grace_ms: -1, ..f }));
     }
 }

@@ -11,10 +11,11 @@ use std::collections::BTreeSet;
 use leaderboard::board::{Board, BoardStatus, Policy, Standing};
 use leaderboard::dynamodb::DynamoScoreStore;
 use leaderboard::error::StoreError;
+use leaderboard::family::Family;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::{Direction, RankKey};
 use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Receipt};
-use leaderboard::window::{Family, Period};
+use leaderboard::window::Period;
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 

@@ -12,9 +12,9 @@ use super::keys::{Item, LIST_PK, board_key, family_pk_sk, key, list_key};
 use super::{DynamoScoreStore, next_sort_key};
 use crate::board::{Board, BoardStatus};
 use crate::error::StoreError;
+use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::store::{BoardPage, BoardStore};
-use crate::window::Family;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {

@@ -12,6 +12,7 @@ use super::store_outage;
 use crate::board::{Board, BoardStatus, Standing};
 use crate::dynamodb::list_key;
 use crate::error::StoreError;
+use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::store::{
@@ -20,7 +21,6 @@ use crate::store::{
     StreamSource,
 };
 use crate::ttl_cache::lock;
-use crate::window::Family;
 
 /// Write shards a board's standings are spread over here (few, but more than one, so
 /// the rebuild's walk over shards is exercised).

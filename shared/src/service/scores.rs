@@ -17,11 +17,12 @@ use super::boards::{family_board, init_index};
 use super::ingest::{IngestReply, SubmitScore, check_event_ts, submit_to};
 use crate::board::Board;
 use crate::error::{DomainError, ServiceError};
+use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::score::Score;
 use crate::store::{RankIndex, ScoreStore};
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
-use crate::window::{Family, NoWindow, Period, Window, parse_name, window_of};
+use crate::window::{NoWindow, Period, TimeWindow, parse_name, window_of};
 
 /// Body of `POST /scores`; fields are checked one by one in [`MatchResult::new`].
 #[derive(Debug, Deserialize)]
@@ -255,7 +256,7 @@ async fn window_board<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     scope: &str,
-    window: Window,
+    window: TimeWindow,
     now: i64,
 ) -> Result<Result<Board, Outcome>, ServiceError> {
     if !window.is_closed(family.grace_ms, now) {

@@ -6,10 +6,10 @@ use std::future::Future;
 use super::IndexEntry;
 use crate::board::{Board, BoardStatus, Standing};
 use crate::error::StoreError;
+use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::window::Family;
 
 /// The stored outcome of one accepted submission, returned again on every retry.
 #[derive(Debug, Clone, PartialEq, Eq)]

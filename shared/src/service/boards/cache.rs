@@ -6,10 +6,10 @@ use tracing::warn;
 
 use crate::board::Board;
 use crate::error::ServiceError;
+use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::store::ScoreStore;
 use crate::ttl_cache::TtlCache;
-use crate::window::Family;
 
 /// Board definitions this container has read recently.
 pub struct BoardCache(TtlCache<LeaderboardId, Board>);

@@ -8,10 +8,11 @@ use tracing::instrument;
 use super::Created;
 use crate::board::{Board, BoardStatus, BoardWindow, Policy};
 use crate::error::{DomainError, ServiceError};
+use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::store::ScoreStore;
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
-use crate::window::{Family, GLOBAL, Period, Season, parse_name, window_of};
+use crate::window::{GLOBAL, Period, Season, parse_name, window_of};
 
 /// Body of `POST /families`.
 #[derive(Debug, Deserialize)]
@@ -157,7 +158,7 @@ pub async fn get_family<S: ScoreStore>(
 pub fn family_board(
     family: &Family,
     scope: &str,
-    window: crate::window::Window,
+    window: crate::window::TimeWindow,
     now: i64,
 ) -> Board {
     Board {
