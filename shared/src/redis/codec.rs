@@ -1,11 +1,9 @@
 //! The Rust side of the index's value formats: markers' states, sorted-set entries and
-//! hash values decoded, and the arguments every script takes per standing.
-
-use redis::ScriptInvocation;
+//! hash values decoded (the arguments scripts take are built in `calls`).
 
 use crate::error::IndexError;
 use crate::order::{Direction, RankKey};
-use crate::store::{Health, IndexEntry};
+use crate::store::Health;
 
 pub(super) fn health_of(state: &str) -> Health {
     match state {
@@ -37,14 +35,6 @@ pub(super) fn decode_entries(dir: Direction, flat: Flat) -> Result<Vec<RankKey>,
             RankKey::from_entry(dir, &member, z).ok_or_else(|| reply_err("undecodable member"))
         })
         .collect()
-}
-
-/// The four arguments every script takes per standing: player, version, zscore, member.
-pub(super) fn standing_args(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
-    inv.arg(&e.key.player)
-        .arg(e.version)
-        .arg(e.key.zscore(e.direction))
-        .arg(e.key.member());
 }
 
 /// Parses a hash value `version|zscore|member` into its key.

@@ -4,12 +4,10 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use redis::{Script, ScriptInvocation};
 use tracing::instrument;
 
-use super::codec::{
-    Flat, decode_entries, decode_hash_value, health_of, ready, reply_err, standing_args,
-};
+use super::calls::{self, Call};
+use super::codec::{Flat, decode_entries, decode_hash_value, health_of, ready, reply_err};
 use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, LOAD_CHUNK, RedisRankIndex};
 use crate::error::IndexError;
@@ -17,43 +15,22 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
-    TOP_WINDOW, TopWindow,
+    TopWindow,
 };
 
 impl RedisRankIndex {
-    /// A script over a board's sorted set, hash and marker (the reads' keys, in that
-    /// order), with `args`.
-    fn board_read<'a>(&self, script: &'a Script, lb: &LeaderboardId) -> ScriptInvocation<'a> {
-        let k = self.board_keys(lb);
-        let mut inv = script.prepare_invoke();
-        inv.key(k.z).key(k.h).key(k.m);
-        inv
-    }
-
-    /// A script over every live and rebuild key of a board (the applies' and the
-    /// rebuild swap's keys: z, h, m, tz, th, tv).
-    fn board_write<'a>(&self, script: &'a Script, k: &BoardKeys) -> ScriptInvocation<'a> {
-        let mut inv = script.prepare_invoke();
-        inv.key(&k.z)
-            .key(&k.h)
-            .key(&k.m)
-            .key(&k.tz)
-            .key(&k.th)
-            .key(&k.tv);
-        inv
+    /// Sends one script call (see [`Self::invoke`]).
+    async fn run<T: redis::FromRedisValue>(&self, call: &impl Call) -> Result<T, IndexError> {
+        self.invoke(&call.invocation(&self.scripts)).await
     }
 }
 
 impl RankIndex for RedisRankIndex {
     #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
-        let k = self.board_keys(&entry.board);
-        let mut inv = self.board_write(&self.scripts.apply, &k);
-        standing_args(&mut inv, entry);
-        inv.arg("1")
-            .arg(entry.expire_at.unwrap_or(0))
-            .arg(TOP_WINDOW);
-        let (applied, state, rank, total): (u8, String, u64, u64) = self.invoke(&inv).await?;
+        let keys = self.board_keys(&entry.board);
+        let call = calls::Apply { keys: &keys, entry };
+        let (applied, state, rank, total): (u8, String, u64, u64) = self.run(&call).await?;
         Ok(Placement {
             applied: applied == 1,
             rank: rank + 1,
@@ -89,13 +66,12 @@ impl RankIndex for RedisRankIndex {
         let replies: Vec<(String, Vec<u8>)> = self
             .per_slot(&routing, Some(&self.scripts.apply_many), |pipe, c| {
                 let (_, k, chunk) = &calls[c];
-                let expire_at = chunk.iter().filter_map(|&i| entries[i].expire_at).max();
-                let mut inv = self.board_write(&self.scripts.apply_many, k);
-                inv.arg(TOP_WINDOW).arg(expire_at.unwrap_or(0));
-                for &i in chunk.iter() {
-                    standing_args(&mut inv, &entries[i]);
-                }
-                pipe.invoke_script(&inv);
+                let call = calls::ApplyMany {
+                    keys: k,
+                    entries: chunk.iter().map(|&i| &entries[i]).collect(),
+                    expire_at: chunk.iter().filter_map(|&i| entries[i].expire_at).max(),
+                };
+                pipe.invoke_script(&call.invocation(&self.scripts));
             })
             .await?;
         let mut out = BatchApplied {
@@ -125,10 +101,13 @@ impl RankIndex for RedisRankIndex {
         player: &PlayerId,
         k: u64,
     ) -> Result<Option<Around>, IndexError> {
-        let mut inv = self.board_read(&self.scripts.around, lb);
-        inv.arg(player.as_str()).arg(k);
-        let (state, rank, total, lo, flat): (String, i64, u64, u64, Flat) =
-            self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Around {
+            keys: &keys,
+            player: player.as_str(),
+            k,
+        };
+        let (state, rank, total, lo, flat): (String, i64, u64, u64, Flat) = self.run(&call).await?;
         ready(&state)?;
         if rank < 0 {
             return Ok(None);
@@ -150,9 +129,9 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         n: u64,
     ) -> Result<(Vec<RankKey>, u64), IndexError> {
-        let mut inv = self.board_read(&self.scripts.top, lb);
-        inv.arg(n);
-        let (state, flat, total): (String, Flat, u64) = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Top { keys: &keys, n };
+        let (state, flat, total): (String, Flat, u64) = self.run(&call).await?;
         ready(&state)?;
         Ok((decode_entries(dir, flat)?, total))
     }
@@ -165,13 +144,14 @@ impl RankIndex for RedisRankIndex {
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<(u64, Vec<RankKey>, u64), IndexError> {
-        let mut inv = self.board_read(&self.scripts.page, lb);
-        match after {
-            Some(k) => inv.arg("1").arg(k.zscore(dir)).arg(k.member()),
-            None => inv.arg("0").arg(0).arg(""),
+        let keys = self.board_keys(lb);
+        let call = calls::Page {
+            keys: &keys,
+            dir,
+            after,
+            limit,
         };
-        inv.arg(limit);
-        let (state, pos, total, flat): (String, u64, u64, Flat) = self.invoke(&inv).await?;
+        let (state, pos, total, flat): (String, u64, u64, Flat) = self.run(&call).await?;
         ready(&state)?;
         Ok((pos, decode_entries(dir, flat)?, total))
     }
@@ -183,11 +163,12 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         players: &[PlayerId],
     ) -> Result<Vec<Option<RankKey>>, IndexError> {
-        let mut inv = self.board_read(&self.scripts.keys_of, lb);
-        for p in players {
-            inv.arg(p.as_str());
-        }
-        let (state, values): (String, Vec<Option<String>>) = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::KeysOf {
+            keys: &keys,
+            players,
+        };
+        let (state, values): (String, Vec<Option<String>>) = self.run(&call).await?;
         ready(&state)?;
         if values.len() != players.len() {
             return Err(reply_err("keys_of reply count"));
@@ -209,13 +190,12 @@ impl RankIndex for RedisRankIndex {
         lb: &LeaderboardId,
         expire_at: Option<i64>,
     ) -> Result<(), IndexError> {
-        let k = self.board_keys(lb);
-        let mut inv = self.scripts.init.prepare_invoke();
-        inv.key(&k.m)
-            .key(&k.z)
-            .key(&k.h)
-            .arg(expire_at.unwrap_or(0));
-        let _set: u8 = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Init {
+            keys: &keys,
+            expire_at,
+        };
+        let _set: u8 = self.run(&call).await?;
         Ok(())
     }
 
@@ -225,9 +205,8 @@ impl RankIndex for RedisRankIndex {
         let routing: Vec<String> = keys.iter().map(|k| k.m.clone()).collect();
         let states: Vec<String> = self
             .per_slot(&routing, Some(&self.scripts.health), |pipe, i| {
-                let mut inv = self.scripts.health.prepare_invoke();
-                inv.key(&keys[i].z).key(&keys[i].h).key(&keys[i].m);
-                pipe.invoke_script(&inv);
+                let call = calls::Health { keys: &keys[i] };
+                pipe.invoke_script(&call.invocation(&self.scripts));
             })
             .await?;
         Ok(states.iter().map(|s| health_of(s)).collect())
@@ -240,14 +219,13 @@ impl RankIndex for RedisRankIndex {
         gen_id: &str,
         fresh: bool,
     ) -> Result<bool, IndexError> {
-        let k = self.board_keys(lb);
-        let mut inv = self.scripts.begin.prepare_invoke();
-        inv.key(&k.m)
-            .key(&k.tz)
-            .key(&k.th)
-            .arg(gen_id)
-            .arg(if fresh { "1" } else { "0" });
-        let resumed: u8 = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Begin {
+            keys: &keys,
+            gen_id,
+            fresh,
+        };
+        let resumed: u8 = self.run(&call).await?;
         Ok(resumed == 1)
     }
 
@@ -264,16 +242,15 @@ impl RankIndex for RedisRankIndex {
         if newest.is_empty() {
             return Ok(());
         }
-        let k = self.board_keys(lb);
+        let keys = self.board_keys(lb);
         let mut pipe = redis::pipe();
         let batch: Vec<&IndexEntry> = newest.into_values().collect();
         for chunk in batch.chunks(LOAD_CHUNK) {
-            let mut inv = self.scripts.load.prepare_invoke();
-            inv.key(&k.tz).key(&k.th);
-            for e in chunk {
-                standing_args(&mut inv, e);
-            }
-            pipe.invoke_script(&inv);
+            let call = calls::Load {
+                keys: &keys,
+                entries: chunk,
+            };
+            pipe.invoke_script(&call.invocation(&self.scripts));
         }
         let _loaded: Vec<redis::Value> = self.pipeline_scripts(&self.scripts.load, &pipe).await?;
         Ok(())
@@ -286,10 +263,13 @@ impl RankIndex for RedisRankIndex {
         gen_id: &str,
         expire_at: Option<i64>,
     ) -> Result<bool, IndexError> {
-        let k = self.board_keys(lb);
-        let mut inv = self.board_write(&self.scripts.finish, &k);
-        inv.arg(gen_id).arg(expire_at.unwrap_or(0));
-        let swapped: u8 = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Finish {
+            keys: &keys,
+            gen_id,
+            expire_at,
+        };
+        let swapped: u8 = self.run(&call).await?;
         Ok(swapped == 1)
     }
 
@@ -300,12 +280,13 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         known: Option<&str>,
     ) -> Result<TopWindow, IndexError> {
-        let mut inv = self.board_read(&self.scripts.top_window, lb);
-        inv.key(self.board_keys(lb).tv)
-            .arg(known.unwrap_or_default())
-            .arg(TOP_WINDOW);
+        let keys = self.board_keys(lb);
+        let call = calls::TopWindow {
+            keys: &keys,
+            known: known.unwrap_or_default(),
+        };
         let (state, version, total, flat): (String, String, u64, Option<Flat>) =
-            self.invoke(&inv).await?;
+            self.run(&call).await?;
         ready(&state)?;
         Ok(TopWindow {
             version,
@@ -322,9 +303,13 @@ impl RankIndex for RedisRankIndex {
         marks: u64,
         min_size: u64,
     ) -> Result<RankSketch, IndexError> {
-        let mut inv = self.board_read(&self.scripts.sketch, lb);
-        inv.arg(marks).arg(min_size);
-        let (state, total, ranks, flat): (String, u64, Vec<u64>, Flat) = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Sketch {
+            keys: &keys,
+            marks,
+            min_size,
+        };
+        let (state, total, ranks, flat): (String, u64, Vec<u64>, Flat) = self.run(&call).await?;
         ready(&state)?;
         Ok(RankSketch {
             at: crate::time::now_ms(),
@@ -351,12 +336,12 @@ impl RankIndex for RedisRankIndex {
 
     #[instrument(skip_all, fields(count = boards.len()))]
     async fn mark_stale(&self, boards: &[LeaderboardId]) -> Result<u64, IndexError> {
-        let markers: Vec<String> = boards.iter().map(|lb| self.marker_key(lb)).collect();
+        let keys: Vec<BoardKeys> = boards.iter().map(|lb| self.board_keys(lb)).collect();
+        let markers: Vec<String> = keys.iter().map(|k| k.m.clone()).collect();
         let marked: Vec<u64> = self
             .per_slot(&markers, Some(&self.scripts.mark_stale), |pipe, i| {
-                let mut inv = self.scripts.mark_stale.prepare_invoke();
-                inv.key(&markers[i]);
-                pipe.invoke_script(&inv);
+                let call = calls::MarkStale { keys: &keys[i] };
+                pipe.invoke_script(&call.invocation(&self.scripts));
             })
             .await?;
         Ok(marked.iter().sum())
@@ -369,19 +354,21 @@ impl RankIndex for RedisRankIndex {
         owner: &str,
         ttl: Duration,
     ) -> Result<bool, IndexError> {
-        let mut inv = self.scripts.lease.prepare_invoke();
-        inv.key(self.board_keys(lb).lease)
-            .arg(owner)
-            .arg(ttl.as_millis().max(1) as u64);
-        let held: u8 = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Lease {
+            keys: &keys,
+            owner,
+            ttl_ms: ttl.as_millis().max(1) as u64,
+        };
+        let held: u8 = self.run(&call).await?;
         Ok(held == 1)
     }
 
     #[instrument(skip(self))]
     async fn release_lease(&self, lb: &LeaderboardId, owner: &str) -> Result<(), IndexError> {
-        let mut inv = self.scripts.release.prepare_invoke();
-        inv.key(self.board_keys(lb).lease).arg(owner);
-        let _released: u8 = self.invoke(&inv).await?;
+        let keys = self.board_keys(lb);
+        let call = calls::Release { keys: &keys, owner };
+        let _released: u8 = self.run(&call).await?;
         Ok(())
     }
 }

@@ -24,7 +24,11 @@ pub(crate) struct BoardKeys {
 
 impl BoardKeys {
     pub fn new(prefix: &str, lb: &LeaderboardId) -> Self {
-        let base = format!("{prefix}lb:{{{lb}}}");
+        Self::from_base(&format!("{prefix}lb:{{{lb}}}"))
+    }
+
+    /// The keys under `base` (`{prefix}lb:{<board>}`, as an `INDEXMOVED` error names it).
+    pub fn from_base(base: &str) -> Self {
         Self {
             z: format!("{base}:z"),
             h: format!("{base}:h"),

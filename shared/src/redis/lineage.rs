@@ -5,7 +5,9 @@
 use std::collections::HashMap;
 
 use super::RedisRankIndex;
+use super::calls::{Call, Settle};
 use super::conn::Conn;
+use super::keys::BoardKeys;
 use crate::error::IndexError;
 
 /// Rounds of settling one call may go through before it gives up.
@@ -38,12 +40,13 @@ impl RedisRankIndex {
         let live = self.live_histories().await?;
         for (base, from) in boards {
             let adopt = live.iter().any(|h| h == from);
-            let mut inv = self.scripts.settle.prepare_invoke();
-            inv.key(format!("{base}:z"))
-                .key(format!("{base}:h"))
-                .key(format!("{base}:m"))
-                .arg(from)
-                .arg(if adopt { "1" } else { "0" });
+            let keys = BoardKeys::from_base(base);
+            let inv = Settle {
+                keys: &keys,
+                from,
+                adopt,
+            }
+            .invocation(&self.scripts);
             let mut conn = self.conn().await?;
             let state: String = self.bounded(inv.invoke_async(&mut conn)).await?;
             tracing::warn!(keys = %base, from = %from, live = adopt, state, "rank index found on another replication history; settled");

@@ -6,7 +6,8 @@
 //! first use with bounded waits), `breaker` (the circuit breaker), `transport` (every
 //! call: bounded, retried, grouped by slot), `lineage` (boards found on another
 //! replication history), `keys` (key names), `codec` (value formats), `scripts` (the
-//! Lua scripts, in `lua/`), `index` (the [`RankIndex`] operations), `rate_limit` (the
+//! Lua scripts, in `lua/`), `calls` (one type per script, building its keys and
+//! arguments), `index` (the [`RankIndex`] operations), `rate_limit` (the
 //! [`RateCounter`]).
 //!
 //! ## Integrity
@@ -27,6 +28,7 @@
 //! send one pipeline per cluster slot, concurrently, never assuming one node.
 
 mod breaker;
+mod calls;
 mod codec;
 pub mod conn;
 mod index;

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use tracing::instrument;
 
+use super::calls::{Call, Hit};
 use super::{RedisRankIndex, keys};
 use crate::error::IndexError;
 use crate::store::RateCounter;
@@ -21,9 +22,11 @@ impl RateCounter for RedisRankIndex {
             .collect();
         let replies: Vec<(u64, i64)> = self
             .per_slot(&counters, Some(&self.scripts.hit), |pipe, i| {
-                let mut inv = self.scripts.hit.prepare_invoke();
-                inv.key(&counters[i]).arg(window.as_millis() as u64);
-                pipe.invoke_script(&inv);
+                let call = Hit {
+                    counter: &counters[i],
+                    window_ms: window.as_millis() as u64,
+                };
+                pipe.invoke_script(&call.invocation(&self.scripts));
             })
             .await?;
         Ok(replies

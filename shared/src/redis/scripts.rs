@@ -1,8 +1,8 @@
 //! The rank index's Lua scripts, one `.lua` file each under `lua/`, every one prefixed
 //! with `lua/prelude.lua` (the shared helpers: the marker check against the node's
 //! replication history, the versioned put, the top-window bump). Each script opens with
-//! named locals for its keys and arguments; the Rust side builds them in the same order
-//! in [`super::RedisRankIndex`].
+//! named locals for its keys and arguments; one type per script in `calls` builds them
+//! in the same order.
 
 use redis::Script;
 

@@ -1,0 +1,222 @@
+//! One type per script: each builds its script's KEYS and ARGV in the order the `.lua`
+//! file's named locals take them (the file's first lines), so that order is written
+//! once on each side.
+
+use redis::{Script, ScriptInvocation};
+
+use super::keys::BoardKeys;
+use super::scripts::Scripts;
+use crate::order::{Direction, RankKey};
+use crate::store::{IndexEntry, TOP_WINDOW};
+
+/// A call of one script.
+pub(crate) trait Call {
+    /// The script it runs.
+    fn script(scripts: &Scripts) -> &Script;
+    /// Its keys and arguments.
+    fn build(&self, inv: &mut ScriptInvocation<'_>);
+
+    /// The invocation, ready to send.
+    fn invocation<'s>(&self, scripts: &'s Scripts) -> ScriptInvocation<'s>
+    where
+        Self: Sized,
+    {
+        let mut inv = Self::script(scripts).prepare_invoke();
+        self.build(&mut inv);
+        inv
+    }
+}
+
+/// Declares a call type: its script field, and how it builds KEYS and ARGV.
+macro_rules! call {
+    ($(#[$doc:meta])* $name:ident<$lt:lifetime> { $($field:ident: $ty:ty),* $(,)? }
+     => $script:ident, |$me:ident, $inv:ident| $build:block) => {
+        $(#[$doc])*
+        pub(crate) struct $name<$lt> {
+            $(pub $field: $ty),*
+        }
+
+        impl Call for $name<'_> {
+            fn script(scripts: &Scripts) -> &Script {
+                &scripts.$script
+            }
+
+            fn build(&self, $inv: &mut ScriptInvocation<'_>) {
+                let $me = self;
+                $build
+            }
+        }
+    };
+}
+
+/// The four arguments every script takes per standing: player, version, zscore, member.
+fn standing(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
+    inv.arg(&e.key.player)
+        .arg(e.version)
+        .arg(e.key.zscore(e.direction))
+        .arg(e.key.member());
+}
+
+/// A board's live keys as the reads take them: z, h, m.
+fn read_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
+    inv.key(&k.z).key(&k.h).key(&k.m);
+}
+
+/// Every live and rebuild key of a board, as the applies and the swap take them: z, h,
+/// m, tz, th, tv.
+fn write_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
+    read_keys(inv, k);
+    inv.key(&k.tz).key(&k.th).key(&k.tv);
+}
+
+call! {
+    /// `apply.lua`: one standing, with the player's rank and the board's size back.
+    Apply<'a> { keys: &'a BoardKeys, entry: &'a IndexEntry } => apply, |c, inv| {
+        write_keys(inv, c.keys);
+        standing(inv, c.entry);
+        inv.arg("1").arg(c.entry.expire_at.unwrap_or(0)).arg(TOP_WINDOW);
+    }
+}
+
+call! {
+    /// `apply_many.lua`: many standings of one board, in stream order.
+    ApplyMany<'a> { keys: &'a BoardKeys, entries: Vec<&'a IndexEntry>, expire_at: Option<i64> }
+    => apply_many, |c, inv| {
+        write_keys(inv, c.keys);
+        inv.arg(TOP_WINDOW).arg(c.expire_at.unwrap_or(0));
+        for e in &c.entries {
+            standing(inv, e);
+        }
+    }
+}
+
+call! {
+    /// `around.lua`: a player's rank and `k` neighbours on each side.
+    Around<'a> { keys: &'a BoardKeys, player: &'a str, k: u64 } => around, |c, inv| {
+        read_keys(inv, c.keys);
+        inv.arg(c.player).arg(c.k);
+    }
+}
+
+call! {
+    /// `top.lua`: the best `n`.
+    Top<'a> { keys: &'a BoardKeys, n: u64 } => top, |c, inv| {
+        read_keys(inv, c.keys);
+        inv.arg(c.n);
+    }
+}
+
+call! {
+    /// `page.lua`: a page strictly after a key.
+    Page<'a> { keys: &'a BoardKeys, dir: Direction, after: Option<&'a RankKey>, limit: u64 }
+    => page, |c, inv| {
+        read_keys(inv, c.keys);
+        match c.after {
+            Some(k) => inv.arg("1").arg(k.zscore(c.dir)).arg(k.member()),
+            None => inv.arg("0").arg(0).arg(""),
+        };
+        inv.arg(c.limit);
+    }
+}
+
+call! {
+    /// `keys_of.lua`: the hash values of some players.
+    KeysOf<'a> { keys: &'a BoardKeys, players: &'a [crate::ids::PlayerId] } => keys_of, |c, inv| {
+        read_keys(inv, c.keys);
+        for p in c.players {
+            inv.arg(p.as_str());
+        }
+    }
+}
+
+call! {
+    /// `top_window.lua`: the top window for a reader holding version `known`.
+    TopWindow<'a> { keys: &'a BoardKeys, known: &'a str } => top_window, |c, inv| {
+        read_keys(inv, c.keys);
+        inv.key(&c.keys.tv).arg(c.known).arg(TOP_WINDOW);
+    }
+}
+
+call! {
+    /// `sketch.lua`: marks at evenly spaced ranks.
+    Sketch<'a> { keys: &'a BoardKeys, marks: u64, min_size: u64 } => sketch, |c, inv| {
+        read_keys(inv, c.keys);
+        inv.arg(c.marks).arg(c.min_size);
+    }
+}
+
+call! {
+    /// `health.lua`: the board's checked state.
+    Health<'a> { keys: &'a BoardKeys } => health, |c, inv| {
+        read_keys(inv, c.keys);
+    }
+}
+
+call! {
+    /// `init.lua`: a new board's marker.
+    Init<'a> { keys: &'a BoardKeys, expire_at: Option<i64> } => init, |c, inv| {
+        inv.key(&c.keys.m).key(&c.keys.z).key(&c.keys.h).arg(c.expire_at.unwrap_or(0));
+    }
+}
+
+call! {
+    /// `mark_stale.lua`: a board not to be trusted.
+    MarkStale<'a> { keys: &'a BoardKeys } => mark_stale, |c, inv| {
+        inv.key(&c.keys.m);
+    }
+}
+
+call! {
+    /// `settle.lua`: a board found on another replication history, adopted or stale.
+    Settle<'a> { keys: &'a BoardKeys, from: &'a str, adopt: bool } => settle, |c, inv| {
+        read_keys(inv, c.keys);
+        inv.arg(c.from).arg(if c.adopt { "1" } else { "0" });
+    }
+}
+
+call! {
+    /// `begin.lua`: a rebuild started or resumed under `gen_id`.
+    Begin<'a> { keys: &'a BoardKeys, gen_id: &'a str, fresh: bool } => begin, |c, inv| {
+        inv.key(&c.keys.m).key(&c.keys.tz).key(&c.keys.th);
+        inv.arg(c.gen_id).arg(if c.fresh { "1" } else { "0" });
+    }
+}
+
+call! {
+    /// `load.lua`: snapshot entries into the rebuild's keys (players distinct).
+    Load<'a> { keys: &'a BoardKeys, entries: &'a [&'a IndexEntry] } => load, |c, inv| {
+        inv.key(&c.keys.tz).key(&c.keys.th);
+        for e in c.entries {
+            standing(inv, e);
+        }
+    }
+}
+
+call! {
+    /// `finish.lua`: the rebuilt keys swapped in.
+    Finish<'a> { keys: &'a BoardKeys, gen_id: &'a str, expire_at: Option<i64> } => finish, |c, inv| {
+        write_keys(inv, c.keys);
+        inv.arg(c.gen_id).arg(c.expire_at.unwrap_or(0));
+    }
+}
+
+call! {
+    /// `lease.lua`: the board's rebuild lease taken or renewed.
+    Lease<'a> { keys: &'a BoardKeys, owner: &'a str, ttl_ms: u64 } => lease, |c, inv| {
+        inv.key(&c.keys.lease).arg(c.owner).arg(c.ttl_ms);
+    }
+}
+
+call! {
+    /// `release.lua`: the lease given back.
+    Release<'a> { keys: &'a BoardKeys, owner: &'a str } => release, |c, inv| {
+        inv.key(&c.keys.lease).arg(c.owner);
+    }
+}
+
+call! {
+    /// `hit.lua`: one hit on a rate-limit counter.
+    Hit<'a> { counter: &'a str, window_ms: u64 } => hit, |c, inv| {
+        inv.key(c.counter).arg(c.window_ms);
+    }
+}
