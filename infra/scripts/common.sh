@@ -112,45 +112,20 @@ start_backends() {
 }
 
 # start_cluster DIR PORT...: a Redis Cluster of one master per port on loopback (no
-# replicas), its files in DIR; the pids are added to $pids when that array exists (and
-# "port:pid" to $cluster_pids when that one does). Returns
-# once every node reports cluster_state:ok. Ports that already serve a healthy cluster
-# are left as they are (safe to run twice).
+# replicas), its files in DIR, started by infra/scripts/cluster.sh; the pids are added to
+# $pids when that array exists (and "port:pid" to $cluster_pids when that one does).
+# Returns once every node reports cluster_state:ok. Ports that already serve a healthy
+# cluster are left as they are (safe to run twice).
 start_cluster() {
-  local dir=$1 port nodes=()
+  local dir=$1 out port pid
   shift
-  mkdir -p "$dir"
-  for port in "$@"; do nodes+=("127.0.0.1:$port"); done
-  if cluster_ok "$@"; then
-    log "Redis Cluster already serving ${nodes[*]}"
-    return
-  fi
-  for port in "$@"; do
-    # A node keeps no data, so a config file left by an earlier run only stands in the
-    # way of creating the cluster afresh.
-    rm -f "$dir/nodes-$port.conf"
-    redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
-      --cluster-enabled yes --cluster-config-file "nodes-$port.conf" \
-      --cluster-node-timeout 5000 >"$dir/redis-$port.log" 2>&1 &
-    ! declare -p pids >/dev/null 2>&1 || pids+=($!)
-    ! declare -p cluster_pids >/dev/null 2>&1 || cluster_pids+=("$port:$!")
-  done
-  for port in "$@"; do wait_tcp 127.0.0.1 "$port" 30; done
-  redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 ||
-    { cat "$dir/create.log" >&2; return 1; }
-  local i
-  for ((i = 0; i < 300; i++)); do
-    cluster_ok "$@" && return 0
-    sleep 0.1
-  done
-  echo "the Redis Cluster on ${nodes[*]} did not become ready" >&2
-  return 1
-}
-
-# cluster_ok PORT...: every node on these loopback ports answers cluster_state:ok.
-cluster_ok() {
-  local port
-  for port in "$@"; do
-    [ "$(redis-cli -p "$port" cluster info 2>/dev/null | tr -d '\r' | grep cluster_state)" = "cluster_state:ok" ] || return 1
-  done
+  out="$(mktemp)"
+  local rc=0
+  bash "$ROOT/infra/scripts/cluster.sh" "$dir" 0 "$@" >"$out" || rc=$?
+  while read -r port pid; do
+    ! declare -p pids >/dev/null 2>&1 || pids+=("$pid")
+    ! declare -p cluster_pids >/dev/null 2>&1 || cluster_pids+=("$port:$pid")
+  done <"$out"
+  rm -f "$out"
+  return "$rc"
 }

@@ -9,15 +9,17 @@ use anyhow::{Context as _, Result, bail};
 use super::*;
 
 /// A Redis Cluster of the test's own (for tests that move slots between its nodes or
-/// fail a master over): masters with the slots split evenly, each with its replicas.
-/// Stopped on drop.
+/// fail a master over): masters with the slots split evenly, each with its replicas,
+/// started by `infra/scripts/cluster.sh` (the same starter as `infra/test.sh` and
+/// `infra/up.sh`). Stopped on drop.
 pub struct OwnCluster {
     /// The masters' ports, in slot order.
     pub ports: Vec<u16>,
     /// The replicas' ports, with the port of the master each replicates.
     pub replicas: Vec<(u16, u16)>,
     dir: PathBuf,
-    children: Vec<(u16, std::process::Child)>,
+    /// Each node's port and process id.
+    pids: Vec<(u16, u32)>,
 }
 
 /// A free port whose cluster bus port (+10000) is free too, below the ephemeral range
@@ -39,119 +41,63 @@ impl OwnCluster {
         Self::start_with(masters, 0).await
     }
 
-    /// `masters` masters with `replicas` replicas each. Nodes fail over quickly (1 s node
-    /// timeout) and a replica may take over however long it was cut off from its master
-    /// (validity factor 0), so a test decides what a promoted replica lacks.
+    /// `masters` masters with `replicas` replicas each. With replicas, nodes fail over
+    /// quickly (1 s node timeout) and a replica may take over however long it was cut off
+    /// from its master (validity factor 0), so a test decides what a promoted replica
+    /// lacks. Without, the nodes keep the starter's 5 s timeout, so a loaded machine's
+    /// pauses are not taken for failures.
     pub async fn start_with(masters: usize, replicas: usize) -> Result<Self> {
         let dir = root().join("target/e2e-run").join(unique("cluster"));
-        std::fs::create_dir_all(&dir)?;
-        let mut me = Self {
-            ports: Vec::new(),
-            replicas: Vec::new(),
-            dir,
-            children: Vec::new(),
-        };
         let mut all = Vec::new();
-        for i in 0..masters * (1 + replicas) {
-            let port = free_cluster_port(&all);
-            let child = std::process::Command::new("redis-server")
-                .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-                .args([
-                    "--save",
-                    "",
-                    "--appendonly",
-                    "no",
-                    "--cluster-enabled",
-                    "yes",
+        for _ in 0..masters * (1 + replicas) {
+            all.push(free_cluster_port(&all));
+        }
+        let out = tokio::process::Command::new("bash")
+            .arg(root().join("infra/scripts/cluster.sh"))
+            .arg(&dir)
+            .arg(replicas.to_string())
+            .args(all.iter().map(u16::to_string))
+            .args(match replicas {
+                0 => &[][..],
+                _ => &[
+                    "--",
                     "--cluster-node-timeout",
                     "1000",
                     "--cluster-replica-validity-factor",
                     "0",
-                ])
-                .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
-                .arg("--dir")
-                .arg(&me.dir)
-                .stdout(Stdio::null())
-                .spawn()
-                .context("start redis-server in cluster mode")?;
-            all.push(port);
-            me.children.push((port, child));
-            if i < masters {
-                me.ports.push(port);
-            } else {
-                me.replicas.push((port, me.ports[(i - masters) % masters]));
-            }
+                ][..],
+            })
+            .stderr(Stdio::inherit())
+            .output()
+            .await
+            .context("run infra/scripts/cluster.sh")?;
+        let pids = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let (port, pid) = l.split_once(' ')?;
+                Some((port.parse().ok()?, pid.parse().ok()?))
+            })
+            .collect();
+        let mut me = Self {
+            ports: all[..masters].to_vec(),
+            replicas: Vec::new(),
+            dir,
+            pids,
+        };
+        if !out.status.success() {
+            bail!("infra/scripts/cluster.sh failed: {}", out.status);
         }
-        for &port in &all {
-            wait_for_tcp(port, Duration::from_secs(10)).await?;
-        }
-        let per = 16_384 / masters;
-        for (i, &port) in me.ports.iter().enumerate() {
-            let lo = i * per;
-            let hi = if i + 1 == masters {
-                16_383
-            } else {
-                lo + per - 1
-            };
-            let _: () = me
-                .query(
-                    port,
-                    redis::cmd("CLUSTER").arg("ADDSLOTSRANGE").arg(lo).arg(hi),
-                )
+        for &replica in &all[masters..] {
+            let info: String = me
+                .query(replica, redis::cmd("INFO").arg("replication"))
                 .await?;
-            // Distinct config epochs, as `redis-cli --cluster create` gives them: left
-            // equal, the nodes settle their collision later, and a slot moved meanwhile can
-            // lose its keys (the importing node yields the slot and deletes them).
-            let _: () = me
-                .query(
-                    port,
-                    redis::cmd("CLUSTER").arg("SET-CONFIG-EPOCH").arg(i + 1),
-                )
-                .await?;
+            let master = info
+                .lines()
+                .find_map(|l| l.trim().strip_prefix("master_port:"))
+                .and_then(|p| p.parse().ok())
+                .context("a replica names its master")?;
+            me.replicas.push((replica, master));
         }
-        for &port in &all[1..] {
-            let _: () = me
-                .query(
-                    all[0],
-                    redis::cmd("CLUSTER").arg("MEET").arg("127.0.0.1").arg(port),
-                )
-                .await?;
-        }
-        let known = format!("cluster_known_nodes:{}", all.len());
-        eventually(Duration::from_secs(30), "the nodes to meet", || async {
-            for &port in &all {
-                let info: String = me.query(port, redis::cmd("CLUSTER").arg("INFO")).await?;
-                if !info.contains(&known) {
-                    return Ok(None);
-                }
-            }
-            Ok(Some(()))
-        })
-        .await?;
-        for &(replica, master) in &me.replicas {
-            let id = me.id_of(master).await?;
-            let _: () = me
-                .query(replica, redis::cmd("CLUSTER").arg("REPLICATE").arg(&id))
-                .await?;
-        }
-        eventually(Duration::from_secs(30), "the cluster to form", || async {
-            for &port in &all {
-                let info: String = me.query(port, redis::cmd("CLUSTER").arg("INFO")).await?;
-                if !info.contains("cluster_state:ok") {
-                    return Ok(None);
-                }
-            }
-            for &(replica, _) in &me.replicas {
-                let info: String = me
-                    .query(replica, redis::cmd("INFO").arg("replication"))
-                    .await?;
-                if !info.contains("master_link_status:up") {
-                    return Ok(None);
-                }
-            }
-            Ok(Some(()))
-        })
-        .await?;
         Ok(me)
     }
 
@@ -179,7 +125,7 @@ impl OwnCluster {
 
     /// The port of the node that serves `slot`, as the nodes that answer say.
     pub async fn owner_of(&self, slot: u16) -> Result<u16> {
-        let ports = self.children.iter().map(|(p, _)| *p).collect::<Vec<_>>();
+        let ports = self.pids.iter().map(|(p, _)| *p).collect::<Vec<_>>();
         for port in ports {
             let Ok(nodes) = self
                 .query::<String>(port, redis::cmd("CLUSTER").arg("NODES"))
@@ -209,10 +155,10 @@ impl OwnCluster {
     }
 
     fn pid_of(&self, port: u16) -> Option<u32> {
-        self.children
+        self.pids
             .iter()
             .find(|(p, _)| *p == port)
-            .map(|(_, c)| c.id())
+            .map(|(_, pid)| *pid)
     }
 
     /// Freezes one node (SIGSTOP).
@@ -229,21 +175,38 @@ impl OwnCluster {
             .for_each(|pid| signal(pid, "-CONT"));
     }
 
-    /// Kills one node (SIGKILL).
+    /// Kills one node (SIGKILL) and waits until it is gone.
     pub fn kill(&mut self, port: u16) {
-        if let Some(i) = self.children.iter().position(|(p, _)| *p == port) {
-            let (_, mut c) = self.children.remove(i);
-            let _ = c.kill();
-            let _ = c.wait();
+        if let Some(i) = self.pids.iter().position(|(p, _)| *p == port) {
+            let (_, pid) = self.pids.remove(i);
+            signal(pid, "-KILL");
+            gone(pid);
         }
+    }
+}
+
+/// Waits (up to 5 s) until process `pid` has exited: no longer listed, or a zombie
+/// (the script that started it has exited, so whoever reaps it may take its time).
+fn gone(pid: u32) {
+    for _ in 0..500 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        let state = stat
+            .rsplit_once(") ")
+            .and_then(|(_, rest)| rest.chars().next());
+        if matches!(state, None | Some('Z') | Some('X')) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
     }
 }
 
 impl Drop for OwnCluster {
     fn drop(&mut self) {
-        for (_, c) in &mut self.children {
-            let _ = c.kill();
-            let _ = c.wait();
+        for &(_, pid) in &self.pids {
+            signal(pid, "-KILL");
+        }
+        for &(_, pid) in &self.pids {
+            gone(pid);
         }
         let _ = std::fs::remove_dir_all(&self.dir);
     }
