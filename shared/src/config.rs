@@ -42,6 +42,12 @@ pub enum ConfigError {
     NotAFlag { name: &'static str, value: String },
 }
 
+/// How long the friends read waits for the social graph, when not configured.
+pub const SOCIAL_GRAPH_TIMEOUT: Duration = Duration::from_millis(200);
+
+/// The environment as read: a tunable left unset is `None`, and the code that uses it
+/// holds its default, in one place each ([`crate::service::Settings`]'s `Default`, the
+/// Redis call and connect timeouts in [`crate::redis`]); [`crate::wiring`] merges them.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub table_name: Option<String>,
@@ -50,40 +56,51 @@ pub struct Config {
     pub redis_auth_secret: Option<String>,
     pub redis_tls_ca_file: Option<String>,
     pub redis_key_prefix: String,
-    pub redis_timeout: Duration,
-    pub redis_connect_timeout: Duration,
+    pub redis_timeout: Option<Duration>,
+    pub redis_connect_timeout: Option<Duration>,
     pub repair_queue_url: Option<String>,
     pub social_graph_url: Option<String>,
     pub social_graph_timeout: Duration,
-    pub receipt_ttl: Duration,
-    pub board_cache_ttl: Duration,
-    pub redis_retention: Duration,
-    pub max_future_skew: Duration,
+    pub receipt_ttl: Option<Duration>,
+    pub board_cache_ttl: Option<Duration>,
+    pub redis_retention: Option<Duration>,
+    pub max_future_skew: Option<Duration>,
     pub cursor_secret: Option<String>,
-    pub read_cache_ttl: Duration,
-    pub reads_per_player: u64,
-    pub reads_per_ip: u64,
-    pub write_through: bool,
+    pub read_cache_ttl: Option<Duration>,
+    pub reads_per_player: Option<u64>,
+    pub reads_per_ip: Option<u64>,
+    pub write_through: Option<bool>,
 }
 
 fn var(name: &'static str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
-fn number(name: &'static str, default: u64) -> Result<u64, ConfigError> {
-    match var(name) {
-        None => Ok(default),
-        Some(value) => value
-            .parse()
-            .map_err(|_| ConfigError::NotANumber { name, value }),
-    }
+/// A number, if set.
+fn number(name: &'static str) -> Result<Option<u64>, ConfigError> {
+    var(name)
+        .map(|value| {
+            value
+                .parse()
+                .map_err(|_| ConfigError::NotANumber { name, value })
+        })
+        .transpose()
 }
 
-fn flag(name: &'static str, default: bool) -> Result<bool, ConfigError> {
+fn millis(name: &'static str) -> Result<Option<Duration>, ConfigError> {
+    Ok(number(name)?.map(Duration::from_millis))
+}
+
+fn seconds(name: &'static str, unit: u64) -> Result<Option<Duration>, ConfigError> {
+    Ok(number(name)?.map(|n| Duration::from_secs(n * unit)))
+}
+
+/// A flag, if set.
+fn flag(name: &'static str) -> Result<Option<bool>, ConfigError> {
     match var(name).as_deref() {
-        None => Ok(default),
-        Some("true" | "1") => Ok(true),
-        Some("false" | "0") => Ok(false),
+        None => Ok(None),
+        Some("true" | "1") => Ok(Some(true)),
+        Some("false" | "0") => Ok(Some(false)),
         Some(value) => Err(ConfigError::NotAFlag {
             name,
             value: value.to_owned(),
@@ -100,23 +117,21 @@ impl Config {
             redis_auth_secret: var("REDIS_AUTH_SECRET_ARN"),
             redis_tls_ca_file: var("REDIS_TLS_CA_FILE"),
             redis_key_prefix: var("REDIS_KEY_PREFIX").unwrap_or_default(),
-            redis_timeout: Duration::from_millis(number("REDIS_TIMEOUT_MS", 50)?),
-            redis_connect_timeout: Duration::from_millis(number(
-                "REDIS_CONNECT_TIMEOUT_MS",
-                1_000,
-            )?),
+            redis_timeout: millis("REDIS_TIMEOUT_MS")?,
+            redis_connect_timeout: millis("REDIS_CONNECT_TIMEOUT_MS")?,
             repair_queue_url: var("REPAIR_QUEUE_URL"),
             social_graph_url: var("SOCIAL_GRAPH_URL"),
-            social_graph_timeout: Duration::from_millis(number("SOCIAL_GRAPH_TIMEOUT_MS", 200)?),
-            receipt_ttl: Duration::from_secs(number("RECEIPT_TTL_DAYS", 30)? * 86_400),
-            board_cache_ttl: Duration::from_millis(number("BOARD_CACHE_TTL_MS", 1_000)?),
-            redis_retention: Duration::from_secs(number("REDIS_RETENTION_SECONDS", 604_800)?),
-            max_future_skew: Duration::from_millis(number("MAX_FUTURE_SKEW_MS", 60_000)?),
+            social_graph_timeout: millis("SOCIAL_GRAPH_TIMEOUT_MS")?
+                .unwrap_or(SOCIAL_GRAPH_TIMEOUT),
+            receipt_ttl: seconds("RECEIPT_TTL_DAYS", 86_400)?,
+            board_cache_ttl: millis("BOARD_CACHE_TTL_MS")?,
+            redis_retention: seconds("REDIS_RETENTION_SECONDS", 1)?,
+            max_future_skew: millis("MAX_FUTURE_SKEW_MS")?,
             cursor_secret: var("CURSOR_SECRET"),
-            read_cache_ttl: Duration::from_millis(number("READ_CACHE_TTL_MS", 250)?),
-            reads_per_player: number("READS_PER_PLAYER_PER_S", 20)?,
-            reads_per_ip: number("READS_PER_IP_PER_S", 200)?,
-            write_through: flag("WRITE_THROUGH", true)?,
+            read_cache_ttl: millis("READ_CACHE_TTL_MS")?,
+            reads_per_player: number("READS_PER_PLAYER_PER_S")?,
+            reads_per_ip: number("READS_PER_IP_PER_S")?,
+            write_through: flag("WRITE_THROUGH")?,
         })
     }
 

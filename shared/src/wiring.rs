@@ -2,30 +2,31 @@
 //! per container (cold start). Each `main.rs` calls one of these and nothing else builds
 //! AWS clients; the use cases get their ports already built.
 
-use std::time::Duration;
-
 use crate::config::{Config, ConfigError};
 use crate::dynamodb::{DynamoScoreStore, DynamoStreams};
 use crate::error::{IndexError, InitError};
-use crate::redis::{Access, RedisRankIndex, SecretToken, Target, Topology};
+use crate::redis::{
+    Access, CALL_TIMEOUT, CONNECT_TIMEOUT, RedisRankIndex, SecretToken, Target, Topology,
+};
 use crate::service::hot::RateLimits;
 use crate::service::repair::Reporter;
 use crate::service::{Context, Settings};
 
 /// The use cases' tunables from the configuration.
 pub fn settings(c: &Config) -> Settings {
+    let d = Settings::default();
     Settings {
-        receipt_ttl: c.receipt_ttl,
-        board_cache_ttl: c.board_cache_ttl,
-        redis_retention: c.redis_retention,
-        max_future_skew: c.max_future_skew,
-        read_cache_ttl: c.read_cache_ttl,
+        receipt_ttl: c.receipt_ttl.unwrap_or(d.receipt_ttl),
+        board_cache_ttl: c.board_cache_ttl.unwrap_or(d.board_cache_ttl),
+        redis_retention: c.redis_retention.unwrap_or(d.redis_retention),
+        max_future_skew: c.max_future_skew.unwrap_or(d.max_future_skew),
+        read_cache_ttl: c.read_cache_ttl.unwrap_or(d.read_cache_ttl),
         rate_limits: RateLimits {
-            per_player: c.reads_per_player,
-            per_ip: c.reads_per_ip,
-            window: Duration::from_secs(1),
+            per_player: c.reads_per_player.unwrap_or(d.rate_limits.per_player),
+            per_ip: c.reads_per_ip.unwrap_or(d.rate_limits.per_ip),
+            ..d.rate_limits
         },
-        write_through: c.write_through,
+        write_through: c.write_through.unwrap_or(d.write_through),
     }
 }
 
@@ -55,8 +56,8 @@ pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
         target,
         Access { secret, ca_pem },
         &config.redis_key_prefix,
-        config.redis_timeout,
-        config.redis_connect_timeout,
+        config.redis_timeout.unwrap_or(CALL_TIMEOUT),
+        config.redis_connect_timeout.unwrap_or(CONNECT_TIMEOUT),
     )?)
 }
 
@@ -102,3 +103,66 @@ pub async fn stream_source() -> DynamoStreams {
 
 /// The context every HTTP function but `boards` runs with in production.
 pub type AppContext = Context<DynamoScoreStore, RedisRankIndex>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn unset() -> Config {
+        Config {
+            table_name: None,
+            redis_url: None,
+            redis_mode: None,
+            redis_auth_secret: None,
+            redis_tls_ca_file: None,
+            redis_key_prefix: String::new(),
+            redis_timeout: None,
+            redis_connect_timeout: None,
+            repair_queue_url: None,
+            social_graph_url: None,
+            social_graph_timeout: crate::config::SOCIAL_GRAPH_TIMEOUT,
+            receipt_ttl: None,
+            board_cache_ttl: None,
+            redis_retention: None,
+            max_future_skew: None,
+            cursor_secret: None,
+            read_cache_ttl: None,
+            reads_per_player: None,
+            reads_per_ip: None,
+            write_through: None,
+        }
+    }
+
+    #[test]
+    fn unset_tunables_take_the_settings_defaults_and_set_ones_override_them() {
+        let d = Settings::default();
+        let s = settings(&unset());
+        assert_eq!(
+            (
+                s.receipt_ttl,
+                s.read_cache_ttl,
+                s.rate_limits,
+                s.write_through
+            ),
+            (
+                d.receipt_ttl,
+                d.read_cache_ttl,
+                d.rate_limits.clone(),
+                d.write_through
+            )
+        );
+        let set = Config {
+            read_cache_ttl: Some(std::time::Duration::ZERO),
+            reads_per_ip: Some(7),
+            write_through: Some(false),
+            ..unset()
+        };
+        let s = settings(&set);
+        assert_eq!(s.read_cache_ttl, std::time::Duration::ZERO);
+        assert_eq!(
+            (s.rate_limits.per_ip, s.rate_limits.per_player),
+            (7, d.rate_limits.per_player)
+        );
+        assert!(!s.write_through);
+    }
+}

@@ -59,6 +59,8 @@ const APPLY_CHUNK: usize = 500;
 /// timeout): enough for TCP, TLS and AUTH on a cold container, short enough that a
 /// silent Redis costs a request well under a second.
 pub const CONNECT_WAIT: Duration = Duration::from_millis(250);
+/// Every call's budget, when not configured.
+pub const CALL_TIMEOUT: Duration = Duration::from_millis(50);
 /// One attempt to open the connection, when not configured.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
