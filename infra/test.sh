@@ -27,6 +27,8 @@ AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template 
 log "building (functions and tests)"
 cargo build --workspace --bins --tests --locked
 cargo clippy --workspace --all-targets --locked -- -D warnings
+# The library's module docs are its map: every link in them must resolve.
+RUSTDOCFLAGS="-D warnings" cargo doc -p leaderboard --no-deps --locked -q
 
 wait_tcp 127.0.0.1 "$redis_port" 30
 wait_tcp 127.0.0.1 "$dynamodb_port" 60

@@ -92,16 +92,9 @@ impl Family {
 
 #[cfg(test)]
 mod tests {
-    use chrono::DateTime;
-
     use super::*;
+    use crate::time::at;
     use crate::window::window_of;
-
-    fn at(rfc3339: &str) -> i64 {
-        DateTime::parse_from_rfc3339(rfc3339)
-            .unwrap()
-            .timestamp_millis()
-    }
 
     #[test]
     fn board_ids_follow_the_documented_shape() {

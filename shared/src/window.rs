@@ -172,12 +172,7 @@ impl TimeWindow {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn at(rfc3339: &str) -> i64 {
-        DateTime::parse_from_rfc3339(rfc3339)
-            .unwrap()
-            .timestamp_millis()
-    }
+    use crate::time::at;
 
     fn key(period: Period, ts: &str) -> String {
         window_of(period, None, at(ts)).unwrap().key.unwrap()

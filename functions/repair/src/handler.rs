@@ -63,11 +63,19 @@ mod tests {
 
     use super::*;
 
-    fn message(id: &str, body: &str) -> SqsMessage {
-        let mut m = SqsMessage::default();
-        m.message_id = Some(id.into());
-        m.body = Some(body.into());
-        m
+    /// A batch of the repair queue: (message id, body) each.
+    fn batch(messages: &[(&str, &str)]) -> SqsEvent {
+        let mut event = SqsEvent::default();
+        event.records = messages
+            .iter()
+            .map(|(id, body)| {
+                let mut m = SqsMessage::default();
+                m.message_id = Some((*id).into());
+                m.body = Some((*body).into());
+                m
+            })
+            .collect();
+        event
     }
 
     #[tokio::test]
@@ -78,11 +86,10 @@ mod tests {
         };
         let lb = memory::seed(&deps.ctx, "h:repair", Policy::Best, &[("a", 1)]).await;
         deps.ctx.index.wipe(&lb);
-        let mut event = SqsEvent::default();
-        event.records = vec![
-            message("m1", r#"{"rebuild": "h:repair", "health": "missing"}"#),
-            message("m2", "not a repair message"),
-        ];
+        let event = batch(&[
+            ("m1", r#"{"rebuild": "h:repair", "health": "missing"}"#),
+            ("m2", "not a repair message"),
+        ]);
         let mut inv = Invocation::default();
         inv.deadline = (now_ms() + 30_000) as u64;
         let resp = handle(&deps, LambdaEvent::new(event, inv.clone()))
@@ -105,9 +112,9 @@ mod tests {
         deps.stream.trim_stream(10);
         let lost = r#"{"DDBStreamBatchInfo": {"shardId": "s", "startSequenceNumber": "1",
             "endSequenceNumber": "5", "streamArn": "arn"}}"#;
-        let mut event = SqsEvent::default();
-        event.records = vec![message("m3", lost)];
-        let resp = handle(&deps, LambdaEvent::new(event, inv)).await.unwrap();
+        let resp = handle(&deps, LambdaEvent::new(batch(&[("m3", lost)]), inv))
+            .await
+            .unwrap();
         assert!(resp.batch_item_failures.is_empty());
         let health = deps
             .ctx

@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use super::board::{Board, put};
 use super::outage;
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
@@ -18,76 +19,6 @@ use crate::store::{
     RateCounter, TOP_WINDOW, TopWindow,
 };
 use crate::ttl_cache::lock;
-
-/// Standings by player: version and key.
-type Keys = HashMap<String, (u64, RankKey)>;
-
-/// One board's keys: the marker's state (`None`: no marker), the live and the rebuild's
-/// standings, the running rebuild's generation and the top-window version.
-#[derive(Default)]
-struct Board {
-    state: Option<Health>,
-    gen_id: Option<String>,
-    live: Keys,
-    rebuild: Keys,
-    window_version: u64,
-}
-
-impl Board {
-    fn health(&self) -> Health {
-        self.state.unwrap_or(Health::Missing)
-    }
-
-    fn ready(&self) -> Result<(), IndexError> {
-        match self.health() {
-            Health::Ready => Ok(()),
-            other => Err(IndexError::NotReady(other)),
-        }
-    }
-
-    /// The live standings in rank order.
-    fn ranked(&self, dir: Direction) -> Vec<RankKey> {
-        let mut keys: Vec<RankKey> = self.live.values().map(|(_, k)| k.clone()).collect();
-        keys.sort_by(|a, b| a.cmp_in(b, dir));
-        keys
-    }
-
-    fn rank_of(&self, dir: Direction, player: &str) -> Option<u64> {
-        let (_, key) = self.live.get(player)?;
-        let ranked = self.ranked(dir);
-        ranked.iter().position(|k| k == key).map(|i| i as u64)
-    }
-
-    /// Applies `e` to the live keys (and a running rebuild's) if its version is newer;
-    /// the top-window version moves when the old or the new place is inside the window.
-    fn apply(&mut self, e: &IndexEntry) -> bool {
-        if self.state == Some(Health::Rebuilding) {
-            put(&mut self.rebuild, e);
-        }
-        let player = &e.key.player;
-        let before = self.rank_of(e.direction, player);
-        if !put(&mut self.live, e) {
-            return false;
-        }
-        let after = self.rank_of(e.direction, player);
-        let inside = |r: Option<u64>| r.is_some_and(|r| r < TOP_WINDOW);
-        if inside(before) || inside(after) {
-            self.window_version += 1;
-        }
-        true
-    }
-}
-
-/// Puts `e` into `keys` if it is newer than what they hold for its player.
-fn put(keys: &mut Keys, e: &IndexEntry) -> bool {
-    match keys.get(&e.key.player) {
-        Some((v, _)) if *v >= e.version => false,
-        _ => {
-            keys.insert(e.key.player.clone(), (e.version, e.key.clone()));
-            true
-        }
-    }
-}
 
 /// The in-memory [`RankIndex`] (and [`RateCounter`]). [`MemoryIndex::set_down`] makes
 /// every call fail as an unreachable Redis does; [`MemoryIndex::wipe`] and

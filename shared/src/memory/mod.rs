@@ -7,8 +7,10 @@
 //! Both can be taken down to play an outage. The end-to-end suite runs the same use
 //! cases over DynamoDB and Redis.
 
+mod board;
 mod index;
 mod store;
+mod stream;
 
 use std::time::Duration;
 

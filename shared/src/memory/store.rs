@@ -17,8 +17,7 @@ use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, IndexEntry, RankSketch,
-    RankedReads, RebuildStore, Receipt, SketchStore, StandingStore, StreamBatch, StreamRange,
-    StreamSource,
+    RankedReads, RebuildStore, Receipt, SketchStore, StandingStore,
 };
 use crate::ttl_cache::lock;
 
@@ -56,7 +55,7 @@ impl Stored {
 }
 
 #[derive(Default)]
-struct Tables {
+pub(super) struct Tables {
     boards: BTreeMap<LeaderboardId, Board>,
     families: BTreeMap<(String, String), Family>,
     standings: BTreeMap<(LeaderboardId, String), Stored>,
@@ -65,9 +64,9 @@ struct Tables {
     sketches: HashMap<LeaderboardId, RankSketch>,
     /// The stream: every standing written, oldest first; record `i` has sequence number
     /// `i + 1`.
-    stream: Vec<IndexEntry>,
+    pub stream: Vec<IndexEntry>,
     /// Records before this sequence number are trimmed (as after 24 hours).
-    trimmed_before: usize,
+    pub trimmed_before: usize,
 }
 
 impl Tables {
@@ -88,12 +87,12 @@ fn shard_of(player: &str) -> u64 {
     player.bytes().map(u64::from).sum::<u64>() % MEMORY_SHARDS
 }
 
-/// The in-memory [`crate::store::ScoreStore`] (and [`StreamSource`] over its own
-/// stream). [`MemoryStore::set_down`] makes every call fail as an unreachable DynamoDB
-/// does.
+/// The in-memory [`crate::store::ScoreStore`] (and [`crate::store::StreamSource`] over
+/// its own stream). [`MemoryStore::set_down`] makes every call fail as an unreachable
+/// DynamoDB does.
 #[derive(Default)]
 pub struct MemoryStore {
-    tables: Mutex<Tables>,
+    pub(super) tables: Mutex<Tables>,
     down: AtomicBool,
 }
 
@@ -103,33 +102,8 @@ impl MemoryStore {
         self.down.store(down, Ordering::SeqCst);
     }
 
-    /// The stream's records from sequence number `from` (1-based) on.
-    pub fn stream_since(&self, from: usize) -> Vec<IndexEntry> {
-        lock(&self.tables)
-            .stream
-            .iter()
-            .skip(from.saturating_sub(1))
-            .cloned()
-            .collect()
-    }
-
-    /// The stream as one batch, as the projector would get it.
-    pub fn stream_batch(&self) -> StreamBatch {
-        let entries = self.stream_since(1);
-        StreamBatch {
-            sequence_numbers: (1..=entries.len()).map(|i| Some(i.to_string())).collect(),
-            entries,
-            ..StreamBatch::default()
-        }
-    }
-
-    /// Drops the stream's records before sequence number `before` (its 24 hours passed).
-    pub fn trim_stream(&self, before: usize) {
-        lock(&self.tables).trimmed_before = before;
-    }
-
     /// Runs `f` on the tables, unless down.
-    fn with<T>(&self, f: impl FnOnce(&mut Tables) -> T) -> Result<T, StoreError> {
+    pub(super) fn with<T>(&self, f: impl FnOnce(&mut Tables) -> T) -> Result<T, StoreError> {
         if self.down.load(Ordering::SeqCst) {
             return Err(store_outage());
         }
@@ -384,31 +358,6 @@ impl SketchStore for MemoryStore {
     async fn put_sketch(&self, lb: &LeaderboardId, sketch: &RankSketch) -> Result<(), StoreError> {
         self.with(|t| {
             t.sketches.insert(lb.clone(), sketch.clone());
-        })
-    }
-}
-
-impl StreamSource for MemoryStore {
-    /// The range's records by sequence number (decimal, 1-based); `None` when any of it
-    /// was trimmed.
-    async fn read_range(&self, range: &StreamRange) -> Result<Option<StreamBatch>, StoreError> {
-        let (Ok(start), Ok(end)) = (range.start.parse::<usize>(), range.end.parse::<usize>())
-        else {
-            return Ok(None);
-        };
-        self.with(|t| {
-            if start < t.trimmed_before.max(1) {
-                return None;
-            }
-            let entries: Vec<IndexEntry> =
-                t.stream.iter().take(end).skip(start - 1).cloned().collect();
-            Some(StreamBatch {
-                sequence_numbers: (start..start + entries.len())
-                    .map(|i| Some(i.to_string()))
-                    .collect(),
-                entries,
-                ..StreamBatch::default()
-            })
         })
     }
 }

@@ -1,17 +1,16 @@
 //! A context over the in-memory twins, ids, and a repair queue that keeps what it gets.
 
 use futures::future::BoxFuture;
-use leaderboard::board::Policy;
+use leaderboard::board::{Policy, Standing};
 use leaderboard::error::{QueueError, ServiceError};
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::memory::{MemoryIndex, MemoryStore};
 use leaderboard::order::Direction;
 use leaderboard::score::Score;
 use leaderboard::service::Context;
-use leaderboard::service::boards::{self, CreateBoard};
 use leaderboard::service::ingest::{self, IngestReply, SubmitScore};
 use leaderboard::service::repair::Reporter;
-use leaderboard::store::{RankIndex, RankedReads, RebuildNeeded, RepairQueue};
+use leaderboard::store::{RankIndex, RankedReads, RebuildNeeded, RepairQueue, StandingStore};
 use std::sync::{Arc, Mutex};
 
 pub type Ctx = Context<MemoryStore, MemoryIndex>;
@@ -27,10 +26,6 @@ pub fn ctx_reporting() -> (Ctx, Reports) {
     (ctx, reports)
 }
 
-pub fn lb(raw: &str) -> LeaderboardId {
-    LeaderboardId::parse(raw).expect("board id")
-}
-
 pub fn player(raw: &str) -> PlayerId {
     PlayerId::parse(raw).expect("player id")
 }
@@ -41,15 +36,12 @@ pub fn match_id(raw: &str) -> MatchId {
 
 /// A new ACTIVE board (its index marked complete).
 pub async fn board(ctx: &Ctx, raw: &str, policy: Policy) -> LeaderboardId {
-    let id = lb(raw);
-    let req = CreateBoard {
-        leaderboard_id: id.clone(),
-        policy,
-    };
-    boards::create_board(&ctx.store, &ctx.index, req)
-        .await
-        .expect("create board");
-    id
+    leaderboard::memory::seed(ctx, raw, policy, &[]).await
+}
+
+/// The player's standing as the store holds it.
+pub async fn standing(ctx: &Ctx, board: &LeaderboardId, p: &str) -> Option<Standing> {
+    ctx.store.get_standing(board, &player(p)).await.unwrap()
 }
 
 pub async fn submit(

@@ -4,9 +4,9 @@
 use futures::future::join_all;
 use leaderboard::board::{BoardStatus, Policy};
 use leaderboard::service::boards;
-use leaderboard::store::{RankIndex, StandingStore};
+use leaderboard::store::RankIndex;
 
-use crate::fixtures::{assert_index_matches_store, board, ctx, player, submit};
+use crate::fixtures::{assert_index_matches_store, board, ctx, standing, submit};
 
 #[tokio::test]
 async fn a_retried_match_returns_its_first_receipt_and_changes_nothing() {
@@ -24,12 +24,7 @@ async fn a_retried_match_returns_its_first_receipt_and_changes_nothing() {
         (again.score, again.updated_at.clone()),
         (first.score, first.updated_at.clone())
     );
-    let standing = ctx
-        .store
-        .get_standing(&b, &player("alice"))
-        .await
-        .unwrap()
-        .unwrap();
+    let standing = standing(&ctx, &b, "alice").await.unwrap();
     assert_eq!(standing.version, 1);
     assert_eq!(
         ctx.store.stream_since(1).len(),
@@ -45,12 +40,7 @@ async fn the_same_match_id_with_another_score_is_refused_and_changes_nothing() {
     submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
     let err = submit(&ctx, &b, "alice", "m1", 50).await.unwrap_err();
     assert_eq!(err.code(), "idempotency_conflict");
-    let standing = ctx
-        .store
-        .get_standing(&b, &player("alice"))
-        .await
-        .unwrap()
-        .unwrap();
+    let standing = standing(&ctx, &b, "alice").await.unwrap();
     assert_eq!((standing.score.get(), standing.version), (100, 1));
 }
 
@@ -73,12 +63,7 @@ async fn each_policy_keeps_what_it_promises() {
                     .update_applied,
             );
         }
-        let standing = ctx
-            .store
-            .get_standing(&b, &player("alice"))
-            .await
-            .unwrap()
-            .unwrap();
+        let standing = standing(&ctx, &b, "alice").await.unwrap();
         assert_eq!(standing.score.get(), want, "{policy:?}");
         assert_eq!(seen, applied, "{policy:?}");
         assert_index_matches_store(&ctx, &b).await;
@@ -102,12 +87,7 @@ async fn concurrent_matches_of_one_player_each_count_once_despite_retries() {
         .filter(|r| r.as_ref().unwrap().replayed)
         .count();
     assert_eq!(replayed, 30);
-    let standing = ctx
-        .store
-        .get_standing(&b, &player("alice"))
-        .await
-        .unwrap()
-        .unwrap();
+    let standing = standing(&ctx, &b, "alice").await.unwrap();
     assert_eq!(standing.score.get(), (1..=30).sum::<i64>());
     assert_eq!(standing.version, 30);
 }
@@ -124,12 +104,7 @@ async fn a_frozen_board_refuses_new_matches_and_still_replays_accepted_ones() {
     assert_eq!(err.code(), "board_not_active");
     let again = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
     assert!(again.replayed);
-    let standing = ctx
-        .store
-        .get_standing(&b, &player("alice"))
-        .await
-        .unwrap()
-        .unwrap();
+    let standing = standing(&ctx, &b, "alice").await.unwrap();
     assert_eq!(standing.score.get(), 100);
 }
 
@@ -140,13 +115,7 @@ async fn with_the_index_away_a_write_is_committed_and_answers_without_a_rank() {
     ctx.index.set_down(true);
     let reply = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
     assert_eq!((reply.rank, reply.total), (None, None));
-    assert!(
-        ctx.store
-            .get_standing(&b, &player("alice"))
-            .await
-            .unwrap()
-            .is_some()
-    );
+    assert!(standing(&ctx, &b, "alice").await.is_some());
     assert_eq!(
         ctx.store.stream_since(1).len(),
         1,
@@ -167,13 +136,7 @@ async fn with_the_store_away_a_write_fails_and_nothing_changes() {
     let err = submit(&ctx, &b, "alice", "m1", 100).await.unwrap_err();
     assert_eq!(err.code(), "store_unavailable");
     ctx.store.set_down(false);
-    assert!(
-        ctx.store
-            .get_standing(&b, &player("alice"))
-            .await
-            .unwrap()
-            .is_none()
-    );
+    assert!(standing(&ctx, &b, "alice").await.is_none());
     assert!(
         ctx.index
             .snapshot(&b, leaderboard::order::Direction::Desc)

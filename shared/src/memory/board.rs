@@ -1,0 +1,78 @@
+//! One board's keys in the in-memory index: the marker's state, the live and the
+//! rebuild's standings, and the top-window version, with the apply rule of the scripts.
+
+use std::collections::HashMap;
+
+use crate::error::IndexError;
+use crate::order::{Direction, RankKey};
+use crate::store::{Health, IndexEntry, TOP_WINDOW};
+
+/// Standings by player: version and key.
+pub(super) type Keys = HashMap<String, (u64, RankKey)>;
+
+/// One board's keys: the marker's state (`None`: no marker), the live and the rebuild's
+/// standings, the running rebuild's generation and the top-window version.
+#[derive(Default)]
+pub(super) struct Board {
+    pub state: Option<Health>,
+    pub gen_id: Option<String>,
+    pub live: Keys,
+    pub rebuild: Keys,
+    pub window_version: u64,
+}
+
+impl Board {
+    pub(super) fn health(&self) -> Health {
+        self.state.unwrap_or(Health::Missing)
+    }
+
+    pub(super) fn ready(&self) -> Result<(), IndexError> {
+        match self.health() {
+            Health::Ready => Ok(()),
+            other => Err(IndexError::NotReady(other)),
+        }
+    }
+
+    /// The live standings in rank order.
+    pub(super) fn ranked(&self, dir: Direction) -> Vec<RankKey> {
+        let mut keys: Vec<RankKey> = self.live.values().map(|(_, k)| k.clone()).collect();
+        keys.sort_by(|a, b| a.cmp_in(b, dir));
+        keys
+    }
+
+    pub(super) fn rank_of(&self, dir: Direction, player: &str) -> Option<u64> {
+        let (_, key) = self.live.get(player)?;
+        let ranked = self.ranked(dir);
+        ranked.iter().position(|k| k == key).map(|i| i as u64)
+    }
+
+    /// Applies `e` to the live keys (and a running rebuild's) if its version is newer;
+    /// the top-window version moves when the old or the new place is inside the window.
+    pub(super) fn apply(&mut self, e: &IndexEntry) -> bool {
+        if self.state == Some(Health::Rebuilding) {
+            put(&mut self.rebuild, e);
+        }
+        let player = &e.key.player;
+        let before = self.rank_of(e.direction, player);
+        if !put(&mut self.live, e) {
+            return false;
+        }
+        let after = self.rank_of(e.direction, player);
+        let inside = |r: Option<u64>| r.is_some_and(|r| r < TOP_WINDOW);
+        if inside(before) || inside(after) {
+            self.window_version += 1;
+        }
+        true
+    }
+}
+
+/// Puts `e` into `keys` if it is newer than what they hold for its player.
+pub(super) fn put(keys: &mut Keys, e: &IndexEntry) -> bool {
+    match keys.get(&e.key.player) {
+        Some((v, _)) if *v >= e.version => false,
+        _ => {
+            keys.insert(e.key.player.clone(), (e.version, e.key.clone()));
+            true
+        }
+    }
+}
