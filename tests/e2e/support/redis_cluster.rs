@@ -1,6 +1,5 @@
 //! A Redis Cluster of the test's own, with replicas, for slot moves and failovers.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -11,13 +10,12 @@ use super::*;
 /// A Redis Cluster of the test's own (for tests that move slots between its nodes or
 /// fail a master over): masters with the slots split evenly, each with its replicas,
 /// started by `infra/scripts/cluster.sh` (the same starter as `infra/test.sh` and
-/// `infra/up.sh`). Stopped on drop.
+/// `infra/up.sh`). Stopped on drop; its files stay in `target/e2e-run/cluster-*`.
 pub struct OwnCluster {
     /// The masters' ports, in slot order.
     pub ports: Vec<u16>,
     /// The replicas' ports, with the port of the master each replicates.
     pub replicas: Vec<(u16, u16)>,
-    dir: PathBuf,
     /// Each node's port and process id.
     pids: Vec<(u16, u32)>,
 }
@@ -81,7 +79,6 @@ impl OwnCluster {
         let mut me = Self {
             ports: all[..masters].to_vec(),
             replicas: Vec::new(),
-            dir,
             pids,
         };
         if !out.status.success() {
@@ -208,6 +205,7 @@ impl Drop for OwnCluster {
         for &(_, pid) in &self.pids {
             gone(pid);
         }
-        let _ = std::fs::remove_dir_all(&self.dir);
+        // The nodes' logs and config files stay (a few KB, beside the stacks' run
+        // folders), so a failed test can be diagnosed afterwards.
     }
 }
