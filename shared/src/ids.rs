@@ -3,6 +3,9 @@
 //! Every id that reaches a store or a Redis key went through [`parse_id`], so ids are
 //! non-empty, at most [`MAX_ID_LEN`] bytes, and use only `[A-Za-z0-9_.:-]`. That keeps
 //! DynamoDB keys, Redis keys (`{lb}` hash tags) and sorted-set members unambiguous.
+//! Every such id also travels in a URL path unchanged, except the dot segments `.` and
+//! `..`, which every HTTP client normalises away (`/players/../rank` becomes `/rank`):
+//! they are refused, so no board or player exists that could never be read.
 
 use std::fmt;
 
@@ -22,6 +25,12 @@ pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {
         return Err(DomainError::invalid(
             field,
             format!("must be at most {MAX_ID_LEN} characters"),
+        ));
+    }
+    if raw == "." || raw == ".." {
+        return Err(DomainError::invalid(
+            field,
+            "must not be . or .. (a URL path cannot carry them)",
         ));
     }
     if let Some(bad) = raw
@@ -107,6 +116,18 @@ mod tests {
             assert!(PlayerId::parse(bad).is_err(), "{bad:?} was accepted");
         }
         assert!(PlayerId::parse(&"x".repeat(MAX_ID_LEN + 1)).is_err());
+    }
+
+    #[test]
+    fn refuses_the_dot_segments_a_url_path_cannot_carry() {
+        for bad in [".", ".."] {
+            let err = LeaderboardId::parse(bad).unwrap_err();
+            assert!(err.to_string().contains("URL path"), "{err}");
+            assert!(PlayerId::parse(bad).is_err());
+        }
+        for fine in ["...", ".a", "a..b", "a."] {
+            assert!(PlayerId::parse(fine).is_ok(), "{fine:?} was refused");
+        }
     }
 
     #[test]

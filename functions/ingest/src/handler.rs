@@ -73,6 +73,12 @@ mod tests {
             http::response_json(&bad).unwrap()["error"]["code"],
             "malformed_json"
         );
+        let path = [("lb", "h:ingest"), ("p", "..")];
+        let req = http::request(route, &path, &[], Some(body));
+        let dots = handle(&ctx, LambdaEvent::new(req, Invocation::default()))
+            .await
+            .unwrap();
+        assert_eq!(dots.status_code, 400, "a player no URL could read again");
         let req = http::request("POST /nowhere", &[], &[], None);
         let unknown = handle(&ctx, LambdaEvent::new(req, Invocation::default()))
             .await
