@@ -153,7 +153,7 @@ pub async fn run(
         let p = &players[picks[i]];
         async move {
             let reply = reads::rank(ctx, viewer, lb, &player_id(p), 5).await?;
-            anyhow::ensure!(reply.neighbours.len() >= 6, "short neighbourhood");
+            anyhow::ensure!(reply.neighbors.len() >= 6, "short neighbourhood");
             Ok(http::json(200, &reply))
         }
     })

@@ -358,8 +358,8 @@ async fn the_functions_configured_for_a_cluster_serve_the_whole_http_path() -> R
             .get(&format!("/leaderboards/{lb}/players/carol/rank?k=1"))
             .await?;
         assert_eq!(status, 200, "{rank}");
-        assert_eq!(rank["rank"], 3);
-        assert_eq!(players(&rank, "neighbours"), ["dave", "carol", "alice"]);
+        assert_eq!(rank["global_rank"], 3);
+        assert_eq!(players(&rank, "neighbors"), ["dave", "carol", "alice"]);
     }
     stack.set_friends("alice", &["bob"]).await?;
     let (status, friends) = stack
@@ -369,7 +369,7 @@ async fn the_functions_configured_for_a_cluster_serve_the_whole_http_path() -> R
         ))
         .await?;
     assert_eq!(status, 200, "{friends}");
-    assert_eq!(players(&friends, "entries"), ["bob", "alice"]);
+    assert_eq!(players(&friends, "neighbors"), ["bob", "alice"]);
     Ok(())
 }
 

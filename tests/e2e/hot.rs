@@ -96,7 +96,7 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
         );
         let (ranks, tops, groups) = tokio::join!(ranks, tops, groups);
         assert!(
-            ranks.iter().all(|r| r.as_ref().unwrap().rank == 6),
+            ranks.iter().all(|r| r.as_ref().unwrap().global_rank == 6),
             "round {round}"
         );
         assert!(tops.iter().all(|t| t.as_ref().unwrap().entries.len() == 10));
@@ -351,7 +351,7 @@ async fn with_caches_on_a_players_own_write_shows_in_their_next_read() {
             .unwrap();
         assert_eq!(mine["score"], 1000 * round, "round {round}: {mine}");
         assert_eq!(
-            (mine["rank"].as_u64(), mine["source"].as_str()),
+            (mine["global_rank"].as_u64(), mine["source"].as_str()),
             (Some(1), Some("redis"))
         );
         // A viewer may still get the cached answer for a while...

@@ -54,10 +54,10 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
         .await?;
     assert_eq!(status, 200, "{rank}");
     assert_eq!(
-        (rank["rank"].as_u64(), rank["source"].as_str()),
+        (rank["global_rank"].as_u64(), rank["source"].as_str()),
         (Some(3), Some("dynamodb"))
     );
-    assert_eq!(players(&rank, "neighbours"), ["dave", "carol", "alice"]);
+    assert_eq!(players(&rank, "neighbors"), ["dave", "carol", "alice"]);
     stack.set_friends("carol", &["alice", "dave"]).await?;
     let (status, friends) = stack
         .get(&format!("/leaderboards/{lb}/players/carol/friends-rank"))
@@ -67,7 +67,7 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
         (friends["friends_rank"].as_u64(), friends["source"].as_str()),
         (Some(2), Some("dynamodb"))
     );
-    assert_eq!(players(&friends, "entries"), ["dave", "carol", "alice"]);
+    assert_eq!(players(&friends, "neighbors"), ["dave", "carol", "alice"]);
     let (status, page) = stack
         .get(&format!("/leaderboards/{lb}/ranks?limit=2"))
         .await?;
@@ -94,14 +94,14 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
     assert_eq!(status, 200, "{rank}");
     assert_eq!(
         (
-            rank["rank"].as_u64(),
+            rank["global_rank"].as_u64(),
             rank["total"].as_u64(),
             rank["score"].as_i64()
         ),
         (Some(3), Some(4), Some(175))
     );
-    assert_eq!(players(&rank, "neighbours"), ["dave", "carol", "alice"]);
-    assert_eq!(rank["neighbours"][1]["self"], true);
+    assert_eq!(players(&rank, "neighbors"), ["dave", "carol", "alice"]);
+    assert_eq!(rank["neighbors"][1]["self"], true);
 
     stack.set_friends("alice", &["bob", "zed"]).await?;
     let (status, friends) = stack
@@ -117,7 +117,7 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
         ),
         (Some(2), Some(2))
     );
-    assert_eq!(players(&friends, "entries"), ["bob", "alice"]);
+    assert_eq!(players(&friends, "neighbors"), ["bob", "alice"]);
 
     // With Redis up, the write-through answers with the new rank at once.
     let reply = stack.post_score(&lb, "alice", "m2", 300).await?;
@@ -132,7 +132,7 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
 }
 
 #[tokio::test]
-async fn neighbours_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result<()> {
+async fn neighbors_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result<()> {
     let stack = Stack::start(&redis_url()).await?;
     let lb = stack.create_board("http").await?;
     for (i, p) in ["p1", "p2", "p3", "p4", "p5"].iter().enumerate() {
@@ -148,18 +148,18 @@ async fn neighbours_at_the_first_and_last_rank_and_k_beyond_the_board() -> Resul
     };
     let (_, first) = rank("p1", 2).await?;
     assert_eq!(
-        (first["rank"].as_u64(), ranks(&first, "neighbours")),
+        (first["global_rank"].as_u64(), ranks(&first, "neighbors")),
         (Some(1), vec![1, 2, 3])
     );
     let (_, last) = rank("p5", 2).await?;
     assert_eq!(
-        (last["rank"].as_u64(), ranks(&last, "neighbours")),
+        (last["global_rank"].as_u64(), ranks(&last, "neighbors")),
         (Some(5), vec![3, 4, 5])
     );
     let (_, all) = rank("p3", 50).await?;
-    assert_eq!(players(&all, "neighbours"), ["p1", "p2", "p3", "p4", "p5"]);
+    assert_eq!(players(&all, "neighbors"), ["p1", "p2", "p3", "p4", "p5"]);
     let (_, alone) = rank("p3", 0).await?;
-    assert_eq!(players(&alone, "neighbours"), ["p3"]);
+    assert_eq!(players(&alone, "neighbors"), ["p3"]);
     let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=2")).await?;
     assert_eq!(
         (status, players(&top, "entries")),
@@ -192,7 +192,7 @@ async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_pla
         (v["friends_rank"].as_u64(), v["friends_total"].as_u64()),
         (Some(2), Some(3))
     );
-    assert_eq!(players(&v, "entries"), ["f1", "me", "f2"]);
+    assert_eq!(players(&v, "neighbors"), ["f1", "me", "f2"]);
 
     // No friends at all: the player alone.
     stack.set_friends("lonely", &[]).await?;
@@ -213,7 +213,7 @@ async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_pla
         (v["friends_rank"].clone(), v["friends_total"].as_u64()),
         (Value::Null, Some(4))
     );
-    assert_eq!(players(&v, "entries"), ["stranger", "f1", "me"]);
+    assert_eq!(players(&v, "neighbors"), ["stranger", "f1", "me"]);
 
     // The same player's own rank is a 404 not_ranked.
     let (status, v) = stack

@@ -252,10 +252,10 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
         .unwrap();
     assert!(rank.meta.degraded);
     assert_eq!(
-        (rank.rank, rank.total, rank.score),
-        (live_rank.rank, live_rank.total, live_rank.score)
+        (rank.global_rank, rank.total, rank.score),
+        (live_rank.global_rank, live_rank.total, live_rank.score)
     );
-    assert_eq!(rank.neighbours, live_rank.neighbours);
+    assert_eq!(rank.neighbors, live_rank.neighbors);
 
     let live_top = reads::top(&env.ctx, &b, 7).await.unwrap();
     let top = reads::top(&down, &b, 7).await.unwrap();
@@ -383,7 +383,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
         .await
         .unwrap();
     assert!(top.meta.degraded);
-    assert_eq!(top.rank, 4);
+    assert_eq!(top.global_rank, 4);
     assert!(!top.meta.rank_approximate && top.meta.total_approximate);
     assert_eq!(top.total, PLAYERS);
     // Deep: estimated within half a gap between marks, and flagged.
@@ -394,9 +394,9 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
             .unwrap();
         assert!(r.meta.rank_approximate, "{p}");
         assert!(
-            r.rank.abs_diff(rank_of(p.as_str())) <= gap / 2 + 1,
+            r.global_rank.abs_diff(rank_of(p.as_str())) <= gap / 2 + 1,
             "{p}: estimated {} for {}",
-            r.rank,
+            r.global_rank,
             rank_of(p.as_str())
         );
         assert_eq!(r.score, truth[rank_of(p.as_str()) as usize - 1].score.get());

@@ -348,9 +348,9 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
         .await
         .unwrap();
     assert_eq!(serde_json::to_value(rank.meta.source).unwrap(), "dynamodb");
-    assert_eq!((rank.rank, rank.total, rank.score), (3, 4, 101));
+    assert_eq!((rank.global_rank, rank.total, rank.score), (3, 4, 101));
     let around: Vec<_> = rank
-        .neighbours
+        .neighbors
         .iter()
         .map(|e| (e.rank, e.player_id.as_str()))
         .collect();

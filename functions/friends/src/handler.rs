@@ -68,6 +68,14 @@ mod tests {
             ),
             (Some(2), Some(2))
         );
+        assert_eq!(body["score"], 10);
+        let rows: Vec<_> = body["neighbors"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| e["player_id"].clone())
+            .collect();
+        assert_eq!(rows, ["bob", "alice"]);
         let req = http::request(route, &[("lb", "h:friends"), ("p", "../x")], &[], None);
         let bad = handle(&deps, LambdaEvent::new(req, Invocation::default()))
             .await

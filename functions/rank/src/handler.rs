@@ -45,10 +45,10 @@ mod tests {
         assert_eq!(ok.status_code, 200);
         let body = http::response_json(&ok).unwrap();
         assert_eq!(
-            (body["rank"].as_u64(), body["total"].as_u64()),
+            (body["global_rank"].as_u64(), body["total"].as_u64()),
             (Some(2), Some(3))
         );
-        assert_eq!(body["neighbours"].as_array().map(Vec::len), Some(3));
+        assert_eq!(body["neighbors"].as_array().map(Vec::len), Some(3));
         let bad_k = call("carol", "51").await.unwrap();
         assert_eq!(bad_k.status_code, 400);
         assert_eq!(

@@ -68,6 +68,7 @@ mod tests {
             .unwrap();
         let body = http::response_json(&top).unwrap();
         assert_eq!(top.status_code, 200);
+        assert_eq!(body["top_n"], 2);
         let players: Vec<_> = body["entries"]
             .as_array()
             .unwrap()

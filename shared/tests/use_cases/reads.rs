@@ -55,9 +55,12 @@ async fn with_the_index_away_reads_come_from_the_store_flagged_and_equal() {
         (rows(&top2.entries), top2.total),
         (rows(&top.entries), top.total)
     );
-    assert_eq!((rank2.rank, rank2.total), (rank.rank, rank.total));
-    assert_eq!((rank2.rank, rank2.total), (13, 20));
-    assert_eq!(rows(&rank2.neighbours), rows(&rank.neighbours));
+    assert_eq!(
+        (rank2.global_rank, rank2.total),
+        (rank.global_rank, rank.total)
+    );
+    assert_eq!((rank2.global_rank, rank2.total), (13, 20));
+    assert_eq!(rows(&rank2.neighbors), rows(&rank.neighbors));
     assert_eq!(rows(&page2.entries), rows(&page.entries));
     let next = reads::ranks(&ctx, &signer, &b, page2.next_cursor.as_deref(), 6)
         .await
@@ -105,7 +108,7 @@ async fn friends_rank_places_the_player_among_friends_who_have_a_score() {
         .await
         .unwrap();
     assert_eq!((r.friends_rank, r.friends_total), (Some(2), 3));
-    let names: Vec<_> = r.entries.iter().map(|e| e.player_id.as_str()).collect();
+    let names: Vec<_> = r.neighbors.iter().map(|e| e.player_id.as_str()).collect();
     assert_eq!(names, ["p08", "p05", "p02"]);
 }
 

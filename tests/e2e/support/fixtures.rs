@@ -101,7 +101,7 @@ pub fn index_entry(
     }
 }
 
-/// The player ids of a reply's rows (`entries`, `neighbours`), in order.
+/// The player ids of a reply's rows (`entries`, `neighbors`), in order.
 pub fn players(v: &serde_json::Value, field: &str) -> Vec<String> {
     v[field]
         .as_array()

@@ -56,14 +56,19 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
             Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
         ),
     };
-    let (friends_rank, window) =
-        place_in_group(dir, player, keys.into_iter().flatten().collect(), k);
+    let keys: Vec<RankKey> = keys.into_iter().flatten().collect();
+    let score = keys
+        .iter()
+        .find(|key| key.player == player.as_str())
+        .map(|key| key.score.get());
+    let (friends_rank, window) = place_in_group(dir, player, keys, k);
     Ok(FriendsReply {
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
+        score,
         friends_rank,
         friends_total: window.total,
-        entries: entries(window.first_rank, window.keys, Some(player)),
+        neighbors: entries(window.first_rank, window.keys, Some(player)),
         meta,
     })
 }

@@ -64,8 +64,8 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         total_approximate: around.total_approximate,
         ..meta
     };
-    let neighbours = entries(around.first_rank, around.entries, Some(player));
-    let me = neighbours
+    let neighbors = entries(around.first_rank, around.entries, Some(player));
+    let me = neighbors
         .iter()
         .find(|e| e.is_self)
         .ok_or_else(not_ranked)?;
@@ -73,11 +73,11 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
         score: me.score,
-        rank: around.rank,
+        global_rank: around.rank,
         total: around.total,
         updated_at: me.updated_at.clone(),
         meta,
-        neighbours,
+        neighbors,
     })
 }
 

@@ -100,11 +100,12 @@ pub struct RankReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
     pub score: i64,
-    pub rank: u64,
+    /// The player's 1-based place on the whole board.
+    pub global_rank: u64,
     pub total: u64,
     pub updated_at: String,
     /// Up to k rows above and k below, the player's own row included and flagged.
-    pub neighbours: Vec<Entry>,
+    pub neighbors: Vec<Entry>,
     #[serde(flatten)]
     pub meta: Provenance,
 }
@@ -113,6 +114,8 @@ pub struct RankReply {
 #[derive(Debug, Clone, Serialize)]
 pub struct TopReply {
     pub leaderboard_id: LeaderboardId,
+    /// How many entries were asked for (after clamping to the largest `n`).
+    pub top_n: u64,
     pub total: u64,
     pub entries: Vec<Entry>,
     #[serde(flatten)]
@@ -124,13 +127,15 @@ pub struct TopReply {
 pub struct FriendsReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
+    /// The player's score on the board; `null` if the player has none.
+    pub score: Option<i64>,
     /// The player's 1-based place in the group; `null` if the player has no score.
     pub friends_rank: Option<u64>,
     /// Size of the group: the player and the friends who have a score.
     pub friends_total: u64,
     /// k rows around the player, or the group's top 2k+1 if the player has no score.
     /// `rank` in these rows is the place within the group.
-    pub entries: Vec<Entry>,
+    pub neighbors: Vec<Entry>,
     #[serde(flatten)]
     pub meta: Provenance,
 }

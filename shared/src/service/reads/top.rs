@@ -58,6 +58,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     };
     Ok(TopReply {
         leaderboard_id: lb.clone(),
+        top_n: n,
         total,
         entries: entries(1, keys, None),
         meta,
