@@ -65,8 +65,15 @@ mod tests {
             (Some(120), Some(1))
         );
         assert_eq!(first["replayed"], false);
+        assert!(first["previous_rank"].is_null(), "new to the board");
         let again = http::response_json(&call(body).await.unwrap()).unwrap();
         assert_eq!(again["replayed"], true);
+        let better = r#"{"new_score": 150, "match_id": "m-2"}"#;
+        let second = http::response_json(&call(better).await.unwrap()).unwrap();
+        assert_eq!(
+            (second["previous_rank"].as_u64(), second["rank"].as_u64()),
+            (Some(1), Some(1))
+        );
         let bad = call("{not json").await.unwrap();
         assert_eq!(bad.status_code, 400);
         assert_eq!(

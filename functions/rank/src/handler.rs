@@ -49,6 +49,17 @@ mod tests {
             (Some(2), Some(3))
         );
         assert_eq!(body["neighbors"].as_array().map(Vec::len), Some(3));
+        assert_eq!(
+            (body["percentile"].as_f64(), body["points_to_next"].as_i64()),
+            (Some(66.67), Some(11))
+        );
+        let top = http::response_json(&call("bob", "0").await.unwrap()).unwrap();
+        assert_eq!(
+            (top["global_rank"].as_u64(), top["percentile"].as_f64()),
+            (Some(1), Some(100.0))
+        );
+        assert!(top["points_to_next"].is_null());
+        assert_eq!(top["neighbors"].as_array().map(Vec::len), Some(1));
         let bad_k = call("carol", "51").await.unwrap();
         assert_eq!(bad_k.status_code, 400);
         assert_eq!(

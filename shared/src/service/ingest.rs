@@ -85,7 +85,7 @@ impl SubmitScore {
             match_id,
             score,
             event_ts,
-            want_previous_rank: false,
+            want_previous_rank: true,
             reached_at: None,
         })
     }
@@ -105,9 +105,8 @@ pub struct IngestReply {
     /// The player's rank now; `null` when the rank index could not be reached.
     pub rank: Option<u64>,
     pub total: Option<u64>,
-    /// The rank before this submission, when asked for (fan-out ingest); kept in the
-    /// receipt, so a retry answers the same.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The rank before this submission (`null` for a player new to the board, or when
+    /// the index could not say); kept in the receipt, so a retry answers the same.
     pub previous_rank: Option<u64>,
     pub replayed: bool,
 }

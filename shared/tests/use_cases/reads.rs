@@ -60,6 +60,8 @@ async fn with_the_index_away_reads_come_from_the_store_flagged_and_equal() {
         (rank.global_rank, rank.total)
     );
     assert_eq!((rank2.global_rank, rank2.total), (13, 20));
+    assert_eq!((rank.percentile, rank.points_to_next), (40.0, Some(11)));
+    assert_eq!((rank2.percentile, rank2.points_to_next), (40.0, Some(11)));
     assert_eq!(rows(&rank2.neighbors), rows(&rank.neighbors));
     assert_eq!(rows(&page2.entries), rows(&page.entries));
     let next = reads::ranks(&ctx, &signer, &b, page2.next_cursor.as_deref(), 6)

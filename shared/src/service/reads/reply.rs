@@ -103,6 +103,10 @@ pub struct RankReply {
     /// The player's 1-based place on the whole board.
     pub global_rank: u64,
     pub total: u64,
+    /// The share of the board at or below the player, in percent (two decimals).
+    pub percentile: f64,
+    /// The points needed to pass the player directly above; `null` at rank 1.
+    pub points_to_next: Option<i64>,
     pub updated_at: String,
     /// Up to k rows above and k below, the player's own row included and flagged.
     pub neighbors: Vec<Entry>,
