@@ -12,6 +12,14 @@ use crate::service::hot::RateLimits;
 use crate::service::repair::Reporter;
 use crate::service::{Context, Settings};
 
+/// The standard AWS environment (region, credentials, endpoints), loaded once per
+/// container however many clients are built from it.
+async fn aws() -> &'static aws_config::SdkConfig {
+    static AWS: tokio::sync::OnceCell<aws_config::SdkConfig> = tokio::sync::OnceCell::const_new();
+    AWS.get_or_init(|| aws_config::load_defaults(aws_config::BehaviorVersion::latest()))
+        .await
+}
+
 /// The use cases' tunables from the configuration.
 pub fn settings(c: &Config) -> Settings {
     let d = Settings::default();
@@ -38,9 +46,9 @@ pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
     let target = Target::parse(config.require_redis_url()?, mode)?;
     let secret = match &config.redis_auth_secret {
         Some(id) => {
-            let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+            let aws = aws().await;
             Some(SecretToken {
-                client: aws_sdk_secretsmanager::Client::new(&aws),
+                client: aws_sdk_secretsmanager::Client::new(aws),
                 secret_id: id.clone(),
             })
         }
@@ -75,9 +83,9 @@ pub async fn app_context(config: &Config) -> Result<AppContext, InitError> {
 pub async fn repair_reporter(config: &Config) -> Reporter {
     match &config.repair_queue_url {
         Some(url) => {
-            let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+            let aws = aws().await;
             Reporter::new(crate::sqs::SqsRepairQueue::new(
-                aws_sdk_sqs::Client::new(&aws),
+                aws_sdk_sqs::Client::new(aws),
                 url.clone(),
             ))
         }
@@ -88,17 +96,17 @@ pub async fn repair_reporter(config: &Config) -> Reporter {
 /// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
 pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
     let table = config.require_table_name()?;
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
+    let aws = aws().await;
     Ok(DynamoScoreStore::new(
-        aws_sdk_dynamodb::Client::new(&aws),
+        aws_sdk_dynamodb::Client::new(aws),
         table,
     ))
 }
 
 /// The table's stream, from the standard AWS environment (for the repair).
 pub async fn stream_source() -> DynamoStreams {
-    let aws = aws_config::load_defaults(aws_config::BehaviorVersion::latest()).await;
-    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(&aws))
+    let aws = aws().await;
+    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(aws))
 }
 
 /// The context every HTTP function but `boards` runs with in production.
