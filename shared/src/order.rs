@@ -118,6 +118,17 @@ impl RankKey {
     }
 }
 
+/// How many of `entries` (in rank order) rank at or before `after`: the index of the
+/// first entry after it.
+pub fn position_after(entries: &[RankKey], dir: Direction, after: &RankKey) -> usize {
+    entries.partition_point(|e| e.cmp_in(after, dir) != Ordering::Greater)
+}
+
+/// How many of `entries` (in rank order) rank strictly before `key`.
+pub fn position_before(entries: &[RankKey], dir: Direction, key: &RankKey) -> usize {
+    entries.partition_point(|e| e.cmp_in(key, dir) == Ordering::Less)
+}
+
 /// A key with reached-at 1, for the unit tests of the modules that order keys.
 #[cfg(test)]
 pub(crate) fn test_key(player: &str, score: i64) -> RankKey {
@@ -132,6 +143,33 @@ pub(crate) fn test_key(player: &str, score: i64) -> RankKey {
 mod tests {
     use super::*;
     use crate::score::MAX_ABS_SCORE;
+
+    #[test]
+    fn position_after_follows_rank_order() {
+        let window: Vec<RankKey> = (0..5)
+            .map(|i| test_key(&format!("p{i}"), 100 - i))
+            .collect();
+        assert_eq!(
+            position_after(&window, Direction::Desc, &test_key("p0", 100)),
+            1
+        );
+        assert_eq!(
+            position_after(&window, Direction::Desc, &test_key("x", 97)),
+            4
+        );
+        assert_eq!(
+            position_after(&window, Direction::Desc, &test_key("p4", 96)),
+            5
+        );
+        assert_eq!(
+            position_after(&window, Direction::Desc, &test_key("a", 200)),
+            0
+        );
+        assert_eq!(
+            position_before(&window, Direction::Desc, &test_key("p1", 99)),
+            1
+        );
+    }
 
     fn key(score: i64, reached_at: i64, player: &str) -> RankKey {
         RankKey {

@@ -13,7 +13,7 @@ use super::board::{Board, put};
 use super::outage;
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, position_after};
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
     RateCounter, TOP_WINDOW, TopWindow,
@@ -160,9 +160,7 @@ impl RankIndex for MemoryIndex {
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
-            let pos = after.map_or(0, |a| {
-                ranked.partition_point(|k| k.cmp_in(a, dir) != std::cmp::Ordering::Greater)
-            });
+            let pos = after.map_or(0, |a| position_after(&ranked, dir, a));
             let keys = ranked
                 .iter()
                 .skip(pos)

@@ -14,7 +14,7 @@ use crate::dynamodb::list_key;
 use crate::error::StoreError;
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, position_after, position_before};
 use crate::store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, IndexEntry, RankSketch,
     RankedReads, RebuildStore, Receipt, SketchStore, StandingStore,
@@ -247,9 +247,7 @@ impl RankedReads for MemoryStore {
     ) -> Result<Vec<RankKey>, StoreError> {
         self.with(|t| {
             let keys = t.keys(lb, dir);
-            let pos = after.map_or(0, |a| {
-                keys.partition_point(|k| k.cmp_in(a, dir) != std::cmp::Ordering::Greater)
-            });
+            let pos = after.map_or(0, |a| position_after(&keys, dir, a));
             keys.into_iter().skip(pos).take(limit as usize).collect()
         })
     }
@@ -263,7 +261,7 @@ impl RankedReads for MemoryStore {
     ) -> Result<Vec<RankKey>, StoreError> {
         self.with(|t| {
             let keys = t.keys(lb, dir);
-            let end = keys.partition_point(|k| k.cmp_in(before, dir) == std::cmp::Ordering::Less);
+            let end = position_before(&keys, dir, before);
             keys[end.saturating_sub(limit as usize)..end].to_vec()
         })
     }
@@ -294,7 +292,7 @@ impl RankedReads for MemoryStore {
         self.with(|t| {
             let keys = t.keys(lb, dir);
             let n = match before {
-                Some(b) => keys.partition_point(|k| k.cmp_in(b, dir) == std::cmp::Ordering::Less),
+                Some(b) => position_before(&keys, dir, b),
                 None => keys.len(),
             } as u64;
             Count {

@@ -22,4 +22,4 @@ mod top_window;
 use crate::store::TOP_WINDOW;
 pub use rate_limit::RateLimits;
 pub use read_cache::ReadCache;
-pub use top_window::{TopWindows, WindowRead, position_after};
+pub use top_window::{TopWindows, WindowRead};

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::IndexError;
 use crate::ids::LeaderboardId;
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, position_after};
 use crate::store::{RankIndex, TOP_WINDOW};
 use crate::ttl_cache::lock;
 
@@ -80,26 +80,5 @@ impl TopWindows {
             // A window shorter than TOP_WINDOW is the whole board.
             len < TOP_WINDOW || position_after(&h.entries, dir, after) as u64 + limit <= len
         })
-    }
-}
-
-/// Index of the first entry of `entries` (in rank order) that ranks after `after`.
-pub fn position_after(entries: &[RankKey], dir: Direction, after: &RankKey) -> usize {
-    entries.partition_point(|e| e.cmp_in(after, dir) != std::cmp::Ordering::Greater)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    use crate::order::test_key as key;
-
-    #[test]
-    fn position_after_follows_rank_order() {
-        let window: Vec<RankKey> = (0..5).map(|i| key(&format!("p{i}"), 100 - i)).collect();
-        assert_eq!(position_after(&window, Direction::Desc, &key("p0", 100)), 1);
-        assert_eq!(position_after(&window, Direction::Desc, &key("x", 97)), 4);
-        assert_eq!(position_after(&window, Direction::Desc, &key("p4", 96)), 5);
-        assert_eq!(position_after(&window, Direction::Desc, &key("a", 200)), 0);
     }
 }

@@ -11,10 +11,9 @@ use crate::board::Policy;
 use crate::cursor::CursorSigner;
 use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::LeaderboardId;
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, position_after};
 use crate::score::Score;
 use crate::service::Context;
-use crate::service::hot::position_after;
 use crate::store::{RankIndex, ScoreStore, TOP_WINDOW};
 use crate::time::now_ms;
 
