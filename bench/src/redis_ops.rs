@@ -9,7 +9,7 @@ use leaderboard::board::Standing;
 use leaderboard::caller::Caller;
 use leaderboard::dynamodb::StandingItem;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::order::Direction;
+use leaderboard::order::{Direction, RankMode};
 use leaderboard::service::hot::RateLimits;
 use leaderboard::service::projector::project;
 use leaderboard::service::reads;
@@ -152,7 +152,7 @@ pub async fn run(
     let ours = measure("rank+neighbours (ours)", 100, rounds.reads, |i| {
         let p = &players[picks[i]];
         async move {
-            let reply = reads::rank(ctx, viewer, lb, &player_id(p), 5).await?;
+            let reply = reads::rank(ctx, viewer, lb, &player_id(p), 5, RankMode::Unique).await?;
             anyhow::ensure!(reply.neighbors.len() >= 6, "short neighbourhood");
             Ok(http::json(200, &reply))
         }
@@ -182,7 +182,7 @@ pub async fn run(
 
     println!("-- top 100");
     let ours_top = measure("top-100 (ours)", 100, rounds.reads, |_| async move {
-        let reply = reads::top(ctx, lb, 100).await?;
+        let reply = reads::top(ctx, lb, 100, RankMode::Unique).await?;
         anyhow::ensure!(reply.entries.len() == 100, "short top");
         Ok(http::json(200, &reply))
     })
@@ -212,7 +212,8 @@ pub async fn run(
         let me = player_id(&players[picks[i]]);
         let friends = &sources[i % sources.len()];
         async move {
-            let reply = reads::friends_rank(ctx, friends, viewer, lb, &me, 5).await?;
+            let reply =
+                reads::friends_rank(ctx, friends, viewer, lb, &me, 5, RankMode::Unique).await?;
             anyhow::ensure!(reply.friends_total >= 400, "friends missing");
             Ok(http::json(200, &reply))
         }

@@ -16,6 +16,7 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
+use crate::error::DomainError;
 use crate::score::Score;
 
 /// Digits of the reached-at prefix of a member.
@@ -129,6 +130,88 @@ pub fn position_before(entries: &[RankKey], dir: Direction, key: &RankKey) -> us
     entries.partition_point(|e| e.cmp_in(key, dir) == Ordering::Less)
 }
 
+/// How tied scores share places (`rank_mode`). Every mode walks the same order; they
+/// differ only in the number given to players on equal scores.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RankMode {
+    /// Every player their own place, ties broken by reached-at then player id: 1, 2, 3, 4.
+    #[default]
+    Unique,
+    /// Equal scores share the best of their places, the next score skips: 1, 2, 2, 4.
+    /// A player's place is one more than the players with a strictly better score.
+    Competition,
+    /// Equal scores share a place, the next score takes the next: 1, 2, 2, 3. A player's
+    /// place is one more than the distinct strictly better scores.
+    Dense,
+}
+
+impl RankMode {
+    /// Parses `rank_mode` (default `unique`).
+    pub fn parse(raw: Option<&str>) -> Result<Self, DomainError> {
+        match raw {
+            None | Some("unique") => Ok(Self::Unique),
+            Some("competition") => Ok(Self::Competition),
+            Some("dense") => Ok(Self::Dense),
+            Some(_) => Err(DomainError::invalid(
+                "rank_mode",
+                "must be unique, competition or dense",
+            )),
+        }
+    }
+
+    /// The name a query string and a reply use.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Unique => "unique",
+            Self::Competition => "competition",
+            Self::Dense => "dense",
+        }
+    }
+}
+
+/// Where the first key of a slice of a board stands: its 1-based rank in the order and
+/// its place under the rank mode asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    pub rank: u64,
+    pub place: u64,
+}
+
+impl Start {
+    /// The first key of the board.
+    pub const TOP: Self = Self { rank: 1, place: 1 };
+}
+
+/// The places of consecutive `keys` (in rank order) under `mode`, the first one standing
+/// at `start`: a key on the same score as the one before shares its place; otherwise
+/// unique and competition places are the rank, dense places count up by one.
+pub fn places(mode: RankMode, start: Start, keys: &[RankKey]) -> Vec<u64> {
+    let mut out: Vec<u64> = Vec::with_capacity(keys.len());
+    for (i, key) in keys.iter().enumerate() {
+        let rank = start.rank + i as u64;
+        let place = match (mode, out.last()) {
+            (RankMode::Unique, _) => rank,
+            (_, None) => start.place,
+            (_, Some(&prev)) if keys[i - 1].score == key.score => prev,
+            (RankMode::Competition, Some(_)) => rank,
+            (RankMode::Dense, Some(&prev)) => prev + 1,
+        };
+        out.push(place);
+    }
+    out
+}
+
+/// The first key of `key`'s score in rank order (reached-at 0, empty player id): the
+/// entries strictly before it are the ones with a strictly better score.
+pub fn tie_floor(key: &RankKey) -> RankKey {
+    RankKey {
+        score: key.score,
+        reached_at: 0,
+        player: String::new(),
+    }
+}
+
 /// A key with reached-at 1, for the unit tests of the modules that order keys.
 #[cfg(test)]
 pub(crate) fn test_key(player: &str, score: i64) -> RankKey {
@@ -169,6 +252,46 @@ mod tests {
             position_before(&window, Direction::Desc, &test_key("p1", 99)),
             1
         );
+    }
+
+    #[test]
+    fn shared_places_follow_the_same_order() {
+        let keys = [
+            test_key("a", 90),
+            test_key("b", 80),
+            test_key("c", 80),
+            test_key("d", 70),
+            test_key("e", 70),
+            test_key("f", 60),
+        ];
+        let all = |mode| places(mode, Start::TOP, &keys);
+        assert_eq!(all(RankMode::Unique), [1, 2, 3, 4, 5, 6]);
+        assert_eq!(all(RankMode::Competition), [1, 2, 2, 4, 4, 6]);
+        assert_eq!(all(RankMode::Dense), [1, 2, 2, 3, 3, 4]);
+        // A slice that starts inside a tie keeps the first key's place for the tie.
+        let inside = Start { rank: 3, place: 2 };
+        assert_eq!(
+            places(RankMode::Competition, inside, &keys[2..]),
+            [2, 4, 4, 6]
+        );
+        assert_eq!(places(RankMode::Dense, inside, &keys[2..]), [2, 3, 3, 4]);
+        assert_eq!(places(RankMode::Unique, inside, &keys[2..]), [3, 4, 5, 6]);
+        assert!(places(RankMode::Dense, Start::TOP, &[]).is_empty());
+    }
+
+    #[test]
+    fn the_tie_floor_ranks_before_every_key_on_its_score() {
+        let keys = [key(7, 0, "a"), key(7, 5, ""), key(8, 9, "z")];
+        for dir in [Direction::Desc, Direction::Asc] {
+            for k in &keys {
+                let floor = tie_floor(k);
+                assert!(floor.sort_key(dir) <= k.sort_key(dir));
+                assert_ne!(floor.cmp_in(k, dir), Ordering::Greater);
+            }
+        }
+        assert_eq!(RankMode::parse(None).unwrap(), RankMode::Unique);
+        assert_eq!(RankMode::parse(Some("dense")).unwrap(), RankMode::Dense);
+        assert!(RankMode::parse(Some("Dense")).is_err());
     }
 
     fn key(score: i64, reached_at: i64, player: &str) -> RankKey {

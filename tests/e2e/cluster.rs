@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
-use leaderboard::order::{Direction, RankKey};
+use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::redis::{Access, RedisRankIndex, SecretToken, Target};
 use leaderboard::store::{IndexEntry, RankIndex};
 use serde_json::json;
@@ -76,7 +76,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     // 1. The slot starts migrating; its keys are still on the source, which serves them.
     start_move(&cluster, slot, src, dst).await?;
     let around = index
-        .around(&b, Direction::Desc, &player("p100"), 2)
+        .around(&b, Direction::Desc, &player("p100"), 2, RankMode::Unique)
         .await?;
     assert_eq!(around.map(|a| a.rank), Some(100));
 
@@ -97,7 +97,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         sorted(standings.iter().map(|e| e.key.clone()).collect())[..5]
     );
     let around = index
-        .around(&b, Direction::Desc, &player("p042"), 1)
+        .around(&b, Direction::Desc, &player("p042"), 1, RankMode::Unique)
         .await?;
     assert_eq!(around.map(|a| (a.rank, a.entries.len())), Some((158, 3)));
     ensure!(
@@ -297,7 +297,7 @@ async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Resul
     // Found out at once: reads come from DynamoDB (degraded, and right), never from the
     // split index.
     for b in [&stayed, &moved] {
-        let top = reads::top(&env.ctx, b, 50).await?;
+        let top = reads::top(&env.ctx, b, 50, RankMode::Unique).await?;
         assert!(top.meta.degraded, "{b}: {:?}", top.meta);
         assert_eq!(top.total, 30);
         assert_eq!(top.entries[0].player_id, "p29");
@@ -320,7 +320,7 @@ async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Resul
     assert!(report.done, "{report:?}");
     for b in [&stayed, &moved] {
         assert_eq!(env.assert_index_matches_store(b).await, 30);
-        let top = reads::top(&env.ctx, b, 50).await?;
+        let top = reads::top(&env.ctx, b, 50, RankMode::Unique).await?;
         assert_eq!(serde_json::to_value(top.meta.source)?, "redis");
     }
     Ok(())

@@ -6,7 +6,7 @@ use std::time::Duration;
 use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
-use leaderboard::order::Direction;
+use leaderboard::order::{Direction, RankMode};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::{Context, Settings, reads};
 use leaderboard::store::{IndexEntry, RankIndex, TOP_WINDOW};
@@ -75,9 +75,11 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
     let friends = FixedFriends(vec![player("p01"), player("p09")]);
     // Warm the board definition and the server's script cache, so that only the
     // reads' own index calls remain to count.
-    reads::top(&ctx, &b, 10).await.unwrap();
-    reads::rank(&ctx, &viewer, &b, &celebrity, 5).await.unwrap();
-    reads::friends_rank(&ctx, &friends, &viewer, &b, &celebrity, 2)
+    reads::top(&ctx, &b, 10, RankMode::Unique).await.unwrap();
+    reads::rank(&ctx, &viewer, &b, &celebrity, 5, RankMode::Unique)
+        .await
+        .unwrap();
+    reads::friends_rank(&ctx, &friends, &viewer, &b, &celebrity, 2, RankMode::Unique)
         .await
         .unwrap();
     let mut conn = redis::Client::open(own.url())
@@ -89,11 +91,13 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
     for round in 1..=2u64 {
         tokio::time::sleep(ttl + Duration::from_millis(50)).await;
         reset_stats(&mut conn).await;
-        let ranks = join_all((0..1000).map(|_| reads::rank(&ctx, &viewer, &b, &celebrity, 5)));
-        let tops = join_all((0..1000).map(|_| reads::top(&ctx, &b, 10)));
-        let groups = join_all(
-            (0..1000).map(|_| reads::friends_rank(&ctx, &friends, &viewer, &b, &celebrity, 2)),
+        let ranks = join_all(
+            (0..1000).map(|_| reads::rank(&ctx, &viewer, &b, &celebrity, 5, RankMode::Unique)),
         );
+        let tops = join_all((0..1000).map(|_| reads::top(&ctx, &b, 10, RankMode::Unique)));
+        let groups = join_all((0..1000).map(|_| {
+            reads::friends_rank(&ctx, &friends, &viewer, &b, &celebrity, 2, RankMode::Unique)
+        }));
         let (ranks, tops, groups) = tokio::join!(ranks, tops, groups);
         assert!(
             ranks.iter().all(|r| r.as_ref().unwrap().global_rank == 6),
@@ -121,7 +125,9 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
         ip: None,
     };
     for _ in 0..3 {
-        reads::rank(&ctx, &me, &b, &celebrity, 5).await.unwrap();
+        reads::rank(&ctx, &me, &b, &celebrity, 5, RankMode::Unique)
+            .await
+            .unwrap();
     }
     assert_eq!(calls(&mut conn, "evalsha").await, 3);
 }
@@ -201,7 +207,9 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
             .apply(&entry(i, value, 10 + round))
             .await
             .unwrap();
-        let top = reads::top(&env.ctx, &b, 100).await.unwrap();
+        let top = reads::top(&env.ctx, &b, 100, RankMode::Unique)
+            .await
+            .unwrap();
         let got: Vec<_> = top.entries.iter().map(|e| e.player_id.clone()).collect();
         assert_eq!(got, plain_top(&env, &b, 100).await, "round {round}");
     }
@@ -209,9 +217,16 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let mut walked = Vec::new();
     let mut cursor: Option<String> = None;
     while walked.len() < TOP_WINDOW as usize {
-        let page = reads::ranks(&env.ctx, &signer, &b, cursor.as_deref(), 250)
-            .await
-            .unwrap();
+        let page = reads::ranks(
+            &env.ctx,
+            &signer,
+            &b,
+            cursor.as_deref(),
+            250,
+            RankMode::Unique,
+        )
+        .await
+        .unwrap();
         walked.extend(page.entries.iter().map(|e| e.player_id.clone()));
         cursor = page.next_cursor;
     }
@@ -236,7 +251,9 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
         .unwrap();
     assert_ne!(after.version, before.version);
     assert_eq!(after.entries.unwrap().len(), 1);
-    let top = reads::top(&env.ctx, &b, 10).await.unwrap();
+    let top = reads::top(&env.ctx, &b, 10, RankMode::Unique)
+        .await
+        .unwrap();
     assert_eq!(top.total, 1);
 }
 

@@ -169,6 +169,69 @@ async fn neighbors_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result
 }
 
 #[tokio::test]
+async fn rank_mode_shares_places_on_every_ranked_read() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = stack.create_board("http").await?;
+    // In rank order: a 50, b 50, c 40, d 40, e 30 (ties by who got there first).
+    for (p, s) in [("a", 50), ("b", 50), ("c", 40), ("d", 40), ("e", 30)] {
+        stack.post_score(&lb, p, "m1", s).await?;
+    }
+    stack.set_friends("d", &["a", "c", "e"]).await?;
+    let cases = [
+        ("unique", vec![1, 2, 3, 4, 5], 4, vec![1, 2, 3, 4]),
+        ("competition", vec![1, 1, 3, 3, 5], 3, vec![1, 2, 2, 4]),
+        ("dense", vec![1, 1, 2, 2, 3], 2, vec![1, 2, 2, 3]),
+    ];
+    for (mode, board, d_rank, group) in cases {
+        let q = format!("rank_mode={mode}");
+        let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?{q}")).await?;
+        assert_eq!(status, 200, "{top}");
+        assert_eq!(
+            (ranks(&top, "entries"), &top["rank_mode"]),
+            (board.clone(), &Value::from(mode))
+        );
+        let (_, page) = stack
+            .get(&format!("/leaderboards/{lb}/ranks?limit=3&{q}"))
+            .await?;
+        let cursor = page["next_cursor"].as_str().unwrap_or_default().to_owned();
+        let (_, rest) = stack
+            .get(&format!(
+                "/leaderboards/{lb}/ranks?limit=3&{q}&cursor={cursor}"
+            ))
+            .await?;
+        let walked: Vec<u64> = ranks(&page, "entries")
+            .into_iter()
+            .chain(ranks(&rest, "entries"))
+            .collect();
+        assert_eq!(walked, board, "{mode} pages");
+        let (_, rank) = stack
+            .get(&format!("/leaderboards/{lb}/players/d/rank?k=1&{q}"))
+            .await?;
+        assert_eq!(rank["global_rank"].as_u64(), Some(d_rank), "{mode}: {rank}");
+        assert_eq!(ranks(&rank, "neighbors"), board[2..5], "{mode}");
+        let (_, friends) = stack
+            .get(&format!("/leaderboards/{lb}/players/d/friends-rank?{q}"))
+            .await?;
+        assert_eq!(ranks(&friends, "neighbors"), group, "{mode}: {friends}");
+        assert_eq!(friends["friends_rank"].as_u64(), Some(group[2]));
+    }
+    for path in [
+        format!("/leaderboards/{lb}/top?rank_mode=Dense"),
+        format!("/leaderboards/{lb}/ranks?rank_mode=olympic"),
+        format!("/leaderboards/{lb}/players/d/rank?rank_mode="),
+        format!("/leaderboards/{lb}/players/d/friends-rank?rank_mode=x"),
+    ] {
+        let (status, body) = stack.get(&path).await?;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (400, Some("invalid_request")),
+            "{path}: {body}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
 async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_players() -> Result<()>
 {
     let stack = Stack::start(&redis_url()).await?;

@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use leaderboard::ids::LeaderboardId;
-use leaderboard::order::{Direction, RankKey};
+use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::MAX_ABS_SCORE;
 use leaderboard::store::{Health, IndexEntry, RankIndex, RateCounter, TOP_WINDOW};
@@ -21,7 +21,8 @@ on_both_topologies!(
     ordering,
     versions,
     many_boards_in_one_call,
-    rebuild_window_and_pages
+    rebuild_window_and_pages,
+    shared_places
 );
 
 fn keys() -> Vec<RankKey> {
@@ -71,7 +72,7 @@ async fn ordering(url: &str) {
             let around = env
                 .ctx
                 .index
-                .around(&board, dir, &player(&key.player), 0)
+                .around(&board, dir, &player(&key.player), 0, RankMode::Unique)
                 .await
                 .unwrap()
                 .unwrap();
@@ -234,16 +235,16 @@ async fn rebuild_window_and_pages(url: &str) {
     let mut walked = Vec::new();
     let mut after: Option<RankKey> = None;
     loop {
-        let (pos, rows, total) = index
-            .page(&b, Direction::Desc, after.as_ref(), 250)
+        let page = index
+            .page(&b, Direction::Desc, after.as_ref(), 250, RankMode::Unique)
             .await
             .unwrap();
-        assert_eq!((pos as usize, total), (walked.len(), 1_500));
-        if rows.is_empty() {
+        assert_eq!((page.before as usize, page.total), (walked.len(), 1_500));
+        if page.entries.is_empty() {
             break;
         }
-        after = rows.last().cloned();
-        walked.extend(rows);
+        after = page.entries.last().cloned();
+        walked.extend(page.entries);
     }
     assert_eq!(walked, want);
 
@@ -252,4 +253,131 @@ async fn rebuild_window_and_pages(url: &str) {
     assert_eq!(keys[0].as_ref().map(|k| k.score.get()), Some(0));
     assert_eq!(keys[1].as_ref().map(|k| k.player.as_str()), Some("p0999"));
     assert!(keys[2].is_none());
+}
+
+/// Each key's place under `mode` counted the long way, for a descending board in rank
+/// order: one more than the keys (competition) or the distinct scores (dense) above.
+fn model_places(mode: RankMode, ranked: &[RankKey]) -> Vec<u64> {
+    ranked
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let above: Vec<i64> = ranked
+                .iter()
+                .map(|o| o.score.get())
+                .filter(|&s| s > k.score.get())
+                .collect();
+            let distinct: HashSet<i64> = above.iter().copied().collect();
+            match mode {
+                RankMode::Unique => i as u64 + 1,
+                RankMode::Competition => above.len() as u64 + 1,
+                RankMode::Dense => distinct.len() as u64 + 1,
+            }
+        })
+        .collect()
+}
+
+/// Shared places stay exact while scores move on and off shared values (a score's last
+/// holder leaving it must drop it from the distinct scores), through a rebuild that
+/// loads a snapshot while newer writes land; a board that lost its distinct scores
+/// (evicted) turns stale rather than answer a wrong dense place.
+async fn shared_places(url: &str) {
+    let index = adapter(url);
+    let b = lb("places");
+    index.init_board(&b, None).await.unwrap();
+    let mut rng = Rng::new(7);
+    let mut newest: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    let mut version = 0;
+    let mut round = |rng: &mut Rng, newest: &mut BTreeMap<String, (u64, i64)>, n: usize| {
+        (0..n)
+            .map(|_| {
+                version += 1;
+                let p = format!("p{:03}", rng.below(200));
+                let s = rng.below(25) as i64;
+                newest.insert(p.clone(), (version, s));
+                entry(&b, &p, s, version)
+            })
+            .collect::<Vec<_>>()
+    };
+    for _ in 0..3 {
+        let batch = round(&mut rng, &mut newest, 400);
+        index.apply_many(&batch).await.unwrap();
+    }
+    // A rebuild loads the snapshot taken now while newer writes keep landing.
+    let snapshot: Vec<IndexEntry> = newest
+        .iter()
+        .map(|(p, (v, s))| entry(&b, p, *s, *v))
+        .collect();
+    assert!(!index.begin_rebuild(&b, "gen-1", true).await.unwrap());
+    for (i, page) in snapshot.chunks(50).enumerate() {
+        let during = round(&mut rng, &mut newest, 40);
+        if i % 2 == 0 {
+            index.apply_many(&during).await.unwrap();
+            index.load(&b, page).await.unwrap();
+        } else {
+            index.load(&b, page).await.unwrap();
+            index.apply_many(&during).await.unwrap();
+        }
+    }
+    assert!(index.finish_rebuild(&b, "gen-1", None).await.unwrap());
+    let after = round(&mut rng, &mut newest, 300);
+    index.apply_many(&after).await.unwrap();
+
+    let mut want: Vec<RankKey> = newest
+        .iter()
+        .map(|(p, (v, s))| entry(&b, p, *s, *v).key)
+        .collect();
+    want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
+    for mode in [RankMode::Unique, RankMode::Competition, RankMode::Dense] {
+        let places = model_places(mode, &want);
+        let mut after: Option<RankKey> = None;
+        let mut walked = 0;
+        loop {
+            let page = index
+                .page(&b, Direction::Desc, after.as_ref(), 37, mode)
+                .await
+                .unwrap();
+            let Some(last) = page.entries.last() else {
+                break;
+            };
+            assert_eq!(
+                page.first_place, places[walked],
+                "{mode:?} page at {walked}"
+            );
+            walked += page.entries.len();
+            after = Some(last.clone());
+        }
+        assert_eq!(walked, want.len());
+        for (i, key) in want.iter().enumerate().step_by(7) {
+            let around = index
+                .around(&b, Direction::Desc, &player(&key.player), 2, mode)
+                .await
+                .unwrap()
+                .expect("on the board");
+            let lo = i.saturating_sub(2);
+            assert_eq!(around.first_rank as usize, lo + 1);
+            assert_eq!(
+                around.first_place, places[lo],
+                "{mode:?} around {}",
+                key.player
+            );
+        }
+    }
+
+    // The distinct scores evicted: dense reads refuse and the board needs a rebuild.
+    let mut raw = crate::support::raw_redis(url).await;
+    let _: () = redis::cmd("DEL")
+        .arg(index.distinct_key(&b))
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let anyone = player(&want[5].player);
+    let refused = index
+        .around(&b, Direction::Desc, &anyone, 1, RankMode::Dense)
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(
+        index.health(std::slice::from_ref(&b)).await.unwrap(),
+        [Health::Stale]
+    );
 }

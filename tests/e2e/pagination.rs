@@ -7,7 +7,7 @@ use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::cursor::CursorSigner;
 use leaderboard::error::{DomainError, ServiceError};
-use leaderboard::order::RankKey;
+use leaderboard::order::{RankKey, RankMode};
 use leaderboard::service::reads;
 use leaderboard::store::{IndexEntry, RankIndex};
 
@@ -77,9 +77,16 @@ async fn walk_while_writing(policy: Policy) -> (Vec<String>, usize) {
         let mut cursor: Option<String> = None;
         let mut pages = 0;
         loop {
-            let page = reads::ranks(&env.ctx, &signer, &b, cursor.as_deref(), 100)
-                .await
-                .unwrap();
+            let page = reads::ranks(
+                &env.ctx,
+                &signer,
+                &b,
+                cursor.as_deref(),
+                100,
+                RankMode::Unique,
+            )
+            .await
+            .unwrap();
             pages += 1;
             for e in &page.entries {
                 seen.push(e.player_id.clone());
@@ -144,9 +151,16 @@ async fn a_walk_without_writes_returns_every_player_exactly_once_with_true_ranks
     let mut cursor = None;
     let mut ranks = Vec::new();
     loop {
-        let page = reads::ranks(&env.ctx, &signer, &b, cursor.as_deref(), 7)
-            .await
-            .unwrap();
+        let page = reads::ranks(
+            &env.ctx,
+            &signer,
+            &b,
+            cursor.as_deref(),
+            7,
+            RankMode::Unique,
+        )
+        .await
+        .unwrap();
         assert_eq!(page.total, 250);
         ranks.extend(page.entries.iter().map(|e| e.rank));
         cursor = page.next_cursor;
@@ -167,7 +181,9 @@ async fn a_forged_or_foreign_cursor_is_refused() {
         .collect();
     env.ctx.index.apply_many(&seed).await.unwrap();
     let signer = CursorSigner::new("test-secret");
-    let page = reads::ranks(&env.ctx, &signer, &b, None, 5).await.unwrap();
+    let page = reads::ranks(&env.ctx, &signer, &b, None, 5, RankMode::Unique)
+        .await
+        .unwrap();
     let cursor = page.next_cursor.unwrap();
     let invalid = |r: Result<reads::PageReply, ServiceError>| {
         matches!(r, Err(ServiceError::Domain(DomainError::InvalidCursor)))
@@ -175,16 +191,32 @@ async fn a_forged_or_foreign_cursor_is_refused() {
     let mut tampered = cursor.clone();
     tampered.replace_range(2..3, if &cursor[2..3] == "A" { "B" } else { "A" });
     assert!(invalid(
-        reads::ranks(&env.ctx, &signer, &b, Some(&tampered), 5).await
+        reads::ranks(&env.ctx, &signer, &b, Some(&tampered), 5, RankMode::Unique).await
     ));
     assert!(invalid(
-        reads::ranks(&env.ctx, &signer, &other, Some(&cursor), 5).await
+        reads::ranks(
+            &env.ctx,
+            &signer,
+            &other,
+            Some(&cursor),
+            5,
+            RankMode::Unique
+        )
+        .await
     ));
     assert!(invalid(
-        reads::ranks(&env.ctx, &CursorSigner::new("x"), &b, Some(&cursor), 5).await
+        reads::ranks(
+            &env.ctx,
+            &CursorSigner::new("x"),
+            &b,
+            Some(&cursor),
+            5,
+            RankMode::Unique
+        )
+        .await
     ));
     assert!(
-        reads::ranks(&env.ctx, &signer, &b, Some(&cursor), 5)
+        reads::ranks(&env.ctx, &signer, &b, Some(&cursor), 5, RankMode::Unique)
             .await
             .is_ok()
     );

@@ -8,7 +8,7 @@ use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
 use leaderboard::error::{IndexError, ServiceError};
 use leaderboard::ids::LeaderboardId;
-use leaderboard::order::Direction;
+use leaderboard::order::{Direction, RankMode};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::projector::project;
 use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
@@ -65,14 +65,18 @@ async fn health(env: &TestEnv, b: &LeaderboardId) -> Health {
 async fn a_wiped_board_reads_degraded_from_dynamodb_until_a_rebuild_restores_it_exactly() {
     let env = TestEnv::new().await;
     let b = scripted_board(&env, 30).await;
-    let before = reads::top(&env.ctx, &b, 50).await.unwrap();
+    let before = reads::top(&env.ctx, &b, 50, RankMode::Unique)
+        .await
+        .unwrap();
     assert_eq!(serde_json::to_value(before.meta.source).unwrap(), "redis");
 
     env.wipe_index(&b).await;
     assert_eq!(health(&env, &b).await, Health::Missing);
     // A write after the wipe lands in Redis, but the board is not trusted until rebuilt.
     env.submit(&b, "late", "m1", 5).await.unwrap();
-    let degraded = reads::top(&env.ctx, &b, 50).await.unwrap();
+    let degraded = reads::top(&env.ctx, &b, 50, RankMode::Unique)
+        .await
+        .unwrap();
     assert!(degraded.meta.degraded);
     assert_eq!(
         serde_json::to_value(degraded.meta.source).unwrap(),
@@ -86,16 +90,25 @@ async fn a_wiped_board_reads_degraded_from_dynamodb_until_a_rebuild_restores_it_
             .collect::<Vec<_>>()
     };
     assert_eq!(players(&degraded)[..30], players(&before)[..]);
-    let rank = reads::rank(&env.ctx, &Caller::default(), &b, &player("p007"), 2)
-        .await
-        .unwrap();
+    let rank = reads::rank(
+        &env.ctx,
+        &Caller::default(),
+        &b,
+        &player("p007"),
+        2,
+        RankMode::Unique,
+    )
+    .await
+    .unwrap();
     assert!(rank.meta.degraded);
 
     let done = rebuild_once(&env, &b, far()).await;
     assert_eq!((done.outcome, done.loaded), (Outcome::Rebuilt, 31));
     assert_eq!(health(&env, &b).await, Health::Ready);
     assert_eq!(env.assert_index_matches_store(&b).await, 31);
-    let after = reads::top(&env.ctx, &b, 50).await.unwrap();
+    let after = reads::top(&env.ctx, &b, 50, RankMode::Unique)
+        .await
+        .unwrap();
     assert_eq!(serde_json::to_value(after.meta.source).unwrap(), "redis");
     assert_eq!(players(&after), players(&degraded));
 }
@@ -244,10 +257,10 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
     let down = context_with_redis(&env, &format!("redis://127.0.0.1:{}", free_port()));
     let p = player("p005");
 
-    let live_rank = reads::rank(&env.ctx, &Caller::default(), &b, &p, 3)
+    let live_rank = reads::rank(&env.ctx, &Caller::default(), &b, &p, 3, RankMode::Unique)
         .await
         .unwrap();
-    let rank = reads::rank(&down, &Caller::default(), &b, &p, 3)
+    let rank = reads::rank(&down, &Caller::default(), &b, &p, 3, RankMode::Unique)
         .await
         .unwrap();
     assert!(rank.meta.degraded);
@@ -257,8 +270,8 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
     );
     assert_eq!(rank.neighbors, live_rank.neighbors);
 
-    let live_top = reads::top(&env.ctx, &b, 7).await.unwrap();
-    let top = reads::top(&down, &b, 7).await.unwrap();
+    let live_top = reads::top(&env.ctx, &b, 7, RankMode::Unique).await.unwrap();
+    let top = reads::top(&down, &b, 7, RankMode::Unique).await.unwrap();
     assert!(top.meta.degraded);
     assert_eq!(
         (top.total, &top.entries),
@@ -266,13 +279,24 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
     );
 
     let signer = leaderboard::cursor::CursorSigner::new("s");
-    let live_page = reads::ranks(&env.ctx, &signer, &b, None, 6).await.unwrap();
-    let page = reads::ranks(&down, &signer, &b, None, 6).await.unwrap();
-    assert!(page.meta.degraded);
-    assert_eq!(page.entries, live_page.entries);
-    let next = reads::ranks(&down, &signer, &b, page.next_cursor.as_deref(), 6)
+    let live_page = reads::ranks(&env.ctx, &signer, &b, None, 6, RankMode::Unique)
         .await
         .unwrap();
+    let page = reads::ranks(&down, &signer, &b, None, 6, RankMode::Unique)
+        .await
+        .unwrap();
+    assert!(page.meta.degraded);
+    assert_eq!(page.entries, live_page.entries);
+    let next = reads::ranks(
+        &down,
+        &signer,
+        &b,
+        page.next_cursor.as_deref(),
+        6,
+        RankMode::Unique,
+    )
+    .await
+    .unwrap();
     assert_eq!(next.entries.first().map(|e| e.rank), Some(7));
 
     // After a few failed calls the breaker answers at once, without waiting the budget.
@@ -300,11 +324,11 @@ async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_a
     env.ctx.store.create_table().await.unwrap();
     let b = scripted_board(&env, 5).await;
     let ctx = context_with_redis(&env, &redis.url());
-    let fresh = reads::top(&ctx, &b, 3).await.unwrap();
+    let fresh = reads::top(&ctx, &b, 3, RankMode::Unique).await.unwrap();
     assert_eq!(serde_json::to_value(fresh.meta.source).unwrap(), "redis");
 
     redis.pause();
-    let degraded = reads::top(&ctx, &b, 3).await.unwrap();
+    let degraded = reads::top(&ctx, &b, 3, RankMode::Unique).await.unwrap();
     assert_eq!(
         serde_json::to_value(degraded.meta.source).unwrap(),
         "dynamodb"
@@ -312,14 +336,21 @@ async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_a
 
     dynamo.stop();
     tokio::time::sleep(Duration::from_millis(20)).await;
-    let stale = reads::top(&ctx, &b, 3).await.unwrap();
+    let stale = reads::top(&ctx, &b, 3, RankMode::Unique).await.unwrap();
     assert_eq!(serde_json::to_value(stale.meta.source).unwrap(), "cache");
     assert!(stale.meta.degraded && stale.meta.stale_ms.is_some());
     assert_eq!(stale.entries, fresh.entries);
     // A read never answered before has nothing to fall back on: 503.
-    let err = reads::rank(&ctx, &Caller::default(), &b, &player("p001"), 1)
-        .await
-        .unwrap_err();
+    let err = reads::rank(
+        &ctx,
+        &Caller::default(),
+        &b,
+        &player("p001"),
+        1,
+        RankMode::Unique,
+    )
+    .await
+    .unwrap_err();
     assert!(
         matches!(err, ServiceError::Store(_) | ServiceError::Index(_)),
         "{err:?}"
@@ -360,9 +391,16 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
     let down = context_with_redis(&env, &format!("redis://127.0.0.1:{}", free_port()));
 
     // No sketch yet: a rank past the cap is not guessed.
-    let err = reads::rank(&down, &Caller::default(), &b, &deep_players[1], 1)
-        .await
-        .unwrap_err();
+    let err = reads::rank(
+        &down,
+        &Caller::default(),
+        &b,
+        &deep_players[1],
+        1,
+        RankMode::Unique,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(err.code(), "rank_unavailable", "{err:?}");
     assert_eq!(leaderboard::http::status_and_code(&err).0, 503);
 
@@ -379,9 +417,16 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
     assert_eq!(sketch.total, PLAYERS);
 
     // Near the top: counted, exact; the total is the sketch's, and says so.
-    let top = reads::rank(&down, &Caller::default(), &b, &top_player, 2)
-        .await
-        .unwrap();
+    let top = reads::rank(
+        &down,
+        &Caller::default(),
+        &b,
+        &top_player,
+        2,
+        RankMode::Unique,
+    )
+    .await
+    .unwrap();
     assert!(top.meta.degraded);
     assert_eq!(top.global_rank, 4);
     assert!(!top.meta.rank_approximate && top.meta.total_approximate);
@@ -389,7 +434,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
     // Deep: estimated within half a gap between marks, and flagged.
     let gap = PLAYERS.div_ceil(leaderboard::service::sketch::MARKS);
     for p in &deep_players {
-        let r = reads::rank(&down, &Caller::default(), &b, p, 1)
+        let r = reads::rank(&down, &Caller::default(), &b, p, 1, RankMode::Unique)
             .await
             .unwrap();
         assert!(r.meta.rank_approximate, "{p}");
@@ -402,7 +447,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
         assert_eq!(r.score, truth[rank_of(p.as_str()) as usize - 1].score.get());
     }
     // The top of the board is exact; only its total is an estimate.
-    let page = reads::top(&down, &b, 10).await.unwrap();
+    let page = reads::top(&down, &b, 10, RankMode::Unique).await.unwrap();
     let want: Vec<String> = truth[..10]
         .iter()
         .map(|s| s.player_id.to_string())

@@ -7,7 +7,7 @@ use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
 use leaderboard::error::ServiceError;
-use leaderboard::order::Direction;
+use leaderboard::order::{Direction, RankMode};
 use leaderboard::service::reads;
 use leaderboard::service::scores::{BoardOutcome, Outcome};
 use leaderboard::store::RankIndex;
@@ -337,16 +337,25 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
         "the closed window's keys and marker expired from Redis: {expired:?}"
     );
 
-    let top = reads::top(&env.ctx, &id, 3).await.unwrap();
+    let top = reads::top(&env.ctx, &id, 3, RankMode::Unique)
+        .await
+        .unwrap();
     assert_eq!(serde_json::to_value(top.meta.source).unwrap(), "dynamodb");
     assert!(!top.meta.degraded, "history is not a degradation");
     assert_eq!(top.total, 4);
     let players: Vec<_> = top.entries.iter().map(|e| e.player_id.as_str()).collect();
     assert_eq!(players, ["p4", "p3", "p2"]);
 
-    let rank = reads::rank(&env.ctx, &Caller::default(), &id, &player("p2"), 1)
-        .await
-        .unwrap();
+    let rank = reads::rank(
+        &env.ctx,
+        &Caller::default(),
+        &id,
+        &player("p2"),
+        1,
+        RankMode::Unique,
+    )
+    .await
+    .unwrap();
     assert_eq!(serde_json::to_value(rank.meta.source).unwrap(), "dynamodb");
     assert_eq!((rank.global_rank, rank.total, rank.score), (3, 4, 101));
     let around: Vec<_> = rank
@@ -366,6 +375,7 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
         &id,
         &player("p2"),
         5,
+        RankMode::Unique,
     )
     .await
     .unwrap();

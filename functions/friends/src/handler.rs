@@ -21,9 +21,10 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter, F: FriendsSource>
         let lb = http::path(req, "lb", LeaderboardId::parse)?;
         let player = http::path(req, "p", PlayerId::parse)?;
         let k = reads::parse_k(http::query(req, "k"))?;
+        let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
         let caller = http::caller(req);
         reads::admit(&deps.ctx, &caller).await?;
-        reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k).await
+        reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k, mode).await
     };
     Ok(http::respond(200, result.await))
 }

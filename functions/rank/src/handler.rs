@@ -1,4 +1,4 @@
-//! `GET /leaderboards/{lb}/players/{p}/rank?k=`.
+//! `GET /leaderboards/{lb}/players/{p}/rank?k=&rank_mode=`.
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
@@ -16,9 +16,10 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
         let lb = http::path(req, "lb", LeaderboardId::parse)?;
         let player = http::path(req, "p", PlayerId::parse)?;
         let k = reads::parse_k(http::query(req, "k"))?;
+        let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
         let caller = http::caller(req);
         reads::admit(ctx, &caller).await?;
-        reads::rank(ctx, &caller, &lb, &player, k).await
+        reads::rank(ctx, &caller, &lb, &player, k, mode).await
     };
     Ok(http::respond(200, result.await))
 }

@@ -1,4 +1,5 @@
-//! `GET /leaderboards/{lb}/top?n=` and `GET /leaderboards/{lb}/ranks?limit=&cursor=`.
+//! `GET /leaderboards/{lb}/top?n=&rank_mode=` and
+//! `GET /leaderboards/{lb}/ranks?limit=&cursor=&rank_mode=`.
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
@@ -23,8 +24,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
             let result = async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let n = reads::parse_n(http::query(req, "n"))?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
                 reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::top(&deps.ctx, &lb, n).await
+                reads::top(&deps.ctx, &lb, n, mode).await
             };
             http::respond(200, result.await)
         }
@@ -33,8 +35,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let limit = reads::parse_limit(http::query(req, "limit"))?;
                 let cursor = http::query(req, "cursor");
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
                 reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::ranks(&deps.ctx, &deps.signer, &lb, cursor, limit).await
+                reads::ranks(&deps.ctx, &deps.signer, &lb, cursor, limit, mode).await
             };
             http::respond(200, result.await)
         }

@@ -13,10 +13,10 @@ use super::board::{Board, put};
 use super::outage;
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey, position_after};
+use crate::order::{Direction, RankKey, RankMode, Start, places, position_after};
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
-    RateCounter, TOP_WINDOW, TopWindow,
+    RateCounter, Slice, TOP_WINDOW, TopWindow,
 };
 use crate::ttl_cache::lock;
 
@@ -116,6 +116,7 @@ impl RankIndex for MemoryIndex {
         dir: Direction,
         player: &PlayerId,
         k: u64,
+        mode: RankMode,
     ) -> Result<Option<Around>, IndexError> {
         self.with(lb, |b| {
             b.ready()?;
@@ -129,6 +130,7 @@ impl RankIndex for MemoryIndex {
                 rank: r + 1,
                 total: ranked.len() as u64,
                 first_rank: lo + 1,
+                first_place: places(mode, Start::TOP, &ranked)[lo as usize],
                 entries: ranked[lo as usize..hi as usize].to_vec(),
                 rank_approximate: false,
                 total_approximate: false,
@@ -156,18 +158,27 @@ impl RankIndex for MemoryIndex {
         dir: Direction,
         after: Option<&RankKey>,
         limit: u64,
-    ) -> Result<(u64, Vec<RankKey>, u64), IndexError> {
+        mode: RankMode,
+    ) -> Result<Slice, IndexError> {
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
             let pos = after.map_or(0, |a| position_after(&ranked, dir, a));
-            let keys = ranked
+            let entries = ranked
                 .iter()
                 .skip(pos)
                 .take(limit as usize)
                 .cloned()
                 .collect();
-            Ok((pos as u64, keys, ranked.len() as u64))
+            Ok(Slice {
+                before: pos as u64,
+                first_place: places(mode, Start::TOP, &ranked)
+                    .get(pos)
+                    .copied()
+                    .unwrap_or(1),
+                entries,
+                total: ranked.len() as u64,
+            })
         })?
     }
 

@@ -6,7 +6,7 @@ use redis::{Script, ScriptInvocation};
 
 use super::keys::BoardKeys;
 use super::scripts::Scripts;
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode};
 use crate::store::{IndexEntry, TOP_WINDOW};
 
 /// A call of one script.
@@ -63,10 +63,10 @@ fn read_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
 }
 
 /// Every live and rebuild key of a board, as the applies and the swap take them: z, h,
-/// m, tz, th, tv.
+/// m, tz, th, tv, d, td.
 fn write_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
     read_keys(inv, k);
-    inv.key(&k.tz).key(&k.th).key(&k.tv);
+    inv.key(&k.tz).key(&k.th).key(&k.tv).key(&k.d).key(&k.td);
 }
 
 call! {
@@ -92,9 +92,9 @@ call! {
 
 call! {
     /// `around.lua`: a player's rank and `k` neighbours on each side.
-    Around<'a> { keys: &'a BoardKeys, player: &'a str, k: u64 } => around, |c, inv| {
+    Around<'a> { keys: &'a BoardKeys, player: &'a str, k: u64, mode: RankMode } => around, |c, inv| {
         read_keys(inv, c.keys);
-        inv.arg(c.player).arg(c.k);
+        inv.key(&c.keys.d).arg(c.player).arg(c.k).arg(c.mode.as_str());
     }
 }
 
@@ -108,14 +108,16 @@ call! {
 
 call! {
     /// `page.lua`: a page strictly after a key.
-    Page<'a> { keys: &'a BoardKeys, dir: Direction, after: Option<&'a RankKey>, limit: u64 }
-    => page, |c, inv| {
+    Page<'a> {
+        keys: &'a BoardKeys, dir: Direction, after: Option<&'a RankKey>, limit: u64, mode: RankMode,
+    } => page, |c, inv| {
         read_keys(inv, c.keys);
+        inv.key(&c.keys.d);
         match c.after {
             Some(k) => inv.arg("1").arg(k.zscore(c.dir)).arg(k.member()),
             None => inv.arg("0").arg(0).arg(""),
         };
-        inv.arg(c.limit);
+        inv.arg(c.limit).arg(c.mode.as_str());
     }
 }
 
@@ -177,7 +179,7 @@ call! {
 call! {
     /// `begin.lua`: a rebuild started or resumed under `gen_id`.
     Begin<'a> { keys: &'a BoardKeys, gen_id: &'a str, fresh: bool } => begin, |c, inv| {
-        inv.key(&c.keys.m).key(&c.keys.tz).key(&c.keys.th);
+        inv.key(&c.keys.m).key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td);
         inv.arg(c.gen_id).arg(if c.fresh { "1" } else { "0" });
     }
 }
@@ -185,7 +187,7 @@ call! {
 call! {
     /// `load.lua`: snapshot entries into the rebuild's keys (players distinct).
     Load<'a> { keys: &'a BoardKeys, entries: &'a [&'a IndexEntry] } => load, |c, inv| {
-        inv.key(&c.keys.tz).key(&c.keys.th);
+        inv.key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td);
         for e in c.entries {
             standing(inv, e);
         }

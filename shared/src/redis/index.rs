@@ -12,10 +12,10 @@ use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, LOAD_CHUNK, RedisRankIndex};
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode};
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
-    TopWindow,
+    Slice, TopWindow,
 };
 
 impl RedisRankIndex {
@@ -100,14 +100,17 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         player: &PlayerId,
         k: u64,
+        mode: RankMode,
     ) -> Result<Option<Around>, IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::Around {
             keys: &keys,
             player: player.as_str(),
             k,
+            mode,
         };
-        let (state, rank, total, lo, flat): (String, i64, u64, u64, Flat) = self.run(&call).await?;
+        let (state, rank, total, lo, flat, first_place): (String, i64, u64, u64, Flat, u64) =
+            self.run(&call).await?;
         ready(&state)?;
         if rank < 0 {
             return Ok(None);
@@ -116,6 +119,7 @@ impl RankIndex for RedisRankIndex {
             rank: rank as u64 + 1,
             total,
             first_rank: lo + 1,
+            first_place,
             entries: decode_entries(dir, flat)?,
             rank_approximate: false,
             total_approximate: false,
@@ -143,17 +147,25 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         after: Option<&RankKey>,
         limit: u64,
-    ) -> Result<(u64, Vec<RankKey>, u64), IndexError> {
+        mode: RankMode,
+    ) -> Result<Slice, IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::Page {
             keys: &keys,
             dir,
             after,
             limit,
+            mode,
         };
-        let (state, pos, total, flat): (String, u64, u64, Flat) = self.run(&call).await?;
+        let (state, before, total, flat, first_place): (String, u64, u64, Flat, u64) =
+            self.run(&call).await?;
         ready(&state)?;
-        Ok((pos, decode_entries(dir, flat)?, total))
+        Ok(Slice {
+            before,
+            first_place,
+            entries: decode_entries(dir, flat)?,
+            total,
+        })
     }
 
     #[instrument(skip(self, players), fields(count = players.len()))]

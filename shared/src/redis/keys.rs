@@ -11,9 +11,12 @@ pub(crate) struct BoardKeys {
     pub h: String,
     /// Marker hash: `state`, `lineage`, `size`, `gen`.
     pub m: String,
-    /// A rebuild's sorted set and hash, swapped in when it finishes.
+    /// Sorted set of the board's distinct zscores, for dense ranks.
+    pub d: String,
+    /// A rebuild's sorted set, hash and distinct zscores, swapped in when it finishes.
     pub tz: String,
     pub th: String,
+    pub td: String,
     /// The top-window version.
     pub tv: String,
     /// Set while a repair request for the board is in flight (dedupes the requests).
@@ -33,8 +36,10 @@ impl BoardKeys {
             z: format!("{base}:z"),
             h: format!("{base}:h"),
             m: format!("{base}:m"),
+            d: format!("{base}:d"),
             tz: format!("{base}:tz"),
             th: format!("{base}:th"),
+            td: format!("{base}:td"),
             tv: format!("{base}:tv"),
             rq: format!("{base}:rq"),
             lease: format!("{base}:lease"),
@@ -55,7 +60,9 @@ mod tests {
     fn every_key_of_a_board_shares_its_hash_tag() {
         let lb = LeaderboardId::parse("g1:ranked").unwrap();
         let k = BoardKeys::new("t:", &lb);
-        for key in [&k.z, &k.h, &k.m, &k.tz, &k.th, &k.tv, &k.rq, &k.lease] {
+        for key in [
+            &k.z, &k.h, &k.m, &k.d, &k.tz, &k.th, &k.td, &k.tv, &k.rq, &k.lease,
+        ] {
             assert!(key.starts_with("t:lb:{g1:ranked}:"), "{key}");
         }
     }

@@ -115,6 +115,11 @@ impl RedisRankIndex {
         (k.z, k.h)
     }
 
+    /// The key of a board's distinct scores (for dense ranks).
+    pub fn distinct_key(&self, lb: &LeaderboardId) -> String {
+        self.board_keys(lb).d
+    }
+
     /// The marker key of a board.
     pub fn marker_key(&self, lb: &LeaderboardId) -> String {
         self.board_keys(lb).m

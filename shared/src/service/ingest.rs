@@ -23,7 +23,7 @@ use super::Context;
 use crate::board::{Board, BoardStatus, Fold, Standing};
 use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode};
 use crate::score::Score;
 use crate::store::{Commit, CommitOutcome, Health, IndexEntry, RankIndex, Receipt, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
@@ -250,7 +250,11 @@ async fn previous_rank<S, I: RankIndex>(
     if !req.want_previous_rank {
         return None;
     }
-    match ctx.index.around(&req.board, dir, &req.player, 0).await {
+    match ctx
+        .index
+        .around(&req.board, dir, &req.player, 0, RankMode::Unique)
+        .await
+    {
         Ok(a) => a.map(|a| a.rank),
         Err(error) => {
             warn!(%error, "previous rank unavailable");
@@ -351,7 +355,7 @@ async fn place<S, I: RankIndex>(
         }
         None => ctx
             .index
-            .around(&req.board, dir, &req.player, 0)
+            .around(&req.board, dir, &req.player, 0, RankMode::Unique)
             .await
             .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total))),
     };

@@ -16,8 +16,8 @@ mod stream;
 
 pub use friends::FriendsSource;
 pub use rank_index::{
-    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, TOP_WINDOW,
-    TopWindow,
+    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, Slice,
+    TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
 pub use repair::{RebuildNeeded, RepairQueue};

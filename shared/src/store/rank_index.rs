@@ -5,7 +5,7 @@ use std::future::Future;
 use super::RankSketch;
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode};
 
 /// One standing as the rank index stores it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +64,26 @@ pub struct Around {
     pub total: u64,
     /// 1-based rank of `entries[0]`.
     pub first_rank: u64,
+    /// The place of `entries[0]` under the [`RankMode`] asked for (`first_rank` for
+    /// unique); the other entries' places follow from it ([`crate::order::places`]).
+    pub first_place: u64,
     pub entries: Vec<RankKey>,
     /// The ranks are estimates (a big board read from DynamoDB).
     pub rank_approximate: bool,
     /// The total is an estimate.
     pub total_approximate: bool,
+}
+
+/// One page of a board in rank order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slice {
+    /// Entries before `entries[0]` (its 0-based rank).
+    pub before: u64,
+    /// The place of `entries[0]` under the [`RankMode`] asked for.
+    pub first_place: u64,
+    pub entries: Vec<RankKey>,
+    /// The board's size.
+    pub total: u64,
 }
 
 /// How many of a board's best places the top window covers: every change inside it
@@ -102,13 +117,15 @@ pub trait RankIndex: Send + Sync {
         entries: &[IndexEntry],
     ) -> impl Future<Output = Result<BatchApplied, IndexError>> + Send;
 
-    /// The player's rank and up to `k` entries on each side; `None` if not on the board.
+    /// The player's rank and up to `k` entries on each side, the first one's place under
+    /// `mode` read in the same step; `None` if not on the board.
     fn around(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         player: &PlayerId,
         k: u64,
+        mode: RankMode,
     ) -> impl Future<Output = Result<Option<Around>, IndexError>> + Send;
 
     /// The best `n` entries and the board's size.
@@ -120,14 +137,15 @@ pub trait RankIndex: Send + Sync {
     ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send;
 
     /// One page in rank order: entries strictly after `after` (from the top if `None`),
-    /// the 0-based rank of the first entry, and the board's size.
+    /// with the first one's place under `mode`.
     fn page(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         after: Option<&RankKey>,
         limit: u64,
-    ) -> impl Future<Output = Result<(u64, Vec<RankKey>, u64), IndexError>> + Send;
+        mode: RankMode,
+    ) -> impl Future<Output = Result<Slice, IndexError>> + Send;
 
     /// The current key of each player, `None` for players without a score.
     fn keys_of(

@@ -2,22 +2,22 @@
 -- newer and, while a rebuild runs, to the rebuild's keys too; the top-window version
 -- moves on when the change lands inside the window.
 -- Returns {applied, state} or, with want_rank, {applied, state, 0-based rank, size}.
-local z, h, m, tz, th, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local z, h, m, tz, th, tv, d, td = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local player, version, zscore, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local want_rank, expire_at, window = ARGV[5], ARGV[6], tonumber(ARGV[7])
 
 local state = checked(m, z, h)
-local applied, current, touched, added = put(z, h, player, version, zscore, member, true, window)
+local applied, current, touched, added = put(z, h, d, player, version, zscore, member, true, window)
 if added and state == 'ok' then
   redis.call('HINCRBY', m, 'size', 1)
 end
 if state == 'rebuilding' then
-  put(tz, th, player, version, zscore, member, false, window)
+  put(tz, th, td, player, version, zscore, member, false, window)
 end
 if touched then
   bump(tv, expire_at)
 end
-expire_board(z, h, m, expire_at, applied == 1, state)
+expire_board(z, h, d, m, expire_at, applied == 1, state)
 if want_rank == '0' then
   return {applied, state}
 end

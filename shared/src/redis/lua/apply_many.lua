@@ -3,7 +3,7 @@
 -- window bump and the expiries done once per call.
 -- ARGV: window, expire_at, then (player, version, zscore, member) per standing.
 -- Returns {state, {applied (1/0) per standing}}.
-local z, h, m, tz, th, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6]
+local z, h, m, tz, th, tv, d, td = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local window, expire_at = tonumber(ARGV[1]), ARGV[2]
 
 local state = checked(m, z, h)
@@ -12,9 +12,9 @@ local track, bumped, any, added = true, false, false, 0
 local out = {}
 for i = 3, #ARGV, 4 do
   local player, version, zscore, member = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local a, _, t, new = put(z, h, player, version, zscore, member, track, window)
+  local a, _, t, new = put(z, h, d, player, version, zscore, member, track, window)
   if rebuilding then
-    put(tz, th, player, version, zscore, member, false, window)
+    put(tz, th, td, player, version, zscore, member, false, window)
   end
   if t then
     track, bumped = false, true
@@ -31,5 +31,5 @@ end
 if bumped then
   bump(tv, expire_at)
 end
-expire_board(z, h, m, expire_at, any, state)
+expire_board(z, h, d, m, expire_at, any, state)
 return {state, out}

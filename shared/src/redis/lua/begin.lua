@@ -1,7 +1,7 @@
 -- Marks the board rebuilding under `gen`, on this node's replication history. Returns 1
 -- when the rebuild can resume (the marker already names `gen`, on this same history), 0
 -- when it starts over (the rebuild keys are cleared).
-local m, tz, th = KEYS[1], KEYS[2], KEYS[3]
+local m, tz, th, td = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local gen, fresh = ARGV[1], ARGV[2]
 
 local here = lineage()
@@ -9,6 +9,6 @@ local f = redis.call('HMGET', m, 'state', 'gen', 'lineage')
 if fresh == '0' and f[1] == 'rebuilding' and f[2] == gen and f[3] == here then
   return 1
 end
-redis.call('DEL', tz, th)
+redis.call('DEL', tz, th, td)
 redis.call('HSET', m, 'state', 'rebuilding', 'gen', gen, 'lineage', here)
 return 0

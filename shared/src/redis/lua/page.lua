@@ -1,9 +1,10 @@
--- One page strictly after a key (when has_after is '1'), in rank order.
--- Returns {state, 0-based rank of the first entry, size, entries with zscores}.
+-- One page strictly after a key (when has_after is '1'), in rank order, with the first
+-- entry's place under the rank mode.
+-- Returns {state, 0-based rank of the first entry, size, entries with zscores, place}.
 -- The position is ZCOUNT over lower scores plus a binary search among equal scores,
 -- comparing members byte by byte (Lua's `<` on strings follows the server's locale).
-local z, h, m = KEYS[1], KEYS[2], KEYS[3]
-local has_after, after_zscore, after_member, limit = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local z, h, m, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local has_after, after_zscore, after_member, limit, mode = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
 
 local function bytes_after(a, b)
   for i = 1, math.min(#a, #b) do
@@ -17,7 +18,7 @@ end
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, 0, 0, {}}
+  return {state, 0, 0, {}, 0}
 end
 local pos = 0
 if has_after == '1' then
@@ -33,4 +34,12 @@ if has_after == '1' then
   end
   pos = lo
 end
-return {state, pos, redis.call('ZCARD', z), redis.call('ZRANGE', z, pos, pos + limit - 1, 'WITHSCORES')}
+local rows = redis.call('ZRANGE', z, pos, pos + limit - 1, 'WITHSCORES')
+local first = 1
+if #rows > 0 then
+  first = place(z, d, m, mode, pos, rows[2])
+  if not first then
+    return {'stale', 0, 0, {}, 0}
+  end
+end
+return {state, pos, redis.call('ZCARD', z), rows, first}

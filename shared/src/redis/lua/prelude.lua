@@ -3,7 +3,10 @@
 --   h   hash: player -> 'version|zscore|member'
 --   m   marker hash: state ('ok' | 'rebuilding' | 'stale'), lineage (the replication id
 --       the index was built on), size (players in z and h), gen (the running rebuild)
---   tz, th  a rebuild's sorted set and hash; tv the top-window version
+--   d   sorted set of the board's distinct zscores (member and score both the zscore),
+--       for dense ranks: a player's dense rank is one more than ZCOUNT of d below theirs
+--   tz, th, td  a rebuild's sorted set, hash and distinct zscores; tv the top-window
+--       version
 
 -- The replication history this node's data belongs to. It changes when the node
 -- restarts (even from its own snapshot), when a replica is promoted, and from one node
@@ -42,21 +45,35 @@ local function checked(m, z, h)
   return state
 end
 
--- Parses a hash value into (version, member).
+-- Parses a hash value into (version, member, zscore).
 local function parse(value)
-  local v, member = string.match(value, '^(%d+)|[^|]*|(.+)$')
-  return tonumber(v), member
+  local v, zscore, member = string.match(value, '^(%d+)|([^|]*)|(.+)$')
+  return tonumber(v), member, zscore
+end
+
+-- Keeps the distinct zscores `dk` in step with the sorted set `zk` after one of its
+-- entries moved from zscore `old` (nil: a new entry) to `new`.
+local function track_distinct(zk, dk, old, new)
+  if old == new then
+    return
+  end
+  if old and redis.call('ZCOUNT', zk, old, old) == 0 then
+    redis.call('ZREM', dk, old)
+  end
+  redis.call('ZADD', dk, new, new)
 end
 
 -- Applies one standing to one sorted set and hash if its version is newer. Returns
 -- (applied, the player's current member, touched, added): with `track`, touched says
 -- whether the change landed inside the top window (the old or the new entry ranks below
 -- `window`); added, whether the player is new to these keys.
-local function put(zk, hk, player, version, zscore, member, track, window)
+local function put(zk, hk, dk, player, version, zscore, member, track, window)
   local touched = false
+  local old
   local cur = redis.call('HGET', hk, player)
   if cur then
-    local cv, cm = parse(cur)
+    local cv, cm, cz = parse(cur)
+    old = cz
     if cv >= tonumber(version) then
       return 0, cm, false, false
     end
@@ -68,10 +85,28 @@ local function put(zk, hk, player, version, zscore, member, track, window)
   end
   redis.call('ZADD', zk, zscore, member)
   redis.call('HSET', hk, player, version .. '|' .. zscore .. '|' .. member)
+  track_distinct(zk, dk, old, zscore)
   if track and not touched then
     touched = redis.call('ZRANK', zk, member) < window
   end
   return 1, member, touched, not cur
+end
+
+-- The place of the entry with zscore `zs` under rank mode `mode` ('unique' gives
+-- `rank0` + 1): one more than the entries (competition) or the distinct zscores (dense)
+-- strictly below it. False when the distinct zscores are missing from a board that has
+-- entries (evicted): the caller marks the board stale rather than count from nothing.
+local function place(z, d, m, mode, rank0, zs)
+  if mode == 'competition' then
+    return redis.call('ZCOUNT', z, '-inf', '(' .. zs) + 1
+  elseif mode == 'dense' then
+    if redis.call('EXISTS', d) == 0 then
+      redis.call('HSET', m, 'state', 'stale')
+      return false
+    end
+    return redis.call('ZCOUNT', d, '-inf', '(' .. zs) + 1
+  end
+  return rank0 + 1
 end
 
 -- Moves a board's top-window version on. A missing version (never set, flushed,
@@ -90,15 +125,16 @@ local function bump(tv, expire_at)
 end
 
 
--- Sets a closed window's expiry on the board's keys: the sorted set and hash when a
+-- Sets a closed window's expiry on the board's keys: the sorted sets and hash when a
 -- standing applied, the marker when there is one. `expire_at` '0' means never.
-local function expire_board(z, h, m, expire_at, applied, state)
+local function expire_board(z, h, d, m, expire_at, applied, state)
   if expire_at == '0' then
     return
   end
   if applied then
     redis.call('EXPIREAT', z, expire_at)
     redis.call('EXPIREAT', h, expire_at)
+    redis.call('EXPIREAT', d, expire_at)
   end
   if state ~= '' then
     redis.call('EXPIREAT', m, expire_at)

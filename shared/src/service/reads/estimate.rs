@@ -1,9 +1,11 @@
 //! Counting on a board served from DynamoDB at a bounded cost: exact below
 //! [`COUNT_CAP`], estimated from the board's rank sketch past it.
 
+use std::collections::HashSet;
+
 use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode, tie_floor};
 use crate::store::{Count, ScoreStore};
 
 /// Entries a count served from DynamoDB reads at most, across the board's 16 shards.
@@ -67,4 +69,42 @@ pub(super) async fn estimate<S: ScoreStore>(
         rank_approximate: !before.exact,
         total_approximate: !total.exact,
     })
+}
+
+/// The place under `mode` of `first`, a key `est` says stands after `est.before` entries,
+/// on a board read from DynamoDB; and whether it is an estimate.
+/// - competition: the entries before the first key of `first`'s score, counted as
+///   [`estimate`] counts (exact below the cap, from the sketch past it);
+/// - dense: the distinct scores among the entries before `first`, read while they are
+///   exactly known and no more than [`COUNT_CAP`]; past it no bounded read can know
+///   them, so `rank_unavailable` (503) rather than a wrong place.
+pub(super) async fn place<S: ScoreStore>(
+    store: &S,
+    lb: &LeaderboardId,
+    dir: Direction,
+    first: &RankKey,
+    est: &Estimate,
+    mode: RankMode,
+) -> Result<(u64, bool), ServiceError> {
+    if est.before == 0 || mode == RankMode::Unique {
+        return Ok((est.before + 1, est.rank_approximate));
+    }
+    match mode {
+        RankMode::Competition => {
+            let floor = estimate(store, lb, dir, Some(&tie_floor(first))).await?;
+            Ok((floor.before + 1, floor.rank_approximate))
+        }
+        _ if est.rank_approximate || est.before > COUNT_CAP => {
+            Err(ServiceError::RankUnavailable(lb.clone()))
+        }
+        _ => {
+            let above = store.ranked_before(lb, dir, first, est.before).await?;
+            let better: HashSet<i64> = above
+                .iter()
+                .map(|k| k.score.get())
+                .filter(|&s| s != first.score.get())
+                .collect();
+            Ok((better.len() as u64 + 1, false))
+        }
+    }
 }

@@ -8,7 +8,7 @@ use super::reply::{FriendsReply, Provenance, Source, entries};
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::service::Context;
 use crate::store::{FriendsSource, RankIndex, ScoreStore};
 
@@ -22,14 +22,15 @@ pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     lb: &LeaderboardId,
     player: &PlayerId,
     k: u64,
+    mode: RankMode,
 ) -> Result<FriendsReply, ServiceError> {
-    let key = format!("friends|{lb}|{player}|{k}");
+    let key = format!("friends|{lb}|{player}|{k}|{}", mode.as_str());
     cached(
         &ctx.hot.friends,
         &ctx.last_known,
         key,
         caller.is(player),
-        || friends_fresh(ctx, friends, lb, player, k),
+        || friends_fresh(ctx, friends, lb, player, k, mode),
     )
     .await
 }
@@ -40,11 +41,15 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     lb: &LeaderboardId,
     player: &PlayerId,
     k: u64,
+    mode: RankMode,
 ) -> Result<FriendsReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
     let mut group = friends.friends_of(player).await?;
+    // A friends list may name the player or a friend twice; each counts once.
     group.push(player.clone());
+    group.sort_unstable();
+    group.dedup();
     let (keys, meta) = match ctx.index.keys_of(lb, dir, &group).await {
         Ok(keys) if keys.iter().all(Option::is_none) && history(&board) => (
             ctx.store.keys_of(lb, &group).await?,
@@ -61,14 +66,15 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         .iter()
         .find(|key| key.player == player.as_str())
         .map(|key| key.score.get());
-    let (friends_rank, window) = place_in_group(dir, player, keys, k);
+    let (friends_rank, window) = place_in_group(dir, mode, player, keys, k);
     Ok(FriendsReply {
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
         score,
         friends_rank,
+        rank_mode: mode,
         friends_total: window.total,
-        neighbors: entries(window.first_rank, window.keys, Some(player)),
+        neighbors: entries(mode, window.start, window.keys, Some(player)),
         meta,
     })
 }
@@ -76,13 +82,16 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
 /// A slice of a sorted group.
 struct GroupWindow {
     total: u64,
-    first_rank: u64,
+    /// Where `keys[0]` stands in the group.
+    start: Start,
     keys: Vec<RankKey>,
 }
 
-/// Orders the group and picks k rows around `player` (or the top 2k+1 if absent).
+/// Orders the group and picks k rows around `player` (or the top 2k+1 if absent); the
+/// player's place and the slice's are under `mode`.
 fn place_in_group(
     dir: Direction,
+    mode: RankMode,
     player: &PlayerId,
     mut keys: Vec<RankKey>,
     k: u64,
@@ -95,12 +104,16 @@ fn place_in_group(
         Some(i) => (i.saturating_sub(k), (i + k + 1).min(keys.len())),
         None => (0, (2 * k + 1).min(keys.len())),
     };
+    let ranks = places(mode, Start::TOP, &keys);
     let window = GroupWindow {
         total,
-        first_rank: lo as u64 + 1,
+        start: Start {
+            rank: lo as u64 + 1,
+            place: ranks.get(lo).copied().unwrap_or(1),
+        },
         keys: keys.drain(lo..hi).collect(),
     };
-    (me.map(|i| i as u64 + 1), window)
+    (me.map(|i| ranks[i]), window)
 }
 
 #[cfg(test)]
@@ -116,22 +129,37 @@ mod tests {
             .map(|i| key(&format!("f{i}"), i))
             .chain([key("me", 4)])
             .collect();
-        let (rank, w) = place_in_group(Direction::Desc, &me, keys, 1);
+        let (rank, w) = place_in_group(Direction::Desc, RankMode::Unique, &me, keys, 1);
         // Scores 9..0 with "me" tied at 4 after "f4" (same reached-at, "f4" < "me").
         assert_eq!(rank, Some(7));
         assert_eq!(w.total, 11);
-        assert_eq!(w.first_rank, 6);
+        assert_eq!(w.start, Start { rank: 6, place: 6 });
         let players: Vec<_> = w.keys.iter().map(|k| k.player.as_str()).collect();
         assert_eq!(players, ["f4", "me", "f3"]);
+    }
+
+    #[test]
+    fn a_tie_in_the_group_shares_a_place_on_request() {
+        let me = PlayerId::parse("me").unwrap();
+        let keys = vec![key("a", 9), key("b", 7), key("me", 7), key("c", 5)];
+        let place = |mode| {
+            let (rank, w) = place_in_group(Direction::Desc, mode, &me, keys.clone(), 1);
+            (rank, w.start.place)
+        };
+        assert_eq!(place(RankMode::Unique), (Some(3), 2));
+        assert_eq!(place(RankMode::Competition), (Some(2), 2));
+        assert_eq!(place(RankMode::Dense), (Some(2), 2));
+        let (_, w) = place_in_group(Direction::Desc, RankMode::Dense, &me, keys, 0);
+        assert_eq!(entries(RankMode::Dense, w.start, w.keys, None)[0].rank, 2);
     }
 
     #[test]
     fn group_without_the_player_shows_its_top() {
         let me = PlayerId::parse("me").unwrap();
         let keys = (0..10).map(|i| key(&format!("f{i}"), i)).collect();
-        let (rank, w) = place_in_group(Direction::Desc, &me, keys, 2);
+        let (rank, w) = place_in_group(Direction::Desc, RankMode::Dense, &me, keys, 2);
         assert_eq!(rank, None);
-        assert_eq!(w.first_rank, 1);
+        assert_eq!(w.start, Start::TOP);
         assert_eq!(w.keys.len(), 5);
         assert_eq!(w.keys[0].player, "f9");
     }

@@ -4,17 +4,17 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::cache::cached;
-use super::estimate::estimate;
+use super::estimate::{estimate, place};
 use super::fallback::{degraded_by, history};
 use super::reply::{Entry, PageReply, Provenance, Source};
 use crate::board::Policy;
 use crate::cursor::CursorSigner;
 use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::LeaderboardId;
-use crate::order::{Direction, RankKey, position_after};
+use crate::order::{Direction, RankKey, RankMode, Start, places, position_after};
 use crate::score::Score;
 use crate::service::Context;
-use crate::store::{RankIndex, ScoreStore, TOP_WINDOW};
+use crate::store::{RankIndex, ScoreStore, Slice, TOP_WINDOW};
 use crate::time::now_ms;
 
 /// How far before a walk's start a standing may have been reached and still land in
@@ -65,23 +65,30 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     cursor: Option<&str>,
     limit: u64,
+    mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
-    let key = format!("ranks|{lb}|{}|{limit}", cursor.unwrap_or_default());
+    let key = format!(
+        "ranks|{lb}|{}|{limit}|{}",
+        cursor.unwrap_or_default(),
+        mode.as_str()
+    );
     cached(&ctx.hot.pages, &ctx.last_known, key, false, || {
-        ranks_fresh(ctx, signer, lb, cursor, limit)
+        ranks_fresh(ctx, signer, lb, cursor, limit, mode)
     })
     .await
 }
 
 /// A page read from the board's top window when it lies inside it (`None`: it does not,
-/// or the window moved while reading; read the index directly).
+/// or the window moved while reading; read the index directly). The window starts at
+/// the top, so it places the page's first entry itself.
 async fn page_from_window<S, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
     after: Option<&RankKey>,
     limit: u64,
-) -> Option<Result<(u64, Vec<RankKey>, u64), IndexError>> {
+    mode: RankMode,
+) -> Option<Result<Slice, IndexError>> {
     let inside = match after {
         None => limit <= TOP_WINDOW,
         Some(a) => ctx.hot.windows.covers(lb, dir, a, limit),
@@ -101,8 +108,16 @@ async fn page_from_window<S, I: RankIndex>(
     if end > len && len as u64 != w.total {
         return None;
     }
-    let keys = w.entries[pos..end.min(len)].to_vec();
-    Some(Ok((pos as u64, keys, w.total)))
+    let first_place = match pos < len {
+        true => places(mode, Start::TOP, &w.entries[..=pos])[pos],
+        false => 1,
+    };
+    Some(Ok(Slice {
+        before: pos as u64,
+        first_place,
+        entries: w.entries[pos..end.min(len)].to_vec(),
+        total: w.total,
+    }))
 }
 
 async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
@@ -111,6 +126,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     cursor: Option<&str>,
     limit: u64,
+    mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
@@ -118,24 +134,27 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     let cursor: Option<PageCursor> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
     let after = cursor.as_ref().map(PageCursor::key).transpose()?;
     let since = cursor.as_ref().map_or(now_ms(), |c| c.since);
-    let read = match page_from_window(ctx, lb, dir, after.as_ref(), limit).await {
+    let read = match page_from_window(ctx, lb, dir, after.as_ref(), limit, mode).await {
         Some(read) => read,
-        None => ctx.index.page(lb, dir, after.as_ref(), limit).await,
+        None => ctx.index.page(lb, dir, after.as_ref(), limit, mode).await,
     };
     let page = match read {
-        Ok((_, _, 0)) if history(&board) => {
-            page_from_store(ctx, lb, dir, after.as_ref(), limit, false).await?
+        Ok(Slice { total: 0, .. }) if history(&board) => {
+            page_from_store(ctx, lb, dir, after.as_ref(), limit, mode, false).await?
         }
-        Ok((first, keys, total)) => Page {
-            more: first + (keys.len() as u64) < total,
-            first,
-            keys,
-            total,
+        Ok(s) => Page {
+            more: s.before + (s.entries.len() as u64) < s.total,
+            start: Start {
+                rank: s.before + 1,
+                place: s.first_place,
+            },
+            keys: s.entries,
+            total: s.total,
             meta: Provenance::now(Source::Redis, false),
         },
         Err(e) => {
             let degraded = degraded_by(ctx, &board, &e).await;
-            page_from_store(ctx, lb, dir, after.as_ref(), limit, degraded).await?
+            page_from_store(ctx, lb, dir, after.as_ref(), limit, mode, degraded).await?
         }
     };
     let next_cursor = page
@@ -144,15 +163,17 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
         .filter(|_| page.more)
         .map(|k| signer.sign(&scope, &PageCursor::at(k, since)));
     let skip_newer = cursor.is_some() && matches!(board.policy, Policy::Latest | Policy::Sum);
+    let ranks = places(mode, page.start, &page.keys);
     let entries = page
         .keys
         .into_iter()
-        .zip(page.first + 1..)
+        .zip(ranks)
         .filter(|(k, _)| !(skip_newer && k.reached_at > since - WALK_LAG_MS))
         .map(|(k, rank)| Entry::new(rank, k, None))
         .collect();
     Ok(PageReply {
         leaderboard_id: lb.clone(),
+        rank_mode: mode,
         total: page.total,
         entries,
         next_cursor,
@@ -162,8 +183,8 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
 
 /// A page as read, before it becomes a reply.
 struct Page {
-    /// Entries before the page's first key.
-    first: u64,
+    /// Where the page's first key stands.
+    start: Start,
     keys: Vec<RankKey>,
     total: u64,
     /// Whether a next page exists.
@@ -178,20 +199,27 @@ async fn page_from_store<S: ScoreStore, I>(
     dir: Direction,
     after: Option<&RankKey>,
     limit: u64,
+    mode: RankMode,
     degraded: bool,
 ) -> Result<Page, ServiceError> {
     let keys = ctx.store.ranked_after(lb, dir, after, limit).await?;
-    let (first, total, meta) = match keys.first() {
+    let (start, total, meta) = match keys.first() {
         Some(k) => {
             let est = estimate(&ctx.store, lb, dir, Some(k)).await?;
-            let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
-            (est.before, est.total, meta)
+            let (first_place, approximate) = place(&ctx.store, lb, dir, k, &est, mode).await?;
+            let mut meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
+            meta.rank_approximate = approximate;
+            let start = Start {
+                rank: est.before + 1,
+                place: first_place,
+            };
+            (start, est.total, meta)
         }
-        None => (0, 0, Provenance::now(Source::Dynamodb, degraded)),
+        None => (Start::TOP, 0, Provenance::now(Source::Dynamodb, degraded)),
     };
     Ok(Page {
         more: keys.len() as u64 == limit,
-        first,
+        start,
         keys,
         total,
         meta,

@@ -3,6 +3,7 @@
 
 use crate::caller::Caller;
 use crate::error::{DomainError, ServiceError};
+use crate::order::RankMode;
 use crate::service::Context;
 use crate::store::RateCounter;
 
@@ -21,6 +22,11 @@ pub async fn admit<S, I: RateCounter>(
     caller: &Caller,
 ) -> Result<(), ServiceError> {
     ctx.settings.rate_limits.check(&ctx.index, caller).await
+}
+
+/// Parses `rank_mode` (`unique`, `competition` or `dense`; default `unique`).
+pub fn parse_mode(raw: Option<&str>) -> Result<RankMode, DomainError> {
+    RankMode::parse(raw)
 }
 
 /// Parses `k` (0..=50, default 5).

@@ -3,18 +3,18 @@
 use tracing::instrument;
 
 use super::cache::cached;
-use super::estimate::estimate;
+use super::estimate::{Estimate, estimate, place};
 use super::fallback::{degraded_by, history};
-use super::reply::{Provenance, RankReply, Source, entries};
+use super::reply::{Entry, Provenance, RankReply, Source, entries};
 use crate::caller::Caller;
 use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey};
+use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
 use crate::store::{Around, RankIndex, ScoreStore};
 
-/// The player's rank, score and up to `k` neighbours on each side. The player's own
-/// read skips the reply cache, so it always shows their latest write.
+/// The player's rank under `mode`, score and up to `k` neighbours on each side. The
+/// player's own read skips the reply cache, so it always shows their latest write.
 #[instrument(skip(ctx))]
 pub async fn rank<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
@@ -22,14 +22,15 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     player: &PlayerId,
     k: u64,
+    mode: RankMode,
 ) -> Result<RankReply, ServiceError> {
-    let key = format!("rank|{lb}|{player}|{k}");
+    let key = format!("rank|{lb}|{player}|{k}|{}", mode.as_str());
     cached(
         &ctx.hot.rank,
         &ctx.last_known,
         key,
         caller.is(player),
-        || rank_fresh(ctx, lb, player, k),
+        || rank_fresh(ctx, lb, player, k, mode),
     )
     .await
 }
@@ -39,6 +40,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
     lb: &LeaderboardId,
     player: &PlayerId,
     k: u64,
+    mode: RankMode,
 ) -> Result<RankReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
@@ -48,15 +50,15 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
     };
     // One row above at least, for `points_to_next`; trimmed back to `k` below.
     let wide = k.max(1);
-    let (around, meta) = match ctx.index.around(lb, dir, player, wide).await {
+    let (around, meta) = match ctx.index.around(lb, dir, player, wide, mode).await {
         Ok(Some(a)) => (Some(a), Provenance::now(Source::Redis, false)),
         Ok(None) if !history(&board) => return Err(not_ranked()),
         Ok(None) => (
-            around_from_store(&ctx.store, lb, dir, player, wide).await?,
+            around_from_store(&ctx.store, lb, dir, player, wide, mode).await?,
             Provenance::now(Source::Dynamodb, false),
         ),
         Err(e) => (
-            around_from_store(&ctx.store, lb, dir, player, wide).await?,
+            around_from_store(&ctx.store, lb, dir, player, wide, mode).await?,
             Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
         ),
     };
@@ -66,8 +68,12 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         total_approximate: around.total_approximate,
         ..meta
     };
-    let (points_to_next, around) = standing_in(around, player, k);
-    let neighbors = entries(around.first_rank, around.entries, Some(player));
+    let start = Start {
+        rank: around.first_rank,
+        place: around.first_place,
+    };
+    let rows = entries(mode, start, around.entries, Some(player));
+    let (points_to_next, neighbors) = standing_in(rows, k).ok_or_else(not_ranked)?;
     let me = neighbors
         .iter()
         .find(|e| e.is_self)
@@ -76,7 +82,8 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
         score: me.score,
-        global_rank: around.rank,
+        global_rank: me.rank,
+        rank_mode: mode,
         total: around.total,
         percentile: percentile(around.rank, around.total),
         points_to_next,
@@ -87,22 +94,17 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
 }
 
 /// The points the player needs to pass the player directly above (`None` at rank 1 or
-/// when that row is not in `around`), and `around` trimmed to `k` rows on each side.
-/// Passing needs one point more than the gap: an equal score reached later ranks
-/// behind.
-fn standing_in(mut around: Around, player: &PlayerId, k: u64) -> (Option<i64>, Around) {
-    let me = (around.rank - around.first_rank) as usize;
+/// when that row is not in `rows`), and `rows` trimmed to `k` on each side of the
+/// player's own; `None` if the player's row is missing. Passing needs one point more
+/// than the gap: an equal score reached later ranks behind.
+fn standing_in(mut rows: Vec<Entry>, k: u64) -> Option<(Option<i64>, Vec<Entry>)> {
+    let me = rows.iter().position(|e| e.is_self)?;
     let points = me
         .checked_sub(1)
-        .and_then(|above| around.entries.get(above))
-        .zip(around.entries.get(me))
-        .filter(|(_, mine)| mine.player == player.as_str())
-        .map(|(above, mine)| (above.score.get() - mine.score.get()).abs() + 1);
+        .map(|above| (rows[above].score - rows[me].score).abs() + 1);
     let lo = me.saturating_sub(k as usize);
-    let hi = (me + k as usize + 1).min(around.entries.len());
-    around.entries = around.entries.drain(lo..hi).collect();
-    around.first_rank += lo as u64;
-    (points, around)
+    let hi = (me + k as usize + 1).min(rows.len());
+    Some((points, rows.drain(lo..hi).collect()))
 }
 
 /// The share of the board at or below a rank, in percent with two decimals.
@@ -121,6 +123,7 @@ async fn around_from_store<S: ScoreStore>(
     dir: Direction,
     player: &PlayerId,
     k: u64,
+    mode: RankMode,
 ) -> Result<Option<Around>, ServiceError> {
     let Some(standing) = store.get_standing(lb, player).await? else {
         return Ok(None);
@@ -136,14 +139,20 @@ async fn around_from_store<S: ScoreStore>(
         estimate(store, lb, dir, Some(&me)),
     )?;
     let first_rank = est.before + 1 - above.len() as u64;
-    let entries = above.into_iter().chain([me]).chain(below).collect();
+    let entries: Vec<RankKey> = above.into_iter().chain([me]).chain(below).collect();
+    let first = Estimate {
+        before: first_rank - 1,
+        ..est
+    };
+    let (first_place, approximate) = place(store, lb, dir, &entries[0], &first, mode).await?;
     Ok(Some(Around {
         rank: est.before + 1,
         total: est.total,
         first_rank,
+        first_place,
         entries,
-        rank_approximate: est.rank_approximate,
-        total_approximate: est.total_approximate,
+        rank_approximate: approximate,
+        total_approximate: first.total_approximate,
     }))
 }
 
@@ -162,25 +171,37 @@ mod tests {
 
     #[test]
     fn points_to_next_is_one_more_than_the_gap_and_the_rows_are_trimmed_to_k() {
-        let rows = vec![key("a", 90), key("me", 80), key("c", 70)];
-        let around = |first_rank, entries: Vec<RankKey>| Around {
-            rank: 5,
-            total: 9,
-            first_rank,
-            entries,
-            rank_approximate: false,
-            total_approximate: false,
-        };
         let me = PlayerId::parse("me").unwrap();
-        let (points, trimmed) = standing_in(around(4, rows.clone()), &me, 0);
-        assert_eq!(points, Some(11));
-        assert_eq!((trimmed.first_rank, trimmed.entries.len()), (5, 1));
-        let (points, trimmed) = standing_in(around(4, rows), &me, 1);
-        assert_eq!((points, trimmed.entries.len()), (Some(11), 3));
-        let top = Around {
-            rank: 1,
-            ..around(1, vec![key("me", 80), key("c", 70)])
+        let rows = |mode| {
+            let keys = vec![key("a", 90), key("me", 80), key("c", 70)];
+            let start = Start { rank: 4, place: 4 };
+            entries(mode, start, keys, Some(&me))
         };
-        assert_eq!(standing_in(top, &me, 1).0, None);
+        let (points, trimmed) = standing_in(rows(RankMode::Unique), 0).unwrap();
+        assert_eq!(points, Some(11));
+        assert_eq!((trimmed[0].rank, trimmed.len()), (5, 1));
+        let (points, trimmed) = standing_in(rows(RankMode::Unique), 1).unwrap();
+        assert_eq!((points, trimmed.len()), (Some(11), 3));
+        let top = vec![key("me", 80), key("c", 70)];
+        let top = entries(RankMode::Unique, Start::TOP, top, Some(&me));
+        assert_eq!(standing_in(top, 1).unwrap().0, None);
+        let nobody = entries(RankMode::Unique, Start::TOP, vec![key("c", 70)], Some(&me));
+        assert!(standing_in(nobody, 1).is_none());
+    }
+
+    #[test]
+    fn a_tie_above_costs_one_point_and_shares_the_place_on_request() {
+        let me = PlayerId::parse("me").unwrap();
+        // "a" and "me" share 80; "a" sorts first (same reached-at, "a" < "me").
+        let keys = || vec![key("a", 80), key("me", 80), key("c", 70)];
+        let start = Start { rank: 2, place: 2 };
+        let (points, rows) =
+            standing_in(entries(RankMode::Competition, start, keys(), Some(&me)), 1).unwrap();
+        assert_eq!(points, Some(1));
+        let ranks: Vec<u64> = rows.iter().map(|e| e.rank).collect();
+        assert_eq!(ranks, [2, 2, 4]);
+        let (_, rows) = standing_in(entries(RankMode::Dense, start, keys(), Some(&me)), 1).unwrap();
+        let ranks: Vec<u64> = rows.iter().map(|e| e.rank).collect();
+        assert_eq!(ranks, [2, 2, 3]);
     }
 }

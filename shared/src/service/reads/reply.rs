@@ -5,7 +5,7 @@ use serde::Serialize;
 
 use super::estimate::Estimate;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::RankKey;
+use crate::order::{RankKey, RankMode, Start, places};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Where a read was answered from.
@@ -66,6 +66,7 @@ pub trait Answer: Clone + Send + Sync + 'static {
 /// One ranked row.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct Entry {
+    /// The row's place under the reply's `rank_mode`.
     pub rank: u64,
     pub player_id: String,
     pub score: i64,
@@ -87,9 +88,16 @@ impl Entry {
     }
 }
 
-pub(super) fn entries(first_rank: u64, keys: Vec<RankKey>, me: Option<&PlayerId>) -> Vec<Entry> {
+/// Rows for consecutive `keys` in rank order, the first standing at `start`.
+pub(super) fn entries(
+    mode: RankMode,
+    start: Start,
+    keys: Vec<RankKey>,
+    me: Option<&PlayerId>,
+) -> Vec<Entry> {
+    let ranks = places(mode, start, &keys);
     keys.into_iter()
-        .zip(first_rank..)
+        .zip(ranks)
         .map(|(key, rank)| Entry::new(rank, key, me))
         .collect()
 }
@@ -100,10 +108,12 @@ pub struct RankReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
     pub score: i64,
-    /// The player's 1-based place on the whole board.
+    /// The player's 1-based place on the whole board, under `rank_mode`.
     pub global_rank: u64,
+    pub rank_mode: RankMode,
     pub total: u64,
-    /// The share of the board at or below the player, in percent (two decimals).
+    /// The share of the board at or below the player's place in the board's order (ties
+    /// broken as `unique` breaks them, whatever `rank_mode`), in percent, two decimals.
     pub percentile: f64,
     /// The points needed to pass the player directly above; `null` at rank 1.
     pub points_to_next: Option<i64>,
@@ -120,6 +130,7 @@ pub struct TopReply {
     pub leaderboard_id: LeaderboardId,
     /// How many entries were asked for (after clamping to the largest `n`).
     pub top_n: u64,
+    pub rank_mode: RankMode,
     pub total: u64,
     pub entries: Vec<Entry>,
     #[serde(flatten)]
@@ -133,8 +144,10 @@ pub struct FriendsReply {
     pub player_id: PlayerId,
     /// The player's score on the board; `null` if the player has none.
     pub score: Option<i64>,
-    /// The player's 1-based place in the group; `null` if the player has no score.
+    /// The player's 1-based place in the group under `rank_mode`; `null` if the player
+    /// has no score.
     pub friends_rank: Option<u64>,
+    pub rank_mode: RankMode,
     /// Size of the group: the player and the friends who have a score.
     pub friends_total: u64,
     /// k rows around the player, or the group's top 2k+1 if the player has no score.
@@ -148,6 +161,7 @@ pub struct FriendsReply {
 #[derive(Debug, Clone, Serialize)]
 pub struct PageReply {
     pub leaderboard_id: LeaderboardId,
+    pub rank_mode: RankMode,
     pub total: u64,
     pub entries: Vec<Entry>,
     /// Pass back as `cursor` for the next page; `null` after the last page.

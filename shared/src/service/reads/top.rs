@@ -8,19 +8,21 @@ use super::fallback::{degraded_by, history};
 use super::reply::{Provenance, Source, TopReply, entries};
 use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
+use crate::order::{RankMode, Start};
 use crate::service::Context;
 use crate::store::{RankIndex, ScoreStore, TOP_WINDOW};
 
-/// The best `n` players.
+/// The best `n` players, placed under `mode` (the first is 1 in every mode).
 #[instrument(skip(ctx))]
 pub async fn top<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,
+    mode: RankMode,
 ) -> Result<TopReply, ServiceError> {
-    let key = format!("top|{lb}|{n}");
+    let key = format!("top|{lb}|{n}|{}", mode.as_str());
     cached(&ctx.hot.top, &ctx.last_known, key, false, || {
-        top_fresh(ctx, lb, n)
+        top_fresh(ctx, lb, n, mode)
     })
     .await
 }
@@ -29,6 +31,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,
+    mode: RankMode,
 ) -> Result<TopReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let dir = board.policy.direction();
@@ -59,8 +62,9 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     Ok(TopReply {
         leaderboard_id: lb.clone(),
         top_n: n,
+        rank_mode: mode,
         total,
-        entries: entries(1, keys, None),
+        entries: entries(mode, Start::TOP, keys, None),
         meta,
     })
 }
