@@ -17,6 +17,10 @@ One process plays, on loopback:
 - SQS itself is moto's, on the DynamoDB endpoint: the template's queues are created there
   (named `<table>-<LogicalId>`, so stacks sharing an endpoint stay apart);
 - the social graph: GET/PUT /players/{p}/friends on its own port;
+- the API's contract: `GET /openapi.json` serves openapi.yaml; with `--check-openapi`
+  (the tests' setting) every reply of a template route is validated against it with
+  openapi-core, and a reply that breaks it becomes a 500 `openapi_violation` naming what
+  broke, so no test can pass on a reply the document does not describe;
 - IAM, in part: each function signs its DynamoDB calls with its own access key, and the
   DynamoDB endpoint (dynamodb_server.py) allows only what its role in the template allows.
 
@@ -49,6 +53,7 @@ import iam
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNTIME_PREFIX = "/2018-06-01/runtime"
 MAX_HTTP_BODY = 1024 * 1024  # the shim's own cap; functions enforce their smaller limits
+OPENAPI = os.path.join(ROOT, "openapi.yaml")
 
 
 def log(msg, **fields):
@@ -306,13 +311,48 @@ class FunctionHost:
 # --- API Gateway (HTTP API, payload 2.0) -------------------------------------------------
 
 
+def load_openapi(path=OPENAPI):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+class ReplyCheck:
+    """Validates replies against the OpenAPI document with openapi-core."""
+
+    def __init__(self, doc):
+        from openapi_core import OpenAPI
+
+        self.api = OpenAPI.from_dict(doc)
+        self.host = doc["servers"][0]["url"]
+
+    def violation(self, method, path, query, status, headers, body):
+        """What the reply breaks in the document, or None when it conforms."""
+        from openapi_core.testing import MockRequest, MockResponse
+
+        ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "application/json")
+        request = MockRequest(self.host, method.lower(), path, args=query)
+        response = MockResponse(body, status_code=status, headers=headers, content_type=ctype)
+        try:
+            self.api.validate_response(request, response)
+        except Exception as e:  # every openapi-core finding is an exception
+            found = [str(e)]
+            cause = e.__cause__
+            for err in getattr(cause, "schema_errors", None) or []:
+                where = "/".join(str(p) for p in err.absolute_path)
+                found.append(f"{where or '(body)'}: {err.message}")
+            if cause is not None and not getattr(cause, "schema_errors", None):
+                found.append(str(cause))
+            return "; ".join(found)
+        return None
+
+
 def json_error(status, code, message):
     return status, {"Content-Type": "application/json"}, json.dumps(
         {"error": {"code": code, "message": message}}
     ).encode()
 
 
-def gateway_handler(routes, hosts, api_key):
+def gateway_handler(routes, hosts, api_key, openapi, check):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
         server_version = "lb-local-gateway"
@@ -343,6 +383,8 @@ def gateway_handler(routes, hosts, api_key):
             if length > MAX_HTTP_BODY:
                 return json_error(413, "payload_too_large", "request body is too large")
             body = self.rfile.read(length) if length else b""
+            if url.path == "/openapi.json" and self.command == "GET":
+                return 200, {"Content-Type": "application/json"}, json.dumps(openapi).encode()
             path_matched = False
             for route in routes:
                 m = route.regex.match(url.path)
@@ -354,12 +396,23 @@ def gateway_handler(routes, hosts, api_key):
                 if route.iam and self.headers.get("x-api-key") != api_key:
                     if self.headers.get("x-api-key") is None:
                         return json_error(401, "unauthorized", "this route needs x-api-key")
-                    return json_error(403, "forbidden", "x-api-key is not valid")
+                    # What API Gateway's IAM authorizer answers for a bad signature.
+                    return 403, {"Content-Type": "application/json"}, b'{"message":"Forbidden"}'
                 params = {n: urllib.parse.unquote(v) for n, v in zip(route.params, m.groups())}
-                return self._invoke(route, url, params, body)
+                return self._checked(url, *self._invoke(route, url, params, body))
             if path_matched:
                 return json_error(405, "method_not_allowed", f"{self.command} is not allowed here")
             return json_error(404, "route_not_found", f"no route for {self.command} {url.path}")
+
+        def _checked(self, url, status, headers, body):
+            if check is None:
+                return status, headers, body
+            query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+            broken = check.violation(self.command, url.path, query, status, headers, body)
+            if broken is None:
+                return status, headers, body
+            log("reply breaks openapi.yaml", route=f"{self.command} {url.path}", status=status, why=broken)
+            return json_error(500, "openapi_violation", f"the {status} reply breaks openapi.yaml: {broken}")
 
         def _invoke(self, route, url, params, body):
             headers = {}
@@ -810,6 +863,8 @@ def main():
     ap.add_argument("--redis-timeout-ms", default=os.environ.get("REDIS_TIMEOUT_MS", "200"))
     ap.add_argument("--redis-retention-seconds", type=int, default=604800)
     ap.add_argument("--schedule-every", type=float, default=None, help="seconds; overrides every rate() schedule")
+    ap.add_argument("--check-openapi", action="store_true",
+                    help="validate every reply against openapi.yaml (the tests turn this on)")
     ap.add_argument("--cursor-secret", default=os.environ.get("CURSOR_SECRET", "local-cursor-secret-not-for-production"))
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
@@ -912,7 +967,11 @@ def main():
                 target=run_schedule, args=(hosts[mapping["function"]], mapping, every, stopped), daemon=True
             ).start()
 
-    api = ThreadingHTTPServer(("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key))
+    openapi = load_openapi()
+    check = ReplyCheck(openapi) if args.check_openapi else None
+    api = ThreadingHTTPServer(
+        ("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key, openapi, check)
+    )
     api.daemon_threads = True
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
 

@@ -256,5 +256,58 @@ class IamTest(unittest.TestCase):
                         "every statement on the table names the keys it covers")
 
 
+class OpenApiTest(unittest.TestCase):
+    """openapi.yaml is valid OpenAPI 3.0, names exactly the template's routes with the same
+    auth, and the reply check the tests run behind catches a reply that breaks it."""
+
+    METHODS = {"get", "put", "post", "delete", "patch", "head", "options"}
+
+    @classmethod
+    def setUpClass(cls):
+        cls.doc = stack.load_openapi()
+        cls.template = stack.read_template(os.path.join(stack.ROOT, "template.yaml"))
+
+    def test_the_document_is_valid_openapi_3_0(self):
+        from openapi_spec_validator import validate
+        from openapi_spec_validator.versions.shortcuts import get_spec_version
+
+        validate(self.doc)
+        # API Gateway HTTP APIs import OpenAPI 3.0 only.
+        self.assertEqual(str(get_spec_version(self.doc)), "OpenAPIV3.0")
+
+    def test_routes_and_their_auth_are_the_templates(self):
+        default = self.doc.get("security", [])
+        documented = {}
+        for path, item in self.doc["paths"].items():
+            for method, op in item.items():
+                if method in self.METHODS:
+                    schemes = {name for req in op.get("security", default) for name in req}
+                    documented[(method.upper(), path)] = "sigv4" in schemes
+        deployed = {(r.method, r.path): r.iam for r in self.template.routes}
+        self.assertEqual(documented, deployed)
+
+    def test_a_reply_that_breaks_the_document_is_caught(self):
+        check = stack.ReplyCheck(self.doc)
+        json_type = {"Content-Type": "application/json"}
+        row = {"rank": 1, "player_id": "a", "score": 5, "updated_at": "2026-11-23T10:00:00.123Z", "self": True}
+        rank = {"leaderboard_id": "g:x", "player_id": "a", "score": 5, "global_rank": 1, "rank_mode": "dense",
+                "total": 1, "percentile": 100.0, "points_to_next": None, "updated_at": "2026-11-23T10:00:00.123Z",
+                "neighbors": [row], "as_of": "2026-11-23T10:00:00.456Z", "source": "redis"}
+        path = "/leaderboards/g:x/players/a/rank"
+
+        def verdict(reply, status=200):
+            return check.violation("GET", path, {}, status, json_type, json.dumps(reply).encode())
+
+        self.assertIsNone(verdict(rank))
+        self.assertIsNone(verdict({**rank, "degraded": True, "source": "dynamodb"}))
+        renamed = {**{k: v for k, v in rank.items() if k != "neighbors"}, "neighbours": [row]}
+        self.assertIn("neighbours", verdict(renamed))
+        self.assertIn("points_to_next", verdict({**rank, "points_to_next": 0}))
+        self.assertIn("rank_mode", verdict({**rank, "rank_mode": "olympic"}))
+        self.assertIsNotNone(verdict({"error": {"code": "no_such_code", "message": "x"}}, 404))
+        self.assertIn("418", verdict({"error": {"code": "not_ranked", "message": "x"}}, 418))
+        self.assertIsNone(verdict({"error": {"code": "not_ranked", "message": "x"}}, 404))
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -232,6 +232,27 @@ async fn rank_mode_shares_places_on_every_ranked_read() -> Result<()> {
 }
 
 #[tokio::test]
+async fn the_stack_serves_the_contract_it_is_checked_against() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let (status, doc) = stack.get("/openapi.json").await?;
+    assert_eq!(status, 200);
+    assert!(
+        doc["openapi"]
+            .as_str()
+            .is_some_and(|v| v.starts_with("3.0."))
+    );
+    let rank = &doc["paths"]["/leaderboards/{lb}/players/{p}/rank"]["get"];
+    let required = &doc["components"]["schemas"]["RankReply"]["required"];
+    assert!(
+        required
+            .as_array()
+            .is_some_and(|r| r.contains(&Value::from("global_rank")))
+    );
+    assert!(rank["responses"]["200"].is_object());
+    Ok(())
+}
+
+#[tokio::test]
 async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_players() -> Result<()>
 {
     let stack = Stack::start(&redis_url()).await?;

@@ -78,6 +78,8 @@ impl Stack {
             .arg("--workers")
             .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
+            // Every reply a test gets has passed openapi-core against openapi.yaml.
+            .arg("--check-openapi")
             .arg("--table")
             .arg(&table)
             .arg("--key-prefix")
