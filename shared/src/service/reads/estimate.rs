@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey, RankMode, tie_floor};
-use crate::store::{Count, ScoreStore};
+use crate::store::{Count, RankSketch, ScoreStore};
 
 /// Entries a count served from DynamoDB reads at most, across the board's 16 shards.
 /// Below it counts are exact (the best few thousand players get their exact rank); past
@@ -53,10 +53,9 @@ pub(super) async fn estimate<S: ScoreStore>(
         });
     }
     let sketch = store.get_sketch(lb).await?;
-    let before_n = match (before.exact, key, &sketch) {
-        (true, _, _) | (_, None, _) => before.n,
-        (false, Some(k), Some(sk)) => sk.before(&k.sort_key(dir)).max(before.n),
-        (false, Some(_), None) => return Err(ServiceError::RankUnavailable(lb.clone())),
+    let before_n = match key {
+        Some(k) => before_from(lb, dir, k, before, sketch.as_ref())?,
+        None => before.n,
     };
     let total_n = match (&sketch, total.exact) {
         (_, true) => total.n,
@@ -69,6 +68,22 @@ pub(super) async fn estimate<S: ScoreStore>(
         rank_approximate: !before.exact,
         total_approximate: !total.exact,
     })
+}
+
+/// The entries before `key` given what a capped count found: the count while exact, the
+/// board's sketch past the cap (none yet: `rank_unavailable`).
+fn before_from(
+    lb: &LeaderboardId,
+    dir: Direction,
+    key: &RankKey,
+    counted: Count,
+    sketch: Option<&RankSketch>,
+) -> Result<u64, ServiceError> {
+    match (counted.exact, sketch) {
+        (true, _) => Ok(counted.n),
+        (false, Some(sk)) => Ok(sk.before(&key.sort_key(dir)).max(counted.n)),
+        (false, None) => Err(ServiceError::RankUnavailable(lb.clone())),
+    }
 }
 
 /// The place under `mode` of `first`, a key `est` says stands after `est.before` entries,
@@ -91,8 +106,15 @@ pub(super) async fn place<S: ScoreStore>(
     }
     match mode {
         RankMode::Competition => {
-            let floor = estimate(store, lb, dir, Some(&tie_floor(first))).await?;
-            Ok((floor.before + 1, floor.rank_approximate))
+            // Only the entries before the score's first key: the total is known already.
+            let floor = tie_floor(first);
+            let counted = store.count_before(lb, dir, Some(&floor), COUNT_CAP).await?;
+            let sketch = match counted.exact {
+                true => None,
+                false => store.get_sketch(lb).await?,
+            };
+            let before = before_from(lb, dir, &floor, counted, sketch.as_ref())?;
+            Ok((before + 1, !counted.exact))
         }
         _ if est.rank_approximate || est.before > COUNT_CAP => {
             Err(ServiceError::RankUnavailable(lb.clone()))
