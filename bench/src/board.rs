@@ -80,6 +80,7 @@ pub fn entry(lb: &LeaderboardId, p: &Player, version: u64) -> IndexEntry {
         key: p.key(),
         version,
         expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
     }
 }
 

@@ -6,7 +6,8 @@ One process plays, on loopback:
 - API Gateway (HTTP API, payload format 2.0): routes read from template.yaml, requests
   turned into events, replies turned back into HTTP; routes with `Authorizer: AWS_IAM`
   require the header `x-api-key: $LB_API_KEY` instead of SigV4; a request's
-  `x-player-id` header becomes the JWT subject an authorizer would have verified;
+  `x-player-id` header becomes the JWT subject an authorizer would have verified, and
+  on IAM routes `x-operator` names the signing principal (the audit trail records it);
 - the DynamoDB event source mapping: polls the table's stream and hands batches to the
   projector, honouring `batchItemFailures` (retry from the first failed record, in order),
   `MaximumRetryAttempts`, and the on-failure destination: the template's SQS queue, in
@@ -454,7 +455,17 @@ def gateway_handler(routes, hosts, api_key, openapi, check):
                 "isBase64Encoded": is_b64,
             }
             player = headers.get("x-player-id")
-            if player:
+            if route.iam:
+                # Stand-in for the IAM authorizer: in AWS the signing principal arrives
+                # here; locally the caller may name itself in x-operator (the audit
+                # trail records it).
+                operator = headers.get("x-operator", "local-operator")
+                event["requestContext"]["authorizer"] = {"iam": {
+                    "accountId": "000000000000",
+                    "callerId": operator,
+                    "userArn": f"arn:aws:iam::000000000000:user/{operator}",
+                }}
+            elif player:
                 # Stand-in for the JWT authorizer: in AWS the verified token's claims
                 # arrive here; locally the caller names its player in x-player-id.
                 event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": player}, "scopes": None}}

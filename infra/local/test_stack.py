@@ -247,7 +247,7 @@ class IamTest(unittest.TestCase):
         roles = iam.load(os.path.join(root, "template.yaml"))
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
                                                 "BoardsFunction", "RebuildFunction", "ProjectorFunction",
-                                                "RepairFunction"})
+                                                "RepairFunction", "ModerationFunction"})
         table_statements = lambda f: [  # noqa: E731
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]

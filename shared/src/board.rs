@@ -128,6 +128,21 @@ pub enum Fold {
     Unchanged,
 }
 
+impl Fold {
+    /// The fold of a first standing on a row whose standing an operator removed at
+    /// `row_version`: the player starts over at the version after it, so the index
+    /// takes the new standing over the removal (and never an older change over either).
+    pub fn after_removal(self, row_version: Option<u64>) -> Self {
+        match (self, row_version) {
+            (Self::Applied(mut s), Some(v)) => {
+                s.version = v + 1;
+                Self::Applied(s)
+            }
+            (fold, _) => fold,
+        }
+    }
+}
+
 impl Policy {
     /// The rank order of this policy's boards.
     pub fn direction(self) -> Direction {

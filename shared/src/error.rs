@@ -176,6 +176,15 @@ pub enum ServiceError {
     /// Optimistic concurrency gave up after its retry budget; nothing was written.
     #[error("too many concurrent writes for this player, retry shortly")]
     Contention,
+    /// The player is banned from the game the board belongs to.
+    #[error("player {player} is banned from game {game}")]
+    PlayerBanned { game: String, player: PlayerId },
+    /// The window's results are not sealed yet.
+    #[error("the results of leaderboard {0} are not sealed yet")]
+    NotSealed(LeaderboardId),
+    /// No ban of the player in the game.
+    #[error("player {player} is not banned from game {game}")]
+    NotBanned { game: String, player: PlayerId },
     /// The caller made too many reads in the current window.
     #[error("too many reads; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
@@ -214,6 +223,9 @@ impl ServiceError {
             Self::BoardNotActive { .. } => "board_not_active",
             Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::Contention => "contention",
+            Self::PlayerBanned { .. } => "player_banned",
+            Self::NotSealed(_) => "not_sealed",
+            Self::NotBanned { .. } => "not_banned",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
             Self::Store(_) => "store_unavailable",

@@ -94,6 +94,18 @@ pub fn caller(req: &Request) -> Caller {
     }
 }
 
+/// Who is acting on a server-only route: the IAM principal API Gateway verified (its
+/// ARN, else its caller id); `unknown` when the gateway passed none.
+pub fn operator(req: &Request) -> String {
+    let iam = req
+        .request_context
+        .authorizer
+        .as_ref()
+        .and_then(|a| a.iam.as_ref());
+    iam.and_then(|i| i.user_arn.clone().or_else(|| i.caller_id.clone()))
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
 /// A query-string parameter.
 pub fn query<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
     req.query_string_parameters.first(name)
@@ -134,7 +146,8 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
     let code = err.code();
     let status = match code {
         "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
-        "board_not_found" | "family_not_found" | "not_ranked" => 404,
+        "player_banned" => 403,
+        "board_not_found" | "family_not_found" | "not_ranked" | "not_sealed" | "not_banned" => 404,
         "window_closed"
         | "family_conflict"
         | "invalid_transition"

@@ -14,6 +14,8 @@ pub const MAX_ABS_SCORE: i64 = (1 << 53) - 1;
 pub struct Score(i64);
 
 impl Score {
+    pub const ZERO: Self = Self(0);
+
     /// Accepts `value` when |value| <= 2^53-1; `field` names it in the error.
     pub fn new(field: &'static str, value: i64) -> Result<Self, DomainError> {
         if value.unsigned_abs() > MAX_ABS_SCORE as u64 {

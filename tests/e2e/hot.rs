@@ -66,6 +66,7 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
                 },
                 version: 1,
                 expire_at: None,
+                kind: leaderboard::store::EntryKind::Standing,
             })
             .await
             .unwrap();
@@ -153,6 +154,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
         },
         version,
         expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
     };
     let all: Vec<_> = (0..n).map(|i| entry(i, (n - i) as i64 * 10, 1)).collect();
     env.ctx.index.apply_many(&all).await.unwrap();

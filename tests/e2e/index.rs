@@ -59,6 +59,7 @@ async fn ordering(url: &str) {
                 key,
                 version: 1,
                 expire_at: None,
+                kind: leaderboard::store::EntryKind::Standing,
             };
             assert!(env.ctx.index.apply(&entry).await.unwrap().applied);
         }
@@ -97,6 +98,7 @@ async fn versions(url: &str) {
         },
         version,
         expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
     };
     assert!(env.ctx.index.apply(&entry(30, 3)).await.unwrap().applied);
     assert!(!env.ctx.index.apply(&entry(20, 2)).await.unwrap().applied);

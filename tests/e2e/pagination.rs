@@ -34,6 +34,7 @@ fn entry(
         },
         version,
         expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
     }
 }
 

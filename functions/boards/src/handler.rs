@@ -8,6 +8,7 @@ use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
+use leaderboard::service::moderation::{Operator, audit};
 use leaderboard::store::{RankIndex, ScoreStore};
 use serde::Serialize;
 
@@ -56,7 +57,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         "PATCH /leaderboards/{lb}" => {
             let result = async {
                 let patch: PatchBoard = http::json_body(req)?;
-                boards::set_status(store, &lb()?, patch.status).await
+                let lb = lb()?;
+                let view = boards::set_status(store, &lb, patch.status).await?;
+                let op = Operator(http::operator(req));
+                audit::status_changed(store, &op, &lb, patch.status, patch.reason).await?;
+                Ok(view)
             };
             http::respond(200, result.await)
         }

@@ -1,16 +1,20 @@
 //! Stream records decoded: the table's images of standings turned into index entries.
 //!
-//! Only standing items (`kind = "standing"`) in INSERT or MODIFY records project; boards
-//! and receipts are skipped. A record whose image cannot be decoded is poison: retrying
-//! cannot fix it, so it is counted and logged, never allowed to block the shard.
-//! Standings are never deleted by the service; a REMOVE (an operator's manual delete)
-//! is left to the rebuild to reconcile.
+//! Only players' rows project; boards, receipts and the rest are skipped:
+//! - INSERT or MODIFY of a standing (`kind = "standing"`): the standing, at its version;
+//! - INSERT or MODIFY of a removed standing's tombstone (`kind = "removed"`): the removal,
+//!   at its version, which the index remembers so that no older record brings it back;
+//! - REMOVE of either (an erasure deletes the row): the erasure, at the old image's
+//!   version, which takes the player off the index without leaving anything behind.
+//!
+//! A record whose image cannot be decoded is poison: retrying cannot fix it, so it is
+//! counted and logged, never allowed to block the shard.
 
 use aws_lambda_events::event::dynamodb::EventRecord;
 use tracing::error;
 
-use super::StandingItem;
-use crate::store::{IndexEntry, StreamBatch};
+use super::items::Slot;
+use crate::store::{EntryKind, IndexEntry, StreamBatch};
 
 /// What one record asks of the index.
 #[derive(Debug)]
@@ -20,20 +24,34 @@ enum Change {
     Poison(String),
 }
 
-fn change_of(event_name: &str, image: serde_dynamo::Item) -> Change {
-    if !matches!(event_name, "INSERT" | "MODIFY") {
-        return Change::Skip;
-    }
-    let standing = matches!(
-        image.get("kind"),
-        Some(serde_dynamo::AttributeValue::S(k)) if k == StandingItem::KIND
-    );
-    if !standing {
-        return Change::Skip;
-    }
+fn change_of(
+    event_name: &str,
+    new_image: serde_dynamo::Item,
+    old_image: serde_dynamo::Item,
+) -> Change {
+    let (image, removal) = match event_name {
+        "INSERT" | "MODIFY" => (new_image, EntryKind::Removed),
+        "REMOVE" => (old_image, EntryKind::Erased),
+        _ => return Change::Skip,
+    };
+    let kind = match image.get("kind") {
+        Some(serde_dynamo::AttributeValue::S(k)) => k.clone(),
+        _ => return Change::Skip,
+    };
     // The image is owned: decoded in place, never copied.
-    match serde_dynamo::from_item::<_, StandingItem>(image) {
-        Ok(item) => Change::Apply(item.index_entry()),
+    match Slot::decode(Some(&kind), image) {
+        Ok(Some(Slot::Standing(s))) if removal == EntryKind::Erased => {
+            Change::Apply(IndexEntry::removal(
+                &s.leaderboard_id,
+                s.direction,
+                &s.player_id,
+                s.version,
+                s.index_expire_at,
+                EntryKind::Erased,
+            ))
+        }
+        Ok(Some(slot)) => Change::Apply(slot.index_entry(removal)),
+        Ok(None) => Change::Skip,
         Err(e) => Change::Poison(e.to_string()),
     }
 }
@@ -49,7 +67,7 @@ pub fn decode(records: Vec<EventRecord>) -> StreamBatch {
             ..
         } = record;
         let sequence_number = change.sequence_number;
-        match change_of(&event_name, change.new_image) {
+        match change_of(&event_name, change.new_image, change.old_image) {
             Change::Apply(entry) => {
                 out.entries.push(entry);
                 out.sequence_numbers.push(sequence_number);

@@ -8,7 +8,7 @@ use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{Commit, IndexEntry, Receipt};
+use crate::store::{Commit, EntryKind, IndexEntry, Receipt, Removal, Row};
 
 /// A standing as stored, and as the stream delivers it to the projector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,6 +74,7 @@ impl StandingItem {
             },
             version: self.version,
             expire_at: self.index_expire_at,
+            kind: crate::store::EntryKind::Standing,
         }
     }
 
@@ -83,6 +84,103 @@ impl StandingItem {
             reached_at: self.reached_at,
             version: self.version,
             last_match_id: self.last_match_id,
+        }
+    }
+}
+
+/// What stays of a standing an operator removed: its key, its board's direction and
+/// the next version, so that the index refuses older changes and a later result starts
+/// the player over at a newer version. It has no `rk`, so it is not in `by_rank`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RemovedItem {
+    pub pk: String,
+    pub sk: String,
+    pub kind: String,
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub direction: Direction,
+    pub version: u64,
+    /// When it was removed, ms since the epoch.
+    pub removed_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub index_expire_at: Option<i64>,
+}
+
+impl RemovedItem {
+    pub const KIND: &'static str = "removed";
+
+    pub(super) fn of(r: &Removal<'_>) -> Self {
+        Self {
+            pk: standing_partition(r.board, r.player),
+            sk: r.player.to_string(),
+            kind: Self::KIND.into(),
+            leaderboard_id: r.board.clone(),
+            player_id: r.player.clone(),
+            direction: r.direction,
+            version: r.expected_version + 1,
+            removed_at: r.removed_at,
+            index_expire_at: r.index_expire_at,
+        }
+    }
+
+    /// The index entry this row projects to: the removal, at its version.
+    pub fn index_entry(&self, kind: EntryKind) -> IndexEntry {
+        IndexEntry::removal(
+            &self.leaderboard_id,
+            self.direction,
+            &self.player_id,
+            self.version,
+            self.index_expire_at,
+            kind,
+        )
+    }
+}
+
+/// A player's row on a board as stored: their standing or the tombstone of a removed one.
+#[derive(Debug)]
+pub enum Slot {
+    Standing(StandingItem),
+    Removed(RemovedItem),
+}
+
+impl Slot {
+    /// Decodes a row by its `kind`; `None` for any other item.
+    pub fn decode<I>(kind: Option<&str>, item: I) -> Result<Option<Self>, serde_dynamo::Error>
+    where
+        I: Into<serde_dynamo::Item>,
+    {
+        Ok(match kind {
+            Some(StandingItem::KIND) => Some(Self::Standing(serde_dynamo::from_item(item.into())?)),
+            Some(RemovedItem::KIND) => Some(Self::Removed(serde_dynamo::from_item(item.into())?)),
+            _ => None,
+        })
+    }
+
+    /// The row's index entry: a standing, or a removal of kind `removal`.
+    pub fn index_entry(&self, removal: EntryKind) -> IndexEntry {
+        match self {
+            Self::Standing(s) => s.index_entry(),
+            Self::Removed(r) => r.index_entry(removal),
+        }
+    }
+
+    pub(super) fn row(self) -> Row {
+        match self {
+            Self::Standing(s) => Row {
+                version: Some(s.version),
+                standing: Some(s.standing()),
+            },
+            Self::Removed(r) => Row {
+                version: Some(r.version),
+                standing: None,
+            },
+        }
+    }
+
+    pub fn version(&self) -> u64 {
+        match self {
+            Self::Standing(s) => s.version,
+            Self::Removed(r) => r.version,
         }
     }
 }

@@ -18,6 +18,9 @@ pub(super) type Item = HashMap<String, AttributeValue>;
 /// Partition of the board list.
 pub(super) const LIST_PK: &str = "BL";
 
+/// Partition of the audit trail.
+pub(super) const AUDIT_PK: &str = "AU";
+
 /// FNV-1a: a stable hash, so a player's shard never changes between releases.
 pub(super) fn shard_of(player: &str) -> u64 {
     let hash = player.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
@@ -62,7 +65,22 @@ pub(super) fn receipt_pk_sk(
     player: &PlayerId,
     m: &MatchId,
 ) -> (String, String) {
-    (format!("R#{lb}#{player}"), format!("M#{m}"))
+    (receipts_partition(lb, player), format!("M#{m}"))
+}
+
+/// The partition of a player's receipts on a board: `R#{board}#{player}`.
+pub(super) fn receipts_partition(lb: &LeaderboardId, player: &PlayerId) -> String {
+    format!("R#{lb}#{player}")
+}
+
+/// A ban's `pk` and `sk`: `BAN#{game}`, `{player}`.
+pub(super) fn ban_pk_sk(game: &str, player: &PlayerId) -> (String, String) {
+    (format!("BAN#{game}"), player.to_string())
+}
+
+/// The copy of a ban under its player: `PB#{player}`, `{game}`.
+pub(super) fn player_ban_pk_sk(player: &PlayerId, game: &str) -> (String, String) {
+    (format!("PB#{player}"), game.to_owned())
 }
 
 /// A family's `pk` and `sk`: `F#{game}#{mode}`, `FAMILY`.

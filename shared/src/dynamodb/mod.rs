@@ -9,6 +9,10 @@
 //! | receipt | `R#{board}#{player}` | `M#{match}` (with TTL attribute `expires_at`) |
 //! | rebuild checkpoint | `RB#{board}` | `REBUILD` |
 //! | rank sketch (big boards) | `RS#{board}` | `SKETCH` |
+//! | removed standing (tombstone, kind `removed`) | `S#{board}#{shard}` | `{player}` |
+//! | ban | `BAN#{game}` | `{player}` |
+//! | ban, under its player (for an erasure) | `PB#{player}` | `{game}` |
+//! | audit record | `AU` | `{at, 13 digits}-{random}` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
@@ -27,6 +31,7 @@ mod boards;
 mod changes;
 mod items;
 mod keys;
+mod moderation;
 mod ranked;
 mod rebuild;
 mod sketch;
@@ -35,7 +40,9 @@ mod streams;
 mod table;
 
 use aws_sdk_dynamodb::Client;
-use aws_sdk_dynamodb::types::{ConditionCheck, Put, TransactWriteItem};
+use aws_sdk_dynamodb::types::{
+    AttributeValue, ConditionCheck, DeleteRequest, Put, TransactWriteItem, WriteRequest,
+};
 use serde::Serialize;
 
 use crate::error::StoreError;
@@ -108,6 +115,70 @@ impl DynamoScoreStore {
             .send()
             .await
             .map_err(|e| StoreError::sdk(op, e))?;
+        Ok(())
+    }
+
+    /// Deletes every item of partition `pk` (a page of keys at a time, 25 per batch,
+    /// retrying what DynamoDB leaves unprocessed); returns how many there were.
+    pub(super) async fn delete_partition(&self, pk: &str, what: &str) -> Result<u64, StoreError> {
+        let mut deleted = 0;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
+                .projection_expression("pk, sk")
+                .consistent_read(true)
+                .limit(500)
+                .send()
+                .await
+                .map_err(|e| StoreError::sdk("Query(delete_partition)", e))?;
+            let keys = out.items.unwrap_or_default();
+            if keys.is_empty() {
+                return Ok(deleted);
+            }
+            deleted += keys.len() as u64;
+            self.delete_keys(keys).await?;
+            tracing::debug!(pk, what, deleted, "deleted a page");
+        }
+    }
+
+    /// Deletes the items of `keys`, 25 per batch.
+    pub(super) async fn delete_keys(&self, keys: Vec<Item>) -> Result<(), StoreError> {
+        for chunk in keys.chunks(25) {
+            let mut requests = chunk
+                .iter()
+                .map(|k| {
+                    let delete = DeleteRequest::builder().set_key(Some(k.clone())).build()?;
+                    Ok(WriteRequest::builder().delete_request(delete).build())
+                })
+                .collect::<Result<Vec<_>, StoreError>>()?;
+            for attempt in 0..20_u32 {
+                let out = self
+                    .client
+                    .batch_write_item()
+                    .request_items(&self.table, requests)
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::sdk("BatchWriteItem(delete)", e))?;
+                requests = out
+                    .unprocessed_items
+                    .and_then(|mut u| u.remove(&self.table))
+                    .unwrap_or_default();
+                if requests.is_empty() {
+                    break;
+                }
+                tokio::time::sleep(std::time::Duration::from_millis(10 << attempt.min(6))).await;
+            }
+            if !requests.is_empty() {
+                return Err(StoreError::sdk(
+                    "BatchWriteItem(delete)",
+                    std::io::Error::other("items left unprocessed after retries"),
+                ));
+            }
+        }
         Ok(())
     }
 

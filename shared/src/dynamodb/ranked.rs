@@ -13,8 +13,9 @@ use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Select};
 use futures::future::try_join_all;
 use tracing::instrument;
 
+use super::items::Slot;
 use super::keys::{SHARDS, shard_partition, standing_key};
-use super::{DynamoScoreStore, RANK_INDEX, StandingItem};
+use super::{DynamoScoreStore, RANK_INDEX};
 use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
@@ -154,9 +155,11 @@ impl RankedReads for DynamoScoreStore {
                     .and_then(|mut r| r.remove(&self.table))
                     .unwrap_or_default()
                 {
-                    let s: StandingItem = serde_dynamo::from_item(item)?;
-                    let key = s.index_entry().key;
-                    found.insert(key.player.clone(), key);
+                    // A removed standing's tombstone is no key.
+                    if let Some(Slot::Standing(s)) = super::standings::slot_of(item)? {
+                        let key = s.index_entry().key;
+                        found.insert(key.player.clone(), key);
+                    }
                 }
                 pending = out
                     .unprocessed_keys

@@ -6,10 +6,10 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::keys::{SHARDS, checkpoint_pk_sk, key, shard_partition};
-use super::{DynamoScoreStore, StandingItem, next_sort_key};
+use super::{DynamoScoreStore, next_sort_key};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
-use crate::store::{Checkpoint, IndexEntry, RebuildStore};
+use crate::store::{Checkpoint, EntryKind, IndexEntry, RebuildStore};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct CheckpointItem {
@@ -52,12 +52,13 @@ impl RebuildStore for DynamoScoreStore {
             .await
             .map_err(|e| StoreError::sdk("Query(standings)", e))?;
         let next = next_sort_key(&out);
-        let entries = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(|item| serde_dynamo::from_item::<_, StandingItem>(item).map(|s| s.index_entry()))
-            .collect::<Result<_, _>>()?;
+        let mut entries = Vec::new();
+        for item in out.items.unwrap_or_default() {
+            // Standings, and the tombstones of removed ones (the index keeps them).
+            if let Some(slot) = super::standings::slot_of(item)? {
+                entries.push(slot.index_entry(EntryKind::Removed));
+            }
+        }
         Ok((entries, next))
     }
 

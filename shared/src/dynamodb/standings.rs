@@ -9,12 +9,14 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use tracing::instrument;
 
 use super::DynamoScoreStore;
-use super::items::{ReceiptItem, StandingItem};
-use super::keys::{Item, receipt_key, standing_key};
+use aws_sdk_dynamodb::types::ReturnValue;
+
+use super::items::{ReceiptItem, RemovedItem, Slot, StandingItem};
+use super::keys::{Item, ban_pk_sk, key, receipt_key, receipts_partition, standing_key};
 use crate::board::Standing;
 use crate::error::StoreError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::store::{Commit, CommitOutcome, Receipt, StandingStore};
+use crate::store::{Commit, CommitOutcome, Receipt, Removal, Row, StandingStore};
 
 /// The condition that the standing still has `expected` (or still does not exist).
 fn version_condition(expected: Option<u64>) -> (&'static str, Item) {
@@ -27,18 +29,80 @@ fn version_condition(expected: Option<u64>) -> (&'static str, Item) {
     }
 }
 
+/// The `kind` attribute of an item.
+pub(super) fn kind_of(item: &Item) -> Option<&str> {
+    item.get("kind")
+        .and_then(|v| v.as_s().ok())
+        .map(String::as_str)
+}
+
+/// Decodes a player's row (a standing or a tombstone).
+pub(super) fn slot_of(item: Item) -> Result<Option<Slot>, StoreError> {
+    let kind = kind_of(&item).map(str::to_owned);
+    Ok(Slot::decode(kind.as_deref(), item)?)
+}
+
 impl StandingStore for DynamoScoreStore {
-    #[instrument(skip(self))]
     async fn get_standing(
         &self,
         lb: &LeaderboardId,
         player: &PlayerId,
     ) -> Result<Option<Standing>, StoreError> {
+        Ok(self.get_row(lb, player).await?.standing)
+    }
+
+    #[instrument(skip(self))]
+    async fn get_row(&self, lb: &LeaderboardId, player: &PlayerId) -> Result<Row, StoreError> {
         let item = self
             .get_item(standing_key(lb, player), "GetItem(standing)")
             .await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, StandingItem>(item)?.standing()),
+            Some(item) => slot_of(item)?.map(Slot::row).unwrap_or_default(),
+            None => Row::default(),
+        })
+    }
+
+    #[instrument(skip_all, fields(board = %r.board, player = %r.player))]
+    async fn remove_standing(&self, r: &Removal<'_>) -> Result<CommitOutcome, StoreError> {
+        let (condition, values) = version_condition(Some(r.expected_version));
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(serde_dynamo::to_item(RemovedItem::of(r))?))
+            .condition_expression(condition)
+            .set_expression_attribute_values(Some(values))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(CommitOutcome::Committed),
+            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
+                Ok(CommitOutcome::StandingChanged)
+            }
+            Err(e) => Err(StoreError::sdk("PutItem(removed)", e)),
+        }
+    }
+
+    #[instrument(skip(self))]
+    async fn erase_player(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<Option<u64>, StoreError> {
+        self.delete_partition(&receipts_partition(lb, player), "receipts")
+            .await?;
+        let old = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(standing_key(lb, player)))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("DeleteItem(standing)", e))?
+            .attributes;
+        Ok(match old {
+            Some(item) => slot_of(item)?.map(|s| s.version()),
             None => None,
         })
     }
@@ -68,6 +132,13 @@ impl StandingStore for DynamoScoreStore {
             Item::new(),
         )?;
         let (condition, values) = version_condition(c.expected_version);
+        let ban_check = c
+            .game
+            .map(|game| {
+                let (pk, sk) = ban_pk_sk(game, c.player);
+                self.check(key(pk, sk), "attribute_not_exists(pk)", Item::new())
+            })
+            .transpose()?;
         // The standing goes last: a cancelled transaction never half-writes it.
         let standing_op = match c.standing {
             Some(s) => {
@@ -76,11 +147,14 @@ impl StandingStore for DynamoScoreStore {
             }
             None => self.check(standing_key(c.board, c.player), condition, values)?,
         };
+        let banned_at = ban_check.is_some().then_some(1);
+        let mut ops = vec![receipt_put];
+        ops.extend(ban_check);
+        ops.push(standing_op);
         let res = self
             .client
             .transact_write_items()
-            .transact_items(receipt_put)
-            .transact_items(standing_op)
+            .set_transact_items(Some(ops))
             .send()
             .await;
         match res {
@@ -95,6 +169,8 @@ impl StandingStore for DynamoScoreStore {
                     };
                     Ok(if failed(0) {
                         CommitOutcome::ReceiptExists
+                    } else if banned_at.is_some_and(failed) {
+                        CommitOutcome::Banned
                     } else {
                         // The version moved, or (real DynamoDB) a concurrent transaction
                         // on the same items cancelled this one: `TransactionConflict`.

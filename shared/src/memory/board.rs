@@ -5,10 +5,13 @@ use std::collections::HashMap;
 
 use crate::error::IndexError;
 use crate::order::{Direction, RankKey};
-use crate::store::{Health, IndexEntry, TOP_WINDOW};
+use crate::store::{EntryKind, Health, IndexEntry, TOP_WINDOW};
 
 /// Standings by player: version and key.
 pub(super) type Keys = HashMap<String, (u64, RankKey)>;
+
+/// Removed players' tombstones: player -> the removal's version.
+pub(super) type Tombs = HashMap<String, u64>;
 
 /// One board's keys: the marker's state (`None`: no marker), the live and the rebuild's
 /// standings, the running rebuild's generation and the top-window version.
@@ -18,6 +21,8 @@ pub(super) struct Board {
     pub gen_id: Option<String>,
     pub live: Keys,
     pub rebuild: Keys,
+    /// Kept through rebuilds, like the script's `x` hash.
+    pub tombs: Tombs,
     pub window_version: u64,
 }
 
@@ -49,12 +54,13 @@ impl Board {
     /// Applies `e` to the live keys (and a running rebuild's) if its version is newer;
     /// the top-window version moves when the old or the new place is inside the window.
     pub(super) fn apply(&mut self, e: &IndexEntry) -> bool {
-        if self.state == Some(Health::Rebuilding) {
-            put(&mut self.rebuild, e);
-        }
         let player = &e.key.player;
         let before = self.rank_of(e.direction, player);
-        if !put(&mut self.live, e) {
+        let applied = put(&mut self.live, &mut self.tombs, e);
+        if self.state == Some(Health::Rebuilding) {
+            put(&mut self.rebuild, &mut self.tombs, e);
+        }
+        if !applied {
             return false;
         }
         let after = self.rank_of(e.direction, player);
@@ -66,13 +72,39 @@ impl Board {
     }
 }
 
-/// Puts `e` into `keys` if it is newer than what they hold for its player.
-pub(super) fn put(keys: &mut Keys, e: &IndexEntry) -> bool {
-    match keys.get(&e.key.player) {
-        Some((v, _)) if *v >= e.version => false,
-        _ => {
-            keys.insert(e.key.player.clone(), (e.version, e.key.clone()));
-            true
+/// Applies `e` to `keys` if it is newer than what they hold for its player (and, for a
+/// player not in them, than their tombstone): a standing is put, a removal takes the
+/// player out and leaves a tombstone, an erasure takes them out and forgets them.
+pub(super) fn put(keys: &mut Keys, tombs: &mut Tombs, e: &IndexEntry) -> bool {
+    let player = &e.key.player;
+    let current = keys.get(player).map(|(v, _)| *v);
+    let tomb = tombs.get(player).copied();
+    match e.kind {
+        EntryKind::Standing => {
+            if current.or(tomb).is_some_and(|v| v >= e.version) {
+                return false;
+            }
+            keys.insert(player.clone(), (e.version, e.key.clone()));
+            tombs.remove(player);
+        }
+        EntryKind::Removed => {
+            if current.is_some_and(|v| v > e.version)
+                || (current.is_none() && tomb.is_some_and(|t| t >= e.version))
+            {
+                return false;
+            }
+            keys.remove(player);
+            if tomb.is_none_or(|t| t < e.version) {
+                tombs.insert(player.clone(), e.version);
+            }
+        }
+        EntryKind::Erased => {
+            if current.is_some_and(|v| v > e.version) {
+                return false;
+            }
+            keys.remove(player);
+            tombs.remove(player);
         }
     }
+    true
 }

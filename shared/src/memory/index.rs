@@ -235,7 +235,7 @@ impl RankIndex for MemoryIndex {
     async fn load(&self, lb: &LeaderboardId, entries: &[IndexEntry]) -> Result<(), IndexError> {
         self.with(lb, |b| {
             for e in entries {
-                put(&mut b.rebuild, e);
+                put(&mut b.rebuild, &mut b.tombs, e);
             }
         })
     }

@@ -9,6 +9,7 @@
 
 mod board;
 mod index;
+mod moderation;
 mod store;
 mod stream;
 

@@ -16,8 +16,8 @@ use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, position_after, position_before};
 use crate::store::{
-    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, IndexEntry, RankSketch,
-    RankedReads, RebuildStore, Receipt, SketchStore, StandingStore,
+    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, EntryKind, IndexEntry,
+    RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row, SketchStore, StandingStore,
 };
 use crate::ttl_cache::lock;
 
@@ -50,6 +50,7 @@ impl Stored {
             key: self.key(player),
             version: self.standing.version,
             expire_at: self.expire_at,
+            kind: crate::store::EntryKind::Standing,
         }
     }
 }
@@ -59,6 +60,12 @@ pub(super) struct Tables {
     boards: BTreeMap<LeaderboardId, Board>,
     families: BTreeMap<(String, String), Family>,
     standings: BTreeMap<(LeaderboardId, String), Stored>,
+    /// Tombstones of removed standings: version, direction, index expiry.
+    removed: BTreeMap<(LeaderboardId, String), (u64, Direction, Option<i64>)>,
+    /// Bans: (game, player) -> the ban.
+    pub(super) bans: BTreeMap<(String, String), crate::store::Ban>,
+    /// The audit trail by record id (ids order by time).
+    pub(super) audit: BTreeMap<String, crate::store::AuditRecord>,
     receipts: HashMap<(LeaderboardId, String, String), Receipt>,
     checkpoints: HashMap<LeaderboardId, Checkpoint>,
     sketches: HashMap<LeaderboardId, RankSketch>,
@@ -180,17 +187,99 @@ impl BoardStore for MemoryStore {
     }
 }
 
+impl Tables {
+    /// The version of the player's row: their standing's or their tombstone's.
+    fn row_version(&self, key: &(LeaderboardId, String)) -> Option<u64> {
+        (self.standings.get(key).map(|s| s.standing.version))
+            .or_else(|| self.removed.get(key).map(|r| r.0))
+    }
+
+    /// Every row of the board (standings and tombstones) as index entries, by player.
+    fn rows(&self, lb: &LeaderboardId) -> Vec<IndexEntry> {
+        let from = (lb.clone(), String::new())..;
+        let standings = (self.standings.range(from.clone()))
+            .take_while(|((b, _), _)| b == lb)
+            .map(|((_, p), s)| s.entry(lb, p));
+        let removed = (self.removed.range(from))
+            .take_while(|((b, _), _)| b == lb)
+            .map(|((_, p), (v, dir, exp))| {
+                let player = PlayerId::parse(p).expect("stored ids are valid");
+                IndexEntry::removal(lb, *dir, &player, *v, *exp, EntryKind::Removed)
+            });
+        let mut rows: Vec<IndexEntry> = standings.chain(removed).collect();
+        rows.sort_by(|a, b| a.key.player.cmp(&b.key.player));
+        rows
+    }
+}
+
 impl StandingStore for MemoryStore {
     async fn get_standing(
         &self,
         lb: &LeaderboardId,
         player: &PlayerId,
     ) -> Result<Option<Standing>, StoreError> {
+        Ok(self.get_row(lb, player).await?.standing)
+    }
+
+    async fn get_row(&self, lb: &LeaderboardId, player: &PlayerId) -> Result<Row, StoreError> {
         // A round trip: other tasks run meanwhile, as concurrent writers do.
         tokio::task::yield_now().await;
         self.with(|t| {
             let key = (lb.clone(), player.to_string());
-            t.standings.get(&key).map(|s| s.standing.clone())
+            Row {
+                standing: t.standings.get(&key).map(|s| s.standing.clone()),
+                version: t.row_version(&key),
+            }
+        })
+    }
+
+    async fn remove_standing(&self, r: &Removal<'_>) -> Result<CommitOutcome, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let key = (r.board.clone(), r.player.to_string());
+            let current = t.standings.get(&key).map(|s| s.standing.version);
+            if current != Some(r.expected_version) {
+                return CommitOutcome::StandingChanged;
+            }
+            t.standings.remove(&key);
+            let version = r.expected_version + 1;
+            t.removed
+                .insert(key, (version, r.direction, r.index_expire_at));
+            t.stream.push(IndexEntry::removal(
+                r.board,
+                r.direction,
+                r.player,
+                version,
+                r.index_expire_at,
+                EntryKind::Removed,
+            ));
+            CommitOutcome::Committed
+        })
+    }
+
+    async fn erase_player(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<Option<u64>, StoreError> {
+        self.with(|t| {
+            let key = (lb.clone(), player.to_string());
+            t.receipts
+                .retain(|(b, p, _), _| !(b == lb && p == player.as_str()));
+            let old = match (t.standings.remove(&key), t.removed.remove(&key)) {
+                (Some(s), _) => Some((s.standing.version, s.direction, s.expire_at)),
+                (None, removed) => removed,
+            };
+            let (version, dir, exp) = old?;
+            t.stream.push(IndexEntry::removal(
+                lb,
+                dir,
+                player,
+                version,
+                exp,
+                EntryKind::Erased,
+            ));
+            Some(version)
         })
     }
 
@@ -217,9 +306,14 @@ impl StandingStore for MemoryStore {
             if t.receipts.contains_key(&receipt_key) {
                 return CommitOutcome::ReceiptExists;
             }
+            let banned = c
+                .game
+                .is_some_and(|g| t.bans.contains_key(&(g.to_owned(), c.player.to_string())));
+            if banned {
+                return CommitOutcome::Banned;
+            }
             let key = (c.board.clone(), c.player.to_string());
-            let version = t.standings.get(&key).map(|s| s.standing.version);
-            if version != c.expected_version {
+            if t.row_version(&key) != c.expected_version {
                 return CommitOutcome::StandingChanged;
             }
             t.receipts.insert(receipt_key, c.receipt.clone());
@@ -230,6 +324,7 @@ impl StandingStore for MemoryStore {
                     expire_at: c.index_expire_at,
                 };
                 t.stream.push(stored.entry(c.board, c.player.as_str()));
+                t.removed.remove(&key);
                 t.standings.insert(key, stored);
             }
             CommitOutcome::Committed
@@ -317,11 +412,12 @@ impl RebuildStore for MemoryStore {
     ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
         self.with(|t| {
             let mut page: Vec<IndexEntry> = t
-                .standings
-                .range((lb.clone(), after.unwrap_or_default().to_owned())..)
-                .take_while(|((b, _), _)| b == lb)
-                .filter(|((_, p), _)| shard_of(p) == shard && after.is_none_or(|a| p.as_str() > a))
-                .map(|((_, p), s)| s.entry(lb, p))
+                .rows(lb)
+                .into_iter()
+                .filter(|e| {
+                    let p = e.key.player.as_str();
+                    shard_of(p) == shard && after.is_none_or(|a| p > a)
+                })
                 .take(limit as usize + 1)
                 .collect();
             let more = page.len() > limit as usize;

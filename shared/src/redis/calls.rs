@@ -7,7 +7,7 @@ use redis::{Script, ScriptInvocation};
 use super::keys::BoardKeys;
 use super::scripts::Scripts;
 use crate::order::{Direction, RankKey, RankMode};
-use crate::store::{IndexEntry, TOP_WINDOW};
+use crate::store::{EntryKind, IndexEntry, TOP_WINDOW};
 
 /// A call of one script.
 pub(crate) trait Call {
@@ -49,12 +49,15 @@ macro_rules! call {
     };
 }
 
-/// The four arguments every script takes per standing: player, version, zscore, member.
+/// The four arguments every script takes per change: player, version, zscore, member
+/// (for a removal or an erasure an empty zscore and `removed` or `erased`).
 fn standing(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
-    inv.arg(&e.key.player)
-        .arg(e.version)
-        .arg(e.key.zscore(e.direction))
-        .arg(e.key.member());
+    inv.arg(&e.key.player).arg(e.version);
+    match e.kind {
+        EntryKind::Standing => inv.arg(e.key.zscore(e.direction)).arg(e.key.member()),
+        EntryKind::Removed => inv.arg("").arg("removed"),
+        EntryKind::Erased => inv.arg("").arg("erased"),
+    };
 }
 
 /// A board's live keys as the reads take them: z, h, m.
@@ -63,10 +66,15 @@ fn read_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
 }
 
 /// Every live and rebuild key of a board, as the applies and the swap take them: z, h,
-/// m, tz, th, tv, d, td.
+/// m, tz, th, tv, d, td, x.
 fn write_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
     read_keys(inv, k);
-    inv.key(&k.tz).key(&k.th).key(&k.tv).key(&k.d).key(&k.td);
+    inv.key(&k.tz)
+        .key(&k.th)
+        .key(&k.tv)
+        .key(&k.d)
+        .key(&k.td)
+        .key(&k.x);
 }
 
 call! {
@@ -187,7 +195,7 @@ call! {
 call! {
     /// `load.lua`: snapshot entries into the rebuild's keys (players distinct).
     Load<'a> { keys: &'a BoardKeys, entries: &'a [&'a IndexEntry] } => load, |c, inv| {
-        inv.key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td);
+        inv.key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td).key(&c.keys.x);
         for e in c.entries {
             standing(inv, e);
         }

@@ -13,6 +13,8 @@ pub(crate) struct BoardKeys {
     pub m: String,
     /// Sorted set of the board's distinct zscores, for dense ranks.
     pub d: String,
+    /// Hash of removed players' tombstones: player -> the removal's version.
+    pub x: String,
     /// A rebuild's sorted set, hash and distinct zscores, swapped in when it finishes.
     pub tz: String,
     pub th: String,
@@ -37,6 +39,7 @@ impl BoardKeys {
             h: format!("{base}:h"),
             m: format!("{base}:m"),
             d: format!("{base}:d"),
+            x: format!("{base}:x"),
             tz: format!("{base}:tz"),
             th: format!("{base}:th"),
             td: format!("{base}:td"),
@@ -61,7 +64,7 @@ mod tests {
         let lb = LeaderboardId::parse("g1:ranked").unwrap();
         let k = BoardKeys::new("t:", &lb);
         for key in [
-            &k.z, &k.h, &k.m, &k.d, &k.tz, &k.th, &k.td, &k.tv, &k.rq, &k.lease,
+            &k.z, &k.h, &k.m, &k.d, &k.x, &k.tz, &k.th, &k.td, &k.tv, &k.rq, &k.lease,
         ] {
             assert!(key.starts_with("t:lb:{g1:ranked}:"), "{key}");
         }

@@ -171,7 +171,8 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
     let previous_rank = previous_rank(ctx, &req, dir).await;
     let index_expire_at = ctx.settings.index_expire_at(board);
     for attempt in 0..MAX_ATTEMPTS {
-        let current = ctx.store.get_standing(&req.board, &req.player).await?;
+        let row = ctx.store.get_row(&req.board, &req.player).await?;
+        let current = row.standing;
         let now = now_ms();
         let fold = match board.policy.fold(
             current.as_ref(),
@@ -179,6 +180,8 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
             &req.match_id,
             req.reached_at.unwrap_or(now),
         ) {
+            // A player whose standing was removed starts over after the removal.
+            Ok(fold) if current.is_none() => fold.after_removal(row.version),
             Ok(fold) => fold,
             // A retry of an accepted match must replay, even if folding it again would
             // now be refused (a SUM total near the limit).
@@ -191,11 +194,12 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
             player: &req.player,
             match_id: &req.match_id,
             direction: dir,
-            expected_version: current.as_ref().map(|s| s.version),
+            expected_version: row.version,
             standing,
             receipt: &receipt,
             receipt_expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
             index_expire_at,
+            game: board.window.as_ref().map(|w| w.game.as_str()),
         };
         match ctx.store.commit(&commit).await? {
             CommitOutcome::Committed => {
@@ -210,6 +214,12 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
                 // The receipt expired between the two reads; start over.
             }
             CommitOutcome::StandingChanged => tokio::time::sleep(backoff(attempt)).await,
+            CommitOutcome::Banned => {
+                return Err(ServiceError::PlayerBanned {
+                    game: commit.game.unwrap_or_default().to_owned(),
+                    player: req.player.clone(),
+                });
+            }
         }
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
@@ -346,6 +356,7 @@ async fn place<S, I: RankIndex>(
                 },
                 version: s.version,
                 expire_at,
+                kind: crate::store::EntryKind::Standing,
             };
             ctx.index.apply(&entry).await.map(|p| match p.health {
                 Health::Ready => Placed::At(p.rank, p.total),

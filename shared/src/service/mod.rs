@@ -10,6 +10,7 @@
 pub mod boards;
 pub mod hot;
 pub mod ingest;
+pub mod moderation;
 pub mod projector;
 pub mod reads;
 pub mod rebuild;

@@ -4,10 +4,12 @@
 //! Adapters: [`crate::dynamodb::DynamoScoreStore`], [`crate::redis::RedisRankIndex`],
 //! [`crate::social::HttpFriendsSource`].
 //!
-//! One port per file: `score_store`, `rank_index`, `rate_counter`, `repair` (the repair
-//! queue), `stream` (stream batches and the stream read again), `friends`.
+//! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
+//! `rate_counter`, `repair` (the repair queue), `stream` (stream batches and the stream
+//! read again), `friends`.
 
 mod friends;
+mod moderation;
 mod rank_index;
 mod rate_counter;
 mod repair;
@@ -15,14 +17,15 @@ mod score_store;
 mod stream;
 
 pub use friends::FriendsSource;
+pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use rank_index::{
-    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, Slice,
+    Around, BatchApplied, EntryKind, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, Slice,
     TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
 pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, RankSketch, RankedReads,
-    RebuildStore, Receipt, ScoreStore, SketchStore, StandingStore,
+    RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore, StandingStore,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};

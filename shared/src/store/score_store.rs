@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::IndexEntry;
+use super::{IndexEntry, ModerationStore};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::error::StoreError;
 use crate::family::Family;
@@ -44,6 +44,30 @@ pub struct Commit<'a> {
     pub receipt_expires_at: i64,
     /// Epoch seconds after which the board's Redis keys expire (closed windows).
     pub index_expire_at: Option<i64>,
+    /// The game whose ban list must not name the player (a family board's game).
+    pub game: Option<&'a str>,
+}
+
+/// A player's row on a board: their standing, if they have one, and the row's version
+/// (a removed standing leaves its version behind, so a later result starts the player
+/// over at a newer version, which the index takes over the removal).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Row {
+    pub standing: Option<Standing>,
+    /// `None`: the player never had a row on the board (or was erased).
+    pub version: Option<u64>,
+}
+
+/// An operator's removal of a standing: the row becomes a tombstone at the next version.
+#[derive(Debug)]
+pub struct Removal<'a> {
+    pub board: &'a LeaderboardId,
+    pub player: &'a PlayerId,
+    pub direction: Direction,
+    /// The version the standing must still have.
+    pub expected_version: u64,
+    pub removed_at: i64,
+    pub index_expire_at: Option<i64>,
 }
 
 /// Why a conditional commit did not happen. Nothing was written in any of these cases.
@@ -54,6 +78,8 @@ pub enum CommitOutcome {
     ReceiptExists,
     /// Another write changed the standing since it was read.
     StandingChanged,
+    /// The player is banned from the board's game.
+    Banned,
 }
 
 /// One page of the board list.
@@ -127,6 +153,28 @@ pub trait StandingStore: Send + Sync {
         lb: &LeaderboardId,
         player: &PlayerId,
     ) -> impl Future<Output = Result<Option<Standing>, StoreError>> + Send;
+
+    /// The player's row: their standing and the row's version (see [`Row`]).
+    fn get_row(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<Row, StoreError>> + Send;
+
+    /// Replaces the standing with its tombstone, only if it still has the expected
+    /// version ([`CommitOutcome::StandingChanged`] otherwise). Receipts stay.
+    fn remove_standing(
+        &self,
+        removal: &Removal<'_>,
+    ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+
+    /// Deletes the player's row (standing or tombstone) and every receipt of theirs on
+    /// the board; returns the row's version if there was one. Idempotent.
+    fn erase_player(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
 
     fn get_receipt(
         &self,
@@ -238,11 +286,14 @@ pub trait SketchStore: Send + Sync {
 /// part is its own trait, implemented in its own file by each adapter; a use case asks
 /// for the whole store.
 pub trait ScoreStore:
-    BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore
+    BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore + ModerationStore
 {
 }
 
-impl<T: BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore> ScoreStore for T {}
+impl<T> ScoreStore for T where
+    T: BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore + ModerationStore
+{
+}
 
 /// A count that may have stopped at its cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

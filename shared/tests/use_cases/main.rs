@@ -6,6 +6,7 @@
 mod fanout;
 mod fixtures;
 mod ingest;
+mod moderation;
 mod projector;
 mod reads;
 mod rebuild;

@@ -10,7 +10,8 @@ use leaderboard::ids::LeaderboardId;
 use super::*;
 
 impl TestEnv {
-    /// Every standing of a board, read from DynamoDB (all shards).
+    /// Every standing of a board, read from DynamoDB (all shards; removed standings'
+    /// tombstones are not standings).
     pub async fn standings(&self, board: &LeaderboardId) -> Vec<StandingItem> {
         let mut out = Vec::new();
         for shard in 0..SHARDS {
@@ -31,6 +32,14 @@ impl TestEnv {
                 .send();
             while let Some(item) = pages.next().await {
                 let item = item.expect("query standings");
+                if item
+                    .get("kind")
+                    .and_then(|k| k.as_s().ok())
+                    .map(String::as_str)
+                    != Some(StandingItem::KIND)
+                {
+                    continue;
+                }
                 out.push(serde_dynamo::from_item(item).expect("decode standing"));
             }
         }

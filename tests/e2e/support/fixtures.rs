@@ -98,6 +98,7 @@ pub fn index_entry(
         },
         version,
         expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
     }
 }
 

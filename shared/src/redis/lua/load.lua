@@ -1,9 +1,11 @@
 -- A rebuild's snapshot load, many entries per call: version-checked against what the
--- write-through or the projector already put there (one HMGET), then one ZREM, one ZADD
--- and one HSET for the whole batch, then the distinct zscores brought in step. ARGV:
--- (player, version, zscore, member) repeated, players distinct. Returns how many entries
--- applied.
-local tz, th, td = KEYS[1], KEYS[2], KEYS[3]
+-- write-through or the projector already put there and against the board's tombstones
+-- (one HMGET each), then one ZREM, one ZADD and one HSET for the whole batch, then the
+-- distinct zscores brought in step. A removed standing in the snapshot (empty zscore)
+-- takes its entry out and keeps its tombstone in `x`, which outlives the swap. ARGV:
+-- (player, version, zscore, member) repeated, players distinct. Returns how many
+-- standings applied.
+local tz, th, td, x = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 
 local n = #ARGV / 4
 local players = {}
@@ -11,20 +13,27 @@ for i = 1, n do
   players[i] = ARGV[4 * i - 3]
 end
 local cur = redis.call('HMGET', th, unpack(players))
-local zrem, zadd, hset, gone, seen = {}, {}, {}, {}, {}
+local tombs = redis.call('HMGET', x, unpack(players))
+local zrem, zadd, hset, hdel, gone, seen = {}, {}, {}, {}, {}, {}
 for i = 1, n do
   local player, version, zscore, member = ARGV[4 * i - 3], ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i]
-  local keep = true
+  local v = tonumber(version)
+  local keep = not (tombs[i] and tonumber(tombs[i]) >= v)
   if cur[i] then
     local cv, cm, cz = parse(cur[i])
-    if cv >= tonumber(version) then
+    if cv >= v then
       keep = false
-    else
+    elseif keep then
       zrem[#zrem + 1] = cm
       gone[#gone + 1] = cz
     end
   end
-  if keep then
+  if keep and zscore == '' then
+    if cur[i] then
+      hdel[#hdel + 1] = player
+    end
+    redis.call('HSET', x, player, version)
+  elseif keep then
     zadd[#zadd + 1] = zscore
     zadd[#zadd + 1] = member
     hset[#hset + 1] = player
@@ -33,6 +42,9 @@ for i = 1, n do
 end
 if #zrem > 0 then
   redis.call('ZREM', tz, unpack(zrem))
+end
+if #hdel > 0 then
+  redis.call('HDEL', th, unpack(hdel))
 end
 if #zadd > 0 then
   redis.call('ZADD', tz, unpack(zadd))

@@ -5,6 +5,8 @@
 --       the index was built on), size (players in z and h), gen (the running rebuild)
 --   d   sorted set of the board's distinct zscores (member and score both the zscore),
 --       for dense ranks: a player's dense rank is one more than ZCOUNT of d below theirs
+--   x   hash of removed players' tombstones: player -> the version of the removal (an
+--       older change of theirs must not bring them back); kept through rebuilds
 --   tz, th, td  a rebuild's sorted set, hash and distinct zscores; tv the top-window
 --       version
 
@@ -63,11 +65,53 @@ local function track_distinct(zk, dk, old, new)
   redis.call('ZADD', dk, new, new)
 end
 
--- Applies one standing to one sorted set and hash if its version is newer. Returns
--- (applied, the player's current member, touched, added): with `track`, touched says
--- whether the change landed inside the top window (the old or the new entry ranks below
--- `window`); added, whether the player is new to these keys.
-local function put(zk, hk, dk, player, version, zscore, member, track, window)
+-- Takes a player's entry out of one sorted set and hash if `version` is not older than
+-- theirs. `removed` (an operator's removal) leaves a tombstone in the hash `xk` (player ->
+-- version) so that no older change can bring the entry back; otherwise (an erasure)
+-- nothing of the player stays. Returns what `put` returns.
+local function drop(zk, hk, dk, xk, player, version, removed, track, window)
+  local v = tonumber(version)
+  local cur = redis.call('HGET', hk, player)
+  local delta, touched = 0, false
+  if cur then
+    local cv, cm, cz = parse(cur)
+    if cv > v then
+      return 0, false, false, 0
+    end
+    if track then
+      touched = redis.call('ZRANK', zk, cm) < window
+    end
+    redis.call('ZREM', zk, cm)
+    redis.call('HDEL', hk, player)
+    if redis.call('ZCOUNT', zk, cz, cz) == 0 then
+      redis.call('ZREM', dk, cz)
+    end
+    delta = -1
+  end
+  if removed then
+    local tomb = tonumber(redis.call('HGET', xk, player) or '0')
+    if tomb >= v and not cur then
+      return 0, false, false, 0
+    end
+    if v > tomb then
+      redis.call('HSET', xk, player, version)
+    end
+  else
+    redis.call('HDEL', xk, player)
+  end
+  return 1, false, touched, delta
+end
+
+-- Applies one change of a player to one sorted set and hash if its version is newer
+-- than theirs (and than their tombstone in `xk`, if they were removed). An empty
+-- `zscore` is a removal (`member` 'removed') or an erasure ('erased'), see `drop`.
+-- Returns (applied, the player's current member or false, touched, delta): with
+-- `track`, touched says whether the change landed inside the top window (the old or
+-- the new entry ranks below `window`); delta is the change in the number of players.
+local function put(zk, hk, dk, xk, player, version, zscore, member, track, window)
+  if zscore == '' then
+    return drop(zk, hk, dk, xk, player, version, member == 'removed', track, window)
+  end
   local touched = false
   local old
   local cur = redis.call('HGET', hk, player)
@@ -75,13 +119,21 @@ local function put(zk, hk, dk, player, version, zscore, member, track, window)
     local cv, cm, cz = parse(cur)
     old = cz
     if cv >= tonumber(version) then
-      return 0, cm, false, false
+      return 0, cm, false, 0
     end
     if track then
       local r = redis.call('ZRANK', zk, cm)
       touched = r ~= false and r < window
     end
     redis.call('ZREM', zk, cm)
+  else
+    local tomb = redis.call('HGET', xk, player)
+    if tomb then
+      if tonumber(tomb) >= tonumber(version) then
+        return 0, false, false, 0
+      end
+      redis.call('HDEL', xk, player)
+    end
   end
   redis.call('ZADD', zk, zscore, member)
   redis.call('HSET', hk, player, version .. '|' .. zscore .. '|' .. member)
@@ -89,7 +141,7 @@ local function put(zk, hk, dk, player, version, zscore, member, track, window)
   if track and not touched then
     touched = redis.call('ZRANK', zk, member) < window
   end
-  return 1, member, touched, not cur
+  return 1, member, touched, cur and 0 or 1
 end
 
 -- The place of the entry with zscore `zs` under rank mode `mode` ('unique' gives
@@ -127,7 +179,7 @@ end
 
 -- Sets a closed window's expiry on the board's keys: the sorted sets and hash when a
 -- standing applied, the marker when there is one. `expire_at` '0' means never.
-local function expire_board(z, h, d, m, expire_at, applied, state)
+local function expire_board(z, h, d, m, expire_at, applied, state, x)
   if expire_at == '0' then
     return
   end
@@ -135,6 +187,9 @@ local function expire_board(z, h, d, m, expire_at, applied, state)
     redis.call('EXPIREAT', z, expire_at)
     redis.call('EXPIREAT', h, expire_at)
     redis.call('EXPIREAT', d, expire_at)
+    if x then
+      redis.call('EXPIREAT', x, expire_at)
+    end
   end
   if state ~= '' then
     redis.call('EXPIREAT', m, expire_at)

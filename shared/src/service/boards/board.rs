@@ -121,6 +121,9 @@ pub async fn get_board<S: ScoreStore>(
 #[derive(Debug, Deserialize)]
 pub struct PatchBoard {
     pub status: BoardStatus,
+    /// Why, for the audit trail (optional).
+    #[serde(default)]
+    pub reason: Option<String>,
 }
 
 /// Changes a board's status: ACTIVE <-> FROZEN, either -> CLOSED, nothing out of CLOSED.

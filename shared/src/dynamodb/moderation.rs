@@ -1,0 +1,191 @@
+//! [`ModerationStore`] over DynamoDB: bans (`BAN#{game}`, `{player}`, also checked by
+//! every commit to a game's boards, with a copy under `PB#{player}`, `{game}` so that an
+//! erasure finds a player's bans with one query) and the audit trail (partition `AU`, sorted by
+//! record id, which starts with the time: operators' actions are rare, so one partition
+//! serves them all).
+
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::DynamoScoreStore;
+use super::keys::{AUDIT_PK, ban_pk_sk, key, player_ban_pk_sk};
+use crate::error::StoreError;
+use crate::ids::PlayerId;
+use crate::store::{AuditPage, AuditRecord, Ban, ModerationStore};
+
+#[derive(Debug, Serialize, Deserialize)]
+struct BanItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    ban: Ban,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct AuditItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    record: AuditRecord,
+}
+
+impl ModerationStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn put_ban(&self, ban: &Ban) -> Result<(), StoreError> {
+        let (pk, sk) = ban_pk_sk(&ban.game, &ban.player_id);
+        let item = BanItem {
+            pk,
+            sk,
+            kind: "ban".into(),
+            ban: ban.clone(),
+        };
+        self.put_plain(item, "PutItem(ban)").await?;
+        let (pk, sk) = player_ban_pk_sk(&ban.player_id, &ban.game);
+        let copy = BanItem {
+            pk,
+            sk,
+            kind: "player_ban".into(),
+            ban: ban.clone(),
+        };
+        self.put_plain(copy, "PutItem(player ban)").await
+    }
+
+    #[instrument(skip(self))]
+    async fn get_ban(&self, game: &str, player: &PlayerId) -> Result<Option<Ban>, StoreError> {
+        let (pk, sk) = ban_pk_sk(game, player);
+        let item = self.get_item(key(pk, sk), "GetItem(ban)").await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, BanItem>(item)?.ban),
+            None => None,
+        })
+    }
+
+    #[instrument(skip(self))]
+    async fn delete_ban(&self, game: &str, player: &PlayerId) -> Result<Option<Ban>, StoreError> {
+        let (pk, sk) = ban_pk_sk(game, player);
+        let old = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("DeleteItem(ban)", e))?
+            .attributes;
+        let (pk, sk) = player_ban_pk_sk(player, game);
+        self.client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("DeleteItem(player ban)", e))?;
+        Ok(match old {
+            Some(item) => Some(serde_dynamo::from_item::<_, BanItem>(item)?.ban),
+            None => None,
+        })
+    }
+
+    #[instrument(skip(self))]
+    async fn bans_of(&self, player: &PlayerId) -> Result<Vec<Ban>, StoreError> {
+        let mut bans = Vec::new();
+        let mut start = None;
+        let (pk, _) = player_ban_pk_sk(player, "");
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
+                .consistent_read(true)
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| StoreError::sdk("Query(player bans)", e))?;
+            for item in out.items.unwrap_or_default() {
+                bans.push(serde_dynamo::from_item::<_, BanItem>(item)?.ban);
+            }
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(bans);
+            }
+        }
+    }
+
+    #[instrument(skip_all, fields(action = ?record.action))]
+    async fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
+        let item = AuditItem {
+            pk: AUDIT_PK.into(),
+            sk: record.id.clone(),
+            kind: "audit".into(),
+            record: record.clone(),
+        };
+        self.put_plain(item, "PutItem(audit)").await
+    }
+
+    #[instrument(skip(self))]
+    async fn audit_page(&self, before: Option<&str>, limit: u32) -> Result<AuditPage, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(AUDIT_PK.into()))
+            .set_exclusive_start_key(before.map(|b| key(AUDIT_PK.into(), b.to_owned())))
+            .scan_index_forward(false)
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(audit)", e))?;
+        let next = super::next_sort_key(&out);
+        let records = out
+            .items
+            .unwrap_or_default()
+            .into_iter()
+            .map(|item| serde_dynamo::from_item::<_, AuditItem>(item).map(|a| a.record))
+            .collect::<Result<_, _>>()?;
+        Ok(AuditPage { records, next })
+    }
+
+    #[instrument(skip(self))]
+    async fn redact_audit(&self, player: &PlayerId) -> Result<u64, StoreError> {
+        let mut changed = 0;
+        let mut start = None;
+        loop {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk")
+                .filter_expression("player_id = :p")
+                .expression_attribute_values(":pk", AttributeValue::S(AUDIT_PK.into()))
+                .expression_attribute_values(":p", AttributeValue::S(player.to_string()))
+                .projection_expression("pk, sk")
+                .set_exclusive_start_key(start)
+                .send()
+                .await
+                .map_err(|e| StoreError::sdk("Query(audit by player)", e))?;
+            for k in out.items.unwrap_or_default() {
+                self.client
+                    .update_item()
+                    .table_name(&self.table)
+                    .set_key(Some(k))
+                    .update_expression("REMOVE player_id SET player_erased = :t")
+                    .expression_attribute_values(":t", AttributeValue::Bool(true))
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::sdk("UpdateItem(audit)", e))?;
+                changed += 1;
+            }
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(changed);
+            }
+        }
+    }
+}

@@ -1,0 +1,77 @@
+//! `DELETE /players/{p}`: a player erased (GDPR): every standing, tombstone and receipt
+//! of theirs on every board (closed windows included), their entries in the index, their
+//! bans, and their id in the audit trail. Idempotent and resumable:
+//! a call that runs out of time answers `complete: false` with a cursor to go on from
+//! (starting over is harmless too). Only when complete is the erasure itself recorded,
+//! without the player's id.
+
+use std::time::Instant;
+
+use serde::Serialize;
+use tracing::{instrument, warn};
+
+use super::{Operator, Reason, Sweep, record, sweep};
+use crate::error::ServiceError;
+use crate::ids::PlayerId;
+use crate::service::Context;
+use crate::store::{AuditAction, EntryKind, IndexEntry, RankIndex, ScoreStore};
+
+/// Reply of an erasure call.
+#[derive(Debug, Serialize)]
+pub struct ErasedReply {
+    #[serde(flatten)]
+    pub sweep: Sweep,
+    /// Set once complete: the erasure's audit record (which names no player).
+    pub audit_id: Option<String>,
+}
+
+#[instrument(skip_all)]
+pub async fn erase<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    player: &PlayerId,
+    reason: Reason,
+    op: &Operator,
+    cursor: Option<String>,
+    deadline: Instant,
+) -> Result<ErasedReply, ServiceError> {
+    let swept = sweep(ctx, "", cursor, deadline, |board| async move {
+        let lb = &board.leaderboard_id;
+        let Some(version) = ctx.store.erase_player(lb, player).await? else {
+            return Ok(false);
+        };
+        let entry = IndexEntry::removal(
+            lb,
+            board.policy.direction(),
+            player,
+            version,
+            ctx.settings.index_expire_at(&board),
+            EntryKind::Erased,
+        );
+        if let Err(error) = ctx.index.apply_many(&[entry]).await {
+            warn!(%error, "index unavailable; the stream will erase the entry");
+        }
+        Ok(true)
+    })
+    .await?;
+    if !swept.complete {
+        return Ok(ErasedReply {
+            sweep: swept,
+            audit_id: None,
+        });
+    }
+    for ban in ctx.store.bans_of(player).await? {
+        ctx.store.delete_ban(&ban.game, player).await?;
+    }
+    let redacted = ctx.store.redact_audit(player).await?;
+    let mut audit = record(op, AuditAction::Erase, &reason);
+    audit.detail = serde_json::json!({
+        "boards_scanned": swept.boards_scanned,
+        "entries_erased": swept.entries,
+        "audit_records_redacted": redacted,
+    });
+    ctx.store.append_audit(&audit).await?;
+    Ok(ErasedReply {
+        sweep: swept,
+        audit_id: Some(audit.id),
+    })
+}
