@@ -5,7 +5,10 @@
 //! (the HTTP tests show those suffice), and every other call is refused by IAM without
 //! touching the table.
 
-use leaderboard::store::{BoardStore, RankedReads, RebuildStore, SketchStore, StandingStore};
+use leaderboard::store::{
+    AuditAction, AuditRecord, Ban, BoardStore, ModerationStore, RankedReads, RebuildStore, Removal,
+    SketchStore, StandingStore,
+};
 use std::collections::BTreeSet;
 
 use leaderboard::board::{Board, BoardStatus, Policy, Standing};
@@ -20,7 +23,7 @@ use leaderboard::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 19] = [
+const CALLS: [&str; 29] = [
     "get_board",
     "create_board",
     "set_status",
@@ -40,10 +43,23 @@ const CALLS: [&str; 19] = [
     "delete_checkpoint",
     "get_sketch",
     "put_sketch",
+    "get_row",
+    "remove_standing",
+    "erase_player",
+    "put_ban",
+    "get_ban",
+    "delete_ban",
+    "bans_of",
+    "append_audit",
+    "audit_page",
+    "redact_audit",
 ];
 
+/// The game whose ban list a commit checks, and that the ban calls name.
+const ROLE_GAME: &str = "rolegame";
+
 /// What each function's role allows; everything else must be refused.
-const ROLES: [(&str, &[&str]); 8] = [
+const ROLES: [(&str, &[&str]); 9] = [
     (
         "IngestFunction",
         &[
@@ -51,8 +67,11 @@ const ROLES: [(&str, &[&str]); 8] = [
             "create_board",
             "get_family",
             "get_standing",
+            "get_row",
             "get_receipt",
             "commit",
+            // A PutItem on a standing, which IAM cannot tell from the commit's.
+            "remove_standing",
         ],
     ),
     (
@@ -60,6 +79,7 @@ const ROLES: [(&str, &[&str]); 8] = [
         &[
             "get_board",
             "get_standing",
+            "get_row",
             "ranked_after",
             "ranked_before",
             "count_before",
@@ -86,6 +106,25 @@ const ROLES: [(&str, &[&str]); 8] = [
             "list_boards",
             "get_family",
             "create_family",
+            "append_audit",
+        ],
+    ),
+    (
+        "ModerationFunction",
+        &[
+            "get_board",
+            "list_boards",
+            "get_standing",
+            "get_row",
+            "remove_standing",
+            "erase_player",
+            "put_ban",
+            "get_ban",
+            "delete_ban",
+            "bans_of",
+            "append_audit",
+            "audit_page",
+            "redact_audit",
         ],
     ),
     (
@@ -215,6 +254,7 @@ impl Fixture {
                         receipt: &self.receipt,
                         receipt_expires_at: 0,
                         index_expire_at: None,
+                        game: Some(ROLE_GAME),
                     })
                     .await?;
                 assert_eq!(outcome, CommitOutcome::ReceiptExists);
@@ -253,6 +293,56 @@ impl Fixture {
                 };
                 store.put_sketch(lb, &sketch).await
             }
+            "get_row" => store.get_row(lb, &self.player).await.map(drop),
+            "remove_standing" => {
+                let outcome = store
+                    .remove_standing(&Removal {
+                        board: lb,
+                        player: &self.player,
+                        direction: dir,
+                        expected_version: self.standing.version + 100,
+                        removed_at: 0,
+                        index_expire_at: None,
+                    })
+                    .await?;
+                assert_eq!(outcome, CommitOutcome::StandingChanged);
+                Ok(())
+            }
+            "erase_player" => {
+                let nobody = PlayerId::parse("roles-nobody").unwrap();
+                assert_eq!(store.erase_player(lb, &nobody).await?, None);
+                Ok(())
+            }
+            "put_ban" => {
+                let ban = Ban {
+                    game: ROLE_GAME.into(),
+                    player_id: PlayerId::parse("roles-nobody").unwrap(),
+                    reason: "roles".into(),
+                    actor: "roles".into(),
+                    at: 0,
+                };
+                store.put_ban(&ban).await?;
+                store.delete_ban(ROLE_GAME, &ban.player_id).await.map(drop)
+            }
+            "get_ban" => store.get_ban(ROLE_GAME, &self.player).await.map(drop),
+            "delete_ban" => store.delete_ban(ROLE_GAME, &self.player).await.map(drop),
+            "bans_of" => store.bans_of(&self.player).await.map(drop),
+            "append_audit" => {
+                let record = AuditRecord {
+                    id: format!("{:013}-{:016x}", 0, 0),
+                    at: 0,
+                    actor: "roles".into(),
+                    action: AuditAction::BoardStatus,
+                    reason: "roles".into(),
+                    leaderboard_id: None,
+                    game: None,
+                    player_id: None,
+                    detail: serde_json::Value::Null,
+                };
+                store.append_audit(&record).await
+            }
+            "audit_page" => store.audit_page(None, 5).await.map(drop),
+            "redact_audit" => store.redact_audit(&self.player).await.map(drop),
             other => unreachable!("no call {other}"),
         }
     }
