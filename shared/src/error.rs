@@ -179,9 +179,6 @@ pub enum ServiceError {
     /// The player is banned from the game the board belongs to.
     #[error("player {player} is banned from game {game}")]
     PlayerBanned { game: String, player: PlayerId },
-    /// The window's results are not sealed yet.
-    #[error("the results of leaderboard {0} are not sealed yet")]
-    NotSealed(LeaderboardId),
     /// No ban of the player in the game.
     #[error("player {player} is not banned from game {game}")]
     NotBanned { game: String, player: PlayerId },
@@ -224,7 +221,6 @@ impl ServiceError {
             Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::Contention => "contention",
             Self::PlayerBanned { .. } => "player_banned",
-            Self::NotSealed(_) => "not_sealed",
             Self::NotBanned { .. } => "not_banned",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",

@@ -147,7 +147,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
     let status = match code {
         "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
         "player_banned" => 403,
-        "board_not_found" | "family_not_found" | "not_ranked" | "not_sealed" | "not_banned" => 404,
+        "board_not_found" | "family_not_found" | "not_ranked" | "not_banned" => 404,
         "window_closed"
         | "family_conflict"
         | "invalid_transition"

@@ -1,5 +1,6 @@
 //! Use cases, one module each: [`boards`] (define and look up boards), [`ingest`]
-//! (idempotent score submission with write-through), [`scores`] (one result fanned out
+//! (idempotent score submission with write-through), [`moderation`] (removals, bans,
+//! erasure, the audit trail), [`scores`] (one result fanned out
 //! to every window), [`reads`] (rank, top, friends, pages), [`hot`] (the reads' reply
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
 //! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
