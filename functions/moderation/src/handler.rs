@@ -7,12 +7,14 @@
 use std::time::{Duration, Instant};
 
 use lambda_runtime::{Error, LambdaEvent};
+use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::service::Context;
 use leaderboard::service::moderation::{self, Operator, Reason, Sweep};
 use leaderboard::store::{RankIndex, ScoreStore};
 use leaderboard::time::now_ms;
+use serde::Serialize;
 
 /// Time kept free before the Lambda deadline to record the action and answer.
 const MARGIN: Duration = Duration::from_secs(5);
@@ -22,9 +24,12 @@ fn deadline(event_deadline_ms: u64) -> Instant {
     Instant::now() + Duration::from_millis(left).saturating_sub(MARGIN)
 }
 
-/// 200 for a finished sweep, 202 for one to call again.
-fn swept_status(sweep: &Sweep) -> u16 {
-    if sweep.complete { 200 } else { 202 }
+/// A sweep's reply: 200 when it finished, 202 when it must be called again.
+fn swept<T: Serialize>(result: Result<T, ServiceError>, sweep: fn(&T) -> &Sweep) -> Response {
+    match result {
+        Ok(reply) => http::json(if sweep(&reply).complete { 200 } else { 202 }, &reply),
+        Err(e) => http::error_response(&e),
+    }
 }
 
 pub async fn handle<S: ScoreStore, I: RankIndex>(
@@ -36,8 +41,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let op = Operator(http::operator(req));
     let player = || http::path(req, "p", PlayerId::parse);
     let game = || req.path_parameters.get("game").map_or("", String::as_str);
-    let reason =
-        || Ok::<_, leaderboard::error::ServiceError>(Reason::parse(http::json_body(req)?)?);
+    let reason = || Ok::<_, ServiceError>(Reason::parse(http::json_body(req)?)?);
     let cursor = || http::query(req, "cursor").map(str::to_owned);
     Ok(match http::route(req) {
         "DELETE /leaderboards/{lb}/players/{p}" => {
@@ -51,10 +55,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             let result = async {
                 moderation::ban::ban(ctx, game(), &player()?, reason()?, &op, cursor(), until).await
             };
-            match result.await {
-                Ok(reply) => http::json(swept_status(&reply.sweep), &reply),
-                Err(e) => http::error_response(&e),
-            }
+            swept(result.await, |r| &r.sweep)
         }
         "DELETE /games/{game}/bans/{p}" => {
             let result =
@@ -65,10 +66,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             let result = async {
                 moderation::erase::erase(ctx, &player()?, reason()?, &op, cursor(), until).await
             };
-            match result.await {
-                Ok(reply) => http::json(swept_status(&reply.sweep), &reply),
-                Err(e) => http::error_response(&e),
-            }
+            swept(result.await, |r| &r.sweep)
         }
         "GET /admin/audit" => {
             let result = async {

@@ -29,9 +29,9 @@ fn change_of(
     new_image: serde_dynamo::Item,
     old_image: serde_dynamo::Item,
 ) -> Change {
-    let (image, removal) = match event_name {
-        "INSERT" | "MODIFY" => (new_image, EntryKind::Removed),
-        "REMOVE" => (old_image, EntryKind::Erased),
+    let (image, deleted) = match event_name {
+        "INSERT" | "MODIFY" => (new_image, false),
+        "REMOVE" => (old_image, true),
         _ => return Change::Skip,
     };
     let kind = match image.get("kind") {
@@ -40,17 +40,8 @@ fn change_of(
     };
     // The image is owned: decoded in place, never copied.
     match Slot::decode(Some(&kind), image) {
-        Ok(Some(Slot::Standing(s))) if removal == EntryKind::Erased => {
-            Change::Apply(IndexEntry::removal(
-                &s.leaderboard_id,
-                s.direction,
-                &s.player_id,
-                s.version,
-                s.index_expire_at,
-                EntryKind::Erased,
-            ))
-        }
-        Ok(Some(slot)) => Change::Apply(slot.index_entry(removal)),
+        Ok(Some(slot)) if deleted => Change::Apply(slot.removal(EntryKind::Erased)),
+        Ok(Some(slot)) => Change::Apply(slot.index_entry()),
         Ok(None) => Change::Skip,
         Err(e) => Change::Poison(e.to_string()),
     }

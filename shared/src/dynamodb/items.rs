@@ -122,18 +122,6 @@ impl RemovedItem {
             index_expire_at: r.index_expire_at,
         }
     }
-
-    /// The index entry this row projects to: the removal, at its version.
-    pub fn index_entry(&self, kind: EntryKind) -> IndexEntry {
-        IndexEntry::removal(
-            &self.leaderboard_id,
-            self.direction,
-            &self.player_id,
-            self.version,
-            self.index_expire_at,
-            kind,
-        )
-    }
 }
 
 /// A player's row on a board as stored: their standing or the tombstone of a removed one.
@@ -156,12 +144,32 @@ impl Slot {
         })
     }
 
-    /// The row's index entry: a standing, or a removal of kind `removal`.
-    pub fn index_entry(&self, removal: EntryKind) -> IndexEntry {
+    /// The row's index entry: its standing, or the removal at the tombstone's version.
+    pub fn index_entry(&self) -> IndexEntry {
         match self {
             Self::Standing(s) => s.index_entry(),
-            Self::Removed(r) => r.index_entry(removal),
+            Self::Removed(_) => self.removal(EntryKind::Removed),
         }
+    }
+
+    /// The entry that takes the row's player off its board at the row's version, as
+    /// `kind` (a removal, or an erasure when the row itself was deleted).
+    pub fn removal(&self, kind: EntryKind) -> IndexEntry {
+        let (board, dir, player, expire_at) = match self {
+            Self::Standing(s) => (
+                &s.leaderboard_id,
+                s.direction,
+                &s.player_id,
+                s.index_expire_at,
+            ),
+            Self::Removed(r) => (
+                &r.leaderboard_id,
+                r.direction,
+                &r.player_id,
+                r.index_expire_at,
+            ),
+        };
+        IndexEntry::removal(board, dir, player, self.version(), expire_at, kind)
     }
 
     pub(super) fn row(self) -> Row {

@@ -41,7 +41,8 @@ mod table;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, DeleteRequest, Put, TransactWriteItem, WriteRequest,
+    AttributeValue, ConditionCheck, DeleteRequest, Put, ReturnValue, TransactWriteItem,
+    WriteRequest,
 };
 use serde::Serialize;
 
@@ -104,6 +105,20 @@ impl DynamoScoreStore {
             .await
             .map_err(|e| StoreError::sdk(op, e))?;
         Ok(out.item)
+    }
+
+    /// Deletes the item at `key` (nothing if there is none); returns what it held.
+    async fn delete_item(&self, key: Item, op: &'static str) -> Result<Option<Item>, StoreError> {
+        let out = self
+            .client
+            .delete_item()
+            .table_name(&self.table)
+            .set_key(Some(key))
+            .return_values(ReturnValue::AllOld)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk(op, e))?;
+        Ok(out.attributes)
     }
 
     /// Writes `item` as it is (no condition: the last write wins).

@@ -4,7 +4,7 @@
 //! record id, which starts with the time: operators' actions are rare, so one partition
 //! serves them all).
 
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -66,24 +66,10 @@ impl ModerationStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn delete_ban(&self, game: &str, player: &PlayerId) -> Result<Option<Ban>, StoreError> {
         let (pk, sk) = ban_pk_sk(game, player);
-        let old = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(|e| StoreError::sdk("DeleteItem(ban)", e))?
-            .attributes;
+        let old = self.delete_item(key(pk, sk), "DeleteItem(ban)").await?;
         let (pk, sk) = player_ban_pk_sk(player, game);
-        self.client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .send()
-            .await
-            .map_err(|e| StoreError::sdk("DeleteItem(player ban)", e))?;
+        self.delete_item(key(pk, sk), "DeleteItem(player ban)")
+            .await?;
         Ok(match old {
             Some(item) => Some(serde_dynamo::from_item::<_, BanItem>(item)?.ban),
             None => None,

@@ -9,7 +9,7 @@ use super::keys::{SHARDS, checkpoint_pk_sk, key, shard_partition};
 use super::{DynamoScoreStore, next_sort_key};
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
-use crate::store::{Checkpoint, EntryKind, IndexEntry, RebuildStore};
+use crate::store::{Checkpoint, IndexEntry, RebuildStore};
 
 #[derive(Debug, Serialize, Deserialize)]
 struct CheckpointItem {
@@ -56,7 +56,7 @@ impl RebuildStore for DynamoScoreStore {
         for item in out.items.unwrap_or_default() {
             // Standings, and the tombstones of removed ones (the index keeps them).
             if let Some(slot) = super::standings::slot_of(item)? {
-                entries.push(slot.index_entry(EntryKind::Removed));
+                entries.push(slot.index_entry());
             }
         }
         Ok((entries, next))
@@ -91,13 +91,8 @@ impl RebuildStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn delete_checkpoint(&self, lb: &LeaderboardId) -> Result<(), StoreError> {
         let (pk, sk) = checkpoint_key(lb);
-        self.client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .send()
-            .await
-            .map_err(|e| StoreError::sdk("DeleteItem(checkpoint)", e))?;
+        self.delete_item(key(pk, sk), "DeleteItem(checkpoint)")
+            .await?;
         Ok(())
     }
 }

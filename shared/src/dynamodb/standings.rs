@@ -9,8 +9,6 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use tracing::instrument;
 
 use super::DynamoScoreStore;
-use aws_sdk_dynamodb::types::ReturnValue;
-
 use super::items::{ReceiptItem, RemovedItem, Slot, StandingItem};
 use super::keys::{Item, ban_pk_sk, key, receipt_key, receipts_partition, standing_key};
 use crate::board::Standing;
@@ -29,16 +27,9 @@ fn version_condition(expected: Option<u64>) -> (&'static str, Item) {
     }
 }
 
-/// The `kind` attribute of an item.
-pub(super) fn kind_of(item: &Item) -> Option<&str> {
-    item.get("kind")
-        .and_then(|v| v.as_s().ok())
-        .map(String::as_str)
-}
-
-/// Decodes a player's row (a standing or a tombstone).
+/// Decodes a player's row (a standing or a tombstone) by its `kind`.
 pub(super) fn slot_of(item: Item) -> Result<Option<Slot>, StoreError> {
-    let kind = kind_of(&item).map(str::to_owned);
+    let kind = item.get("kind").and_then(|v| v.as_s().ok()).cloned();
     Ok(Slot::decode(kind.as_deref(), item)?)
 }
 
@@ -92,15 +83,8 @@ impl StandingStore for DynamoScoreStore {
         self.delete_partition(&receipts_partition(lb, player), "receipts")
             .await?;
         let old = self
-            .client
-            .delete_item()
-            .table_name(&self.table)
-            .set_key(Some(standing_key(lb, player)))
-            .return_values(ReturnValue::AllOld)
-            .send()
-            .await
-            .map_err(|e| StoreError::sdk("DeleteItem(standing)", e))?
-            .attributes;
+            .delete_item(standing_key(lb, player), "DeleteItem(standing)")
+            .await?;
         Ok(match old {
             Some(item) => slot_of(item)?.map(|s| s.version()),
             None => None,

@@ -13,9 +13,6 @@
 //!    with the player's rank. If Redis fails the write still stands (`rank: null`); the
 //!    stream projector applies it later.
 
-use std::hash::{BuildHasher, RandomState};
-use std::time::Duration;
-
 use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
@@ -213,7 +210,7 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
                 }
                 // The receipt expired between the two reads; start over.
             }
-            CommitOutcome::StandingChanged => tokio::time::sleep(backoff(attempt)).await,
+            CommitOutcome::StandingChanged => tokio::time::sleep(super::backoff(attempt)).await,
             CommitOutcome::Banned => {
                 return Err(ServiceError::PlayerBanned {
                     game: commit.game.unwrap_or_default().to_owned(),
@@ -390,11 +387,4 @@ enum Placed {
     Unranked,
     /// The board's index is not complete: no rank to give.
     NotReady(Health),
-}
-
-/// Jittered exponential backoff: up to 2 ms, 4 ms, ... capped at 64 ms.
-fn backoff(attempt: u32) -> Duration {
-    let cap = 2_u64 << attempt.min(5);
-    let jitter = RandomState::new().hash_one(attempt) % (cap * 1000);
-    Duration::from_micros(jitter)
 }

@@ -19,6 +19,7 @@ pub mod repair;
 pub mod scores;
 pub mod sketch;
 
+use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
 
 use boards::{BoardCache, FamilyCache};
@@ -101,4 +102,11 @@ impl<S, I> Context<S, I> {
         self.repairs = repairs;
         self
     }
+}
+
+/// Jittered exponential backoff: up to 2 ms, 4 ms, ... capped at 64 ms.
+pub(crate) fn backoff(attempt: u32) -> Duration {
+    let cap = 2_u64 << attempt.min(5);
+    let jitter = RandomState::new().hash_one(attempt) % (cap * 1000);
+    Duration::from_micros(jitter)
 }

@@ -60,11 +60,6 @@ impl IndexEntry {
             kind,
         }
     }
-
-    /// Whether the entry puts the player on the board (rather than taking them off).
-    pub fn stands(&self) -> bool {
-        self.kind == EntryKind::Standing
-    }
 }
 
 /// Whether the index holds a board completely.

@@ -54,7 +54,7 @@ local function parse(value)
 end
 
 -- Keeps the distinct zscores `dk` in step with the sorted set `zk` after one of its
--- entries moved from zscore `old` (nil: a new entry) to `new`.
+-- entries moved from zscore `old` (nil: a new entry) to `new` (nil: the entry left).
 local function track_distinct(zk, dk, old, new)
   if old == new then
     return
@@ -62,7 +62,9 @@ local function track_distinct(zk, dk, old, new)
   if old and redis.call('ZCOUNT', zk, old, old) == 0 then
     redis.call('ZREM', dk, old)
   end
-  redis.call('ZADD', dk, new, new)
+  if new then
+    redis.call('ZADD', dk, new, new)
+  end
 end
 
 -- Takes a player's entry out of one sorted set and hash if `version` is not older than
@@ -83,9 +85,7 @@ local function drop(zk, hk, dk, xk, player, version, removed, track, window)
     end
     redis.call('ZREM', zk, cm)
     redis.call('HDEL', hk, player)
-    if redis.call('ZCOUNT', zk, cz, cz) == 0 then
-      redis.call('ZREM', dk, cz)
-    end
+    track_distinct(zk, dk, cz, nil)
     delta = -1
   end
   if removed then

@@ -7,6 +7,7 @@ use super::BoardView;
 use crate::board::BoardStatus;
 use crate::cursor::CursorSigner;
 use crate::error::{DomainError, ServiceError};
+use crate::service::reads::limit_within;
 use crate::store::ScoreStore;
 use crate::time::now_ms;
 use crate::window::parse_name;
@@ -50,16 +51,7 @@ impl ListQuery {
                     .map_err(|_| DomainError::invalid("status", "must be ACTIVE, FROZEN or CLOSED"))
             })
             .transpose()?;
-        let limit = match limit {
-            None => DEFAULT_LIST_LIMIT,
-            Some(l) => l
-                .parse::<u32>()
-                .ok()
-                .filter(|l| (1..=MAX_LIST_LIMIT).contains(l))
-                .ok_or_else(|| {
-                    DomainError::invalid("limit", format!("must be 1 to {MAX_LIST_LIMIT}"))
-                })?,
-        };
+        let limit = limit_within(limit, DEFAULT_LIST_LIMIT.into(), MAX_LIST_LIMIT.into())? as u32;
         Ok(Self {
             game: game.map(|g| parse_name("game", g)).transpose()?,
             mode: mode.map(|m| parse_name("mode", m)).transpose()?,

@@ -6,6 +6,7 @@ use super::{Operator, Reason, record};
 use crate::board::BoardStatus;
 use crate::error::{DomainError, ServiceError};
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::service::reads::limit_within;
 use crate::store::{AuditAction, AuditRecord, ScoreStore};
 use crate::time::rfc3339_ms;
 
@@ -53,16 +54,7 @@ pub fn parse_query(
     limit: Option<&str>,
     cursor: Option<&str>,
 ) -> Result<(u32, Option<String>), DomainError> {
-    let limit = match limit {
-        None => DEFAULT_AUDIT_LIMIT,
-        Some(raw) => raw
-            .parse::<u32>()
-            .ok()
-            .filter(|n| (1..=MAX_AUDIT_LIMIT).contains(n))
-            .ok_or_else(|| {
-                DomainError::invalid("limit", format!("must be 1 to {MAX_AUDIT_LIMIT}"))
-            })?,
-    };
+    let limit = limit_within(limit, DEFAULT_AUDIT_LIMIT.into(), MAX_AUDIT_LIMIT.into())? as u32;
     let valid_cursor = |c: &&str| {
         c.len() == 30
             && c.as_bytes()[13] == b'-'

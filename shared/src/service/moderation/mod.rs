@@ -14,7 +14,7 @@ pub mod erase;
 pub mod remove;
 
 use std::hash::{BuildHasher, RandomState};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use tracing::warn;
@@ -145,7 +145,7 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
                     version,
                 }));
             }
-            _ => tokio::time::sleep(Duration::from_millis(1 << attempt.min(6))).await,
+            _ => tokio::time::sleep(super::backoff(attempt)).await,
         }
     }
     Err(ServiceError::Contention)

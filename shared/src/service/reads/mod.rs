@@ -29,8 +29,8 @@ pub use fallback::{LAST_KNOWN_TTL, LastKnown};
 pub use friends::friends_rank;
 pub use pages::{WALK_LAG_MS, ranks};
 pub use params::{
-    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_K, MAX_N, MAX_PAGE, admit, parse_k, parse_limit,
-    parse_mode, parse_n,
+    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_K, MAX_N, MAX_PAGE, admit, limit_within, parse_k,
+    parse_limit, parse_mode, parse_n,
 };
 pub use rank::rank;
 pub use reply::{Answer, Entry, FriendsReply, PageReply, Provenance, RankReply, Source, TopReply};

@@ -61,13 +61,18 @@ pub const MAX_PAGE: u64 = 1000;
 
 /// Parses `limit` (1..=1000, default 100).
 pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
+    limit_within(raw, DEFAULT_PAGE, MAX_PAGE)
+}
+
+/// Parses a page's `limit`: 1..=`max`, `default` when absent.
+pub fn limit_within(raw: Option<&str>, default: u64, max: u64) -> Result<u64, DomainError> {
     let Some(raw) = raw else {
-        return Ok(DEFAULT_PAGE);
+        return Ok(default);
     };
     raw.parse::<u64>()
         .ok()
-        .filter(|l| (1..=MAX_PAGE).contains(l))
-        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {MAX_PAGE}")))
+        .filter(|l| (1..=max).contains(l))
+        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {max}")))
 }
 
 #[cfg(test)]
