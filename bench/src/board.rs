@@ -122,6 +122,7 @@ pub async fn create_board(ctx: &AppContext, lb: &LeaderboardId) -> anyhow::Resul
         status: BoardStatus::Active,
         created_at: chrono::Utc::now().timestamp_millis(),
         window: None,
+        sealed_at: None,
     };
     ctx.store.create_board(&board).await?;
     Ok(())

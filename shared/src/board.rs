@@ -64,6 +64,10 @@ pub struct Board {
     /// Set on the boards of a family: which family, scope and time window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<BoardWindow>,
+    /// When the window's results were sealed, ms since the epoch (see
+    /// [`crate::service::seal`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_at: Option<i64>,
 }
 
 /// Where a family board sits: its family, scope and time window.

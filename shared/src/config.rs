@@ -21,6 +21,8 @@
 //! | `READS_PER_PLAYER_PER_S` | 20 | rank, friends, top: reads per player (JWT subject) per second (0: off) |
 //! | `READS_PER_IP_PER_S` | 200 | rank, friends, top: reads per source IP per second (0: off) |
 //! | `WRITE_THROUGH` | true | ingest: apply to Redis in the request (false: the stream alone; for measuring it) |
+//! | `EVENT_BUS_NAME` | required by seal | the EventBridge bus `leaderboard.window.closed` goes to |
+//! | `SEAL_SETTLE_SECONDS` | 60 | seal: how long after a window closes it is sealed (DynamoDB's rank index catching up) |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
@@ -70,6 +72,8 @@ pub struct Config {
     pub reads_per_player: Option<u64>,
     pub reads_per_ip: Option<u64>,
     pub write_through: Option<bool>,
+    pub event_bus_name: Option<String>,
+    pub seal_settle: Option<Duration>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -132,6 +136,8 @@ impl Config {
             reads_per_player: number("READS_PER_PLAYER_PER_S")?,
             reads_per_ip: number("READS_PER_IP_PER_S")?,
             write_through: flag("WRITE_THROUGH")?,
+            event_bus_name: var("EVENT_BUS_NAME"),
+            seal_settle: seconds("SEAL_SETTLE_SECONDS", 1)?,
         })
     }
 
@@ -154,6 +160,13 @@ impl Config {
         self.cursor_secret
             .as_deref()
             .ok_or(ConfigError::Missing("CURSOR_SECRET"))
+    }
+
+    /// `EVENT_BUS_NAME`, for the function that publishes events.
+    pub fn require_event_bus_name(&self) -> Result<&str, ConfigError> {
+        self.event_bus_name
+            .as_deref()
+            .ok_or(ConfigError::Missing("EVENT_BUS_NAME"))
     }
 
     pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {

@@ -182,6 +182,15 @@ pub enum ServiceError {
     /// No ban of the player in the game.
     #[error("player {player} is not banned from game {game}")]
     NotBanned { game: String, player: PlayerId },
+    /// The board's window has no sealed results (yet, or ever: not a window board).
+    #[error("the results of leaderboard {0} are not sealed")]
+    NotSealed(LeaderboardId),
+    /// A seal was asked for a board that cannot be sealed now.
+    #[error("leaderboard {lb} cannot be sealed: {why}")]
+    NotSealable {
+        lb: LeaderboardId,
+        why: &'static str,
+    },
     /// The caller made too many reads in the current window.
     #[error("too many reads; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
@@ -222,6 +231,8 @@ impl ServiceError {
             Self::Contention => "contention",
             Self::PlayerBanned { .. } => "player_banned",
             Self::NotBanned { .. } => "not_banned",
+            Self::NotSealed(_) => "not_sealed",
+            Self::NotSealable { .. } => "not_sealable",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
             Self::Store(_) => "store_unavailable",

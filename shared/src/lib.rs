@@ -20,14 +20,14 @@
 //!   file) and `DynamoStreams`;
 //! - [`redis`]: `RedisRankIndex`, the rebuildable rank index (and the rate-limit
 //!   counters), its Lua scripts in `redis/lua/`;
-//! - [`sqs`]: the repair queue;
+//! - [`sqs`]: the repair queue; [`eventbridge`]: the events other services react to;
 //! - [`social`]: `HttpFriendsSource`, the social graph;
 //! - [`memory`]: in-memory twins of the store and the index, for tests without servers.
 //!
 //! Use cases:
 //! - [`service`]: boards and families, ingest and fan-out, reads (with the hot-spot
 //!   protection: reply cache, top windows, rate limits), projector, rebuild, repair,
-//!   rank sketches.
+//!   rank sketches, sealing closed windows (results, players' history).
 //!
 //! Edges and plumbing:
 //! - [`http`]: API Gateway requests and replies, and the one mapping from error codes to
@@ -44,6 +44,7 @@ pub mod config;
 pub mod cursor;
 pub mod dynamodb;
 pub mod error;
+pub mod eventbridge;
 pub mod family;
 pub mod http;
 pub mod ids;

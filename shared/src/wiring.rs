@@ -5,11 +5,13 @@
 use crate::config::{Config, ConfigError};
 use crate::dynamodb::{DynamoScoreStore, DynamoStreams};
 use crate::error::{IndexError, InitError};
+use crate::eventbridge::EventBridgePublisher;
 use crate::redis::{
     Access, CALL_TIMEOUT, CONNECT_TIMEOUT, RedisRankIndex, SecretToken, Target, Topology,
 };
 use crate::service::hot::RateLimits;
 use crate::service::repair::Reporter;
+use crate::service::seal::SealSettings;
 use crate::service::{Context, Settings};
 
 /// The standard AWS environment (region, credentials, endpoints), loaded once per
@@ -103,6 +105,23 @@ pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigErr
     ))
 }
 
+/// The EventBridge bus `EVENT_BUS_NAME` names.
+pub async fn event_publisher(config: &Config) -> Result<EventBridgePublisher, ConfigError> {
+    let bus = config.require_event_bus_name()?;
+    let aws = aws().await;
+    Ok(EventBridgePublisher::new(
+        aws_sdk_eventbridge::Client::new(aws),
+        bus,
+    ))
+}
+
+/// Sealing's tunables from the configuration.
+pub fn seal_settings(c: &Config) -> SealSettings {
+    SealSettings {
+        settle: c.seal_settle.unwrap_or(SealSettings::default().settle),
+    }
+}
+
 /// The table's stream, from the standard AWS environment (for the repair).
 pub async fn stream_source() -> DynamoStreams {
     let aws = aws().await;
@@ -138,6 +157,8 @@ mod tests {
             reads_per_player: None,
             reads_per_ip: None,
             write_through: None,
+            event_bus_name: None,
+            seal_settle: None,
         }
     }
 

@@ -1,5 +1,7 @@
 //! Board management: `POST /leaderboards`, `GET /leaderboards`, `GET /leaderboards/{lb}`,
-//! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`.
+//! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`, and the
+//! reads of sealed windows: `GET /leaderboards/{lb}/results`,
+//! `GET /games/{game}/modes/{mode}/players/{p}/history`.
 //! Creates answer 201, or 200 when the same settings already exist.
 
 use lambda_runtime::{Error, LambdaEvent};
@@ -9,6 +11,7 @@ use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
 use leaderboard::service::moderation::{Operator, audit};
+use leaderboard::service::seal::{self, HistoryRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
 use serde::Serialize;
 
@@ -62,6 +65,25 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
                 let op = Operator(http::operator(req));
                 audit::status_changed(store, &op, &lb, patch.status, patch.reason).await?;
                 Ok(view)
+            };
+            http::respond(200, result.await)
+        }
+        "GET /leaderboards/{lb}/results" => {
+            http::respond(200, async { seal::results(store, &lb()?).await }.await)
+        }
+        "GET /games/{game}/modes/{mode}/players/{p}/history" => {
+            let result = async {
+                let param = |name: &str| req.path_parameters.get(name).map_or("", String::as_str);
+                let q = HistoryRequest::parse(
+                    param("game"),
+                    param("mode"),
+                    param("p"),
+                    http::query(req, "scope"),
+                    http::query(req, "period"),
+                    http::query(req, "limit"),
+                    http::query(req, "cursor"),
+                )?;
+                seal::history(store, q).await
             };
             http::respond(200, result.await)
         }

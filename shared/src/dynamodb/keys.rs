@@ -8,6 +8,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 
 use crate::board::Board;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::window::Period;
 
 /// Number of write shards per board.
 pub const SHARDS: u64 = 16;
@@ -100,6 +101,33 @@ pub fn list_key(board: &Board) -> String {
 /// A rebuild checkpoint's `pk` and `sk`: `RB#{board}`, `REBUILD`.
 pub(super) fn checkpoint_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RB#{lb}"), "REBUILD".to_owned())
+}
+
+/// A seal's progress: `SEAL#{board}`, `SEAL`.
+pub(super) fn seal_pk_sk(lb: &LeaderboardId) -> (String, String) {
+    (format!("SEAL#{lb}"), "SEAL".to_owned())
+}
+
+/// A sealed board's results: `RES#{board}`, `RESULTS`.
+pub(super) fn results_pk_sk(lb: &LeaderboardId) -> (String, String) {
+    (format!("RES#{lb}"), "RESULTS".to_owned())
+}
+
+/// The partition of a player's history: `H#{player}`.
+pub(super) fn history_partition(player: &PlayerId) -> String {
+    format!("H#{player}")
+}
+
+/// The first part of a history row's sort key, shared by one family, scope and
+/// period: `{game}#{mode}#{scope}#{PERIOD}#`.
+pub(super) fn history_prefix(game: &str, mode: &str, scope: &str, period: Period) -> String {
+    format!("{game}#{mode}#{scope}#{}#", period.as_str())
+}
+
+/// A history row's sort key: the prefix and the window's end (13 digits, so rows sort
+/// by time).
+pub(super) fn history_sk(prefix: &str, end: i64) -> String {
+    format!("{prefix}{end:013}")
 }
 
 /// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.

@@ -13,6 +13,9 @@
 //! | ban | `BAN#{game}` | `{player}` |
 //! | ban, under its player (for an erasure) | `PB#{player}` | `{game}` |
 //! | audit record | `AU` | `{at, 13 digits}-{random}` |
+//! | sealing progress (lease, place in the walk) | `SEAL#{board}` | `SEAL` |
+//! | sealed results (top 1,000, total) | `RES#{board}` | `RESULTS` |
+//! | a player's final place in a sealed window | `H#{player}` | `{game}#{mode}#{scope}#{PERIOD}#{end, 13 digits}` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
@@ -24,7 +27,7 @@
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
 //! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
 //! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]); `changes` decodes stream records,
+//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`; `changes` decodes stream records,
 //! `streams` reads the table's stream again.
 
 mod boards;
@@ -34,6 +37,7 @@ mod keys;
 mod moderation;
 mod ranked;
 mod rebuild;
+mod seal;
 mod sketch;
 mod standings;
 mod streams;
@@ -41,7 +45,7 @@ mod table;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, DeleteRequest, Put, ReturnValue, TransactWriteItem,
+    AttributeValue, ConditionCheck, DeleteRequest, Put, PutRequest, ReturnValue, TransactWriteItem,
     WriteRequest,
 };
 use serde::Serialize;
@@ -162,14 +166,35 @@ impl DynamoScoreStore {
 
     /// Deletes the items of `keys`, 25 per batch.
     pub(super) async fn delete_keys(&self, keys: Vec<Item>) -> Result<(), StoreError> {
-        for chunk in keys.chunks(25) {
-            let mut requests = chunk
-                .iter()
-                .map(|k| {
-                    let delete = DeleteRequest::builder().set_key(Some(k.clone())).build()?;
-                    Ok(WriteRequest::builder().delete_request(delete).build())
-                })
-                .collect::<Result<Vec<_>, StoreError>>()?;
+        let requests = keys
+            .into_iter()
+            .map(|k| {
+                let delete = DeleteRequest::builder().set_key(Some(k)).build()?;
+                Ok(WriteRequest::builder().delete_request(delete).build())
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        self.write_batches(requests, "BatchWriteItem(delete)").await
+    }
+
+    pub(super) async fn put_items(&self, items: Vec<Item>) -> Result<(), StoreError> {
+        let requests = items
+            .into_iter()
+            .map(|item| {
+                let put = PutRequest::builder().set_item(Some(item)).build()?;
+                Ok(WriteRequest::builder().put_request(put).build())
+            })
+            .collect::<Result<Vec<_>, StoreError>>()?;
+        self.write_batches(requests, "BatchWriteItem(put)").await
+    }
+
+    /// Writes in batches of 25, retrying what DynamoDB leaves unprocessed.
+    async fn write_batches(
+        &self,
+        all: Vec<WriteRequest>,
+        op: &'static str,
+    ) -> Result<(), StoreError> {
+        for chunk in all.chunks(25) {
+            let mut requests = chunk.to_vec();
             for attempt in 0..20_u32 {
                 let out = self
                     .client
@@ -177,7 +202,7 @@ impl DynamoScoreStore {
                     .request_items(&self.table, requests)
                     .send()
                     .await
-                    .map_err(|e| StoreError::sdk("BatchWriteItem(delete)", e))?;
+                    .map_err(|e| StoreError::sdk(op, e))?;
                 requests = out
                     .unprocessed_items
                     .and_then(|mut u| u.remove(&self.table))
@@ -189,7 +214,7 @@ impl DynamoScoreStore {
             }
             if !requests.is_empty() {
                 return Err(StoreError::sdk(
-                    "BatchWriteItem(delete)",
+                    op,
                     std::io::Error::other("items left unprocessed after retries"),
                 ));
             }

@@ -112,6 +112,25 @@ impl RankedReads for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
+    async fn shard_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        shard: u64,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        let bound = after.map(|k| k.sort_key(dir));
+        let keys = self
+            .shard_keys(lb, shard, bound.as_deref(), Side::After, limit)
+            .await?;
+        Ok(keys
+            .iter()
+            .filter_map(|rk| RankKey::from_sort_key(dir, rk))
+            .collect())
+    }
+
+    #[instrument(skip(self))]
     async fn ranked_before(
         &self,
         lb: &LeaderboardId,

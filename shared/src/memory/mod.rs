@@ -10,12 +10,14 @@
 mod board;
 mod index;
 mod moderation;
+mod seal;
 mod store;
 mod stream;
 
 use std::time::Duration;
 
 pub use index::MemoryIndex;
+pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 
 use crate::board::Policy;

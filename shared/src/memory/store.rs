@@ -69,6 +69,12 @@ pub(super) struct Tables {
     receipts: HashMap<(LeaderboardId, String, String), Receipt>,
     checkpoints: HashMap<LeaderboardId, Checkpoint>,
     sketches: HashMap<LeaderboardId, RankSketch>,
+    /// Sealing progress by board.
+    pub(super) seals: HashMap<LeaderboardId, crate::store::SealState>,
+    /// Sealed results by board.
+    pub(super) results: HashMap<LeaderboardId, crate::store::Results>,
+    /// History rows by (player, board).
+    pub(super) history: BTreeMap<(String, LeaderboardId), crate::store::HistoryRow>,
     /// The stream: every standing written, oldest first; record `i` has sequence number
     /// `i + 1`.
     pub stream: Vec<IndexEntry>,
@@ -77,6 +83,11 @@ pub(super) struct Tables {
 }
 
 impl Tables {
+    /// The board as stored, to mark it sealed.
+    pub(super) fn board_mut(&mut self, lb: &LeaderboardId) -> Option<&mut Board> {
+        self.boards.get_mut(lb)
+    }
+
     fn keys(&self, lb: &LeaderboardId, dir: Direction) -> Vec<RankKey> {
         let mut keys: Vec<RankKey> = self
             .standings
@@ -344,6 +355,25 @@ impl RankedReads for MemoryStore {
             let keys = t.keys(lb, dir);
             let pos = after.map_or(0, |a| position_after(&keys, dir, a));
             keys.into_iter().skip(pos).take(limit as usize).collect()
+        })
+    }
+
+    async fn shard_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        shard: u64,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.with(|t| {
+            let keys = t.keys(lb, dir);
+            let pos = after.map_or(0, |a| position_after(&keys, dir, a));
+            keys.into_iter()
+                .skip(pos)
+                .filter(|k| shard_of(&k.player) == shard)
+                .take(limit as usize)
+                .collect()
         })
     }
 

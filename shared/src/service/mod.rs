@@ -4,7 +4,8 @@
 //! to every window), [`reads`] (rank, top, friends, pages), [`hot`] (the reads' reply
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
 //! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
-//! itself: boards reported not ready, stream batches given up on). They are generic over the ports in
+//! itself: boards reported not ready, stream batches given up on) and [`seal`] (a closed
+//! window's results, players' history). They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
 //! (see [`crate::wiring`]).
 
@@ -17,6 +18,7 @@ pub mod reads;
 pub mod rebuild;
 pub mod repair;
 pub mod scores;
+pub mod seal;
 pub mod sketch;
 
 use std::hash::{BuildHasher, RandomState};
@@ -102,6 +104,12 @@ impl<S, I> Context<S, I> {
         self.repairs = repairs;
         self
     }
+}
+
+/// An id no other run (or invocation) uses: the time and a random part.
+pub(crate) fn run_id() -> String {
+    let now = crate::time::now_ms();
+    format!("{now}-{:x}", RandomState::new().hash_one(now))
 }
 
 /// Jittered exponential backoff: up to 2 ms, 4 ms, ... capped at 64 ms.

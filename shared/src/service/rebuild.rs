@@ -108,8 +108,7 @@ pub async fn run<S: ScoreStore, I: RankIndex>(
 
 /// A name no other rebuild (or invocation) uses.
 fn new_generation() -> String {
-    use std::hash::{BuildHasher, RandomState};
-    format!("{}-{:x}", now_ms(), RandomState::new().hash_one(now_ms()))
+    super::run_id()
 }
 
 /// Rebuilds one board, resuming its checkpoint if there is one, under the board's

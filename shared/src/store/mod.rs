@@ -5,7 +5,8 @@
 //! [`crate::social::HttpFriendsSource`].
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
-//! `rate_counter`, `repair` (the repair queue), `stream` (stream batches and the stream
+//! `rate_counter`, `repair`, `seal` (sealed
+//! results, history, the window-closed event), (the repair queue), `stream` (stream batches and the stream
 //! read again), `friends`.
 
 mod friends;
@@ -14,6 +15,7 @@ mod rank_index;
 mod rate_counter;
 mod repair;
 mod score_store;
+mod seal;
 mod stream;
 
 pub use friends::FriendsSource;
@@ -27,5 +29,9 @@ pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, RankSketch, RankedReads,
     RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore, StandingStore,
+};
+pub use seal::{
+    EventPublisher, HistoryQuery, HistoryRow, Placing, Results, SealState, SealStore, SealedWindow,
+    WindowClosed,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};

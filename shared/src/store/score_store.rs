@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::{IndexEntry, ModerationStore};
+use super::{IndexEntry, ModerationStore, SealStore};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::error::StoreError;
 use crate::family::Family;
@@ -216,6 +216,17 @@ pub trait RankedReads: Send + Sync {
         limit: u64,
     ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
 
+    /// Up to `limit` standings of one write shard in rank order, strictly after `after`:
+    /// a walk over a whole board merges its shards (each standing read once).
+    fn shard_after(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        shard: u64,
+        after: Option<&RankKey>,
+        limit: u64,
+    ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
+
     /// The current key of each player, `None` for players without a standing.
     fn keys_of(
         &self,
@@ -286,12 +297,18 @@ pub trait SketchStore: Send + Sync {
 /// part is its own trait, implemented in its own file by each adapter; a use case asks
 /// for the whole store.
 pub trait ScoreStore:
-    BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore + ModerationStore
+    BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore + ModerationStore + SealStore
 {
 }
 
 impl<T> ScoreStore for T where
-    T: BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore + ModerationStore
+    T: BoardStore
+        + StandingStore
+        + RankedReads
+        + RebuildStore
+        + SketchStore
+        + ModerationStore
+        + SealStore
 {
 }
 

@@ -10,3 +10,4 @@ mod moderation;
 mod projector;
 mod reads;
 mod rebuild;
+mod seal;

@@ -71,6 +71,7 @@ impl TestEnv {
             status: BoardStatus::Active,
             created_at: 0,
             window: None,
+            sealed_at: None,
         };
         let existing = self
             .ctx

@@ -44,6 +44,9 @@ pub struct BoardView {
     /// When late results stop being accepted (end plus grace).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub closes_at: Option<String>,
+    /// When the window's results were sealed (`GET /leaderboards/{lb}/results`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sealed_at: Option<String>,
 }
 
 impl BoardView {
@@ -64,6 +67,7 @@ impl BoardView {
             starts_at: w.as_ref().and_then(|w| w.window.start).map(rfc3339_ms),
             ends_at: w.as_ref().and_then(|w| w.window.end).map(rfc3339_ms),
             closes_at,
+            sealed_at: b.sealed_at.map(rfc3339_ms),
         }
     }
 }
@@ -85,6 +89,7 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
         status: BoardStatus::Active,
         created_at: now,
         window: None,
+        sealed_at: None,
     };
     match store.create_board(&board).await? {
         None => {

@@ -173,5 +173,6 @@ pub fn family_board(
             window,
             grace_ms: family.grace_ms,
         }),
+        sealed_at: None,
     }
 }

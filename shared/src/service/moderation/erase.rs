@@ -1,6 +1,7 @@
 //! `DELETE /players/{p}`: a player erased (GDPR): every standing, tombstone and receipt
 //! of theirs on every board (closed windows included), their entries in the index, their
-//! bans, and their id in the audit trail. Idempotent and resumable:
+//! id in sealed results (the place stays, unnamed), their history, their bans, and their
+//! id in the audit trail. Idempotent and resumable:
 //! a call that runs out of time answers `complete: false` with a cursor to go on from
 //! (starting over is harmless too). Only when complete is the erasure itself recorded,
 //! without the player's id.
@@ -15,6 +16,7 @@ use crate::error::ServiceError;
 use crate::ids::PlayerId;
 use crate::service::Context;
 use crate::store::{AuditAction, EntryKind, IndexEntry, RankIndex, ScoreStore};
+use crate::time::now_ms;
 
 /// Reply of an erasure call.
 #[derive(Debug, Serialize)]
@@ -36,8 +38,11 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
 ) -> Result<ErasedReply, ServiceError> {
     let swept = sweep(ctx, "", cursor, deadline, |board| async move {
         let lb = &board.leaderboard_id;
+        // Results exist only for closed windows (sealed, or being sealed).
+        let closed = board.closes_at().is_some_and(|at| at <= now_ms());
+        let unnamed = closed && ctx.store.redact_results(lb, player).await?;
         let Some(version) = ctx.store.erase_player(lb, player).await? else {
-            return Ok(false);
+            return Ok(unnamed);
         };
         let entry = IndexEntry::removal(
             lb,
@@ -59,6 +64,7 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
             audit_id: None,
         });
     }
+    let history = ctx.store.erase_history(player).await?;
     for ban in ctx.store.bans_of(player).await? {
         ctx.store.delete_ban(&ban.game, player).await?;
     }
@@ -68,6 +74,7 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
         "boards_scanned": swept.boards_scanned,
         "entries_erased": swept.entries,
         "audit_records_redacted": redacted,
+        "history_rows_erased": history,
     });
     ctx.store.append_audit(&audit).await?;
     Ok(ErasedReply {

@@ -1,0 +1,121 @@
+//! Seals closed windows (see `leaderboard::service::seal`). Three ways in, one payload
+//! (`{}` for every due board, or `{leaderboard_id}` for one): the schedule (every five
+//! minutes, which also goes on with what an earlier run left), a direct invocation, and
+//! `POST /admin/seal` through API Gateway (200 when done, 202 when a call must go on).
+
+use std::time::{Duration, Instant};
+
+use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
+use lambda_runtime::LambdaEvent;
+use leaderboard::error::ServiceError;
+use leaderboard::http;
+use leaderboard::ids::LeaderboardId;
+use leaderboard::invoke::InvokeError;
+use leaderboard::service::seal::{self, SealReport, SealSettings};
+use leaderboard::store::{EventPublisher, ScoreStore};
+use leaderboard::time::now_ms;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// Time kept free before the Lambda deadline to save progress and answer.
+const MARGIN: Duration = Duration::from_secs(10);
+/// Longest a call through API Gateway works (its integration times out at 30 s).
+const HTTP_BUDGET: Duration = Duration::from_secs(20);
+
+pub struct Deps<S, E> {
+    pub store: S,
+    pub events: E,
+    pub settings: SealSettings,
+}
+
+/// What to seal: one board, or every due one.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SealRequest {
+    pub leaderboard_id: Option<LeaderboardId>,
+}
+
+fn deadline(event_deadline_ms: u64, budget: Option<Duration>) -> Instant {
+    let left = (event_deadline_ms as i64 - now_ms()).max(0) as u64;
+    let lambda = Duration::from_millis(left).saturating_sub(MARGIN);
+    Instant::now() + budget.map_or(lambda, |b| lambda.min(b))
+}
+
+async fn run<S: ScoreStore, E: EventPublisher>(
+    deps: &Deps<S, E>,
+    req: SealRequest,
+    until: Instant,
+) -> Result<SealReport, ServiceError> {
+    match &req.leaderboard_id {
+        Some(lb) => seal::seal(&deps.store, &deps.events, deps.settings, lb, until).await,
+        None => seal::sweep(&deps.store, &deps.events, deps.settings, until).await,
+    }
+}
+
+pub async fn handle<S: ScoreStore, E: EventPublisher>(
+    deps: &Deps<S, E>,
+    event: LambdaEvent<Value>,
+) -> Result<Value, InvokeError> {
+    let deadline_ms = event.context.deadline;
+    if event.payload.get("requestContext").is_some() {
+        let req: ApiGatewayV2httpRequest = serde_json::from_value(event.payload)?;
+        let result = async {
+            let body: SealRequest = match req.body.as_deref() {
+                None | Some("") => SealRequest::default(),
+                Some(_) => http::json_body(&req)?,
+            };
+            run(deps, body, deadline(deadline_ms, Some(HTTP_BUDGET))).await
+        };
+        let response = match result.await {
+            Ok(report) => http::json(if report.done { 200 } else { 202 }, &report),
+            Err(e) => http::error_response(&e),
+        };
+        return Ok(serde_json::to_value(response)?);
+    }
+    // A direct or scheduled invocation: the payload is the request itself.
+    let req: SealRequest = serde_json::from_value(event.payload)?;
+    let report = run(deps, req, deadline(deadline_ms, None)).await?;
+    Ok(serde_json::to_value(report)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::memory::{MemoryEvents, MemoryStore};
+
+    use super::*;
+
+    fn invocation() -> Invocation {
+        let mut inv = Invocation::default();
+        inv.deadline = (now_ms() + 60_000) as u64;
+        inv
+    }
+
+    #[tokio::test]
+    async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
+        let deps = Deps {
+            store: MemoryStore::default(),
+            events: MemoryEvents::default(),
+            settings: SealSettings::default(),
+        };
+        let scheduled = handle(&deps, LambdaEvent::new(serde_json::json!({}), invocation()))
+            .await
+            .unwrap();
+        assert_eq!(scheduled["done"], true);
+        assert_eq!(scheduled["boards"], serde_json::json!([]));
+        let body = r#"{"leaderboard_id": "no:such:board"}"#;
+        let req = http::request("POST /admin/seal", &[], &[], Some(body));
+        let resp = handle(
+            &deps,
+            LambdaEvent::new(serde_json::to_value(req).unwrap(), invocation()),
+        )
+        .await
+        .unwrap();
+        assert_eq!(resp["statusCode"], 404);
+        let unknown = serde_json::json!({"board": "x"});
+        let err = handle(&deps, LambdaEvent::new(unknown, invocation()))
+            .await
+            .unwrap_err();
+        assert_eq!(err.error_type(), "InvalidPayload");
+    }
+}

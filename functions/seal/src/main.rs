@@ -1,0 +1,19 @@
+//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+
+mod handler;
+
+use lambda_runtime::{Error, run, service_fn};
+use leaderboard::config::Config;
+use leaderboard::{telemetry, wiring};
+
+#[tokio::main]
+async fn main() -> Result<(), Error> {
+    telemetry::init();
+    let config = Config::from_env()?;
+    let deps = handler::Deps {
+        store: wiring::dynamo_store(&config).await?,
+        events: wiring::event_publisher(&config).await?,
+        settings: wiring::seal_settings(&config),
+    };
+    run(service_fn(|event| Box::pin(handler::handle(&deps, event)))).await
+}

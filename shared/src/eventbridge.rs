@@ -1,0 +1,59 @@
+//! `EventBridgePublisher`: the events other services react to, put on an EventBridge bus
+//! (`EVENT_BUS_NAME`) with source [`SOURCE`]. A rewards service subscribes with a rule on
+//! `detail-type` `leaderboard.window.closed`.
+
+use crate::error::StoreError;
+use crate::store::{EventPublisher, WindowClosed};
+
+/// The `source` of every event.
+pub const SOURCE: &str = "leaderboard";
+/// The `detail-type` of a sealed window's event.
+pub const WINDOW_CLOSED: &str = "leaderboard.window.closed";
+
+/// The EventBridge adapter of [`EventPublisher`].
+#[derive(Clone)]
+pub struct EventBridgePublisher {
+    client: aws_sdk_eventbridge::Client,
+    bus: String,
+}
+
+impl EventBridgePublisher {
+    pub fn new(client: aws_sdk_eventbridge::Client, bus: impl Into<String>) -> Self {
+        Self {
+            client,
+            bus: bus.into(),
+        }
+    }
+}
+
+impl EventPublisher for EventBridgePublisher {
+    async fn window_closed(&self, event: &WindowClosed) -> Result<(), StoreError> {
+        let entry = aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
+            .event_bus_name(&self.bus)
+            .source(SOURCE)
+            .detail_type(WINDOW_CLOSED)
+            .detail(serde_json::to_string(event).map_err(|e| StoreError::sdk("PutEvents", e))?)
+            .resources(event.window.leaderboard_id.to_string())
+            .build();
+        let out = self
+            .client
+            .put_events()
+            .entries(entry)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("PutEvents", e))?;
+        if out.failed_entry_count() > 0 {
+            let why = out
+                .entries()
+                .iter()
+                .filter_map(|e| e.error_message())
+                .collect::<Vec<_>>()
+                .join("; ");
+            return Err(StoreError::sdk(
+                "PutEvents",
+                std::io::Error::other(format!("the event was refused: {why}")),
+            ));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,150 @@
+//! The in-memory [`SealStore`] and an [`EventPublisher`] that keeps what it published.
+
+use std::sync::Mutex;
+
+use super::store::MemoryStore;
+use crate::board::Board;
+use crate::error::StoreError;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::{
+    EventPublisher, HistoryQuery, HistoryRow, Results, SealState, SealStore, WindowClosed,
+};
+use crate::ttl_cache::lock;
+
+impl SealStore for MemoryStore {
+    async fn get_seal(&self, lb: &LeaderboardId) -> Result<Option<SealState>, StoreError> {
+        self.with(|t| t.seals.get(lb).cloned())
+    }
+
+    async fn claim_seal(
+        &self,
+        lb: &LeaderboardId,
+        owner: &str,
+        now: i64,
+        lease_until: i64,
+    ) -> Result<Option<SealState>, StoreError> {
+        self.with(|t| {
+            let state = t.seals.entry(lb.clone()).or_insert_with(|| SealState {
+                owner: String::new(),
+                lease_until: 0,
+                after: None,
+                recorded: 0,
+                walked: false,
+                published: false,
+                started_at: now,
+            });
+            if state.published || state.lease_until >= now && !state.owner.is_empty() {
+                return None;
+            }
+            state.owner = owner.to_owned();
+            state.lease_until = lease_until;
+            Some(state.clone())
+        })
+    }
+
+    async fn save_seal(&self, lb: &LeaderboardId, state: &SealState) -> Result<bool, StoreError> {
+        self.with(|t| match t.seals.get_mut(lb) {
+            Some(held) if held.owner == state.owner => {
+                *held = state.clone();
+                true
+            }
+            _ => false,
+        })
+    }
+
+    async fn put_history(&self, rows: &[HistoryRow]) -> Result<(), StoreError> {
+        self.with(|t| {
+            for row in rows {
+                let key = (row.player_id.to_string(), row.window.leaderboard_id.clone());
+                t.history.insert(key, row.clone());
+            }
+        })
+    }
+
+    async fn history(&self, q: &HistoryQuery<'_>) -> Result<Vec<HistoryRow>, StoreError> {
+        self.with(|t| {
+            let mut rows: Vec<HistoryRow> = t
+                .history
+                .values()
+                .filter(|r| {
+                    let w = &r.window;
+                    &r.player_id == q.player
+                        && (w.game.as_str(), w.mode.as_str(), w.scope.as_str())
+                            == (q.game, q.mode, q.scope)
+                        && w.period == q.period
+                        && q.end_at_most.is_none_or(|e| w.end <= e)
+                })
+                .cloned()
+                .collect();
+            rows.sort_by_key(|r| std::cmp::Reverse(r.window.end));
+            rows.truncate(q.limit as usize);
+            rows
+        })
+    }
+
+    async fn erase_history(&self, player: &PlayerId) -> Result<u64, StoreError> {
+        self.with(|t| {
+            let before = t.history.len();
+            t.history.retain(|(p, _), _| p != player.as_str());
+            (before - t.history.len()) as u64
+        })
+    }
+
+    async fn put_results(&self, results: &Results) -> Result<(), StoreError> {
+        self.with(|t| {
+            t.results
+                .insert(results.window.leaderboard_id.clone(), results.clone());
+        })
+    }
+
+    async fn get_results(&self, lb: &LeaderboardId) -> Result<Option<Results>, StoreError> {
+        self.with(|t| t.results.get(lb).cloned())
+    }
+
+    async fn redact_results(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<bool, StoreError> {
+        self.with(|t| {
+            let Some(results) = t.results.get_mut(lb) else {
+                return false;
+            };
+            let mut changed = false;
+            for p in &mut results.top {
+                if p.player_id.as_ref() == Some(player) {
+                    p.player_id = None;
+                    changed = true;
+                }
+            }
+            changed
+        })
+    }
+
+    async fn mark_sealed(&self, board: &Board, at: i64) -> Result<(), StoreError> {
+        self.with(|t| {
+            if let Some(b) = t.board_mut(&board.leaderboard_id) {
+                b.sealed_at = Some(at);
+            }
+        })
+    }
+}
+
+/// Keeps every event published, in order.
+#[derive(Default)]
+pub struct MemoryEvents {
+    published: Mutex<Vec<WindowClosed>>,
+}
+
+impl MemoryEvents {
+    pub fn published(&self) -> Vec<WindowClosed> {
+        lock(&self.published).clone()
+    }
+}
+
+impl EventPublisher for MemoryEvents {
+    async fn window_closed(&self, event: &WindowClosed) -> Result<(), StoreError> {
+        lock(&self.published).push(event.clone());
+        Ok(())
+    }
+}
