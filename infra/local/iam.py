@@ -8,19 +8,19 @@ expanded by the SAM translator (offline) and the role's inline policies are read
 result. Requests signed with any other key (tests, tools, the stream poller) are not
 checked, as an administrator's would not be limited.
 
-What the check understands, and on a DynamoDB or SQS statement nothing else (loading
+What the check understands, and on a DynamoDB, SQS or EventBridge statement nothing else (loading
 fails, so a template cannot rely on something the local check would silently ignore):
 - `Effect: Allow` statements with `Action` (wildcards allowed) and `Resource`: the table's
   ARN (`!GetAtt Table.Arn`), an index of it (`!Sub "${Table.Arn}/index/name"`), its stream
   (`!GetAtt Table.StreamArn`), a queue of the template (as SAM's `SQSSendMessagePolicy`
-  names it), or `*`;
+  names it), the template's event bus (`!GetAtt Bus.Arn`), or `*`;
 - `Condition` `ForAllValues:StringLike` / `ForAllValues:StringEquals` on
   `dynamodb:LeadingKeys` (the partition key values a request touches).
 Transactions are checked item by item against PutItem, UpdateItem, DeleteItem,
 ConditionCheckItem and GetItem, as IAM does; a batch is one BatchGetItem/BatchWriteItem
 access over all its keys. As in AWS, a request with no partition key (Scan) satisfies any
 `ForAllValues` condition. Stream reads (GetShardIterator, GetRecords) are checked against
-the stream's ARN, SQS sends against the queue's. Managed policies (logging, VPC, the event
+the stream's ARN, SQS sends against the queue's, PutEvents against the bus's. Managed policies (logging, VPC, the event
 source mappings' pollers) are not read: they grant nothing the functions call themselves.
 """
 
@@ -39,11 +39,15 @@ _ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem
 _EQUALITY = re.compile(r"(#?[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(:[A-Za-z0-9_]+)")
 
 
-_SERVICES = ("dynamodb:", "sqs:")
+_SERVICES = ("dynamodb:", "sqs:", "events:")
 
 
 def table_arn(table):
     return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{table}"
+
+
+def bus_arn(name):
+    return f"arn:aws:events:{REGION}:{ACCOUNT}:event-bus/{name}"
 
 
 def queue_arn(url):
@@ -86,13 +90,14 @@ class Statement:
                    for k in access.leading_keys)
 
 
-_PLACEHOLDER = re.compile(r"\{(table|queue:[A-Za-z0-9]+)\}")
+_PLACEHOLDER = re.compile(r"\{(table|(?:queue|bus):[A-Za-z0-9]+)\}")
 
 
 def _arn_matches(pattern, arn):
     """IAM ARN wildcards: `*` any run of characters (slashes too), `?` one character.
     `{table}` stands for the template's table, whatever name a local stack gave it;
-    `{queue:Name}` for the template's queue `Name` (stack.py names it `<table>-Name`)."""
+    `{queue:Name}` and `{bus:Name}` for the template's queue or event bus `Name` (stack.py
+    names them `<table>-Name`)."""
     parts = []
     for i, piece in enumerate(_PLACEHOLDER.split(pattern)):
         if i % 2:
@@ -109,6 +114,7 @@ class Roles:
         res = expanded["Resources"]
         self.table_resources = {n for n, r in res.items() if r["Type"] == "AWS::DynamoDB::Table"}
         self.queue_resources = {n for n, r in res.items() if r["Type"] == "AWS::SQS::Queue"}
+        self.bus_resources = {n for n, r in res.items() if r["Type"] == "AWS::Events::EventBus"}
         # One table in this template; its partition key is the leading key of every request.
         (table,) = self.table_resources
         self.hash_key = next(k["AttributeName"] for k in res[table]["Properties"]["KeySchema"]
@@ -147,6 +153,8 @@ class Roles:
                 return table_arn("{table}") + "/stream/*"
         if "Fn::GetAtt" in r and r["Fn::GetAtt"][0] in self.queue_resources and r["Fn::GetAtt"][1] == "Arn":
             return f"arn:aws:sqs:{REGION}:{ACCOUNT}:{{queue:{r['Fn::GetAtt'][0]}}}"
+        if "Fn::GetAtt" in r and r["Fn::GetAtt"][0] in self.bus_resources and r["Fn::GetAtt"][1] == "Arn":
+            return bus_arn(f"{{bus:{r['Fn::GetAtt'][0]}}}")
         if "Fn::Sub" in r and isinstance(r["Fn::Sub"], list):
             # SAM's SQS policy templates: arn:...:sqs:...:${queueName} with the queue's name.
             text, names = r["Fn::Sub"]
@@ -200,11 +208,16 @@ def function_of(authorization):
 
 
 def accesses(target, body, hash_key):
-    """What a DynamoDB, DynamoDB Streams or SQS API request asks IAM for, from its
+    """What a DynamoDB, DynamoDB Streams, SQS or EventBridge request asks IAM for, from its
     X-Amz-Target and JSON body."""
     service, _, op = target.rpartition(".")
     if service.startswith("AmazonSQS"):
         return [Access(op, queue_arn(body.get("QueueUrl", "")), [], "sqs")]
+    if service.startswith("AWSEvents"):
+        if op != "PutEvents":
+            return [Access(op, "*", [], "events")]
+        return [Access(op, bus_arn(e.get("EventBusName") or "default"), [], "events")
+                for e in body.get("Entries", [])]
     if service.startswith("DynamoDBStreams"):
         # A shard iterator (moto's) starts with the stream's ARN.
         arn = body.get("StreamArn") or body.get("ShardIterator", "*").split("|", 1)[0]

@@ -17,6 +17,9 @@ One process plays, on loopback:
   after its visibility timeout), the rest deleted;
 - SQS itself is moto's, on the DynamoDB endpoint: the template's queues are created there
   (named `<table>-<LogicalId>`, so stacks sharing an endpoint stay apart);
+- EventBridge likewise: the template's event buses are created there (`<table>-<LogicalId>`)
+  and `EVENT_BUS_NAME` names the stack's own; a consumer adds a rule (e.g. to an SQS queue)
+  as in AWS;
 - the social graph: GET/PUT /players/{p}/friends on its own port;
 - the API's contract: `GET /openapi.json` serves openapi.yaml; with `--check-openapi`
   (the tests' setting) every reply of a template route is validated against it with
@@ -103,7 +106,7 @@ def read_template(path):
     tpl = load_template(path)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
     defaults = {k: v.get("Default") for k, v in tpl.get("Parameters", {}).items()}
-    queues, queue_mappings = {}, []
+    queues, queue_mappings, buses = {}, [], []
 
     def resolved(props):
         # A `!Ref Parameter` becomes the parameter's default, as an undeployed stack has it.
@@ -114,6 +117,8 @@ def read_template(path):
     for name, res in tpl.get("Resources", {}).items():
         if res.get("Type") == "AWS::SQS::Queue":
             queues[name] = res.get("Properties", {})
+        if res.get("Type") == "AWS::Events::EventBus":
+            buses.append(name)
         if res.get("Type") != "AWS::Serverless::Function":
             continue
         props = {**globals_fn, **res.get("Properties", {})}
@@ -142,16 +147,17 @@ def read_template(path):
                 queue_mappings.append({"function": name, **resolved(p)})
     # Most specific first: literal segments beat parameters (as API Gateway matches).
     routes.sort(key=lambda r: (-r.path.count("/"), r.path.count("{")))
-    return Template(tpl, functions, routes, streams, schedules, queues, queue_mappings)
+    return Template(tpl, functions, routes, streams, schedules, queues, queue_mappings, buses)
 
 
 class Template:
     """What the local stack reads from template.yaml."""
 
-    def __init__(self, raw, functions, routes, streams, schedules, queues, queue_mappings):
+    def __init__(self, raw, functions, routes, streams, schedules, queues, queue_mappings, buses=()):
         self.raw, self.functions, self.routes = raw, functions, routes
         self.streams, self.schedules = streams, schedules
         self.queues, self.queue_mappings = queues, queue_mappings
+        self.buses = list(buses)
 
 
 def logical_id(ref):
@@ -808,6 +814,18 @@ def ensure_queues(sqs, queues, table):
     return made
 
 
+def ensure_buses(events, buses, table):
+    """Creates the template's event buses (named `<table>-<LogicalId>`); returns logical
+    id -> name."""
+    made = {}
+    existing = {b["Name"] for b in events.list_event_buses()["EventBuses"]}
+    for name in buses:
+        made[name] = f"{table}-{name}"
+        if made[name] not in existing:
+            events.create_event_bus(Name=made[name])
+    return made
+
+
 # --- schedules (EventBridge rules) ----------------------------------------------------
 
 
@@ -889,6 +907,7 @@ def main():
         "AWS_ENDPOINT_URL_DYNAMODB": args.dynamodb_url,
         "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": args.dynamodb_url,
         "AWS_ENDPOINT_URL_SQS": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_EVENTBRIDGE": args.dynamodb_url,
     }
     boto_cfg = BotoConfig(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10)
     kw = {
@@ -903,6 +922,7 @@ def main():
         log("created table", table=args.table)
     sqs = boto3.client("sqs", **kw)
     queues = ensure_queues(sqs, t.queues, args.table)
+    buses = ensure_buses(boto3.client("events", **kw), t.buses, args.table)
 
     social = ThreadingHTTPServer(("127.0.0.1", args.social_port), social_handler())
     social.daemon_threads = True
@@ -937,9 +957,12 @@ def main():
         "READS_PER_PLAYER_PER_S": os.environ.get("READS_PER_PLAYER_PER_S", "20"),
         "READS_PER_IP_PER_S": os.environ.get("READS_PER_IP_PER_S", "200"),
         "WRITE_THROUGH": os.environ.get("WRITE_THROUGH", "true"),
+        "SEAL_SETTLE_SECONDS": os.environ.get("SEAL_SETTLE_SECONDS", "60"),
     }
     if "RepairQueue" in queues:
         declared["REPAIR_QUEUE_URL"] = queues["RepairQueue"][0]
+    if "LeaderboardEventBus" in buses:
+        declared["EVENT_BUS_NAME"] = buses["LeaderboardEventBus"]
     hosts = {}
     for name, spec in functions.items():
         if not os.path.exists(os.path.join(args.bin_dir, spec["binary"])):

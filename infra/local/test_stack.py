@@ -247,13 +247,25 @@ class IamTest(unittest.TestCase):
         roles = iam.load(os.path.join(root, "template.yaml"))
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
                                                 "BoardsFunction", "RebuildFunction", "ProjectorFunction",
-                                                "RepairFunction", "ModerationFunction"})
+                                                "RepairFunction", "ModerationFunction", "SealFunction"})
         table_statements = lambda f: [  # noqa: E731
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]
         self.assertEqual(table_statements("ProjectorFunction"), [])
         self.assertTrue(all(s.leading_keys for f in roles.functions for s in table_statements(f)),
                         "every statement on the table names the keys it covers")
+
+
+    def test_only_the_seal_function_may_publish_and_only_on_its_bus(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        roles = iam.load(os.path.join(root, "template.yaml"))
+        body = {"Entries": [{"EventBusName": "t-42-LeaderboardEventBus", "Source": "leaderboard"}]}
+        wanted = iam.accesses("AWSEvents.PutEvents", body, roles.hash_key)
+        self.assertEqual([(a.service, a.action) for a in wanted], [("events", "PutEvents")])
+        self.assertIsNone(roles.denied("SealFunction", wanted))
+        self.assertIsNotNone(roles.denied("ModerationFunction", wanted))
+        other_bus = iam.accesses("AWSEvents.PutEvents", {"Entries": [{"EventBusName": "default"}]}, roles.hash_key)
+        self.assertIsNotNone(roles.denied("SealFunction", other_bus))
 
 
 class OpenApiTest(unittest.TestCase):

@@ -16,5 +16,6 @@ mod projector;
 mod proxy;
 mod resilience;
 mod roles;
+mod seal;
 mod support;
 mod windows;

@@ -6,8 +6,9 @@
 //! touching the table.
 
 use leaderboard::store::{
-    AuditAction, AuditRecord, Ban, BoardStore, ModerationStore, RankedReads, RebuildStore, Removal,
-    SketchStore, StandingStore,
+    AuditAction, AuditRecord, Ban, BoardStore, HistoryQuery, HistoryRow, ModerationStore, Placing,
+    RankedReads, RebuildStore, Removal, Results, SealState, SealStore, SealedWindow, SketchStore,
+    StandingStore,
 };
 use std::collections::BTreeSet;
 
@@ -23,7 +24,7 @@ use leaderboard::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 29] = [
+const CALLS: [&str; 40] = [
     "get_board",
     "create_board",
     "set_status",
@@ -53,13 +54,24 @@ const CALLS: [&str; 29] = [
     "append_audit",
     "audit_page",
     "redact_audit",
+    "shard_after",
+    "get_seal",
+    "claim_seal",
+    "save_seal",
+    "put_history",
+    "history",
+    "erase_history",
+    "put_results",
+    "get_results",
+    "redact_results",
+    "mark_sealed",
 ];
 
 /// The game whose ban list a commit checks, and that the ban calls name.
 const ROLE_GAME: &str = "rolegame";
 
 /// What each function's role allows; everything else must be refused.
-const ROLES: [(&str, &[&str]); 9] = [
+const ROLES: [(&str, &[&str]); 10] = [
     (
         "IngestFunction",
         &[
@@ -83,6 +95,7 @@ const ROLES: [(&str, &[&str]); 9] = [
             "ranked_after",
             "ranked_before",
             "count_before",
+            "shard_after",
             "get_sketch",
         ],
     ),
@@ -93,6 +106,7 @@ const ROLES: [(&str, &[&str]); 9] = [
             "ranked_after",
             "ranked_before",
             "count_before",
+            "shard_after",
             "get_sketch",
         ],
     ),
@@ -107,6 +121,10 @@ const ROLES: [(&str, &[&str]); 9] = [
             "get_family",
             "create_family",
             "append_audit",
+            "get_results",
+            "history",
+            // An UpdateItem on the board and its list entry, as a status change is.
+            "mark_sealed",
         ],
     ),
     (
@@ -125,6 +143,14 @@ const ROLES: [(&str, &[&str]); 9] = [
             "append_audit",
             "audit_page",
             "redact_audit",
+            "get_results",
+            "redact_results",
+            // A PutItem on results, as the redaction is.
+            "put_results",
+            "history",
+            "erase_history",
+            // A BatchWriteItem on history, as the erasure's deletes are.
+            "put_history",
         ],
     ),
     (
@@ -142,6 +168,28 @@ const ROLES: [(&str, &[&str]); 9] = [
     ),
     ("ProjectorFunction", &[]),
     (
+        "SealFunction",
+        &[
+            "get_board",
+            "list_boards",
+            // Queries of the rank index, which IAM cannot tell apart from the walk's.
+            "ranked_after",
+            "ranked_before",
+            "count_before",
+            "shard_after",
+            "get_seal",
+            "claim_seal",
+            "save_seal",
+            "put_history",
+            "put_results",
+            "get_results",
+            "redact_results",
+            "mark_sealed",
+            // UpdateItems on the board and its list entry, as marking it sealed is.
+            "set_status",
+        ],
+    ),
+    (
         "RepairFunction",
         &[
             "get_board",
@@ -157,6 +205,8 @@ const ROLES: [(&str, &[&str]); 9] = [
 /// What the calls are made about: one board with one player's standing and receipt,
 /// and one family, written with unrestricted credentials.
 struct Fixture {
+    /// Unrestricted, to set up what a call needs.
+    admin: DynamoScoreStore,
     board: Board,
     family: Family,
     player: PlayerId,
@@ -197,6 +247,7 @@ impl Fixture {
             .pop()
             .expect("rank key");
         Self {
+            admin: store.clone(),
             board,
             family,
             player,
@@ -343,7 +394,102 @@ impl Fixture {
             }
             "audit_page" => store.audit_page(None, 5).await.map(drop),
             "redact_audit" => store.redact_audit(&self.player).await.map(drop),
+            "shard_after" => store.shard_after(lb, dir, 0, None, 5).await.map(drop),
+            "get_seal" => store.get_seal(lb).await.map(drop),
+            "claim_seal" => store.claim_seal(&roles_lb(), "roles", 0, 0).await.map(drop),
+            "save_seal" => {
+                let state = SealState {
+                    owner: "roles-not-the-owner".into(),
+                    lease_until: 0,
+                    after: None,
+                    recorded: 0,
+                    walked: false,
+                    published: false,
+                    started_at: 0,
+                };
+                assert!(!store.save_seal(lb, &state).await?, "no such lease");
+                Ok(())
+            }
+            "put_history" => store.put_history(&[self.history_row()]).await,
+            "history" => {
+                let q = HistoryQuery {
+                    player: &self.player,
+                    game: "g",
+                    mode: "m",
+                    scope: "GLOBAL",
+                    period: Period::Weekly,
+                    end_at_most: None,
+                    limit: 5,
+                };
+                store.history(&q).await.map(drop)
+            }
+            "erase_history" => {
+                // A row to delete each time, so that every erasure writes.
+                self.admin.put_history(&[self.history_row()]).await?;
+                let nobody = PlayerId::parse("roles-nobody").unwrap();
+                store.erase_history(&nobody).await.map(drop)
+            }
+            "put_results" => store.put_results(&self.results()).await,
+            "get_results" => store.get_results(lb).await.map(drop),
+            "redact_results" => {
+                // Named again each time, so that every redaction writes.
+                self.admin.put_results(&self.results()).await?;
+                let nobody = PlayerId::parse("roles-nobody").unwrap();
+                assert!(store.redact_results(&roles_lb(), &nobody).await?);
+                Ok(())
+            }
+            "mark_sealed" => {
+                let missing = Board {
+                    leaderboard_id: roles_lb(),
+                    ..self.board.clone()
+                };
+                store.mark_sealed(&missing, 1).await
+            }
             other => unreachable!("no call {other}"),
+        }
+    }
+}
+
+/// A board id no board has: what the seal calls write about.
+fn roles_lb() -> LeaderboardId {
+    LeaderboardId::parse("roles:sealed").unwrap()
+}
+
+impl Fixture {
+    fn sealed_window(&self) -> SealedWindow {
+        SealedWindow {
+            leaderboard_id: roles_lb(),
+            game: "g".into(),
+            mode: "m".into(),
+            scope: "GLOBAL".into(),
+            period: Period::Weekly,
+            window: "2026-W47".into(),
+            start: 0,
+            end: 1,
+        }
+    }
+
+    fn history_row(&self) -> HistoryRow {
+        HistoryRow {
+            player_id: PlayerId::parse("roles-nobody").unwrap(),
+            window: self.sealed_window(),
+            rank: 1,
+            score: 1,
+            reached_at: 0,
+        }
+    }
+
+    fn results(&self) -> Results {
+        Results {
+            window: self.sealed_window(),
+            sealed_at: 1,
+            total: 1,
+            top: vec![Placing {
+                rank: 1,
+                player_id: Some(PlayerId::parse("roles-nobody").unwrap()),
+                score: 1,
+                reached_at: 0,
+            }],
         }
     }
 }

@@ -67,6 +67,15 @@ pub async fn secrets_client(url: &str) -> aws_sdk_secretsmanager::Client {
     aws_sdk_secretsmanager::Client::new(&aws_config_at(url).await)
 }
 
+/// EventBridge and SQS clients on the local endpoint (moto serves them beside DynamoDB).
+pub async fn events_clients(url: &str) -> (aws_sdk_eventbridge::Client, aws_sdk_sqs::Client) {
+    let config = aws_config_at(url).await;
+    (
+        aws_sdk_eventbridge::Client::new(&config),
+        aws_sdk_sqs::Client::new(&config),
+    )
+}
+
 pub async fn dynamodb_client_at(url: &str) -> aws_sdk_dynamodb::Client {
     aws_sdk_dynamodb::Client::new(&aws_config_at(url).await)
 }
