@@ -2,10 +2,20 @@
 //! direct invocations): what such an invocation fails with, and the stable `errorType`
 //! Lambda records for it (instead of the Rust type name of a boxed error).
 
+use std::time::{Duration, Instant};
+
 use lambda_runtime::Diagnostic;
 use thiserror::Error;
 
 use crate::error::ServiceError;
+
+/// When a resumable invocation stops working: `margin` before the Lambda deadline
+/// (`event_deadline_ms`, ms since the epoch), or after `budget` if that comes first.
+pub fn work_until(event_deadline_ms: u64, margin: Duration, budget: Option<Duration>) -> Instant {
+    let left = (event_deadline_ms as i64 - crate::time::now_ms()).max(0) as u64;
+    let lambda = Duration::from_millis(left).saturating_sub(margin);
+    Instant::now() + budget.map_or(lambda, |b| lambda.min(b))
+}
 
 /// Why an event-driven invocation failed.
 #[derive(Debug, Error)]

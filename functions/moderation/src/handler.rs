@@ -4,25 +4,20 @@
 //! `reason`; the actor is the IAM principal the gateway verified. Sweeps over many
 //! boards answer 200 when complete, 202 with a `cursor` to call again with otherwise.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::invoke::work_until;
 use leaderboard::service::Context;
 use leaderboard::service::moderation::{self, Operator, Reason, Sweep};
 use leaderboard::store::{RankIndex, ScoreStore};
-use leaderboard::time::now_ms;
 use serde::Serialize;
 
 /// Time kept free before the Lambda deadline to record the action and answer.
 const MARGIN: Duration = Duration::from_secs(5);
-
-fn deadline(event_deadline_ms: u64) -> Instant {
-    let left = (event_deadline_ms as i64 - now_ms()).max(0) as u64;
-    Instant::now() + Duration::from_millis(left).saturating_sub(MARGIN)
-}
 
 /// A sweep's reply: 200 when it finished, 202 when it must be called again.
 fn swept<T: Serialize>(result: Result<T, ServiceError>, sweep: fn(&T) -> &Sweep) -> Response {
@@ -37,7 +32,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
-    let until = deadline(event.context.deadline);
+    let until = work_until(event.context.deadline, MARGIN, None);
     let op = Operator(http::operator(req));
     let player = || http::path(req, "p", PlayerId::parse);
     let game = || req.path_parameters.get("game").map_or("", String::as_str);
@@ -89,6 +84,7 @@ mod tests {
     use leaderboard::memory::{self, MemoryIndex, MemoryStore};
 
     use super::*;
+    use leaderboard::time::now_ms;
 
     async fn call(
         ctx: &Context<MemoryStore, MemoryIndex>,

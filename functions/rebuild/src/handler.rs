@@ -4,27 +4,19 @@
 //! again to finish), a direct invocation, and the schedule (`{all: true}` every minute),
 //! which also finishes what an earlier invocation left in progress.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::LambdaEvent;
 use leaderboard::http;
-use leaderboard::invoke::InvokeError;
+use leaderboard::invoke::{InvokeError, work_until};
 use leaderboard::service::Context;
 use leaderboard::service::rebuild::{self, RebuildRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
-use leaderboard::time::now_ms;
 use serde_json::Value;
 
 /// Time kept free before the Lambda deadline to checkpoint and answer.
 const MARGIN: Duration = Duration::from_secs(10);
-
-fn deadline(event_deadline_ms: u64, budget_ms: Option<u64>) -> Instant {
-    let left = (event_deadline_ms as i64 - now_ms()).max(0) as u64;
-    let lambda = Duration::from_millis(left).saturating_sub(MARGIN);
-    let budget = budget_ms.map_or(lambda, |b| lambda.min(Duration::from_millis(b)));
-    Instant::now() + budget
-}
 
 /// The use case's future is boxed: it is deep enough to overflow the compiler's layout
 /// queries once the handler is also instantiated over the in-memory ports (its tests).
@@ -37,7 +29,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         let req: ApiGatewayV2httpRequest = serde_json::from_value(event.payload)?;
         let result = async {
             let body: RebuildRequest = http::json_body(&req)?;
-            let until = deadline(deadline_ms, body.budget_ms);
+            let until = work_until(
+                deadline_ms,
+                MARGIN,
+                body.budget_ms.map(Duration::from_millis),
+            );
             Box::pin(rebuild::run(ctx, body, until)).await
         };
         let response = match result.await {
@@ -48,7 +44,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     }
     // A direct or scheduled invocation: the payload is the request itself.
     let req: RebuildRequest = serde_json::from_value(event.payload)?;
-    let until = deadline(deadline_ms, req.budget_ms);
+    let until = work_until(
+        deadline_ms,
+        MARGIN,
+        req.budget_ms.map(Duration::from_millis),
+    );
     let report = Box::pin(rebuild::run(ctx, req, until)).await?;
     Ok(serde_json::to_value(report)?)
 }
@@ -61,6 +61,7 @@ mod tests {
     use leaderboard::store::Health;
 
     use super::*;
+    use leaderboard::time::now_ms;
 
     fn invocation() -> Invocation {
         let mut inv = Invocation::default();

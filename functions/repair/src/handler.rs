@@ -3,15 +3,14 @@
 //! this function cannot read is kept too, so after the queue's receive limit it lands
 //! in the failures queue (and its alarm) instead of vanishing.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
-use leaderboard::invoke::InvokeError;
+use leaderboard::invoke::{InvokeError, work_until};
 use leaderboard::service::Context;
 use leaderboard::service::repair::{self, Handled, RepairMessage};
 use leaderboard::store::{RankIndex, ScoreStore, StreamSource};
-use leaderboard::time::now_ms;
 use tracing::error;
 
 /// Time kept free before the Lambda deadline to answer.
@@ -28,8 +27,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex, T: StreamSource>(
     deps: &Deps<S, I, T>,
     event: LambdaEvent<SqsEvent>,
 ) -> Result<SqsBatchResponse, InvokeError> {
-    let left = (event.context.deadline as i64 - now_ms()).max(0) as u64;
-    let deadline = Instant::now() + Duration::from_millis(left).saturating_sub(MARGIN);
+    let deadline = work_until(event.context.deadline, MARGIN, None);
     let mut response = SqsBatchResponse::default();
     for message in event.payload.records {
         let id = message.message_id.unwrap_or_default();
@@ -62,6 +60,7 @@ mod tests {
     use leaderboard::store::Health;
 
     use super::*;
+    use leaderboard::time::now_ms;
 
     /// A batch of the repair queue: (message id, body) each.
     fn batch(messages: &[(&str, &str)]) -> SqsEvent {

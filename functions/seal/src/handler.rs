@@ -10,10 +10,9 @@ use lambda_runtime::LambdaEvent;
 use leaderboard::error::ServiceError;
 use leaderboard::http;
 use leaderboard::ids::LeaderboardId;
-use leaderboard::invoke::InvokeError;
+use leaderboard::invoke::{InvokeError, work_until};
 use leaderboard::service::seal::{self, SealReport, SealSettings};
 use leaderboard::store::{EventPublisher, ScoreStore};
-use leaderboard::time::now_ms;
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -33,12 +32,6 @@ pub struct Deps<S, E> {
 #[serde(deny_unknown_fields)]
 pub struct SealRequest {
     pub leaderboard_id: Option<LeaderboardId>,
-}
-
-fn deadline(event_deadline_ms: u64, budget: Option<Duration>) -> Instant {
-    let left = (event_deadline_ms as i64 - now_ms()).max(0) as u64;
-    let lambda = Duration::from_millis(left).saturating_sub(MARGIN);
-    Instant::now() + budget.map_or(lambda, |b| lambda.min(b))
 }
 
 async fn run<S: ScoreStore, E: EventPublisher>(
@@ -64,7 +57,12 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
                 None | Some("") => SealRequest::default(),
                 Some(_) => http::json_body(&req)?,
             };
-            run(deps, body, deadline(deadline_ms, Some(HTTP_BUDGET))).await
+            run(
+                deps,
+                body,
+                work_until(deadline_ms, MARGIN, Some(HTTP_BUDGET)),
+            )
+            .await
         };
         let response = match result.await {
             Ok(report) => http::json(if report.done { 200 } else { 202 }, &report),
@@ -74,7 +72,7 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
     }
     // A direct or scheduled invocation: the payload is the request itself.
     let req: SealRequest = serde_json::from_value(event.payload)?;
-    let report = run(deps, req, deadline(deadline_ms, None)).await?;
+    let report = run(deps, req, work_until(deadline_ms, MARGIN, None)).await?;
     Ok(serde_json::to_value(report)?)
 }
 
@@ -84,6 +82,7 @@ mod tests {
     use leaderboard::memory::{MemoryEvents, MemoryStore};
 
     use super::*;
+    use leaderboard::time::now_ms;
 
     fn invocation() -> Invocation {
         let mut inv = Invocation::default();

@@ -48,6 +48,7 @@ use aws_sdk_dynamodb::types::{
     AttributeValue, ConditionCheck, DeleteRequest, Put, PutRequest, ReturnValue, TransactWriteItem,
     WriteRequest,
 };
+use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 
 use crate::error::StoreError;
@@ -66,6 +67,8 @@ pub use streams::{DynamoStreams, cmp_sequence, lambda_record};
 pub const TTL_ATTRIBUTE: &str = "expires_at";
 /// The rank-ordered index of standings.
 pub const RANK_INDEX: &str = "by_rank";
+/// BatchWriteItem calls one bulk write keeps in flight.
+const BATCHES_IN_FLIGHT: usize = 16;
 
 /// Where the next page of a query starts: the sort key of its last evaluated item.
 fn next_sort_key(out: &aws_sdk_dynamodb::operation::query::QueryOutput) -> Option<String> {
@@ -187,39 +190,48 @@ impl DynamoScoreStore {
         self.write_batches(requests, "BatchWriteItem(put)").await
     }
 
-    /// Writes in batches of 25, retrying what DynamoDB leaves unprocessed.
+    /// Writes in batches of 25 (up to [`BATCHES_IN_FLIGHT`] at once), retrying what
+    /// DynamoDB leaves unprocessed.
     async fn write_batches(
         &self,
         all: Vec<WriteRequest>,
         op: &'static str,
     ) -> Result<(), StoreError> {
-        for chunk in all.chunks(25) {
-            let mut requests = chunk.to_vec();
-            for attempt in 0..20_u32 {
-                let out = self
-                    .client
-                    .batch_write_item()
-                    .request_items(&self.table, requests)
-                    .send()
-                    .await
-                    .map_err(|e| StoreError::sdk(op, e))?;
-                requests = out
-                    .unprocessed_items
-                    .and_then(|mut u| u.remove(&self.table))
-                    .unwrap_or_default();
-                if requests.is_empty() {
-                    break;
-                }
-                tokio::time::sleep(std::time::Duration::from_millis(10 << attempt.min(6))).await;
-            }
-            if !requests.is_empty() {
-                return Err(StoreError::sdk(
-                    op,
-                    std::io::Error::other("items left unprocessed after retries"),
-                ));
-            }
-        }
+        let chunks: Vec<Vec<WriteRequest>> = all.chunks(25).map(<[_]>::to_vec).collect();
+        futures::stream::iter(chunks)
+            .map(|chunk| self.write_batch(chunk, op))
+            .buffer_unordered(BATCHES_IN_FLIGHT)
+            .try_collect::<Vec<()>>()
+            .await?;
         Ok(())
+    }
+
+    async fn write_batch(
+        &self,
+        mut requests: Vec<WriteRequest>,
+        op: &'static str,
+    ) -> Result<(), StoreError> {
+        for attempt in 0..20_u32 {
+            let out = self
+                .client
+                .batch_write_item()
+                .request_items(&self.table, requests)
+                .send()
+                .await
+                .map_err(|e| StoreError::sdk(op, e))?;
+            requests = out
+                .unprocessed_items
+                .and_then(|mut u| u.remove(&self.table))
+                .unwrap_or_default();
+            if requests.is_empty() {
+                return Ok(());
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10 << attempt.min(6))).await;
+        }
+        Err(StoreError::sdk(
+            op,
+            std::io::Error::other("items left unprocessed after retries"),
+        ))
     }
 
     pub(super) fn check(
