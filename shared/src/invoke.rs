@@ -4,10 +4,67 @@
 
 use std::time::{Duration, Instant};
 
+use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::Diagnostic;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
 use thiserror::Error;
 
 use crate::error::ServiceError;
+use crate::http;
+
+/// How an operations function (rebuild, seal) was called: through its admin route (the
+/// request is the JSON body; an empty body is `{}`), or directly or by its schedule (the
+/// request is the payload).
+pub enum Call<T> {
+    Http(Result<T, ServiceError>),
+    Direct(T),
+}
+
+impl<T: DeserializeOwned> Call<T> {
+    pub fn of(payload: Value) -> Result<Self, InvokeError> {
+        if payload.get("requestContext").is_none() {
+            return Ok(Self::Direct(serde_json::from_value(payload)?));
+        }
+        let mut req: ApiGatewayV2httpRequest = serde_json::from_value(payload)?;
+        if req.body.as_deref().is_none_or(str::is_empty) {
+            req.body = Some("{}".into());
+        }
+        Ok(Self::Http(
+            http::json_body(&req).map_err(ServiceError::from),
+        ))
+    }
+
+    pub fn over_http(&self) -> bool {
+        matches!(self, Self::Http(_))
+    }
+
+    /// The request (a bad body over HTTP is the caller's error).
+    pub fn request(self) -> Result<T, ServiceError> {
+        match self {
+            Self::Http(body) => body,
+            Self::Direct(req) => Ok(req),
+        }
+    }
+}
+
+/// The answer to a [`Call`]: over HTTP a JSON reply (200 when `done`, else 202, or the
+/// error's status); otherwise the report itself, an error failing the invocation.
+pub fn answer<R: Serialize>(
+    over_http: bool,
+    result: Result<R, ServiceError>,
+    done: impl Fn(&R) -> bool,
+) -> Result<Value, InvokeError> {
+    if !over_http {
+        return Ok(serde_json::to_value(result?)?);
+    }
+    let response = match result {
+        Ok(report) => http::json(if done(&report) { 200 } else { 202 }, &report),
+        Err(e) => http::error_response(&e),
+    };
+    Ok(serde_json::to_value(response)?)
+}
 
 /// When a resumable invocation stops working: `margin` before the Lambda deadline
 /// (`event_deadline_ms`, ms since the epoch), or after `budget` if that comes first.

@@ -6,10 +6,8 @@
 
 use std::time::Duration;
 
-use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::LambdaEvent;
-use leaderboard::http;
-use leaderboard::invoke::{InvokeError, work_until};
+use leaderboard::invoke::{self, Call, InvokeError, work_until};
 use leaderboard::service::Context;
 use leaderboard::service::rebuild::{self, RebuildRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
@@ -25,32 +23,15 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     event: LambdaEvent<Value>,
 ) -> Result<Value, InvokeError> {
     let deadline_ms = event.context.deadline;
-    if event.payload.get("requestContext").is_some() {
-        let req: ApiGatewayV2httpRequest = serde_json::from_value(event.payload)?;
-        let result = async {
-            let body: RebuildRequest = http::json_body(&req)?;
-            let until = work_until(
-                deadline_ms,
-                MARGIN,
-                body.budget_ms.map(Duration::from_millis),
-            );
-            Box::pin(rebuild::run(ctx, body, until)).await
-        };
-        let response = match result.await {
-            Ok(report) => http::json(if report.done { 200 } else { 202 }, &report),
-            Err(e) => http::error_response(&e),
-        };
-        return Ok(serde_json::to_value(response)?);
-    }
-    // A direct or scheduled invocation: the payload is the request itself.
-    let req: RebuildRequest = serde_json::from_value(event.payload)?;
-    let until = work_until(
-        deadline_ms,
-        MARGIN,
-        req.budget_ms.map(Duration::from_millis),
-    );
-    let report = Box::pin(rebuild::run(ctx, req, until)).await?;
-    Ok(serde_json::to_value(report)?)
+    let call = Call::<RebuildRequest>::of(event.payload)?;
+    let over_http = call.over_http();
+    let result = async {
+        let req = call.request()?;
+        let budget = req.budget_ms.map(Duration::from_millis);
+        let until = work_until(deadline_ms, MARGIN, budget);
+        Box::pin(rebuild::run(ctx, req, until)).await
+    };
+    invoke::answer(over_http, result.await, |report| report.done)
 }
 
 #[cfg(test)]
@@ -61,6 +42,7 @@ mod tests {
     use leaderboard::store::Health;
 
     use super::*;
+    use leaderboard::http;
     use leaderboard::time::now_ms;
 
     fn invocation() -> Invocation {

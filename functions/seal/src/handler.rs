@@ -5,12 +5,10 @@
 
 use std::time::{Duration, Instant};
 
-use aws_lambda_events::event::apigw::ApiGatewayV2httpRequest;
 use lambda_runtime::LambdaEvent;
 use leaderboard::error::ServiceError;
-use leaderboard::http;
 use leaderboard::ids::LeaderboardId;
-use leaderboard::invoke::{InvokeError, work_until};
+use leaderboard::invoke::{self, Call, InvokeError, work_until};
 use leaderboard::service::seal::{self, SealReport, SealSettings};
 use leaderboard::store::{EventPublisher, ScoreStore};
 use serde::Deserialize;
@@ -50,30 +48,18 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
     event: LambdaEvent<Value>,
 ) -> Result<Value, InvokeError> {
     let deadline_ms = event.context.deadline;
-    if event.payload.get("requestContext").is_some() {
-        let req: ApiGatewayV2httpRequest = serde_json::from_value(event.payload)?;
-        let result = async {
-            let body: SealRequest = match req.body.as_deref() {
-                None | Some("") => SealRequest::default(),
-                Some(_) => http::json_body(&req)?,
-            };
-            run(
-                deps,
-                body,
-                work_until(deadline_ms, MARGIN, Some(HTTP_BUDGET)),
-            )
-            .await
-        };
-        let response = match result.await {
-            Ok(report) => http::json(if report.done { 200 } else { 202 }, &report),
-            Err(e) => http::error_response(&e),
-        };
-        return Ok(serde_json::to_value(response)?);
-    }
-    // A direct or scheduled invocation: the payload is the request itself.
-    let req: SealRequest = serde_json::from_value(event.payload)?;
-    let report = run(deps, req, work_until(deadline_ms, MARGIN, None)).await?;
-    Ok(serde_json::to_value(report)?)
+    let call = Call::<SealRequest>::of(event.payload)?;
+    let over_http = call.over_http();
+    let result = async {
+        let budget = over_http.then_some(HTTP_BUDGET);
+        run(
+            deps,
+            call.request()?,
+            work_until(deadline_ms, MARGIN, budget),
+        )
+        .await
+    };
+    invoke::answer(over_http, result.await, |report| report.done)
 }
 
 #[cfg(test)]
@@ -82,6 +68,7 @@ mod tests {
     use leaderboard::memory::{MemoryEvents, MemoryStore};
 
     use super::*;
+    use leaderboard::http;
     use leaderboard::time::now_ms;
 
     fn invocation() -> Invocation {
