@@ -198,3 +198,65 @@ async fn a_run_out_of_time_leaves_its_place_and_the_next_goes_on_from_it() {
     }
     assert_eq!(results(&ctx.store, lb).await.unwrap().entries.len(), 1_000);
 }
+
+#[tokio::test]
+async fn history_pages_newest_first_across_periods_with_no_gap_or_repeat() {
+    use leaderboard::store::{HistoryRow, SealedWindow};
+    let ctx = ctx();
+    let day = 86_400_000_i64;
+    let row = |period: Period, key: &str, end: i64| HistoryRow {
+        player_id: player("ann"),
+        window: SealedWindow {
+            leaderboard_id: LeaderboardId::parse(&format!("g:m:GLOBAL:{}:{key}", period.as_str()))
+                .unwrap(),
+            game: "g".into(),
+            mode: "m".into(),
+            scope: "GLOBAL".into(),
+            period,
+            window: key.into(),
+            start: end - day,
+            end,
+        },
+        rank: 1,
+        score: end / day,
+        reached_at: end - 1,
+    };
+    // Seven days and the week they close share an end (Monday midnight), as in reality.
+    let mut rows: Vec<HistoryRow> = (1..=14)
+        .map(|d| row(Period::Daily, &format!("d{d:02}"), d * day))
+        .collect();
+    rows.push(row(Period::Weekly, "w1", 7 * day));
+    rows.push(row(Period::Weekly, "w2", 14 * day));
+    // Another family's row is not in this one's history.
+    let mut other = row(Period::Daily, "x", 3 * day);
+    other.window.game = "h".into();
+    rows.push(other);
+    ctx.store.put_history(&rows).await.unwrap();
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let req = HistoryRequest::parse("g", "m", "ann", None, None, Some("3"), cursor.as_deref())
+            .unwrap();
+        let page = history(&ctx.store, req).await.unwrap();
+        seen.extend(page.windows.iter().map(|w| w.window.window.clone()));
+        cursor = page.next_cursor;
+        if cursor.is_none() {
+            break;
+        }
+    }
+    let mut expected = vec!["w2".to_owned()];
+    expected.extend((8..=14).rev().map(|d| format!("d{d:02}")));
+    expected.push("w1".into());
+    expected.extend((1..=7).rev().map(|d| format!("d{d:02}")));
+    assert_eq!(seen, expected);
+    // One period alone.
+    let req = HistoryRequest::parse("g", "m", "ann", None, Some("WEEKLY"), None, None).unwrap();
+    let weeks: Vec<String> = history(&ctx.store, req)
+        .await
+        .unwrap()
+        .windows
+        .iter()
+        .map(|w| w.window.window.clone())
+        .collect();
+    assert_eq!(weeks, ["w2", "w1"]);
+}
