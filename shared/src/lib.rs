@@ -10,7 +10,8 @@
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
 //! - [`window`]: UTC time windows;
-//! - [`family`]: board families and the ids of their boards.
+//! - [`family`]: board families and the ids of their boards;
+//! - [`mapping`]: event sources' schema mappings to the canonical match result.
 //!
 //! Ports and adapters:
 //! - [`store`]: the ports the use cases need, one per file (the score store in five
@@ -50,6 +51,7 @@ pub mod http;
 pub mod ids;
 pub mod invoke;
 pub mod lambda_stream;
+pub mod mapping;
 pub mod memory;
 pub mod metrics;
 pub mod order;
