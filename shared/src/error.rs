@@ -207,6 +207,20 @@ pub enum ServiceError {
 }
 
 impl ServiceError {
+    /// True for a fault of the service's backends or of contention, which a retry may
+    /// get past; false for a request that will never succeed as it is.
+    pub fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Self::Store(_)
+                | Self::Index(_)
+                | Self::Friends(_)
+                | Self::Contention
+                | Self::RateLimited { .. }
+                | Self::RankUnavailable(_)
+        )
+    }
+
     /// The stable code clients and logs see (`{error: {code}}`, Lambda's `errorType`).
     pub fn code(&self) -> &'static str {
         match self {

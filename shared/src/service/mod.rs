@@ -5,7 +5,8 @@
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
 //! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
 //! itself: boards reported not ready, stream batches given up on) and [`seal`] (a closed
-//! window's results, players' history). They are generic over the ports in
+//! window's results, players' history) and [`stream_ingest`] (match results from Kafka
+//! and Kinesis records, through the same ingest). They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
 //! (see [`crate::wiring`]).
 
@@ -20,6 +21,7 @@ pub mod repair;
 pub mod scores;
 pub mod seal;
 pub mod sketch;
+pub mod stream_ingest;
 
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;

@@ -11,3 +11,4 @@ mod projector;
 mod reads;
 mod rebuild;
 mod seal;
+mod stream_ingest;

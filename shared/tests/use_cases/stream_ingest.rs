@@ -1,0 +1,166 @@
+//! Match results from stream records: three pods in two schemas, redeliveries and
+//! poison events; every good event counted once (a SUM board's totals prove it), every
+//! poison event dead-lettered with its reason, and a backend fault retried, not lost.
+
+use std::collections::BTreeMap;
+
+use leaderboard::board::Policy;
+use leaderboard::ids::LeaderboardId;
+use leaderboard::mapping::Mapping;
+use leaderboard::service::boards::{self, CreateFamily};
+use leaderboard::service::stream_ingest::{StreamRecord, ingest_batch};
+use leaderboard::window::Period;
+use serde_json::{Value, json};
+
+use crate::fixtures::{Ctx, ctx, standing};
+
+fn mapping(raw: Value) -> Mapping {
+    serde_json::from_value::<Mapping>(raw)
+        .unwrap()
+        .validated()
+        .unwrap()
+}
+
+/// Pods 1 and 2 send flat events; pod 3 nests them and counts in tenths.
+fn mappings() -> BTreeMap<String, Mapping> {
+    let flat = |source: &str| {
+        mapping(
+            json!({"source": source, "fields": {"player_id": "/player", "match_id": "/match",
+            "score": "/points", "game": "/game", "mode": {"const": "ranked"}, "region": "/region"}}),
+        )
+    };
+    let nested = mapping(json!({"source": "pod-3", "fields": {"player_id": "/who/id",
+        "match_id": "/id", "score": "/result/tenths", "game": {"const": "g1"},
+        "mode": {"const": "ranked"}, "region": "/who/dc", "event_ts": "/at"},
+        "score_scale": {"divide": 10}, "timestamp": "epoch_millis"}));
+    BTreeMap::from([
+        ("pod-1".into(), flat("pod-1")),
+        ("pod-2".into(), flat("pod-2")),
+        ("pod-3".into(), nested),
+    ])
+}
+
+fn record(source: &str, position: usize, player: &str, event: &Value) -> StreamRecord {
+    StreamRecord {
+        position: format!("{source}/{position}"),
+        source: source.into(),
+        key: player.into(),
+        payload: event.to_string().into_bytes(),
+    }
+}
+
+async fn family(ctx: &Ctx) {
+    let req = CreateFamily {
+        game: "g1".into(),
+        mode: "ranked".into(),
+        policy: Policy::Sum,
+        regions: vec!["NA".into(), "EU".into()],
+        periods: vec![Period::AllTime],
+        season: None,
+        grace_seconds: 0,
+    };
+    boards::create_family(&ctx.store, req).await.unwrap();
+}
+
+#[tokio::test]
+async fn good_events_count_once_poison_is_dead_lettered_and_faults_are_retried() {
+    let ctx = ctx();
+    family(&ctx).await;
+    let maps = mappings();
+    let players = ["ann", "bob", "cid", "dee"];
+    let mut records = Vec::new();
+    let mut totals: BTreeMap<&str, i64> = BTreeMap::new();
+    for i in 0..60_usize {
+        let p = players[i % 4];
+        let points = (i as i64 % 9) + 1;
+        *totals.entry(p).or_default() += points;
+        let (source, event) = match i % 3 {
+            0 => (
+                "pod-1",
+                json!({"player": p, "match": i, "points": points, "game": "g1", "region": "NA"}),
+            ),
+            1 => (
+                "pod-2",
+                json!({"player": p, "match": i, "points": points.to_string(), "game": "g1", "region": "EU"}),
+            ),
+            _ => (
+                "pod-3",
+                json!({"who": {"id": p, "dc": "NA"}, "id": format!("m{i}"),
+                                  "result": {"tenths": points * 10}, "at": 1_700_000_000_000_i64}),
+            ),
+        };
+        records.push(record(source, i, p, &event));
+        // Every fifth event is delivered twice (a redelivery within the batch).
+        if i % 5 == 0 {
+            records.push(record(source, i, p, &event));
+        }
+    }
+    // Poison: not JSON, a field missing, a score needing rounding, an unknown source.
+    records.push(StreamRecord {
+        payload: b"{not json".to_vec(),
+        ..record("pod-1", 900, "ann", &json!({}))
+    });
+    records.push(record(
+        "pod-2",
+        901,
+        "bob",
+        &json!({"player": "bob", "points": 1, "game": "g1", "region": "EU"}),
+    ));
+    records.push(record(
+        "pod-3",
+        902,
+        "cid",
+        &json!({"who": {"id": "cid", "dc": "NA"}, "id": "x",
+        "result": {"tenths": 15}, "at": 1}),
+    ));
+    records.push(record("pod-9", 903, "dee", &json!({"player": "dee"})));
+
+    // DynamoDB down: nothing applies, every player's records are to retry.
+    ctx.store.set_down(true);
+    let down = ingest_batch(&ctx, &records, |s| maps.get(s)).await;
+    assert_eq!(down.applied, 0);
+    // Each player's first record fails, so all of their records wait for the retry.
+    assert_eq!(down.retry.len(), records.len());
+    assert!(down.dead_letters.is_empty());
+    ctx.store.set_down(false);
+
+    let out = ingest_batch(&ctx, &records, |s| maps.get(s)).await;
+    assert!(out.retry.is_empty());
+    let mut codes: Vec<(&str, &str)> = out
+        .dead_letters
+        .iter()
+        .map(|d| (d.position.as_str(), d.code))
+        .collect();
+    codes.sort_unstable();
+    assert_eq!(
+        codes,
+        [
+            ("pod-1/900", "not_json"),
+            ("pod-2/901", "unmappable"),
+            ("pod-3/902", "unmappable"),
+            ("pod-9/903", "no_mapping")
+        ]
+    );
+    assert!(
+        out.dead_letters
+            .iter()
+            .all(|d| !d.reason.is_empty() && !d.payload.is_empty())
+    );
+    // The whole batch again, as after a crash before the offsets were committed.
+    ingest_batch(&ctx, &records, |s| maps.get(s)).await;
+    let global = LeaderboardId::parse("g1:ranked:GLOBAL:ALL_TIME").unwrap();
+    for (p, total) in &totals {
+        let s = standing(&ctx, &global, p).await.expect("a standing");
+        assert_eq!(s.score.get(), *total, "{p}");
+    }
+    // The regional boards got only their region's events.
+    let eu = LeaderboardId::parse("g1:ranked:EU:ALL_TIME").unwrap();
+    let eu_total: i64 = (0..60_usize)
+        .filter(|i| i % 3 == 1 && players[i % 4] == "bob")
+        .map(|i| (i as i64 % 9) + 1)
+        .sum();
+    assert_eq!(
+        standing(&ctx, &eu, "bob").await.map(|s| s.score.get()),
+        Some(eu_total).filter(|t| *t > 0)
+    );
+}
