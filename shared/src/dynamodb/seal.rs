@@ -245,13 +245,7 @@ impl SealStore for DynamoScoreStore {
         let Some(mut results) = self.get_results(lb).await? else {
             return Ok(false);
         };
-        let mut changed = false;
-        for p in &mut results.top {
-            if p.player_id.as_ref() == Some(player) {
-                p.player_id = None;
-                changed = true;
-            }
-        }
+        let changed = results.unname(player);
         if changed {
             self.put_results(&results).await?;
         }

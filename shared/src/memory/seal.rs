@@ -107,17 +107,9 @@ impl SealStore for MemoryStore {
         player: &PlayerId,
     ) -> Result<bool, StoreError> {
         self.with(|t| {
-            let Some(results) = t.results.get_mut(lb) else {
-                return false;
-            };
-            let mut changed = false;
-            for p in &mut results.top {
-                if p.player_id.as_ref() == Some(player) {
-                    p.player_id = None;
-                    changed = true;
-                }
-            }
-            changed
+            t.results
+                .get_mut(lb)
+                .is_some_and(|results| results.unname(player))
         })
     }
 

@@ -92,6 +92,20 @@ pub struct Results {
     pub top: Vec<Placing>,
 }
 
+impl Results {
+    /// Takes `player`'s id out of the top (their place stays); true if they were in it.
+    pub fn unname(&mut self, player: &PlayerId) -> bool {
+        let mut changed = false;
+        for p in &mut self.top {
+            if p.player_id.as_ref() == Some(player) {
+                p.player_id = None;
+                changed = true;
+            }
+        }
+        changed
+    }
+}
+
 /// A player's final place in one sealed window.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct HistoryRow {
