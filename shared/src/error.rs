@@ -191,6 +191,16 @@ pub enum ServiceError {
         lb: LeaderboardId,
         why: &'static str,
     },
+    /// No schema mapping is stored for the event source (or not that version).
+    #[error("no mapping is stored for source {0}")]
+    MappingNotFound(String),
+    /// The mapping changed since the version the caller expected.
+    #[error("source {name} is at mapping version {current}, not {expected}")]
+    MappingConflict {
+        name: String,
+        current: u64,
+        expected: u64,
+    },
     /// The caller made too many reads in the current window.
     #[error("too many reads; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
@@ -247,6 +257,8 @@ impl ServiceError {
             Self::NotBanned { .. } => "not_banned",
             Self::NotSealed(_) => "not_sealed",
             Self::NotSealable { .. } => "not_sealable",
+            Self::MappingNotFound(_) => "mapping_not_found",
+            Self::MappingConflict { .. } => "mapping_conflict",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
             Self::Store(_) => "store_unavailable",

@@ -147,13 +147,15 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
     let status = match code {
         "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
         "player_banned" => 403,
-        "board_not_found" | "family_not_found" | "not_ranked" | "not_banned" | "not_sealed" => 404,
+        "board_not_found" | "family_not_found" | "not_ranked" | "not_banned" | "not_sealed"
+        | "mapping_not_found" => 404,
         "window_closed"
         | "family_conflict"
         | "invalid_transition"
         | "board_conflict"
         | "board_not_active"
         | "not_sealable"
+        | "mapping_conflict"
         | "idempotency_conflict" => 409,
         "payload_too_large" => 413,
         "score_out_of_range" | "event_ts_in_future" | "event_outside_window" => 422,

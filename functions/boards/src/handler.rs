@@ -1,7 +1,8 @@
 //! Board management: `POST /leaderboards`, `GET /leaderboards`, `GET /leaderboards/{lb}`,
 //! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`, and the
 //! reads of sealed windows: `GET /leaderboards/{lb}/results`,
-//! `GET /games/{game}/modes/{mode}/players/{p}/history`.
+//! `GET /games/{game}/modes/{mode}/players/{p}/history`; and the event sources' schema
+//! mappings (server-only): `PUT` / `GET /admin/mappings/{source}`.
 //! Creates answer 201, or 200 when the same settings already exist.
 
 use lambda_runtime::{Error, LambdaEvent};
@@ -10,6 +11,7 @@ use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
+use leaderboard::service::mappings;
 use leaderboard::service::moderation::{Operator, audit};
 use leaderboard::service::seal::{self, HistoryRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
@@ -37,6 +39,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let req = &event.payload;
     let store = &deps.store;
     let lb = || http::path(req, "lb", LeaderboardId::parse);
+    let source = || req.path_parameters.get("source").map_or("", String::as_str);
     Ok(match http::route(req) {
         "POST /leaderboards" => created(
             async { boards::create_board(store, &deps.index, http::json_body(req)?).await }.await,
@@ -98,6 +101,13 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             };
             http::respond(200, result.await)
         }
+        "PUT /admin/mappings/{source}" => created(
+            async { mappings::put_mapping(store, source(), http::json_body(req)?).await }.await,
+        ),
+        "GET /admin/mappings/{source}" => http::respond(
+            200,
+            mappings::get_mapping(store, source(), http::query(req, "version")).await,
+        ),
         _ => http::unknown_route(req),
     })
 }

@@ -130,6 +130,16 @@ pub(super) fn history_sk(prefix: &str, end: i64) -> String {
     format!("{prefix}{end:013}")
 }
 
+/// The partition of an event source's mappings: `MAP#{source}`.
+pub(super) fn mapping_partition(source: &str) -> String {
+    format!("MAP#{source}")
+}
+
+/// One version of a mapping: `V{version, 10 digits}` (versions sort in order).
+pub(super) fn mapping_sk(version: u64) -> String {
+    format!("V{version:010}")
+}
+
 /// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.
 pub(super) fn sketch_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RS#{lb}"), "SKETCH".to_owned())

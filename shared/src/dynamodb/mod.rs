@@ -16,6 +16,7 @@
 //! | sealing progress (lease, place in the walk) | `SEAL#{board}` | `SEAL` |
 //! | sealed results (top 1,000, total) | `RES#{board}` | `RESULTS` |
 //! | a player's final place in a sealed window | `H#{player}` | `{game}#{mode}#{scope}#{PERIOD}#{end, 13 digits}` |
+//! | an event source's schema mapping, one item per version | `MAP#{source}` | `V{version, 10 digits}` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
@@ -27,13 +28,14 @@
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
 //! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
 //! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`; `changes` decodes stream records,
-//! `streams` reads the table's stream again.
+//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `mappings`;
+//! `changes` decodes stream records, `streams` reads the table's stream again.
 
 mod boards;
 mod changes;
 mod items;
 mod keys;
+mod mappings;
 mod moderation;
 mod ranked;
 mod rebuild;

@@ -9,6 +9,7 @@
 
 mod board;
 mod index;
+mod mappings;
 mod moderation;
 mod seal;
 mod store;

@@ -73,6 +73,8 @@ pub(super) struct Tables {
     pub(super) seals: HashMap<LeaderboardId, crate::store::SealState>,
     /// Sealed results by board.
     pub(super) results: HashMap<LeaderboardId, crate::store::Results>,
+    /// Event sources' mappings by (source, version).
+    pub(super) mappings: BTreeMap<(String, u64), crate::mapping::Mapping>,
     /// History rows by (player, board).
     pub(super) history: BTreeMap<(String, LeaderboardId), crate::store::HistoryRow>,
     /// The stream: every standing written, oldest first; record `i` has sequence number

@@ -5,14 +5,16 @@
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
 //! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
 //! itself: boards reported not ready, stream batches given up on) and [`seal`] (a closed
-//! window's results, players' history) and [`stream_ingest`] (match results from Kafka
-//! and Kinesis records, through the same ingest). They are generic over the ports in
+//! window's results, players' history), [`stream_ingest`] (match results from Kafka
+//! and Kinesis records, through the same ingest) and [`mappings`] (the event sources'
+//! schema mappings it reads them with). They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
 //! (see [`crate::wiring`]).
 
 pub mod boards;
 pub mod hot;
 pub mod ingest;
+pub mod mappings;
 pub mod moderation;
 pub mod projector;
 pub mod reads;

@@ -7,43 +7,35 @@
 //! order; a stream's partition key is the player id), players concurrently. A record
 //! that can never apply (not JSON, unmappable, refused by the rules) goes to the
 //! dead-letter destination with its reason; a fault of the backends stops that player's
-//! records there, to be retried from the first of them (later records of other players
-//! that were applied replay harmlessly when redelivered).
+//! records there, and the batch reports, per partition, the first record to deliver
+//! again (the event source mapping's checkpoint): later records of other players that
+//! were applied replay harmlessly when redelivered, and dead letters after that point
+//! are left for the redelivery, so each is sent once.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 
 use futures::future::join_all;
-use serde::Serialize;
 use tracing::{instrument, warn};
 
 use super::Context;
 use super::scores::{MatchReply, MatchResult, submit_match};
 use crate::error::ServiceError;
 use crate::mapping::Mapping;
-use crate::store::{RankIndex, ScoreStore};
+use crate::store::{DeadLetter, RankIndex, ScoreStore};
 
 /// One record of a stream batch.
 #[derive(Debug, Clone)]
 pub struct StreamRecord {
-    /// Where it stands in its partition or shard (reported back on failure).
+    /// Its partition: `{topic}-{partition}` on Kafka, the shard on Kinesis. Records of
+    /// one partition come in order; a retry starts again from a record of it.
+    pub partition: String,
+    /// Where it stands in its partition (reported back on failure).
     pub position: String,
     /// The source whose mapping reads it (a topic's pod, a stream).
     pub source: String,
     /// The partition key (the player id): records with one key keep their order.
     pub key: String,
     pub payload: Vec<u8>,
-}
-
-/// A record that can never apply, with why: what the dead-letter destination keeps.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct DeadLetter {
-    pub source: String,
-    pub position: String,
-    /// A stable code: `not_json`, `no_mapping`, `unmappable`, or the rules' error code.
-    pub code: &'static str,
-    pub reason: String,
-    /// The raw event, as text (invalid UTF-8 replaced).
-    pub payload: String,
 }
 
 /// What became of one record.
@@ -60,17 +52,25 @@ pub enum RecordOutcome {
 #[derive(Debug, Default)]
 pub struct BatchOutcome {
     pub applied: u64,
+    /// To send to the dead-letter destination (none at or after a partition's retry).
     pub dead_letters: Vec<DeadLetter>,
-    /// Positions to retry (each player's first failed record and those after it).
-    pub retry: Vec<String>,
+    /// Partition -> the position of its first record to deliver again.
+    pub retry: BTreeMap<String, String>,
 }
 
-fn dead(record: &StreamRecord, code: &'static str, reason: String) -> RecordOutcome {
+fn dead(
+    record: &StreamRecord,
+    mapping: Option<&Mapping>,
+    code: &'static str,
+    reason: String,
+) -> RecordOutcome {
     RecordOutcome::DeadLetter(DeadLetter {
         source: record.source.clone(),
+        partition: record.partition.clone(),
         position: record.position.clone(),
         code,
         reason,
+        mapping_version: mapping.map(|m| m.version),
         payload: String::from_utf8_lossy(&record.payload).into_owned(),
     })
 }
@@ -81,29 +81,29 @@ pub async fn ingest_record<S: ScoreStore, I: RankIndex>(
     mapping: Option<&Mapping>,
     record: &StreamRecord,
 ) -> RecordOutcome {
-    let Some(mapping) = mapping else {
+    let Some(m) = mapping else {
         let why = format!("no mapping is stored for source {}", record.source);
-        return dead(record, "no_mapping", why);
+        return dead(record, None, "no_mapping", why);
     };
     let event: serde_json::Value = match serde_json::from_slice(&record.payload) {
         Ok(v) => v,
-        Err(e) => return dead(record, "not_json", e.to_string()),
+        Err(e) => return dead(record, mapping, "not_json", e.to_string()),
     };
-    let body = match mapping.apply(&event) {
+    let body = match m.apply(&event) {
         Ok(body) => body,
-        Err(why) => return dead(record, "unmappable", why.to_string()),
+        Err(why) => return dead(record, mapping, "unmappable", why.to_string()),
     };
     let result = match MatchResult::new(body) {
         Ok(r) => r,
         Err(e) => {
             let e = ServiceError::from(e);
-            return dead(record, e.code(), e.to_string());
+            return dead(record, mapping, e.code(), e.to_string());
         }
     };
     match submit_match(ctx, result).await {
         Ok(reply) => RecordOutcome::Applied(Box::new(reply)),
         Err(e) if e.is_transient() => RecordOutcome::Retry(e),
-        Err(e) => dead(record, e.code(), e.to_string()),
+        Err(e) => dead(record, mapping, e.code(), e.to_string()),
     }
 }
 
@@ -115,33 +115,55 @@ pub async fn ingest_batch<'m, S: ScoreStore, I: RankIndex>(
     records: &[StreamRecord],
     mapping_of: impl Fn(&str) -> Option<&'m Mapping>,
 ) -> BatchOutcome {
-    let mut by_key: BTreeMap<&str, Vec<&StreamRecord>> = BTreeMap::new();
-    for r in records {
-        by_key.entry(r.key.as_str()).or_default().push(r);
+    // Lanes of (index in the batch, record) per key, in batch order.
+    let mut by_key: BTreeMap<&str, Vec<(usize, &StreamRecord)>> = BTreeMap::new();
+    for (i, r) in records.iter().enumerate() {
+        by_key.entry(r.key.as_str()).or_default().push((i, r));
     }
     let lanes = by_key.into_values().map(|lane| {
         let mapping_of = &mapping_of;
         async move {
-            let mut out = BatchOutcome::default();
-            for (i, record) in lane.iter().enumerate() {
+            let mut applied = 0;
+            let mut letters = Vec::new();
+            for &(i, record) in &lane {
                 match ingest_record(ctx, mapping_of(&record.source), record).await {
-                    RecordOutcome::Applied(_) => out.applied += 1,
-                    RecordOutcome::DeadLetter(d) => out.dead_letters.push(d),
+                    RecordOutcome::Applied(_) => applied += 1,
+                    RecordOutcome::DeadLetter(d) => letters.push((i, d)),
                     RecordOutcome::Retry(e) => {
                         warn!(error = %e, position = %record.position, "record to retry");
-                        out.retry = lane[i..].iter().map(|r| r.position.clone()).collect();
-                        break;
+                        return (applied, letters, Some(i));
                     }
                 }
             }
-            out
+            (applied, letters, None)
         }
     });
-    let mut total = BatchOutcome::default();
-    for lane in join_all(lanes).await {
-        total.applied += lane.applied;
-        total.dead_letters.extend(lane.dead_letters);
-        total.retry.extend(lane.retry);
+    let mut out = BatchOutcome::default();
+    let mut letters = Vec::new();
+    // Partition -> the batch index of its first record to retry.
+    let mut first_retry: HashMap<&str, usize> = HashMap::new();
+    for (applied, lane_letters, retry) in join_all(lanes).await {
+        out.applied += applied;
+        letters.extend(lane_letters);
+        if let Some(i) = retry {
+            let at = first_retry.entry(&records[i].partition).or_insert(i);
+            *at = (*at).min(i);
+        }
     }
-    total
+    let redelivered = |i: usize, d: &DeadLetter| {
+        first_retry
+            .get(d.partition.as_str())
+            .is_some_and(|&from| i >= from)
+    };
+    letters.sort_by_key(|(i, _)| *i);
+    out.dead_letters = letters
+        .into_iter()
+        .filter(|(i, d)| !redelivered(*i, d))
+        .map(|(_, d)| d)
+        .collect();
+    out.retry = first_retry
+        .into_iter()
+        .map(|(p, i)| (p.to_owned(), records[i].position.clone()))
+        .collect();
+    out
 }

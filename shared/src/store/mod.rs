@@ -5,11 +5,14 @@
 //! [`crate::social::HttpFriendsSource`].
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
-//! `rate_counter`, `repair`, `seal` (sealed
-//! results, history, the window-closed event), (the repair queue), `stream` (stream batches and the stream
-//! read again), `friends`.
+//! `rate_counter`, `repair` (the repair queue), `seal` (sealed results, history, the
+//! window-closed event), `mapping` (event sources' schema mappings), `dead_letter` (records
+//! stream ingest gives up on), `stream` (stream batches and the stream read again),
+//! `friends`.
 
+mod dead_letter;
 mod friends;
+mod mapping;
 mod moderation;
 mod rank_index;
 mod rate_counter;
@@ -18,7 +21,9 @@ mod score_store;
 mod seal;
 mod stream;
 
+pub use dead_letter::{DeadLetter, DeadLetters};
 pub use friends::FriendsSource;
+pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use rank_index::{
     Around, BatchApplied, EntryKind, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, Slice,

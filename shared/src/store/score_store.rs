@@ -3,7 +3,7 @@
 
 use std::future::Future;
 
-use super::{IndexEntry, ModerationStore, SealStore};
+use super::{IndexEntry, MappingStore, ModerationStore, SealStore};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::error::StoreError;
 use crate::family::Family;
@@ -297,7 +297,14 @@ pub trait SketchStore: Send + Sync {
 /// part is its own trait, implemented in its own file by each adapter; a use case asks
 /// for the whole store.
 pub trait ScoreStore:
-    BoardStore + StandingStore + RankedReads + RebuildStore + SketchStore + ModerationStore + SealStore
+    BoardStore
+    + StandingStore
+    + RankedReads
+    + RebuildStore
+    + SketchStore
+    + ModerationStore
+    + SealStore
+    + MappingStore
 {
 }
 
@@ -309,6 +316,7 @@ impl<T> ScoreStore for T where
         + SketchStore
         + ModerationStore
         + SealStore
+        + MappingStore
 {
 }
 

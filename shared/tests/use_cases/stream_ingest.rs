@@ -42,6 +42,7 @@ fn mappings() -> BTreeMap<String, Mapping> {
 
 fn record(source: &str, position: usize, player: &str, event: &Value) -> StreamRecord {
     StreamRecord {
+        partition: format!("{source}-0"),
         position: format!("{source}/{position}"),
         source: source.into(),
         key: player.into(),
@@ -113,15 +114,29 @@ async fn good_events_count_once_poison_is_dead_lettered_and_faults_are_retried()
         &json!({"who": {"id": "cid", "dc": "NA"}, "id": "x",
         "result": {"tenths": 15}, "at": 1}),
     ));
-    records.push(record("pod-9", 903, "dee", &json!({"player": "dee"})));
+    records.push(record("pod-9", 903, "eve", &json!({"player": "eve"})));
 
-    // DynamoDB down: nothing applies, every player's records are to retry.
+    // DynamoDB down: nothing applies; each partition is retried from its first record,
+    // so the poison among them waits for the redelivery (sent once, then); the record
+    // of a source with no mapping (alone in its partition) needs no store to refuse.
     ctx.store.set_down(true);
     let down = ingest_batch(&ctx, &records, |s| maps.get(s)).await;
     assert_eq!(down.applied, 0);
-    // Each player's first record fails, so all of their records wait for the retry.
-    assert_eq!(down.retry.len(), records.len());
-    assert!(down.dead_letters.is_empty());
+    let retry: Vec<(&str, &str)> = down
+        .retry
+        .iter()
+        .map(|(p, at)| (p.as_str(), at.as_str()))
+        .collect();
+    assert_eq!(
+        retry,
+        [
+            ("pod-1-0", "pod-1/0"),
+            ("pod-2-0", "pod-2/1"),
+            ("pod-3-0", "pod-3/2")
+        ]
+    );
+    let codes: Vec<_> = down.dead_letters.iter().map(|d| d.code).collect();
+    assert_eq!(codes, ["no_mapping"]);
     ctx.store.set_down(false);
 
     let out = ingest_batch(&ctx, &records, |s| maps.get(s)).await;
@@ -162,5 +177,71 @@ async fn good_events_count_once_poison_is_dead_lettered_and_faults_are_retried()
     assert_eq!(
         standing(&ctx, &eu, "bob").await.map(|s| s.score.get()),
         Some(eu_total).filter(|t| *t > 0)
+    );
+}
+
+#[tokio::test]
+async fn a_mapping_gets_a_new_version_per_change_and_refuses_a_stale_edit() {
+    use leaderboard::error::ServiceError;
+    use leaderboard::service::boards::Created;
+    use leaderboard::service::mappings::{get_mapping, put_mapping};
+
+    let ctx = ctx();
+    let body = |score: &str| {
+        json!({"fields": {"player_id": "/p", "match_id": "/m", "score": score,
+            "game": {"const": "g1"}, "mode": {"const": "ranked"}, "region": "/r"}})
+    };
+    let first = put_mapping(&ctx.store, "pod-1", body("/s")).await.unwrap();
+    assert!(matches!(&first, Created::New(m) if m.version == 1 && m.source == "pod-1"));
+    // The same mapping again changes nothing.
+    let again = put_mapping(&ctx.store, "pod-1", body("/s")).await.unwrap();
+    assert!(matches!(again, Created::Existing(m) if m.version == 1));
+    let second = put_mapping(&ctx.store, "pod-1", body("/points"))
+        .await
+        .unwrap();
+    assert!(matches!(second, Created::New(m) if m.version == 2));
+    // An edit made against version 1 (it would become 2) is refused, not applied.
+    let mut stale = body("/score");
+    stale["version"] = json!(2);
+    let refused = put_mapping(&ctx.store, "pod-1", stale).await.unwrap_err();
+    assert!(matches!(
+        refused,
+        ServiceError::MappingConflict { current: 2, .. }
+    ));
+    assert_eq!(
+        get_mapping(&ctx.store, "pod-1", None)
+            .await
+            .unwrap()
+            .version,
+        2
+    );
+    let v1 = get_mapping(&ctx.store, "pod-1", Some("1")).await.unwrap();
+    assert_eq!(
+        v1.fields.score,
+        leaderboard::mapping::FieldSource::Path("/s".into())
+    );
+    // Bad input: a body naming another source, a pointer without its slash, no mapping.
+    let mut other = body("/s");
+    other["source"] = json!("pod-2");
+    assert_eq!(
+        put_mapping(&ctx.store, "pod-1", other)
+            .await
+            .unwrap_err()
+            .code(),
+        "invalid_request"
+    );
+    assert_eq!(
+        put_mapping(&ctx.store, "pod-1", body("s"))
+            .await
+            .unwrap_err()
+            .code(),
+        "invalid_request"
+    );
+    assert_eq!(
+        get_mapping(&ctx.store, "pod-7", None)
+            .await
+            .unwrap_err()
+            .code(),
+        "mapping_not_found"
     );
 }

@@ -1,0 +1,90 @@
+//! [`MappingStore`] over DynamoDB: every version of a source's mapping is one item
+//! (`MAP#{source}`, `V{version, 10 digits}`), written once with a condition that it does
+//! not exist, so two concurrent changes cannot both become the same version; the
+//! current mapping is the highest version (one strongly consistent query).
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::DynamoScoreStore;
+use super::keys::{key, mapping_partition, mapping_sk};
+use crate::error::StoreError;
+use crate::mapping::Mapping;
+use crate::store::MappingStore;
+
+#[derive(Serialize, Deserialize)]
+struct MappingItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    mapping: Mapping,
+}
+
+fn decode(item: super::keys::Item) -> Result<Mapping, StoreError> {
+    Ok(serde_dynamo::from_item::<_, MappingItem>(item)?.mapping)
+}
+
+impl MappingStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn get_mapping(&self, source: &str) -> Result<Option<Mapping>, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(mapping_partition(source)))
+            .scan_index_forward(false)
+            .consistent_read(true)
+            .limit(1)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(mapping)", e))?;
+        out.items
+            .unwrap_or_default()
+            .into_iter()
+            .next()
+            .map(decode)
+            .transpose()
+    }
+
+    #[instrument(skip(self))]
+    async fn get_mapping_version(
+        &self,
+        source: &str,
+        version: u64,
+    ) -> Result<Option<Mapping>, StoreError> {
+        let item = key(mapping_partition(source), mapping_sk(version));
+        self.get_item(item, "GetItem(mapping)")
+            .await?
+            .map(decode)
+            .transpose()
+    }
+
+    #[instrument(skip_all, fields(source = %mapping.source, version = mapping.version))]
+    async fn put_mapping(&self, mapping: &Mapping) -> Result<bool, StoreError> {
+        let item = serde_dynamo::to_item(MappingItem {
+            pk: mapping_partition(&mapping.source),
+            sk: mapping_sk(mapping.version),
+            kind: "mapping".into(),
+            mapping: mapping.clone(),
+        })?;
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
+                Ok(false)
+            }
+            Err(e) => Err(StoreError::sdk("PutItem(mapping)", e)),
+        }
+    }
+}

@@ -1,0 +1,85 @@
+//! Managing event sources' schema mappings (server-only): `PUT /admin/mappings/{source}`
+//! stores a new version when the mapping changes (the same mapping again is a no-op),
+//! `GET /admin/mappings/{source}[?version=]` reads the current or an older version.
+
+use serde_json::Value;
+
+use super::boards::Created;
+use crate::error::{DomainError, ServiceError};
+use crate::mapping::Mapping;
+use crate::store::MappingStore;
+use crate::window::parse_name;
+
+/// Reads `body` as the mapping of `source` (the path names the source; a `source` in
+/// the body must agree), validates it, and stores it as the next version. A `version` in
+/// the body is the version the caller expects to replace... plus one: the change is
+/// refused with `mapping_conflict` unless the source is at `version - 1`.
+pub async fn put_mapping<S: MappingStore>(
+    store: &S,
+    source: &str,
+    mut body: Value,
+) -> Result<Created<Mapping>, ServiceError> {
+    parse_name("source", source)?;
+    let Some(fields) = body.as_object_mut() else {
+        return Err(DomainError::invalid("body", "must be a JSON object").into());
+    };
+    match fields.get("source") {
+        None => {
+            fields.insert("source".into(), Value::from(source));
+        }
+        Some(Value::String(s)) if s == source => {}
+        Some(_) => {
+            return Err(DomainError::invalid("source", "must be the source the path names").into());
+        }
+    }
+    let mapping: Mapping =
+        serde_json::from_value(body).map_err(|e| DomainError::invalid("body", e.to_string()))?;
+    let mut mapping = mapping.validated()?;
+    let expected = mapping.version;
+    let current = store.get_mapping(source).await?;
+    let at = current.as_ref().map_or(0, |m| m.version);
+    if expected != 0 && expected != at + 1 {
+        return Err(ServiceError::MappingConflict {
+            name: source.to_owned(),
+            current: at,
+            expected: expected - 1,
+        });
+    }
+    if let Some(current) = current {
+        mapping.version = current.version;
+        if mapping == current {
+            return Ok(Created::Existing(current));
+        }
+    }
+    mapping.version = at + 1;
+    if !store.put_mapping(&mapping).await? {
+        // Another change took this version between the read and the write.
+        return Err(ServiceError::MappingConflict {
+            name: source.to_owned(),
+            current: at + 1,
+            expected: at,
+        });
+    }
+    Ok(Created::New(mapping))
+}
+
+/// The source's current mapping, or the version asked for.
+pub async fn get_mapping<S: MappingStore>(
+    store: &S,
+    source: &str,
+    version: Option<&str>,
+) -> Result<Mapping, ServiceError> {
+    parse_name("source", source)?;
+    let found = match version {
+        None => store.get_mapping(source).await?,
+        Some(v) => {
+            let v = v
+                .parse::<u64>()
+                .ok()
+                .filter(|v| *v >= 1)
+                .ok_or_else(|| DomainError::invalid("version", "must be a positive integer"))?;
+            store.get_mapping_version(source, v).await?
+        }
+    };
+    found.ok_or_else(|| ServiceError::MappingNotFound(source.to_owned()))
+}
