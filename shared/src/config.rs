@@ -22,6 +22,7 @@
 //! | `READS_PER_IP_PER_S` | 200 | rank, friends, top: reads per source IP per second (0: off) |
 //! | `WRITE_THROUGH` | true | ingest: apply to Redis in the request (false: the stream alone; for measuring it) |
 //! | `EVENT_BUS_NAME` | required by seal | the EventBridge bus `leaderboard.window.closed` goes to |
+//! | `DEAD_LETTER_QUEUE_URL` | required by stream-ingest | SQS queue for stream records that can never apply (with the reason and the raw payload) |
 //! | `SEAL_SETTLE_SECONDS` | 60 | seal: how long after a window closes it is sealed (DynamoDB's rank index catching up) |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
 //!
@@ -73,6 +74,7 @@ pub struct Config {
     pub reads_per_ip: Option<u64>,
     pub write_through: Option<bool>,
     pub event_bus_name: Option<String>,
+    pub dead_letter_queue_url: Option<String>,
     pub seal_settle: Option<Duration>,
 }
 
@@ -137,6 +139,7 @@ impl Config {
             reads_per_ip: number("READS_PER_IP_PER_S")?,
             write_through: flag("WRITE_THROUGH")?,
             event_bus_name: var("EVENT_BUS_NAME"),
+            dead_letter_queue_url: var("DEAD_LETTER_QUEUE_URL"),
             seal_settle: seconds("SEAL_SETTLE_SECONDS", 1)?,
         })
     }
@@ -167,6 +170,13 @@ impl Config {
         self.event_bus_name
             .as_deref()
             .ok_or(ConfigError::Missing("EVENT_BUS_NAME"))
+    }
+
+    /// `DEAD_LETTER_QUEUE_URL`, for stream ingest.
+    pub fn require_dead_letter_queue_url(&self) -> Result<&str, ConfigError> {
+        self.dead_letter_queue_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("DEAD_LETTER_QUEUE_URL"))
     }
 
     pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {

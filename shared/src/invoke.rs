@@ -82,6 +82,9 @@ pub enum InvokeError {
     Payload(#[source] serde_json::Error),
     #[error(transparent)]
     Service(#[from] ServiceError),
+    /// Records that can never apply could not be sent to the dead-letter queue.
+    #[error("the dead-letter queue is unavailable")]
+    DeadLetters(#[from] crate::error::QueueError),
 }
 
 impl InvokeError {
@@ -91,6 +94,7 @@ impl InvokeError {
         let code = match self {
             Self::Payload(_) => "invalid_payload",
             Self::Service(e) => e.code(),
+            Self::DeadLetters(_) => "dead_letters_unavailable",
         };
         code.split('_')
             .map(|w| {

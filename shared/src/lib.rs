@@ -21,7 +21,7 @@
 //!   file) and `DynamoStreams`;
 //! - [`redis`]: `RedisRankIndex`, the rebuildable rank index (and the rate-limit
 //!   counters), its Lua scripts in `redis/lua/`;
-//! - [`sqs`]: the repair queue; [`eventbridge`]: the events other services react to;
+//! - [`sqs`]: the repair queue, stream ingest's dead letters; [`eventbridge`]: the events other services react to;
 //! - [`social`]: `HttpFriendsSource`, the social graph;
 //! - [`memory`]: in-memory twins of the store and the index, for tests without servers.
 //!
@@ -34,6 +34,7 @@
 //! - [`http`]: API Gateway requests and replies, and the one mapping from error codes to
 //!   statuses (imports nothing from `service`, and `service` nothing from it);
 //! - [`lambda_stream`]: DynamoDB stream events in, batch responses out;
+//! - [`lambda_records`]: Kafka and Kinesis events in (stream ingest), batch responses out;
 //! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions;
 //! - [`wiring`]: configuration -> clients -> adapters, once per container;
 //! - [`cursor`]: signed paging cursors; [`ttl_cache`]: per-container caches;
@@ -50,6 +51,7 @@ pub mod family;
 pub mod http;
 pub mod ids;
 pub mod invoke;
+pub mod lambda_records;
 pub mod lambda_stream;
 pub mod mapping;
 pub mod memory;

@@ -1,12 +1,15 @@
 //! `SqsRepairQueue`: boards whose index needs a rebuild, reported to the repair queue
 //! (`REPAIR_QUEUE_URL`), the same queue the stream's event source mapping sends exhausted
-//! batches to. The repair function consumes it.
+//! batches to. The repair function consumes it. `SqsDeadLetters`: stream records that can
+//! never apply (`DEAD_LETTER_QUEUE_URL`).
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
 use crate::error::QueueError;
-use crate::store::{RebuildNeeded, RepairQueue};
+use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+
+use crate::store::{DeadLetter, DeadLetters, RebuildNeeded, RepairQueue};
 
 /// The SQS adapter of [`RepairQueue`].
 #[derive(Clone)]
@@ -41,5 +44,59 @@ impl RepairQueue for SqsRepairQueue {
             Ok(())
         }
         .boxed()
+    }
+}
+
+/// The SQS adapter of [`DeadLetters`] (`DEAD_LETTER_QUEUE_URL`): one message per dead
+/// letter (its JSON), sent ten to a `SendMessageBatch` call.
+#[derive(Clone)]
+pub struct SqsDeadLetters {
+    client: aws_sdk_sqs::Client,
+    url: String,
+}
+
+impl SqsDeadLetters {
+    pub fn new(client: aws_sdk_sqs::Client, url: impl Into<String>) -> Self {
+        Self {
+            client,
+            url: url.into(),
+        }
+    }
+}
+
+impl DeadLetters for SqsDeadLetters {
+    async fn send(&self, letters: &[DeadLetter]) -> Result<(), QueueError> {
+        for chunk in letters.chunks(10) {
+            let mut entries = Vec::with_capacity(chunk.len());
+            for (i, letter) in chunk.iter().enumerate() {
+                let entry = SendMessageBatchRequestEntry::builder()
+                    .id(i.to_string())
+                    .message_body(serde_json::to_string(letter)?)
+                    .build()
+                    .map_err(|e| QueueError::Sqs {
+                        op: "SendMessageBatch",
+                        source: Box::new(e),
+                    })?;
+                entries.push(entry);
+            }
+            let out = self
+                .client
+                .send_message_batch()
+                .queue_url(&self.url)
+                .set_entries(Some(entries))
+                .send()
+                .await
+                .map_err(|e| QueueError::Sqs {
+                    op: "SendMessageBatch",
+                    source: Box::new(e),
+                })?;
+            if let Some(failed) = out.failed.first() {
+                return Err(QueueError::Sqs {
+                    op: "SendMessageBatch",
+                    source: format!("entry {} refused: {}", failed.id, failed.code).into(),
+                });
+            }
+        }
+        Ok(())
     }
 }

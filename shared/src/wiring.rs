@@ -95,6 +95,16 @@ pub async fn repair_reporter(config: &Config) -> Reporter {
     }
 }
 
+/// The dead-letter queue `DEAD_LETTER_QUEUE_URL` names.
+pub async fn dead_letters(config: &Config) -> Result<crate::sqs::SqsDeadLetters, ConfigError> {
+    let url = config.require_dead_letter_queue_url()?;
+    let aws = aws().await;
+    Ok(crate::sqs::SqsDeadLetters::new(
+        aws_sdk_sqs::Client::new(aws),
+        url,
+    ))
+}
+
 /// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
 pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
     let table = config.require_table_name()?;
@@ -158,6 +168,7 @@ mod tests {
             reads_per_ip: None,
             write_through: None,
             event_bus_name: None,
+            dead_letter_queue_url: None,
             seal_settle: None,
         }
     }

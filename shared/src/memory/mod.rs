@@ -8,6 +8,7 @@
 //! cases over DynamoDB and Redis.
 
 mod board;
+mod dead_letters;
 mod index;
 mod mappings;
 mod moderation;
@@ -17,6 +18,7 @@ mod stream;
 
 use std::time::Duration;
 
+pub use dead_letters::MemoryDeadLetters;
 pub use index::MemoryIndex;
 pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
