@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
 shopt -s nullglob
 stopped=0
 # The stack first: it stops its own function processes on SIGTERM.
-for pidfile in "$RUN_DIR"/stack.pid "$RUN_DIR"/dynamodb.pid "$RUN_DIR"/redis.pid "$RUN_DIR"/cluster-*.pid; do
+for pidfile in "$RUN_DIR"/stack.pid "$RUN_DIR"/dynamodb.pid "$RUN_DIR"/kafka.pid "$RUN_DIR"/redis.pid "$RUN_DIR"/cluster-*.pid; do
   name="$(basename "$pidfile" .pid)"
   [ -f "$pidfile" ] || continue
   pid="$(cat "$pidfile")"

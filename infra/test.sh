@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs what is missing (apt: redis-server, openssl;
-# the project venv: moto, cfn-lint, sam, cargo-lambda), starts its own redis-server,
-# 3-master Redis Cluster and DynamoDB endpoint on free loopback ports (never the up
+# the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
+# own redis-server, 3-master Redis Cluster, DynamoDB endpoint and Kafka broker on free
+# loopback ports (never the up
 # stack's), checks the template, builds, runs the whole test suite, and stops what it
 # started. Safe to run twice, and while infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
 # `infra/test.sh faults --success-output immediate` to see the fault tests' figures.
@@ -32,13 +33,15 @@ RUSTDOCFLAGS="-D warnings" cargo doc -p leaderboard --no-deps --locked -q
 
 wait_tcp 127.0.0.1 "$redis_port" 30
 wait_tcp 127.0.0.1 "$dynamodb_port" 60
+wait_tcp 127.0.0.1 "$kafka_port" 30
 export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 export LB_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${cluster_ports[0]},127.0.0.1:${cluster_ports[1]},127.0.0.1:${cluster_ports[2]}"
 export LB_TEST_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
+export LB_TEST_KAFKA="127.0.0.1:$kafka_port"
 export LB_TEST_PYTHON="$VENV/bin/python"
 export LB_TEST_BIN_DIR="$ROOT/target/debug"
 
-log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port)"
+log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port, Kafka :$kafka_port)"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast "$@"
 else

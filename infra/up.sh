@@ -2,7 +2,9 @@
 # Brings the whole local stack up and serves the API on loopback (DESIGN 7):
 #   redis-server        127.0.0.1:6379
 #   Redis Cluster       127.0.0.1:7001-7003 (3 masters; the API uses it with LB_REDIS=cluster)
-#   DynamoDB + Streams  http://127.0.0.1:8000  (moto, infra/local/dynamodb_server.py)
+#   DynamoDB + Streams  http://127.0.0.1:8000  (moto, infra/local/dynamodb_server.py;
+#                       also SQS, EventBridge and Kinesis)
+#   Kafka               127.0.0.1:9092  (tansu, in memory; topics LB_KAFKA_TOPICS)
 #   the API             http://127.0.0.1:${LB_PORT:-3000}  (API Gateway shim + functions
 #                       + stream mapping, infra/local/stack.py)
 #   social graph        http://127.0.0.1:3001  (stand-in: GET/PUT /players/{p}/friends)
@@ -64,9 +66,12 @@ case "${LB_REDIS:-single}" in
   *) echo "LB_REDIS must be single or cluster" >&2; exit 2 ;;
 esac
 start dynamodb 8000 "$VENV/bin/python" infra/local/dynamodb_server.py --port 8000
+# shellcheck disable=SC2046 # the command's words
+start kafka 9092 $(tansu_cmd 9092)
 start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
   --table "$TABLE" --port "$LB_PORT" --social-port 3001 \
   --dynamodb-url http://127.0.0.1:8000 --redis-url "$redis_url" \
+  --kafka-bootstrap 127.0.0.1:9092 --kafka-topics "${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}" \
   --api-key "$LB_API_KEY" --run-dir "$RUN_DIR"
 
 cat <<MSG
@@ -74,6 +79,8 @@ cat <<MSG
 The leaderboard API is serving at http://127.0.0.1:$LB_PORT
   server-only routes (ingest, board writes) need the header: x-api-key: $LB_API_KEY
   social-graph stand-in: http://127.0.0.1:3001   DynamoDB: http://127.0.0.1:8000 (table $TABLE)
+  match results over streams: Kafka 127.0.0.1:9092 (topics ${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}),
+    Kinesis stream $TABLE-ScoreEventsStream on http://127.0.0.1:8000; mappings: PUT /admin/mappings/{source}
   rank index: $redis_url   (Redis Cluster on 127.0.0.1:7001-7003)
   logs: .local/run/*.log    stop: infra/down.sh
 MSG

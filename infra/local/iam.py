@@ -125,8 +125,12 @@ class Roles:
                 continue
             role = r["Properties"].get("Role", {}).get("Fn::GetAtt", [None])[0]
             policies = res.get(role, {}).get("Properties", {}).get("Policies", [])
+            # A policy under `Fn::If` (e.g. Kafka's, with a cluster given) is checked
+            # as if its condition held.
+            policies = [p["Fn::If"][1] if "Fn::If" in p else p for p in policies]
             self.functions[name] = [
-                s for p in policies for s in self._statements(name, p["PolicyDocument"].get("Statement", []))
+                s for p in policies if isinstance(p, dict) and "PolicyDocument" in p
+                for s in self._statements(name, p["PolicyDocument"].get("Statement", []))
             ]
 
     def _statements(self, fn, raw):

@@ -12,6 +12,12 @@ One process plays, on loopback:
   projector, honouring `batchItemFailures` (retry from the first failed record, in order),
   `MaximumRetryAttempts`, and the on-failure destination: the template's SQS queue, in
   moto, which receives Lambda's on-failure record (shard and sequence range);
+- the Kinesis event source mapping (stream-ingest's) likewise over a Kinesis stream in
+  moto (`<table>-ScoreEventsStream`, two shards), records handed over as Lambda's Kinesis
+  event; and the self-managed Kafka mappings (one per topic of `--kafka-topics`, standing
+  for the KafkaTopics parameter) over a real Kafka-protocol broker (`--kafka-bootstrap`,
+  tansu), consumed with kafka-python in the mapping's consumer group, offsets committed
+  only for records done, `batchItemFailures` ({partition, offset}) delivered again;
 - the SQS event source mappings (the repair function's): short polls of the queue,
   batches handed over as SQS events, `batchItemFailures` kept in the queue (they return
   after its visibility timeout), the rest deleted;
@@ -53,6 +59,7 @@ import yaml
 from botocore.config import Config as BotoConfig
 
 import iam
+import template_stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUNTIME_PREFIX = "/2018-06-01/runtime"
@@ -101,9 +108,11 @@ class Route:
         self.regex = re.compile("^" + re.sub(r"{[^}/]+}", "([^/]+)", path) + "$")
 
 
-def read_template(path):
-    """Functions (name -> props), HTTP routes, and stream mappings from the template."""
-    tpl = load_template(path)
+def read_template(path, kafka_topics=None):
+    """Functions (name -> props), HTTP routes, and stream mappings from the template.
+    `kafka_topics` stands for the KafkaTopics parameter (one Kafka mapping per topic)."""
+    values = {"KafkaTopics": list(kafka_topics)} if kafka_topics else None
+    tpl = template_stats.expand_for_each(load_template(path), values)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
     defaults = {k: v.get("Default") for k, v in tpl.get("Parameters", {}).items()}
     queues, queue_mappings, buses = {}, [], []
@@ -114,9 +123,19 @@ def read_template(path):
                 for k, v in props.items()}
 
     functions, routes, streams, schedules = {}, [], [], []
+    kinesis, kafka, kinesis_streams = [], [], []
     for name, res in tpl.get("Resources", {}).items():
         if res.get("Type") == "AWS::SQS::Queue":
             queues[name] = res.get("Properties", {})
+        if res.get("Type") == "AWS::Kinesis::Stream":
+            kinesis_streams.append(name)
+        if res.get("Type") == "AWS::Lambda::EventSourceMapping":
+            p = {"function": logical_id(res["Properties"]["FunctionName"]), "name": name,
+                 **resolved(res["Properties"])}
+            if "SelfManagedEventSource" in p:
+                kafka.append(p)  # the local broker plays the self-managed cluster
+            elif "Topics" not in p:
+                kinesis.append(p)  # MSK's (same topics) is not played locally
         if res.get("Type") == "AWS::Events::EventBus":
             buses.append(name)
         if res.get("Type") != "AWS::Serverless::Function":
@@ -147,7 +166,9 @@ def read_template(path):
                 queue_mappings.append({"function": name, **resolved(p)})
     # Most specific first: literal segments beat parameters (as API Gateway matches).
     routes.sort(key=lambda r: (-r.path.count("/"), r.path.count("{")))
-    return Template(tpl, functions, routes, streams, schedules, queues, queue_mappings, buses)
+    t = Template(tpl, functions, routes, streams, schedules, queues, queue_mappings, buses)
+    t.kinesis, t.kafka, t.kinesis_streams = kinesis, kafka, kinesis_streams
+    return t
 
 
 class Template:
@@ -552,7 +573,7 @@ def social_handler():
     return Handler
 
 
-# --- the DynamoDB event source mapping -------------------------------------------------
+# --- stream event source mappings (the table's stream, Kinesis) ------------------------
 
 
 def _plain(value):
@@ -570,13 +591,100 @@ def _plain(value):
     return value
 
 
-class StreamPoller:
-    """Plays the event source mapping of one function over one table's stream."""
+class TableStream:
+    """The table's DynamoDB stream, as a stream mapping reads it."""
 
-    def __init__(self, host, mapping, table, clients, interval, destination):
+    info_key = "DDBStreamBatchInfo"
+
+    def __init__(self, dynamodb, streams, table):
+        self.dynamodb, self.streams, self.table = dynamodb, streams, table
+
+    def arn(self):
+        return self.dynamodb.describe_table(TableName=self.table)["Table"].get("LatestStreamArn")
+
+    def shards(self, arn):
+        return [s["ShardId"] for s in self.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]]
+
+    def read(self, arn, sid, after, limit):
+        # A fresh iterator on every poll: moto's shard objects may be replaced.
+        where = ({"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after} if after
+                 else {"ShardIteratorType": "TRIM_HORIZON"})
+        it = self.streams.get_shard_iterator(StreamArn=arn, ShardId=sid, **where)["ShardIterator"]
+        return self.streams.get_records(ShardIterator=it, Limit=limit)["Records"]
+
+    @staticmethod
+    def seq(r):
+        return r["dynamodb"]["SequenceNumber"]
+
+    @staticmethod
+    def arrival(r):
+        t = r["dynamodb"].get("ApproximateCreationDateTime")
+        return t if isinstance(t, datetime.datetime) else None
+
+    def event(self, arn, sid, records):
+        return {"Records": [{**_plain(r), "eventSourceARN": arn} for r in records]}
+
+
+class KinesisStream:
+    """A Kinesis data stream (moto's), as a stream mapping reads it: records handed over
+    as Lambda's Kinesis event."""
+
+    info_key = "KinesisBatchInfo"
+
+    def __init__(self, kinesis, name):
+        self.kinesis, self.name = kinesis, name
+
+    def arn(self):
+        return self.kinesis.describe_stream_summary(StreamName=self.name)["StreamDescriptionSummary"]["StreamARN"]
+
+    def shards(self, arn):
+        return [s["ShardId"] for s in self.kinesis.list_shards(StreamName=self.name)["Shards"]]
+
+    def read(self, arn, sid, after, limit):
+        where = ({"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "StartingSequenceNumber": after} if after
+                 else {"ShardIteratorType": "TRIM_HORIZON"})
+        it = self.kinesis.get_shard_iterator(StreamName=self.name, ShardId=sid, **where)["ShardIterator"]
+        return self.kinesis.get_records(ShardIterator=it, Limit=limit)["Records"]
+
+    @staticmethod
+    def seq(r):
+        return r["SequenceNumber"]
+
+    @staticmethod
+    def arrival(r):
+        t = r.get("ApproximateArrivalTimestamp")
+        return t if isinstance(t, datetime.datetime) else None
+
+    def event(self, arn, sid, records):
+        def one(r):
+            t = self.arrival(r)
+            return {
+                "kinesis": {
+                    "kinesisSchemaVersion": "1.0",
+                    "partitionKey": r["PartitionKey"],
+                    "sequenceNumber": r["SequenceNumber"],
+                    "data": base64.b64encode(r["Data"]).decode(),
+                    "approximateArrivalTimestamp": t.timestamp() if t else time.time(),
+                    "encryptionType": "NONE",
+                },
+                "eventSource": "aws:kinesis",
+                "eventVersion": "1.0",
+                "eventID": f"{sid}:{r['SequenceNumber']}",
+                "eventName": "aws:kinesis:record",
+                "invokeIdentityArn": "arn:aws:iam::000000000000:role/local",
+                "awsRegion": "us-east-1",
+                "eventSourceARN": arn,
+            }
+        return {"Records": [one(r) for r in records]}
+
+
+class StreamPoller:
+    """Plays the event source mapping of one function over a stream (the table's, or a
+    Kinesis stream): shards polled in order from their start."""
+
+    def __init__(self, host, mapping, stream, interval, destination):
         self.host = host
-        self.table = table
-        self.dynamodb, self.streams = clients
+        self.stream = stream
         self.batch_size = int(mapping.get("BatchSize", 100))
         self.report_failures = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
         self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
@@ -591,14 +699,11 @@ class StreamPoller:
     def start(self):
         threading.Thread(target=self._run, daemon=True).start()
 
-    def _stream_arn(self):
-        return self.dynamodb.describe_table(TableName=self.table)["Table"].get("LatestStreamArn")
-
     def _run(self):
         arn = None
         while not self.stopped.is_set():
             try:
-                arn = arn or self._stream_arn()
+                arn = arn or self.stream.arn()
                 moved = self._poll(arn) if arn else False
             except Exception as e:  # the endpoint may be restarting: keep trying
                 log("stream poll failed", error=repr(e))
@@ -608,19 +713,9 @@ class StreamPoller:
                 self.stopped.wait(self.interval)
 
     def _poll(self, arn):
-        shards = self.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]
         moved = False
-        for shard in shards:
-            sid = shard["ShardId"]
-            # A fresh iterator on every poll: moto's shard objects may be replaced.
-            if sid in self.cursor:
-                it = self.streams.get_shard_iterator(
-                    StreamArn=arn, ShardId=sid, ShardIteratorType="AFTER_SEQUENCE_NUMBER",
-                    SequenceNumber=self.cursor[sid],
-                )
-            else:
-                it = self.streams.get_shard_iterator(StreamArn=arn, ShardId=sid, ShardIteratorType="TRIM_HORIZON")
-            records = self.streams.get_records(ShardIterator=it["ShardIterator"], Limit=self.batch_size)["Records"]
+        for sid in self.stream.shards(arn):
+            records = self.stream.read(arn, sid, self.cursor.get(sid), self.batch_size)
             if records:
                 self._deliver(arn, sid, records)
                 moved = True
@@ -628,18 +723,18 @@ class StreamPoller:
 
     def _deliver(self, arn, sid, records):
         attempts = 0
+        seq = self.stream.seq
         while records and not self.stopped.is_set():
-            batch = [{**_plain(r), "eventSourceARN": arn} for r in records]
-            result, error = self.host.invoke({"Records": batch})
+            result, error = self.host.invoke(self.stream.event(arn, sid, records))
             self.stats["batches"] += 1
             failed_at = self._first_failure(records, result, error)
             if failed_at is None:
-                self.cursor[sid] = records[-1]["dynamodb"]["SequenceNumber"]
+                self.cursor[sid] = seq(records[-1])
                 self.stats["records"] += len(records)
                 return
             # Everything before the first failure is done; retry from it, in order.
             if failed_at > 0:
-                self.cursor[sid] = records[failed_at - 1]["dynamodb"]["SequenceNumber"]
+                self.cursor[sid] = seq(records[failed_at - 1])
                 self.stats["records"] += failed_at
                 records, attempts = records[failed_at:], 0
                 continue
@@ -659,44 +754,44 @@ class StreamPoller:
 
     def _first_failure(self, records, result, error):
         if error is not None:
-            log("projector invocation failed; retrying the batch", error=error)
+            log("stream batch invocation failed; retrying it", function=self.host.name, error=error)
             return 0
         if not self.report_failures:
             return None
         try:
             failures = json.loads(result).get("batchItemFailures") or []
         except (ValueError, AttributeError):
-            log("projector returned an unreadable response; retrying the batch")
+            log("stream batch answered something unreadable; retrying it", function=self.host.name)
             return 0
         if not failures:
             return None
         ids = {f.get("itemIdentifier") for f in failures}
-        seqs = [r["dynamodb"]["SequenceNumber"] for r in records]
+        seqs = [self.stream.seq(r) for r in records]
         positions = [seqs.index(i) for i in ids if i in seqs]
         # A failure naming no record of the batch fails the whole batch, as Lambda does.
         return min(positions) if positions and len(positions) == len(ids) else 0
 
     def _discard(self, arn, sid, records, why, attempts):
-        self.cursor[sid] = records[-1]["dynamodb"]["SequenceNumber"]
+        seq = self.stream.seq
+        self.cursor[sid] = seq(records[-1])
         self.stats["discarded"] += len(records)
-        record = on_failure_record(self.host.name, arn, sid, records, why, attempts)
+        record = on_failure_record(self.host.name, arn, sid, records, why, attempts, self.stream)
         if self.destination is None:
             log("batch given up on, with no on-failure destination", record=record)
             return
         send, url = self.destination
         send(url, json.dumps(record))
         log("batch sent to the on-failure destination", count=len(records), queue=url,
-            first=records[0]["dynamodb"]["SequenceNumber"], last=records[-1]["dynamodb"]["SequenceNumber"])
+            first=seq(records[0]), last=seq(records[-1]))
 
 
-def on_failure_record(function, arn, sid, records, why, attempts):
-    """What Lambda sends an on-failure destination for a DynamoDB stream batch."""
+def on_failure_record(function, arn, sid, records, why, attempts, stream):
+    """What Lambda sends an on-failure destination for a stream batch (shard and
+    sequence range)."""
     now = datetime.datetime.now(datetime.timezone.utc)
 
     def arrival(r):
-        t = r["dynamodb"].get("ApproximateCreationDateTime")
-        when = t if isinstance(t, datetime.datetime) else now
-        return when.strftime("%Y-%m-%dT%H:%M:%SZ")
+        return (stream.arrival(r) or now).strftime("%Y-%m-%dT%H:%M:%SZ")
 
     return {
         "requestContext": {
@@ -708,16 +803,178 @@ def on_failure_record(function, arn, sid, records, why, attempts):
         "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": str(why)[:200]},
         "version": "1.0",
         "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
-        "DDBStreamBatchInfo": {
+        stream.info_key: {
             "shardId": sid,
-            "startSequenceNumber": records[0]["dynamodb"]["SequenceNumber"],
-            "endSequenceNumber": records[-1]["dynamodb"]["SequenceNumber"],
+            "startSequenceNumber": stream.seq(records[0]),
+            "endSequenceNumber": stream.seq(records[-1]),
             "approximateArrivalOfFirstRecord": arrival(records[0]),
             "approximateArrivalOfLastRecord": arrival(records[-1]),
             "batchSize": len(records),
             "streamArn": arn,
         },
     }
+
+
+# --- the Kafka event source mapping ----------------------------------------------------
+
+
+class KafkaPoller:
+    """Plays a self-managed Kafka event source mapping (provisioned mode) over a broker on
+    loopback: one consumer of the mapping's topic committing to its consumer group, batches handed
+    over as Lambda's Kafka event (`records` by `{topic}-{partition}`), a reported failure
+    (`{partition, offset}`) delivered again from that offset of that partition while the
+    records before it are committed, a failed invocation delivering the whole batch again
+    (`MaximumRetryAttempts`, then the on-failure destination). Offsets are committed only
+    for records done, so a restart delivers the rest again."""
+
+    def __init__(self, host, mapping, bootstrap, group, interval, destination):
+        self.host = host
+        (self.topic,) = mapping["Topics"]
+        self.bootstrap, self.group = bootstrap, group
+        self.batch_size = int(mapping.get("BatchSize", 100))
+        self.report_failures = "ReportBatchItemFailures" in mapping.get("FunctionResponseTypes", [])
+        self.max_retries = int(mapping.get("MaximumRetryAttempts", -1))
+        self.interval = interval
+        self.destination = destination
+        self.stopped = threading.Event()
+        self.stats = {"batches": 0, "records": 0, "retries": 0, "discarded": 0}
+
+    def start(self):
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self):
+        from kafka import KafkaConsumer, TopicPartition
+
+        consumer, assigned, checked = None, set(), 0.0
+        while not self.stopped.is_set():
+            try:
+                if consumer is None:
+                    consumer = KafkaConsumer(
+                        bootstrap_servers=self.bootstrap, group_id=self.group,
+                        enable_auto_commit=False, auto_offset_reset="earliest")
+                    assigned, checked = set(), 0.0
+                if time.monotonic() - checked > 2:
+                    # The topic's partitions, assigned to this one consumer (the mapping
+                    # is its group's only member; no group rebalance to wait for), from
+                    # the group's committed offsets; new partitions join as they appear.
+                    checked = time.monotonic()
+                    parts = {TopicPartition(self.topic, p)
+                             for p in consumer.partitions_for_topic(self.topic) or ()}
+                    if parts != assigned:
+                        consumer.assign(sorted(parts))
+                        assigned = parts
+                if not assigned:
+                    self.stopped.wait(self.interval)
+                    continue
+                polled = consumer.poll(timeout_ms=int(self.interval * 1000), max_records=self.batch_size)
+                if polled:
+                    self._deliver(consumer, {tp: list(rs) for tp, rs in polled.items() if rs})
+            except Exception as e:  # the broker may be restarting: start over
+                log("kafka poll failed", topic=self.topic, error=repr(e))
+                if consumer is not None:
+                    try:
+                        consumer.close(autocommit=False)
+                    except Exception:  # noqa: S110 - closing a broken consumer
+                        pass
+                consumer = None
+                self.stopped.wait(1)
+
+    def event(self, batch):
+        def one(r):
+            return {
+                "topic": r.topic, "partition": r.partition, "offset": r.offset,
+                "timestamp": r.timestamp, "timestampType": "CREATE_TIME",
+                "key": base64.b64encode(r.key).decode() if r.key is not None else None,
+                "value": base64.b64encode(r.value).decode() if r.value is not None else None,
+                "headers": [{k: [b - 256 if b > 127 else b for b in (v or b"")]} for k, v in (r.headers or [])],
+            }
+        return {
+            "eventSource": "SelfManagedKafka",
+            "bootstrapServers": self.bootstrap,
+            "records": {f"{tp.topic}-{tp.partition}": [one(r) for r in rs] for tp, rs in batch.items()},
+        }
+
+    def _failures(self, result):
+        """Partition key -> offset to deliver again from; None when the whole batch failed."""
+        if not self.report_failures:
+            return {}
+        try:
+            failures = json.loads(result).get("batchItemFailures") or []
+            out = {}
+            for f in failures:
+                ident = f["itemIdentifier"]
+                key, offset = ident["partition"], int(ident["offset"])
+                out[key] = min(out.get(key, offset), offset)
+            return out
+        except (ValueError, AttributeError, KeyError, TypeError):
+            log("kafka batch answered something unreadable; delivering it again", topic=self.topic)
+            return None
+
+    def _deliver(self, consumer, batch):
+        from kafka.structs import OffsetAndMetadata
+
+        attempts = 0
+        while batch and not self.stopped.is_set():
+            result, error = self.host.invoke(self.event(batch))
+            self.stats["batches"] += 1
+            failures = self._failures(result) if error is None else None
+            if failures is None:
+                attempts += 1
+                self.stats["retries"] += 1
+                if 0 <= self.max_retries < attempts:
+                    self._discard(consumer, batch, error or result, attempts)
+                    return
+                self.stopped.wait(min(0.05 * 2**attempts, 2))
+                continue
+            commits, rest = {}, {}
+            for tp, rs in batch.items():
+                failed_at = failures.get(f"{tp.topic}-{tp.partition}")
+                done = [r for r in rs if failed_at is None or r.offset < failed_at]
+                keep = [r for r in rs if failed_at is not None and r.offset >= failed_at]
+                if done:
+                    commits[tp] = OffsetAndMetadata(done[-1].offset + 1, "", -1)
+                    self.stats["records"] += len(done)
+                if keep:
+                    rest[tp] = keep
+            if commits:
+                consumer.commit(commits)
+            if rest:
+                attempts += 1
+                self.stats["retries"] += 1
+                self.stopped.wait(min(0.05 * 2**attempts, 2))
+            batch = rest
+
+    def _discard(self, consumer, batch, why, attempts):
+        from kafka.structs import OffsetAndMetadata
+
+        count = sum(len(rs) for rs in batch.values())
+        self.stats["discarded"] += count
+        consumer.commit({tp: OffsetAndMetadata(rs[-1].offset + 1, "", -1) for tp, rs in batch.items()})
+        now = datetime.datetime.now(datetime.timezone.utc)
+        record = {
+            "requestContext": {
+                "requestId": str(uuid.uuid4()),
+                "functionArn": f"arn:aws:lambda:us-east-1:000000000000:function:{self.host.name}",
+                "condition": "RetryAttemptsExhausted",
+                "approximateInvokeCount": attempts,
+            },
+            "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": str(why)[:200]},
+            "version": "1.0",
+            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
+            "KafkaBatchInfo": {
+                "batchSize": count,
+                "bootstrapServers": self.bootstrap,
+                "payloadSize": 0,
+                "recordsInfo": {f"{tp.topic}-{tp.partition}": {
+                    "firstRecordOffset": str(rs[0].offset), "lastRecordOffset": str(rs[-1].offset)}
+                    for tp, rs in batch.items()},
+            },
+        }
+        if self.destination is None:
+            log("kafka batch given up on, with no on-failure destination", record=record)
+            return
+        send, url = self.destination
+        send(url, json.dumps(record))
 
 
 # --- the SQS event source mapping ------------------------------------------------------
@@ -826,6 +1083,18 @@ def ensure_buses(events, buses, table):
     return made
 
 
+def ensure_kinesis_streams(kinesis, streams, table):
+    """Creates the template's Kinesis streams (named `<table>-<LogicalId>`, two shards, so
+    a player's records keep to one shard as in AWS); returns logical id -> name."""
+    made = {}
+    existing = set(kinesis.list_streams().get("StreamNames", []))
+    for name in streams:
+        made[name] = f"{table}-{name}"
+        if made[name] not in existing:
+            kinesis.create_stream(StreamName=made[name], ShardCount=2)
+    return made
+
+
 # --- schedules (EventBridge rules) ----------------------------------------------------
 
 
@@ -888,6 +1157,10 @@ def main():
     ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
     ap.add_argument("--poll-interval", type=float, default=0.25, help="seconds; AWS polls 4 times a second")
     ap.add_argument("--no-stream", action="store_true", help="do not run the stream mapping")
+    ap.add_argument("--kafka-bootstrap", default=os.environ.get("LB_KAFKA"),
+                    help="host:port of a Kafka broker to play the self-managed Kafka mappings against")
+    ap.add_argument("--kafka-topics", default=os.environ.get("LB_KAFKA_TOPICS"),
+                    help="comma-separated; stands for the template's KafkaTopics (one mapping each)")
     ap.add_argument("--run-dir", default=os.path.join(ROOT, ".local", "run"))
     ap.add_argument("--redis-timeout-ms", default=os.environ.get("REDIS_TIMEOUT_MS", "200"))
     ap.add_argument("--redis-retention-seconds", type=int, default=604800)
@@ -898,7 +1171,8 @@ def main():
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
 
-    t = read_template(args.template)
+    topics = [x.strip() for x in args.kafka_topics.split(",") if x.strip()] if args.kafka_topics else None
+    t = read_template(args.template, topics)
     tpl, functions, routes, streams, schedules = t.raw, t.functions, t.routes, t.streams, t.schedules
     aws_env = {
         "AWS_REGION": "us-east-1",
@@ -908,6 +1182,7 @@ def main():
         "AWS_ENDPOINT_URL_DYNAMODB_STREAMS": args.dynamodb_url,
         "AWS_ENDPOINT_URL_SQS": args.dynamodb_url,
         "AWS_ENDPOINT_URL_EVENTBRIDGE": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_KINESIS": args.dynamodb_url,
     }
     boto_cfg = BotoConfig(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10)
     kw = {
@@ -923,6 +1198,8 @@ def main():
     sqs = boto3.client("sqs", **kw)
     queues = ensure_queues(sqs, t.queues, args.table)
     buses = ensure_buses(boto3.client("events", **kw), t.buses, args.table)
+    kinesis = boto3.client("kinesis", **kw)
+    streams_made = ensure_kinesis_streams(kinesis, t.kinesis_streams, args.table)
 
     social = ThreadingHTTPServer(("127.0.0.1", args.social_port), social_handler())
     social.daemon_threads = True
@@ -961,6 +1238,8 @@ def main():
     }
     if "RepairQueue" in queues:
         declared["REPAIR_QUEUE_URL"] = queues["RepairQueue"][0]
+    if "StreamDeadLetterQueue" in queues:
+        declared["DEAD_LETTER_QUEUE_URL"] = queues["StreamDeadLetterQueue"][0]
     if "LeaderboardEventBus" in buses:
         declared["EVENT_BUS_NAME"] = buses["LeaderboardEventBus"]
     hosts = {}
@@ -974,19 +1253,33 @@ def main():
         hosts[name] = FunctionHost(name, spec, args.bin_dir, fn_env, args.workers, args.run_dir)
         hosts[name].start()
 
+    def destination_of(mapping):
+        target = mapping.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
+        if target is None:
+            return None
+        return (lambda u, body: sqs.send_message(QueueUrl=u, MessageBody=body), queues[logical_id(target)][0])
+
     pollers = []
     if not args.no_stream:
-        clients = (dynamodb, boto3.client("dynamodbstreams", **kw))
+        table_stream = TableStream(dynamodb, boto3.client("dynamodbstreams", **kw), args.table)
         for mapping in streams:
-            target = mapping.get("DestinationConfig", {}).get("OnFailure", {}).get("Destination")
-            destination = None
-            if target is not None:
-                url = queues[logical_id(target)][0]
-                destination = (lambda u, body: sqs.send_message(QueueUrl=u, MessageBody=body), url)
-            p = StreamPoller(hosts[mapping["function"]], mapping, args.table, clients,
-                             args.poll_interval, destination)
-            p.start()
-            pollers.append(p)
+            pollers.append(StreamPoller(hosts[mapping["function"]], mapping, table_stream,
+                                        args.poll_interval, destination_of(mapping)))
+    for mapping in t.kinesis:
+        # The stream the mapping names (created, or the parameter's): here the one made.
+        name = next(iter(streams_made.values()), None)
+        if name is not None:
+            pollers.append(StreamPoller(hosts[mapping["function"]], mapping, KinesisStream(kinesis, name),
+                                        args.poll_interval, destination_of(mapping)))
+    for mapping in t.kafka:
+        if not args.kafka_bootstrap:
+            log("no Kafka broker given (--kafka-bootstrap); the Kafka mappings are not played")
+            break
+        pollers.append(KafkaPoller(hosts[mapping["function"]], mapping, args.kafka_bootstrap,
+                                   f"{args.table}-{mapping['function']}", args.poll_interval,
+                                   destination_of(mapping)))
+    for p in pollers:
+        p.start()
     for mapping in t.queue_mappings:
         p = QueuePoller(hosts[mapping["function"]], mapping, sqs, queues[logical_id(mapping["Queue"])],
                         args.poll_interval)

@@ -38,7 +38,7 @@ class Sent(list):
 def poller(host, sent=None, **mapping):
     base = {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"], "MaximumRetryAttempts": 1}
     destination = (sent, "http://q/000000000000/t-RepairQueue") if sent is not None else None
-    return stack.StreamPoller(host, {**base, **mapping}, "t", (None, None), 0.001, destination)
+    return stack.StreamPoller(host, {**base, **mapping}, stack.TableStream(None, None, "t"), 0.001, destination)
 
 
 def records(n):
@@ -247,7 +247,8 @@ class IamTest(unittest.TestCase):
         roles = iam.load(os.path.join(root, "template.yaml"))
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
                                                 "BoardsFunction", "RebuildFunction", "ProjectorFunction",
-                                                "RepairFunction", "ModerationFunction", "SealFunction"})
+                                                "RepairFunction", "ModerationFunction", "SealFunction",
+                                                "StreamIngestFunction"})
         table_statements = lambda f: [  # noqa: E731
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]

