@@ -1157,6 +1157,8 @@ def main():
     ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
     ap.add_argument("--poll-interval", type=float, default=0.25, help="seconds; AWS polls 4 times a second")
     ap.add_argument("--no-stream", action="store_true", help="do not run the stream mapping")
+    ap.add_argument("--kinesis", action="store_true", default=os.environ.get("LB_KINESIS") == "1",
+                    help="create the template's Kinesis streams and play their mapping (polls moto)")
     ap.add_argument("--kafka-bootstrap", default=os.environ.get("LB_KAFKA"),
                     help="host:port of a Kafka broker to play the self-managed Kafka mappings against")
     ap.add_argument("--kafka-topics", default=os.environ.get("LB_KAFKA_TOPICS"),
@@ -1199,7 +1201,7 @@ def main():
     queues = ensure_queues(sqs, t.queues, args.table)
     buses = ensure_buses(boto3.client("events", **kw), t.buses, args.table)
     kinesis = boto3.client("kinesis", **kw)
-    streams_made = ensure_kinesis_streams(kinesis, t.kinesis_streams, args.table)
+    streams_made = ensure_kinesis_streams(kinesis, t.kinesis_streams, args.table) if args.kinesis else {}
 
     social = ThreadingHTTPServer(("127.0.0.1", args.social_port), social_handler())
     social.daemon_threads = True

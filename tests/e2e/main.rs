@@ -17,5 +17,6 @@ mod proxy;
 mod resilience;
 mod roles;
 mod seal;
+mod stream_ingest;
 mod support;
 mod windows;

@@ -18,13 +18,13 @@ use leaderboard::error::StoreError;
 use leaderboard::family::Family;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::{Direction, RankKey};
-use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Receipt};
+use leaderboard::store::{Checkpoint, Commit, CommitOutcome, MappingStore, Receipt};
 use leaderboard::window::Period;
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 40] = [
+const CALLS: [&str; 43] = [
     "get_board",
     "create_board",
     "set_status",
@@ -65,13 +65,16 @@ const CALLS: [&str; 40] = [
     "get_results",
     "redact_results",
     "mark_sealed",
+    "get_mapping",
+    "get_mapping_version",
+    "put_mapping",
 ];
 
 /// The game whose ban list a commit checks, and that the ban calls name.
 const ROLE_GAME: &str = "rolegame";
 
 /// What each function's role allows; everything else must be refused.
-const ROLES: [(&str, &[&str]); 10] = [
+const ROLES: [(&str, &[&str]); 11] = [
     (
         "IngestFunction",
         &[
@@ -84,6 +87,21 @@ const ROLES: [(&str, &[&str]); 10] = [
             "commit",
             // A PutItem on a standing, which IAM cannot tell from the commit's.
             "remove_standing",
+        ],
+    ),
+    (
+        // POST /scores' calls, and the mappings it reads records with.
+        "StreamIngestFunction",
+        &[
+            "get_board",
+            "create_board",
+            "get_family",
+            "get_standing",
+            "get_row",
+            "get_receipt",
+            "commit",
+            "remove_standing",
+            "get_mapping",
         ],
     ),
     (
@@ -125,6 +143,9 @@ const ROLES: [(&str, &[&str]); 10] = [
             "history",
             // An UpdateItem on the board and its list entry, as a status change is.
             "mark_sealed",
+            "get_mapping",
+            "get_mapping_version",
+            "put_mapping",
         ],
     ),
     (
@@ -445,9 +466,21 @@ impl Fixture {
                 };
                 store.mark_sealed(&missing, 1).await
             }
+            "get_mapping" => store.get_mapping("roles-src").await.map(drop),
+            "get_mapping_version" => store.get_mapping_version("roles-src", 1).await.map(drop),
+            // Version 1 once; later calls find it taken (the condition unmet).
+            "put_mapping" => store.put_mapping(&roles_mapping()).await.map(drop),
             other => unreachable!("no call {other}"),
         }
     }
+}
+
+/// A source's first mapping, what the mapping calls read and write.
+fn roles_mapping() -> leaderboard::mapping::Mapping {
+    let raw = serde_json::json!({"source": "roles-src", "version": 1, "fields": {
+        "player_id": "/p", "match_id": "/m", "score": "/s", "game": {"const": "g"},
+        "mode": {"const": "m"}, "region": {"const": "NA"}}});
+    serde_json::from_value(raw).unwrap()
 }
 
 /// A board id no board has: what the seal calls write about.

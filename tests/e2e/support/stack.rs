@@ -35,6 +35,8 @@ pub struct StackOptions<'a> {
     pub schedule_every: Option<f64>,
     /// Processes per function (default 1).
     pub workers: Option<u32>,
+    /// The table and key prefix of an earlier stack, to start again where it stopped.
+    pub same_as: Option<(&'a str, &'a str)>,
 }
 
 pub const API_KEY: &str = "e2e-key";
@@ -58,8 +60,10 @@ impl Stack {
 
     pub async fn launch(redis_url: &str, opts: StackOptions<'_>) -> Result<Self> {
         let root = root();
-        let table = unique("t");
-        let prefix = format!("{}:", unique("k"));
+        let (table, prefix) = match opts.same_as {
+            Some((table, prefix)) => (table.to_owned(), prefix.to_owned()),
+            None => (unique("t"), format!("{}:", unique("k"))),
+        };
         let schedule = opts
             .schedule_every
             .map(|s| s.to_string())
