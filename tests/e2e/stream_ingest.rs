@@ -439,7 +439,10 @@ async fn mappings_are_server_only_validated_when_stored_and_versioned() -> Resul
         .await?;
     ensure!(anonymous.status() == 401, "{}", anonymous.status());
     let (status, body) = stack.get(&path).await?;
-    ensure!(status == 404 && body["error"]["code"] == "mapping_not_found", "{body}");
+    ensure!(
+        status == 404 && body["error"]["code"] == "mapping_not_found",
+        "{body}"
+    );
     // Hostile or broken bodies: a clear 400 each, nothing stored.
     for bad in [
         json!([1, 2]),
@@ -465,11 +468,17 @@ async fn mappings_are_server_only_validated_when_stored_and_versioned() -> Resul
     let (status, body) = stack.call(Method::PUT, &path, Some(change.clone())).await?;
     ensure!(status == 201 && body["version"] == 2, "{status} {body}");
     let (status, body) = stack.call(Method::PUT, &path, Some(change)).await?;
-    ensure!(status == 409 && body["error"]["code"] == "mapping_conflict", "{body}");
+    ensure!(
+        status == 409 && body["error"]["code"] == "mapping_conflict",
+        "{body}"
+    );
     let (_, body) = stack.get(&format!("{path}?version=1")).await?;
     ensure!(body["fields"]["score"] == "/s", "{body}");
     let (_, body) = stack.get(&path).await?;
-    ensure!(body["fields"]["score"] == "/points" && body["version"] == 2, "{body}");
+    ensure!(
+        body["fields"]["score"] == "/points" && body["version"] == 2,
+        "{body}"
+    );
     let (status, _) = stack.get(&format!("{path}?version=0")).await?;
     ensure!(status == 400);
     Ok(())
