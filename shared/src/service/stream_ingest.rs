@@ -18,7 +18,7 @@ use futures::future::join_all;
 use tracing::{instrument, warn};
 
 use super::Context;
-use super::scores::{MatchReply, MatchResult, submit_match};
+use super::scores::{MatchReply, MatchResult, Outcome, Refusal, submit_match};
 use crate::error::ServiceError;
 use crate::mapping::Mapping;
 use crate::store::{DeadLetter, RankIndex, ScoreStore};
@@ -101,10 +101,30 @@ pub async fn ingest_record<S: ScoreStore, I: RankIndex>(
         }
     };
     match submit_match(ctx, result).await {
-        Ok(reply) => RecordOutcome::Applied(Box::new(reply)),
+        // Every window refused it (closed, outside the season, a frozen board): nothing
+        // counted, so it is kept with why rather than dropped. Some windows refusing is
+        // what `POST /scores` answers 200 to, and applied.
+        Ok(reply) => match refused_everywhere(&reply) {
+            Some(first) => {
+                let why = format!("every window refused it: {}", first.message);
+                dead(record, mapping, first.code, why)
+            }
+            None => RecordOutcome::Applied(Box::new(reply)),
+        },
         Err(e) if e.is_transient() => RecordOutcome::Retry(e),
         Err(e) => dead(record, mapping, e.code(), e.to_string()),
     }
+}
+
+fn refused_everywhere(reply: &MatchReply) -> Option<&Refusal> {
+    let mut first = None;
+    for r in &reply.results {
+        match &r.outcome {
+            Outcome::Refused { refused } => first = first.or(Some(refused)),
+            Outcome::Accepted { .. } => return None,
+        }
+    }
+    first
 }
 
 /// Applies a batch: each key's records in order, keys concurrently. `mapping_of` gives

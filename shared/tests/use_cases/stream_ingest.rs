@@ -245,3 +245,49 @@ async fn a_mapping_gets_a_new_version_per_change_and_refuses_a_stale_edit() {
         "mapping_not_found"
     );
 }
+
+#[tokio::test]
+async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
+    let ctx = ctx();
+    let req = CreateFamily {
+        game: "g9".into(),
+        mode: "ranked".into(),
+        policy: Policy::Sum,
+        regions: vec!["NA".into()],
+        periods: vec![Period::Daily],
+        season: None,
+        grace_seconds: 0,
+    };
+    boards::create_family(&ctx.store, req).await.unwrap();
+    let m = mapping(
+        json!({"source": "pod-9", "fields": {"player_id": "/p", "match_id": "/m",
+        "score": "/s", "game": {"const": "g9"}, "mode": {"const": "ranked"},
+        "region": {"const": "NA"}, "event_ts": "/at"}, "timestamp": "epoch_millis"}),
+    );
+    let now = leaderboard::time::now_ms();
+    let old = record(
+        "pod-9",
+        1,
+        "ann",
+        &json!({"p": "ann", "m": 1, "s": 5, "at": now - 3 * 86_400_000}),
+    );
+    let fresh = record(
+        "pod-9",
+        2,
+        "ann",
+        &json!({"p": "ann", "m": 2, "s": 5, "at": now}),
+    );
+    let out = ingest_batch(&ctx, &[old, fresh], |_| Some(&m)).await;
+    assert_eq!(out.applied, 1);
+    let letters: Vec<_> = out
+        .dead_letters
+        .iter()
+        .map(|d| (d.position.as_str(), d.code))
+        .collect();
+    assert_eq!(letters, [("pod-9/1", "window_closed")]);
+    assert!(
+        out.dead_letters[0]
+            .reason
+            .starts_with("every window refused it")
+    );
+}
