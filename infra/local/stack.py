@@ -793,6 +793,21 @@ def on_failure_record(function, arn, sid, records, why, attempts, stream):
     def arrival(r):
         return (stream.arrival(r) or now).strftime("%Y-%m-%dT%H:%M:%SZ")
 
+    return failure_record(function, why, attempts, stream.info_key, {
+        "shardId": sid,
+        "startSequenceNumber": stream.seq(records[0]),
+        "endSequenceNumber": stream.seq(records[-1]),
+        "approximateArrivalOfFirstRecord": arrival(records[0]),
+        "approximateArrivalOfLastRecord": arrival(records[-1]),
+        "batchSize": len(records),
+        "streamArn": arn,
+    })
+
+
+def failure_record(function, why, attempts, info_key, info):
+    """Lambda's on-failure record for a batch given up on: the invocation's context and
+    the source's batch info (its range, never the records)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
     return {
         "requestContext": {
             "requestId": str(uuid.uuid4()),
@@ -803,15 +818,7 @@ def on_failure_record(function, arn, sid, records, why, attempts, stream):
         "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": str(why)[:200]},
         "version": "1.0",
         "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
-        stream.info_key: {
-            "shardId": sid,
-            "startSequenceNumber": stream.seq(records[0]),
-            "endSequenceNumber": stream.seq(records[-1]),
-            "approximateArrivalOfFirstRecord": arrival(records[0]),
-            "approximateArrivalOfLastRecord": arrival(records[-1]),
-            "batchSize": len(records),
-            "streamArn": arn,
-        },
+        info_key: info,
     }
 
 
@@ -950,26 +957,14 @@ class KafkaPoller:
         count = sum(len(rs) for rs in batch.values())
         self.stats["discarded"] += count
         consumer.commit({tp: OffsetAndMetadata(rs[-1].offset + 1, "", -1) for tp, rs in batch.items()})
-        now = datetime.datetime.now(datetime.timezone.utc)
-        record = {
-            "requestContext": {
-                "requestId": str(uuid.uuid4()),
-                "functionArn": f"arn:aws:lambda:us-east-1:000000000000:function:{self.host.name}",
-                "condition": "RetryAttemptsExhausted",
-                "approximateInvokeCount": attempts,
-            },
-            "responseContext": {"statusCode": 200, "executedVersion": "$LATEST", "functionError": str(why)[:200]},
-            "version": "1.0",
-            "timestamp": now.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z",
-            "KafkaBatchInfo": {
-                "batchSize": count,
-                "bootstrapServers": self.bootstrap,
-                "payloadSize": 0,
-                "recordsInfo": {f"{tp.topic}-{tp.partition}": {
-                    "firstRecordOffset": str(rs[0].offset), "lastRecordOffset": str(rs[-1].offset)}
-                    for tp, rs in batch.items()},
-            },
-        }
+        record = failure_record(self.host.name, why, attempts, "KafkaBatchInfo", {
+            "batchSize": count,
+            "bootstrapServers": self.bootstrap,
+            "payloadSize": 0,
+            "recordsInfo": {f"{tp.topic}-{tp.partition}": {
+                "firstRecordOffset": str(rs[0].offset), "lastRecordOffset": str(rs[-1].offset)}
+                for tp, rs in batch.items()},
+        })
         if self.destination is None:
             log("kafka batch given up on, with no on-failure destination", record=record)
             return

@@ -116,6 +116,67 @@ class QueueMappingTest(unittest.TestCase):
         self.assertEqual(sqs.deleted, ["rh-a", "rh-c"])
 
 
+class FakeKafkaRecord:
+    def __init__(self, topic, partition, offset):
+        self.topic, self.partition, self.offset = topic, partition, offset
+        self.timestamp, self.key, self.value, self.headers = 1, b"k", b"{}", []
+
+
+class FakeConsumer:
+    """kafka-python's consumer as far as the Kafka poller commits."""
+
+    def __init__(self):
+        self.commits = []
+
+    def commit(self, offsets):
+        self.commits.append({(tp.topic, tp.partition): o.offset for tp, o in offsets.items()})
+
+
+class FakeStreamIngest:
+    name = "StreamIngest"
+
+    def __init__(self, answers):
+        self.answers, self.events = list(answers), []
+
+    def invoke(self, payload):
+        self.events.append({k: [r["offset"] for r in v] for k, v in payload["records"].items()})
+        answer = self.answers.pop(0) if self.answers else []
+        if answer is None:
+            return None, "boom"
+        return json.dumps({"batchItemFailures": [{"itemIdentifier": f} for f in answer]}).encode(), None
+
+
+class KafkaMappingTest(unittest.TestCase):
+    def poller(self, host, sent=None):
+        mapping = {"Topics": ["t"], "BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"],
+                   "MaximumRetryAttempts": 2}
+        destination = (sent, "http://q/0/t-StreamDeadLetterQueue") if sent is not None else None
+        return stack.KafkaPoller(host, mapping, "b:9092", "g", 0.001, destination)
+
+    def batch(self):
+        from kafka import TopicPartition
+
+        return {TopicPartition("t", 0): [FakeKafkaRecord("t", 0, o) for o in range(4)],
+                TopicPartition("t", 1): [FakeKafkaRecord("t", 1, o) for o in range(2)]}
+
+    def test_a_reported_failure_commits_what_is_before_it_and_delivers_the_rest_of_its_partition(self):
+        host, consumer = FakeStreamIngest([[{"partition": "t-0", "offset": 2}], []]), FakeConsumer()
+        self.poller(host)._deliver(consumer, self.batch())
+        self.assertEqual(host.events, [{"t-0": [0, 1, 2, 3], "t-1": [0, 1]}, {"t-0": [2, 3]}])
+        self.assertEqual(consumer.commits, [{("t", 0): 2, ("t", 1): 2}, {("t", 0): 4}])
+
+    def test_a_failing_batch_is_delivered_whole_again_then_given_up_to_the_destination(self):
+        host, consumer, sent = FakeStreamIngest([None, None, None]), FakeConsumer(), Sent()
+        p = self.poller(host, sent)
+        p._deliver(consumer, self.batch())
+        self.assertEqual(len(host.events), 3)  # the first try and two retries
+        self.assertEqual(consumer.commits, [{("t", 0): 4, ("t", 1): 2}])
+        [(_, record)] = sent
+        info = record["KafkaBatchInfo"]
+        self.assertEqual(info["batchSize"], 6)
+        self.assertEqual(info["recordsInfo"]["t-0"], {"firstRecordOffset": "0", "lastRecordOffset": "3"})
+
+
 class TemplateTest(unittest.TestCase):
     def test_routes_functions_and_mappings_come_from_the_template(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))

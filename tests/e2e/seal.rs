@@ -174,17 +174,7 @@ async fn a_closed_window_is_sealed_once_under_racing_runs_and_history_matches_th
         .get(&format!("/leaderboards/{global}/top?n=100"))
         .await?;
     assert_eq!(status, 200, "{live}");
-    let standings: Vec<(String, i64)> = live["entries"]
-        .as_array()
-        .context("entries")?
-        .iter()
-        .map(|e| {
-            (
-                e["player_id"].as_str().unwrap_or("").to_owned(),
-                e["score"].as_i64().unwrap_or(0),
-            )
-        })
-        .collect();
+    let standings = crate::support::scores(&live, "entries");
     assert_eq!(standings.len(), 13);
     let (_, na_live) = stack.get(&format!("/leaderboards/{na}/top?n=100")).await?;
     let na_players = crate::support::players(&na_live, "entries");

@@ -18,7 +18,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    OwnDynamo, Stack, StackOptions, events_clients, eventually, redis_url, root, unique,
+    OwnDynamo, Stack, StackOptions, events_clients, eventually, redis_url, root, scores, unique,
 };
 
 const PODS: usize = 3;
@@ -214,17 +214,7 @@ async fn totals_match(stack: &Stack, run: &Run) -> Result<Option<()>> {
         if status != 200 {
             return Ok(None);
         }
-        let got: BTreeMap<String, i64> = body["entries"]
-            .as_array()
-            .context("entries")?
-            .iter()
-            .map(|e| {
-                (
-                    e["player_id"].as_str().unwrap_or("").to_owned(),
-                    e["score"].as_i64().unwrap_or(0),
-                )
-            })
-            .collect();
+        let got: BTreeMap<String, i64> = scores(&body, "entries").into_iter().collect();
         // Over the model (a double count) is a failure at once, not something to wait out.
         for (p, total) in &got {
             ensure!(

@@ -114,6 +114,21 @@ pub fn players(v: &serde_json::Value, field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The `(player_id, score)` of each row of `v[field]`, in order.
+pub fn scores(v: &serde_json::Value, field: &str) -> Vec<(String, i64)> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| {
+                    let player = r["player_id"].as_str().unwrap_or("?").to_owned();
+                    (player, r["score"].as_i64().unwrap_or(0))
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// Polls `probe` until it returns `Some`, or fails after `within`.
 pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut probe: F) -> Result<T>
 where
