@@ -356,35 +356,51 @@ async fn pods_to_boards(transport: Transport) -> Result<()> {
     );
 
     // The dead-letter queue: every poison event (at least once), with its reason and
-    // its raw payload; no good event.
-    let letters = dead_letters(&url, &table).await?;
+    // its raw payload; no good event. A poison record held back behind a retry in its
+    // partition is sent when that redelivery comes, which may be after the totals are
+    // complete (other players' records after it were applied): read until all are in.
+    let mut letters = Vec::new();
     let mut seen = BTreeMap::new();
-    for l in &letters {
-        let payload = l["payload"].as_str().context("payload")?;
-        ensure!(!l["reason"].as_str().unwrap_or("").is_empty(), "{l}");
-        let source = l["source"].as_str().context("source")?;
-        // Which event it was: the pods' sources name it; on Kinesis a record that is no
-        // envelope is the stream's, and its payload is pod 1's broken event.
-        let (source, i) = if run.sources.iter().any(|s| s == source) {
-            let event: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
-            let i = event["match"]
-                .as_u64()
-                .map(|m| m as usize)
-                .or_else(|| event["id"].as_str()?.strip_prefix('m')?.parse().ok());
-            (source.to_owned(), i)
-        } else {
-            (run.sources[0].clone(), None)
-        };
-        seen.entry((source, i, l["code"].as_str().unwrap_or("").to_owned()))
-            .or_insert_with(BTreeSet::new)
-            .insert((l["partition"].to_string(), l["position"].to_string()));
+    let deadline = Instant::now() + Duration::from_secs(120);
+    loop {
+        for l in dead_letters(&url, &table).await? {
+            let payload = l["payload"].as_str().context("payload")?;
+            ensure!(!l["reason"].as_str().unwrap_or("").is_empty(), "{l}");
+            let source = l["source"].as_str().context("source")?;
+            // Which event it was: the pods' sources name it; on Kinesis a record that is
+            // no envelope is the stream's, and its payload is pod 1's broken event.
+            let (source, i) = if run.sources.iter().any(|s| s == source) {
+                let event: Value = serde_json::from_str(payload).unwrap_or(Value::Null);
+                let i = event["match"]
+                    .as_u64()
+                    .map(|m| m as usize)
+                    .or_else(|| event["id"].as_str()?.strip_prefix('m')?.parse().ok());
+                (source.to_owned(), i)
+            } else {
+                (run.sources[0].clone(), None)
+            };
+            seen.entry((source, i, l["code"].as_str().unwrap_or("").to_owned()))
+                .or_insert_with(BTreeSet::new)
+                .insert((l["partition"].to_string(), l["position"].to_string()));
+            letters.push(l);
+        }
+        let records: usize = seen.values().map(BTreeSet::len).sum();
+        ensure!(
+            records <= run.poison.len(),
+            "{records} distinct records dead-lettered, {} poison events sent: {seen:?}",
+            run.poison.len()
+        );
+        if records == run.poison.len() {
+            break;
+        }
+        ensure!(
+            Instant::now() < deadline,
+            "{records} distinct records dead-lettered, {} poison events sent: {seen:?}",
+            run.poison.len()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
     }
-    let records: usize = seen.values().map(BTreeSet::len).sum();
-    ensure!(
-        records == run.poison.len(),
-        "{records} distinct records dead-lettered, {} poison events sent: {seen:?}",
-        run.poison.len()
-    );
+    let records = run.poison.len();
     for (source, i, code) in seen.keys() {
         let want: Vec<_> = run
             .poison
