@@ -18,7 +18,8 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    OwnDynamo, Stack, StackOptions, events_clients, eventually, redis_url, root, scores, unique,
+    OwnDynamo, Stack, StackOptions, events_clients, eventually, kafka_bootstrap, python, redis_url,
+    root, scores, unique,
 };
 
 const PODS: usize = 3;
@@ -29,11 +30,6 @@ const PLAYERS: usize = 50;
 enum Transport {
     Kafka,
     Kinesis,
-}
-
-fn python() -> String {
-    std::env::var("LB_TEST_PYTHON")
-        .unwrap_or_else(|_| root().join(".venv/bin/python").display().to_string())
 }
 
 /// Runs `infra/local/pods.py` with `args`, the events as JSON lines on its stdin.
@@ -55,14 +51,16 @@ fn pods(args: &[&str], events: &[Value]) -> Result<()> {
     Ok(())
 }
 
+/// Board (GLOBAL, NA, EU) -> player -> total.
+type Totals = BTreeMap<&'static str, BTreeMap<String, i64>>;
+
 /// One run's names: the pods' sources (Kafka topics, or Kinesis envelope sources), the
 /// game, and the model of what must come out.
 struct Run {
     transport: Transport,
     sources: Vec<String>,
     game: String,
-    /// board (GLOBAL, NA, EU) -> player -> total.
-    totals: BTreeMap<&'static str, BTreeMap<String, i64>>,
+    totals: Totals,
     /// (source, the poison's match) -> the code it must be dead-lettered with.
     poison: BTreeMap<(String, usize), &'static str>,
 }
@@ -170,7 +168,7 @@ impl Run {
 
     fn produce(&self, stack: &Stack, dynamo: &str, lines: &[Value]) -> Result<()> {
         match self.transport {
-            Transport::Kafka => pods(&["kafka", "--bootstrap", &kafka()], lines),
+            Transport::Kafka => pods(&["kafka", "--bootstrap", &kafka_bootstrap()], lines),
             Transport::Kinesis => {
                 let stream = format!("{}-ScoreEventsStream", stack.table);
                 pods(
@@ -182,13 +180,9 @@ impl Run {
     }
 }
 
-fn kafka() -> String {
-    std::env::var("LB_TEST_KAFKA").unwrap_or_else(|_| "127.0.0.1:9092".into())
-}
-
 async fn launch(run: &Run, dynamo: &str, same_as: Option<(&str, &str)>) -> Result<Stack> {
     let topics = run.sources.join(",");
-    let kafka = kafka();
+    let kafka = kafka_bootstrap();
     let env: Vec<(&str, &str)> = match run.transport {
         Transport::Kafka => vec![("LB_KAFKA", &kafka), ("LB_KAFKA_TOPICS", &topics)],
         Transport::Kinesis => vec![("LB_KINESIS", "1")],
@@ -207,9 +201,9 @@ async fn launch(run: &Run, dynamo: &str, same_as: Option<(&str, &str)>) -> Resul
 }
 
 /// Each board's totals as the API serves them (`None` until they equal `want`).
-async fn totals_match(stack: &Stack, run: &Run) -> Result<Option<()>> {
-    for (board, want) in &run.totals {
-        let lb = format!("{}:ranked:{board}:ALL_TIME", run.game);
+async fn totals_match(stack: &Stack, game: &str, totals: &Totals) -> Result<Option<()>> {
+    for (board, want) in totals {
+        let lb = format!("{game}:ranked:{board}:ALL_TIME");
         let (status, body) = stack.get(&format!("/leaderboards/{lb}/top?n=100")).await?;
         if status != 200 {
             return Ok(None);
@@ -268,7 +262,7 @@ async fn pods_to_boards(transport: Transport) -> Result<()> {
     let mut run = Run::new(transport);
     if transport == Transport::Kafka {
         let mut args = vec!["topics", "--bootstrap"];
-        let bootstrap = kafka();
+        let bootstrap = kafka_bootstrap();
         args.push(&bootstrap);
         args.extend(run.sources.iter().map(String::as_str));
         pods(&args, &[])?;
@@ -289,7 +283,12 @@ async fn pods_to_boards(transport: Transport) -> Result<()> {
     let now_ms = chrono::Utc::now().timestamp_millis() - 1_000;
     let mut lines = vec![Vec::new(); 2];
     let mut again = Vec::new();
+    // The totals after the first half: what the consumer is timed on.
+    let mut first_half = BTreeMap::new();
     for i in 0..EVENTS {
+        if i == EVENTS / 2 {
+            first_half = run.totals.clone();
+        }
         for n in 0..PODS {
             let (key, value) = run.event(n, i, now_ms);
             let line = run.line(n, &key, value);
@@ -299,31 +298,12 @@ async fn pods_to_boards(transport: Transport) -> Result<()> {
             lines[usize::from(i >= EVENTS / 2)].push(line);
         }
     }
-    let first_half: BTreeMap<_, _> = {
-        // The model after the first half only, to time the consumer on it.
-        let mut model = Run::new(transport);
-        model.sources = run.sources.clone();
-        model.game = run.game.clone();
-        for i in 0..EVENTS / 2 {
-            for n in 0..PODS {
-                model.event(n, i, now_ms);
-            }
-        }
-        model.totals
-    };
 
     // First half: how fast the consumer takes it, on a running stack.
     let started = Instant::now();
     run.produce(&stack, &url, &lines[0])?;
-    let half = Run {
-        totals: first_half,
-        poison: BTreeMap::new(),
-        sources: run.sources.clone(),
-        game: run.game.clone(),
-        transport,
-    };
     eventually(Duration::from_secs(240), "the first half applied", || {
-        totals_match(&stack, &half)
+        totals_match(&stack, &run.game, &first_half)
     })
     .await?;
     let took = started.elapsed();
@@ -344,14 +324,16 @@ async fn pods_to_boards(transport: Transport) -> Result<()> {
     tokio::time::sleep(Duration::from_millis(500)).await;
     let stack = launch(&run, &url, Some((&table, &prefix))).await?;
     eventually(Duration::from_secs(420), "every event applied once", || {
-        totals_match(&stack, &run)
+        totals_match(&stack, &run.game, &run.totals)
     })
     .await
     .with_context(|| format!("see {}", stack.run_dir.display()))?;
     // And nothing more arrives: let the consumer go on for a while, totals unchanged.
     tokio::time::sleep(Duration::from_secs(3)).await;
     ensure!(
-        totals_match(&stack, &run).await?.is_some(),
+        totals_match(&stack, &run.game, &run.totals)
+            .await?
+            .is_some(),
         "totals moved after they matched"
     );
 

@@ -188,27 +188,16 @@ impl BoardStore for DynamoScoreStore {
             kind: "family".into(),
             family: family.clone(),
         };
-        let res = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(None),
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(Some(
-                    self.get_family(&family.game, &family.mode)
-                        .await?
-                        .unwrap_or_else(|| family.clone()),
-                ))
-            }
-            Err(e) => Err(StoreError::sdk("PutItem(family)", e)),
+        if self
+            .put_new(serde_dynamo::to_item(item)?, "PutItem(family)")
+            .await?
+        {
+            return Ok(None);
         }
+        Ok(Some(
+            self.get_family(&family.game, &family.mode)
+                .await?
+                .unwrap_or_else(|| family.clone()),
+        ))
     }
 }

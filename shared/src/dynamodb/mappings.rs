@@ -3,7 +3,6 @@
 //! not exist, so two concurrent changes cannot both become the same version; the
 //! current mapping is the highest version (one strongly consistent query).
 
-use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
@@ -71,20 +70,6 @@ impl MappingStore for DynamoScoreStore {
             kind: "mapping".into(),
             mapping: mapping.clone(),
         })?;
-        let res = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk)")
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
-                Ok(false)
-            }
-            Err(e) => Err(StoreError::sdk("PutItem(mapping)", e)),
-        }
+        self.put_new(item, "PutItem(mapping)").await
     }
 }

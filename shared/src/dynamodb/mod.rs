@@ -236,6 +236,29 @@ impl DynamoScoreStore {
         ))
     }
 
+    /// Puts `item` unless an item with its key exists: true if written, false if the key
+    /// was taken (nothing written).
+    pub(super) async fn put_new(&self, item: Item, op: &'static str) -> Result<bool, StoreError> {
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("attribute_not_exists(pk)")
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(StoreError::sdk(op, e)),
+        }
+    }
+
     pub(super) fn check(
         &self,
         key: Item,

@@ -30,6 +30,18 @@ pub fn dynamodb_url() -> String {
     required_env("LB_TEST_DYNAMODB_URL")
 }
 
+/// The run's Kafka broker (`host:port`).
+pub fn kafka_bootstrap() -> String {
+    required_env("LB_TEST_KAFKA")
+}
+
+/// The project venv's Python (`LB_TEST_PYTHON`), which runs the local stack's scripts.
+pub fn python() -> PathBuf {
+    std::env::var("LB_TEST_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| root().join(".venv/bin/python"))
+}
+
 pub(super) fn required_env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
         panic!("{name} is not set: run the tests with infra/test.sh, which starts the servers")

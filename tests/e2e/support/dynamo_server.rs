@@ -36,10 +36,7 @@ impl OwnDynamo {
     /// Starts it (again), loading the state a graceful stop saved.
     pub async fn start(&mut self) -> Result<()> {
         std::fs::create_dir_all(self.state.parent().context("state dir")?)?;
-        let python = std::env::var("LB_TEST_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root().join(".venv/bin/python"));
-        let child = std::process::Command::new(python)
+        let child = std::process::Command::new(python())
             .arg(root().join("infra/local/dynamodb_server.py"))
             .args(["--port", &self.port.to_string()])
             .arg("--state-file")

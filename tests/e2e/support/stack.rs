@@ -68,15 +68,12 @@ impl Stack {
             .schedule_every
             .map(|s| s.to_string())
             .unwrap_or_else(|| "3600".into());
-        let python = std::env::var("LB_TEST_PYTHON")
-            .map(PathBuf::from)
-            .unwrap_or_else(|_| root.join(".venv/bin/python"));
         let bin_dir = std::env::var("LB_TEST_BIN_DIR")
             .map(PathBuf::from)
             .unwrap_or_else(|_| root.join("target/debug"));
         let run_dir = root.join("target/e2e-run").join(unique("stack"));
         std::fs::create_dir_all(&run_dir)?;
-        let mut child = tokio::process::Command::new(python)
+        let mut child = tokio::process::Command::new(python())
             .arg(root.join("infra/local/stack.py"))
             .args(["--port", "0", "--social-port", "0"])
             .arg("--workers")
