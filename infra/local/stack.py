@@ -27,6 +27,8 @@ One process plays, on loopback:
   and `EVENT_BUS_NAME` names the stack's own; a consumer adds a rule (e.g. to an SQS queue)
   as in AWS;
 - the social graph: GET/PUT /players/{p}/friends on its own port;
+- the events API (AppSync Events) the live publisher pushes views to: its real-time
+  WebSocket protocol and its HTTP publish endpoint, with the demo page (events.py);
 - the API's contract: `GET /openapi.json` serves openapi.yaml; with `--check-openapi`
   (the tests' setting) every reply of a template route is validated against it with
   openapi-core, and a reply that breaks it becomes a 500 `openapi_violation` naming what
@@ -35,7 +37,8 @@ One process plays, on loopback:
   DynamoDB endpoint (dynamodb_server.py) allows only what its role in the template allows.
 
 Usage: stack.py --table NAME --bin-dir target/debug [--port 3000] [--social-port 3001] ...
-Prints one line `READY api=http://... social=http://...` on stdout when it serves.
+Prints one line `READY api=http://... social=http://... events=http://... realtime=ws://...`
+on stdout when it serves.
 """
 
 import argparse
@@ -58,6 +61,7 @@ import boto3
 import yaml
 from botocore.config import Config as BotoConfig
 
+import events
 import iam
 import template_stats
 
@@ -1145,6 +1149,12 @@ def main():
     ap.add_argument("--table", required=True)
     ap.add_argument("--port", type=int, default=int(os.environ.get("LB_PORT", 3000)))
     ap.add_argument("--social-port", type=int, default=3001)
+    ap.add_argument("--events-port", type=int, default=int(os.environ.get("LB_EVENTS_PORT", 3002)),
+                    help="the local events API's HTTP endpoint (publish, demo page); 0: any free port")
+    ap.add_argument("--events-ws-port", type=int, default=int(os.environ.get("LB_EVENTS_WS_PORT", 3003)),
+                    help="the local events API's real-time (WebSocket) endpoint; 0: any free port")
+    ap.add_argument("--jwt-secret", default=os.environ.get("LB_JWT_SECRET", "local-jwt-secret-not-for-production"),
+                    help="HS256 key of the local players' tokens (the events API checks them)")
     ap.add_argument("--dynamodb-url", default="http://127.0.0.1:8000")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379")
     ap.add_argument("--key-prefix", default="")
@@ -1202,6 +1212,10 @@ def main():
     social.daemon_threads = True
     threading.Thread(target=social.serve_forever, daemon=True).start()
     social_url = f"http://127.0.0.1:{social.server_address[1]}"
+    # The events API (AppSync Events in AWS), when a function publishes to it.
+    events_url = events_ws = None
+    if any("LIVE_EVENTS_URL" in f["env"] for f in functions.values()):
+        events_url, events_ws = events.start(args.events_port, args.events_ws_port, args.jwt_secret)
 
     # What every process gets, as the Lambda service sets AWS_* for every function;
     # REDIS_KEY_PREFIX is local only (it isolates tests sharing one redis-server).
@@ -1233,6 +1247,8 @@ def main():
         "WRITE_THROUGH": os.environ.get("WRITE_THROUGH", "true"),
         "SEAL_SETTLE_SECONDS": os.environ.get("SEAL_SETTLE_SECONDS", "60"),
     }
+    if events_url:
+        declared["LIVE_EVENTS_URL"] = f"{events_url}/event"
     if "RepairQueue" in queues:
         declared["REPAIR_QUEUE_URL"] = queues["RepairQueue"][0]
     if "StreamDeadLetterQueue" in queues:
@@ -1309,9 +1325,9 @@ def main():
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
-    log("serving", api=api_url, social=social_url, routes=[r.key for r in routes],
-        functions=sorted(hosts), table=args.table)
-    print(f"READY api={api_url} social={social_url}", flush=True)
+    log("serving", api=api_url, social=social_url, events=events_url, events_realtime=events_ws,
+        routes=[r.key for r in routes], functions=sorted(hosts), table=args.table)
+    print(f"READY api={api_url} social={social_url} events={events_url} realtime={events_ws}", flush=True)
     api.serve_forever()
 
 

@@ -303,17 +303,18 @@ class IamTest(unittest.TestCase):
         self.assertIsNone(iam.function_of(header.replace("fn-RankFunction", "local")))
         self.assertIsNone(iam.function_of(None))
 
-    def test_the_template_gives_every_function_a_role_and_the_projector_no_table_access(self):
+    def test_the_template_gives_every_function_a_role_and_the_stream_consumers_no_table_access(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         roles = iam.load(os.path.join(root, "template.yaml"))
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
                                                 "BoardsFunction", "RebuildFunction", "ProjectorFunction",
                                                 "RepairFunction", "ModerationFunction", "SealFunction",
-                                                "StreamIngestFunction"})
+                                                "StreamIngestFunction", "LiveFunction"})
         table_statements = lambda f: [  # noqa: E731
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]
         self.assertEqual(table_statements("ProjectorFunction"), [])
+        self.assertEqual(table_statements("LiveFunction"), [])
         self.assertTrue(all(s.leading_keys for f in roles.functions for s in table_statements(f)),
                         "every statement on the table names the keys it covers")
 

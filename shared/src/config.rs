@@ -76,6 +76,7 @@ pub struct Config {
     pub event_bus_name: Option<String>,
     pub dead_letter_queue_url: Option<String>,
     pub seal_settle: Option<Duration>,
+    pub live_events_url: Option<String>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -141,6 +142,7 @@ impl Config {
             event_bus_name: var("EVENT_BUS_NAME"),
             dead_letter_queue_url: var("DEAD_LETTER_QUEUE_URL"),
             seal_settle: seconds("SEAL_SETTLE_SECONDS", 1)?,
+            live_events_url: var("LIVE_EVENTS_URL"),
         })
     }
 
@@ -177,6 +179,13 @@ impl Config {
         self.dead_letter_queue_url
             .as_deref()
             .ok_or(ConfigError::Missing("DEAD_LETTER_QUEUE_URL"))
+    }
+
+    /// `LIVE_EVENTS_URL`, the events API's publish endpoint, for the live publisher.
+    pub fn require_live_events_url(&self) -> Result<&str, ConfigError> {
+        self.live_events_url
+            .as_deref()
+            .ok_or(ConfigError::Missing("LIVE_EVENTS_URL"))
     }
 
     pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {

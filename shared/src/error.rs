@@ -201,6 +201,9 @@ pub enum ServiceError {
         current: u64,
         expected: u64,
     },
+    /// A player asked for another player's live neighbourhood.
+    #[error("a live neighbourhood is only for its own player; {player} is not the caller")]
+    NotYourView { player: PlayerId },
     /// The caller made too many reads in the current window.
     #[error("too many reads; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
@@ -259,6 +262,7 @@ impl ServiceError {
             Self::NotSealable { .. } => "not_sealable",
             Self::MappingNotFound(_) => "mapping_not_found",
             Self::MappingConflict { .. } => "mapping_conflict",
+            Self::NotYourView { .. } => "not_your_view",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
             Self::Store(_) => "store_unavailable",
@@ -275,6 +279,8 @@ pub enum InitError {
     Config(#[from] crate::config::ConfigError),
     #[error("the Redis configuration is invalid: {0}")]
     Redis(#[from] IndexError),
+    #[error("the events API configuration is invalid: {0}")]
+    Events(String),
 }
 
 /// `err` and its sources, joined with ": ", for logs.

@@ -146,7 +146,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
     let code = err.code();
     let status = match code {
         "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
-        "player_banned" => 403,
+        "player_banned" | "not_your_view" => 403,
         "board_not_found" | "family_not_found" | "not_ranked" | "not_banned" | "not_sealed"
         | "mapping_not_found" => 404,
         "window_closed"

@@ -40,6 +40,7 @@
 //! - [`cursor`]: signed paging cursors; [`ttl_cache`]: per-container caches;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
+pub mod appsync;
 pub mod board;
 pub mod caller;
 pub mod config;
@@ -53,6 +54,7 @@ pub mod ids;
 pub mod invoke;
 pub mod lambda_records;
 pub mod lambda_stream;
+pub mod live;
 pub mod mapping;
 pub mod memory;
 pub mod metrics;

@@ -125,6 +125,21 @@ pub async fn event_publisher(config: &Config) -> Result<EventBridgePublisher, Co
     ))
 }
 
+/// The events API `LIVE_EVENTS_URL` names, publishing with the function's credentials.
+pub async fn broadcaster(config: &Config) -> Result<crate::appsync::AppSyncEvents, InitError> {
+    let url = config.require_live_events_url()?.to_owned();
+    let aws = aws().await;
+    let region = aws
+        .region()
+        .map(|r| r.to_string())
+        .unwrap_or_else(|| "us-east-1".into());
+    let credentials = aws
+        .credentials_provider()
+        .ok_or_else(|| InitError::Events("no AWS credentials to sign publishes with".into()))?;
+    crate::appsync::AppSyncEvents::new(reqwest::Client::new(), url, region, credentials)
+        .map_err(|e| InitError::Events(e.to_string()))
+}
+
 /// Sealing's tunables from the configuration.
 pub fn seal_settings(c: &Config) -> SealSettings {
     SealSettings {
@@ -170,6 +185,7 @@ mod tests {
             event_bus_name: None,
             dead_letter_queue_url: None,
             seal_settle: None,
+            live_events_url: None,
         }
     }
 

@@ -74,7 +74,7 @@ const CALLS: [&str; 43] = [
 const ROLE_GAME: &str = "rolegame";
 
 /// What each function's role allows; everything else must be refused.
-const ROLES: [(&str, &[&str]); 11] = [
+const ROLES: [(&str, &[&str]); 12] = [
     (
         "IngestFunction",
         &[
@@ -188,6 +188,8 @@ const ROLES: [(&str, &[&str]); 11] = [
         ],
     ),
     ("ProjectorFunction", &[]),
+    // It reads the stream (the mapping) and Redis, and publishes to the events API.
+    ("LiveFunction", &[]),
     (
         "SealFunction",
         &[

@@ -1,27 +1,45 @@
-//! `GET /leaderboards/{lb}/players/{p}/rank?k=&rank_mode=`.
+//! `GET /leaderboards/{lb}/players/{p}/rank?k=&rank_mode=` and the player's live
+//! neighbourhood, `GET /leaderboards/{lb}/players/{p}/live?k=`.
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::service::Context;
-use leaderboard::service::reads;
-use leaderboard::store::{RankIndex, RateCounter, ScoreStore};
+use leaderboard::service::{live, reads};
+use leaderboard::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
 
-pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
+pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
-    let result = async {
-        let lb = http::path(req, "lb", LeaderboardId::parse)?;
-        let player = http::path(req, "p", PlayerId::parse)?;
-        let k = reads::parse_k(http::query(req, "k"))?;
-        let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-        let caller = http::caller(req);
-        reads::admit(ctx, &caller).await?;
-        reads::rank(ctx, &caller, &lb, &player, k, mode).await
-    };
-    Ok(http::respond(200, result.await))
+    Ok(match http::route(req) {
+        "GET /leaderboards/{lb}/players/{p}/rank" => {
+            let result = async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let player = http::path(req, "p", PlayerId::parse)?;
+                let k = reads::parse_k(http::query(req, "k"))?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                let caller = http::caller(req);
+                reads::admit(ctx, &caller).await?;
+                reads::rank(ctx, &caller, &lb, &player, k, mode).await
+            };
+            http::respond(200, result.await)
+        }
+        "GET /leaderboards/{lb}/players/{p}/live" => {
+            let result = async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let player = http::path(req, "p", PlayerId::parse)?;
+                let k = reads::parse_k(http::query(req, "k"))?;
+                let caller = http::caller(req);
+                reads::admit(ctx, &caller).await?;
+                // Boxed: the reads' futures are deep enough already for one state machine.
+                Box::pin(live::watch_near(ctx, &caller, &lb, &player, k)).await
+            };
+            http::respond(200, result.await)
+        }
+        _ => http::unknown_route(req),
+    })
 }
 
 #[cfg(test)]

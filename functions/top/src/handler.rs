@@ -1,20 +1,21 @@
 //! `GET /leaderboards/{lb}/top?n=&rank_mode=` and
-//! `GET /leaderboards/{lb}/ranks?limit=&cursor=&rank_mode=`.
+//! `GET /leaderboards/{lb}/ranks?limit=&cursor=&rank_mode=` and the live top view,
+//! `GET /leaderboards/{lb}/live/top?n=`.
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::Context;
-use leaderboard::service::reads;
-use leaderboard::store::{RankIndex, RateCounter, ScoreStore};
+use leaderboard::service::{live, reads};
+use leaderboard::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
 
 pub struct Deps<S, I> {
     pub ctx: Context<S, I>,
     pub signer: CursorSigner,
 }
 
-pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
+pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     deps: &Deps<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
@@ -38,6 +39,16 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter>(
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
                 reads::admit(&deps.ctx, &http::caller(req)).await?;
                 reads::ranks(&deps.ctx, &deps.signer, &lb, cursor, limit, mode).await
+            };
+            http::respond(200, result.await)
+        }
+        "GET /leaderboards/{lb}/live/top" => {
+            let result = async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let n = reads::parse_n(http::query(req, "n"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
+                // Boxed: the reads' futures are deep enough already for one state machine.
+                Box::pin(live::watch_top(&deps.ctx, &lb, n)).await
             };
             http::respond(200, result.await)
         }

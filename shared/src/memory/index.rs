@@ -29,6 +29,7 @@ pub struct MemoryIndex {
     leases: Mutex<HashMap<LeaderboardId, (String, Instant)>>,
     claims: Mutex<HashMap<LeaderboardId, Instant>>,
     counters: Mutex<HashMap<String, (u64, Instant)>>,
+    pub(super) live: Mutex<super::live::LiveState>,
     down: AtomicBool,
 }
 
@@ -61,7 +62,7 @@ impl MemoryIndex {
         out
     }
 
-    fn up(&self) -> Result<(), IndexError> {
+    pub(super) fn up(&self) -> Result<(), IndexError> {
         if self.down.load(Ordering::SeqCst) {
             return Err(outage());
         }

@@ -10,6 +10,7 @@
 mod board;
 mod dead_letters;
 mod index;
+mod live;
 mod mappings;
 mod moderation;
 mod seal;
@@ -20,6 +21,7 @@ use std::time::Duration;
 
 pub use dead_letters::MemoryDeadLetters;
 pub use index::MemoryIndex;
+pub use live::MemoryBroadcasts;
 pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 

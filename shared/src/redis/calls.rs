@@ -4,7 +4,7 @@
 
 use redis::{Script, ScriptInvocation};
 
-use super::keys::BoardKeys;
+use super::keys::{BoardKeys, LiveKeys};
 use super::scripts::Scripts;
 use crate::order::{Direction, RankKey, RankMode};
 use crate::store::{EntryKind, IndexEntry, TOP_WINDOW};
@@ -228,5 +228,26 @@ call! {
     /// `hit.lua`: one hit on a rate-limit counter.
     Hit<'a> { counter: &'a str, window_ms: u64 } => hit, |c, inv| {
         inv.key(c.counter).arg(c.window_ms);
+    }
+}
+
+call! {
+    /// `live_watch.lua`: a live view watched until a time.
+    LiveWatch<'a> { keys: &'a LiveKeys, view: &'a str, until_ms: i64 } => live_watch, |c, inv| {
+        inv.key(&c.keys.watched).arg(c.view).arg(c.until_ms);
+    }
+}
+
+call! {
+    /// `live_watched.lua`: the views of a board watched now.
+    LiveWatched<'a> { keys: &'a LiveKeys, now_ms: i64 } => live_watched, |c, inv| {
+        inv.key(&c.keys.watched).arg(c.now_ms);
+    }
+}
+
+call! {
+    /// `live_claim.lua`: a view's push gate, and its last push.
+    LiveClaim<'a> { keys: &'a LiveKeys, gap_ms: u64 } => live_claim, |c, inv| {
+        inv.key(&c.keys.gate).key(&c.keys.state).arg(c.gap_ms);
     }
 }

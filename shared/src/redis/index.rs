@@ -20,7 +20,10 @@ use crate::store::{
 
 impl RedisRankIndex {
     /// Sends one script call (see [`Self::invoke`]).
-    async fn run<T: redis::FromRedisValue>(&self, call: &impl Call) -> Result<T, IndexError> {
+    pub(super) async fn run<T: redis::FromRedisValue>(
+        &self,
+        call: &impl Call,
+    ) -> Result<T, IndexError> {
         self.invoke(&call.invocation(&self.scripts)).await
     }
 }

@@ -50,6 +50,27 @@ impl BoardKeys {
     }
 }
 
+/// The live-view keys of a board (see [`crate::store::LiveViews`]), under its hash tag.
+pub(crate) struct LiveKeys {
+    /// Sorted set: view id -> watched until (epoch ms).
+    pub watched: String,
+    /// The view's last push (JSON).
+    pub state: String,
+    /// The view's push gate.
+    pub gate: String,
+}
+
+impl LiveKeys {
+    pub fn new(prefix: &str, lb: &LeaderboardId, view: &str) -> Self {
+        let base = format!("{prefix}lb:{{{lb}}}:live");
+        Self {
+            watched: format!("{base}:w"),
+            state: format!("{base}:v:{view}"),
+            gate: format!("{base}:g:{view}"),
+        }
+    }
+}
+
 /// The key of a rate-limit counter.
 pub(crate) fn rate_counter(prefix: &str, key: &str) -> String {
     format!("{prefix}rl:{key}")

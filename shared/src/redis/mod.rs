@@ -35,6 +35,7 @@ mod index;
 mod keys;
 mod lineage;
 mod link;
+mod live;
 mod rate_limit;
 mod scripts;
 mod transport;

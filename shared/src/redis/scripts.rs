@@ -36,6 +36,9 @@ pub(crate) struct Scripts {
     pub lease: Script,
     pub release: Script,
     pub hit: Script,
+    pub live_watch: Script,
+    pub live_watched: Script,
+    pub live_claim: Script,
 }
 
 impl Scripts {
@@ -59,6 +62,9 @@ impl Scripts {
             lease: Script::new(include_str!("lua/lease.lua")),
             release: Script::new(include_str!("lua/release.lua")),
             hit: Script::new(include_str!("lua/hit.lua")),
+            live_watch: Script::new(include_str!("lua/live_watch.lua")),
+            live_watched: Script::new(include_str!("lua/live_watched.lua")),
+            live_claim: Script::new(include_str!("lua/live_claim.lua")),
         }
     }
 }

@@ -14,6 +14,7 @@
 pub mod boards;
 pub mod hot;
 pub mod ingest;
+pub mod live;
 pub mod mappings;
 pub mod moderation;
 pub mod projector;

@@ -6,12 +6,13 @@
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
 //! `rate_counter`, `repair` (the repair queue), `seal` (sealed results, history, the
-//! window-closed event), `mapping` (event sources' schema mappings), `dead_letter` (records
+//! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `friends`.
 
 mod dead_letter;
 mod friends;
+mod live;
 mod mapping;
 mod moderation;
 mod rank_index;
@@ -23,6 +24,7 @@ mod stream;
 
 pub use dead_letter::{DeadLetter, DeadLetters};
 pub use friends::FriendsSource;
+pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use rank_index::{

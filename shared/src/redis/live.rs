@@ -1,0 +1,112 @@
+//! [`LiveViews`] over Redis, beside the board's index keys (same hash tag): a sorted set
+//! of the watched views, one key per view for its last push and one for its push gate.
+
+use std::time::Duration;
+
+use tracing::instrument;
+
+use super::RedisRankIndex;
+use super::calls::{LiveClaim, LiveWatch, LiveWatched};
+use super::codec::reply_err;
+use super::keys::LiveKeys;
+use crate::error::IndexError;
+use crate::ids::LeaderboardId;
+use crate::live::Published;
+use crate::store::{Claim, LiveViews};
+
+/// How long a view's last push is kept after it (a view unwatched for a day starts over).
+const STATE_TTL_MS: u64 = 86_400_000;
+
+impl RedisRankIndex {
+    fn live_keys(&self, lb: &LeaderboardId, view: &str) -> LiveKeys {
+        LiveKeys::new(&self.prefix, lb, view)
+    }
+}
+
+fn decode(raw: Option<String>) -> Result<Option<Published>, IndexError> {
+    raw.map(|s| serde_json::from_str(&s).map_err(|_| reply_err("live view state")))
+        .transpose()
+}
+
+impl LiveViews for RedisRankIndex {
+    #[instrument(skip(self))]
+    async fn watch(
+        &self,
+        lb: &LeaderboardId,
+        view_id: &str,
+        until_ms: i64,
+    ) -> Result<(), IndexError> {
+        let keys = self.live_keys(lb, view_id);
+        let call = LiveWatch {
+            keys: &keys,
+            view: view_id,
+            until_ms,
+        };
+        let _: u8 = self.run(&call).await?;
+        Ok(())
+    }
+
+    #[instrument(skip(self))]
+    async fn watched(&self, lb: &LeaderboardId, now_ms: i64) -> Result<Vec<String>, IndexError> {
+        let keys = self.live_keys(lb, "");
+        self.run(&LiveWatched {
+            keys: &keys,
+            now_ms,
+        })
+        .await
+    }
+
+    #[instrument(skip(self))]
+    async fn last_push(
+        &self,
+        lb: &LeaderboardId,
+        view_id: &str,
+    ) -> Result<Option<Published>, IndexError> {
+        let keys = self.live_keys(lb, view_id);
+        decode(self.command(redis::cmd("GET").arg(&keys.state)).await?)
+    }
+
+    #[instrument(skip(self))]
+    async fn claim(
+        &self,
+        lb: &LeaderboardId,
+        view_id: &str,
+        gap: Duration,
+    ) -> Result<Claim, IndexError> {
+        let keys = self.live_keys(lb, view_id);
+        let call = LiveClaim {
+            keys: &keys,
+            gap_ms: gap.as_millis().max(1) as u64,
+        };
+        let (wait, state): (u64, Option<String>) = self.run(&call).await?;
+        Ok(match wait {
+            0 => Claim::Granted(decode(state)?),
+            ms => Claim::Wait(Duration::from_millis(ms)),
+        })
+    }
+
+    #[instrument(skip(self, push), fields(version = push.version))]
+    async fn record(
+        &self,
+        lb: &LeaderboardId,
+        view_id: &str,
+        push: &Published,
+    ) -> Result<(), IndexError> {
+        let keys = self.live_keys(lb, view_id);
+        let body = serde_json::to_string(push).map_err(|_| reply_err("live view state"))?;
+        self.command::<()>(
+            redis::cmd("SET")
+                .arg(&keys.state)
+                .arg(body)
+                .arg("PX")
+                .arg(STATE_TTL_MS),
+        )
+        .await
+    }
+
+    #[instrument(skip(self))]
+    async fn release(&self, lb: &LeaderboardId, view_id: &str) -> Result<(), IndexError> {
+        let keys = self.live_keys(lb, view_id);
+        self.command::<()>(redis::cmd("DEL").arg(&keys.gate)).await
+    }
+}

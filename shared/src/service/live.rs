@@ -1,0 +1,301 @@
+//! Live views (see [`crate::live`]): a client's snapshot, which also marks its view
+//! watched, and the publisher, which takes a batch of the table's stream and pushes every
+//! watched view the batch changed.
+//!
+//! The publisher applies the batch to the index first (version-checked, so it may race
+//! the projector freely), so the views it reads hold the batch whatever the projector's
+//! lag. Per view it takes the view's push gate for [`PUSH_GAP_MS`] and reads the view;
+//! it publishes only if the rows differ from the last push, else it frees the gate. A
+//! view whose gate is held is read again once the gate is free: changes that arrive
+//! while a view waits are coalesced into the one push, and a view is pushed at most
+//! once per gap however many writes, invocations or shards change it.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use serde::Serialize;
+use tracing::{info, instrument, warn};
+
+use crate::caller::Caller;
+use crate::error::{IndexError, ServiceError};
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::live::{
+    PUSH_GAP_MS, Published, Push, Row, Rows, View, WATCH_TTL_MS, next_version, notices,
+};
+use crate::order::{Direction, RankMode};
+use crate::service::Context;
+use crate::store::{
+    BroadcastError, Broadcaster, Claim, LiveViews, RankIndex, ScoreStore, StreamBatch,
+};
+
+/// Claims of a view's gate one batch makes before leaving it to the holder (whose push,
+/// read after the batch was applied, carries it).
+const MAX_CLAIMS: u32 = 8;
+
+/// Reply of the snapshot routes: the view now, the channel its pushes come on, and the
+/// version of the last push (0 if none yet). Pushes whose `previous` is this version
+/// follow on from this snapshot.
+#[derive(Debug, Clone, Serialize)]
+pub struct LiveReply {
+    pub channel: String,
+    #[serde(flatten)]
+    pub push: Push,
+}
+
+/// The top `n` of `lb` now, and the view marked watched.
+#[instrument(skip(ctx))]
+pub async fn watch_top<S: ScoreStore, I: RankIndex + LiveViews>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    n: u64,
+) -> Result<LiveReply, ServiceError> {
+    snapshot(ctx, lb, View::top(n)?).await
+}
+
+/// `player`'s neighbourhood (rank +- `k`) on `lb` now, for `player` only, and the view
+/// marked watched.
+#[instrument(skip(ctx))]
+pub async fn watch_near<S: ScoreStore, I: RankIndex + LiveViews>(
+    ctx: &Context<S, I>,
+    caller: &Caller,
+    lb: &LeaderboardId,
+    player: &PlayerId,
+    k: u64,
+) -> Result<LiveReply, ServiceError> {
+    if !caller.is(player) {
+        return Err(ServiceError::NotYourView {
+            player: player.clone(),
+        });
+    }
+    snapshot(ctx, lb, View::near(player.clone(), k)?).await
+}
+
+async fn snapshot<S: ScoreStore, I: RankIndex + LiveViews>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    view: View,
+) -> Result<LiveReply, ServiceError> {
+    let channel = view.channel(lb)?;
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    let id = view.id();
+    let now = crate::time::now_ms();
+    ctx.index.watch(lb, &id, now + WATCH_TTL_MS).await?;
+    let (rows, last) = futures::try_join!(
+        rows_of(&ctx.index, lb, board.policy.direction(), &view),
+        ctx.index.last_push(lb, &id),
+    )?;
+    let version = last.map_or(0, |l| l.version);
+    let published = Published {
+        version,
+        digest: String::new(),
+        rows,
+    };
+    Ok(LiveReply {
+        channel,
+        push: Push::new(lb, &view, &published, 0),
+    })
+}
+
+/// The rows of `view` in the index now.
+async fn rows_of<I: RankIndex>(
+    index: &I,
+    lb: &LeaderboardId,
+    dir: Direction,
+    view: &View,
+) -> Result<Rows, IndexError> {
+    let row = |rank, key: crate::order::RankKey| Row {
+        rank,
+        player_id: key.player,
+        score: key.score.get(),
+    };
+    Ok(match view {
+        View::Top { n } => {
+            let (keys, _) = index.top(lb, dir, *n).await?;
+            Rows {
+                rank: None,
+                score: None,
+                entries: (1..).zip(keys).map(|(rank, key)| row(rank, key)).collect(),
+            }
+        }
+        View::Near { player, k } => {
+            match index.around(lb, dir, player, *k, RankMode::Unique).await? {
+                Some(a) => {
+                    let score = a
+                        .entries
+                        .iter()
+                        .find(|e| e.player == player.as_str())
+                        .map(|e| e.score.get());
+                    Rows {
+                        rank: Some(a.rank),
+                        score,
+                        entries: (a.first_rank..)
+                            .zip(a.entries)
+                            .map(|(rank, key)| row(rank, key))
+                            .collect(),
+                    }
+                }
+                None => Rows {
+                    rank: None,
+                    score: None,
+                    entries: Vec::new(),
+                },
+            }
+        }
+    })
+}
+
+/// What one batch did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PublishStats {
+    /// Views pushed.
+    pub pushed: usize,
+    /// Watched views of changed boards whose rows had not changed.
+    pub unchanged: usize,
+    /// Views left to another push holding their gate.
+    pub left: usize,
+    /// Views that failed (the batch is retried).
+    pub failed: usize,
+}
+
+/// Why a view could not be pushed.
+#[derive(Debug, thiserror::Error)]
+enum PushError {
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error(transparent)]
+    Broadcast(#[from] BroadcastError),
+}
+
+enum Outcome {
+    Pushed,
+    Unchanged,
+    Left,
+}
+
+/// Pushes the watched views `batch` changed; returns the sequence numbers to retry (the
+/// whole batch's standings if the index or the events API failed, else none).
+#[instrument(skip_all, fields(records = batch.entries.len()))]
+pub async fn publish<I: RankIndex + LiveViews, B: Broadcaster>(
+    index: &I,
+    out: &B,
+    batch: StreamBatch,
+) -> (Vec<Option<String>>, PublishStats) {
+    let mut stats = PublishStats::default();
+    if batch.entries.is_empty() {
+        return (Vec::new(), stats);
+    }
+    let retry = || batch.sequence_numbers.clone();
+    if let Err(e) = index.apply_many(&batch.entries).await {
+        warn!(error = %e, "index apply failed; the batch is retried");
+        stats.failed = 1;
+        return (retry(), stats);
+    }
+    let boards: BTreeMap<&LeaderboardId, Direction> = batch
+        .entries
+        .iter()
+        .map(|e| (&e.board, e.direction))
+        .collect();
+    let now = crate::time::now_ms();
+    let per_board = boards.into_iter().map(|(lb, dir)| async move {
+        let watched = index.watched(lb, now).await?;
+        let views = watched.iter().filter_map(|id| View::from_id(id));
+        let outcomes =
+            futures::future::join_all(views.map(|view| push_view(index, out, lb, dir, view))).await;
+        Ok::<_, IndexError>(outcomes)
+    });
+    for outcomes in futures::future::join_all(per_board).await {
+        let outcomes = match outcomes {
+            Ok(o) => o,
+            Err(e) => {
+                warn!(error = %e, "watched views unreadable");
+                stats.failed += 1;
+                continue;
+            }
+        };
+        for outcome in outcomes {
+            match outcome {
+                Ok(Outcome::Pushed) => stats.pushed += 1,
+                Ok(Outcome::Unchanged) => stats.unchanged += 1,
+                Ok(Outcome::Left) => stats.left += 1,
+                Err(e) => {
+                    warn!(error = %e, "view not pushed");
+                    stats.failed += 1;
+                }
+            }
+        }
+    }
+    crate::metrics::count(&[
+        ("LivePushes", stats.pushed as u64),
+        ("LiveViewsUnchanged", stats.unchanged as u64),
+        ("LivePushFailures", stats.failed as u64),
+    ]);
+    info!(
+        pushed = stats.pushed,
+        unchanged = stats.unchanged,
+        left = stats.left,
+        failed = stats.failed,
+        "batch published"
+    );
+    match stats.failed {
+        0 => (Vec::new(), stats),
+        _ => (retry(), stats),
+    }
+}
+
+/// One view: claim its gate (waiting out another push's), read it, push it if changed.
+async fn push_view<I: RankIndex + LiveViews, B: Broadcaster>(
+    index: &I,
+    out: &B,
+    lb: &LeaderboardId,
+    dir: Direction,
+    view: View,
+) -> Result<Outcome, PushError> {
+    let id = view.id();
+    let gap = Duration::from_millis(PUSH_GAP_MS);
+    for _ in 0..MAX_CLAIMS {
+        let last = match index.claim(lb, &id, gap).await? {
+            Claim::Granted(last) => last,
+            Claim::Wait(wait) => {
+                tokio::time::sleep(wait).await;
+                continue;
+            }
+        };
+        let rows = match rows_of(index, lb, dir, &view).await {
+            Ok(rows) => rows,
+            Err(e) => {
+                let _ = index.release(lb, &id).await;
+                return Err(e.into());
+            }
+        };
+        let digest = rows.digest();
+        if last.as_ref().is_some_and(|l| l.digest == digest) {
+            index.release(lb, &id).await?;
+            return Ok(Outcome::Unchanged);
+        }
+        let previous = last.as_ref().map_or(0, |l| l.version);
+        let published = Published {
+            version: next_version(
+                last.as_ref().map(|l| l.version),
+                crate::time::now_ms() as u64,
+            ),
+            digest,
+            rows,
+        };
+        let mut push = Push::new(lb, &view, &published, previous);
+        if let View::Near { player, .. } = &view {
+            push.notices = notices(player, last.as_ref().map(|l| &l.rows), &published.rows);
+        }
+        let channel = view.channel(lb).map_err(|e| BroadcastError::Refused {
+            status: 400,
+            body: e.to_string(),
+        })?;
+        let event = serde_json::to_string(&push).unwrap_or_default();
+        if let Err(e) = out.publish(&channel, event).await {
+            let _ = index.release(lb, &id).await;
+            return Err(e.into());
+        }
+        index.record(lb, &id, &published).await?;
+        return Ok(Outcome::Pushed);
+    }
+    Ok(Outcome::Left)
+}
