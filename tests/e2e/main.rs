@@ -10,6 +10,7 @@ mod http_boards;
 mod idempotency;
 mod index;
 mod integrity;
+mod live;
 mod moderation;
 mod pagination;
 mod projector;

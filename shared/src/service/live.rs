@@ -84,7 +84,10 @@ async fn snapshot<S: ScoreStore, I: RankIndex + LiveViews>(
         rows_of(&ctx.index, lb, board.policy.direction(), &view),
         ctx.index.last_push(lb, &id),
     )?;
-    let version = last.map_or(0, |l| l.version);
+    let version = match last {
+        Some(l) => l.version,
+        None => seed(&ctx.index, lb, &id, &rows).await?,
+    };
     let published = Published {
         version,
         digest: String::new(),
@@ -95,6 +98,40 @@ async fn snapshot<S: ScoreStore, I: RankIndex + LiveViews>(
         push: Push::new(lb, &view, &published, 0),
     })
 }
+
+/// A view read for the first time becomes its own first version, under the push gate
+/// as every version is, so the first change after it is told against it (what the
+/// player saw, who overtook them) and nothing is pushed for what did not change.
+/// Returns the version the reader holds: the seed's, the one a push made meanwhile, or
+/// 0 while a push is under way (which the reader then takes, as its `previous` is 0).
+async fn seed<I: LiveViews>(
+    index: &I,
+    lb: &LeaderboardId,
+    id: &str,
+    rows: &Rows,
+) -> Result<u64, IndexError> {
+    let gap = Duration::from_millis(SEED_GATE_MS);
+    match index.claim(lb, id, gap).await? {
+        Claim::Granted(Some(last)) => {
+            index.release(lb, id).await?;
+            Ok(last.version)
+        }
+        Claim::Granted(None) => {
+            let first = Published {
+                version: next_version(None, crate::time::now_ms() as u64),
+                digest: rows.digest(),
+                rows: rows.clone(),
+            };
+            index.record(lb, id, &first).await?;
+            index.release(lb, id).await?;
+            Ok(first.version)
+        }
+        Claim::Wait(_) => Ok(0),
+    }
+}
+
+/// How long a snapshot's seed may hold a view's gate (it frees it at once when done).
+const SEED_GATE_MS: u64 = 1_000;
 
 /// The rows of `view` in the index now.
 async fn rows_of<I: RankIndex>(

@@ -16,6 +16,10 @@ pub struct Stack {
     child: tokio::process::Child,
     pub api: String,
     pub social: String,
+    /// The events API: its HTTP endpoint (publish, demo page, local tokens) and its
+    /// real-time (WebSocket) endpoint.
+    pub events: String,
+    pub realtime: String,
     pub http: reqwest::Client,
     /// The stack's own table and key prefix, to inspect its state.
     pub table: String,
@@ -76,6 +80,7 @@ impl Stack {
         let mut child = tokio::process::Command::new(python())
             .arg(root.join("infra/local/stack.py"))
             .args(["--port", "0", "--social-port", "0"])
+            .args(["--events-port", "0", "--events-ws-port", "0"])
             .arg("--workers")
             .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
@@ -130,6 +135,8 @@ impl Stack {
         Ok(Self {
             api: field("api")?,
             social: field("social")?,
+            events: field("events")?,
+            realtime: field("realtime")?,
             child,
             http: reqwest::Client::new(),
             table,
