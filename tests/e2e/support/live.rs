@@ -68,7 +68,7 @@ pub struct Subscriber {
 
 /// What a connection attempt got.
 pub enum Connected {
-    Ok(Subscriber),
+    Ok(Box<Subscriber>),
     /// `connection_error` (the errors' JSON).
     Refused(Value),
 }
@@ -90,7 +90,7 @@ impl Subscriber {
         me.send(json!({"type": "connection_init"})).await?;
         let ack = me.control(Duration::from_secs(5)).await?;
         match ack["type"].as_str() {
-            Some("connection_ack") => Ok(Connected::Ok(me)),
+            Some("connection_ack") => Ok(Connected::Ok(Box::new(me))),
             Some("connection_error") => Ok(Connected::Refused(ack["errors"].clone())),
             _ => bail!("unexpected reply to connection_init: {ack}"),
         }
@@ -99,7 +99,7 @@ impl Subscriber {
     /// [`Self::connect`] that must succeed.
     pub async fn signed_in(stack: &Stack, player: &str) -> Result<Self> {
         match Self::connect(stack, Some(&token(stack, player).await?)).await? {
-            Connected::Ok(s) => Ok(s),
+            Connected::Ok(s) => Ok(*s),
             Connected::Refused(e) => bail!("connection refused: {e}"),
         }
     }
