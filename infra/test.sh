@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs every test of the project. Installs what is missing (apt: redis-server, openssl;
+# Runs every test of the project. Installs what is missing (apt: redis-server, openssl,
+# chromium for the demo page's test;
 # the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
 # own redis-server, 3-master Redis Cluster, DynamoDB endpoint and Kafka broker on free
 # loopback ports (never the up
@@ -9,6 +10,7 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
 ensure_deps
+chromium_bin="$(ensure_browser)"
 cd "$ROOT"
 
 with_workdir
@@ -40,6 +42,7 @@ export LB_TEST_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
 export LB_TEST_KAFKA="127.0.0.1:$kafka_port"
 export LB_TEST_PYTHON="$VENV/bin/python"
 export LB_TEST_BIN_DIR="$ROOT/target/debug"
+export LB_TEST_CHROMIUM="$chromium_bin"
 
 log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port, Kafka :$kafka_port)"
 if cargo nextest --version >/dev/null 2>&1; then

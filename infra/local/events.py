@@ -8,8 +8,10 @@ Two listeners, as AWS gives an events API two domains:
   `subscribe_error`, `data` per event, `unsubscribe` -> `unsubscribe_success`;
 - the HTTP endpoint, `POST http://127.0.0.1:<http port>/event` `{channel, events}` (at most
   5 events, each a JSON string), answered `{successful, failed}`; it also serves the demo
-  page (`/demo/`) and, locally only, `/demo/token?player=` (a player's token, where AWS
-  would have Cognito or the studio's identity provider sign the player in).
+  page (`/demo/`), its settings (`/demo/config`), its reads of the API (`/demo/api/<path>
+  ?as=<player>`, forwarded as that player) and, locally only, `/demo/token?player=` (a
+  player's token, where AWS would have Cognito or the studio's identity provider sign
+  the player in).
 
 Auth, as the template configures it: subscribers present a JWT (`Authorization`), here
 HS256 under the local secret, and its `sub` is the player; the `players` namespace
@@ -27,6 +29,8 @@ import os
 import re
 import threading
 import time
+import urllib.error
+import urllib.request
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
@@ -222,7 +226,7 @@ async def _keep_alive(conn):
         await conn.send(json.dumps({"type": "ka"}))
 
 
-def http_handler(hub, secret):
+def http_handler(hub, secret, config):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -275,6 +279,10 @@ def http_handler(hub, secret):
                 if not player:
                     return self._send(400, {"error": "player is required"})
                 return self._send(200, {"token": mint_token(player, secret), "player": player})
+            if url.path == "/demo/config":
+                return self._send(200, {"realtime": config.get("realtime"), "api": config.get("api")})
+            if url.path.startswith("/demo/api/") and config.get("api"):
+                return self._forward(url)
             if url.path in ("/demo", "/demo/"):
                 with open(os.path.join(DEMO_DIR, "index.html"), "rb") as f:
                     return self._send(200, f.read(), "text/html; charset=utf-8")
@@ -282,11 +290,24 @@ def http_handler(hub, secret):
                 return self._send(200, {"published": hub.published, "subscriptions": len(hub.subs)})
             self._send(404, {"errors": [{"errorType": "NotFound"}]})
 
+        def _forward(self, url):
+            query = parse_qs(url.query)
+            player = (query.pop("as", None) or [""])[0]
+            rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
+            target = config["api"] + url.path[len("/demo/api"):] + (f"?{rest}" if rest else "")
+            req = urllib.request.Request(target, headers={"x-player-id": player} if player else {})
+            try:
+                with urllib.request.urlopen(req, timeout=10) as r:
+                    return self._send(r.status, r.read())
+            except urllib.error.HTTPError as e:
+                return self._send(e.code, e.read())
+
     return Handler
 
 
-def start(http_port, ws_port, secret, host="127.0.0.1"):
-    """Starts both listeners on daemon threads; returns (http url, ws url)."""
+def start(http_port, ws_port, secret, config, host="127.0.0.1"):
+    """Starts both listeners on daemon threads; returns (http url, ws url). `config`
+    (the API's URL, set once it serves) is read by the demo page."""
     hub = Hub(secret)
     ready = threading.Event()
     bound = {}
@@ -302,7 +323,8 @@ def start(http_port, ws_port, secret, host="127.0.0.1"):
     threading.Thread(target=lambda: asyncio.run(main()), daemon=True).start()
     if not ready.wait(10):
         raise RuntimeError("the local events API did not start")
-    httpd = ThreadingHTTPServer((host, http_port), http_handler(hub, secret))
+    config["realtime"] = f"ws://{host}:{bound['ws']}"
+    httpd = ThreadingHTTPServer((host, http_port), http_handler(hub, secret, config))
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return f"http://{host}:{httpd.server_address[1]}", f"ws://{host}:{bound['ws']}"

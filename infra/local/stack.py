@@ -1214,8 +1214,9 @@ def main():
     social_url = f"http://127.0.0.1:{social.server_address[1]}"
     # The events API (AppSync Events in AWS), when a function publishes to it.
     events_url = events_ws = None
+    demo_config = {}
     if any("LIVE_EVENTS_URL" in f["env"] for f in functions.values()):
-        events_url, events_ws = events.start(args.events_port, args.events_ws_port, args.jwt_secret)
+        events_url, events_ws = events.start(args.events_port, args.events_ws_port, args.jwt_secret, demo_config)
 
     # What every process gets, as the Lambda service sets AWS_* for every function;
     # REDIS_KEY_PREFIX is local only (it isolates tests sharing one redis-server).
@@ -1314,6 +1315,7 @@ def main():
     )
     api.daemon_threads = True
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
+    demo_config["api"] = api_url
 
     def shutdown(*_):
         stopped.set()

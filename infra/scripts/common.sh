@@ -19,9 +19,22 @@ ensure_apt() {
     log "installing ${missing[*]} (apt)"
     local sudo=""
     [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq
+    $sudo apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
+}
+
+# What only the tests need: Chromium (apt), the headless browser the demo page is
+# tested in. Prints its path.
+ensure_browser() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    log "installing chromium (apt; the demo page's test browser)"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+  fi
+  command -v chromium
 }
 
 # The project venv: moto_server (DynamoDB + Streams), cargo-lambda, cfn-lint and the

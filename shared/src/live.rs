@@ -195,7 +195,8 @@ pub fn next_version(previous: Option<u64>, now_ms: u64) -> u64 {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Notice {
-    /// Players now above who were below (or not in view) at the last push.
+    /// The player's rank fell; `by` names the players now above in the view who were not
+    /// above at the last push (empty when those who passed are beyond the view's rows).
     Overtaken {
         by: Vec<String>,
         rank_before: u64,
