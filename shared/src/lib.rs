@@ -11,7 +11,8 @@
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
 //! - [`window`]: UTC time windows;
 //! - [`family`]: board families and the ids of their boards;
-//! - [`mapping`]: event sources' schema mappings to the canonical match result.
+//! - [`mapping`]: event sources' schema mappings to the canonical match result;
+//! - [`live`]: live views (top n, a neighbourhood), their channels, versions and notices.
 //!
 //! Ports and adapters:
 //! - [`store`]: the ports the use cases need, one per file (the score store in five
@@ -22,13 +23,15 @@
 //! - [`redis`]: `RedisRankIndex`, the rebuildable rank index (and the rate-limit
 //!   counters), its Lua scripts in `redis/lua/`;
 //! - [`sqs`]: the repair queue, stream ingest's dead letters; [`eventbridge`]: the events other services react to;
+//! - [`appsync`]: the events API live views are pushed to (AppSync Events, SigV4);
 //! - [`social`]: `HttpFriendsSource`, the social graph;
 //! - [`memory`]: in-memory twins of the store and the index, for tests without servers.
 //!
 //! Use cases:
 //! - [`service`]: boards and families, ingest and fan-out, reads (with the hot-spot
 //!   protection: reply cache, top windows, rate limits), projector, rebuild, repair,
-//!   rank sketches, sealing closed windows (results, players' history).
+//!   rank sketches, sealing closed windows (results, players' history), live views
+//!   (snapshots and the publisher).
 //!
 //! Edges and plumbing:
 //! - [`http`]: API Gateway requests and replies, and the one mapping from error codes to

@@ -7,7 +7,8 @@
 //! itself: boards reported not ready, stream batches given up on) and [`seal`] (a closed
 //! window's results, players' history), [`stream_ingest`] (match results from Kafka
 //! and Kinesis records, through the same ingest) and [`mappings`] (the event sources'
-//! schema mappings it reads them with). They are generic over the ports in
+//! schema mappings it reads them with), [`live`] (live views: snapshots and the publisher).
+//! They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
 //! (see [`crate::wiring`]).
 
