@@ -8,6 +8,8 @@
 #   the API             http://127.0.0.1:${LB_PORT:-3000}  (API Gateway shim + functions
 #                       + stream mapping, infra/local/stack.py)
 #   social graph        http://127.0.0.1:3001  (stand-in: GET/PUT /players/{p}/friends)
+#   events API          http://127.0.0.1:3002 (publish, demo page /demo/) and
+#                       ws://127.0.0.1:3003/event/realtime (AppSync Events stand-in)
 # Installs what is missing, builds the functions, starts what is not running yet, creates
 # the table, and returns once the API answers. Safe to run twice. infra/down.sh stops
 # exactly what this started (pid files in .local/run).
@@ -69,7 +71,7 @@ start dynamodb 8000 "$VENV/bin/python" infra/local/dynamodb_server.py --port 800
 # shellcheck disable=SC2046 # the command's words
 start kafka 9092 $(tansu_cmd 9092)
 start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
-  --table "$TABLE" --port "$LB_PORT" --social-port 3001 \
+  --table "$TABLE" --port "$LB_PORT" --social-port 3001 --events-port 3002 --events-ws-port 3003 \
   --dynamodb-url http://127.0.0.1:8000 --redis-url "$redis_url" \
   --kinesis --kafka-bootstrap 127.0.0.1:9092 --kafka-topics "${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}" \
   --api-key "$LB_API_KEY" --run-dir "$RUN_DIR"
@@ -81,6 +83,7 @@ The leaderboard API is serving at http://127.0.0.1:$LB_PORT
   social-graph stand-in: http://127.0.0.1:3001   DynamoDB: http://127.0.0.1:8000 (table $TABLE)
   match results over streams: Kafka 127.0.0.1:9092 (topics ${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}),
     Kinesis stream $TABLE-ScoreEventsStream on http://127.0.0.1:8000; mappings: PUT /admin/mappings/{source}
+  live views: ws://127.0.0.1:3003/event/realtime; demo page http://127.0.0.1:3002/demo/?board=<board>&player=<player>
   rank index: $redis_url   (Redis Cluster on 127.0.0.1:7001-7003)
   logs: .local/run/*.log    stop: infra/down.sh
 MSG

@@ -84,7 +84,7 @@ def main():
     res = expand(tpl)["Resources"]
     optional = sum(1 for r in res.values() if "Condition" in r)
     print(f"{count} resources in template.yaml -> {len(res)} CloudFormation "
-          f"resources ({optional} of them optional: NatGateway, AlarmEmail, the Kafka mappings, the Kinesis stream)")
+          f"resources ({optional} of them optional: NatGateway, AlarmEmail, the Kafka mappings, the Kinesis stream, LivePush)")
     if "--summary" in sys.argv:
         return
     for kind, n in sorted(collections.Counter(r["Type"] for r in res.values()).items()):
