@@ -135,9 +135,8 @@ class Hub:
             if matches(pattern, channel):
                 for e in events:
                     sends.append(conn.send(json.dumps({"type": "data", "id": sid, "event": e})))
-        for r in await asyncio.gather(*sends, return_exceptions=True):
-            if isinstance(r, Exception):
-                pass  # a subscriber gone mid-send; its connection handler cleans up
+        # A subscriber gone mid-send is its own session's to clean up.
+        await asyncio.gather(*sends, return_exceptions=True)
         self.published += len(events)
 
     def publish(self, channel, events):

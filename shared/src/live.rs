@@ -265,7 +265,8 @@ pub struct Push {
 }
 
 impl Push {
-    pub fn new(lb: &LeaderboardId, view: &View, published: &Published, previous: u64) -> Self {
+    /// `rows` of `view` at `version`, following `previous`.
+    pub fn new(lb: &LeaderboardId, view: &View, version: u64, previous: u64, rows: Rows) -> Self {
         let (kind, size, player_id) = match view {
             View::Top { n } => ("top", *n, None),
             View::Near { player, k } => ("near", *k, Some(player.to_string())),
@@ -275,9 +276,9 @@ impl Push {
             view: kind.into(),
             size,
             player_id,
-            version: published.version,
+            version,
             previous,
-            rows: published.rows.clone(),
+            rows,
             notices: Vec::new(),
         }
     }

@@ -88,14 +88,9 @@ async fn snapshot<S: ScoreStore, I: RankIndex + LiveViews>(
         Some(l) => l.version,
         None => seed(&ctx.index, lb, &id, &rows).await?,
     };
-    let published = Published {
-        version,
-        digest: String::new(),
-        rows,
-    };
     Ok(LiveReply {
         channel,
-        push: Push::new(lb, &view, &published, 0),
+        push: Push::new(lb, &view, version, 0, rows),
     })
 }
 
@@ -201,6 +196,9 @@ enum PushError {
     Index(#[from] IndexError),
     #[error(transparent)]
     Broadcast(#[from] BroadcastError),
+    /// Not reached: a view is watched only after its channel was spelled.
+    #[error(transparent)]
+    Channel(#[from] crate::error::DomainError),
 }
 
 enum Outcome {
@@ -288,6 +286,7 @@ async fn push_view<I: RankIndex + LiveViews, B: Broadcaster>(
     view: View,
 ) -> Result<Outcome, PushError> {
     let id = view.id();
+    let channel = view.channel(lb)?;
     let gap = Duration::from_millis(PUSH_GAP_MS);
     for _ in 0..MAX_CLAIMS {
         let last = match index.claim(lb, &id, gap).await? {
@@ -297,42 +296,43 @@ async fn push_view<I: RankIndex + LiveViews, B: Broadcaster>(
                 continue;
             }
         };
-        let rows = match rows_of(index, lb, dir, &view).await {
-            Ok(rows) => rows,
+        // Holding the gate: a push keeps it for its gap; anything else frees it.
+        let pushed = async {
+            let rows = rows_of(index, lb, dir, &view).await?;
+            let digest = rows.digest();
+            if last.as_ref().is_some_and(|l| l.digest == digest) {
+                return Ok(None);
+            }
+            let before = last.as_ref().map(|l| l.version);
+            let published = Published {
+                version: next_version(before, crate::time::now_ms() as u64),
+                digest,
+                rows,
+            };
+            let rows = published.rows.clone();
+            let mut push = Push::new(lb, &view, published.version, before.unwrap_or(0), rows);
+            if let View::Near { player, .. } = &view {
+                push.notices = notices(player, last.as_ref().map(|l| &l.rows), &push.rows);
+            }
+            let event = serde_json::to_string(&push).unwrap_or_default();
+            out.publish(&channel, event).await?;
+            Ok::<_, PushError>(Some(published))
+        }
+        .await;
+        return match pushed {
+            Ok(Some(published)) => {
+                index.record(lb, &id, &published).await?;
+                Ok(Outcome::Pushed)
+            }
+            Ok(None) => {
+                index.release(lb, &id).await?;
+                Ok(Outcome::Unchanged)
+            }
             Err(e) => {
                 let _ = index.release(lb, &id).await;
-                return Err(e.into());
+                Err(e)
             }
         };
-        let digest = rows.digest();
-        if last.as_ref().is_some_and(|l| l.digest == digest) {
-            index.release(lb, &id).await?;
-            return Ok(Outcome::Unchanged);
-        }
-        let previous = last.as_ref().map_or(0, |l| l.version);
-        let published = Published {
-            version: next_version(
-                last.as_ref().map(|l| l.version),
-                crate::time::now_ms() as u64,
-            ),
-            digest,
-            rows,
-        };
-        let mut push = Push::new(lb, &view, &published, previous);
-        if let View::Near { player, .. } = &view {
-            push.notices = notices(player, last.as_ref().map(|l| &l.rows), &published.rows);
-        }
-        let channel = view.channel(lb).map_err(|e| BroadcastError::Refused {
-            status: 400,
-            body: e.to_string(),
-        })?;
-        let event = serde_json::to_string(&push).unwrap_or_default();
-        if let Err(e) = out.publish(&channel, event).await {
-            let _ = index.release(lb, &id).await;
-            return Err(e.into());
-        }
-        index.record(lb, &id, &published).await?;
-        return Ok(Outcome::Pushed);
     }
     Ok(Outcome::Left)
 }
