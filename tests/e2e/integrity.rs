@@ -240,34 +240,41 @@ async fn create_board(stack: &Stack, policy: &str) -> Result<String> {
     Ok(board)
 }
 
-/// A stack on the Redis at `stack_redis` with a SUM and a BEST board, and the adapters
-/// to inspect it through `inspect_redis`.
+/// A stack on the Redis at `stack_redis`, and the adapters to inspect it through
+/// `inspect_redis`. Reads answer from Redis (or degraded) every time: no reply cache in
+/// the way.
+async fn quiet_stack(stack_redis: &str, inspect_redis: &str) -> Result<(Stack, TestEnv)> {
+    let opts = StackOptions {
+        workers: Some(3),
+        env: &[("READ_CACHE_TTL_MS", "0")],
+        ..Default::default()
+    };
+    let stack = Stack::launch(stack_redis, opts).await?;
+    let env = stack.inspect(inspect_redis, &dynamodb_url()).await;
+    Ok((stack, env))
+}
+
+/// [`quiet_stack`], with a SUM and a BEST board.
 async fn sum_and_best(
     stack_redis: &str,
     inspect_redis: &str,
 ) -> Result<(Stack, TestEnv, Vec<String>)> {
-    let stack = Stack::launch(stack_redis, quiet_reads()).await?;
+    let (stack, env) = quiet_stack(stack_redis, inspect_redis).await?;
     let boards = vec![
         create_board(&stack, "SUM").await?,
         create_board(&stack, "BEST").await?,
     ];
-    let env = stack.inspect(inspect_redis, &dynamodb_url()).await;
     Ok((stack, env, boards))
-}
-
-fn quiet_reads() -> StackOptions<'static> {
-    // Reads answer from Redis (or degraded) every time: no reply cache in the way.
-    StackOptions {
-        workers: Some(3),
-        env: &[("READ_CACHE_TTL_MS", "0")],
-        ..Default::default()
-    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hang_longer_than_the_stream_retry_budget_is_repaired_within_seconds() -> Result<()> {
-    // The local mapping gives a batch up after 10 retries, about 13 s; the hang lasts 20.
+    // The local mapping gives a batch up after 10 retries, about 13 s of backoff plus the
+    // attempts themselves; the hang lasts 20 s, and longer (up to a minute) until a batch
+    // was given up, so what this test is about has happened however slow the machine.
     const HANG: Duration = Duration::from_secs(20);
+    const HANG_AT_MOST: Duration = Duration::from_secs(60);
+    const GIVEN_UP: &str = "batch sent to the on-failure destination";
     let mut redis = OwnRedis::reserve();
     redis.start().await?;
     let proxy = FaultProxy::start(redis.port).await?;
@@ -278,28 +285,41 @@ async fn a_hang_longer_than_the_stream_retry_budget_is_repaired_within_seconds()
         proxy.hang();
         redis.pause();
         load.fault_players.store(true, Ordering::Relaxed);
+        let hung = Instant::now();
         tokio::time::sleep(HANG).await;
+        while stack.log_lines("stack.err", GIVEN_UP) == 0 && hung.elapsed() < HANG_AT_MOST {
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
         load.stop();
         // Whatever the functions sent during the hang is dropped with their connections:
         // only the repair can bring those writes into the index.
         proxy.cut();
         redis.resume();
-        Instant::now()
+        (Instant::now(), hung.elapsed())
     };
-    let ((), answered_at) = tokio::join!(load.run(&stack, 3), fault);
+    let ((), (answered_at, hung_for)) = tokio::join!(load.run(&stack, 3), fault);
     let took = converged(&stack, &env, &boards, answered_at).await?;
-    let given_up = stack.log_lines("stack.err", "batch sent to the on-failure destination");
-    let replayed = stack.log_lines("RepairFunction.log", "stream range applied again");
+    let given_up = stack.log_lines("stack.err", GIVEN_UP);
+    // The boards may be exact before the repair's turn (later records carry the same
+    // players' standings whole); the repair still applies the range it was given.
+    let replayed = eventually(Duration::from_secs(30), "the repair's replay", || async {
+        let n = stack.log_lines("RepairFunction.log", "stream range applied again");
+        Ok((n > 0).then_some(n))
+    })
+    .await?;
     let audit = load.audit(&env).await;
     println!(
         "{}; stream batches given up {given_up}, ranges applied again {replayed}",
-        load.summary("redis hung 20 s (SIGSTOP, sockets cut)", audit, took)
+        load.summary(
+            &format!(
+                "redis hung {:.1} s (SIGSTOP, sockets cut)",
+                hung_for.as_secs_f64()
+            ),
+            audit,
+            took
+        )
     );
     assert!(given_up > 0, "the hang outlasted the stream's retry budget");
-    assert!(
-        replayed > 0,
-        "the repair applied what the stream gave up on"
-    );
     assert_eq!(
         load.other.load(Ordering::Relaxed),
         0,
@@ -350,9 +370,8 @@ async fn repl_offset(cluster: &OwnCluster, port: u16, field: &str) -> Result<i64
 async fn a_failover_to_a_replica_that_lacks_acknowledged_writes_is_rebuilt_and_never_read_as_fresh()
 -> Result<()> {
     let mut cluster = OwnCluster::start_with(3, 1).await?;
-    let stack = Stack::launch(&cluster.url(), quiet_reads()).await?;
+    let (stack, env) = quiet_stack(&cluster.url(), &cluster.url()).await?;
     let boards = vec![create_board(&stack, "SUM").await?];
-    let env = stack.inspect(&cluster.url(), &dynamodb_url()).await;
     let (master, replica) = board_nodes(&cluster, &stack, &boards[0]).await?;
     let load = Load::new(boards.clone());
 
@@ -503,9 +522,8 @@ async fn a_board_of_ten_thousand_players_is_exact_within_ten_seconds_of_redis_co
     const PLAYERS: u64 = 10_000;
     let mut redis = OwnRedis::reserve();
     redis.start().await?;
-    let stack = Stack::launch(&redis.url(), quiet_reads()).await?;
+    let (stack, env) = quiet_stack(&redis.url(), &redis.url()).await?;
     let boards = vec![create_board(&stack, "BEST").await?];
-    let env = stack.inspect(&redis.url(), &dynamodb_url()).await;
     env.seed_standings(&lb(&boards[0]), PLAYERS).await?;
     let (status, body) = stack
         .post("/admin/rebuild", json!({"leaderboard_id": boards[0]}))

@@ -33,15 +33,17 @@ impl Breaker {
     }
 
     /// Counts an outage, or resets on anything else: a Redis that answers, even with an
-    /// error, is up.
-    pub fn record(&self, outage: bool) {
+    /// error, is up. True when this outage opened the breaker.
+    pub fn record(&self, outage: bool) -> bool {
         if !outage {
             self.failures.store(0, Ordering::Relaxed);
-            return;
+            return false;
         }
         if self.failures.fetch_add(1, Ordering::Relaxed) + 1 >= THRESHOLD {
             self.trip("consecutive timeouts");
+            return true;
         }
+        false
     }
 
     /// Opens the breaker now (a connection could not be opened: `why` says what failed).
@@ -64,14 +66,15 @@ mod tests {
     fn opens_after_the_threshold_and_an_answer_resets_the_count() {
         let b = Breaker::default();
         for _ in 0..THRESHOLD - 1 {
-            b.record(true);
+            assert!(!b.record(true));
         }
-        b.record(false);
-        b.record(true);
+        assert!(!b.record(false));
+        assert!(!b.record(true));
         assert!(b.check().is_ok(), "the count restarted after an answer");
-        for _ in 0..THRESHOLD - 1 {
-            b.record(true);
+        for _ in 0..THRESHOLD - 2 {
+            assert!(!b.record(true));
         }
+        assert!(b.record(true), "the outage that opens it says so");
         assert!(matches!(b.check(), Err(IndexError::CircuitOpen)));
     }
 

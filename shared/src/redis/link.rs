@@ -8,9 +8,11 @@
 //! connections into its backlog but never answers the handshake) therefore costs a
 //! caller one budget, and the index's breaker then fails the following calls at once.
 //!
-//! Once open, the connection reconnects by itself (the connection manager on one node,
-//! the cluster client per node); every command is bounded by the caller's timeout, so a
-//! reconnect in progress is waited on no longer than any other reply.
+//! Once open, the connection reconnects by itself when it errors (the connection manager
+//! on one node, the cluster client per node); every command is bounded by the caller's
+//! timeout, so a reconnect in progress is waited on no longer than any other reply. A
+//! connection that goes silent without erroring is let go when its timeouts open the
+//! breaker ([`Link::close`]), and the next call opens another.
 
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -89,6 +91,18 @@ impl Link {
             Ok(Ok(conn)) => Ok(conn),
             Ok(Err(e)) => Err(IndexError::Connect(e)),
             Err(_) => Err(IndexError::Timeout(wait)),
+        }
+    }
+
+    /// Lets the open connection go (calls still using it finish on it); the next call
+    /// opens another.
+    pub fn close(&self) {
+        let mut slot = lock(&self.slot);
+        if matches!(*slot, Slot::Open(_)) {
+            *slot = Slot::Closed;
+            info!(
+                "Redis connection closed after consecutive timeouts; the next call opens another"
+            );
         }
     }
 

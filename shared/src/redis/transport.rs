@@ -111,7 +111,12 @@ impl RedisRankIndex {
             }
             Ok(Ok(_)) => false,
         };
-        self.breaker.record(outage);
+        if self.breaker.record(outage) {
+            // A connection that stays silent never errors, so the client never replaces
+            // it (a hang whose socket was never reset, a peer gone without a word): the
+            // call after the cooldown opens a new one.
+            self.link.close();
+        }
         res.map_err(|_| IndexError::Timeout(self.timeout))
     }
 
