@@ -259,6 +259,117 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     assert_eq!(top.total, 1);
 }
 
+/// The window's entries and its version, read afresh.
+async fn window_now(
+    env: &TestEnv,
+    b: &leaderboard::ids::LeaderboardId,
+) -> (Vec<leaderboard::order::RankKey>, String) {
+    let w = env
+        .ctx
+        .index
+        .top_window(b, Direction::Desc, None)
+        .await
+        .unwrap();
+    (w.entries.unwrap(), w.version)
+}
+
+fn players_of(keys: &[leaderboard::order::RankKey]) -> Vec<String> {
+    keys.iter().map(|k| k.player.clone()).collect()
+}
+
+#[tokio::test]
+async fn a_stream_batch_moves_the_window_version_exactly_when_the_window_changes_ties_included() {
+    // Scores in threes (ties ordered by player id), so the window's last place shares its
+    // score with players on both sides of it.
+    let env = TestEnv::new().await;
+    let b = env.board(Policy::Latest).await;
+    let n = TOP_WINDOW + 300;
+    let value_of = |i: u64| ((n - i) / 3) as i64 * 10;
+    let entry = |player: String, value: i64, version: u64| IndexEntry {
+        board: b.clone(),
+        direction: Direction::Desc,
+        key: leaderboard::order::RankKey {
+            score: score(value),
+            reached_at: 1,
+            player,
+        },
+        version,
+        expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
+    };
+    let id = |i: u64| format!("p{i:05}");
+    let all: Vec<_> = (0..n).map(|i| entry(id(i), value_of(i), 1)).collect();
+    env.ctx.index.apply_many(&all).await.unwrap();
+    let (window, v0) = window_now(&env, &b).await;
+    let edge = TOP_WINDOW - 1;
+    assert_eq!(window.last().map(|k| &k.player), Some(&id(edge)));
+
+    // Many changes below the window, one of them onto the edge's own score behind it (a
+    // larger id), and a newer version of an unchanged entry inside: same version.
+    let mut below: Vec<_> = (0..50).map(|j| entry(id(n - 1 - j), j as i64, 2)).collect();
+    below.push(entry(id(n - 60), value_of(edge), 2));
+    below.push(entry(id(5), value_of(5), 2));
+    let applied = env.ctx.index.apply_many(&below).await.unwrap();
+    assert!(applied.applied.iter().all(|a| *a), "every change applied");
+    let (same, v1) = window_now(&env, &b).await;
+    assert_eq!((&same, &v1), (&window, &v0), "nothing inside moved");
+
+    // The same below, then one newcomer onto the edge's score ahead of it (a smaller id):
+    // it takes the last place and the version moves.
+    let mut batch: Vec<_> = (0..50)
+        .map(|j| entry(id(n - 1 - j), 100 + j as i64, 3))
+        .collect();
+    batch.push(entry("a-newcomer".to_owned(), value_of(edge), 1));
+    env.ctx.index.apply_many(&batch).await.unwrap();
+    let (moved, v2) = window_now(&env, &b).await;
+    let players = players_of(&moved);
+    assert!(players.contains(&"a-newcomer".to_owned()) && !players.contains(&id(edge)));
+    assert_ne!(v2, v1);
+
+    // Random batches, every other one only below the window (players outside it moved
+    // to the bottom): the version moves exactly when the window's players change.
+    let mut rng = Rng::new(11);
+    let everyone: Vec<String> = (0..n).map(id).chain(["a-newcomer".to_owned()]).collect();
+    let (mut before, mut version) = (moved, v2);
+    let mut unchanged_rounds = 0;
+    for round in 0..40u64 {
+        let inside = players_of(&before);
+        let outside: Vec<&String> = everyone.iter().filter(|p| !inside.contains(p)).collect();
+        let batch: Vec<_> = (0..200)
+            .map(|_| {
+                if round % 2 == 0 {
+                    let p = everyone[rng.below(everyone.len() as u64) as usize].clone();
+                    entry(p, rng.below(n * 4) as i64, 10 + round)
+                } else {
+                    let p = outside[rng.below(outside.len() as u64) as usize].clone();
+                    entry(p, rng.below(10) as i64, 10 + round)
+                }
+            })
+            .collect();
+        env.ctx.index.apply_many(&batch).await.unwrap();
+        let (after, v) = window_now(&env, &b).await;
+        assert_eq!(
+            players_of(&after),
+            plain_top(&env, &b, TOP_WINDOW).await,
+            "round {round}"
+        );
+        if after != before {
+            assert_ne!(
+                v, version,
+                "round {round}: the window changed, its version must"
+            );
+        } else {
+            unchanged_rounds += 1;
+            assert_eq!(v, version, "round {round}: nothing inside moved");
+        }
+        (before, version) = (after, v);
+    }
+    assert!(
+        unchanged_rounds >= 10,
+        "batches below the window left it alone"
+    );
+}
+
 #[tokio::test]
 async fn reads_over_the_limit_get_429_with_retry_after_and_writes_never_do() {
     let stack = Stack::start_with(

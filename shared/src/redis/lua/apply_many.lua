@@ -8,13 +8,13 @@ local window, expire_at = tonumber(ARGV[1]), ARGV[2]
 
 local state = checked(m, z, h)
 local rebuilding = state == 'rebuilding'
-local track, bumped, any, added = true, false, false, 0
+local track, bumped, any, added = window_of(z, window), false, false, 0
 local out = {}
 for i = 3, #ARGV, 4 do
   local player, version, zscore, member = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local a, _, t, delta = put(z, h, d, x, player, version, zscore, member, track, window)
+  local a, _, t, delta = put(z, h, d, x, player, version, zscore, member, track)
   if rebuilding then
-    put(tz, th, td, x, player, version, zscore, member, false, window)
+    put(tz, th, td, x, player, version, zscore, member, false)
   end
   if t then
     track, bumped = false, true

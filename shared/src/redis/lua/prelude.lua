@@ -67,11 +67,39 @@ local function track_distinct(zk, dk, old, new)
   end
 end
 
+-- The top window of the sorted set `zk` (its first `n` entries), for telling whether a
+-- change lands inside it: `edge` is its last entry {score, member}, or false while the
+-- set holds no more than `n` entries (every entry is inside). The edge stays put while
+-- changes land outside the window, so one read serves every change up to the first that
+-- lands inside (after which nobody asks: the window version moves on once per call).
+local function window_of(zk, n)
+  local e = redis.call('ZRANGE', zk, n - 1, n - 1, 'WITHSCORES')
+  if #e == 0 then
+    return {n = n, edge = false}
+  end
+  return {n = n, edge = {tonumber(e[2]), e[1]}}
+end
+
+-- Whether the entry (`zscore`, `member`), present in `zk`, ranks inside `window`: by
+-- score against the edge, and on the edge's own score by the rank Redis gives it (ties
+-- order by the member's bytes).
+local function inside(zk, window, zscore, member)
+  local edge = window.edge
+  if not edge then
+    return true
+  end
+  local s = tonumber(zscore)
+  if s ~= edge[1] then
+    return s < edge[1]
+  end
+  return member == edge[2] or redis.call('ZRANK', zk, member) < window.n
+end
+
 -- Takes a player's entry out of one sorted set and hash if `version` is not older than
 -- theirs. `removed` (an operator's removal) leaves a tombstone in the hash `xk` (player ->
 -- version) so that no older change can bring the entry back; otherwise (an erasure)
 -- nothing of the player stays. Returns what `put` returns.
-local function drop(zk, hk, dk, xk, player, version, removed, track, window)
+local function drop(zk, hk, dk, xk, player, version, removed, window)
   local v = tonumber(version)
   local cur = redis.call('HGET', hk, player)
   local delta, touched = 0, false
@@ -80,8 +108,8 @@ local function drop(zk, hk, dk, xk, player, version, removed, track, window)
     if cv > v then
       return 0, false, false, 0
     end
-    if track then
-      touched = redis.call('ZRANK', zk, cm) < window
+    if window then
+      touched = inside(zk, window, cz, cm)
     end
     redis.call('ZREM', zk, cm)
     redis.call('HDEL', hk, player)
@@ -105,12 +133,12 @@ end
 -- Applies one change of a player to one sorted set and hash if its version is newer
 -- than theirs (and than their tombstone in `xk`, if they were removed). An empty
 -- `zscore` is a removal (`member` 'removed') or an erasure ('erased'), see `drop`.
--- Returns (applied, the player's current member or false, touched, delta): with
--- `track`, touched says whether the change landed inside the top window (the old or
--- the new entry ranks below `window`); delta is the change in the number of players.
-local function put(zk, hk, dk, xk, player, version, zscore, member, track, window)
+-- Returns (applied, the player's current member or false, touched, delta): with a
+-- `window` (see `window_of`), touched says whether the change landed inside it (the old
+-- or the new entry ranks inside); delta is the change in the number of players.
+local function put(zk, hk, dk, xk, player, version, zscore, member, window)
   if zscore == '' then
-    return drop(zk, hk, dk, xk, player, version, member == 'removed', track, window)
+    return drop(zk, hk, dk, xk, player, version, member == 'removed', window)
   end
   local touched = false
   local old
@@ -121,9 +149,14 @@ local function put(zk, hk, dk, xk, player, version, zscore, member, track, windo
     if cv >= tonumber(version) then
       return 0, cm, false, 0
     end
-    if track then
-      local r = redis.call('ZRANK', zk, cm)
-      touched = r ~= false and r < window
+    if cm == member and cz == zscore then
+      -- A newer version of the same entry (a result that changed neither the score nor
+      -- when it was reached): only the version moves on.
+      redis.call('HSET', hk, player, version .. '|' .. zscore .. '|' .. member)
+      return 1, member, false, 0
+    end
+    if window then
+      touched = inside(zk, window, cz, cm)
     end
     redis.call('ZREM', zk, cm)
   else
@@ -138,8 +171,8 @@ local function put(zk, hk, dk, xk, player, version, zscore, member, track, windo
   redis.call('ZADD', zk, zscore, member)
   redis.call('HSET', hk, player, version .. '|' .. zscore .. '|' .. member)
   track_distinct(zk, dk, old, zscore)
-  if track and not touched then
-    touched = redis.call('ZRANK', zk, member) < window
+  if window and not touched then
+    touched = inside(zk, window, zscore, member)
   end
   return 1, member, touched, cur and 0 or 1
 end
