@@ -68,6 +68,17 @@ impl FriendsSource for Friends {
     }
 }
 
+/// A player's standing after a match result that moved it: a higher score, reached now
+/// (as in the stream after most results: a result that changes nothing the index keeps
+/// is cheaper to apply).
+fn moved(p: &Player, rng: &mut Rng, seq: usize) -> Player {
+    Player {
+        id: p.id.clone(),
+        score: p.score + 1 + rng.below(1_000_000) as i64,
+        reached_at: p.reached_at + 1 + seq as i64,
+    }
+}
+
 /// A stream record as the DynamoDB stream delivers a changed standing.
 fn record(lb: &LeaderboardId, p: &Player, version: u64, seq: usize) -> EventRecord {
     let standing = Standing {
@@ -101,8 +112,9 @@ fn batches(
             event.records = (0..size)
                 .map(|i| {
                     *version += 1;
-                    let p = &players[rng.below(players.len() as u64) as usize];
-                    record(lb, p, *version, b * size + i)
+                    let seq = b * size + i;
+                    let p = moved(&players[rng.below(players.len() as u64) as usize], rng, seq);
+                    record(lb, &p, *version, seq)
                 })
                 .collect();
             serde_json::to_vec(&event).expect("an event encodes")
@@ -292,17 +304,30 @@ pub async fn run(
             let usec = server_usec(bare, "evalsha").await?;
             redis_us_per_batch = Some(usec / (count + 5) as f64);
         }
-        let members: Vec<(i64, String)> = (0..size)
-            .map(|_| {
-                let p = &players[rng.below(n) as usize];
-                (-p.score, p.member())
+        // The same kind of change, bare, on a copy of the board's sorted set (ours keeps
+        // its sorted set and hash in step): each round moves other players to new scores.
+        let bare_z = "bench:bare-projector";
+        let _: () = redis::cmd("COPY")
+            .arg(&z)
+            .arg(bare_z)
+            .arg("REPLACE")
+            .query_async(bare)
+            .await?;
+        let rounds_of_members: Vec<Vec<(i64, String)>> = (0..count + 5)
+            .map(|r| {
+                (0..size)
+                    .map(|i| {
+                        let p = &players[rng.below(n) as usize];
+                        (-moved(p, &mut rng, r * size + i).score, p.member())
+                    })
+                    .collect()
             })
             .collect();
-        let bare_batch = measure(&format!("{size} x ZADD pipelined (bare)"), 5, count, |_| {
-            let (z, mut conn) = (z.clone(), bare.clone());
+        let bare_batch = measure(&format!("{size} x ZADD pipelined (bare)"), 5, count, |i| {
+            let mut conn = bare.clone();
             let mut pipe = redis::pipe();
-            for (s, m) in &members {
-                pipe.zadd(&z, m, *s).ignore();
+            for (s, m) in &rounds_of_members[i] {
+                pipe.zadd(bare_z, m, *s).ignore();
             }
             async move {
                 let _: () = pipe.query_async(&mut conn).await?;
@@ -310,6 +335,7 @@ pub async fn run(
             }
         })
         .await?;
+        let _: () = redis::cmd("UNLINK").arg(bare_z).query_async(bare).await?;
         projector.insert(
             size,
             Pair {
