@@ -133,6 +133,27 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
     assert_eq!(calls(&mut conn, "evalsha").await, 3);
 }
 
+/// A standing of `player` on `b` (descending, all reached at the same time).
+fn standing(
+    b: &leaderboard::ids::LeaderboardId,
+    player: String,
+    value: i64,
+    version: u64,
+) -> IndexEntry {
+    IndexEntry {
+        board: b.clone(),
+        direction: Direction::Desc,
+        key: leaderboard::order::RankKey {
+            score: score(value),
+            reached_at: 1,
+            player,
+        },
+        version,
+        expire_at: None,
+        kind: leaderboard::store::EntryKind::Standing,
+    }
+}
+
 /// The top `n` straight from the sorted set, to compare the window against.
 async fn plain_top(env: &TestEnv, b: &leaderboard::ids::LeaderboardId, n: u64) -> Vec<String> {
     let (keys, _) = env.ctx.index.top(b, Direction::Desc, n).await.unwrap();
@@ -144,18 +165,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let env = TestEnv::new().await;
     let b = env.board(Policy::Best).await;
     let n = TOP_WINDOW + 200;
-    let entry = |i: u64, value: i64, version: u64| IndexEntry {
-        board: b.clone(),
-        direction: Direction::Desc,
-        key: leaderboard::order::RankKey {
-            score: score(value),
-            reached_at: 1,
-            player: format!("p{i:05}"),
-        },
-        version,
-        expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
-    };
+    let entry = |i: u64, value: i64, version: u64| standing(&b, format!("p{i:05}"), value, version);
     let all: Vec<_> = (0..n).map(|i| entry(i, (n - i) as i64 * 10, 1)).collect();
     env.ctx.index.apply_many(&all).await.unwrap();
     let first = env
@@ -285,18 +295,7 @@ async fn a_stream_batch_moves_the_window_version_exactly_when_the_window_changes
     let b = env.board(Policy::Latest).await;
     let n = TOP_WINDOW + 300;
     let value_of = |i: u64| ((n - i) / 3) as i64 * 10;
-    let entry = |player: String, value: i64, version: u64| IndexEntry {
-        board: b.clone(),
-        direction: Direction::Desc,
-        key: leaderboard::order::RankKey {
-            score: score(value),
-            reached_at: 1,
-            player,
-        },
-        version,
-        expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
-    };
+    let entry = |player: String, value: i64, version: u64| standing(&b, player, value, version);
     let id = |i: u64| format!("p{i:05}");
     let all: Vec<_> = (0..n).map(|i| entry(id(i), value_of(i), 1)).collect();
     env.ctx.index.apply_many(&all).await.unwrap();
