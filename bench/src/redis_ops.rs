@@ -68,7 +68,7 @@ impl FriendsSource for Friends {
     }
 }
 
-/// A player's standing after a match result that moved it: a higher score, reached now
+/// A player's standing after a match result that moved it: a higher score, reached later
 /// (as in the stream after most results: a result that changes nothing the index keeps
 /// is cheaper to apply).
 fn moved(p: &Player, rng: &mut Rng, seq: usize) -> Player {

@@ -6,7 +6,7 @@ cancelled. Under concurrent clients that loses other requests' writes and leaves
 stream iterators on a detached shard. Real DynamoDB makes each request atomic, and the
 ingest path relies on that (conditional transactions are its idempotency guarantee).
 
-So this runs moto's own WSGI application with three changes:
+So this runs moto's own WSGI application with these changes:
 - one lock around each request, so every request is atomic (a serializable DynamoDB);
   DynamoDB Streams reads are the exception: they only read immutable records;
 - TransactWriteItems evaluates every condition first and writes only when all hold,
@@ -33,7 +33,7 @@ loaded at start, so the endpoint can be restarted like a real service without lo
 data (fault tests restart it mid-load). SIGKILL saves nothing, as a crash would.
 
 Usage: dynamodb_server.py [--host 127.0.0.1] [--port 8000] [--state-file PATH]
-                          [--template template.yaml] [--server waitress|werkzeug]
+                          [--template template.yaml]
 """
 
 import argparse
@@ -65,11 +65,9 @@ from moto.dynamodb.responses import DynamoResult
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 from moto.moto_server.werkzeug_app import (
     DomainDispatcherApplication,
-    MotoRequestHandler,
     create_backend_app,
 )
 import waitress
-from werkzeug.serving import run_simple
 
 import iam
 
@@ -304,7 +302,6 @@ def main():
     parser.add_argument("--state-file", default=None)
     parser.add_argument("--template", default=os.path.join(ROOT, "template.yaml"),
                         help="whose functions' roles are enforced")
-    parser.add_argument("--server", choices=["waitress", "werkzeug"], default="waitress")
     args = parser.parse_args()
     roles = iam.load(args.template)
     DynamoDBBackend.transact_write_items = transact_write_items
@@ -323,9 +320,6 @@ def main():
         sys.exit(0)
 
     signal.signal(signal.SIGTERM, stop)
-    if args.server == "werkzeug":
-        run_simple(args.host, args.port, app, threaded=True, request_handler=MotoRequestHandler)
-        return
     # Keep-alive connections, as DynamoDB serves them: werkzeug's server closes each one
     # after its request, so every SDK call paid a connect and a thread start. Threads
     # enough that stream reads (which take no lock) never queue behind requests waiting

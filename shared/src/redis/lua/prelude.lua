@@ -80,9 +80,10 @@ local function window_of(zk, n)
   return {n = n, edge = {tonumber(e[2]), e[1]}}
 end
 
--- Whether the entry (`zscore`, `member`), present in `zk`, ranks inside `window`: by
--- score against the edge, and on the edge's own score by the rank Redis gives it (ties
--- order by the member's bytes).
+-- Whether the entry (`zscore`, `member`) of `zk` ranks inside `window`: by score against
+-- the edge, and on the edge's own score by the rank Redis gives it (ties order by the
+-- member's bytes; a member missing from the set, as in a board whose keys split apart,
+-- is not inside).
 local function inside(zk, window, zscore, member)
   local edge = window.edge
   if not edge then
@@ -92,7 +93,11 @@ local function inside(zk, window, zscore, member)
   if s ~= edge[1] then
     return s < edge[1]
   end
-  return member == edge[2] or redis.call('ZRANK', zk, member) < window.n
+  if member == edge[2] then
+    return true
+  end
+  local r = redis.call('ZRANK', zk, member)
+  return r ~= false and r < window.n
 end
 
 -- Takes a player's entry out of one sorted set and hash if `version` is not older than
