@@ -92,7 +92,7 @@ pub async fn context(
     dynamodb_url: &str,
     table: &str,
 ) -> anyhow::Result<AppContext> {
-    let aws = aws_config::defaults(aws_config::BehaviorVersion::latest())
+    let aws = leaderboard::wiring::aws_defaults()
         .endpoint_url(dynamodb_url)
         .region(aws_config::Region::new("us-east-1"))
         .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(

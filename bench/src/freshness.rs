@@ -82,7 +82,10 @@ async fn until_seen(api: &Api, board: &str, player: &str, score: i64) -> anyhow:
 
 pub async fn run(label: &str, base: &str, key: &str, writes: usize) -> anyhow::Result<Freshness> {
     let api = Api {
-        http: reqwest::Client::new(),
+        http: {
+            leaderboard::tls::install_provider();
+            reqwest::Client::new()
+        },
         base: base.to_owned(),
         key: key.to_owned(),
     };

@@ -70,6 +70,7 @@ pub mod sqs;
 pub mod store;
 pub mod telemetry;
 pub mod time;
+pub mod tls;
 pub mod ttl_cache;
 pub mod window;
 pub mod wiring;

@@ -14,12 +14,25 @@ use crate::service::repair::Reporter;
 use crate::service::seal::SealSettings;
 use crate::service::{Context, Settings};
 
-/// The standard AWS environment (region, credentials, endpoints), loaded once per
-/// container however many clients are built from it.
+/// The AWS configuration loader every client here starts from: the standard environment
+/// (region, credentials, endpoints) and one HTTPS client on rustls + ring (the SDK's
+/// default client would link aws-lc-rs as a second crypto library).
+pub fn aws_defaults() -> aws_config::ConfigLoader {
+    use aws_smithy_http_client::{Builder, tls};
+    crate::tls::install_provider();
+    let http = Builder::new()
+        .tls_provider(tls::Provider::Rustls(
+            tls::rustls_provider::CryptoMode::Ring,
+        ))
+        .build_https();
+    aws_config::defaults(aws_config::BehaviorVersion::latest()).http_client(http)
+}
+
+/// The standard AWS environment, loaded once per container however many clients are
+/// built from it.
 async fn aws() -> &'static aws_config::SdkConfig {
     static AWS: tokio::sync::OnceCell<aws_config::SdkConfig> = tokio::sync::OnceCell::const_new();
-    AWS.get_or_init(|| aws_config::load_defaults(aws_config::BehaviorVersion::latest()))
-        .await
+    AWS.get_or_init(|| aws_defaults().load()).await
 }
 
 /// The use cases' tunables from the configuration.
@@ -136,6 +149,7 @@ pub async fn broadcaster(config: &Config) -> Result<crate::appsync::AppSyncEvent
     let credentials = aws
         .credentials_provider()
         .ok_or_else(|| InitError::Events("no AWS credentials to sign publishes with".into()))?;
+    crate::tls::install_provider();
     crate::appsync::AppSyncEvents::new(reqwest::Client::new(), url, region, credentials)
         .map_err(|e| InitError::Events(e.to_string()))
 }

@@ -242,6 +242,7 @@ pub(crate) async fn open(
         client_tls: None,
         root_cert: ca_pem.map(<[u8]>::to_vec),
     };
+    crate::tls::install_provider();
     let infos = target
         .nodes
         .iter()

@@ -66,7 +66,7 @@ pub(super) async fn aws_config_at(url: &str) -> aws_config::SdkConfig {
 }
 
 pub(super) async fn aws_config_as(url: &str, credentials: Credentials) -> aws_config::SdkConfig {
-    aws_config::defaults(aws_config::BehaviorVersion::latest())
+    leaderboard::wiring::aws_defaults()
         .endpoint_url(url)
         .region(aws_config::Region::new("us-east-1"))
         .credentials_provider(credentials)

@@ -138,7 +138,10 @@ impl Stack {
             events: field("events")?,
             realtime: field("realtime")?,
             child,
-            http: reqwest::Client::new(),
+            http: {
+                leaderboard::tls::install_provider();
+                reqwest::Client::new()
+            },
             table,
             prefix,
             run_dir,
