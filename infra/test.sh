@@ -51,6 +51,22 @@ else
   cargo test --workspace --locked --no-fail-fast "$@"
 fi
 
+# The Redis adapter's scenarios (every index call, the hot-spot paths) again on Valkey,
+# single node and cluster, the server the template deploys by default. Skipped when a
+# test filter was given.
+if [ $# -eq 0 ]; then
+  start_valkey
+  log "the Redis adapter's scenarios on Valkey ($("$(valkey_server)" --version | cut -d' ' -f3))"
+  export LB_TEST_REDIS_URL="redis://127.0.0.1:$valkey_port"
+  export LB_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${valkey_cluster_ports[0]},127.0.0.1:${valkey_cluster_ports[1]},127.0.0.1:${valkey_cluster_ports[2]}"
+  if cargo nextest --version >/dev/null 2>&1; then
+    cargo nextest run -p e2e --locked --no-fail-fast -E 'test(/^index::/) | test(/^hot::/)'
+  else
+    cargo test -p e2e --locked --no-fail-fast -- index:: hot::
+  fi
+  export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+fi
+
 # The benchmark harness still runs end to end (a few rounds of every Redis path on a
 # small board; infra/bench.sh is the real run). Skipped when a test filter was given.
 if [ $# -eq 0 ]; then

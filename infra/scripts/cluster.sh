@@ -9,7 +9,8 @@
 # ports/(1+REPLICAS) ports become masters with the slots split evenly in port order, each
 # with its own config epoch (left equal, nodes settle the collision later and a slot
 # moved meanwhile can lose its keys), and REPLICAS replicas each. Extra arguments go to
-# every redis-server (e.g. a shorter --cluster-node-timeout).
+# every redis-server (e.g. a shorter --cluster-node-timeout). REDIS_SERVER names another
+# server binary speaking the same protocol (infra/test.sh's Valkey pass).
 #
 # Prints "PORT PID" for each node it started, and returns once every node reports
 # cluster_state:ok and every replica's link to its master is up. Ports that already
@@ -55,7 +56,7 @@ for port in "${ports[@]}"; do
   # A node keeps no data, so a config file left by an earlier run only stands in the way
   # of creating the cluster afresh.
   rm -f "$dir/nodes-$port.conf"
-  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
+  "${REDIS_SERVER:-redis-server}" --port "$port" --bind 127.0.0.1 --save "" --appendonly no --dir "$dir" \
     --cluster-enabled yes --cluster-config-file "nodes-$port.conf" \
     --cluster-node-timeout 5000 "${extra[@]}" >"$dir/redis-$port.log" 2>&1 &
   echo "$port $!"

