@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Runs the benchmark (bench/): installs what is missing (apt: redis-server, postgresql;
 # the project venv plus matplotlib), builds release binaries, starts its own
-# redis-server, DynamoDB endpoint, PostgreSQL and two local stacks with the
-# write-through off (reply cache 250 ms and off) on free loopback ports, runs
-# `bench`, draws the chart, and stops everything it started.
+# redis-server, valkey-server (the Valkey column), DynamoDB endpoint, PostgreSQL, two
+# local stacks with the write-through off (reply cache 250 ms and off) and one as
+# `infra/up.sh` serves it (the load run: 200 writes/s + 1,000 reads/s for 10 minutes,
+# 1 minute with --quick) on free loopback ports, runs `bench`, draws the chart, and
+# stops everything it started.
 #
 # Results: bench/results/latest.{json,md,png}. Arguments go to `bench`:
 # `--players N` (default 1000000), `--quick`, `--out DIR`.
@@ -65,7 +67,7 @@ for label_ttl in "cache 250 ms:250" "cache off:0"; do
   port="$(free_port)"
   WRITE_THROUGH=false READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 READ_CACHE_TTL_MS="$ttl" \
     "$VENV/bin/python" infra/local/stack.py --table "fresh-$port" --bin-dir target/release \
-    --port "$port" --social-port 0 --dynamodb-url "http://127.0.0.1:$dynamodb_port" \
+    --port "$port" --social-port 0 --events-port 0 --events-ws-port 0 --dynamodb-url "http://127.0.0.1:$dynamodb_port" \
     --redis-url "redis://127.0.0.1:$redis_port" --key-prefix "fresh$port:" \
     --api-key bench-key --poll-interval "$poll" --redis-timeout-ms 50 \
     --run-dir "$work/stack-$port" >"$work/stack-$port.log" 2>&1 &
@@ -78,7 +80,32 @@ for label_ttl in "cache 250 ms:250" "cache off:0"; do
   apis="${apis:+$apis,}$label=http://127.0.0.1:$port"
 done
 
+# The load run's stack: as infra/up.sh serves it (write-through on, reply cache on), its
+# read rate limits off so every read reaches the index, release binaries.
+load_port="$(free_port)"
+READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 \
+  "$VENV/bin/python" infra/local/stack.py --table "load-$load_port" --bin-dir target/release \
+  --port "$load_port" --social-port 0 --events-port 0 --events-ws-port 0 --dynamodb-url "http://127.0.0.1:$dynamodb_port" \
+  --redis-url "redis://127.0.0.1:$redis_port" --key-prefix "load$load_port:" \
+  --api-key bench-key --run-dir "$work/stack-load" >"$work/stack-load.log" 2>&1 &
+pids+=($!)
+for ((i = 0; i < 600; i++)); do
+  grep -q '^READY' "$work/stack-load.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q '^READY' "$work/stack-load.log" || { cat "$work/stack-load.log" >&2; exit 1; }
+
+start_valkey
+binaries=""
+for dir in functions/*/; do
+  name="$(basename "$dir")"
+  binaries="${binaries:+$binaries,}$name=$ROOT/target/release/$name"
+done
+
 export BENCH_REDIS_URL="redis://127.0.0.1:$redis_port"
+export BENCH_VALKEY_URL="redis://127.0.0.1:$valkey_port"
+export BENCH_LOAD_URL="http://127.0.0.1:$load_port"
+export BENCH_BINARIES="$binaries"
 export BENCH_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
 export BENCH_POSTGRES_URL="host=127.0.0.1 port=$pg_port user=bench dbname=postgres"
 export BENCH_API_URLS="$apis"

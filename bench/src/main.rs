@@ -2,10 +2,15 @@
 //! Redis commands from the same client) and against the seeds' SQL design (PostgreSQL),
 //! and writes `latest.json` and `latest.md` to the results directory.
 //!
-//! Started by `infra/bench.sh`, which brings up its own redis-server, DynamoDB endpoint,
-//! PostgreSQL and two local stacks (write-through off) and passes them in:
-//! `BENCH_REDIS_URL`, `BENCH_DYNAMODB_URL`, `BENCH_POSTGRES_URL` (optional),
-//! `BENCH_API_URLS` (optional, `label=url,...`), `BENCH_API_KEY`, `BENCH_POLL_INTERVAL_S`.
+//! Started by `infra/bench.sh`, which brings up its own redis-server, valkey-server,
+//! DynamoDB endpoint, PostgreSQL and three local stacks and passes them in:
+//! `BENCH_REDIS_URL`, `BENCH_DYNAMODB_URL`, and each optional: `BENCH_VALKEY_URL` (the
+//! same Redis paths again on Valkey), `BENCH_POSTGRES_URL`, `BENCH_API_URLS`
+//! (`label=url,...`: freshness through stacks with the write-through off),
+//! `BENCH_API_KEY`, `BENCH_POLL_INTERVAL_S`, `BENCH_LOAD_URL` (a stack to hold
+//! `BENCH_LOAD_WRITES_PER_S` (200) + `BENCH_LOAD_READS_PER_S` (1,000) for
+//! `BENCH_LOAD_SECONDS`: 600, 60 with `--quick`) and `BENCH_BINARIES` (`name=path,...`:
+//! the release binaries whose sizes to report).
 //!
 //! Flags: `--players N` (default 1,000,000), `--quick` (fewer rounds), `--smoke` (a
 //! few rounds of everything: the test command's check that the harness works),
@@ -14,6 +19,7 @@
 mod board;
 mod cpu;
 mod freshness;
+mod load;
 mod postgres;
 mod redis_ops;
 mod report;
@@ -69,6 +75,28 @@ fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.is_empty())
 }
 
+/// Loads the board into one server (through the rebuild, then the bare floor) and
+/// measures every Redis path on it: one column of the report.
+async fn redis_column(
+    ctx: &leaderboard::wiring::AppContext,
+    url: &str,
+    bare: &mut redis::aio::ConnectionManager,
+    lb: &LeaderboardId,
+    players: &[board::Player],
+    rounds: Rounds,
+) -> anyhow::Result<report::Column> {
+    println!("== loading the index");
+    let rebuild = board::load_by_rebuild(url, ctx, lb, players).await?;
+    let bare_load = board::load_bare(bare, players).await?;
+    println!("== index paths: ours vs bare commands");
+    let latency = redis_ops::run(ctx, bare, lb, players, rounds).await?;
+    Ok(report::Column {
+        rebuild,
+        bare_load,
+        latency,
+    })
+}
+
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = args()?;
@@ -97,13 +125,20 @@ async fn main() -> anyhow::Result<()> {
     let mut bare = redis::Client::open(redis_url.as_str())?
         .get_connection_manager()
         .await?;
+    let column = redis_column(&ctx, &redis_url, &mut bare, &lb, &players, rounds).await?;
 
-    println!("== loading Redis");
-    let rebuild = board::load_by_rebuild(&redis_url, &ctx, &lb, &players).await?;
-    let bare_load = board::load_bare(&mut bare, &players).await?;
-
-    println!("== Redis paths: ours vs bare commands");
-    let redis = redis_ops::run(&ctx, &mut bare, &lb, &players, rounds).await?;
+    let valkey = match env("BENCH_VALKEY_URL") {
+        Some(url) => {
+            println!("== the same on Valkey");
+            let vctx = board::context(&url, &dynamodb_url, &table).await?;
+            let mut vbare = redis::Client::open(url.as_str())?
+                .get_connection_manager()
+                .await?;
+            let c = redis_column(&vctx, &url, &mut vbare, &lb, &players, rounds).await?;
+            Some((report::server_version(&mut vbare).await, c))
+        }
+        None => None,
+    };
 
     let postgres = match env("BENCH_POSTGRES_URL") {
         Some(url) => {
@@ -145,15 +180,30 @@ async fn main() -> anyhow::Result<()> {
         }
     }
 
+    let local_stack = match env("BENCH_LOAD_URL") {
+        Some(url) => {
+            println!("== the local stack under load");
+            let key = env("BENCH_API_KEY").unwrap_or_else(|| "local-dev-key".into());
+            let num = |name: &str, default: u64| {
+                env(name).and_then(|v| v.parse().ok()).unwrap_or(default)
+            };
+            let seconds = num("BENCH_LOAD_SECONDS", pick(600, 60, 3) as u64);
+            let writes = num("BENCH_LOAD_WRITES_PER_S", 200) as u32;
+            let reads = num("BENCH_LOAD_READS_PER_S", 1_000) as u32;
+            Some(load::run(&url, &key, writes, reads, seconds).await?)
+        }
+        None => None,
+    };
+
     let machine = report::machine(&mut bare).await;
     let results = report::Results::new(
         machine,
         args.players,
-        rebuild,
-        bare_load,
-        redis,
+        column,
+        valkey,
         postgres,
         cpu,
+        local_stack,
         fresh,
         env("BENCH_POLL_INTERVAL_S").and_then(|s| s.parse().ok()),
     );
