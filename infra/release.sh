@@ -37,7 +37,8 @@ if ! rustup target list --installed 2>/dev/null | grep -qx "$target"; then
   }
 fi
 
-functions=(ingest rank top friends boards rebuild projector)
+functions=()
+for dir in functions/*/; do functions+=("$(basename "$dir")"); done
 packages=()
 for f in "${functions[@]}"; do packages+=(-p "$f"); done
 log "cargo lambda build --release $flag (${functions[*]})"
@@ -54,7 +55,7 @@ if [ "$(uname -m)" = "$([ "$arch" = arm64 ] && echo aarch64 || echo x86_64)" ]; 
 import json, platform, sys
 rows = json.load(open(sys.argv[1]))
 print(f"# Release bootstraps ({sys.argv[2]}, `bash infra/release.sh --arch {sys.argv[2]}`)\n")
-print(f"{sys.argv[3]}; {platform.processor() or platform.machine()}; profile.release: fat LTO, 1 codegen unit, strip, panic=unwind.\n")
+print(f"{sys.argv[3]}; {platform.processor() or platform.machine()}; profile.release: opt-level \"s\", fat LTO, 1 codegen unit, strip, panic=unwind.\n")
 print("| function | bootstrap | init p50 | init p90 | connections during init |")
 print("|---|---:|---:|---:|---|")
 for r in rows:

@@ -20,7 +20,12 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-FUNCTIONS = ["ingest", "rank", "top", "friends", "boards", "rebuild", "projector"]
+def functions(bin_dir):
+    """Every function built into `bin_dir` (cargo-lambda's `NAME/bootstrap` or a plain
+    `NAME` binary), named as the workspace's functions/ folders name them."""
+    names = sorted(os.listdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "functions")))
+    return [n for n in names
+            if os.path.exists(os.path.join(bin_dir, n, "bootstrap")) or os.path.exists(os.path.join(bin_dir, n))]
 
 
 class FirstPoll:
@@ -97,6 +102,10 @@ def env_for(name, api, redis_port, dynamo_port):
         "REDIS_URL": f"redis+cluster://127.0.0.1:{redis_port}",
         "CURSOR_SECRET": "init-time-cursor-secret",
         "SOCIAL_GRAPH_URL": "http://127.0.0.1:9/",
+        "EVENT_BUS_NAME": "leaderboard-events",
+        "DEAD_LETTER_QUEUE_URL": "http://127.0.0.1:9/000000000000/dead-letters",
+        "REPAIR_QUEUE_URL": "http://127.0.0.1:9/000000000000/repair",
+        "LIVE_EVENTS_URL": "https://events.example.invalid",
         "RUST_LOG": "warn",
     }
 
@@ -138,7 +147,7 @@ def main():
     ap.add_argument("--out")
     args = ap.parse_args()
     rows = []
-    for name in FUNCTIONS:
+    for name in functions(args.bin_dir):
         path = os.path.join(args.bin_dir, name, "bootstrap")
         if not os.path.exists(path):
             path = os.path.join(args.bin_dir, name)
