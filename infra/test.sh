@@ -60,9 +60,9 @@ if [ $# -eq 0 ]; then
   export LB_TEST_REDIS_URL="redis://127.0.0.1:$valkey_port"
   export LB_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${valkey_cluster_ports[0]},127.0.0.1:${valkey_cluster_ports[1]},127.0.0.1:${valkey_cluster_ports[2]}"
   if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run -p e2e --locked --no-fail-fast -E 'test(/^index::/) | test(/^hot::/)'
+    cargo nextest run --workspace --locked --no-fail-fast -E 'test(/^index::/) | test(/^hot::/)'
   else
-    cargo test -p e2e --locked --no-fail-fast -- index:: hot::
+    cargo test --workspace --locked --no-fail-fast -- index:: hot::
   fi
   export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 fi
