@@ -57,6 +57,26 @@ wait_tcp 127.0.0.1 "$redis_port" 30
 wait_tcp 127.0.0.1 "$dynamodb_port" 60
 wait_tcp 127.0.0.1 "$pg_port" 60
 
+# start_stack NAME PORT [ARG...]: a local stack of release binaries on PORT with its own
+# table and key prefix, the extra arguments added, its log in $work/stack-NAME.log;
+# returns once it is READY. Environment set on the call is the stack's configuration.
+start_stack() {
+  local name=$1 port=$2
+  shift 2
+  "$VENV/bin/python" infra/local/stack.py --table "$name-$port" --bin-dir target/release \
+    --port "$port" --social-port 0 --events-port 0 --events-ws-port 0 \
+    --dynamodb-url "http://127.0.0.1:$dynamodb_port" --redis-url "redis://127.0.0.1:$redis_port" \
+    --key-prefix "$name$port:" --api-key bench-key --run-dir "$work/stack-$name" "$@" \
+    >"$work/stack-$name.log" 2>&1 &
+  pids+=($!)
+  for ((i = 0; i < 600; i++)); do
+    grep -q '^READY' "$work/stack-$name.log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  cat "$work/stack-$name.log" >&2
+  exit 1
+}
+
 # Two stacks for the freshness runs: write-through off (the stream alone carries each
 # write), read limits off (the probe polls hard), AWS's poll interval.
 poll=0.25
@@ -66,34 +86,14 @@ for label_ttl in "cache 250 ms:250" "cache off:0"; do
   ttl="${label_ttl##*:}"
   port="$(free_port)"
   WRITE_THROUGH=false READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 READ_CACHE_TTL_MS="$ttl" \
-    "$VENV/bin/python" infra/local/stack.py --table "fresh-$port" --bin-dir target/release \
-    --port "$port" --social-port 0 --events-port 0 --events-ws-port 0 --dynamodb-url "http://127.0.0.1:$dynamodb_port" \
-    --redis-url "redis://127.0.0.1:$redis_port" --key-prefix "fresh$port:" \
-    --api-key bench-key --poll-interval "$poll" --redis-timeout-ms 50 \
-    --run-dir "$work/stack-$port" >"$work/stack-$port.log" 2>&1 &
-  pids+=($!)
-  for ((i = 0; i < 600; i++)); do
-    grep -q '^READY' "$work/stack-$port.log" 2>/dev/null && break
-    sleep 0.1
-  done
-  grep -q '^READY' "$work/stack-$port.log" || { cat "$work/stack-$port.log" >&2; exit 1; }
+    start_stack "fresh$ttl" "$port" --poll-interval "$poll" --redis-timeout-ms 50
   apis="${apis:+$apis,}$label=http://127.0.0.1:$port"
 done
 
 # The load run's stack: as infra/up.sh serves it (write-through on, reply cache on), its
-# read rate limits off so every read reaches the index, release binaries.
+# read rate limits off so every read reaches the index.
 load_port="$(free_port)"
-READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 \
-  "$VENV/bin/python" infra/local/stack.py --table "load-$load_port" --bin-dir target/release \
-  --port "$load_port" --social-port 0 --events-port 0 --events-ws-port 0 --dynamodb-url "http://127.0.0.1:$dynamodb_port" \
-  --redis-url "redis://127.0.0.1:$redis_port" --key-prefix "load$load_port:" \
-  --api-key bench-key --run-dir "$work/stack-load" >"$work/stack-load.log" 2>&1 &
-pids+=($!)
-for ((i = 0; i < 600; i++)); do
-  grep -q '^READY' "$work/stack-load.log" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q '^READY' "$work/stack-load.log" || { cat "$work/stack-load.log" >&2; exit 1; }
+READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 start_stack load "$load_port"
 
 start_valkey
 binaries=""

@@ -496,49 +496,43 @@ impl Results {
             );
             let (a, b) = (&self.ratios, &v.ratios);
             let (ta, tb) = (&self.throughput, &v.throughput);
-            let rows: [(&str, String, String); 8] = [
+            let two = |x: f64, y: f64| (format!("{x:.2}"), format!("{y:.2}"));
+            let whole = |x: f64, y: f64| (format!("{x:.0}"), format!("{y:.0}"));
+            let rows = [
                 (
                     "rank + 10 neighbours p99 / bare",
-                    format!("{:.2}", a.rank_p99_vs_bare),
-                    format!("{:.2}", b.rank_p99_vs_bare),
+                    two(a.rank_p99_vs_bare, b.rank_p99_vs_bare),
                 ),
                 (
                     "top-100 p99 / bare",
-                    format!("{:.2}", a.top_p99_vs_bare),
-                    format!("{:.2}", b.top_p99_vs_bare),
+                    two(a.top_p99_vs_bare, b.top_p99_vs_bare),
                 ),
                 (
                     "friends-rank p99 / bare",
-                    format!("{:.2}", a.friends_p99_vs_bare),
-                    format!("{:.2}", b.friends_p99_vs_bare),
+                    two(a.friends_p99_vs_bare, b.friends_p99_vs_bare),
                 ),
                 (
                     "ingest apply p99 / bare",
-                    format!("{:.2}", a.apply_p99_vs_bare),
-                    format!("{:.2}", b.apply_p99_vs_bare),
+                    two(a.apply_p99_vs_bare, b.apply_p99_vs_bare),
                 ),
                 (
                     "projector records/s (batches of 1,000)",
-                    format!("{:.0}", ta.projector_records_per_s),
-                    format!("{:.0}", tb.projector_records_per_s),
+                    whole(ta.projector_records_per_s, tb.projector_records_per_s),
                 ),
                 (
                     "projector / pipelined ZADD",
-                    format!("{:.2}", a.projector_vs_zadd),
-                    format!("{:.2}", b.projector_vs_zadd),
+                    two(a.projector_vs_zadd, b.projector_vs_zadd),
                 ),
                 (
                     "rebuild players/s",
-                    format!("{:.0}", ta.rebuild_players_per_s),
-                    format!("{:.0}", tb.rebuild_players_per_s),
+                    whole(ta.rebuild_players_per_s, tb.rebuild_players_per_s),
                 ),
                 (
                     "rebuild / bulk ZADD",
-                    format!("{:.2}", a.rebuild_vs_floor),
-                    format!("{:.2}", b.rebuild_vs_floor),
+                    two(a.rebuild_vs_floor, b.rebuild_vs_floor),
                 ),
             ];
-            for (name, x, y) in rows {
+            for (name, (x, y)) in rows {
                 let _ = writeln!(out, "| {name} | {x} | {y} |");
             }
         }
