@@ -39,7 +39,8 @@
 //! - [`lambda_stream`]: DynamoDB stream events in, batch responses out;
 //! - [`lambda_records`]: Kafka and Kinesis events in (stream ingest), batch responses out;
 //! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions;
-//! - [`wiring`]: configuration -> clients -> adapters, once per container;
+//! - [`wiring`]: configuration -> clients -> adapters, once per container; [`tls`]: the
+//!   one TLS crypto provider (ring) every client uses;
 //! - [`cursor`]: signed paging cursors; [`ttl_cache`]: per-container caches;
 //! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
 
