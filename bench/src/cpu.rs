@@ -5,7 +5,8 @@
 
 use leaderboard::board::Policy;
 use leaderboard::order::RankMode;
-use leaderboard::store::StandingStore;
+use leaderboard::service::Context;
+use leaderboard::store::{RankIndex, ScoreStore, StandingStore};
 use std::time::Duration;
 
 use leaderboard::caller::Caller;
@@ -47,25 +48,33 @@ fn thread_cpu() -> Duration {
     Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
 }
 
-/// CPU per ingest request over the in-memory twins (same requests, same board id).
-async fn own_code(
-    lb: &LeaderboardId,
+/// CPU per ingest request through `ctx`: 20 warm-up requests (connections, the board
+/// cache, the script cache), then `ingests` measured ones, each reply encoded.
+async fn ingest_cpu_us<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
     ingests: usize,
     submit: &impl Fn(usize) -> SubmitScore,
-) -> f64 {
-    let ctx = leaderboard::memory::context();
-    leaderboard::memory::seed(&ctx, lb.as_str(), Policy::Best, &[]).await;
+) -> anyhow::Result<f64> {
     for i in 0..20 {
-        ingest::submit_score(&ctx, submit(i))
-            .await
-            .expect("a valid submission");
+        ingest::submit_score(ctx, submit(i)).await?;
     }
     let before = thread_cpu();
     for i in 20..20 + ingests {
-        let reply = ingest::submit_score(&ctx, submit(i)).await;
+        let reply = ingest::submit_score(ctx, submit(i)).await;
         std::hint::black_box(http::respond(200, reply));
     }
-    (thread_cpu() - before).as_secs_f64() * 1e6 / ingests as f64
+    Ok((thread_cpu() - before).as_secs_f64() * 1e6 / ingests as f64)
+}
+
+/// The same requests over the in-memory twins (same board id): our own code.
+async fn own_code_us(
+    lb: &LeaderboardId,
+    ingests: usize,
+    submit: &impl Fn(usize) -> SubmitScore,
+) -> anyhow::Result<f64> {
+    let ctx = leaderboard::memory::context();
+    leaderboard::memory::seed(&ctx, lb.as_str(), Policy::Best, &[]).await;
+    ingest_cpu_us(&ctx, ingests, submit).await
 }
 
 /// Runs in its own thread with a current-thread runtime, so every task it spawns (the
@@ -93,18 +102,8 @@ pub fn run(
                 want_previous_rank: false,
                 reached_at: None,
             };
-            // Warm up connections, the board cache and the script cache.
-            for i in 0..20 {
-                ingest::submit_score(&ctx, submit(i)).await?;
-            }
-            let before = thread_cpu();
-            for i in 20..20 + ingests {
-                let reply = ingest::submit_score(&ctx, submit(i)).await;
-                std::hint::black_box(http::respond(200, reply));
-            }
-            let ingest_us = (thread_cpu() - before).as_secs_f64() * 1e6 / ingests as f64;
-
-            let ingest_own_us = own_code(&lb, ingests, &submit).await;
+            let ingest_us = ingest_cpu_us(&ctx, ingests, &submit).await?;
+            let ingest_own_us = own_code_us(&lb, ingests, &submit).await?;
 
             let first = PlayerId::parse("cpu000000").expect("valid");
             let before = thread_cpu();

@@ -9,13 +9,12 @@
 //! spectators); the stack runs with its read rate limits off, so no read is turned
 //! away cheaply.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
 use serde_json::json;
-use tokio::sync::Mutex;
 
 use crate::stats::Summary;
 
@@ -48,11 +47,12 @@ struct Tally {
 }
 
 impl Tally {
-    async fn record(&self, started: Instant, outcome: Result<u16, reqwest::Error>) {
+    fn record(&self, started: Instant, outcome: Result<u16, reqwest::Error>) {
         match outcome {
             Ok(s) if (200..300).contains(&s) => {
                 self.ok.fetch_add(1, Ordering::Relaxed);
-                self.took.lock().await.push(started.elapsed());
+                let took = started.elapsed();
+                self.took.lock().expect("not poisoned").push(took);
             }
             Err(e) if e.is_timeout() => {
                 self.timeouts.fetch_add(1, Ordering::Relaxed);
@@ -63,8 +63,10 @@ impl Tally {
         }
     }
 
-    async fn summary(&self) -> Summary {
-        Summary::of(std::mem::take(&mut *self.took.lock().await))
+    fn summary(&self) -> Summary {
+        Summary::of(std::mem::take(
+            &mut *self.took.lock().expect("not poisoned"),
+        ))
     }
 }
 
@@ -87,7 +89,7 @@ where
         inflight.spawn(async move {
             let started = Instant::now();
             let outcome = req.send().await.map(|r| r.status().as_u16());
-            tally.record(started, outcome).await;
+            tally.record(started, outcome);
         });
         while inflight.try_join_next().is_some() {}
     }
@@ -101,8 +103,7 @@ pub async fn run(
     reads_per_s: u32,
     seconds: u64,
 ) -> anyhow::Result<LoadRun> {
-    leaderboard::tls::install_provider();
-    let http = reqwest::Client::builder()
+    let http = leaderboard::tls::http()
         .pool_max_idle_per_host(256)
         .build()?;
     let board = format!("load-{}", chrono::Utc::now().timestamp_millis());
@@ -153,7 +154,7 @@ pub async fn run(
     });
     tokio::join!(w, r);
     let took = started.elapsed().as_secs_f64();
-    let (ws, rs) = (writes.summary().await, reads.summary().await);
+    let (ws, rs) = (writes.summary(), reads.summary());
     let run = LoadRun {
         seconds: took,
         target_writes_per_s: writes_per_s,

@@ -21,9 +21,8 @@ pub struct HttpFriendsSource {
 
 impl HttpFriendsSource {
     pub fn new(base_url: &str, timeout: Duration) -> Result<Self, FriendsError> {
-        crate::tls::install_provider();
         Ok(Self {
-            http: reqwest::Client::builder().timeout(timeout).build()?,
+            http: crate::tls::http().timeout(timeout).build()?,
             base_url: base_url.trim_end_matches('/').to_owned(),
         })
     }

@@ -19,7 +19,6 @@ use crate::service::{Context, Settings};
 /// default client would link aws-lc-rs as a second crypto library).
 pub fn aws_defaults() -> aws_config::ConfigLoader {
     use aws_smithy_http_client::{Builder, tls};
-    crate::tls::install_provider();
     let http = Builder::new()
         .tls_provider(tls::Provider::Rustls(
             tls::rustls_provider::CryptoMode::Ring,
@@ -149,8 +148,10 @@ pub async fn broadcaster(config: &Config) -> Result<crate::appsync::AppSyncEvent
     let credentials = aws
         .credentials_provider()
         .ok_or_else(|| InitError::Events("no AWS credentials to sign publishes with".into()))?;
-    crate::tls::install_provider();
-    crate::appsync::AppSyncEvents::new(reqwest::Client::new(), url, region, credentials)
+    let http = crate::tls::http()
+        .build()
+        .map_err(|e| InitError::Events(e.to_string()))?;
+    crate::appsync::AppSyncEvents::new(http, url, region, credentials)
         .map_err(|e| InitError::Events(e.to_string()))
 }
 

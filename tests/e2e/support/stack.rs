@@ -138,10 +138,7 @@ impl Stack {
             events: field("events")?,
             realtime: field("realtime")?,
             child,
-            http: {
-                leaderboard::tls::install_provider();
-                reqwest::Client::new()
-            },
+            http: leaderboard::tls::http().build()?,
             table,
             prefix,
             run_dir,
