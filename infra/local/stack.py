@@ -36,6 +36,13 @@ One process plays, on loopback:
 - IAM, in part: each function signs its DynamoDB calls with its own access key, and the
   DynamoDB endpoint (dynamodb_server.py) allows only what its role in the template allows.
 
+Under load (infra/bench.sh holds 200 writes/s + 1,000 reads/s through it) what counts is
+the shim's own CPU, one interpreter for every request: its HTTP servers keep a real
+listen backlog, write each reply in one piece with Nagle off and read headers without
+the email parser; request ids come from a counter; the table's stream is read over the
+JSON protocol directly (`JsonApi`), its records kept in the wire form Lambda's event
+carries, and its shard list reused for a second.
+
 Usage: stack.py --table NAME --bin-dir target/debug [--port 3000] [--social-port 3001] ...
 Prints one line `READY api=http://... social=http://... events=http://... realtime=ws://...`
 on stdout when it serves.
@@ -44,6 +51,8 @@ on stdout when it serves.
 import argparse
 import base64
 import datetime
+import http.client
+import itertools
 import json
 import os
 import queue
@@ -59,7 +68,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import boto3
 import yaml
+from botocore.auth import SigV4Auth
+from botocore.awsrequest import AWSRequest
 from botocore.config import Config as BotoConfig
+from botocore.credentials import Credentials
 
 import events
 import iam
@@ -197,9 +209,111 @@ def logical_id(ref):
 # --- the Lambda service ----------------------------------------------------------------
 
 
+class Server(ThreadingHTTPServer):
+    """A threaded HTTP server with a listen backlog fit for a load: the standard
+    library's default of 5 drops a burst's connection attempts, and each dropped SYN
+    costs its client a one-second (then three-second, ...) retransmission."""
+
+    daemon_threads = True
+    request_queue_size = 1024
+
+
+class Handler(BaseHTTPRequestHandler):
+    """The stack's HTTP handlers: HTTP/1.1 keep-alive, no request log, and each reply
+    written in one piece with Nagle off (a reply sent as headers, then body, with Nagle
+    on can sit waiting for the peer's delayed ACK)."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    MAX_HEADERS = 100
+
+    def log_message(self, *args):
+        pass
+
+    def parse_request(self):
+        """The request line and headers, read without the standard library's email
+        parser (a tenth of the shim's CPU under load). `self.headers` answers `get`
+        (any case) and `items` (as sent, repeats included)."""
+        self.command, self.request_version = None, "HTTP/0.9"
+        self.close_connection = True
+        self.requestline = str(self.raw_requestline, "iso-8859-1").rstrip("\r\n")
+        words = self.requestline.split()
+        if len(words) != 3 or words[2] not in ("HTTP/1.0", "HTTP/1.1"):
+            self.send_error(400, f"Bad request line {self.requestline!r}")
+            return False
+        self.command, self.path, self.request_version = words
+        headers = Headers()
+        while True:
+            line = self.rfile.readline(65537)
+            if len(line) > 65536 or len(headers.pairs) >= self.MAX_HEADERS:
+                self.send_error(431, "Request header fields too large")
+                return False
+            if line in (b"\r\n", b"\n", b""):
+                break
+            name, colon, value = str(line, "iso-8859-1").partition(":")
+            if not colon or not name or name != name.strip():
+                self.send_error(400, "Bad header line")
+                return False
+            headers.add(name, value.strip())
+        self.headers = headers
+        connection = headers.get("Connection", "").lower()
+        self.close_connection = connection == "close" or (
+            self.request_version == "HTTP/1.0" and connection != "keep-alive")
+        if headers.get("Expect", "").lower() == "100-continue":
+            return self.handle_expect_100()
+        return True
+
+    def date_time_string(self, timestamp=None):
+        # The Date header, formatted once a second rather than on every reply.
+        now = int(time.time()) if timestamp is None else int(timestamp)
+        cached = Handler._date
+        if cached[0] != now:
+            cached = Handler._date = (now, super().date_time_string(now))
+        return cached[1]
+
+    _date = (0, "")
+
+    def reply(self, status, headers, body):
+        head = [f"{self.protocol_version} {status} {self.responses.get(status, ('',))[0]}\r\n"]
+        head += [f"{k}: {v}\r\n" for k, v in headers.items()]
+        if self.close_connection:
+            head.append("Connection: close\r\n")
+        head.append(f"Date: {self.date_time_string()}\r\nContent-Length: {len(body)}\r\n\r\n")
+        out = "".join(head).encode("latin-1")
+        self.wfile.write(out if self.command == "HEAD" else out + body)
+
+
+class Headers:
+    """A request's headers: looked up in any case, listed as sent."""
+
+    def __init__(self):
+        self.pairs = []
+        self.by_name = {}
+
+    def add(self, name, value):
+        self.pairs.append((name, value))
+        self.by_name.setdefault(name.lower(), value)
+
+    def get(self, name, default=None):
+        return self.by_name.get(name.lower(), default)
+
+    def items(self):
+        return list(self.pairs)
+
+
+# Request ids: unique within the stack's run, UUID-shaped, without a system call each.
+_ID_BASE = uuid.uuid4().hex
+_ids = itertools.count()
+
+
+def request_id():
+    n = next(_ids)
+    return f"{_ID_BASE[:8]}-{_ID_BASE[8:12]}-{_ID_BASE[12:16]}-{_ID_BASE[16:20]}-{n:012x}"
+
+
 class Invocation:
     def __init__(self, payload, deadline_ms):
-        self.id = str(uuid.uuid4())
+        self.id = request_id()
         self.payload = payload
         self.deadline_ms = deadline_ms
         self.done = threading.Event()
@@ -224,19 +338,9 @@ class FunctionHost:
         self.stopping = False
         host = self
 
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args):
-                pass
-
+        class RuntimeApi(Handler):
             def _reply(self, code, body=b"", headers=None):
-                self.send_response(code)
-                for k, v in (headers or {}).items():
-                    self.send_header(k, v)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
+                self.reply(code, headers or {}, body)
 
             def do_GET(self):
                 if self.path != f"{RUNTIME_PREFIX}/invocation/next":
@@ -256,7 +360,7 @@ class FunctionHost:
                         "Lambda-Runtime-Invoked-Function-Arn": (
                             f"arn:aws:lambda:us-east-1:000000000000:function:{host.name}"
                         ),
-                        "Lambda-Runtime-Trace-Id": f"Root=1-{uuid.uuid4().hex[:8]}-{uuid.uuid4().hex[:24]}",
+                        "Lambda-Runtime-Trace-Id": f"Root=1-{inv.id[:8]}-{inv.id.replace('-', '')[8:]}",
                     },
                 )
 
@@ -279,8 +383,7 @@ class FunctionHost:
                     return self._reply(202, b'{"status":"OK"}', {"Content-Type": "application/json"})
                 return self._reply(404)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
+        self.server = Server(("127.0.0.1", 0), RuntimeApi)
         self.port = self.server.server_address[1]
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
@@ -385,25 +488,10 @@ def json_error(status, code, message):
 
 
 def gateway_handler(routes, hosts, api_key, openapi, check):
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "lb-local-gateway"
-
-        def log_message(self, *args):
-            pass
-
-        def _send(self, status, headers, body):
-            self.send_response(status)
-            for k, v in headers.items():
-                self.send_header(k, v)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(body)
-
+    class Gateway(Handler):
         def _handle(self):
             try:
-                self._send(*self._dispatch())
+                self.reply(*self._dispatch())
             except BrokenPipeError:
                 pass
 
@@ -477,7 +565,7 @@ def gateway_handler(routes, hosts, api_key, openapi, check):
                         "sourceIp": self.client_address[0],
                         "userAgent": headers.get("user-agent", ""),
                     },
-                    "requestId": str(uuid.uuid4()),
+                    "requestId": request_id(),
                     "routeKey": route.key,
                     "stage": "$default",
                     "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
@@ -512,7 +600,7 @@ def gateway_handler(routes, hosts, api_key, openapi, check):
                 return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
             return to_http(result)
 
-    return Handler
+    return Gateway
 
 
 def to_http(raw):
@@ -538,19 +626,10 @@ def social_handler():
     lock = threading.Lock()
     pattern = re.compile(r"^/players/([^/]+)/friends$")
 
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, *args):
-            pass
-
+    class Social(Handler):
         def _send(self, status, payload=None):
             body = b"" if payload is None else json.dumps(payload).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+            self.reply(status, {"Content-Type": "application/json"}, body)
 
         def do_GET(self):
             m = pattern.match(urllib.parse.urlsplit(self.path).path)
@@ -574,47 +653,95 @@ def social_handler():
                 friends[urllib.parse.unquote(m.group(1))] = ids
             self._send(204)
 
-    return Handler
+    return Social
 
 
 # --- stream event source mappings (the table's stream, Kinesis) ------------------------
 
 
-def _plain(value):
-    """boto3's stream record -> the JSON Lambda delivers (bytes as base64, dates as epoch)."""
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_plain(v) for v in value]
-    if isinstance(value, (bytes, bytearray)):
-        return base64.b64encode(value).decode()
-    if isinstance(value, datetime.datetime):
-        return value.timestamp()
-    if isinstance(value, set):
-        return [_plain(v) for v in sorted(value)]
-    return value
+class JsonApi:
+    """An AWS JSON-protocol API called without boto3's model: each request signed with
+    botocore's SigV4 signer, each reply's JSON handed back as it came. Under load,
+    botocore's model-driven parse of a busy stream's records (which the event then
+    re-encodes, since Lambda's event carries their wire form anyway) was the largest
+    share of the shim's CPU."""
+
+    def __init__(self, endpoint, signing_name, target_prefix, timeout=10):
+        url = urllib.parse.urlsplit(endpoint)
+        self.https = url.scheme == "https"
+        self.netloc = url.netloc
+        self.url = f"{url.scheme}://{url.netloc}/"
+        self.signer = SigV4Auth(Credentials("local", "local"), signing_name, "us-east-1")
+        self.prefix = target_prefix
+        self.timeout = timeout
+        self.local = threading.local()
+
+    def _connection(self):
+        conn = getattr(self.local, "conn", None)
+        if conn is None:
+            cls = http.client.HTTPSConnection if self.https else http.client.HTTPConnection
+            conn = self.local.conn = cls(self.netloc, timeout=self.timeout)
+        return conn
+
+    def call(self, action, payload):
+        body = json.dumps(payload).encode()
+        request = AWSRequest("POST", self.url, data=body, headers={
+            "Content-Type": "application/x-amz-json-1.0",
+            "X-Amz-Target": f"{self.prefix}.{action}",
+        })
+        self.signer.add_auth(request)
+        headers = dict(request.headers.items())
+        for attempt in (1, 2):
+            conn = self._connection()
+            try:
+                conn.request("POST", "/", body, headers)
+                reply = conn.getresponse()
+                data = reply.read()
+                break
+            except (OSError, http.client.HTTPException):
+                # A kept-alive connection the endpoint closed (or a restarted endpoint):
+                # one more try on a new connection.
+                conn.close()
+                self.local.conn = None
+                if attempt == 2:
+                    raise
+        if reply.status != 200:
+            raise RuntimeError(f"{action}: HTTP {reply.status}: {data[:300]!r}")
+        return json.loads(data)
 
 
 class TableStream:
-    """The table's DynamoDB stream, as a stream mapping reads it."""
+    """The table's DynamoDB stream, as a stream mapping reads it (records kept in their
+    wire form: that is what Lambda's event carries)."""
 
     info_key = "DDBStreamBatchInfo"
 
+    # How long a listing of the stream's shards serves a busy poller.
+    SHARDS_TTL_S = 1.0
+
     def __init__(self, dynamodb, streams, table):
         self.dynamodb, self.streams, self.table = dynamodb, streams, table
+        self._shards = (None, 0.0, [])  # arn, when listed, shard ids
 
     def arn(self):
+        # A new look at the table (after a failed poll) lists the shards afresh too.
+        self._shards = (None, 0.0, [])
         return self.dynamodb.describe_table(TableName=self.table)["Table"].get("LatestStreamArn")
 
     def shards(self, arn):
-        return [s["ShardId"] for s in self.streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]]
+        listed_arn, at, ids = self._shards
+        if listed_arn != arn or time.monotonic() - at > self.SHARDS_TTL_S:
+            reply = self.streams.call("DescribeStream", {"StreamArn": arn})
+            ids = [s["ShardId"] for s in reply["StreamDescription"]["Shards"]]
+            self._shards = (arn, time.monotonic(), ids)
+        return ids
 
     def read(self, arn, sid, after, limit):
         # A fresh iterator on every poll: moto's shard objects may be replaced.
         where = ({"ShardIteratorType": "AFTER_SEQUENCE_NUMBER", "SequenceNumber": after} if after
                  else {"ShardIteratorType": "TRIM_HORIZON"})
-        it = self.streams.get_shard_iterator(StreamArn=arn, ShardId=sid, **where)["ShardIterator"]
-        return self.streams.get_records(ShardIterator=it, Limit=limit)["Records"]
+        it = self.streams.call("GetShardIterator", {"StreamArn": arn, "ShardId": sid, **where})["ShardIterator"]
+        return self.streams.call("GetRecords", {"ShardIterator": it, "Limit": limit})["Records"]
 
     @staticmethod
     def seq(r):
@@ -623,10 +750,12 @@ class TableStream:
     @staticmethod
     def arrival(r):
         t = r["dynamodb"].get("ApproximateCreationDateTime")
+        if isinstance(t, (int, float)):
+            return datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
         return t if isinstance(t, datetime.datetime) else None
 
     def event(self, arn, sid, records):
-        return {"Records": [{**_plain(r), "eventSourceARN": arn} for r in records]}
+        return {"Records": [{**r, "eventSourceARN": arn} for r in records]}
 
 
 class KinesisStream:
@@ -1208,8 +1337,7 @@ def main():
     kinesis = boto3.client("kinesis", **kw)
     streams_made = ensure_kinesis_streams(kinesis, t.kinesis_streams, args.table) if args.kinesis else {}
 
-    social = ThreadingHTTPServer(("127.0.0.1", args.social_port), social_handler())
-    social.daemon_threads = True
+    social = Server(("127.0.0.1", args.social_port), social_handler())
     threading.Thread(target=social.serve_forever, daemon=True).start()
     social_url = f"http://127.0.0.1:{social.server_address[1]}"
     # The events API (AppSync Events in AWS), when a function publishes to it.
@@ -1275,7 +1403,8 @@ def main():
 
     pollers = []
     if not args.no_stream:
-        table_stream = TableStream(dynamodb, boto3.client("dynamodbstreams", **kw), args.table)
+        streams_api = JsonApi(args.dynamodb_url, "dynamodb", "DynamoDBStreams_20120810")
+        table_stream = TableStream(dynamodb, streams_api, args.table)
         for mapping in streams:
             pollers.append(StreamPoller(hosts[mapping["function"]], mapping, table_stream,
                                         args.poll_interval, destination_of(mapping)))
@@ -1310,10 +1439,7 @@ def main():
 
     openapi = load_openapi()
     check = ReplyCheck(openapi) if args.check_openapi else None
-    api = ThreadingHTTPServer(
-        ("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key, openapi, check)
-    )
-    api.daemon_threads = True
+    api = Server(("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key, openapi, check))
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url
 
