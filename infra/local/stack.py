@@ -41,7 +41,7 @@ the shim's own CPU, one interpreter for every request: its HTTP servers keep a r
 listen backlog, write each reply in one piece with Nagle off and read headers without
 the email parser; request ids come from a counter; the table's stream is read over the
 JSON protocol directly (`JsonApi`), its records kept in the wire form Lambda's event
-carries, and its shard list reused for a second.
+carries.
 
 Usage: stack.py --table NAME --bin-dir target/debug [--port 3000] [--social-port 3001] ...
 Prints one line `READY api=http://... social=http://... events=http://... realtime=ws://...`
@@ -716,25 +716,15 @@ class TableStream:
 
     info_key = "DDBStreamBatchInfo"
 
-    # How long a listing of the stream's shards serves a busy poller.
-    SHARDS_TTL_S = 1.0
-
     def __init__(self, dynamodb, streams, table):
         self.dynamodb, self.streams, self.table = dynamodb, streams, table
-        self._shards = (None, 0.0, [])  # arn, when listed, shard ids
 
     def arn(self):
-        # A new look at the table (after a failed poll) lists the shards afresh too.
-        self._shards = (None, 0.0, [])
         return self.dynamodb.describe_table(TableName=self.table)["Table"].get("LatestStreamArn")
 
     def shards(self, arn):
-        listed_arn, at, ids = self._shards
-        if listed_arn != arn or time.monotonic() - at > self.SHARDS_TTL_S:
-            reply = self.streams.call("DescribeStream", {"StreamArn": arn})
-            ids = [s["ShardId"] for s in reply["StreamDescription"]["Shards"]]
-            self._shards = (arn, time.monotonic(), ids)
-        return ids
+        reply = self.streams.call("DescribeStream", {"StreamArn": arn})
+        return [s["ShardId"] for s in reply["StreamDescription"]["Shards"]]
 
     def read(self, arn, sid, after, limit):
         # A fresh iterator on every poll: moto's shard objects may be replaced.
