@@ -302,13 +302,12 @@ class Headers:
 
 
 # Request ids: unique within the stack's run, UUID-shaped, without a system call each.
-_ID_BASE = uuid.uuid4().hex
+_ID_PREFIX = str(uuid.uuid4())[:24]
 _ids = itertools.count()
 
 
 def request_id():
-    n = next(_ids)
-    return f"{_ID_BASE[:8]}-{_ID_BASE[8:12]}-{_ID_BASE[12:16]}-{_ID_BASE[16:20]}-{n:012x}"
+    return f"{_ID_PREFIX}{next(_ids):012x}"
 
 
 class Invocation:
