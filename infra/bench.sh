@@ -93,7 +93,7 @@ done
 # The load run's stack: as infra/up.sh serves it (write-through on, reply cache on, four
 # processes per function), its read rate limits off so every read reaches the index.
 load_port="$(free_port)"
-READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 start_stack load "$load_port" --workers 4
+READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 start_stack load "$load_port" --workers 8 --max-queue-wait 2
 
 start_valkey
 binaries=""

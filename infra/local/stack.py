@@ -3,6 +3,10 @@
 One process plays, on loopback:
 - the Lambda service: each function of template.yaml runs as real processes of its
   compiled binary, talking the Lambda Runtime API (so `lambda_runtime` runs unchanged);
+  `--workers` processes per function are its concurrency: with `--max-queue-wait`, an
+  API request no process takes within that bound is throttled (503 `throttled`,
+  Retry-After: 1) as Lambda throttles at a function's limit, and an invocation whose
+  caller stopped waiting is never run, so a stack that fell behind catches up;
 - API Gateway (HTTP API, payload format 2.0): routes read from template.yaml, requests
   turned into events, replies turned back into HTTP; routes with `Authorizer: AWS_IAM`
   require the header `x-api-key: $LB_API_KEY` instead of SigV4; a request's
@@ -315,9 +319,15 @@ class Invocation:
         self.id = request_id()
         self.payload = payload
         self.deadline_ms = deadline_ms
+        self.taken = threading.Event()  # a process has it (set under the host's lock)
+        self.abandoned = False  # its caller stopped waiting before a process took it
         self.done = threading.Event()
         self.result = None
         self.error = None
+
+
+class Throttled(Exception):
+    """No process of the function took an invocation within its caller's bound."""
 
 
 class FunctionHost:
@@ -344,11 +354,9 @@ class FunctionHost:
             def do_GET(self):
                 if self.path != f"{RUNTIME_PREFIX}/invocation/next":
                     return self._reply(404)
-                inv = host.pending.get()
+                inv = host.take()
                 if inv is None:  # shutting down
                     return self._reply(500)
-                with host.lock:
-                    host.inflight[inv.id] = inv
                 self._reply(
                     200,
                     inv.payload,
@@ -420,13 +428,42 @@ class FunctionHost:
         time.sleep(0.2)
         self._spawn(i)
 
-    def invoke(self, payload):
+    def invoke(self, payload, queue_wait=None):
+        """Runs `payload` on the next free process: (result, None) or (None, error).
+        With `queue_wait`, raises Throttled if no process took it within that many
+        seconds (as Lambda throttles a function at its concurrency limit)."""
         timeout = self.spec["timeout"]
         inv = Invocation(json.dumps(payload).encode(), int((time.time() + timeout) * 1000))
         self.pending.put(inv)
+        if queue_wait is not None and not inv.taken.wait(queue_wait) and self._abandon(inv):
+            raise Throttled(f"no {self.name} process was free within {queue_wait:g} s")
         if not inv.done.wait(timeout + 5):
+            self._abandon(inv)
             return None, f"timed out after {timeout}s"
         return inv.result, inv.error
+
+    def take(self):
+        """The next invocation for a process, skipping those their callers abandoned
+        (a backlog of requests nobody waits for any more must not cost a process a
+        thing, or a stack that fell behind once never catches up); None at shutdown."""
+        while True:
+            inv = self.pending.get()
+            if inv is None:
+                return None
+            with self.lock:
+                if inv.abandoned:
+                    continue
+                inv.taken.set()
+                self.inflight[inv.id] = inv
+            return inv
+
+    def _abandon(self, inv):
+        """Withdraws a queued invocation; False if a process has taken it already."""
+        with self.lock:
+            if inv.taken.is_set():
+                return False
+            inv.abandoned = True
+            return True
 
     def stop(self):
         self.stopping = True
@@ -486,7 +523,7 @@ def json_error(status, code, message):
     ).encode()
 
 
-def gateway_handler(routes, hosts, api_key, openapi, check):
+def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
     class Gateway(Handler):
         def _handle(self):
             try:
@@ -518,7 +555,11 @@ def gateway_handler(routes, hosts, api_key, openapi, check):
                     # What API Gateway's IAM authorizer answers for a bad signature.
                     return 403, {"Content-Type": "application/json"}, b'{"message":"Forbidden"}'
                 params = {n: urllib.parse.unquote(v) for n, v in zip(route.params, m.groups())}
-                return self._checked(url, *self._invoke(route, url, params, body))
+                try:
+                    return self._checked(url, *self._invoke(route, url, params, body))
+                except Throttled as e:
+                    status, headers, body = json_error(503, "throttled", f"{e}; retry")
+                    return status, {**headers, "Retry-After": "1"}, body
             if path_matched:
                 return json_error(405, "method_not_allowed", f"{self.command} is not allowed here")
             return json_error(404, "route_not_found", f"no route for {self.command} {url.path}")
@@ -593,7 +634,7 @@ def gateway_handler(routes, hosts, api_key, openapi, check):
                 event["pathParameters"] = params
             if body:
                 event["body"] = text
-            result, error = hosts[route.function].invoke(event)
+            result, error = hosts[route.function].invoke(event, queue_wait)
             if error is not None:
                 log("invocation failed", function=route.function, error=error)
                 return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
@@ -1278,6 +1319,10 @@ def main():
     ap.add_argument("--key-prefix", default="")
     ap.add_argument("--api-key", default=os.environ.get("LB_API_KEY", "local-dev-key"))
     ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
+    ap.add_argument("--max-queue-wait", type=float, default=None,
+                    help="seconds an API request may wait for a free process of its function before "
+                         "a 503 `throttled` with Retry-After (Lambda's concurrency limit); default: "
+                         "as long as the function's timeout")
     ap.add_argument("--poll-interval", type=float, default=0.25, help="seconds; AWS polls 4 times a second")
     ap.add_argument("--no-stream", action="store_true", help="do not run the stream mapping")
     ap.add_argument("--kinesis", action="store_true", default=os.environ.get("LB_KINESIS") == "1",
@@ -1428,7 +1473,8 @@ def main():
 
     openapi = load_openapi()
     check = ReplyCheck(openapi) if args.check_openapi else None
-    api = Server(("127.0.0.1", args.port), gateway_handler(routes, hosts, args.api_key, openapi, check))
+    gateway = gateway_handler(routes, hosts, args.api_key, openapi, check, args.max_queue_wait)
+    api = Server(("127.0.0.1", args.port), gateway)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url
 

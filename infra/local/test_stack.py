@@ -1,9 +1,12 @@
-"""Tests of the local stack's pure parts: the event source mapping's retry semantics,
-the template reading and the IAM check's rules. Run by infra/test.sh (python -m unittest)."""
+"""Tests of the local stack's parts: the event source mapping's retry semantics, the
+Lambda service's queue (over its real Runtime API server), the template reading and the
+IAM check's rules. Run by infra/test.sh (python -m unittest)."""
 
+import http.client
 import json
 import os
 import tempfile
+import threading
 import unittest
 
 import iam
@@ -175,6 +178,65 @@ class KafkaMappingTest(unittest.TestCase):
         info = record["KafkaBatchInfo"]
         self.assertEqual(info["batchSize"], 6)
         self.assertEqual(info["recordsInfo"]["t-0"], {"firstRecordOffset": "0", "lastRecordOffset": "3"})
+
+
+class Process:
+    """A function process's side of the Runtime API, spoken over HTTP to the host."""
+
+    def __init__(self, host):
+        self.conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=5)
+
+    def next(self):
+        self.conn.request("GET", f"{stack.RUNTIME_PREFIX}/invocation/next")
+        r = self.conn.getresponse()
+        return r.getheader("Lambda-Runtime-Aws-Request-Id"), json.loads(r.read())
+
+    def respond(self, request_id, result):
+        self.conn.request("POST", f"{stack.RUNTIME_PREFIX}/invocation/{request_id}/response",
+                          body=json.dumps(result).encode())
+        self.conn.getresponse().read()
+
+
+class InBackground(threading.Thread):
+    def __init__(self, call):
+        super().__init__(daemon=True)
+        self.call, self.out = call, None
+        self.start()
+
+    def run(self):
+        self.out = self.call()
+
+
+class FunctionQueueTest(unittest.TestCase):
+    def setUp(self):
+        run_dir = tempfile.mkdtemp()
+        spec = {"binary": "none", "timeout": 3, "memory": 128}
+        # No processes are started: the test plays the one process.
+        self.host = stack.FunctionHost("fn", spec, run_dir, {}, 1, run_dir)
+        self.addCleanup(self.host.server.shutdown)
+
+    def test_a_request_no_process_takes_in_time_is_throttled_and_never_run(self):
+        with self.assertRaises(stack.Throttled):
+            self.host.invoke({"n": 1}, queue_wait=0.05)
+        # The throttled request is still in the queue, withdrawn: the process is handed
+        # the one after it.
+        later = InBackground(lambda: self.host.invoke({"n": 2}, queue_wait=5))
+        process = Process(self.host)
+        request_id, payload = process.next()
+        self.assertEqual(payload, {"n": 2})
+        process.respond(request_id, "ok")
+        later.join(5)
+        self.assertEqual(later.out, (b'"ok"', None))
+
+    def test_a_request_taken_in_time_waits_for_its_answer_however_long_it_runs(self):
+        process = Process(self.host)
+        waiting = InBackground(lambda: self.host.invoke({"n": 1}, queue_wait=0.05))
+        request_id, payload = process.next()
+        waiting.join(0.3)  # longer than the queue bound: it is running, not queued
+        self.assertTrue(waiting.is_alive())
+        process.respond(request_id, payload)
+        waiting.join(5)
+        self.assertEqual(waiting.out, (b'{"n": 1}', None))
 
 
 class TemplateTest(unittest.TestCase):

@@ -4,9 +4,13 @@
 use std::time::Duration;
 
 use anyhow::Result;
+use leaderboard::dynamodb::StandingItem;
+use leaderboard::ids::LeaderboardId;
 use serde_json::Value;
 
-use crate::support::{OwnRedis, Stack, eventually, players, redis_url};
+use crate::support::{
+    API_KEY, OwnRedis, Stack, StackOptions, dynamodb_url, eventually, players, redis_url,
+};
 
 fn ranks(v: &Value, field: &str) -> Vec<u64> {
     v[field]
@@ -479,5 +483,88 @@ async fn bad_input_gets_a_json_4xx_and_changes_nothing() -> Result<()> {
         .get(&format!("/leaderboards/{lb}/players/p1/rank"))
         .await?;
     assert_eq!(rank["score"], 10);
+    Ok(())
+}
+
+/// Like Lambda at a function's concurrency limit, the local stack throttles a request no
+/// process takes within its queue bound: a 503 `throttled` with Retry-After, never run
+/// (an overloaded stack sheds what its callers stopped waiting for, and catches up once
+/// the burst is past), so the store holds exactly the accepted writes, and a retry of
+/// each throttled one counts once.
+#[tokio::test]
+async fn a_burst_past_the_stacks_processes_is_throttled_unrun_and_the_retries_count_once()
+-> Result<()> {
+    let opts = StackOptions {
+        workers: Some(1),
+        max_queue_wait: Some(0.05),
+        ..Default::default()
+    };
+    let stack = Stack::launch(&redis_url(), opts).await?;
+    let lb = stack.create_board("throttle").await?;
+    let board = LeaderboardId::parse(&lb)?;
+    const BURST: i64 = 40;
+    let replies = futures::future::try_join_all((0..BURST).map(|i| {
+        let req = stack
+            .http
+            .post(format!(
+                "{}/leaderboards/{lb}/players/p{i:02}/score",
+                stack.api
+            ))
+            .header("x-api-key", API_KEY)
+            .json(&serde_json::json!({"new_score": 100 + i, "match_id": "m"}));
+        async move {
+            let resp = req.send().await?;
+            let status = resp.status().as_u16();
+            let retry_after = resp.headers().get("retry-after").cloned();
+            let body: Value = resp.json().await?;
+            anyhow::Ok((i, status, retry_after, body))
+        }
+    }))
+    .await?;
+    let (mut accepted, mut throttled) = (Vec::new(), Vec::new());
+    for (i, status, retry_after, body) in replies {
+        match status {
+            200 => accepted.push(format!("p{i:02}")),
+            503 => {
+                assert_eq!(body["error"]["code"], "throttled", "{body}");
+                assert_eq!(retry_after.as_ref().map(|v| v.as_bytes()), Some(&b"1"[..]));
+                throttled.push(i);
+            }
+            _ => panic!("{status}: {body}"),
+        }
+    }
+    println!(
+        "a burst of {BURST} writes at one process: {} accepted, {} throttled",
+        accepted.len(),
+        throttled.len()
+    );
+    // One process and 40 writes each needing two DynamoDB calls: they cannot all be
+    // taken within 50 ms. (How many are accepted depends on the machine; none is fine.)
+    assert!(!throttled.is_empty());
+
+    // What was throttled never ran, then or later (a process that frees up skips it).
+    let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
+    let stored = |items: Vec<StandingItem>| {
+        let mut players: Vec<String> = items.iter().map(|s| s.player_id.to_string()).collect();
+        players.sort();
+        players
+    };
+    assert_eq!(stored(env.standings(&board).await), accepted);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(stored(env.standings(&board).await), accepted);
+
+    // Retried one at a time, each throttled write is accepted and counts once.
+    for i in throttled {
+        let reply = stack
+            .post_score(&lb, &format!("p{i:02}"), "m", 100 + i)
+            .await?;
+        assert_eq!(reply["update_applied"], true);
+    }
+    let standings = env.standings(&board).await;
+    assert_eq!(standings.len(), BURST as usize);
+    for s in &standings {
+        let i: i64 = s.player_id.as_str()[1..].parse()?;
+        assert_eq!((s.score.get(), s.version), (100 + i, 1), "{}", s.player_id);
+    }
     Ok(())
 }

@@ -39,6 +39,9 @@ pub struct StackOptions<'a> {
     pub schedule_every: Option<f64>,
     /// Processes per function (default 1).
     pub workers: Option<u32>,
+    /// Seconds an API request may wait for a free process before a 503 `throttled`
+    /// (default: no bound).
+    pub max_queue_wait: Option<f64>,
     /// The table and key prefix of an earlier stack, to start again where it stopped.
     pub same_as: Option<(&'a str, &'a str)>,
 }
@@ -84,6 +87,12 @@ impl Stack {
             .arg("--workers")
             .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
+            .args(
+                opts.max_queue_wait
+                    .map(|s| ["--max-queue-wait".to_owned(), s.to_string()])
+                    .iter()
+                    .flatten(),
+            )
             // Every reply a test gets has passed openapi-core against openapi.yaml.
             .arg("--check-openapi")
             .arg("--table")
