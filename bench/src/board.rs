@@ -39,6 +39,16 @@ impl Rng {
     }
 }
 
+/// A plain connection for the bare twins and the server's statistics, with no response
+/// timeout: some of what it sends (COPY or UNLINK of a million-member set) takes longer
+/// than the client's default 500 ms.
+pub async fn bare_connection(redis_url: &str) -> anyhow::Result<ConnectionManager> {
+    let config = redis::aio::ConnectionManagerConfig::new().set_response_timeout(None);
+    Ok(redis::Client::open(redis_url)?
+        .get_connection_manager_with_config(config)
+        .await?)
+}
+
 /// One generated player.
 pub struct Player {
     pub id: String,
@@ -163,9 +173,7 @@ pub async fn load_by_rebuild(
         .chunks(1_000)
         .map(|page| page.iter().map(|p| entry(lb, p, 1)).collect())
         .collect();
-    let mut stats = redis::Client::open(redis_url)?
-        .get_connection_manager()
-        .await?;
+    let mut stats = bare_connection(redis_url).await?;
     crate::redis_ops::reset_server_stats(&mut stats).await?;
     let bar = bar(players.len() as u64, "rebuild load (ours)");
     let start = Instant::now();

@@ -122,18 +122,14 @@ async fn main() -> anyhow::Result<()> {
     board::create_board(&ctx, &lb).await?;
     println!("== generating {} players", args.players);
     let players = board::players(args.players);
-    let mut bare = redis::Client::open(redis_url.as_str())?
-        .get_connection_manager()
-        .await?;
+    let mut bare = board::bare_connection(&redis_url).await?;
     let column = redis_column(&ctx, &redis_url, &mut bare, &lb, &players, rounds).await?;
 
     let valkey = match env("BENCH_VALKEY_URL") {
         Some(url) => {
             println!("== the same on Valkey");
             let vctx = board::context(&url, &dynamodb_url, &table).await?;
-            let mut vbare = redis::Client::open(url.as_str())?
-                .get_connection_manager()
-                .await?;
+            let mut vbare = board::bare_connection(&url).await?;
             let c = redis_column(&vctx, &url, &mut vbare, &lb, &players, rounds).await?;
             Some((report::server_version(&mut vbare).await, c))
         }
