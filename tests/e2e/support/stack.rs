@@ -87,12 +87,7 @@ impl Stack {
             .arg("--workers")
             .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
-            .args(
-                opts.max_queue_wait
-                    .map(|s| ["--max-queue-wait".to_owned(), s.to_string()])
-                    .iter()
-                    .flatten(),
-            )
+            .args(opts.max_queue_wait.map(|s| format!("--max-queue-wait={s}")))
             // Every reply a test gets has passed openapi-core against openapi.yaml.
             .arg("--check-openapi")
             .arg("--table")
