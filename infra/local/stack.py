@@ -779,10 +779,9 @@ class TableStream:
 
     @staticmethod
     def arrival(r):
+        # Epoch seconds, as the JSON protocol writes it.
         t = r["dynamodb"].get("ApproximateCreationDateTime")
-        if isinstance(t, (int, float)):
-            return datetime.datetime.fromtimestamp(t, datetime.timezone.utc)
-        return t if isinstance(t, datetime.datetime) else None
+        return datetime.datetime.fromtimestamp(t, datetime.timezone.utc) if isinstance(t, (int, float)) else None
 
     def event(self, arn, sid, records):
         return {"Records": [{**r, "eventSourceARN": arn} for r in records]}

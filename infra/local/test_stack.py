@@ -2,11 +2,11 @@
 Lambda service's queue (over its real Runtime API server), the template reading and the
 IAM check's rules. Run by infra/test.sh (python -m unittest)."""
 
+import concurrent.futures
 import http.client
 import json
 import os
 import tempfile
-import threading
 import unittest
 
 import iam
@@ -197,16 +197,6 @@ class Process:
         self.conn.getresponse().read()
 
 
-class InBackground(threading.Thread):
-    def __init__(self, call):
-        super().__init__(daemon=True)
-        self.call, self.out = call, None
-        self.start()
-
-    def run(self):
-        self.out = self.call()
-
-
 class FunctionQueueTest(unittest.TestCase):
     def setUp(self):
         run_dir = tempfile.mkdtemp()
@@ -214,29 +204,29 @@ class FunctionQueueTest(unittest.TestCase):
         # No processes are started: the test plays the one process.
         self.host = stack.FunctionHost("fn", spec, run_dir, {}, 1, run_dir)
         self.addCleanup(self.host.server.shutdown)
+        self.callers = concurrent.futures.ThreadPoolExecutor(2)
+        self.addCleanup(self.callers.shutdown, wait=False)
 
     def test_a_request_no_process_takes_in_time_is_throttled_and_never_run(self):
         with self.assertRaises(stack.Throttled):
             self.host.invoke({"n": 1}, queue_wait=0.05)
         # The throttled request is still in the queue, withdrawn: the process is handed
         # the one after it.
-        later = InBackground(lambda: self.host.invoke({"n": 2}, queue_wait=5))
+        later = self.callers.submit(self.host.invoke, {"n": 2}, queue_wait=5)
         process = Process(self.host)
         request_id, payload = process.next()
         self.assertEqual(payload, {"n": 2})
         process.respond(request_id, "ok")
-        later.join(5)
-        self.assertEqual(later.out, (b'"ok"', None))
+        self.assertEqual(later.result(5), (b'"ok"', None))
 
     def test_a_request_taken_in_time_waits_for_its_answer_however_long_it_runs(self):
         process = Process(self.host)
-        waiting = InBackground(lambda: self.host.invoke({"n": 1}, queue_wait=0.05))
+        waiting = self.callers.submit(self.host.invoke, {"n": 1}, queue_wait=0.05)
         request_id, payload = process.next()
-        waiting.join(0.3)  # longer than the queue bound: it is running, not queued
-        self.assertTrue(waiting.is_alive())
+        # Longer than the queue bound: it is running, not queued.
+        self.assertRaises(concurrent.futures.TimeoutError, waiting.result, 0.3)
         process.respond(request_id, payload)
-        waiting.join(5)
-        self.assertEqual(waiting.out, (b'{"n": 1}', None))
+        self.assertEqual(waiting.result(5), (b'{"n": 1}', None))
 
 
 class TemplateTest(unittest.TestCase):
