@@ -1332,6 +1332,9 @@ def main():
                     help="comma-separated; stands for the template's KafkaTopics (one mapping each)")
     ap.add_argument("--run-dir", default=os.path.join(ROOT, ".local", "run"))
     ap.add_argument("--redis-timeout-ms", default=os.environ.get("REDIS_TIMEOUT_MS", "200"))
+    ap.add_argument("--dynamodb-timeout-ms", default=os.environ.get("DYNAMODB_TIMEOUT_MS", "5000"),
+                    help="every DynamoDB call's budget (production: 2000; moto on a loaded 2-core "
+                         "machine answers slower)")
     ap.add_argument("--redis-retention-seconds", type=int, default=604800)
     ap.add_argument("--schedule-every", type=float, default=None, help="seconds; overrides every rate() schedule")
     ap.add_argument("--check-openapi", action="store_true",
@@ -1396,6 +1399,7 @@ def main():
         "TABLE_NAME": args.table,
         "REDIS_URL": args.redis_url,
         "REDIS_TIMEOUT_MS": str(args.redis_timeout_ms),
+        "DYNAMODB_TIMEOUT_MS": str(args.dynamodb_timeout_ms),
         "SOCIAL_GRAPH_URL": social_url,
         "RECEIPT_TTL_DAYS": "30",
         "REDIS_RETENTION_SECONDS": str(args.redis_retention_seconds),

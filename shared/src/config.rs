@@ -25,6 +25,7 @@
 //! | `DEAD_LETTER_QUEUE_URL` | required by stream-ingest | SQS queue for stream records that can never apply (with the reason and the raw payload) |
 //! | `SEAL_SETTLE_SECONDS` | 60 | seal: how long after a window closes it is sealed (DynamoDB's rank index catching up) |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
+//! | `DYNAMODB_TIMEOUT_MS` | 2000 | every DynamoDB (and Streams) call's budget, all its attempts together; each attempt, and opening a connection, gets half of it |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
 //! (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_REGION`), so any compatible endpoint works by
@@ -48,6 +49,9 @@ pub enum ConfigError {
 /// How long the friends read waits for the social graph, when not configured.
 pub const SOCIAL_GRAPH_TIMEOUT: Duration = Duration::from_millis(200);
 
+/// How long one DynamoDB call may take, all its attempts together, when not configured.
+pub const DYNAMODB_TIMEOUT: Duration = Duration::from_secs(2);
+
 /// The environment as read: a tunable left unset is `None`, and the code that uses it
 /// holds its default, in one place each ([`crate::service::Settings`]'s `Default`, the
 /// Redis call and connect timeouts in [`crate::redis`]); [`crate::wiring`] merges them.
@@ -64,6 +68,7 @@ pub struct Config {
     pub repair_queue_url: Option<String>,
     pub social_graph_url: Option<String>,
     pub social_graph_timeout: Duration,
+    pub dynamodb_timeout: Duration,
     pub receipt_ttl: Option<Duration>,
     pub board_cache_ttl: Option<Duration>,
     pub redis_retention: Option<Duration>,
@@ -130,6 +135,7 @@ impl Config {
             social_graph_url: var("SOCIAL_GRAPH_URL"),
             social_graph_timeout: millis("SOCIAL_GRAPH_TIMEOUT_MS")?
                 .unwrap_or(SOCIAL_GRAPH_TIMEOUT),
+            dynamodb_timeout: millis("DYNAMODB_TIMEOUT_MS")?.unwrap_or(DYNAMODB_TIMEOUT),
             receipt_ttl: seconds("RECEIPT_TTL_DAYS", 86_400)?,
             board_cache_ttl: millis("BOARD_CACHE_TTL_MS")?,
             redis_retention: seconds("REDIS_RETENTION_SECONDS", 1)?,

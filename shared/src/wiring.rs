@@ -121,10 +121,27 @@ pub async fn dead_letters(config: &Config) -> Result<crate::sqs::SqsDeadLetters,
 pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
     let table = config.require_table_name()?;
     let aws = aws().await;
+    let conf = aws_sdk_dynamodb::config::Builder::from(aws)
+        .timeout_config(dynamodb_timeouts(config))
+        .build();
     Ok(DynamoScoreStore::new(
-        aws_sdk_dynamodb::Client::new(aws),
+        aws_sdk_dynamodb::Client::from_conf(conf),
         table,
     ))
+}
+
+/// The budget of every DynamoDB call (`DYNAMODB_TIMEOUT_MS`): a silent endpoint (a hung
+/// node, a dead connection nobody reset) costs a request at most this, then a 503 (a
+/// write retried with the same match id lands once whether or not the first attempt
+/// committed). Each attempt, and opening a connection, gets half of it, so one stuck
+/// attempt is retried on a fresh connection within the budget.
+fn dynamodb_timeouts(config: &Config) -> aws_config::timeout::TimeoutConfig {
+    let attempt = config.dynamodb_timeout / 2;
+    aws_config::timeout::TimeoutConfig::builder()
+        .connect_timeout(attempt)
+        .operation_attempt_timeout(attempt)
+        .operation_timeout(config.dynamodb_timeout)
+        .build()
 }
 
 /// The EventBridge bus `EVENT_BUS_NAME` names.
@@ -162,10 +179,14 @@ pub fn seal_settings(c: &Config) -> SealSettings {
     }
 }
 
-/// The table's stream, from the standard AWS environment (for the repair).
-pub async fn stream_source() -> DynamoStreams {
+/// The table's stream, from the standard AWS environment (for the repair), with the
+/// DynamoDB calls' budget.
+pub async fn stream_source(config: &Config) -> DynamoStreams {
     let aws = aws().await;
-    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(aws))
+    let conf = aws_sdk_dynamodbstreams::config::Builder::from(aws)
+        .timeout_config(dynamodb_timeouts(config))
+        .build();
+    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::from_conf(conf))
 }
 
 /// The context every HTTP function but `boards` runs with in production.
@@ -188,6 +209,7 @@ mod tests {
             repair_queue_url: None,
             social_graph_url: None,
             social_graph_timeout: crate::config::SOCIAL_GRAPH_TIMEOUT,
+            dynamodb_timeout: crate::config::DYNAMODB_TIMEOUT,
             receipt_ttl: None,
             board_cache_ttl: None,
             redis_retention: None,

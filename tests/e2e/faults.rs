@@ -316,3 +316,156 @@ async fn a_dynamodb_restart_mid_load_answers_503_and_half_applies_nothing() -> R
     assert!(outage_reads > 0);
     Ok(())
 }
+
+/// The DynamoDB budget the hang test gives its stack (`DYNAMODB_TIMEOUT_MS`).
+const DYNAMODB_BUDGET: Duration = Duration::from_secs(1);
+
+/// One write of the hang test's load: its match number, status, error code and time.
+struct Sent {
+    i: u64,
+    status: u16,
+    code: serde_json::Value,
+    took: Duration,
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_hung_dynamodb_answers_writes_503_within_its_budget_reads_from_redis_and_the_retries_count_once()
+-> Result<()> {
+    // As many writers as the ingest function has processes: no write waits in the
+    // gateway's queue, so a write's time is the function's.
+    const PROCESSES: u32 = 2;
+    let mut redis = OwnRedis::reserve();
+    redis.start().await?;
+    let dynamo = OwnDynamo::start_new().await?;
+    let budget = DYNAMODB_BUDGET.as_millis().to_string();
+    let env = [("DYNAMODB_TIMEOUT_MS", budget.as_str())];
+    let opts = StackOptions {
+        workers: Some(PROCESSES),
+        dynamodb_url: Some(dynamo.url()),
+        env: &env,
+        ..Default::default()
+    };
+    let stack = Stack::launch(&redis.url(), opts).await?;
+    let board = sum_board(&stack).await?;
+    for i in 0..PLAYERS {
+        assert_eq!(write(&stack, &board, i).await?, 200);
+    }
+    let top = format!("/leaderboards/{board}/top");
+    let rank = format!("/leaderboards/{board}/players/p00/rank");
+    // Every process of each read function knows the board.
+    for _ in 0..2 * PROCESSES {
+        assert_eq!(stack.get(&top).await?.0, 200);
+        assert_eq!(stack.get(&rank).await?.0, 200);
+    }
+
+    // Writes flow all along; DynamoDB stops answering (it accepts connections and reads
+    // nothing) for 2.5 s, some writes in the middle of their calls, then wakes up.
+    let next = AtomicU64::new(PLAYERS);
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let writer = || async {
+        let mut sent = Vec::new();
+        while !done.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let start = Instant::now();
+            let (status, body) = stack
+                .post(
+                    &format!("/leaderboards/{board}/players/p{:02}/score", i % PLAYERS),
+                    json!({"new_score": 1, "match_id": format!("m{i}")}),
+                )
+                .await?;
+            let code = body["error"]["code"].clone();
+            sent.push(Sent {
+                i,
+                status,
+                code,
+                took: start.elapsed(),
+            });
+        }
+        Ok::<_, anyhow::Error>(sent)
+    };
+    let mut slowest_read = Duration::ZERO;
+    let mut reads = 0;
+    let fault = async {
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        dynamo.pause();
+        // Reads all along, past the board cache's period, so that they must refresh it.
+        let hung = Instant::now();
+        while hung.elapsed() < Duration::from_millis(2_500) {
+            for path in [&top, &rank] {
+                let sent = Instant::now();
+                let (status, body) = stack.get(path).await?;
+                slowest_read = slowest_read.max(sent.elapsed());
+                anyhow::ensure!(
+                    status == 200
+                        && (body["source"] == "redis" || body["source"] == "cache")
+                        && body.get("degraded").is_none(),
+                    "read while DynamoDB hangs: {status} {body}"
+                );
+                reads += 1;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        dynamo.resume();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        done.store(true, Ordering::Relaxed);
+        Ok::<_, anyhow::Error>(())
+    };
+    let (a, b, fault) = tokio::join!(writer(), writer(), fault);
+    fault?;
+    let sent: Vec<Sent> = a?.into_iter().chain(b?).collect();
+    let accepted = sent.iter().filter(|s| s.status == 200).count();
+    let unavailable: Vec<u64> = sent
+        .iter()
+        .filter(|s| s.status == 503 && s.code == "store_unavailable")
+        .map(|s| s.i)
+        .collect();
+    let slowest_write = sent.iter().map(|s| s.took).max().unwrap_or_default();
+    let env = stack.inspect(&redis.url(), &dynamo.url()).await;
+    // Some writes answered 503 may have committed when DynamoDB woke up and read them.
+    let before_retries = total_in_dynamodb(&env, &board).await - PLAYERS as i64;
+
+    // The game server retries with the same match ids: each lands once, whether or not
+    // the abandoned attempt committed.
+    for i in &unavailable {
+        assert_eq!(write(&stack, &board, *i).await?, 200);
+    }
+    let (players, recovered) = converged(&env, &board, Duration::from_secs(30)).await?;
+    let total = total_in_dynamodb(&env, &board).await;
+    println!(
+        "DynamoDB hung 2.5 s under writes: {} writes, {accepted} answered 200, {} answered 503 (slowest write {} ms, \
+         budget {} ms), {} of those had committed all the same; {reads} reads from Redis, the slowest {} ms; \
+         after the retries {total} counted of {} sent, players compared {players}, converged in {} ms",
+        sent.len(),
+        unavailable.len(),
+        slowest_write.as_millis(),
+        DYNAMODB_BUDGET.as_millis(),
+        before_retries - accepted as i64,
+        slowest_read.as_millis(),
+        PLAYERS as usize + sent.len(),
+        recovered.as_millis()
+    );
+    assert_eq!(
+        accepted + unavailable.len(),
+        sent.len(),
+        "only 200 or 503 store_unavailable"
+    );
+    assert!(unavailable.len() >= 2, "the hang was felt");
+    // The budget, a board-cache refresh bounded at 250 ms and the way through the gateway
+    // and a function process; the hang used to cost the function's whole 10 s timeout.
+    assert!(
+        slowest_write <= DYNAMODB_BUDGET * 3,
+        "a write waited {slowest_write:?}"
+    );
+    // At most one board-cache refresh bounded at 250 ms on top of an ordinary read;
+    // without that bound a read waits the whole DynamoDB budget.
+    assert!(
+        slowest_read <= Duration::from_millis(750),
+        "a read waited {slowest_read:?}"
+    );
+    assert_eq!(
+        total,
+        (PLAYERS as usize + sent.len()) as i64,
+        "every match counted exactly once"
+    );
+    Ok(())
+}

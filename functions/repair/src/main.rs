@@ -13,7 +13,7 @@ async fn main() -> Result<(), Error> {
     let config = Config::from_env()?;
     let deps = handler::Deps {
         ctx: wiring::app_context(&config).await?,
-        stream: wiring::stream_source().await,
+        stream: wiring::stream_source(&config).await,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
 }

@@ -52,11 +52,23 @@ impl OwnDynamo {
     /// Stops it gracefully (SIGTERM): it saves its tables first.
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {
-            let _ = std::process::Command::new("kill")
-                .arg("-TERM")
-                .arg(c.id().to_string())
-                .status();
+            signal(c.id(), "-TERM");
             let _ = c.wait();
+        }
+    }
+
+    /// Freezes it (SIGSTOP): connections are accepted and requests hang unanswered, as
+    /// with a DynamoDB that stopped responding.
+    pub fn pause(&self) {
+        if let Some(c) = &self.child {
+            signal(c.id(), "-STOP");
+        }
+    }
+
+    /// Lets a paused endpoint run again: the requests it held are answered then.
+    pub fn resume(&self) {
+        if let Some(c) = &self.child {
+            signal(c.id(), "-CONT");
         }
     }
 }

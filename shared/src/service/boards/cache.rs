@@ -14,13 +14,19 @@ use crate::ttl_cache::TtlCache;
 /// Board definitions this container has read recently.
 pub struct BoardCache(TtlCache<LeaderboardId, Board>);
 
+/// How long a lookup that would only refresh a cached definition may take before the
+/// cached one is served: a silent DynamoDB then costs a read this once per cache period,
+/// not the whole DynamoDB budget each time.
+pub const REFRESH_WITHIN: Duration = Duration::from_millis(250);
+
 impl BoardCache {
     pub fn new(ttl: Duration) -> Self {
         Self(TtlCache::new(ttl))
     }
 
     /// The board, from the cache or the store; unknown boards are not cached. If the
-    /// store fails, a definition cached earlier is served even past its time.
+    /// store fails, or takes longer than [`REFRESH_WITHIN`] to refresh it, a definition
+    /// cached earlier is served even past its time.
     pub async fn get<S: ScoreStore>(
         &self,
         store: &S,
@@ -30,20 +36,27 @@ impl BoardCache {
         if let Some((board, true)) = cached {
             return Ok(board);
         }
-        let board = match store.get_board(lb).await {
-            Ok(found) => found.ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?,
-            // DynamoDB is away: an expired definition still orders reads correctly (the
-            // policy never changes), and writes fail at the commit anyway.
-            Err(e) => match cached {
-                Some((board, _)) => {
-                    warn!(board = %lb, error = %e, "serving a board definition past its cache time");
-                    // Trust it for another period rather than wait on DynamoDB each read.
+        let lookup = store.get_board(lb);
+        let looked_up = match cached {
+            None => lookup.await,
+            Some((board, _)) => match tokio::time::timeout(REFRESH_WITHIN, lookup).await {
+                Ok(Ok(found)) => Ok(found),
+                // DynamoDB is away or slow: an expired definition still orders reads
+                // correctly (the policy never changes), and writes fail at the commit
+                // anyway. Trust it for another period rather than wait on DynamoDB for
+                // each read.
+                failed => {
+                    let why = match failed {
+                        Ok(Err(e)) => e.to_string(),
+                        _ => format!("no answer within {REFRESH_WITHIN:?}"),
+                    };
+                    warn!(board = %lb, error = %why, "serving a board definition past its cache time");
                     self.0.put(lb.clone(), board.clone());
                     return Ok(board);
                 }
-                None => return Err(e.into()),
             },
         };
+        let board = looked_up?.ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
         self.0.put(lb.clone(), board.clone());
         Ok(board)
     }
