@@ -201,13 +201,17 @@ pub async fn load_by_rebuild(
     Ok(rate)
 }
 
+/// The key the floor loads into, kept for the projector's bare twin.
+pub const BARE_LOAD_KEY: &str = "bench:bare-load";
+
 /// The floor: the same players as plain `ZADD`s of 1,000 members each into a scratch
-/// key (no hash, no version check), then the key is dropped.
+/// key (no hash, no version check), in the order the rebuild loaded the board. The key
+/// stays for the projector's bare twin; the caller drops it.
 pub async fn load_bare(
     conn: &mut ConnectionManager,
     players: &[Player],
 ) -> anyhow::Result<LoadRate> {
-    let key = "bench:bare-load";
+    let key = BARE_LOAD_KEY;
     crate::redis_ops::reset_server_stats(conn).await?;
     let bar = bar(players.len() as u64, "bulk ZADD (bare)");
     let start = Instant::now();
@@ -224,7 +228,6 @@ pub async fn load_bare(
     bar.finish_and_clear();
     let mut rate = LoadRate::new(players.len() as u64, took);
     rate.redis_seconds = Some(crate::redis_ops::server_usec(conn, "zadd").await? / 1e6);
-    let _: () = redis::cmd("UNLINK").arg(key).query_async(conn).await?;
     println!(
         "{:>28}: {} players in {:.2} s = {:.0} players/s",
         "bulk ZADD (bare)", rate.players, rate.seconds, rate.players_per_s

@@ -32,7 +32,7 @@ pub struct CpuResults {
     /// `GET .../rank?k=5` through the use case and the reply encoding.
     pub rank_us: f64,
     pub rank_requests: usize,
-    /// One DynamoDB GetItem through the AWS SDK (ingest makes two reads and one
+    /// One DynamoDB GetItem through the AWS SDK (ingest makes one read and one
     /// transaction), to show where the ingest CPU goes.
     pub dynamodb_get_item_us: f64,
 }

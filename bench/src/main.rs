@@ -90,6 +90,10 @@ async fn redis_column(
     let bare_load = board::load_bare(bare, players).await?;
     println!("== index paths: ours vs bare commands");
     let latency = redis_ops::run(ctx, bare, lb, players, rounds).await?;
+    let _: () = redis::cmd("UNLINK")
+        .arg(board::BARE_LOAD_KEY)
+        .query_async(bare)
+        .await?;
     Ok(report::Column {
         rebuild,
         bare_load,

@@ -25,7 +25,7 @@
 //! | `DEAD_LETTER_QUEUE_URL` | required by stream-ingest | SQS queue for stream records that can never apply (with the reason and the raw payload) |
 //! | `SEAL_SETTLE_SECONDS` | 60 | seal: how long after a window closes it is sealed (DynamoDB's rank index catching up) |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
-//! | `DYNAMODB_TIMEOUT_MS` | 2000 | every DynamoDB (and Streams) call's budget, all its attempts together; each attempt, and opening a connection, gets half of it |
+//! | `DYNAMODB_TIMEOUT_MS` | 2000 | every DynamoDB (and Streams) call's budget, all its attempts together; each attempt, and opening a connection, gets half of it; the SQS queues' calls take the same |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
 //! (`AWS_ENDPOINT_URL_DYNAMODB`, `AWS_REGION`), so any compatible endpoint works by

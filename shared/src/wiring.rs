@@ -96,13 +96,10 @@ pub async fn app_context(config: &Config) -> Result<AppContext, InitError> {
 /// The repair queue from `REPAIR_QUEUE_URL` (none without it).
 pub async fn repair_reporter(config: &Config) -> Reporter {
     match &config.repair_queue_url {
-        Some(url) => {
-            let aws = aws().await;
-            Reporter::new(crate::sqs::SqsRepairQueue::new(
-                aws_sdk_sqs::Client::new(aws),
-                url.clone(),
-            ))
-        }
+        Some(url) => Reporter::new(crate::sqs::SqsRepairQueue::new(
+            sqs_client(config).await,
+            url.clone(),
+        )),
         None => Reporter::default(),
     }
 }
@@ -110,11 +107,20 @@ pub async fn repair_reporter(config: &Config) -> Reporter {
 /// The dead-letter queue `DEAD_LETTER_QUEUE_URL` names.
 pub async fn dead_letters(config: &Config) -> Result<crate::sqs::SqsDeadLetters, ConfigError> {
     let url = config.require_dead_letter_queue_url()?;
-    let aws = aws().await;
     Ok(crate::sqs::SqsDeadLetters::new(
-        aws_sdk_sqs::Client::new(aws),
+        sqs_client(config).await,
         url,
     ))
+}
+
+/// An SQS client with the DynamoDB calls' budget: a read that finds a board's index
+/// not ready reports it to the repair queue before it answers, so a silent queue must
+/// not hold the read either.
+async fn sqs_client(config: &Config) -> aws_sdk_sqs::Client {
+    let conf = aws_sdk_sqs::config::Builder::from(aws().await)
+        .timeout_config(dynamodb_timeouts(config))
+        .build();
+    aws_sdk_sqs::Client::from_conf(conf)
 }
 
 /// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
