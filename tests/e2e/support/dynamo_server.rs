@@ -60,16 +60,12 @@ impl OwnDynamo {
     /// Freezes it (SIGSTOP): connections are accepted and requests hang unanswered, as
     /// with a DynamoDB that stopped responding.
     pub fn pause(&self) {
-        if let Some(c) = &self.child {
-            signal(c.id(), "-STOP");
-        }
+        signal_child(self.child.as_ref(), "-STOP");
     }
 
     /// Lets a paused endpoint run again: the requests it held are answered then.
     pub fn resume(&self) {
-        if let Some(c) = &self.child {
-            signal(c.id(), "-CONT");
-        }
+        signal_child(self.child.as_ref(), "-CONT");
     }
 }
 

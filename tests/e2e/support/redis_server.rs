@@ -32,6 +32,13 @@ pub(super) fn signal(pid: u32, sig: &str) {
         .status();
 }
 
+/// Sends `sig` to a server process of a test's own, if it runs.
+pub(super) fn signal_child(child: Option<&std::process::Child>, sig: &str) {
+    if let Some(c) = child {
+        signal(c.id(), sig);
+    }
+}
+
 impl OwnRedis {
     /// Reserves a port without starting the server yet; the server keeps nothing across
     /// a restart.
@@ -101,16 +108,12 @@ impl OwnRedis {
 
     /// Freezes the server (SIGSTOP): connections hang, as with a stalled Redis.
     pub fn pause(&self) {
-        if let Some(c) = &self.child {
-            signal(c.id(), "-STOP");
-        }
+        signal_child(self.child.as_ref(), "-STOP");
     }
 
     /// Lets a paused server run again, with all its data.
     pub fn resume(&self) {
-        if let Some(c) = &self.child {
-            signal(c.id(), "-CONT");
-        }
+        signal_child(self.child.as_ref(), "-CONT");
     }
 }
 
