@@ -25,8 +25,8 @@ impl BoardCache {
     }
 
     /// The board, from the cache or the store; unknown boards are not cached. If the
-    /// store fails, or takes longer than [`REFRESH_WITHIN`] to refresh it, a definition
-    /// cached earlier is served even past its time.
+    /// store fails, or takes longer than `REFRESH_WITHIN` (250 ms) to refresh it, a
+    /// definition cached earlier is served even past its time.
     pub async fn get<S: ScoreStore>(
         &self,
         store: &S,
