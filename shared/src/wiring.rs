@@ -117,37 +117,32 @@ pub async fn dead_letters(config: &Config) -> Result<crate::sqs::SqsDeadLetters,
 /// not ready reports it to the repair queue before it answers, so a silent queue must
 /// not hold the read either.
 async fn sqs_client(config: &Config) -> aws_sdk_sqs::Client {
-    let conf = aws_sdk_sqs::config::Builder::from(aws().await)
-        .timeout_config(dynamodb_timeouts(config))
-        .build();
-    aws_sdk_sqs::Client::from_conf(conf)
+    aws_sdk_sqs::Client::new(&budgeted(config).await)
 }
 
 /// The DynamoDB store from the standard AWS environment (region, credentials, endpoint).
 pub async fn dynamo_store(config: &Config) -> Result<DynamoScoreStore, ConfigError> {
     let table = config.require_table_name()?;
-    let aws = aws().await;
-    let conf = aws_sdk_dynamodb::config::Builder::from(aws)
-        .timeout_config(dynamodb_timeouts(config))
-        .build();
     Ok(DynamoScoreStore::new(
-        aws_sdk_dynamodb::Client::from_conf(conf),
+        aws_sdk_dynamodb::Client::new(&budgeted(config).await),
         table,
     ))
 }
 
-/// The budget of every DynamoDB call (`DYNAMODB_TIMEOUT_MS`): a silent endpoint (a hung
-/// node, a dead connection nobody reset) costs a request at most this, then a 503 (a
-/// write retried with the same match id lands once whether or not the first attempt
+/// The standard AWS environment with the budget of every DynamoDB call
+/// (`DYNAMODB_TIMEOUT_MS`), for the clients on a request's path: a silent endpoint (a
+/// hung node, a dead connection nobody reset) costs a request at most this, then a 503
+/// (a write retried with the same match id lands once whether or not the first attempt
 /// committed). Each attempt, and opening a connection, gets half of it, so one stuck
 /// attempt is retried on a fresh connection within the budget.
-fn dynamodb_timeouts(config: &Config) -> aws_config::timeout::TimeoutConfig {
+async fn budgeted(config: &Config) -> aws_config::SdkConfig {
     let attempt = config.dynamodb_timeout / 2;
-    aws_config::timeout::TimeoutConfig::builder()
+    let timeouts = aws_config::timeout::TimeoutConfig::builder()
         .connect_timeout(attempt)
         .operation_attempt_timeout(attempt)
         .operation_timeout(config.dynamodb_timeout)
-        .build()
+        .build();
+    aws().await.to_builder().timeout_config(timeouts).build()
 }
 
 /// The EventBridge bus `EVENT_BUS_NAME` names.
@@ -188,11 +183,9 @@ pub fn seal_settings(c: &Config) -> SealSettings {
 /// The table's stream, from the standard AWS environment (for the repair), with the
 /// DynamoDB calls' budget.
 pub async fn stream_source(config: &Config) -> DynamoStreams {
-    let aws = aws().await;
-    let conf = aws_sdk_dynamodbstreams::config::Builder::from(aws)
-        .timeout_config(dynamodb_timeouts(config))
-        .build();
-    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::from_conf(conf))
+    DynamoStreams::new(aws_sdk_dynamodbstreams::Client::new(
+        &budgeted(config).await,
+    ))
 }
 
 /// The context every HTTP function but `boards` runs with in production.

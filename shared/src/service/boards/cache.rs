@@ -17,7 +17,7 @@ pub struct BoardCache(TtlCache<LeaderboardId, Board>);
 /// How long a lookup that would only refresh a cached definition may take before the
 /// cached one is served: a silent DynamoDB then costs a read this once per cache period,
 /// not the whole DynamoDB budget each time.
-pub const REFRESH_WITHIN: Duration = Duration::from_millis(250);
+const REFRESH_WITHIN: Duration = Duration::from_millis(250);
 
 impl BoardCache {
     pub fn new(ttl: Duration) -> Self {
@@ -32,31 +32,27 @@ impl BoardCache {
         store: &S,
         lb: &LeaderboardId,
     ) -> Result<Board, ServiceError> {
-        let cached = self.0.get_any(lb);
-        if let Some((board, true)) = cached {
-            return Ok(board);
-        }
-        let lookup = store.get_board(lb);
-        let looked_up = match cached {
-            None => lookup.await,
-            Some((board, _)) => match tokio::time::timeout(REFRESH_WITHIN, lookup).await {
-                Ok(Ok(found)) => Ok(found),
-                // DynamoDB is away or slow: an expired definition still orders reads
-                // correctly (the policy never changes), and writes fail at the commit
-                // anyway. Trust it for another period rather than wait on DynamoDB for
-                // each read.
-                failed => {
-                    let why = match failed {
-                        Ok(Err(e)) => e.to_string(),
-                        _ => format!("no answer within {REFRESH_WITHIN:?}"),
-                    };
-                    warn!(board = %lb, error = %why, "serving a board definition past its cache time");
-                    self.0.put(lb.clone(), board.clone());
-                    return Ok(board);
-                }
-            },
+        let stale = match self.0.get_any(lb) {
+            Some((board, true)) => return Ok(board),
+            Some((board, false)) => board,
+            None => return self.remember(lb, store.get_board(lb).await?),
         };
-        let board = looked_up?.ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
+        let why = match tokio::time::timeout(REFRESH_WITHIN, store.get_board(lb)).await {
+            Ok(Ok(found)) => return self.remember(lb, found),
+            Ok(Err(e)) => e.to_string(),
+            Err(_) => format!("no answer within {REFRESH_WITHIN:?}"),
+        };
+        // DynamoDB is away or slow: an expired definition still orders reads correctly
+        // (the policy never changes), and writes fail at the commit anyway. Trust it for
+        // another period rather than wait on DynamoDB for each read.
+        warn!(board = %lb, error = %why, "serving a board definition past its cache time");
+        self.0.put(lb.clone(), stale.clone());
+        Ok(stale)
+    }
+
+    /// Caches a definition just read; an unknown board is an error and not cached.
+    fn remember(&self, lb: &LeaderboardId, found: Option<Board>) -> Result<Board, ServiceError> {
+        let board = found.ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
         self.0.put(lb.clone(), board.clone());
         Ok(board)
     }
