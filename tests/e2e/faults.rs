@@ -469,3 +469,55 @@ async fn a_hung_dynamodb_answers_writes_503_within_its_budget_reads_from_redis_a
     );
     Ok(())
 }
+
+/// A DynamoDB that answers, but slowly (every chunk of bytes held 400 ms each way, so a
+/// read of a board definition takes over a second): reads keep being served from the
+/// definition the function cached, but a write never goes through on a status the board
+/// no longer has. The board is frozen, then DynamoDB slows down; once the cache period
+/// has passed, a write is refused 409 `board_not_active` (it used to be accepted on the
+/// cached ACTIVE definition, period after period, for as long as DynamoDB stayed slow).
+#[tokio::test]
+async fn a_slow_dynamodb_never_lets_a_write_through_on_a_status_the_board_no_longer_has()
+-> Result<()> {
+    let mut redis = OwnRedis::reserve();
+    redis.start().await?;
+    let dynamo = OwnDynamo::start_new().await?;
+    let proxy = crate::proxy::FaultProxy::start(dynamo.port).await?;
+    let url = format!("http://127.0.0.1:{}", proxy.port);
+    let opts = StackOptions {
+        dynamodb_url: Some(url),
+        ..Default::default()
+    };
+    let stack = Stack::launch(&redis.url(), opts).await?;
+    let board = stack.create_board("slow").await?;
+    let path = format!("/leaderboards/{board}/players/p1/score");
+    let score = |m: &str| stack.post(&path, json!({"new_score": 5, "match_id": m}));
+    assert_eq!(score("m1").await?.0, 200);
+    let top = format!("/leaderboards/{board}/top");
+    assert_eq!(stack.get(&top).await?.0, 200, "the read knows the board");
+    let (status, body) = stack
+        .patch(&format!("/leaderboards/{board}"), json!({"status": "FROZEN"}))
+        .await?;
+    assert_eq!((status, body["status"].as_str()), (200, Some("FROZEN")));
+
+    proxy.slow(Duration::from_millis(400));
+    // Past the functions' board cache period (BOARD_CACHE_TTL_MS, 1 s).
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let started = Instant::now();
+    let (status, body) = score("m2").await?;
+    let took = started.elapsed();
+    let (read, _) = stack.get(&top).await?;
+    println!(
+        "slow DynamoDB: the write answered {status} {} after {} ms; a read {read}",
+        body["error"]["code"],
+        took.as_millis()
+    );
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("board_not_active")),
+        "{body}"
+    );
+    assert_eq!(read, 200, "reads are served on the cached definition");
+    proxy.slow(Duration::ZERO);
+    Ok(())
+}

@@ -1,5 +1,5 @@
-//! A TCP proxy in front of a test's Redis, for the part of a hang a stopped process
-//! cannot make deterministic.
+//! A TCP proxy in front of a test's Redis (or DynamoDB), for the part of a hang a
+//! stopped process cannot make deterministic, and for a server that answers slowly.
 //!
 //! While a redis-server is stopped (SIGSTOP), what clients send piles up in its socket
 //! buffers and runs the moment it continues: commands queued during a hang may heal an
@@ -7,7 +7,8 @@
 //! in both directions (clients see a silent server: connections are accepted, nothing
 //! is answered); [`FaultProxy::cut`] closes every connection it holds, dropping whatever
 //! the clients sent meanwhile, and forwards again: only what clients send afterwards, on
-//! new connections, reaches the server.
+//! new connections, reaches the server. [`FaultProxy::slow`] holds every chunk of bytes,
+//! either way, for a while before forwarding it.
 
 use std::sync::Arc;
 
@@ -23,6 +24,7 @@ use tokio::sync::watch;
 struct Control {
     hung: bool,
     generation: u64,
+    delay: std::time::Duration,
 }
 
 /// A proxy on a free loopback port, forwarding to `127.0.0.1:upstream`; stops with the
@@ -68,6 +70,11 @@ impl FaultProxy {
         self.control.send_modify(|c| c.hung = true);
     }
 
+    /// Holds every chunk for `delay` before forwarding it (zero: forward at once).
+    pub fn slow(&self, delay: std::time::Duration) {
+        self.control.send_modify(|c| c.delay = delay);
+    }
+
     /// Closes every connection (what clients sent since the hang never reaches the
     /// server) and forwards again.
     pub fn cut(&self) {
@@ -102,6 +109,10 @@ async fn pump(
         {
             Ok(c) if c.generation == generation => {}
             _ => return,
+        }
+        let delay = ctl.borrow().delay;
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
         }
         if to.write_all(&buf[..n]).await.is_err() {
             return;

@@ -134,7 +134,7 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
 ) -> Result<IngestReply, ServiceError> {
     let now = now_ms();
     check_event_ts(ctx, req.event_ts, now)?;
-    let board = ctx.boards.get(&ctx.store, &req.board).await?;
+    let board = ctx.boards.current(&ctx.store, &req.board).await?;
     submit_to(ctx, &board, req).await
 }
 

@@ -147,7 +147,7 @@ async fn ensure_board<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     fresh: Board,
 ) -> Result<Board, ServiceError> {
-    match ctx.boards.get(&ctx.store, &fresh.leaderboard_id).await {
+    match ctx.boards.current(&ctx.store, &fresh.leaderboard_id).await {
         Err(ServiceError::BoardNotFound(_)) => {}
         other => return other,
     }
@@ -264,7 +264,7 @@ async fn window_board<S: ScoreStore, I: RankIndex>(
         return Ok(Ok(board));
     }
     let lb = family.board_id(scope, &window);
-    match ctx.boards.get(&ctx.store, &lb).await {
+    match ctx.boards.current(&ctx.store, &lb).await {
         Ok(board) => Ok(Ok(board)),
         Err(ServiceError::BoardNotFound(_)) => {
             let closed_at = rfc3339_ms(window.closes_at(family.grace_ms).unwrap_or(now));

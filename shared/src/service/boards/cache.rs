@@ -24,9 +24,9 @@ impl BoardCache {
         Self(TtlCache::new(ttl))
     }
 
-    /// The board, from the cache or the store; unknown boards are not cached. If the
-    /// store fails, or takes longer than `REFRESH_WITHIN` (250 ms) to refresh it, a
-    /// definition cached earlier is served even past its time.
+    /// The board for a read, from the cache or the store; unknown boards are not
+    /// cached. If the store fails, or takes longer than `REFRESH_WITHIN` (250 ms) to
+    /// refresh it, a definition cached earlier is served even past its time.
     pub async fn get<S: ScoreStore>(
         &self,
         store: &S,
@@ -43,11 +43,27 @@ impl BoardCache {
             Err(_) => format!("no answer within {REFRESH_WITHIN:?}"),
         };
         // DynamoDB is away or slow: an expired definition still orders reads correctly
-        // (the policy never changes), and writes fail at the commit anyway. Trust it for
-        // another period rather than wait on DynamoDB for each read.
+        // (the policy never changes). Trust it for another period rather than wait on
+        // DynamoDB for each read.
         warn!(board = %lb, error = %why, "serving a board definition past its cache time");
         self.0.put(lb.clone(), stale.clone());
         Ok(stale)
+    }
+
+    /// The board for a write: from the cache only while its time lasts, else read
+    /// again, however long the store takes (its errors propagate). A write must honour
+    /// a status change (a frozen or closed board) within one cache period, and it needs
+    /// DynamoDB to commit anyway; a definition past its time is never used here, even
+    /// while reads are served one.
+    pub async fn current<S: ScoreStore>(
+        &self,
+        store: &S,
+        lb: &LeaderboardId,
+    ) -> Result<Board, ServiceError> {
+        match self.0.get_any(lb) {
+            Some((board, true)) => Ok(board),
+            _ => self.remember(lb, store.get_board(lb).await?),
+        }
     }
 
     /// Caches a definition just read; an unknown board is an error and not cached.
