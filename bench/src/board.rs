@@ -133,6 +133,7 @@ pub async fn create_board(ctx: &AppContext, lb: &LeaderboardId) -> anyhow::Resul
         created_at: chrono::Utc::now().timestamp_millis(),
         window: None,
         sealed_at: None,
+        dense_ranks: true,
     };
     ctx.store.create_board(&board).await?;
     Ok(())
@@ -162,12 +163,13 @@ impl LoadRate {
 
 /// Loads every player through the rebuild's index calls (begin, one version-checked
 /// load per page of 1,000 as the rebuild reads them from DynamoDB, the swap), timing
-/// only the Redis side.
+/// only the Redis side; the board keeps dense ranks or not.
 pub async fn load_by_rebuild(
     redis_url: &str,
     ctx: &AppContext,
     lb: &LeaderboardId,
     players: &[Player],
+    dense_ranks: bool,
 ) -> anyhow::Result<LoadRate> {
     let pages: Vec<Vec<IndexEntry>> = players
         .chunks(1_000)
@@ -175,9 +177,15 @@ pub async fn load_by_rebuild(
         .collect();
     let mut stats = bare_connection(redis_url).await?;
     crate::redis_ops::reset_server_stats(&mut stats).await?;
-    let bar = bar(players.len() as u64, "rebuild load (ours)");
+    let label = match dense_ranks {
+        true => "rebuild load (ours)",
+        false => "rebuild load (no dense ranks)",
+    };
+    let bar = bar(players.len() as u64, label);
     let start = Instant::now();
-    ctx.index.begin_rebuild(lb, "bench", true).await?;
+    ctx.index
+        .begin_rebuild(lb, "bench", true, dense_ranks)
+        .await?;
     for page in &pages {
         ctx.index.load(lb, page).await?;
         bar.inc(page.len() as u64);
@@ -192,7 +200,7 @@ pub async fn load_by_rebuild(
     rate.redis_seconds = Some(crate::redis_ops::server_usec(&mut stats, "evalsha").await? / 1e6);
     println!(
         "{:>28}: {} players in {:.2} s = {:.0} players/s ({:.2} s in Redis)",
-        "rebuild load (ours)",
+        label,
         rate.players,
         rate.seconds,
         rate.players_per_s,

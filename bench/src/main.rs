@@ -86,7 +86,7 @@ async fn redis_column(
     rounds: Rounds,
 ) -> anyhow::Result<report::Column> {
     println!("== loading the index");
-    let rebuild = board::load_by_rebuild(url, ctx, lb, players).await?;
+    let rebuild = board::load_by_rebuild(url, ctx, lb, players, true).await?;
     let bare_load = board::load_bare(bare, players).await?;
     println!("== index paths: ours vs bare commands");
     let latency = redis_ops::run(ctx, bare, lb, players, rounds).await?;
@@ -94,10 +94,28 @@ async fn redis_column(
         .arg(board::BARE_LOAD_KEY)
         .query_async(bare)
         .await?;
+
+    println!("== a board without dense ranks (the same players and moves)");
+    let plain = LeaderboardId::parse("bench-plain").expect("valid");
+    let plain_rebuild = board::load_by_rebuild(url, ctx, &plain, players, false).await?;
+    let (projector, redis_us) =
+        redis_ops::projector_without_dense(ctx, bare, &plain, players, rounds.batches_1000).await?;
+    let (z, h) = ctx.index.keys(&plain);
+    let _: () = redis::cmd("UNLINK")
+        .arg(z)
+        .arg(h)
+        .arg(ctx.index.marker_key(&plain))
+        .query_async(bare)
+        .await?;
     Ok(report::Column {
         rebuild,
         bare_load,
         latency,
+        without_dense: report::WithoutDense {
+            rebuild: plain_rebuild,
+            projector_batch_1000: projector,
+            projector_redis_us_per_batch_1000: redis_us,
+        },
     })
 }
 

@@ -145,6 +145,51 @@ pub async fn server_usec(conn: &mut ConnectionManager, command: &str) -> anyhow:
         .unwrap_or(0.0))
 }
 
+/// The projector over `events` (each a stream batch of `size` records; the first 5
+/// warm up): its timings and the Redis server time of its scripts per batch (warm-ups
+/// included).
+async fn projector_batches(
+    ctx: &AppContext,
+    stats: &mut ConnectionManager,
+    label: &str,
+    events: &[Vec<u8>],
+    size: usize,
+) -> anyhow::Result<(Summary, f64)> {
+    reset_server_stats(stats).await?;
+    let name = format!("projector {size}{label} (ours)");
+    let ours = measure(&name, 5, events.len() - 5, |i| {
+        let json = &events[i];
+        async move {
+            let event: Event = serde_json::from_slice(json)?;
+            let (retry, stats) =
+                project(&ctx.index, &ctx.repairs, lambda_stream::batch(event)).await;
+            anyhow::ensure!(
+                retry.is_empty() && stats.applied + stats.stale == size,
+                "projector failed: {stats:?}"
+            );
+            Ok(stats.applied)
+        }
+    })
+    .await?;
+    let usec = server_usec(stats, "evalsha").await?;
+    Ok((ours, usec / events.len() as f64))
+}
+
+/// The projector in batches of 1,000 on a board that keeps no dense ranks (loaded like
+/// the main board): the same moves, without the distinct scores' upkeep.
+pub async fn projector_without_dense(
+    ctx: &AppContext,
+    stats: &mut ConnectionManager,
+    lb: &LeaderboardId,
+    players: &[Player],
+    count: usize,
+) -> anyhow::Result<(Summary, f64)> {
+    let mut rng = Rng::new(11);
+    let mut version = 1_000_000u64;
+    let events = batches(lb, players, 1_000, count + 5, &mut rng, &mut version);
+    projector_batches(ctx, stats, " without dense ranks", &events, 1_000).await
+}
+
 pub async fn run(
     ctx: &AppContext,
     bare: &mut ConnectionManager,
@@ -284,25 +329,9 @@ pub async fn run(
     let mut redis_us_per_batch = None;
     for (size, count) in [(100, rounds.batches_100), (1_000, rounds.batches_1000)] {
         let events = batches(lb, players, size, count + 5, &mut rng, &mut version);
-        reset_server_stats(bare).await?;
-        let ours = measure(&format!("projector {size} (ours)"), 5, count, |i| {
-            let json = &events[i];
-            async move {
-                let event: Event = serde_json::from_slice(json)?;
-                let (retry, stats) =
-                    project(&ctx.index, &ctx.repairs, lambda_stream::batch(event)).await;
-                anyhow::ensure!(
-                    retry.is_empty() && stats.applied + stats.stale == size,
-                    "projector failed: {stats:?}"
-                );
-                Ok(stats.applied)
-            }
-        })
-        .await?;
+        let (ours, usec) = projector_batches(ctx, bare, "", &events, size).await?;
         if size == 1_000 {
-            // Server time of the scripts per batch (warm-up batches included in both).
-            let usec = server_usec(bare, "evalsha").await?;
-            redis_us_per_batch = Some(usec / (count + 5) as f64);
+            redis_us_per_batch = Some(usec);
         }
         // The same kind of change, bare, on the floor's sorted set (ours keeps its sorted
         // set, hash and distinct scores in step): each round moves other players to new

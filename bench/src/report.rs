@@ -123,6 +123,8 @@ pub struct Results {
     pub players: u64,
     pub ratios: Ratios,
     pub throughput: Throughput,
+    /// The projector and the rebuild on a board created without dense ranks.
+    pub without_dense_ranks: WithoutDenseResults,
     pub latency_us: RedisResults,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub postgres: Option<PostgresResults>,
@@ -160,6 +162,28 @@ pub struct Column {
     pub rebuild: LoadRate,
     pub bare_load: LoadRate,
     pub latency: RedisResults,
+    pub without_dense: WithoutDense,
+}
+
+/// The writing paths again on a board created without dense ranks.
+pub struct WithoutDense {
+    pub rebuild: LoadRate,
+    pub projector_batch_1000: Summary,
+    pub projector_redis_us_per_batch_1000: f64,
+}
+
+/// A board without dense ranks: the projector and the rebuild load, with their ratios
+/// to the same bare twins as the main board's.
+#[derive(Debug, Clone, Serialize)]
+pub struct WithoutDenseResults {
+    pub projector_records_per_s: f64,
+    pub projector_vs_zadd: f64,
+    pub rebuild_players_per_s: f64,
+    pub rebuild_vs_floor: f64,
+    pub projector_batch_1000_us: Summary,
+    /// Redis server time (its own command stats) per 1,000-record batch.
+    pub projector_redis_us_per_batch_1000: f64,
+    pub rebuild_load: LoadRate,
 }
 
 impl Column {
@@ -180,6 +204,21 @@ impl Column {
                 .map(|p| ratio(p.rank_neighbours.p50_us, r.rank_neighbours.ours.p50_us)),
             postgres_top_over_ours: postgres
                 .map(|p| ratio(p.top_100.p50_us, r.top_100.ours.p50_us)),
+        }
+    }
+
+    fn without_dense(&self) -> WithoutDenseResults {
+        let w = &self.without_dense;
+        let t = self.throughput(None);
+        let projector = records_per_s(1_000, &w.projector_batch_1000).round();
+        WithoutDenseResults {
+            projector_records_per_s: projector,
+            projector_vs_zadd: ratio(projector, t.bare_pipelined_zadd_per_s_batch_1000),
+            rebuild_players_per_s: w.rebuild.players_per_s.round(),
+            rebuild_vs_floor: ratio(w.rebuild.players_per_s, t.bare_zadd_load_players_per_s),
+            projector_batch_1000_us: w.projector_batch_1000,
+            projector_redis_us_per_batch_1000: w.projector_redis_us_per_batch_1000,
+            rebuild_load: w.rebuild,
         }
     }
 
@@ -210,6 +249,7 @@ pub struct ValkeyColumn {
     pub latency_us: RedisResults,
     pub rebuild_load: LoadRate,
     pub bare_load: LoadRate,
+    pub without_dense_ranks: WithoutDenseResults,
 }
 
 #[derive(Debug, Clone, Copy, Serialize)]
@@ -262,15 +302,18 @@ impl Results {
             version,
             ratios: c.ratios(None),
             throughput: c.throughput(None),
+            without_dense_ranks: c.without_dense(),
             latency_us: c.latency,
             rebuild_load: c.rebuild,
             bare_load: c.bare_load,
         });
+        let without_dense_ranks = column.without_dense();
         let sizes = Sizes::from_env();
         let Column {
             rebuild: rebuild_load,
             bare_load,
             latency: redis,
+            ..
         } = column;
         let mut targets = vec![
             within_2x("rank + 10 neighbours p99 vs bare", ratios.rank_p99_vs_bare),
@@ -290,6 +333,24 @@ impl Results {
                     ratios.rebuild_vs_floor, throughput.rebuild_players_per_s
                 ),
                 met: ratios.rebuild_vs_floor >= 0.8,
+            },
+            Target {
+                name: "projector throughput, board without dense ranks",
+                target: ">= 100,000 records/s",
+                measured: format!(
+                    "{:.0} records/s",
+                    without_dense_ranks.projector_records_per_s
+                ),
+                met: without_dense_ranks.projector_records_per_s >= 100_000.0,
+            },
+            Target {
+                name: "rebuild load vs bare bulk ZADD, board without dense ranks",
+                target: ">= 0.8x",
+                measured: format!(
+                    "{:.2}x ({:.0} players/s)",
+                    without_dense_ranks.rebuild_vs_floor, without_dense_ranks.rebuild_players_per_s
+                ),
+                met: without_dense_ranks.rebuild_vs_floor >= 0.8,
             },
             Target {
                 name: "ingest handler CPU, SDK included",
@@ -353,6 +414,7 @@ impl Results {
             players,
             ratios,
             throughput,
+            without_dense_ranks,
             latency_us: redis,
             postgres,
             rebuild_load,
@@ -477,6 +539,24 @@ impl Results {
         if let Some(p) = t.postgres_copy_rows_per_s {
             let _ = writeln!(out, "| PostgreSQL COPY + index build | {p:.0} rows |");
         }
+        let w = &self.without_dense_ranks;
+        let _ = writeln!(
+            out,
+            "| board without dense ranks: projector, batches of 1,000 | {:.0} records ({:.2}x pipelined ZADD) |",
+            w.projector_records_per_s, w.projector_vs_zadd
+        );
+        let _ = writeln!(
+            out,
+            "| a batch of 1,000 there: mean {:.0} us, Redis server time {:.0} us | |",
+            w.projector_batch_1000_us.mean_us, w.projector_redis_us_per_batch_1000
+        );
+        let _ = writeln!(
+            out,
+            "| board without dense ranks: rebuild load | {:.0} players ({:.2}x bulk ZADD; {:.2} s in Redis) |",
+            w.rebuild_players_per_s,
+            w.rebuild_vs_floor,
+            w.rebuild_load.redis_seconds.unwrap_or_default()
+        );
         let c = &self.cpu_us_per_request;
         let _ = writeln!(
             out,
@@ -530,6 +610,27 @@ impl Results {
                 (
                     "rebuild / bulk ZADD",
                     two(a.rebuild_vs_floor, b.rebuild_vs_floor),
+                ),
+                (
+                    "without dense ranks: projector records/s",
+                    whole(
+                        self.without_dense_ranks.projector_records_per_s,
+                        v.without_dense_ranks.projector_records_per_s,
+                    ),
+                ),
+                (
+                    "without dense ranks: projector / pipelined ZADD",
+                    two(
+                        self.without_dense_ranks.projector_vs_zadd,
+                        v.without_dense_ranks.projector_vs_zadd,
+                    ),
+                ),
+                (
+                    "without dense ranks: rebuild / bulk ZADD",
+                    two(
+                        self.without_dense_ranks.rebuild_vs_floor,
+                        v.without_dense_ranks.rebuild_vs_floor,
+                    ),
                 ),
             ];
             for (name, (x, y)) in rows {

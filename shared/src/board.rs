@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
-use crate::order::Direction;
+use crate::order::{Direction, RankMode};
 use crate::score::Score;
 use crate::window::TimeWindow;
 
@@ -68,6 +68,15 @@ pub struct Board {
     /// [`crate::service::seal`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed_at: Option<i64>,
+    /// Whether the index keeps the board's distinct scores, which `rank_mode=dense`
+    /// reads need. Fixed at creation; boards stored before it existed keep them.
+    #[serde(default = "dense_by_default")]
+    pub dense_ranks: bool,
+}
+
+/// Boards keep dense ranks unless created without them.
+pub fn dense_by_default() -> bool {
+    true
 }
 
 /// Where a family board sits: its family, scope and time window.
@@ -84,6 +93,18 @@ pub struct BoardWindow {
 }
 
 impl Board {
+    /// Refuses `rank_mode=dense` on a board created without dense ranks (its index
+    /// keeps no distinct scores to count them from); every other mode is served.
+    pub fn serves(&self, mode: RankMode) -> Result<(), DomainError> {
+        if mode == RankMode::Dense && !self.dense_ranks {
+            return Err(DomainError::invalid(
+                "rank_mode",
+                "dense is not kept for this leaderboard (created with dense_ranks false)",
+            ));
+        }
+        Ok(())
+    }
+
     /// The status that applies at `now_ms`: a window past its end plus grace is CLOSED
     /// whatever its stored status says.
     pub fn effective_status(&self, now_ms: i64) -> BoardStatus {
@@ -195,6 +216,21 @@ impl Policy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn boards_stored_before_the_setting_keep_dense_ranks_and_only_dense_is_refused_without() {
+        let stored = serde_json::json!({
+            "leaderboard_id": "b1", "policy": "BEST", "status": "ACTIVE", "created_at": 0
+        });
+        let mut board: Board = serde_json::from_value(stored).unwrap();
+        assert!(board.dense_ranks);
+        assert!(board.serves(RankMode::Dense).is_ok());
+        board.dense_ranks = false;
+        assert!(board.serves(RankMode::Unique).is_ok());
+        assert!(board.serves(RankMode::Competition).is_ok());
+        let refused = board.serves(RankMode::Dense).unwrap_err();
+        assert!(refused.to_string().contains("dense_ranks"), "{refused}");
+    }
 
     fn standing(score: i64, version: u64) -> Standing {
         Standing {

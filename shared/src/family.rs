@@ -21,6 +21,9 @@ pub struct Family {
     pub season: Option<Season>,
     /// How long after a window's end late results are still accepted, in ms.
     pub grace_ms: i64,
+    /// Whether its boards keep dense ranks (see [`crate::board::Board::dense_ranks`]).
+    #[serde(default = "crate::board::dense_by_default")]
+    pub dense_ranks: bool,
 }
 
 impl Family {
@@ -106,6 +109,7 @@ mod tests {
             periods: vec![Period::Daily, Period::AllTime],
             season: None,
             grace_ms: 0,
+            dense_ranks: true,
         };
         let day = window_of(Period::Daily, None, at("2026-11-22T12:00:00Z")).unwrap();
         assert_eq!(
@@ -134,6 +138,7 @@ mod tests {
             periods: vec![Period::Daily, Period::AllTime, Period::Daily],
             season: None,
             grace_ms: 0,
+            dense_ranks: true,
         };
         let v = f.clone().validated().unwrap();
         assert_eq!(v.regions, ["EU", "NA"]);

@@ -51,7 +51,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         Duration::from_secs(2),
     )?;
     let b = lb("moving");
-    index.init_board(&b, None).await?;
+    index.init_board(&b, None, true).await?;
     let mut standings: Vec<IndexEntry> = (0..200)
         .map(|i| entry(&b, &format!("p{i:03}"), i * 10, 1))
         .collect();
@@ -518,22 +518,24 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
 
     let index = index_with(&good, Some(ca.clone()))?;
     let b = lb("secure");
-    index.init_board(&b, None).await?;
+    index.init_board(&b, None, true).await?;
     assert!(index.apply(&entry(&b, "alice", 42, 1)).await?.applied);
     let (top, total) = index.top(&b, Direction::Desc, 10).await?;
     assert_eq!((top[0].player.as_str(), total), ("alice", 1));
 
     // The wrong token is refused by the server; without the private CA the handshake
     // fails (the bundled public roots do not vouch for it). Both fail, neither hangs.
-    let refused = index_with(&wrong, Some(ca))?.init_board(&b, None).await;
+    let refused = index_with(&wrong, Some(ca))?
+        .init_board(&b, None, true)
+        .await;
     assert!(refused.is_err(), "a wrong token is refused");
-    let untrusted = index_with(&good, None)?.init_board(&b, None).await;
+    let untrusted = index_with(&good, None)?.init_board(&b, None, true).await;
     assert!(untrusted.is_err(), "an unknown CA is refused");
     let missing = index_with(
         "arn:aws:secretsmanager:us-east-1:123456789012:secret:nope",
         None,
     )?
-    .init_board(&b, None)
+    .init_board(&b, None, true)
     .await;
     let err = leaderboard::error::error_chain(&missing.expect_err("a missing secret"));
     assert!(err.contains("auth token"), "{err}");

@@ -496,7 +496,10 @@ async fn a_slow_dynamodb_never_lets_a_write_through_on_a_status_the_board_no_lon
     let top = format!("/leaderboards/{board}/top");
     assert_eq!(stack.get(&top).await?.0, 200, "the read knows the board");
     let (status, body) = stack
-        .patch(&format!("/leaderboards/{board}"), json!({"status": "FROZEN"}))
+        .patch(
+            &format!("/leaderboards/{board}"),
+            json!({"status": "FROZEN"}),
+        )
         .await?;
     assert_eq!((status, body["status"].as_str()), (200, Some("FROZEN")));
 

@@ -53,7 +53,7 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
         },
     );
     let b = env.board(Policy::Best).await;
-    ctx.index.init_board(&b, None).await.unwrap();
+    ctx.index.init_board(&b, None, true).await.unwrap();
     for i in 0..20 {
         ctx.index
             .apply(&IndexEntry {
@@ -253,7 +253,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
         .await
         .unwrap();
     env.wipe_index(&b).await;
-    env.ctx.index.init_board(&b, None).await.unwrap();
+    env.ctx.index.init_board(&b, None, true).await.unwrap();
     env.ctx.index.apply(&entry(0, 5, 99)).await.unwrap();
     let after = env
         .ctx

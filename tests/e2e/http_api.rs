@@ -9,19 +9,8 @@ use leaderboard::ids::LeaderboardId;
 use serde_json::Value;
 
 use crate::support::{
-    API_KEY, OwnRedis, Stack, StackOptions, dynamodb_url, eventually, players, redis_url,
+    API_KEY, OwnRedis, Stack, StackOptions, dynamodb_url, eventually, players, ranks, redis_url,
 };
-
-fn ranks(v: &Value, field: &str) -> Vec<u64> {
-    v[field]
-        .as_array()
-        .map(|rows| {
-            rows.iter()
-                .map(|r| r["rank"].as_u64().unwrap_or(0))
-                .collect()
-        })
-        .unwrap_or_default()
-}
 
 #[tokio::test]
 async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {

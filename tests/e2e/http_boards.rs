@@ -5,7 +5,7 @@ use anyhow::Result;
 use chrono::{Datelike, Utc};
 use serde_json::{Value, json};
 
-use crate::support::{Stack, redis_url, unique};
+use crate::support::{Stack, ranks, redis_url, unique};
 
 fn family_body(game: &str) -> Value {
     json!({
@@ -261,6 +261,108 @@ async fn ranks_pages_over_http_and_future_results_are_refused() -> Result<()> {
     assert_eq!(
         (status, body["error"]["code"].as_str()),
         (422, Some("event_ts_in_future"))
+    );
+    Ok(())
+}
+
+/// A board (or a family's boards) created with `dense_ranks: false`: the setting shows
+/// and is part of the board's identity, every read answers unique and competition
+/// places as any board does, and `rank_mode=dense` is a 400 on every ranked read (the
+/// index keeps no distinct scores to count it from), with nothing changed.
+#[tokio::test]
+async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = unique("plain");
+    let create = |dense: Value| json!({"leaderboard_id": lb, "dense_ranks": dense});
+    let (status, body) = stack.post("/leaderboards", create(json!(false))).await?;
+    assert_eq!(
+        (status, &body["dense_ranks"]),
+        (201, &json!(false)),
+        "{body}"
+    );
+    let (status, _) = stack.post("/leaderboards", create(json!(false))).await?;
+    assert_eq!(status, 200, "the same settings again");
+    for (dense, want) in [
+        (json!(true), (409, "board_conflict")),
+        (json!("no"), (400, "malformed_json")),
+    ] {
+        let (status, body) = stack.post("/leaderboards", create(dense)).await?;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (want.0, Some(want.1))
+        );
+    }
+    let (status, shown) = stack.get(&format!("/leaderboards/{lb}")).await?;
+    assert_eq!(
+        (status, &shown["dense_ranks"]),
+        (200, &json!(false)),
+        "{shown}"
+    );
+    let (_, default) = stack
+        .post("/leaderboards", json!({"leaderboard_id": unique("dense")}))
+        .await?;
+    assert_eq!(default["dense_ranks"], json!(true), "{default}");
+
+    for (p, s) in [("a", 50), ("b", 50), ("c", 40)] {
+        stack.post_score(&lb, p, "m1", s).await?;
+    }
+    stack.set_friends("c", &["a", "b"]).await?;
+    let reads = |mode: &str| {
+        [
+            format!("/leaderboards/{lb}/top?rank_mode={mode}"),
+            format!("/leaderboards/{lb}/ranks?rank_mode={mode}"),
+            format!("/leaderboards/{lb}/players/c/rank?rank_mode={mode}"),
+            format!("/leaderboards/{lb}/players/c/friends-rank?rank_mode={mode}"),
+        ]
+    };
+    for path in reads("dense") {
+        let (status, body) = stack.get(&path).await?;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (400, Some("invalid_request")),
+            "{path}: {body}"
+        );
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains("dense_ranks"), "{path}: {body}");
+    }
+    let [top, page, rank, friends] = reads("competition");
+    let (_, top) = stack.get(&top).await?;
+    assert_eq!(ranks(&top, "entries"), [1, 1, 3], "{top}");
+    let (_, page) = stack.get(&page).await?;
+    assert_eq!(ranks(&page, "entries"), [1, 1, 3], "{page}");
+    let (_, rank) = stack.get(&rank).await?;
+    assert_eq!(rank["global_rank"].as_u64(), Some(3), "{rank}");
+    let (_, friends) = stack.get(&friends).await?;
+    assert_eq!(friends["friends_rank"].as_u64(), Some(3), "{friends}");
+
+    // A family's setting goes to every board its results create.
+    let game = game_name();
+    let mut family = family_body(&game);
+    family["dense_ranks"] = json!(false);
+    let (status, fam) = stack.post("/families", family.clone()).await?;
+    assert_eq!((status, &fam["dense_ranks"]), (201, &json!(false)), "{fam}");
+    family["dense_ranks"] = json!(true);
+    let (status, _) = stack.post("/families", family).await?;
+    assert_eq!(status, 409, "another dense_ranks is another family");
+    let result = json!({"game": game, "mode": "ranked", "region": "EU", "player_id": "p1",
+                        "match_id": "m1", "score": 7});
+    let (status, reply) = stack.post("/scores", result).await?;
+    assert_eq!(status, 200, "{reply}");
+    let all_time = format!("{game}:ranked:GLOBAL:ALL_TIME");
+    let (_, board) = stack.get(&format!("/leaderboards/{all_time}")).await?;
+    assert_eq!(board["dense_ranks"], json!(false), "{board}");
+    let (status, _) = stack
+        .get(&format!(
+            "/leaderboards/{all_time}/players/p1/rank?rank_mode=dense"
+        ))
+        .await?;
+    assert_eq!(status, 400);
+    let (status, unique_rank) = stack
+        .get(&format!("/leaderboards/{all_time}/players/p1/rank"))
+        .await?;
+    assert_eq!(
+        (status, unique_rank["global_rank"].as_u64()),
+        (200, Some(1))
     );
     Ok(())
 }

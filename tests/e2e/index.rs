@@ -15,14 +15,15 @@ use leaderboard::store::{Health, IndexEntry, RankIndex, RateCounter, TOP_WINDOW}
 use redis::cluster_routing::Slot;
 
 use crate::on_both_topologies;
-use crate::support::{Rng, TestEnv, index_entry as entry, lb, player, score, unique};
+use crate::support::{Rng, TestEnv, index_entry as entry, key_exists, lb, player, score, unique};
 
 on_both_topologies!(
     ordering,
     versions,
     many_boards_in_one_call,
     rebuild_window_and_pages,
-    shared_places
+    shared_places,
+    places_without_dense_ranks
 );
 
 fn keys() -> Vec<RankKey> {
@@ -51,7 +52,7 @@ async fn ordering(url: &str) {
     let env = TestEnv::on(url).await;
     for dir in [Direction::Desc, Direction::Asc] {
         let board = lb(&unique("order"));
-        env.ctx.index.init_board(&board, None).await.unwrap();
+        env.ctx.index.init_board(&board, None, true).await.unwrap();
         for key in keys() {
             let entry = IndexEntry {
                 board: board.clone(),
@@ -87,7 +88,7 @@ async fn ordering(url: &str) {
 async fn versions(url: &str) {
     let env = TestEnv::on(url).await;
     let board = lb(&unique("ver"));
-    env.ctx.index.init_board(&board, None).await.unwrap();
+    env.ctx.index.init_board(&board, None, true).await.unwrap();
     let entry = |s: i64, version: u64| IndexEntry {
         board: board.clone(),
         direction: Direction::Desc,
@@ -140,7 +141,7 @@ async fn many_boards_in_one_call(url: &str) {
         .collect();
     assert!(slots.len() > 10, "the boards spread over many slots");
     for b in &boards[..20] {
-        index.init_board(b, None).await.unwrap();
+        index.init_board(b, None, true).await.unwrap();
     }
     let mut rng = Rng::new(7);
     let mut batch = Vec::new();
@@ -207,7 +208,7 @@ async fn rebuild_window_and_pages(url: &str) {
     let entries: Vec<IndexEntry> = (0..1_500)
         .map(|i| entry(&b, &format!("p{i:04}"), (i * 37 % 1_500) as i64, 1))
         .collect();
-    assert!(!index.begin_rebuild(&b, "gen-1", true).await.unwrap());
+    assert!(!index.begin_rebuild(&b, "gen-1", true, true).await.unwrap());
     assert_eq!(
         index.health(std::slice::from_ref(&b)).await.unwrap(),
         [Health::Rebuilding]
@@ -284,9 +285,103 @@ fn model_places(mode: RankMode, ranked: &[RankKey]) -> Vec<u64> {
 /// loads a snapshot while newer writes land; a board that lost its distinct scores
 /// (evicted) turns stale rather than answer a wrong dense place.
 async fn shared_places(url: &str) {
+    let (index, b, want) = places_through_a_rebuild(url, true).await;
+    assert_places(
+        &index,
+        &b,
+        &want,
+        &[RankMode::Unique, RankMode::Competition, RankMode::Dense],
+    )
+    .await;
+
+    // The distinct scores evicted: dense reads refuse and the board needs a rebuild.
+    let mut raw = crate::support::raw_redis(url).await;
+    let _: () = redis::cmd("DEL")
+        .arg(index.distinct_key(&b))
+        .query_async(&mut raw)
+        .await
+        .unwrap();
+    let anyone = player(&want[5].player);
+    let refused = index
+        .around(&b, Direction::Desc, &anyone, 1, RankMode::Dense)
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(
+        index.health(std::slice::from_ref(&b)).await.unwrap(),
+        [Health::Stale]
+    );
+}
+
+/// A board created without dense ranks: the same writes, rebuild and later writes as
+/// `shared_places` never leave its distinct scores in Redis, unique and competition
+/// places stay exact, and a dense read is refused without making the board stale. A
+/// write that lands before the board's marker (its creation racing it) keeps distinct
+/// scores, as an unmarked board must, and marking the board drops them.
+async fn places_without_dense_ranks(url: &str) {
+    let (index, b, want) = places_through_a_rebuild(url, false).await;
+    assert_places(
+        &index,
+        &b,
+        &want,
+        &[RankMode::Unique, RankMode::Competition],
+    )
+    .await;
+    let anyone = player(&want[5].player);
+    let refused = index
+        .around(&b, Direction::Desc, &anyone, 1, RankMode::Dense)
+        .await;
+    assert!(refused.is_err(), "{refused:?}");
+    assert_eq!(
+        index.health(std::slice::from_ref(&b)).await.unwrap(),
+        [Health::Ready]
+    );
+
+    let early = lb("early");
+    index
+        .apply_many(&[entry(&early, "p1", 5, 1)])
+        .await
+        .unwrap();
+    assert!(distinct_kept(url, &index, &early).await);
+    index.init_board(&early, None, false).await.unwrap();
+    assert!(!distinct_kept(url, &index, &early).await);
+    index
+        .apply_many(&[entry(&early, "p1", 6, 2), entry(&early, "p2", 6, 1)])
+        .await
+        .unwrap();
+    assert!(!distinct_kept(url, &index, &early).await);
+    let around = index
+        .around(
+            &early,
+            Direction::Desc,
+            &player("p1"),
+            0,
+            RankMode::Competition,
+        )
+        .await
+        .unwrap()
+        .expect("on the board");
+    // p2 reached 6 first; p1 shares its competition place.
+    assert_eq!((around.rank, around.first_place), (2, 1));
+}
+
+/// Whether the board's distinct scores are in Redis.
+async fn distinct_kept(url: &str, index: &RedisRankIndex, b: &LeaderboardId) -> bool {
+    let mut raw = crate::support::raw_redis(url).await;
+    key_exists(&mut raw, &index.distinct_key(b)).await
+}
+
+/// A board (keeping dense ranks or not) after three rounds of writes over 200 players
+/// and 25 scores, a rebuild whose snapshot loads while newer writes land, and writes
+/// after it; returns the index, the board and its entries in rank order. Checks that
+/// the distinct scores are in Redis exactly when the board keeps dense ranks, before
+/// and after the rebuild.
+async fn places_through_a_rebuild(
+    url: &str,
+    dense_ranks: bool,
+) -> (RedisRankIndex, LeaderboardId, Vec<RankKey>) {
     let index = adapter(url);
     let b = lb("places");
-    index.init_board(&b, None).await.unwrap();
+    index.init_board(&b, None, dense_ranks).await.unwrap();
     let mut rng = Rng::new(7);
     let mut newest: BTreeMap<String, (u64, i64)> = BTreeMap::new();
     let mut version = 0;
@@ -305,12 +400,18 @@ async fn shared_places(url: &str) {
         let batch = round(&mut rng, &mut newest, 400);
         index.apply_many(&batch).await.unwrap();
     }
+    assert_eq!(distinct_kept(url, &index, &b).await, dense_ranks);
     // A rebuild loads the snapshot taken now while newer writes keep landing.
     let snapshot: Vec<IndexEntry> = newest
         .iter()
         .map(|(p, (v, s))| entry(&b, p, *s, *v))
         .collect();
-    assert!(!index.begin_rebuild(&b, "gen-1", true).await.unwrap());
+    assert!(
+        !index
+            .begin_rebuild(&b, "gen-1", true, dense_ranks)
+            .await
+            .unwrap()
+    );
     for (i, page) in snapshot.chunks(50).enumerate() {
         let during = round(&mut rng, &mut newest, 40);
         if i % 2 == 0 {
@@ -322,21 +423,34 @@ async fn shared_places(url: &str) {
         }
     }
     assert!(index.finish_rebuild(&b, "gen-1", None).await.unwrap());
+    assert_eq!(distinct_kept(url, &index, &b).await, dense_ranks);
     let after = round(&mut rng, &mut newest, 300);
     index.apply_many(&after).await.unwrap();
+    assert_eq!(distinct_kept(url, &index, &b).await, dense_ranks);
 
     let mut want: Vec<RankKey> = newest
         .iter()
         .map(|(p, (v, s))| entry(&b, p, *s, *v).key)
         .collect();
     want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
-    for mode in [RankMode::Unique, RankMode::Competition, RankMode::Dense] {
-        let places = model_places(mode, &want);
+    (index, b, want)
+}
+
+/// Every page and a sample of `around` reads place each entry as counted the long way,
+/// under each of `modes`.
+async fn assert_places(
+    index: &RedisRankIndex,
+    b: &LeaderboardId,
+    want: &[RankKey],
+    modes: &[RankMode],
+) {
+    for &mode in modes {
+        let places = model_places(mode, want);
         let mut after: Option<RankKey> = None;
         let mut walked = 0;
         loop {
             let page = index
-                .page(&b, Direction::Desc, after.as_ref(), 37, mode)
+                .page(b, Direction::Desc, after.as_ref(), 37, mode)
                 .await
                 .unwrap();
             let Some(last) = page.entries.last() else {
@@ -352,7 +466,7 @@ async fn shared_places(url: &str) {
         assert_eq!(walked, want.len());
         for (i, key) in want.iter().enumerate().step_by(7) {
             let around = index
-                .around(&b, Direction::Desc, &player(&key.player), 2, mode)
+                .around(b, Direction::Desc, &player(&key.player), 2, mode)
                 .await
                 .unwrap()
                 .expect("on the board");
@@ -365,21 +479,4 @@ async fn shared_places(url: &str) {
             );
         }
     }
-
-    // The distinct scores evicted: dense reads refuse and the board needs a rebuild.
-    let mut raw = crate::support::raw_redis(url).await;
-    let _: () = redis::cmd("DEL")
-        .arg(index.distinct_key(&b))
-        .query_async(&mut raw)
-        .await
-        .unwrap();
-    let anyone = player(&want[5].player);
-    let refused = index
-        .around(&b, Direction::Desc, &anyone, 1, RankMode::Dense)
-        .await;
-    assert!(refused.is_err(), "{refused:?}");
-    assert_eq!(
-        index.health(std::slice::from_ref(&b)).await.unwrap(),
-        [Health::Stale]
-    );
 }

@@ -21,23 +21,25 @@ use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, batch, free_port, player
 /// `players` players with two improving writes each, through ingest.
 async fn scripted_board(env: &TestEnv, players: u64) -> LeaderboardId {
     let b = env.board(Policy::Best).await;
+    script(env, &b, players).await;
+    b
+}
+
+/// Two improving writes for each of `players` players on `b`, through ingest.
+async fn script(env: &TestEnv, b: &LeaderboardId, players: u64) {
     for round in 1..=2_i64 {
-        join_all((0..players).map(|p| {
-            let b = &b;
-            async move {
-                env.submit(
-                    b,
-                    &format!("p{p:03}"),
-                    &format!("m{round}"),
-                    round * 1000 + (p as i64 * 37) % 500,
-                )
-                .await
-                .unwrap()
-            }
+        join_all((0..players).map(|p| async move {
+            env.submit(
+                b,
+                &format!("p{p:03}"),
+                &format!("m{round}"),
+                round * 1000 + (p as i64 * 37) % 500,
+            )
+            .await
+            .unwrap()
         }))
         .await;
     }
-    b
 }
 
 fn far() -> Instant {
@@ -111,6 +113,52 @@ async fn a_wiped_board_reads_degraded_from_dynamodb_until_a_rebuild_restores_it_
         .unwrap();
     assert_eq!(serde_json::to_value(after.meta.source).unwrap(), "redis");
     assert_eq!(players(&after), players(&degraded));
+}
+
+/// A board without dense ranks never holds distinct scores: not through ingest, not
+/// after a wipe whose unmarked board keeps them for the writes that land meanwhile,
+/// not after the rebuild, which reads its setting from DynamoDB. Its places stay exact
+/// and a dense read is refused, before and after.
+#[tokio::test]
+async fn a_board_without_dense_ranks_is_rebuilt_exactly_without_its_distinct_scores() {
+    let env = TestEnv::new().await;
+    let b = env.board_with(Policy::Best, false).await;
+    script(&env, &b, 30).await;
+    assert!(!env.distinct_kept(&b).await);
+    let dense = async || reads::top(&env.ctx, &b, 50, RankMode::Dense).await;
+    assert!(
+        matches!(dense().await, Err(ServiceError::Domain(_))),
+        "dense refused"
+    );
+
+    env.wipe_index(&b).await;
+    env.submit(&b, "late", "m1", 5).await.unwrap();
+    assert!(env.distinct_kept(&b).await, "an unmarked board keeps them");
+    let done = rebuild_once(&env, &b, far()).await;
+    assert_eq!((done.outcome, done.loaded), (Outcome::Rebuilt, 31));
+    assert_eq!(health(&env, &b).await, Health::Ready);
+    assert!(!env.distinct_kept(&b).await, "the rebuild dropped them");
+    assert_eq!(env.assert_index_matches_store(&b).await, 31);
+    env.submit(&b, "later", "m1", 1_999).await.unwrap();
+    assert!(!env.distinct_kept(&b).await);
+    let rank = reads::rank(
+        &env.ctx,
+        &Caller::default(),
+        &b,
+        &player("later"),
+        0,
+        RankMode::Competition,
+    )
+    .await
+    .unwrap();
+    let above = env
+        .standings(&b)
+        .await
+        .iter()
+        .filter(|s| s.score.get() > 1_999)
+        .count() as u64;
+    assert_eq!(rank.global_rank, above + 1, "{rank:?}");
+    assert!(matches!(dense().await, Err(ServiceError::Domain(_))));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -375,6 +375,7 @@ async fn closed_window(env: &TestEnv) -> Result<Board> {
             grace_ms: 0,
         }),
         sealed_at: None,
+        dense_ranks: true,
     };
     env.ctx.store.create_board(&board).await?;
     Ok(board)

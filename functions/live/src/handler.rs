@@ -66,7 +66,7 @@ mod tests {
         let index = MemoryIndex::default();
         let events = MemoryBroadcasts::default();
         let lb = LeaderboardId::parse("h:live").unwrap();
-        index.init_board(&lb, None).await.unwrap();
+        index.init_board(&lb, None, true).await.unwrap();
         let top = View::top(2).unwrap();
         index.watch(&lb, &top.id(), i64::MAX).await.unwrap();
         let first = vec![record("1", &lb, "a", 10, 1), record("2", &lb, "b", 20, 1)];

@@ -68,7 +68,7 @@ mod tests {
     async fn applies_the_standings_skips_the_rest_and_names_failures_for_retry() {
         let index = MemoryIndex::default();
         let lb = LeaderboardId::parse("h:projector").unwrap();
-        index.init_board(&lb, None).await.unwrap();
+        index.init_board(&lb, None, true).await.unwrap();
         let repairs = Reporter::default();
         let call = || {
             handle(

@@ -106,6 +106,7 @@ mod tests {
             periods: vec![Period::AllTime],
             season: None,
             grace_seconds: 0,
+            dense_ranks: true,
         };
         boards::create_family(&deps.ctx.store, family)
             .await

@@ -198,7 +198,14 @@ impl RankIndex for MemoryIndex {
         })?
     }
 
-    async fn init_board(&self, lb: &LeaderboardId, _: Option<i64>) -> Result<(), IndexError> {
+    /// The twin places every rank mode from its entries, so `dense_ranks` changes
+    /// nothing here.
+    async fn init_board(
+        &self,
+        lb: &LeaderboardId,
+        _: Option<i64>,
+        _dense_ranks: bool,
+    ) -> Result<(), IndexError> {
         self.with(lb, |b| {
             if b.state.is_none() {
                 b.state = Some(Health::Ready);
@@ -220,6 +227,7 @@ impl RankIndex for MemoryIndex {
         lb: &LeaderboardId,
         gen_id: &str,
         fresh: bool,
+        _dense_ranks: bool,
     ) -> Result<bool, IndexError> {
         self.with(lb, |b| {
             let same = b.gen_id.as_deref() == Some(gen_id);

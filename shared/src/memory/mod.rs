@@ -69,6 +69,7 @@ pub async fn seed(
     let create = CreateBoard {
         leaderboard_id: lb.clone(),
         policy,
+        dense_ranks: true,
     };
     boards::create_board(&ctx.store, &ctx.index, create)
         .await

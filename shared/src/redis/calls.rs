@@ -49,6 +49,11 @@ macro_rules! call {
     };
 }
 
+/// A yes/no argument as the scripts read it.
+fn flag(yes: bool) -> &'static str {
+    if yes { "1" } else { "0" }
+}
+
 /// The four arguments every script takes per change: player, version, zscore, member
 /// (for a removal or an erasure an empty zscore and `removed` or `erased`).
 fn standing(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
@@ -164,8 +169,9 @@ call! {
 
 call! {
     /// `init.lua`: a new board's marker.
-    Init<'a> { keys: &'a BoardKeys, expire_at: Option<i64> } => init, |c, inv| {
-        inv.key(&c.keys.m).key(&c.keys.z).key(&c.keys.h).arg(c.expire_at.unwrap_or(0));
+    Init<'a> { keys: &'a BoardKeys, expire_at: Option<i64>, dense_ranks: bool } => init, |c, inv| {
+        inv.key(&c.keys.m).key(&c.keys.z).key(&c.keys.h).key(&c.keys.d);
+        inv.arg(c.expire_at.unwrap_or(0)).arg(flag(c.dense_ranks));
     }
 }
 
@@ -186,16 +192,16 @@ call! {
 
 call! {
     /// `begin.lua`: a rebuild started or resumed under `gen_id`.
-    Begin<'a> { keys: &'a BoardKeys, gen_id: &'a str, fresh: bool } => begin, |c, inv| {
+    Begin<'a> { keys: &'a BoardKeys, gen_id: &'a str, fresh: bool, dense_ranks: bool } => begin, |c, inv| {
         inv.key(&c.keys.m).key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td);
-        inv.arg(c.gen_id).arg(if c.fresh { "1" } else { "0" });
+        inv.arg(c.gen_id).arg(flag(c.fresh)).arg(flag(c.dense_ranks));
     }
 }
 
 call! {
     /// `load.lua`: snapshot entries into the rebuild's keys (players distinct).
     Load<'a> { keys: &'a BoardKeys, entries: &'a [&'a IndexEntry] } => load, |c, inv| {
-        inv.key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td).key(&c.keys.x);
+        inv.key(&c.keys.tz).key(&c.keys.th).key(&c.keys.td).key(&c.keys.x).key(&c.keys.m);
         for e in c.entries {
             standing(inv, e);
         }

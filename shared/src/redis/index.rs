@@ -204,11 +204,13 @@ impl RankIndex for RedisRankIndex {
         &self,
         lb: &LeaderboardId,
         expire_at: Option<i64>,
+        dense_ranks: bool,
     ) -> Result<(), IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::Init {
             keys: &keys,
             expire_at,
+            dense_ranks,
         };
         let _set: u8 = self.run(&call).await?;
         Ok(())
@@ -233,12 +235,14 @@ impl RankIndex for RedisRankIndex {
         lb: &LeaderboardId,
         gen_id: &str,
         fresh: bool,
+        dense_ranks: bool,
     ) -> Result<bool, IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::Begin {
             keys: &keys,
             gen_id,
             fresh,
+            dense_ranks,
         };
         let resumed: u8 = self.run(&call).await?;
         Ok(resumed == 1)

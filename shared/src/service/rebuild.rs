@@ -148,7 +148,7 @@ async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
         .await?
         .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
     let expire_at = ctx.settings.index_expire_at(&board);
-    let mut cp = start_or_resume(ctx, lb).await?;
+    let mut cp = start_or_resume(ctx, &board).await?;
     let report = |outcome, cp: &Checkpoint| BoardRebuild {
         leaderboard_id: lb.clone(),
         outcome,
@@ -196,8 +196,9 @@ async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
 /// still there, else a fresh start that reads everything again.
 async fn start_or_resume<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
-    lb: &LeaderboardId,
+    board: &crate::board::Board,
 ) -> Result<Checkpoint, ServiceError> {
+    let lb = &board.leaderboard_id;
     let existing = ctx.store.get_checkpoint(lb).await?;
     let mut cp = existing.clone().unwrap_or_else(|| Checkpoint {
         gen_id: new_generation(),
@@ -208,7 +209,7 @@ async fn start_or_resume<S: ScoreStore, I: RankIndex>(
     });
     let resumed = ctx
         .index
-        .begin_rebuild(lb, &cp.gen_id, existing.is_none())
+        .begin_rebuild(lb, &cp.gen_id, existing.is_none(), board.dense_ranks)
         .await?;
     if !resumed {
         cp.shard = 0;

@@ -155,7 +155,7 @@ async fn ensure_board<S: ScoreStore, I: RankIndex>(
         Some(existing) => existing,
         None => {
             let expire_at = ctx.settings.index_expire_at(&fresh);
-            init_index(&ctx.index, &fresh.leaderboard_id, expire_at).await;
+            init_index(&ctx.index, &fresh, expire_at).await;
             fresh
         }
     };

@@ -199,11 +199,14 @@ pub trait RankIndex: Send + Sync {
         players: &[PlayerId],
     ) -> impl Future<Output = Result<Vec<Option<RankKey>>, IndexError>> + Send;
 
-    /// Marks a new (empty) board's index complete. `expire_at`: epoch seconds, if any.
+    /// Marks a new (empty) board's index complete. `expire_at`: epoch seconds, if any;
+    /// `dense_ranks`: whether the index keeps the board's distinct scores (every apply
+    /// follows what the board's marker says from then on).
     fn init_board(
         &self,
         lb: &LeaderboardId,
         expire_at: Option<i64>,
+        dense_ranks: bool,
     ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// The index health of each board.
@@ -213,13 +216,15 @@ pub trait RankIndex: Send + Sync {
     ) -> impl Future<Output = Result<Vec<Health>, IndexError>> + Send;
 
     /// Starts (or, when `fresh` is false and the marker still names `gen`, resumes) a
-    /// rebuild; from now on every apply also writes the rebuild's keys. Returns true
-    /// when resuming.
+    /// rebuild; from now on every apply also writes the rebuild's keys. `dense_ranks`:
+    /// whether the rebuilt index keeps the board's distinct scores. Returns true when
+    /// resuming.
     fn begin_rebuild(
         &self,
         lb: &LeaderboardId,
         gen_id: &str,
         fresh: bool,
+        dense_ranks: bool,
     ) -> impl Future<Output = Result<bool, IndexError>> + Send;
 
     /// Loads snapshot entries into the rebuild's keys (version-checked), in one pipeline.

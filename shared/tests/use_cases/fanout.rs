@@ -18,6 +18,7 @@ async fn family(ctx: &Ctx, game: &str) {
         periods: vec![Period::AllTime, Period::Weekly, Period::Daily],
         season: None,
         grace_seconds: 300,
+        dense_ranks: true,
     };
     boards::create_family(&ctx.store, req)
         .await

@@ -42,6 +42,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy, ms_left: i64) -> Boa
             grace_ms: 0,
         }),
         sealed_at: None,
+        dense_ranks: true,
     };
     ctx.store.create_board(&board).await.unwrap();
     board

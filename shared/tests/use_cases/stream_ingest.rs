@@ -59,6 +59,7 @@ async fn family(ctx: &Ctx) {
         periods: vec![Period::AllTime],
         season: None,
         grace_seconds: 0,
+        dense_ranks: true,
     };
     boards::create_family(&ctx.store, req).await.unwrap();
 }
@@ -257,6 +258,7 @@ async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
         periods: vec![Period::Daily],
         season: None,
         grace_seconds: 0,
+        dense_ranks: true,
     };
     boards::create_family(&ctx.store, req).await.unwrap();
     let m = mapping(

@@ -26,6 +26,16 @@ pub async fn raw_redis(url: &str) -> Conn {
         .expect("connect to the test Redis")
 }
 
+/// Whether `key` is in Redis.
+pub async fn key_exists(conn: &mut Conn, key: &str) -> bool {
+    let n: u64 = redis::cmd("EXISTS")
+        .arg(key)
+        .query_async(conn)
+        .await
+        .expect("EXISTS");
+    n == 1
+}
+
 pub fn dynamodb_url() -> String {
     required_env("LB_TEST_DYNAMODB_URL")
 }

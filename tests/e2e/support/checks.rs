@@ -50,14 +50,21 @@ impl TestEnv {
     pub async fn wipe_index(&self, board: &LeaderboardId) {
         let (z, h) = self.ctx.index.keys(board);
         let m = self.ctx.index.marker_key(board);
+        let d = self.ctx.index.distinct_key(board);
         let mut conn = self.redis.clone();
         let _: () = redis::cmd("DEL")
             .arg(&z)
             .arg(&h)
             .arg(&m)
+            .arg(&d)
             .query_async(&mut conn)
             .await
             .expect("DEL");
+    }
+
+    /// Whether Redis holds the board's distinct scores (what dense ranks count).
+    pub async fn distinct_kept(&self, board: &LeaderboardId) -> bool {
+        key_exists(&mut self.redis.clone(), &self.ctx.index.distinct_key(board)).await
     }
 
     /// The index as Redis holds it: players in sorted-set order, and each hash entry.

@@ -62,8 +62,13 @@ impl TestEnv {
         }
     }
 
-    /// A new ACTIVE board with `policy`.
+    /// A new ACTIVE board with `policy` (and dense ranks).
     pub async fn board(&self, policy: Policy) -> LeaderboardId {
+        self.board_with(policy, true).await
+    }
+
+    /// A new ACTIVE board with `policy`, keeping dense ranks or not.
+    pub async fn board_with(&self, policy: Policy, dense_ranks: bool) -> LeaderboardId {
         let id = lb(&unique("b"));
         let board = Board {
             leaderboard_id: id.clone(),
@@ -72,6 +77,7 @@ impl TestEnv {
             created_at: 0,
             window: None,
             sealed_at: None,
+            dense_ranks,
         };
         let existing = self
             .ctx
@@ -83,7 +89,7 @@ impl TestEnv {
         // As the boards function does for a new board: its (empty) index is complete.
         self.ctx
             .index
-            .init_board(&id, None)
+            .init_board(&id, None, dense_ranks)
             .await
             .expect("mark the index");
         id
@@ -112,6 +118,7 @@ impl TestEnv {
                 end: end.into(),
             }),
             grace_seconds,
+            dense_ranks: true,
         };
         let created = boards::create_family(&self.ctx.store, req)
             .await

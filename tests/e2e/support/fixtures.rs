@@ -114,6 +114,18 @@ pub fn players(v: &serde_json::Value, field: &str) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// The `rank` of each row of a reply's `field` (0 where a row has none), in order.
+pub fn ranks(v: &serde_json::Value, field: &str) -> Vec<u64> {
+    v[field]
+        .as_array()
+        .map(|rows| {
+            rows.iter()
+                .map(|r| r["rank"].as_u64().unwrap_or(0))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The `(player_id, score)` of each row of `v[field]`, in order.
 pub fn scores(v: &serde_json::Value, field: &str) -> Vec<(String, i64)> {
     v[field]

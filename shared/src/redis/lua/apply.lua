@@ -8,12 +8,13 @@ local player, version, zscore, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local want_rank, expire_at, window = ARGV[5], ARGV[6], tonumber(ARGV[7])
 
 local state = checked(m, z, h)
-local applied, current, touched, delta = put(z, h, d, x, player, version, zscore, member, window_of(z, window))
+local dk, tdk = distinct_keys(m, d, td)
+local applied, current, touched, delta = put(z, h, dk, x, player, version, zscore, member, window_of(z, window))
 if delta ~= 0 and state == 'ok' then
   redis.call('HINCRBY', m, 'size', delta)
 end
 if state == 'rebuilding' then
-  put(tz, th, td, x, player, version, zscore, member, false)
+  put(tz, th, tdk, x, player, version, zscore, member, false)
 end
 if touched then
   bump(tv, expire_at)

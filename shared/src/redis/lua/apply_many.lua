@@ -7,14 +7,15 @@ local z, h, m, tz, th, tv, d, td, x = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5
 local window, expire_at = tonumber(ARGV[1]), ARGV[2]
 
 local state = checked(m, z, h)
+local dk, tdk = distinct_keys(m, d, td)
 local rebuilding = state == 'rebuilding'
 local track, bumped, any, added = window_of(z, window), false, false, 0
 local out = {}
 for i = 3, #ARGV, 4 do
   local player, version, zscore, member = ARGV[i], ARGV[i + 1], ARGV[i + 2], ARGV[i + 3]
-  local a, _, t, delta = put(z, h, d, x, player, version, zscore, member, track)
+  local a, _, t, delta = put(z, h, dk, x, player, version, zscore, member, track)
   if rebuilding then
-    put(tz, th, td, x, player, version, zscore, member, false)
+    put(tz, th, tdk, x, player, version, zscore, member, false)
   end
   if t then
     track, bumped = false, true

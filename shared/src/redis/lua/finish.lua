@@ -1,7 +1,7 @@
 -- Swaps the rebuilt keys in if the marker still names `gen` on this same replication
 -- history (else 0: the index was wiped, or the node changed, during the rebuild, which
 -- must start over); marks the board 'ok' with its size and moves the top-window
--- version on.
+-- version on. A board without dense ranks ends with no distinct zscores at all.
 local z, h, m, tz, th, tv, d, td = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local gen, expire_at = ARGV[1], ARGV[2]
 
@@ -10,6 +10,9 @@ if checked(m, z, h) ~= 'rebuilding' or redis.call('HGET', m, 'gen') ~= gen then
 end
 if redis.call('ZCARD', tz) ~= redis.call('HLEN', th) then
   return 0
+end
+if not keeps_distinct(m) then
+  redis.call('DEL', d, td)
 end
 if redis.call('EXISTS', tz) == 1 then
   redis.call('RENAME', tz, z)

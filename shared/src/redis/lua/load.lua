@@ -2,10 +2,12 @@
 -- write-through or the projector already put there and against the board's tombstones
 -- (one HMGET each), then one ZREM, one ZADD and one HSET for the whole batch, then the
 -- distinct zscores brought in step. A removed standing in the snapshot (empty zscore)
--- takes its entry out and keeps its tombstone in `x`, which outlives the swap. ARGV:
--- (player, version, zscore, member) repeated, players distinct. Returns how many
--- standings applied.
-local tz, th, td, x = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+-- takes its entry out and keeps its tombstone in `x`, which outlives the swap. The
+-- distinct zscores are left out when the marker `m` says the board keeps no dense
+-- ranks. ARGV: (player, version, zscore, member) repeated, players distinct. Returns
+-- how many standings applied.
+local tz, th, td, x, m = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local dense = keeps_distinct(m)
 
 local n = #ARGV / 4
 local players = {}
@@ -49,6 +51,9 @@ end
 if #zadd > 0 then
   redis.call('ZADD', tz, unpack(zadd))
   redis.call('HSET', th, unpack(hset))
+end
+if not dense then
+  return #zadd / 2
 end
 for _, cz in ipairs(gone) do
   if not seen[cz] and redis.call('ZCOUNT', tz, cz, cz) == 0 then

@@ -2,7 +2,8 @@
 --   z   sorted set: zscore -> member (reached-at + player, see order.rs)
 --   h   hash: player -> 'version|zscore|member'
 --   m   marker hash: state ('ok' | 'rebuilding' | 'stale'), lineage (the replication id
---       the index was built on), size (players in z and h), gen (the running rebuild)
+--       the index was built on), size (players in z and h), gen (the running rebuild),
+--       dense ('0' when the board keeps no dense ranks, so no d; absent or '1': kept)
 --   d   sorted set of the board's distinct zscores (member and score both the zscore),
 --       for dense ranks: a player's dense rank is one more than ZCOUNT of d below theirs
 --   x   hash of removed players' tombstones: player -> the version of the removal (an
@@ -53,10 +54,27 @@ local function parse(value)
   return tonumber(v), member, zscore
 end
 
+-- Whether the board of marker `m` keeps its distinct zscores (dense ranks). A board
+-- without a marker keeps them: extra work, never a wrong answer, and the rebuild that
+-- marks it drops them if the board has no dense ranks.
+local function keeps_distinct(m)
+  return redis.call('HGET', m, 'dense') ~= '0'
+end
+
+-- The distinct-zscores keys to keep in step (live `d`, rebuild's `td`), or false for
+-- both when the board keeps none.
+local function distinct_keys(m, d, td)
+  if keeps_distinct(m) then
+    return d, td
+  end
+  return false, false
+end
+
 -- Keeps the distinct zscores `dk` in step with the sorted set `zk` after one of its
 -- entries moved from zscore `old` (nil: a new entry) to `new` (nil: the entry left).
+-- `dk` false: the board keeps none.
 local function track_distinct(zk, dk, old, new)
-  if old == new then
+  if old == new or not dk then
     return
   end
   if old and redis.call('ZCOUNT', zk, old, old) == 0 then
@@ -186,10 +204,15 @@ end
 -- `rank0` + 1): one more than the entries (competition) or the distinct zscores (dense)
 -- strictly below it. False when the distinct zscores are missing from a board that has
 -- entries (evicted): the caller marks the board stale rather than count from nothing.
+-- A dense place on a board that keeps no dense ranks is the error `NODENSE` (callers
+-- refuse such reads before asking).
 local function place(z, d, m, mode, rank0, zs)
   if mode == 'competition' then
     return redis.call('ZCOUNT', z, '-inf', '(' .. zs) + 1
   elseif mode == 'dense' then
+    if not keeps_distinct(m) then
+      error({err = 'NODENSE the board keeps no dense ranks'})
+    end
     if redis.call('EXISTS', d) == 0 then
       redis.call('HSET', m, 'state', 'stale')
       return false

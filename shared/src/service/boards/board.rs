@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
 use super::Created;
-use crate::board::{Board, BoardStatus, Policy};
+use crate::board::{Board, BoardStatus, Policy, dense_by_default};
 use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
 use crate::store::{RankIndex, ScoreStore};
@@ -17,6 +17,10 @@ pub struct CreateBoard {
     pub leaderboard_id: LeaderboardId,
     #[serde(default)]
     pub policy: Policy,
+    /// Whether the index keeps the board's distinct scores for `rank_mode=dense`
+    /// (default true). Without them every apply and rebuild does less work.
+    #[serde(default = "dense_by_default")]
+    pub dense_ranks: bool,
 }
 
 /// A board as the API shows it. `status` is the effective one (a window past its end
@@ -27,6 +31,7 @@ pub struct BoardView {
     pub policy: Policy,
     pub status: BoardStatus,
     pub created_at: String,
+    pub dense_ranks: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub game: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -59,6 +64,7 @@ impl BoardView {
             policy: b.policy,
             status,
             created_at: rfc3339_ms(b.created_at),
+            dense_ranks: b.dense_ranks,
             game: w.as_ref().map(|w| w.game.clone()),
             mode: w.as_ref().map(|w| w.mode.clone()),
             scope: w.as_ref().map(|w| w.scope.clone()),
@@ -90,22 +96,29 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
         created_at: now,
         window: None,
         sealed_at: None,
+        dense_ranks: req.dense_ranks,
     };
     match store.create_board(&board).await? {
         None => {
-            init_index(index, &board.leaderboard_id, None).await;
+            init_index(index, &board, None).await;
             Ok(Created::New(BoardView::at(board, now)))
         }
-        Some(existing) if existing.policy == board.policy && existing.window.is_none() => {
+        Some(existing)
+            if existing.policy == board.policy
+                && existing.dense_ranks == board.dense_ranks
+                && existing.window.is_none() =>
+        {
             Ok(Created::Existing(BoardView::at(existing, now)))
         }
         Some(existing) => Err(ServiceError::BoardConflict(existing.leaderboard_id)),
     }
 }
 
-/// Marks a board this call created as completely indexed; a failure is only logged.
-pub async fn init_index<I: RankIndex>(index: &I, lb: &LeaderboardId, expire_at: Option<i64>) {
-    if let Err(error) = index.init_board(lb, expire_at).await {
+/// Marks a board this call created as completely indexed (keeping its distinct scores
+/// if it has dense ranks); a failure is only logged.
+pub async fn init_index<I: RankIndex>(index: &I, board: &Board, expire_at: Option<i64>) {
+    let lb = &board.leaderboard_id;
+    if let Err(error) = index.init_board(lb, expire_at, board.dense_ranks).await {
         warn!(board = %lb, %error, "could not mark the new board's index; the rebuild sweep will");
     }
 }

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::Created;
-use crate::board::{Board, BoardStatus, BoardWindow, Policy};
+use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_by_default};
 use crate::error::{DomainError, ServiceError};
 use crate::family::Family;
 use crate::ids::LeaderboardId;
@@ -28,6 +28,9 @@ pub struct CreateFamily {
     /// Seconds after a window's end during which late results are still accepted.
     #[serde(default = "default_grace_seconds")]
     pub grace_seconds: i64,
+    /// Whether the family's boards keep dense ranks (default true).
+    #[serde(default = "dense_by_default")]
+    pub dense_ranks: bool,
 }
 
 fn default_grace_seconds() -> i64 {
@@ -53,6 +56,7 @@ pub struct FamilyView {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub season: Option<SeasonView>,
     pub grace_seconds: i64,
+    pub dense_ranks: bool,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -89,6 +93,7 @@ impl FamilyView {
             regions: f.regions,
             periods: f.periods,
             grace_seconds: f.grace_ms / 1000,
+            dense_ranks: f.dense_ranks,
             current,
         }
     }
@@ -114,6 +119,7 @@ impl CreateFamily {
             periods: self.periods,
             season,
             grace_ms: self.grace_seconds.saturating_mul(1000),
+            dense_ranks: self.dense_ranks,
         }
         .validated()
     }
@@ -174,5 +180,6 @@ pub fn family_board(
             grace_ms: family.grace_ms,
         }),
         sealed_at: None,
+        dense_ranks: family.dense_ranks,
     }
 }

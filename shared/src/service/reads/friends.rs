@@ -44,6 +44,7 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     mode: RankMode,
 ) -> Result<FriendsReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
+    board.serves(mode)?;
     let dir = board.policy.direction();
     let mut group = friends.friends_of(player).await?;
     // A friends list may name the player or a friend twice; each counts once.

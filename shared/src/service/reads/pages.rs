@@ -129,6 +129,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
+    board.serves(mode)?;
     let dir = board.policy.direction();
     let scope = format!("ranks:{lb}");
     let cursor: Option<PageCursor> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;

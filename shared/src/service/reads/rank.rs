@@ -43,6 +43,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
     mode: RankMode,
 ) -> Result<RankReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
+    board.serves(mode)?;
     let dir = board.policy.direction();
     let not_ranked = || ServiceError::NotRanked {
         lb: lb.clone(),

@@ -34,6 +34,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     mode: RankMode,
 ) -> Result<TopReply, ServiceError> {
     let board = ctx.boards.get(&ctx.store, lb).await?;
+    board.serves(mode)?;
     let dir = board.policy.direction();
     let from_store = async |degraded| {
         let (keys, est) = futures::try_join!(
