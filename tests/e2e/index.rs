@@ -301,14 +301,18 @@ async fn shared_places(url: &str) {
         .query_async(&mut raw)
         .await
         .unwrap();
-    let anyone = player(&want[5].player);
+    dense_refused(&index, &b, &want[5], Health::Stale).await;
+}
+
+/// A dense read around `who` fails, and the board's health is then `after`.
+async fn dense_refused(index: &RedisRankIndex, b: &LeaderboardId, who: &RankKey, after: Health) {
     let refused = index
-        .around(&b, Direction::Desc, &anyone, 1, RankMode::Dense)
+        .around(b, Direction::Desc, &player(&who.player), 1, RankMode::Dense)
         .await;
     assert!(refused.is_err(), "{refused:?}");
     assert_eq!(
-        index.health(std::slice::from_ref(&b)).await.unwrap(),
-        [Health::Stale]
+        index.health(std::slice::from_ref(b)).await.unwrap(),
+        [after]
     );
 }
 
@@ -326,15 +330,8 @@ async fn places_without_dense_ranks(url: &str) {
         &[RankMode::Unique, RankMode::Competition],
     )
     .await;
-    let anyone = player(&want[5].player);
-    let refused = index
-        .around(&b, Direction::Desc, &anyone, 1, RankMode::Dense)
-        .await;
-    assert!(refused.is_err(), "{refused:?}");
-    assert_eq!(
-        index.health(std::slice::from_ref(&b)).await.unwrap(),
-        [Health::Ready]
-    );
+    // Refused (the script's NODENSE), not counted from nothing, and not made stale.
+    dense_refused(&index, &b, &want[5], Health::Ready).await;
 
     let early = lb("early");
     index
