@@ -91,10 +91,11 @@ for label_ttl in "cache 250 ms:250" "cache off:0"; do
 done
 
 # The load run's stack: as infra/up.sh serves it (write-through on, reply cache on, eight
-# processes per function, a 2 s throttle bound), its read rate limits off so every read
-# reaches the index.
+# processes per function, a 2 s throttle bound, 128 connections at once), its read rate
+# limits off so every read reaches the index.
 load_port="$(free_port)"
-READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 start_stack load "$load_port" --workers 8 --max-queue-wait 2
+READS_PER_IP_PER_S=0 READS_PER_PLAYER_PER_S=0 start_stack load "$load_port" --workers 8 --max-queue-wait 2 \
+  --max-connections 128
 
 start_valkey
 binaries=""

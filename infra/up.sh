@@ -74,7 +74,8 @@ start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
   --table "$TABLE" --port "$LB_PORT" --social-port 3001 --events-port 3002 --events-ws-port 3003 \
   --dynamodb-url http://127.0.0.1:8000 --redis-url "$redis_url" \
   --kinesis --kafka-bootstrap 127.0.0.1:9092 --kafka-topics "${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}" \
-  --api-key "$LB_API_KEY" --run-dir "$RUN_DIR" --workers "${LB_WORKERS:-8}" --max-queue-wait "${LB_MAX_QUEUE_WAIT:-2}"
+  --api-key "$LB_API_KEY" --run-dir "$RUN_DIR" --workers "${LB_WORKERS:-8}" --max-queue-wait "${LB_MAX_QUEUE_WAIT:-2}" \
+  --max-connections "${LB_MAX_CONNECTIONS:-128}"
 
 cat <<MSG
 

@@ -222,6 +222,54 @@ class Server(ThreadingHTTPServer):
     request_queue_size = 1024
 
 
+class Admitting(Server):
+    """The API's server: at most `max_connections` connections are served at once (a
+    thread each); one more is answered 503 `throttled` with Retry-After and closed at
+    once, as API Gateway throttles a burst, instead of taking a thread. Without the
+    bound a stack that falls behind opens a thread for every waiting connection,
+    thousands of them, and the interpreter spends its time switching between them:
+    every request then times out, where a bound refuses some and serves the rest."""
+
+    THROTTLED = json.dumps({"error": {"code": "throttled", "message": "too many connections; retry"}}).encode()
+    REPLY = (
+        b"HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+        b"Connection: close\r\nContent-Length: " + str(len(THROTTLED)).encode() + b"\r\n\r\n" + THROTTLED
+    )
+
+    def __init__(self, address, handler, max_connections):
+        super().__init__(address, handler)
+        self.max_connections = max_connections
+        self.active = 0
+        self.active_lock = threading.Lock()
+
+    def process_request(self, request, client_address):
+        with self.active_lock:
+            admitted = self.active < self.max_connections
+            self.active += admitted
+        if admitted:
+            super().process_request(request, client_address)
+            return
+        try:
+            # Take what the client sent already, so the close does not reset the reply.
+            request.setblocking(False)
+            request.recv(65536)
+        except OSError:
+            pass
+        try:
+            request.setblocking(True)
+            request.sendall(self.REPLY)
+        except OSError:
+            pass
+        self.shutdown_request(request)
+
+    def process_request_thread(self, request, client_address):
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self.active_lock:
+                self.active -= 1
+
+
 class Handler(BaseHTTPRequestHandler):
     """The stack's HTTP handlers: HTTP/1.1 keep-alive, no request log, and each reply
     written in one piece with Nagle off (a reply sent as headers, then body, with Nagle
@@ -1322,6 +1370,8 @@ def main():
                     help="seconds an API request may wait for a free process of its function before "
                          "a 503 `throttled` with Retry-After (Lambda's concurrency limit); default: "
                          "as long as the function's timeout")
+    ap.add_argument("--max-connections", type=int, default=int(os.environ.get("LB_MAX_CONNECTIONS", 512)),
+                    help="API connections served at once; one more gets a 503 `throttled` at once")
     ap.add_argument("--poll-interval", type=float, default=0.25, help="seconds; AWS polls 4 times a second")
     ap.add_argument("--no-stream", action="store_true", help="do not run the stream mapping")
     ap.add_argument("--kinesis", action="store_true", default=os.environ.get("LB_KINESIS") == "1",
@@ -1477,7 +1527,7 @@ def main():
     openapi = load_openapi()
     check = ReplyCheck(openapi) if args.check_openapi else None
     gateway = gateway_handler(routes, hosts, args.api_key, openapi, check, args.max_queue_wait)
-    api = Server(("127.0.0.1", args.port), gateway)
+    api = Admitting(("127.0.0.1", args.port), gateway, args.max_connections)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url
 

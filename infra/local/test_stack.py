@@ -7,6 +7,8 @@ import http.client
 import json
 import os
 import tempfile
+import threading
+import time
 import unittest
 
 import iam
@@ -227,6 +229,40 @@ class FunctionQueueTest(unittest.TestCase):
         self.assertRaises(concurrent.futures.TimeoutError, waiting.result, 0.3)
         process.respond(request_id, payload)
         self.assertEqual(waiting.result(5), (b'{"n": 1}', None))
+
+
+class AdmissionTest(unittest.TestCase):
+    def test_a_connection_past_the_bound_is_refused_at_once_and_the_admitted_one_is_served(self):
+        class Hello(stack.Handler):
+            def do_GET(self):
+                self.reply(200, {"Content-Type": "text/plain"}, b"hello")
+
+        server = stack.Admitting(("127.0.0.1", 0), Hello, max_connections=1)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        self.addCleanup(server.shutdown)
+        port = server.server_address[1]
+        held = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        held.request("GET", "/")
+        self.assertEqual(held.getresponse().read(), b"hello")
+        # The first connection is still open (keep-alive): a second is over the bound.
+        extra = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        extra.request("GET", "/")
+        refused = extra.getresponse()
+        self.assertEqual((refused.status, refused.getheader("Retry-After")), (503, "1"))
+        self.assertEqual(json.loads(refused.read())["error"]["code"], "throttled")
+        held.request("GET", "/")
+        self.assertEqual(held.getresponse().read(), b"hello")
+        held.close()
+        # Once the held connection ends, a new one is admitted.
+        for _ in range(50):
+            again = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+            again.request("GET", "/")
+            answer = again.getresponse()
+            again.close()
+            if answer.status == 200:
+                break
+            time.sleep(0.05)
+        self.assertEqual(answer.status, 200)
 
 
 class TemplateTest(unittest.TestCase):
