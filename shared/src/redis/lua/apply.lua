@@ -7,8 +7,8 @@ local z, h, m, tz, th, tv, d, td, x = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5
 local player, version, zscore, member = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local want_rank, expire_at, window = ARGV[5], ARGV[6], tonumber(ARGV[7])
 
-local state = checked(m, z, h)
-local dk, tdk = distinct_keys(m, d, td)
+local state, keeps = checked(m, z, h)
+local dk, tdk = distinct_keys(keeps, d, td)
 local applied, current, touched, delta = put(z, h, dk, x, player, version, zscore, member, window_of(z, window))
 if delta ~= 0 and state == 'ok' then
   redis.call('HINCRBY', m, 'size', delta)

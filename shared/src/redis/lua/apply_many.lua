@@ -6,8 +6,8 @@
 local z, h, m, tz, th, tv, d, td, x = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8], KEYS[9]
 local window, expire_at = tonumber(ARGV[1]), ARGV[2]
 
-local state = checked(m, z, h)
-local dk, tdk = distinct_keys(m, d, td)
+local state, keeps = checked(m, z, h)
+local dk, tdk = distinct_keys(keeps, d, td)
 local rebuilding = state == 'rebuilding'
 local track, bumped, any, added = window_of(z, window), false, false, 0
 local out = {}

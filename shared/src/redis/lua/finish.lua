@@ -5,13 +5,14 @@
 local z, h, m, tz, th, tv, d, td = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local gen, expire_at = ARGV[1], ARGV[2]
 
-if checked(m, z, h) ~= 'rebuilding' or redis.call('HGET', m, 'gen') ~= gen then
+local state, keeps = checked(m, z, h)
+if state ~= 'rebuilding' or redis.call('HGET', m, 'gen') ~= gen then
   return 0
 end
 if redis.call('ZCARD', tz) ~= redis.call('HLEN', th) then
   return 0
 end
-if not keeps_distinct(m) then
+if not keeps then
   redis.call('DEL', d, td)
 end
 if redis.call('EXISTS', tz) == 1 then

@@ -29,11 +29,13 @@ end
 -- - An 'ok' marker whose size disagrees with its sorted set and hash (keys split apart
 --   by a move) turns 'stale' here and now.
 -- Only a rebuild makes a 'stale' board 'ok' again.
+-- Also returns whether the board keeps its distinct zscores (see `keeps_distinct`), read
+-- in the same HMGET.
 local function checked(m, z, h)
-  local f = redis.call('HMGET', m, 'state', 'lineage', 'size')
-  local state = f[1]
+  local f = redis.call('HMGET', m, 'state', 'lineage', 'size', 'dense')
+  local state, keeps = f[1], f[4] ~= '0'
   if not state or state == 'stale' then
-    return state or ''
+    return state or '', keeps
   end
   if f[2] ~= lineage() then
     error({err = 'INDEXMOVED ' .. string.sub(m, 1, -3) .. ' ' .. tostring(f[2])})
@@ -42,10 +44,10 @@ local function checked(m, z, h)
     local n = redis.call('ZCARD', z)
     if tonumber(f[3]) ~= n or redis.call('HLEN', h) ~= n then
       redis.call('HSET', m, 'state', 'stale')
-      return 'stale'
+      return 'stale', keeps
     end
   end
-  return state
+  return state, keeps
 end
 
 -- Parses a hash value into (version, member, zscore).
@@ -54,17 +56,17 @@ local function parse(value)
   return tonumber(v), member, zscore
 end
 
--- Whether the board of marker `m` keeps its distinct zscores (dense ranks). A board
--- without a marker keeps them: extra work, never a wrong answer, and the rebuild that
--- marks it drops them if the board has no dense ranks.
+-- Whether the board of marker `m` keeps its distinct zscores (dense ranks; `checked`
+-- reads the same). A board without a marker keeps them: extra work, never a wrong
+-- answer, and the rebuild that marks it drops them if the board has no dense ranks.
 local function keeps_distinct(m)
   return redis.call('HGET', m, 'dense') ~= '0'
 end
 
 -- The distinct-zscores keys to keep in step (live `d`, rebuild's `td`), or false for
--- both when the board keeps none.
-local function distinct_keys(m, d, td)
-  if keeps_distinct(m) then
+-- both when the board keeps none (`keeps` as `checked` returns it).
+local function distinct_keys(keeps, d, td)
+  if keeps then
     return d, td
   end
   return false, false

@@ -4,6 +4,7 @@ use tracing::instrument;
 
 use super::cache::cached;
 use super::fallback::{degraded_by, history};
+use super::params::board_for;
 use super::reply::{FriendsReply, Provenance, Source, entries};
 use crate::caller::Caller;
 use crate::error::ServiceError;
@@ -43,8 +44,7 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     k: u64,
     mode: RankMode,
 ) -> Result<FriendsReply, ServiceError> {
-    let board = ctx.boards.get(&ctx.store, lb).await?;
-    board.serves(mode)?;
+    let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let mut group = friends.friends_of(player).await?;
     // A friends list may name the player or a friend twice; each counts once.

@@ -6,6 +6,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{estimate, place};
 use super::fallback::{degraded_by, history};
+use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
 use crate::board::Policy;
 use crate::cursor::CursorSigner;
@@ -128,8 +129,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     limit: u64,
     mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
-    let board = ctx.boards.get(&ctx.store, lb).await?;
-    board.serves(mode)?;
+    let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let scope = format!("ranks:{lb}");
     let cursor: Option<PageCursor> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;

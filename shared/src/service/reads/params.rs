@@ -1,11 +1,13 @@
 //! The reads' parameters: `k`, `n`, `limit` with their bounds, and what a read about
 //! one player names.
 
+use crate::board::Board;
 use crate::caller::Caller;
 use crate::error::{DomainError, ServiceError};
+use crate::ids::LeaderboardId;
 use crate::order::RankMode;
 use crate::service::Context;
-use crate::store::RateCounter;
+use crate::store::{RateCounter, ScoreStore};
 
 /// Neighbours on each side when `k` is not given.
 pub const DEFAULT_K: u64 = 5;
@@ -22,6 +24,19 @@ pub async fn admit<S, I: RateCounter>(
     caller: &Caller,
 ) -> Result<(), ServiceError> {
     ctx.settings.rate_limits.check(&ctx.index, caller).await
+}
+
+/// The board a read of `lb` under `mode` is about, from the board cache (a read may
+/// see a definition past its time, see [`crate::service::boards::BoardCache::get`]);
+/// 400 when the board keeps no dense ranks and `mode` asks for them.
+pub(super) async fn board_for<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    mode: RankMode,
+) -> Result<Board, ServiceError> {
+    let board = ctx.boards.get(&ctx.store, lb).await?;
+    board.serves(mode)?;
+    Ok(board)
 }
 
 /// Parses `rank_mode` (`unique`, `competition` or `dense`; default `unique`).

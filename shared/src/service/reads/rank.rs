@@ -5,6 +5,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{Estimate, estimate, place};
 use super::fallback::{degraded_by, history};
+use super::params::board_for;
 use super::reply::{Entry, Provenance, RankReply, Source, entries};
 use crate::caller::Caller;
 use crate::error::ServiceError;
@@ -42,8 +43,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
     k: u64,
     mode: RankMode,
 ) -> Result<RankReply, ServiceError> {
-    let board = ctx.boards.get(&ctx.store, lb).await?;
-    board.serves(mode)?;
+    let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let not_ranked = || ServiceError::NotRanked {
         lb: lb.clone(),

@@ -5,6 +5,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::estimate;
 use super::fallback::{degraded_by, history};
+use super::params::board_for;
 use super::reply::{Provenance, Source, TopReply, entries};
 use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
@@ -33,8 +34,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     n: u64,
     mode: RankMode,
 ) -> Result<TopReply, ServiceError> {
-    let board = ctx.boards.get(&ctx.store, lb).await?;
-    board.serves(mode)?;
+    let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let from_store = async |degraded| {
         let (keys, est) = futures::try_join!(
