@@ -122,6 +122,16 @@ impl MemoryStore {
         self.down.store(down, Ordering::SeqCst);
     }
 
+    /// Moves the end of `lb`'s window to `end`, as if the clock had jumped: a test closes
+    /// a window when its writes are in, however long they took. No-op for a board
+    /// without a window or that does not exist.
+    pub fn set_window_end(&self, lb: &LeaderboardId, end: i64) {
+        let mut tables = lock(&self.tables);
+        if let Some(w) = tables.boards.get_mut(lb).and_then(|b| b.window.as_mut()) {
+            w.window.end = Some(end);
+        }
+    }
+
     /// Runs `f` on the tables, unless down.
     pub(super) fn with<T>(&self, f: impl FnOnce(&mut Tables) -> T) -> Result<T, StoreError> {
         if self.down.load(Ordering::SeqCst) {
