@@ -90,6 +90,8 @@ async fn redis_column(
     let bare_load = board::load_bare(bare, players).await?;
     println!("== index paths: ours vs bare commands");
     let latency = redis_ops::run(ctx, bare, lb, players, rounds).await?;
+    let sharded =
+        redis_ops::projector_sharded(ctx, bare, "", lb, players, rounds.batches_1000).await?;
     let _: () = redis::cmd("UNLINK")
         .arg(board::BARE_LOAD_KEY)
         .query_async(bare)
@@ -100,6 +102,15 @@ async fn redis_column(
     let plain_rebuild = board::load_by_rebuild(url, ctx, &plain, players, false).await?;
     let (projector, redis_us) =
         redis_ops::projector_without_dense(ctx, bare, &plain, players, rounds.batches_1000).await?;
+    let plain_sharded = redis_ops::projector_sharded(
+        ctx,
+        bare,
+        " without dense ranks",
+        &plain,
+        players,
+        rounds.batches_1000,
+    )
+    .await?;
     let (z, h) = ctx.index.keys(&plain);
     let _: () = redis::cmd("UNLINK")
         .arg(z)
@@ -111,8 +122,10 @@ async fn redis_column(
         rebuild,
         bare_load,
         latency,
+        sharded,
         without_dense: report::WithoutDense {
             rebuild: plain_rebuild,
+            sharded: plain_sharded,
             projector_batch_1000: projector,
             projector_redis_us_per_batch_1000: redis_us,
         },

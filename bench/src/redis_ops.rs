@@ -175,6 +175,82 @@ async fn projector_batches(
     Ok((ours, usec / events.len() as f64))
 }
 
+/// How many stream shards feed the projector at once in [`projector_sharded`]: as many
+/// as this machine has cores (Redis takes one, the decoding the other).
+pub const SHARDS: usize = 2;
+
+/// The projector fed by [`SHARDS`] stream shards at once, as in AWS: DynamoDB Streams
+/// gives each shard its own projector invocation, one batch in flight per shard, and a
+/// player's changes stay in one shard (here: each shard moves its own share of the
+/// players). While one shard's batch is in Redis the next is decoded, so the figure is
+/// the pipelined rate that the sequential batches above leave on the table.
+#[derive(Debug, Clone, Serialize)]
+pub struct Sharded {
+    pub shards: usize,
+    pub records: usize,
+    pub seconds: f64,
+    pub records_per_s: f64,
+    /// Redis server time (its own command stats) per record applied.
+    pub redis_us_per_record: f64,
+}
+
+/// Runs `count` batches of 1,000 on `lb`, split over [`SHARDS`] shards that run at once;
+/// every record is a newer version (the other runs end far below 10M), so each applies.
+pub async fn projector_sharded(
+    ctx: &AppContext,
+    stats: &mut ConnectionManager,
+    label: &str,
+    lb: &LeaderboardId,
+    players: &[Player],
+    count: usize,
+) -> anyhow::Result<Sharded> {
+    const SIZE: usize = 1_000;
+    let per_shard = count.div_ceil(SHARDS);
+    let mut rng = Rng::new(13);
+    let mut version = 10_000_000u64;
+    let share = players.len().div_ceil(SHARDS);
+    let streams: Vec<Vec<Vec<u8>>> = players
+        .chunks(share)
+        .map(|own| batches(lb, own, SIZE, per_shard, &mut rng, &mut version))
+        .collect();
+    reset_server_stats(stats).await?;
+    let start = std::time::Instant::now();
+    let applied = futures::future::try_join_all(streams.iter().map(|events| async move {
+        let mut applied = 0;
+        for json in events {
+            let event: Event = serde_json::from_slice(json)?;
+            let (retry, stats) =
+                project(&ctx.index, &ctx.repairs, lambda_stream::batch(event)).await;
+            anyhow::ensure!(
+                retry.is_empty() && stats.applied == SIZE,
+                "projector failed: {stats:?}"
+            );
+            applied += stats.applied;
+        }
+        Ok(applied)
+    }))
+    .await?;
+    let seconds = start.elapsed().as_secs_f64();
+    let records: usize = applied.iter().sum();
+    let usec = server_usec(stats, "evalsha").await?;
+    let rate = Sharded {
+        shards: streams.len(),
+        records,
+        seconds,
+        records_per_s: (records as f64 / seconds).round(),
+        redis_us_per_record: usec / records.max(1) as f64,
+    };
+    println!(
+        "{:>28}: {} records in {:.2} s = {:.0} records/s ({:.1} us in Redis each)",
+        format!("projector, {} shards{label}", rate.shards),
+        rate.records,
+        rate.seconds,
+        rate.records_per_s,
+        rate.redis_us_per_record
+    );
+    Ok(rate)
+}
+
 /// The projector in batches of 1,000 on a board that keeps no dense ranks (loaded like
 /// the main board): the same moves, without the distinct scores' upkeep.
 pub async fn projector_without_dense(
