@@ -194,6 +194,16 @@ pub struct Sharded {
     pub redis_us_per_record: f64,
 }
 
+impl Sharded {
+    /// The results table's row for this run of `what`.
+    pub fn row(&self, what: &str) -> String {
+        format!(
+            "| {what}, {} stream shards at once (batches of 1,000) | {:.0} records ({:.1} us Redis server time each) |",
+            self.shards, self.records_per_s, self.redis_us_per_record
+        )
+    }
+}
+
 /// Runs `count` batches of 1,000 on `lb`, split over [`SHARDS`] shards that run at once;
 /// every record is a newer version (the other runs end far below 10M), so each applies.
 pub async fn projector_sharded(

@@ -549,13 +549,7 @@ impl Results {
             self.latency_us.projector_decode_1000.mean_us,
             self.latency_us.projector_redis_us_per_batch_1000
         );
-        let _ = writeln!(
-            out,
-            "| projector, {} stream shards at once (batches of 1,000) | {:.0} records ({:.1} us Redis server time each) |",
-            t.projector_shards,
-            t.projector_sharded_records_per_s,
-            self.projector_sharded.redis_us_per_record
-        );
+        let _ = writeln!(out, "{}", self.projector_sharded.row("projector"));
         let _ = writeln!(
             out,
             "| bare pipelined ZADD, batches of 1,000 | {:.0} commands |",
@@ -597,10 +591,9 @@ impl Results {
         );
         let _ = writeln!(
             out,
-            "| board without dense ranks: projector, {} stream shards at once | {:.0} records ({:.1} us Redis server time each) |",
-            w.projector_sharded.shards,
-            w.projector_sharded_records_per_s,
-            w.projector_sharded.redis_us_per_record
+            "{}",
+            w.projector_sharded
+                .row("board without dense ranks: projector")
         );
         let _ = writeln!(
             out,
