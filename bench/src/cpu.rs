@@ -3,10 +3,12 @@
 //! includes our side of the socket calls but not the time spent waiting on Redis or
 //! DynamoDB) is read before and after a run of sequential requests.
 
-use leaderboard::board::Policy;
-use leaderboard::order::RankMode;
+use leaderboard::board::{Policy, Standing};
+use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::service::Context;
-use leaderboard::store::{RankIndex, ScoreStore, StandingStore};
+use leaderboard::store::{
+    Commit, CommitOutcome, EntryKind, IndexEntry, RankIndex, Receipt, ScoreStore, StandingStore,
+};
 use std::time::Duration;
 
 use leaderboard::caller::Caller;
@@ -35,6 +37,35 @@ pub struct CpuResults {
     /// One DynamoDB GetItem through the AWS SDK (ingest makes one read and one
     /// transaction), to show where the ingest CPU goes.
     pub dynamodb_get_item_us: f64,
+    /// Where one ingest request's CPU goes, call by call (each measured alone).
+    pub ingest_calls: IngestCalls,
+}
+
+/// CPU per call of each I/O step an ingest request makes, measured alone over the same
+/// backends: the strongly consistent read, the transaction, the Redis read of the rank
+/// before the write and the write-through. What is left of `ingest_us` is our own code
+/// and the reply. The least any design could spend is our own code plus one DynamoDB
+/// call and one Redis call.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IngestCalls {
+    /// `GetItem` of the player's row (strongly consistent).
+    pub dynamodb_get_row_us: f64,
+    /// `TransactWriteItems`: the receipt and the new standing, conditionally.
+    pub dynamodb_commit_us: f64,
+    /// The player's rank before the write (`around` with no neighbours).
+    pub redis_previous_rank_us: f64,
+    /// The write-through: the version-checked apply that answers the new rank.
+    pub redis_apply_us: f64,
+}
+
+impl IngestCalls {
+    /// The four calls together.
+    pub fn total_us(&self) -> f64 {
+        self.dynamodb_get_row_us
+            + self.dynamodb_commit_us
+            + self.redis_previous_rank_us
+            + self.redis_apply_us
+    }
 }
 
 fn thread_cpu() -> Duration {
@@ -58,12 +89,118 @@ async fn ingest_cpu_us<S: ScoreStore, I: RankIndex>(
     for i in 0..20 {
         ingest::submit_score(ctx, submit(i)).await?;
     }
+    per_call_us(ingests, |i| async move {
+        let reply = ingest::submit_score(ctx, submit(20 + i)).await;
+        Ok(http::respond(200, reply))
+    })
+    .await
+}
+
+/// Thread CPU per call of `call(i)` over `count` sequential calls, in microseconds.
+async fn per_call_us<T, F, Fut>(count: usize, mut call: F) -> anyhow::Result<f64>
+where
+    F: FnMut(usize) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<T>>,
+{
     let before = thread_cpu();
-    for i in 20..20 + ingests {
-        let reply = ingest::submit_score(ctx, submit(i)).await;
-        std::hint::black_box(http::respond(200, reply));
+    for i in 0..count {
+        std::hint::black_box(call(i).await?);
     }
-    Ok((thread_cpu() - before).as_secs_f64() * 1e6 / ingests as f64)
+    Ok((thread_cpu() - before).as_secs_f64() * 1e6 / count as f64)
+}
+
+/// Each of ingest's four I/O calls alone, `count` times: commits of new players'
+/// first standings (receipt and standing, as ingest writes them), then their rows read
+/// back, their ranks read and their standings applied again at a newer version.
+async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    count: usize,
+) -> anyhow::Result<IngestCalls> {
+    let player = |i: usize| PlayerId::parse(&format!("cpc{i:06}")).expect("valid");
+    let now = leaderboard::time::now_ms();
+    let standing = |i: usize| Standing {
+        score: Score::new("score", 4_000_000 + i as i64).expect("in range"),
+        reached_at: now,
+        version: 1,
+        last_match_id: MatchId::parse(&format!("c{i}")).expect("valid"),
+    };
+    let dynamodb_commit_us = per_call_us(count, |i| async move {
+        let (player, s) = (player(i), standing(i));
+        let receipt = Receipt {
+            submitted: s.score,
+            score: s.score,
+            previous_score: None,
+            update_applied: true,
+            updated_at: s.reached_at,
+            last_match_id: s.last_match_id.clone(),
+            previous_rank: None,
+        };
+        let outcome = ctx
+            .store
+            .commit(&Commit {
+                board: lb,
+                player: &player,
+                match_id: &s.last_match_id,
+                direction: Direction::Desc,
+                expected_version: None,
+                standing: Some(&s),
+                receipt: &receipt,
+                receipt_expires_at: now / 1000 + 86_400,
+                index_expire_at: None,
+                game: None,
+            })
+            .await?;
+        anyhow::ensure!(outcome == CommitOutcome::Committed, "commit: {outcome:?}");
+        Ok(())
+    })
+    .await?;
+    let dynamodb_get_row_us = per_call_us(count, |i| async move {
+        let row = ctx.store.get_row(lb, &player(i)).await?;
+        anyhow::ensure!(row.version == Some(1), "row of cpc{i}: {row:?}");
+        Ok(row)
+    })
+    .await?;
+    let entry = |i: usize, version: u64| {
+        let s = standing(i);
+        IndexEntry {
+            board: lb.clone(),
+            direction: Direction::Desc,
+            key: RankKey {
+                score: s.score,
+                reached_at: s.reached_at,
+                player: player(i).to_string(),
+            },
+            version,
+            expire_at: None,
+            kind: EntryKind::Standing,
+        }
+    };
+    // The first apply of each puts it on the board, so the rank reads find it.
+    for i in 0..count {
+        ctx.index.apply(&entry(i, 1)).await?;
+    }
+    let redis_previous_rank_us = per_call_us(count, |i| async move {
+        let around = ctx
+            .index
+            .around(lb, Direction::Desc, &player(i), 0, RankMode::Unique)
+            .await?;
+        anyhow::ensure!(around.is_some(), "cpc{i} is not on the board");
+        Ok(around)
+    })
+    .await?;
+    let redis_apply_us = per_call_us(count, |i| async move {
+        let placed = ctx.index.apply(&entry(i, 2)).await?;
+        anyhow::ensure!(placed.applied, "apply of cpc{i} at version 2 did not apply");
+        Ok(placed)
+    })
+    .await?;
+    Ok(IngestCalls {
+        dynamodb_get_row_us,
+        dynamodb_commit_us,
+        redis_previous_rank_us,
+        redis_apply_us,
+    })
 }
 
 /// The same requests over the in-memory twins (same board id): our own code.
@@ -106,11 +243,11 @@ pub fn run(
             let ingest_own_us = own_code_us(&lb, ingests, &submit).await?;
 
             let first = PlayerId::parse("cpu000000").expect("valid");
-            let before = thread_cpu();
-            for _ in 0..ingests {
-                std::hint::black_box(ctx.store.get_standing(&lb, &first).await?);
-            }
-            let get_item_us = (thread_cpu() - before).as_secs_f64() * 1e6 / ingests as f64;
+            let get_item_us = per_call_us(ingests, |_| async {
+                Ok(ctx.store.get_standing(&lb, &first).await?)
+            })
+            .await?;
+            let ingest_calls = ingest_calls_us(&ctx, &lb, ingests).await?;
 
             let viewer = Caller::default();
             let ids: Vec<PlayerId> = rank_players
@@ -120,15 +257,27 @@ pub fn run(
             for p in ids.iter().take(50) {
                 reads::rank(&ctx, &viewer, &lb, p, 5, RankMode::Unique).await?;
             }
-            let before = thread_cpu();
-            for p in &ids {
-                let reply = reads::rank(&ctx, &viewer, &lb, p, 5, RankMode::Unique).await;
-                std::hint::black_box(http::respond(200, reply));
-            }
-            let rank_us = (thread_cpu() - before).as_secs_f64() * 1e6 / ids.len() as f64;
+            let rank_us = per_call_us(ids.len(), |i| {
+                let (ctx, viewer, lb, p) = (&ctx, &viewer, &lb, &ids[i]);
+                async move {
+                    let reply = reads::rank(ctx, viewer, lb, p, 5, RankMode::Unique).await;
+                    Ok(http::respond(200, reply))
+                }
+            })
+            .await?;
             println!(
                 "{:>28}: ingest {ingest_us:.1} us (our code {ingest_own_us:.1} us), rank {rank_us:.1} us, one GetItem {get_item_us:.1} us of CPU",
                 "handler CPU"
+            );
+            let c = &ingest_calls;
+            println!(
+                "{:>28}: GetItem {:.1} + TransactWriteItems {:.1} + Redis rank read {:.1} + Redis apply {:.1} = {:.1} us of CPU",
+                "ingest's calls, each alone",
+                c.dynamodb_get_row_us,
+                c.dynamodb_commit_us,
+                c.redis_previous_rank_us,
+                c.redis_apply_us,
+                c.total_us()
             );
             Ok(CpuResults {
                 ingest_us,
@@ -137,6 +286,7 @@ pub fn run(
                 rank_us,
                 rank_requests: ids.len(),
                 dynamodb_get_item_us: get_item_us,
+                ingest_calls,
             })
         })
     })

@@ -613,6 +613,24 @@ impl Results {
             "| ingest, our own code (the same requests over the in-memory twins) | {:.1} us |",
             c.ingest_own_us
         );
+        let calls = &c.ingest_calls;
+        for (call, us) in [
+            (
+                "DynamoDB GetItem (the row, strongly consistent)",
+                calls.dynamodb_get_row_us,
+            ),
+            (
+                "DynamoDB TransactWriteItems (receipt + standing)",
+                calls.dynamodb_commit_us,
+            ),
+            (
+                "Redis: the rank before the write",
+                calls.redis_previous_rank_us,
+            ),
+            ("Redis: the write-through apply", calls.redis_apply_us),
+        ] {
+            let _ = writeln!(out, "| ingest's call alone: {call} | {us:.1} us |");
+        }
         if let Some(v) = &self.valkey {
             let _ = writeln!(
                 out,
