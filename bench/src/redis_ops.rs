@@ -145,6 +145,31 @@ pub async fn server_usec(conn: &mut ConnectionManager, command: &str) -> anyhow:
         .unwrap_or(0.0))
 }
 
+/// Microseconds the server spent in each command since its stats were reset, by
+/// command name (lower case). Commands a script runs are counted under their own names
+/// as well as inside the script's `evalsha`.
+pub async fn server_usec_by_command(
+    conn: &mut ConnectionManager,
+) -> anyhow::Result<BTreeMap<String, f64>> {
+    let info: String = redis::cmd("INFO")
+        .arg("commandstats")
+        .query_async(conn)
+        .await?;
+    Ok(info
+        .lines()
+        .filter_map(|l| l.strip_prefix("cmdstat_"))
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(':')?;
+            let usec = rest
+                .split(',')
+                .find_map(|kv| kv.strip_prefix("usec="))?
+                .parse()
+                .ok()?;
+            Some((name.to_owned(), usec))
+        })
+        .collect())
+}
+
 /// The projector over `events` (each a stream batch of `size` records; the first 5
 /// warm up): its timings and the Redis server time of its scripts per batch (warm-ups
 /// included).
@@ -192,6 +217,11 @@ pub struct Sharded {
     pub records_per_s: f64,
     /// Redis server time (its own command stats) per record applied.
     pub redis_us_per_record: f64,
+    /// Where that time goes, per record: each command the scripts ran (`zadd`, `zrem`,
+    /// `hget`, `hset`, `zrange` for the top-window edge, `zcount` for the distinct
+    /// scores, ...), and `script` for the rest of the scripts' time (Lua itself, passing
+    /// arguments and replies between Lua and Redis).
+    pub redis_us_per_record_by_command: BTreeMap<String, f64>,
 }
 
 impl Sharded {
@@ -242,13 +272,25 @@ pub async fn projector_sharded(
     .await?;
     let seconds = start.elapsed().as_secs_f64();
     let records: usize = applied.iter().sum();
-    let usec = server_usec(stats, "evalsha").await?;
+    let mut by_command = server_usec_by_command(stats).await?;
+    let usec = by_command.remove("evalsha").unwrap_or_default();
+    let per_record = |us: f64| us / records.max(1) as f64;
+    // What the scripts ran (`info` is their lineage check), not the bench's reset.
+    by_command.remove("config|resetstat");
+    let inner: f64 = by_command.values().sum();
+    let mut redis_us_per_record_by_command: BTreeMap<String, f64> = by_command
+        .into_iter()
+        .map(|(name, us)| (name, per_record(us)))
+        .filter(|(_, us)| *us >= 0.01)
+        .collect();
+    redis_us_per_record_by_command.insert("script".into(), per_record(usec - inner));
     let rate = Sharded {
         shards: streams.len(),
         records,
         seconds,
         records_per_s: (records as f64 / seconds).round(),
-        redis_us_per_record: usec / records.max(1) as f64,
+        redis_us_per_record: per_record(usec),
+        redis_us_per_record_by_command,
     };
     println!(
         "{:>28}: {} records in {:.2} s = {:.0} records/s ({:.1} us in Redis each)",

@@ -1,5 +1,6 @@
 //! The results file (`latest.json`: numbers only, stable keys) and its markdown table.
 
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use redis::aio::ConnectionManager;
@@ -602,6 +603,11 @@ impl Results {
             w.rebuild_vs_floor,
             w.rebuild_load.redis_seconds.unwrap_or_default()
         );
+        let _ = write!(
+            out,
+            "{}",
+            by_command(&self.projector_sharded, &w.projector_sharded)
+        );
         let c = &self.cpu_us_per_request;
         let _ = writeln!(
             out,
@@ -779,4 +785,39 @@ fn within_2x(name: &'static str, ratio: f64) -> Target {
         measured: format!("{ratio:.2}x"),
         met: ratio <= 2.0,
     }
+}
+
+/// The markdown section that splits the projector's Redis time per record by command,
+/// for the main board (`dense`) and the board without dense ranks (`plain`), both fed
+/// by stream shards at once; commands in order of the main board's cost.
+fn by_command(dense: &Sharded, plain: &Sharded) -> String {
+    let (a, b) = (
+        &dense.redis_us_per_record_by_command,
+        &plain.redis_us_per_record_by_command,
+    );
+    let mut names: Vec<&String> = a.keys().chain(b.keys()).collect();
+    names.sort_by(|x, y| {
+        let cost = |n: &String| a.get(n).or(b.get(n)).copied().unwrap_or_default();
+        cost(y).total_cmp(&cost(x)).then(x.cmp(y))
+    });
+    names.dedup();
+    let mut out = String::from(
+        "\n## Where the projector's Redis time goes (per record applied, shards at once)\n\n\
+         `script` is the scripts' own time (Lua, and passing arguments and replies); each \
+         command is what Redis spent running it for the scripts.\n\n\
+         | command | board (dense ranks kept) | board without dense ranks |\n|---|---:|---:|\n",
+    );
+    let cell = |m: &BTreeMap<String, f64>, n: &String| {
+        m.get(n)
+            .map_or_else(String::new, |us| format!("{us:.2} us"))
+    };
+    for n in names {
+        let _ = writeln!(out, "| {n} | {} | {} |", cell(a, n), cell(b, n));
+    }
+    let _ = writeln!(
+        out,
+        "| **all** | **{:.2} us** | **{:.2} us** |",
+        dense.redis_us_per_record, plain.redis_us_per_record
+    );
+    out
 }
