@@ -24,7 +24,10 @@ use crate::board::context;
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct CpuResults {
     /// `POST .../score`: validation, the strongly consistent read, the transaction,
-    /// the write-through apply and the reply (SigV4 signing and JSON included).
+    /// the write-through apply and the reply (SigV4 signing and JSON included). The
+    /// route also reads the player's rank before the write (one Redis call, in
+    /// `ingest_calls.redis_previous_rank_us`); it is left out here, as the in-memory
+    /// twin's rank read sorts its whole board and would swamp `ingest_own_us`.
     pub ingest_us: f64,
     pub ingest_requests: usize,
     /// The same requests over the in-memory twins of DynamoDB and Redis: our own code
