@@ -130,21 +130,6 @@ pub async fn reset_server_stats(conn: &mut ConnectionManager) -> anyhow::Result<
     Ok(())
 }
 
-/// Microseconds the server spent in `command` since its stats were reset.
-pub async fn server_usec(conn: &mut ConnectionManager, command: &str) -> anyhow::Result<f64> {
-    let info: String = redis::cmd("INFO")
-        .arg("commandstats")
-        .query_async(conn)
-        .await?;
-    let prefix = format!("cmdstat_{command}:");
-    Ok(info
-        .lines()
-        .find_map(|l| l.strip_prefix(&prefix))
-        .and_then(|rest| rest.split(',').find_map(|kv| kv.strip_prefix("usec=")))
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0.0))
-}
-
 /// Microseconds the server spent in each command since its stats were reset, by
 /// command name (lower case). Commands a script runs are counted under their own names
 /// as well as inside the script's `evalsha`.
@@ -168,6 +153,15 @@ pub async fn server_usec_by_command(
             Some((name.to_owned(), usec))
         })
         .collect())
+}
+
+/// Microseconds the server spent in `command` since its stats were reset.
+pub async fn server_usec(conn: &mut ConnectionManager, command: &str) -> anyhow::Result<f64> {
+    Ok(server_usec_by_command(conn)
+        .await?
+        .get(command)
+        .copied()
+        .unwrap_or(0.0))
 }
 
 /// The projector over `events` (each a stream batch of `size` records; the first 5
