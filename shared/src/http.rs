@@ -111,6 +111,14 @@ pub fn query<'a>(req: &'a Request, name: &str) -> Option<&'a str> {
     req.query_string_parameters.first(name)
 }
 
+/// Every value of a list parameter, comma-joined: payload 2.0 carries `a,b` and the
+/// repeated `x=a&x=b` alike as one comma-joined value, which the event type splits.
+pub fn query_list(req: &Request, name: &str) -> Option<String> {
+    req.query_string_parameters
+        .all(name)
+        .map(|values| values.join(","))
+}
+
 /// The JSON body, at most [`MAX_BODY_BYTES`].
 pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
     let raw = req.body.as_deref().unwrap_or_default();

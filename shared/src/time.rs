@@ -9,6 +9,11 @@ pub fn now_ms() -> i64 {
     Utc::now().timestamp_millis()
 }
 
+/// Microseconds since the epoch, now.
+pub fn now_us() -> i64 {
+    Utc::now().timestamp_micros()
+}
+
 /// RFC 3339 with milliseconds and `Z`, e.g. `2026-11-22T02:33:05.123Z`.
 pub fn rfc3339_ms(ms: i64) -> String {
     DateTime::<Utc>::from_timestamp_millis(ms)

@@ -239,7 +239,13 @@ async fn rebuild_window_and_pages(url: &str) {
     let mut after: Option<RankKey> = None;
     loop {
         let page = index
-            .page(&b, Direction::Desc, after.as_ref(), 250, RankMode::Unique)
+            .page(
+                &b,
+                Direction::Desc,
+                after.as_ref().into(),
+                250,
+                RankMode::Unique,
+            )
             .await
             .unwrap();
         assert_eq!((page.before as usize, page.total), (walked.len(), 1_500));
@@ -447,7 +453,7 @@ async fn assert_places(
         let mut walked = 0;
         loop {
             let page = index
-                .page(b, Direction::Desc, after.as_ref(), 37, mode)
+                .page(b, Direction::Desc, after.as_ref().into(), 37, mode)
                 .await
                 .unwrap();
             let Some(last) = page.entries.last() else {

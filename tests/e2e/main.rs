@@ -21,4 +21,5 @@ mod roles;
 mod seal;
 mod stream_ingest;
 mod support;
+mod walks;
 mod windows;

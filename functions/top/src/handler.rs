@@ -1,5 +1,6 @@
-//! `GET /leaderboards/{lb}/top?n=&rank_mode=` and
-//! `GET /leaderboards/{lb}/ranks?limit=&cursor=&rank_mode=` and the live top view,
+//! `GET /leaderboards/{lb}/top?n=&rank_mode=`,
+//! `GET /leaderboards/{lb}/ranks?limit=&cursor=|from_rank=&rank_mode=`,
+//! `GET /leaderboards/{lb}/entries?players=&rank_mode=` and the live top view,
 //! `GET /leaderboards/{lb}/live/top?n=`.
 
 use lambda_runtime::{Error, LambdaEvent};
@@ -35,10 +36,21 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             let result = async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let limit = reads::parse_limit(http::query(req, "limit"))?;
-                let cursor = http::query(req, "cursor");
+                let start =
+                    reads::parse_start(http::query(req, "from_rank"), http::query(req, "cursor"))?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
                 reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::ranks(&deps.ctx, &deps.signer, &lb, cursor, limit, mode).await
+                reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode).await
+            };
+            http::respond(200, result.await)
+        }
+        "GET /leaderboards/{lb}/entries" => {
+            let result = async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let players = reads::parse_players(http::query_list(req, "players").as_deref())?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
+                reads::entries(&deps.ctx, &lb, &players, mode).await
             };
             http::respond(200, result.await)
         }

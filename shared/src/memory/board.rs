@@ -24,6 +24,11 @@ pub(super) struct Board {
     /// Kept through rebuilds, like the script's `x` hash.
     pub tombs: Tombs,
     pub window_version: u64,
+    /// The board's clock in microseconds, as the scripts' `TIME`; it moves on at every
+    /// change and read, so no two share a tick.
+    pub clock: i64,
+    /// When each live entry took its place, on `clock` (the hash values' stamps).
+    pub stamps: HashMap<String, i64>,
 }
 
 impl Board {
@@ -36,6 +41,17 @@ impl Board {
             Health::Ready => Ok(()),
             other => Err(IndexError::NotReady(other)),
         }
+    }
+
+    /// Moves the board's clock on and reads it.
+    pub(super) fn tick(&mut self) -> i64 {
+        self.clock = crate::time::now_us().max(self.clock + 1);
+        self.clock
+    }
+
+    /// When the live entry of `player` took its place (0: unknown, long ago).
+    pub(super) fn stamp(&self, player: &str) -> i64 {
+        self.stamps.get(player).copied().unwrap_or(0)
     }
 
     /// The live standings in rank order.
@@ -56,7 +72,13 @@ impl Board {
     pub(super) fn apply(&mut self, e: &IndexEntry) -> bool {
         let player = &e.key.player;
         let before = self.rank_of(e.direction, player);
+        let old_key = self.live.get(player).map(|(_, k)| k.clone());
         let applied = put(&mut self.live, &mut self.tombs, e);
+        let new_key = self.live.get(player).map(|(_, k)| k.clone());
+        if new_key.is_some() && new_key != old_key {
+            let now = self.tick();
+            self.stamps.insert(player.clone(), now);
+        }
         if self.state == Some(Health::Rebuilding) {
             put(&mut self.rebuild, &mut self.tombs, e);
         }

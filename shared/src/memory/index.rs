@@ -13,10 +13,10 @@ use super::board::{Board, put};
 use super::outage;
 use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey, RankMode, Start, places, position_after};
+use crate::order::{Direction, RankKey, RankMode, Start, places, position_after, position_before};
 use crate::store::{
-    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
-    RateCounter, Slice, TOP_WINDOW, TopWindow,
+    Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
+    REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, Slice, TOP_WINDOW, TopWindow,
 };
 use crate::ttl_cache::lock;
 
@@ -157,27 +157,63 @@ impl RankIndex for MemoryIndex {
         &self,
         lb: &LeaderboardId,
         dir: Direction,
-        after: Option<&RankKey>,
+        at: PageAt<'_>,
         limit: u64,
         mode: RankMode,
     ) -> Result<Slice, IndexError> {
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
-            let pos = after.map_or(0, |a| position_after(&ranked, dir, a));
-            let entries = ranked
-                .iter()
-                .skip(pos)
-                .take(limit as usize)
-                .cloned()
-                .collect();
+            let (pos, count) = match at {
+                PageAt::Top => (0, limit as usize),
+                PageAt::After(a) => (position_after(&ranked, dir, a), limit as usize),
+                PageAt::Before(k) => {
+                    let stop = position_before(&ranked, dir, k);
+                    let pos = stop.saturating_sub(limit as usize);
+                    (pos, stop - pos)
+                }
+                PageAt::Rank(r) => (usize::try_from(r).unwrap_or(usize::MAX), limit as usize),
+            };
+            let entries: Vec<RankKey> = ranked.iter().skip(pos).take(count).cloned().collect();
             Ok(Slice {
-                before: pos as u64,
+                before: pos.min(ranked.len()) as u64,
                 first_place: places(mode, Start::TOP, &ranked)
                     .get(pos)
                     .copied()
                     .unwrap_or(1),
+                stamps: entries.iter().map(|k| b.stamp(&k.player)).collect(),
                 entries,
+                total: ranked.len() as u64,
+                clock: b.tick(),
+            })
+        })?
+    }
+
+    async fn rows_of(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        players: &[PlayerId],
+        mode: RankMode,
+    ) -> Result<PlayerRows, IndexError> {
+        self.with(lb, |b| {
+            b.ready()?;
+            let ranked = b.ranked(dir);
+            let all_places = places(mode, Start::TOP, &ranked);
+            let rows = players
+                .iter()
+                .filter_map(|p| {
+                    let (_, key) = b.live.get(p.as_str())?;
+                    let i = ranked.iter().position(|k| k == key)?;
+                    Some(PlayerRow {
+                        rank: i as u64 + 1,
+                        place: all_places[i],
+                        key: key.clone(),
+                    })
+                })
+                .collect();
+            Ok(PlayerRows {
+                rows,
                 total: ranked.len() as u64,
             })
         })?
@@ -261,6 +297,9 @@ impl RankIndex for MemoryIndex {
                 return false;
             }
             b.live = std::mem::take(&mut b.rebuild);
+            // As the script stamps what it loads: a walk begun before cannot place them.
+            let now = b.tick();
+            b.stamps = b.live.keys().map(|p| (p.clone(), now)).collect();
             b.state = Some(Health::Ready);
             b.gen_id = None;
             b.window_version += 1;
@@ -311,6 +350,7 @@ impl RankIndex for MemoryIndex {
                 version,
                 total,
                 entries,
+                clock: b.tick(),
             })
         })?
     }

@@ -6,7 +6,8 @@ use redis::{Script, ScriptInvocation};
 
 use super::keys::{BoardKeys, LiveKeys};
 use super::scripts::Scripts;
-use crate::order::{Direction, RankKey, RankMode};
+use crate::order::{Direction, RankMode};
+use crate::store::PageAt;
 use crate::store::{EntryKind, IndexEntry, TOP_WINDOW};
 
 /// A call of one script.
@@ -120,17 +121,30 @@ call! {
 }
 
 call! {
-    /// `page.lua`: a page strictly after a key.
+    /// `page.lua`: a page from the top, after or before a key, or from a rank.
     Page<'a> {
-        keys: &'a BoardKeys, dir: Direction, after: Option<&'a RankKey>, limit: u64, mode: RankMode,
+        keys: &'a BoardKeys, dir: Direction, at: PageAt<'a>, limit: u64, mode: RankMode,
     } => page, |c, inv| {
         read_keys(inv, c.keys);
         inv.key(&c.keys.d);
-        match c.after {
-            Some(k) => inv.arg("1").arg(k.zscore(c.dir)).arg(k.member()),
-            None => inv.arg("0").arg(0).arg(""),
+        match c.at {
+            PageAt::Top => inv.arg("top").arg(0).arg("").arg(0),
+            PageAt::After(k) => inv.arg("after").arg(k.zscore(c.dir)).arg(k.member()).arg(0),
+            PageAt::Before(k) => inv.arg("before").arg(k.zscore(c.dir)).arg(k.member()).arg(0),
+            PageAt::Rank(r) => inv.arg("at").arg(0).arg("").arg(r),
         };
         inv.arg(c.limit).arg(c.mode.as_str());
+    }
+}
+
+call! {
+    /// `entries.lua`: the rows of some players.
+    Entries<'a> { keys: &'a BoardKeys, players: &'a [crate::ids::PlayerId], mode: RankMode } => entries, |c, inv| {
+        read_keys(inv, c.keys);
+        inv.key(&c.keys.d).arg(c.mode.as_str());
+        for p in c.players {
+            inv.arg(p.as_str());
+        }
     }
 }
 

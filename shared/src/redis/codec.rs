@@ -37,7 +37,7 @@ pub(super) fn decode_entries(dir: Direction, flat: Flat) -> Result<Vec<RankKey>,
         .collect()
 }
 
-/// Parses a hash value `version|zscore|member` into its key.
+/// Parses a hash value `version[:stamp]|zscore|member` into its key.
 pub(super) fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> {
     let mut parts = value.splitn(3, '|');
     let _version = parts.next()?;

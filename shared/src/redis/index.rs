@@ -14,8 +14,8 @@ use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
 use crate::store::{
-    Around, BatchApplied, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, RankSketch,
-    Slice, TopWindow,
+    Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
+    REPAIR_CLAIM, RankIndex, RankSketch, Slice, TopWindow,
 };
 
 impl RedisRankIndex {
@@ -148,7 +148,7 @@ impl RankIndex for RedisRankIndex {
         &self,
         lb: &LeaderboardId,
         dir: Direction,
-        after: Option<&RankKey>,
+        at: PageAt<'_>,
         limit: u64,
         mode: RankMode,
     ) -> Result<Slice, IndexError> {
@@ -156,19 +156,62 @@ impl RankIndex for RedisRankIndex {
         let call = calls::Page {
             keys: &keys,
             dir,
-            after,
+            at,
             limit,
             mode,
         };
-        let (state, before, total, flat, first_place): (String, u64, u64, Flat, u64) =
+        type Reply = (String, u64, u64, Flat, u64, Vec<i64>, i64);
+        let (state, before, total, flat, first_place, stamps, clock): Reply =
             self.run(&call).await?;
         ready(&state)?;
+        if stamps.len() != flat.len() {
+            return Err(reply_err("page stamps count"));
+        }
         Ok(Slice {
             before,
             first_place,
             entries: decode_entries(dir, flat)?,
             total,
+            stamps,
+            clock,
         })
+    }
+
+    #[instrument(skip(self, players), fields(count = players.len()))]
+    async fn rows_of(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        players: &[PlayerId],
+        mode: RankMode,
+    ) -> Result<PlayerRows, IndexError> {
+        let keys = self.board_keys(lb);
+        let call = calls::Entries {
+            keys: &keys,
+            players,
+            mode,
+        };
+        // Per row: player, 0-based rank, place, member, zscore.
+        type Reply = (String, u64, Vec<(String, u64, u64, String, String)>);
+        let (state, total, flat): Reply = self.run(&call).await?;
+        ready(&state)?;
+        let rows = flat
+            .into_iter()
+            .map(|(player, rank0, place, member, zscore)| {
+                let key = zscore
+                    .parse()
+                    .ok()
+                    .and_then(|z| RankKey::from_entry(dir, &member, z))
+                    .filter(|k| k.player == player)
+                    .ok_or_else(|| reply_err("undecodable row"))?;
+                Ok(PlayerRow {
+                    rank: rank0 + 1,
+                    place,
+                    key,
+                })
+            })
+            .collect::<Result<_, IndexError>>()?;
+        Ok(PlayerRows { rows, total })
     }
 
     #[instrument(skip(self, players), fields(count = players.len()))]
@@ -304,13 +347,14 @@ impl RankIndex for RedisRankIndex {
             keys: &keys,
             known: known.unwrap_or_default(),
         };
-        let (state, version, total, flat): (String, String, u64, Option<Flat>) =
+        let (state, version, total, flat, clock): (String, String, u64, Option<Flat>, i64) =
             self.run(&call).await?;
         ready(&state)?;
         Ok(TopWindow {
             version,
             total,
             entries: flat.map(|f| decode_entries(dir, f)).transpose()?,
+            clock,
         })
     }
 

@@ -7,7 +7,8 @@ use crate::ids::LeaderboardId;
 pub(crate) struct BoardKeys {
     /// Sorted set: zscore -> member (see [`crate::order`]).
     pub z: String,
-    /// Hash: player -> `version|zscore|member`.
+    /// Hash: player -> `version:stamp|zscore|member` (the stamp: when the entry took its
+    /// place, microseconds on the server's clock; see `lua/prelude.lua`).
     pub h: String,
     /// Marker hash: `state`, `lineage`, `size`, `gen`.
     pub m: String,

@@ -28,8 +28,8 @@ pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use rank_index::{
-    Around, BatchApplied, EntryKind, Health, IndexEntry, Placement, REPAIR_CLAIM, RankIndex, Slice,
-    TOP_WINDOW, TopWindow,
+    Around, BatchApplied, EntryKind, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
+    REPAIR_CLAIM, RankIndex, Slice, TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
 pub use repair::{RebuildNeeded, RepairQueue};

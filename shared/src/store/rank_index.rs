@@ -118,6 +118,26 @@ pub struct Around {
     pub total_approximate: bool,
 }
 
+/// Where a page of a board starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageAt<'a> {
+    /// At the top.
+    Top,
+    /// Strictly after this key.
+    After(&'a RankKey),
+    /// The last entries strictly before this key (a page walked back).
+    Before(&'a RankKey),
+    /// At this 0-based rank.
+    Rank(u64),
+}
+
+impl<'a> From<Option<&'a RankKey>> for PageAt<'a> {
+    /// After the key, or at the top without one (a forward walk's next page).
+    fn from(after: Option<&'a RankKey>) -> Self {
+        after.map_or(Self::Top, Self::After)
+    }
+}
+
 /// One page of a board in rank order.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Slice {
@@ -126,6 +146,31 @@ pub struct Slice {
     /// The place of `entries[0]` under the [`RankMode`] asked for.
     pub first_place: u64,
     pub entries: Vec<RankKey>,
+    /// The board's size.
+    pub total: u64,
+    /// Per entry, when it took its current place, in microseconds on [`Slice::clock`]'s
+    /// clock (0: before the index kept stamps, i.e. long ago).
+    pub stamps: Vec<i64>,
+    /// The index's clock when the page was read, in microseconds: an entry whose stamp is
+    /// not below it moved after the read (see `service::reads` on walks).
+    pub clock: i64,
+}
+
+/// A player's row among [`PlayerRows`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerRow {
+    /// 1-based rank.
+    pub rank: u64,
+    /// The place under the [`RankMode`] asked for.
+    pub place: u64,
+    pub key: RankKey,
+}
+
+/// The rows of a list of players on a board.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PlayerRows {
+    /// The rows of the players who are on the board, in the order asked.
+    pub rows: Vec<PlayerRow>,
     /// The board's size.
     pub total: u64,
 }
@@ -143,6 +188,8 @@ pub struct TopWindow {
     pub total: u64,
     /// The window's entries, unless the reader's version is still current.
     pub entries: Option<Vec<RankKey>>,
+    /// The index's clock at the read, as [`Slice::clock`].
+    pub clock: i64,
 }
 
 /// The ranking index. Every method is one round trip; applies are version-checked.
@@ -180,16 +227,26 @@ pub trait RankIndex: Send + Sync {
         n: u64,
     ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send;
 
-    /// One page in rank order: entries strictly after `after` (from the top if `None`),
-    /// with the first one's place under `mode`.
+    /// One page of up to `limit` entries in rank order, starting `at`, with the first
+    /// one's place under `mode` and each one's stamp.
     fn page(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
-        after: Option<&RankKey>,
+        at: PageAt<'_>,
         limit: u64,
         mode: RankMode,
     ) -> impl Future<Output = Result<Slice, IndexError>> + Send;
+
+    /// The rows of `players` who are on the board (rank, place under `mode`, key), in
+    /// the order asked, and the board's size.
+    fn rows_of(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        players: &[PlayerId],
+        mode: RankMode,
+    ) -> impl Future<Output = Result<PlayerRows, IndexError>> + Send;
 
     /// The current key of each player, `None` for players without a score.
     fn keys_of(

@@ -4,7 +4,8 @@
 -- distinct zscores brought in step. A removed standing in the snapshot (empty zscore)
 -- takes its entry out and keeps its tombstone in `x`, which outlives the swap. The
 -- distinct zscores are left out when the marker `m` says the board keeps no dense
--- ranks. ARGV: (player, version, zscore, member) repeated, players distinct. Returns
+-- ranks. Loaded entries are stamped now: a walk that began before the rebuild cannot
+-- know where they stood, so it counts them as moved. ARGV: (player, version, zscore, member) repeated, players distinct. Returns
 -- how many standings applied.
 local tz, th, td, x, m = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local dense = keeps_distinct(m)
@@ -39,7 +40,7 @@ for i = 1, n do
     zadd[#zadd + 1] = zscore
     zadd[#zadd + 1] = member
     hset[#hset + 1] = player
-    hset[#hset + 1] = version .. '|' .. zscore .. '|' .. member
+    hset[#hset + 1] = value_of(version, clock(), zscore, member)
   end
 end
 if #zrem > 0 then

@@ -1,10 +1,14 @@
--- One page strictly after a key (when has_after is '1'), in rank order, with the first
--- entry's place under the rank mode.
--- Returns {state, 0-based rank of the first entry, size, entries with zscores, place}.
--- The position is ZCOUNT over lower scores plus a binary search among equal scores,
+-- One page in rank order: from the top ('top'), strictly after a key ('after'), the
+-- `limit` entries strictly before a key ('before'), or from a 0-based rank ('at'); with
+-- the first entry's place under the rank mode, each entry's stamp (when it took its
+-- place, see `parse`) and the server's clock now, which a walk compares (pages.rs).
+-- Returns {state, 0-based rank of the first entry, size, entries with zscores, place,
+-- stamps, clock}.
+-- A key's position is ZCOUNT over lower scores plus a binary search among equal scores,
 -- comparing members byte by byte (Lua's `<` on strings follows the server's locale).
 local z, h, m, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local has_after, after_zscore, after_member, limit, mode = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local kind, key_zscore, key_member, rank0 = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local limit, mode = tonumber(ARGV[5]), ARGV[6]
 
 local function bytes_after(a, b)
   for i = 1, math.min(#a, #b) do
@@ -16,30 +20,59 @@ local function bytes_after(a, b)
   return #a > #b
 end
 
-local state = checked(m, z, h)
-if state ~= 'ok' then
-  return {state, 0, 0, {}, 0}
-end
-local pos = 0
-if has_after == '1' then
-  local lo = redis.call('ZCOUNT', z, '-inf', '(' .. after_zscore)
-  local hi = redis.call('ZCOUNT', z, '-inf', after_zscore)
+-- The 0-based rank of the first entry after the key (`past`), or at or after it.
+local function position(past)
+  local lo = redis.call('ZCOUNT', z, '-inf', '(' .. key_zscore)
+  local hi = redis.call('ZCOUNT', z, '-inf', key_zscore)
   while lo < hi do
     local mid = math.floor((lo + hi) / 2)
-    if bytes_after(redis.call('ZRANGE', z, mid, mid)[1], after_member) then
+    local at = redis.call('ZRANGE', z, mid, mid)[1]
+    if bytes_after(at, key_member) or (not past and at == key_member) then
       hi = mid
     else
       lo = mid + 1
     end
   end
-  pos = lo
+  return lo
 end
-local rows = redis.call('ZRANGE', z, pos, pos + limit - 1, 'WITHSCORES')
+
+local state = checked(m, z, h)
+if state ~= 'ok' then
+  return {state, 0, 0, {}, 0, {}, 0}
+end
+local pos, count = 0, limit
+if kind == 'after' then
+  pos = position(true)
+elseif kind == 'before' then
+  local stop = position(false)
+  pos = math.max(0, stop - limit)
+  count = stop - pos
+elseif kind == 'at' then
+  pos = rank0
+end
+local rows, stamps = {}, {}
+if count > 0 then
+  rows = redis.call('ZRANGE', z, pos, pos + count - 1, 'WITHSCORES')
+end
 local first = 1
 if #rows > 0 then
   first = place(z, d, m, mode, pos, rows[2])
   if not first then
-    return {'stale', 0, 0, {}, 0}
+    return {'stale', 0, 0, {}, 0, {}, 0}
+  end
+  local players = {}
+  for i = 1, #rows, 2 do
+    -- A member is the 13-digit reached-at, ':', then the player (order.rs).
+    players[#players + 1] = string.sub(rows[i], 15)
+  end
+  local values = redis.call('HMGET', h, unpack(players))
+  for i = 1, #values do
+    local stamp = 0
+    if values[i] then
+      local _, _, _, s = parse(values[i])
+      stamp = s
+    end
+    stamps[i] = stamp
   end
 end
-return {state, pos, redis.call('ZCARD', z), rows, first}
+return {state, pos, redis.call('ZCARD', z), rows, first, stamps, clock()}

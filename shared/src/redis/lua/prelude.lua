@@ -1,6 +1,9 @@
 -- Shared by every script of the rank index (prepended to each). A board's keys:
 --   z   sorted set: zscore -> member (reached-at + player, see order.rs)
---   h   hash: player -> 'version|zscore|member'
+--   h   hash: player -> 'version:stamp|zscore|member'; the stamp (microseconds on this
+--       server's clock, see `clock`) says when the entry took its current place, so a
+--       walk of the board can tell who moved since it began (values written before
+--       stamps existed have none and read as 0: unmoved since forever)
 --   m   marker hash: state ('ok' | 'rebuilding' | 'stale'), lineage (the replication id
 --       the index was built on), size (players in z and h), gen (the running rebuild),
 --       dense ('0' when the board keeps no dense ranks, so no d; absent or '1': kept)
@@ -50,10 +53,27 @@ local function checked(m, z, h)
   return state, keeps
 end
 
--- Parses a hash value into (version, member, zscore).
+-- Parses a hash value into (version, member, zscore, stamp).
 local function parse(value)
-  local v, zscore, member = string.match(value, '^(%d+)|([^|]*)|(.+)$')
-  return tonumber(v), member, zscore
+  local v, stamp, zscore, member = string.match(value, '^(%d+):?(%d*)|([^|]*)|(.+)$')
+  return tonumber(v), member, zscore, tonumber(stamp) or 0
+end
+
+-- A hash value (see `parse`).
+local function value_of(version, stamp, zscore, member)
+  return version .. ':' .. string.format('%.0f', stamp) .. '|' .. zscore .. '|' .. member
+end
+
+-- This server's clock in microseconds, read once per script, so every change a script
+-- makes carries one stamp and a read's `clock` is comparable with every stamp (both
+-- come from the server that holds the board, never from a caller's clock).
+local clock_now
+local function clock()
+  if not clock_now then
+    local t = redis.call('TIME')
+    clock_now = tonumber(t[1]) * 1000000 + tonumber(t[2])
+  end
+  return clock_now
 end
 
 -- Whether the board of marker `m` keeps its distinct zscores (dense ranks; `checked`
@@ -169,15 +189,16 @@ local function put(zk, hk, dk, xk, player, version, zscore, member, window)
   local old
   local cur = redis.call('HGET', hk, player)
   if cur then
-    local cv, cm, cz = parse(cur)
+    local cv, cm, cz, stamp = parse(cur)
     old = cz
     if cv >= tonumber(version) then
       return 0, cm, false, 0
     end
     if cm == member and cz == zscore then
       -- A newer version of the same entry (a result that changed neither the score nor
-      -- when it was reached): only the version moves on.
-      redis.call('HSET', hk, player, version .. '|' .. zscore .. '|' .. member)
+      -- when it was reached): only the version moves on; the entry did not move, so its
+      -- stamp stays.
+      redis.call('HSET', hk, player, value_of(version, stamp, zscore, member))
       return 1, member, false, 0
     end
     if window then
@@ -194,7 +215,7 @@ local function put(zk, hk, dk, xk, player, version, zscore, member, window)
     end
   end
   redis.call('ZADD', zk, zscore, member)
-  redis.call('HSET', hk, player, version .. '|' .. zscore .. '|' .. member)
+  redis.call('HSET', hk, player, value_of(version, clock(), zscore, member))
   track_distinct(zk, dk, old, zscore)
   if window and not touched then
     touched = inside(zk, window, zscore, member)

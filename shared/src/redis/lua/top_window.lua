@@ -1,13 +1,14 @@
--- The top window for a reader holding version `known`: {state, version, size, false}
--- while that is still current, else {state, version, size, the first `window` entries
--- with zscores}. On an 'ok' board a missing version is created (expiring with the
--- board), so readers always have one; on any other only the state comes back.
+-- The top window for a reader holding version `known`: {state, version, size, false,
+-- clock} while that is still current, else {state, version, size, the first `window`
+-- entries with zscores, clock} (the server's clock, as page.lua returns it). On an 'ok'
+-- board a missing version is created (expiring with the board), so readers always have
+-- one; on any other only the state comes back.
 local z, h, m, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local known, window = ARGV[1], tonumber(ARGV[2])
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, '', 0, false}
+  return {state, '', 0, false, 0}
 end
 local v = redis.call('GET', tv)
 if not v then
@@ -20,6 +21,6 @@ if not v then
 end
 local total = redis.call('ZCARD', z)
 if v == known then
-  return {state, v, total, false}
+  return {state, v, total, false, clock()}
 end
-return {state, v, total, redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES')}
+return {state, v, total, redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES'), clock()}

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use crate::error::IndexError;
 use crate::ids::LeaderboardId;
-use crate::order::{Direction, RankKey, position_after};
-use crate::store::{RankIndex, TOP_WINDOW};
+use crate::order::{Direction, RankKey};
+use crate::store::RankIndex;
 use crate::ttl_cache::lock;
 
 /// A board's top window as this container last read it.
@@ -17,10 +17,12 @@ struct Held {
 
 /// The best `n` of a board, read through its top window.
 pub struct WindowRead {
-    /// The window (the first [`TOP_WINDOW`] places, fewer on a smaller board).
+    /// The window (the first [`crate::store::TOP_WINDOW`] places, fewer on a smaller board).
     pub entries: Arc<Vec<RankKey>>,
     /// The board's size.
     pub total: u64,
+    /// The index's clock at the read (see [`crate::store::Slice::clock`]).
+    pub clock: i64,
 }
 
 /// Boards whose top window a container holds at most (1,000 entries each).
@@ -69,16 +71,7 @@ impl TopWindows {
         Ok(Some(WindowRead {
             entries,
             total: fresh.total,
+            clock: fresh.clock,
         }))
-    }
-
-    /// Whether a read of `limit` entries after `after` falls inside the window as held
-    /// now (a hint: the read itself checks the version).
-    pub fn covers(&self, lb: &LeaderboardId, dir: Direction, after: &RankKey, limit: u64) -> bool {
-        lock(&self.held).get(lb).is_some_and(|h| {
-            let len = h.entries.len() as u64;
-            // A window shorter than TOP_WINDOW is the whole board.
-            len < TOP_WINDOW || position_after(&h.entries, dir, after) as u64 + limit <= len
-        })
     }
 }

@@ -5,7 +5,7 @@ use std::future::Future;
 use std::time::Duration;
 
 use super::fallback::LastKnown;
-use super::reply::{Answer, FriendsReply, PageReply, RankReply, Source, TopReply};
+use super::reply::{Answer, EntriesReply, FriendsReply, PageReply, RankReply, Source, TopReply};
 use crate::error::ServiceError;
 use crate::service::hot::{ReadCache, TopWindows};
 
@@ -16,6 +16,7 @@ pub struct HotReads {
     pub(super) top: ReadCache<TopReply>,
     pub(super) friends: ReadCache<FriendsReply>,
     pub(super) pages: ReadCache<PageReply>,
+    pub(super) entries: ReadCache<EntriesReply>,
     pub windows: TopWindows,
 }
 
@@ -26,6 +27,7 @@ impl HotReads {
             top: ReadCache::new(ttl),
             friends: ReadCache::new(ttl),
             pages: ReadCache::new(ttl),
+            entries: ReadCache::new(ttl),
             windows: TopWindows::default(),
         }
     }

@@ -1,6 +1,8 @@
 //! Ranked reads: a player's rank with neighbours, the top of a board, a player's place
 //! among friends, and the whole board page by page. Each is one Redis round trip (plus
-//! the board definition, cached per container).
+//! the board definition, cached per container). Pages walk the board with cursors both
+//! ways and from any rank (`pages`, whose doc states what a walk guarantees under
+//! writes); `entries` answers the rows of a list of players.
 //!
 //! When Redis cannot answer (down, slow, breaker open) or does not hold the board
 //! completely (wiped, rebuilding), the same read is answered from DynamoDB's
@@ -9,11 +11,12 @@
 //! degraded). If DynamoDB fails too, the container's last good answer to the same read
 //! is served with `stale_ms`; with none, the error (503 with Retry-After).
 //!
-//! One file per read (`rank`, `top`, `pages`, `friends`); around them the replies
+//! One file per read (`rank`, `top`, `pages`, `entries`, `friends`); around them the replies
 //! (`reply`), their parameters (`params`), the reply cache (`cache`), the bounded
 //! DynamoDB counts (`estimate`) and the fallbacks (`fallback`).
 
 mod cache;
+mod entries;
 mod estimate;
 mod fallback;
 mod friends;
@@ -24,14 +27,17 @@ mod reply;
 mod top;
 
 pub use cache::HotReads;
+pub use entries::{MAX_PLAYERS, entries, parse_players};
 pub use estimate::COUNT_CAP;
 pub use fallback::{LAST_KNOWN_TTL, LastKnown};
 pub use friends::friends_rank;
-pub use pages::{WALK_LAG_MS, ranks};
+pub use pages::{PageStart, ranks, ranks_from};
 pub use params::{
-    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_K, MAX_N, MAX_PAGE, admit, limit_within, parse_k,
-    parse_limit, parse_mode, parse_n,
+    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_FROM_RANK, MAX_K, MAX_N, MAX_PAGE, admit, limit_within,
+    parse_k, parse_limit, parse_mode, parse_n, parse_start,
 };
 pub use rank::rank;
-pub use reply::{Answer, Entry, FriendsReply, PageReply, Provenance, RankReply, Source, TopReply};
+pub use reply::{
+    Answer, EntriesReply, Entry, FriendsReply, PageReply, Provenance, RankReply, Source, TopReply,
+};
 pub use top::top;

@@ -1,48 +1,86 @@
-//! The whole board page by page, by keyset, with signed cursors.
+//! The whole board page by page: keyset cursors both ways, a jump to any rank, and a walk
+//! that never returns a player twice nor leaves one out in silence.
+//!
+//! # Walks
+//! A walk is the pages read from one first page (the top, or `from_rank`) by following
+//! `next_cursor` or `prev_cursor`. Every page starts strictly after (or before) the last
+//! key the previous one read, so writes never shift a walk. What they can do is move a
+//! player across the walk's position: a player read on page 1 who then falls below the
+//! cursor would be read again, and one who rises past it is never met.
+//!
+//! The rank index stamps each entry with the time it took its current place, on the
+//! clock of the server that holds the board (`TIME` inside the script that moves it), and
+//! every page read returns that clock. The first page's clock is the walk's start
+//! (`since`, carried in the cursor). On later pages an entry stamped at or after `since`
+//! has moved during the walk: it is left out (it may have been returned at its old place)
+//! and counted. An entry stamped before `since` has not moved since the walk began, so it
+//! sits at one key for the whole walk and the keyset returns it exactly once. Hence:
+//! - a board with no write after the walk's first page (however shortly before it the
+//!   writes stopped) is returned whole, each player once, ranks consecutive;
+//! - under writes, no player is returned twice and no player who did not move is missed;
+//! - `moved` counts what the walk could not place: the players it left out, plus (walking
+//!   forward) those who rose past its position unseen, found by position: the entries now
+//!   ahead of the page's end that the walk neither returned nor left out.
+//!
+//! Stamps come from the index's own clock, not from the results' reach times (a result
+//! may carry an old `event_ts`) nor from the caller's clock (write-through and stream lag
+//! never matter: an entry is stamped when the index applies it). A rebuild stamps what it
+//! loads, so a walk spanning a rebuild counts those entries as moved.
+//!
+//! A page served from DynamoDB (degraded) has no index stamps: an entry there counts as
+//! moved when its reach time is at or after `since`. That is exact for a board whose
+//! writes stopped before the walk; under writes, a result posted during a degraded walk
+//! with an `event_ts` from before it is judged by that time (see docs/design.md).
 
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::cache::cached;
-use super::estimate::{estimate, place};
+use super::estimate::{COUNT_CAP, estimate, place};
 use super::fallback::{degraded_by, history};
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
-use crate::board::Policy;
 use crate::cursor::CursorSigner;
 use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::LeaderboardId;
-use crate::order::{Direction, RankKey, RankMode, Start, places, position_after};
+use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::score::Score;
 use crate::service::Context;
-use crate::store::{RankIndex, ScoreStore, Slice, TOP_WINDOW};
-use crate::time::now_ms;
+use crate::store::{PageAt, RankIndex, ScoreStore, Slice, TOP_WINDOW};
+use crate::time::now_us;
 
-/// How far before a walk's start a standing may have been reached and still land in
-/// Redis after the walk's first page (write-through or stream lag, p99 1 s).
-pub const WALK_LAG_MS: i64 = 2_000;
+/// Where a `ranks` read starts: at the top, at a 1-based rank, or from a cursor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageStart<'a> {
+    Top,
+    /// `from_rank`.
+    Rank(u64),
+    /// `cursor` (a `next_cursor` or a `prev_cursor`).
+    Cursor(&'a str),
+}
 
-/// What a `ranks` cursor carries: the last key read and when the walk started.
+/// What a `ranks` cursor carries: where the next page starts and the walk it belongs to.
 #[derive(Debug, Serialize, Deserialize)]
 struct PageCursor {
+    /// The key the page starts after (walking back: before).
     score: i64,
     reached_at: i64,
     player: String,
-    since: i64,
+    /// Walking back, toward the top.
+    back: bool,
+    /// When the walk began, in microseconds on the clock of the index that served its
+    /// first page.
+    since_us: i64,
+    /// Players the walk returned and left out so far.
+    returned: u64,
+    left_out: u64,
+    /// Entries ahead of the walk's first page when it was read (walking forward, the
+    /// entries it covers are counted from there).
+    origin: u64,
 }
 
 impl PageCursor {
-    /// The cursor after `key`, of a walk that started at `since`.
-    fn at(key: &RankKey, since: i64) -> Self {
-        Self {
-            score: key.score.get(),
-            reached_at: key.reached_at,
-            player: key.player.clone(),
-            since,
-        }
-    }
-
-    /// The last key the previous page read.
+    /// The key the page starts from.
     fn key(&self) -> Result<RankKey, DomainError> {
         Ok(RankKey {
             score: Score::new("cursor", self.score).map_err(|_| DomainError::InvalidCursor)?,
@@ -52,14 +90,7 @@ impl PageCursor {
     }
 }
 
-/// One page of the whole board in rank order, by keyset: each page starts strictly
-/// after the last key of the previous one, so concurrent writes never shift a walk.
-/// A walk returns each player at most once: on boards where a score can get worse
-/// (LATEST, SUM), later pages skip standings reached after the walk began (less
-/// [`WALK_LAG_MS`], the index's lag budget: a write committed just before the walk may
-/// reach Redis just after its first page), since such a player may already have been
-/// returned at their earlier place.
-#[instrument(skip(ctx, signer, cursor))]
+/// One page of a walk from the top (`cursor` `None`) or on from a cursor.
 pub async fn ranks<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
@@ -68,33 +99,44 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
     limit: u64,
     mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
-    let key = format!(
-        "ranks|{lb}|{}|{limit}|{}",
-        cursor.unwrap_or_default(),
-        mode.as_str()
-    );
+    let start = cursor.map_or(PageStart::Top, PageStart::Cursor);
+    ranks_from(ctx, signer, lb, start, limit, mode).await
+}
+
+/// One page of the whole board in rank order (see the module's doc on walks).
+#[instrument(skip(ctx, signer))]
+pub async fn ranks_from<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    signer: &CursorSigner,
+    lb: &LeaderboardId,
+    start: PageStart<'_>,
+    limit: u64,
+    mode: RankMode,
+) -> Result<PageReply, ServiceError> {
+    let from = match start {
+        PageStart::Top => String::new(),
+        PageStart::Rank(r) => format!("#{r}"),
+        PageStart::Cursor(c) => c.to_owned(),
+    };
+    let key = format!("ranks|{lb}|{from}|{limit}|{}", mode.as_str());
     cached(&ctx.hot.pages, &ctx.last_known, key, false, || {
-        ranks_fresh(ctx, signer, lb, cursor, limit, mode)
+        ranks_fresh(ctx, signer, lb, start, limit, mode)
     })
     .await
 }
 
-/// A page read from the board's top window when it lies inside it (`None`: it does not,
-/// or the window moved while reading; read the index directly). The window starts at
-/// the top, so it places the page's first entry itself.
+/// A first page read from the board's top window when it lies inside it (`None`: it
+/// does not, or the window moved while reading; read the index directly). The window
+/// starts at the top, so it places the page's first entry itself.
 async fn page_from_window<S, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
-    after: Option<&RankKey>,
+    from: u64,
     limit: u64,
     mode: RankMode,
 ) -> Option<Result<Slice, IndexError>> {
-    let inside = match after {
-        None => limit <= TOP_WINDOW,
-        Some(a) => ctx.hot.windows.covers(lb, dir, a, limit),
-    };
-    if !inside {
+    if from.saturating_add(limit) > TOP_WINDOW {
         return None;
     }
     let w = match ctx.hot.windows.read(&ctx.index, lb, dir).await {
@@ -103,7 +145,7 @@ async fn page_from_window<S, I: RankIndex>(
         Err(e) => return Some(Err(e)),
     };
     let len = w.entries.len();
-    let pos = after.map_or(0, |a| position_after(&w.entries, dir, a));
+    let pos = (from as usize).min(len);
     let end = pos.saturating_add(limit as usize);
     // A short page is only the truth when the window holds the whole board.
     if end > len && len as u64 != w.total {
@@ -113,11 +155,15 @@ async fn page_from_window<S, I: RankIndex>(
         true => places(mode, Start::TOP, &w.entries[..=pos])[pos],
         false => 1,
     };
+    let entries = w.entries[pos..end.min(len)].to_vec();
     Some(Ok(Slice {
         before: pos as u64,
         first_place,
-        entries: w.entries[pos..end.min(len)].to_vec(),
+        // A first page leaves nothing out: its stamps are never compared.
+        stamps: vec![0; entries.len()],
+        entries,
         total: w.total,
+        clock: w.clock,
     }))
 }
 
@@ -125,61 +171,126 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
-    cursor: Option<&str>,
+    start: PageStart<'_>,
     limit: u64,
     mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
     let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let scope = format!("ranks:{lb}");
-    let cursor: Option<PageCursor> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
-    let after = cursor.as_ref().map(PageCursor::key).transpose()?;
-    let since = cursor.as_ref().map_or(now_ms(), |c| c.since);
-    let read = match page_from_window(ctx, lb, dir, after.as_ref(), limit, mode).await {
+    let cursor: Option<PageCursor> = match start {
+        PageStart::Cursor(c) => Some(signer.verify(&scope, c)?),
+        _ => None,
+    };
+    let key = cursor.as_ref().map(PageCursor::key).transpose()?;
+    let at = match (&start, &cursor, &key) {
+        (_, Some(c), Some(k)) if c.back => PageAt::Before(k),
+        (_, Some(_), Some(k)) => PageAt::After(k),
+        (PageStart::Rank(r), _, _) => PageAt::Rank(r.saturating_sub(1)),
+        _ => PageAt::Top,
+    };
+    let read = match at {
+        PageAt::Top => page_from_window(ctx, lb, dir, 0, limit, mode).await,
+        PageAt::Rank(r) => page_from_window(ctx, lb, dir, r, limit, mode).await,
+        _ => None,
+    };
+    let read = match read {
         Some(read) => read,
-        None => ctx.index.page(lb, dir, after.as_ref(), limit, mode).await,
+        None => ctx.index.page(lb, dir, at, limit, mode).await,
     };
     let page = match read {
         Ok(Slice { total: 0, .. }) if history(&board) => {
-            page_from_store(ctx, lb, dir, after.as_ref(), limit, mode, false).await?
+            page_from_store(ctx, lb, dir, at, limit, mode, false).await?
         }
         Ok(s) => Page {
-            more: s.before + (s.entries.len() as u64) < s.total,
             start: Start {
                 rank: s.before + 1,
                 place: s.first_place,
             },
             keys: s.entries,
+            stamps: s.stamps,
+            clock: s.clock,
             total: s.total,
             meta: Provenance::now(Source::Redis, false),
         },
         Err(e) => {
             let degraded = degraded_by(ctx, &board, &e).await;
-            page_from_store(ctx, lb, dir, after.as_ref(), limit, mode, degraded).await?
+            page_from_store(ctx, lb, dir, at, limit, mode, degraded).await?
         }
     };
+    Ok(walk_on(signer, &scope, lb, mode, cursor, page))
+}
+
+/// The reply for `page`, the next page of the walk `cursor` belongs to (a new walk's
+/// first page when `None`): its rows without the entries that moved during the walk,
+/// its counts, and the cursors on.
+fn walk_on(
+    signer: &CursorSigner,
+    scope: &str,
+    lb: &LeaderboardId,
+    mode: RankMode,
+    cursor: Option<PageCursor>,
+    page: Page,
+) -> PageReply {
+    let since = cursor.as_ref().map_or(page.clock, |c| c.since_us);
+    let origin = cursor.as_ref().map_or(page.start.rank - 1, |c| c.origin);
+    let (mut returned, mut left_out) = cursor.as_ref().map_or((0, 0), |c| (c.returned, c.left_out));
+    let ranks = places(mode, page.start, &page.keys);
+    let mut entries = Vec::with_capacity(page.keys.len());
+    for ((key, stamp), rank) in page.keys.iter().zip(&page.stamps).zip(ranks) {
+        if cursor.is_some() && *stamp >= since {
+            left_out += 1;
+        } else {
+            returned += 1;
+            entries.push(Entry::new(rank, key.clone(), None));
+        }
+    }
+    let read = page.keys.len() as u64;
+    let first_rank = page.start.rank;
+    let back = cursor.as_ref().is_some_and(|c| c.back);
+    // Walking forward, the entries now ahead of the page's end that the walk neither
+    // returned nor left out rose past it unseen (countable only where ranks are exact).
+    let risen = match back || page.meta.rank_approximate {
+        false => (first_rank - 1 + read)
+            .saturating_sub(origin)
+            .saturating_sub(returned + left_out),
+        true => 0,
+    };
+    let moved = left_out + risen;
+    let cursor_at = |key: &RankKey, back: bool| {
+        let c = PageCursor {
+            score: key.score.get(),
+            reached_at: key.reached_at,
+            player: key.player.clone(),
+            back,
+            since_us: since,
+            returned,
+            left_out: left_out + risen,
+            origin,
+        };
+        signer.sign(scope, &c)
+    };
+    let more_after = first_rank - 1 + read < page.total;
     let next_cursor = page
         .keys
         .last()
-        .filter(|_| page.more)
-        .map(|k| signer.sign(&scope, &PageCursor::at(k, since)));
-    let skip_newer = cursor.is_some() && matches!(board.policy, Policy::Latest | Policy::Sum);
-    let ranks = places(mode, page.start, &page.keys);
-    let entries = page
+        .filter(|_| more_after)
+        .map(|k| cursor_at(k, false));
+    let prev_cursor = page
         .keys
-        .into_iter()
-        .zip(ranks)
-        .filter(|(k, _)| !(skip_newer && k.reached_at > since - WALK_LAG_MS))
-        .map(|(k, rank)| Entry::new(rank, k, None))
-        .collect();
-    Ok(PageReply {
+        .first()
+        .filter(|_| first_rank > 1)
+        .map(|k| cursor_at(k, true));
+    PageReply {
         leaderboard_id: lb.clone(),
         rank_mode: mode,
         total: page.total,
         entries,
+        moved,
         next_cursor,
+        prev_cursor,
         meta: page.meta,
-    })
+    }
 }
 
 /// A page as read, before it becomes a reply.
@@ -187,23 +298,33 @@ struct Page {
     /// Where the page's first key stands.
     start: Start,
     keys: Vec<RankKey>,
+    /// Per key, when it took its place (see the module's doc).
+    stamps: Vec<i64>,
+    /// The clock of the read, on the stamps' clock.
+    clock: i64,
     total: u64,
-    /// Whether a next page exists.
-    more: bool,
     meta: Provenance,
 }
 
-/// A page read from DynamoDB's rank-ordered index.
+/// A page read from DynamoDB's rank-ordered index. Stamps are reach times (see the
+/// module's doc); a page at a rank past [`COUNT_CAP`] starts from the board's rank
+/// sketch, and says its ranks are approximate.
 async fn page_from_store<S: ScoreStore, I>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
-    after: Option<&RankKey>,
+    at: PageAt<'_>,
     limit: u64,
     mode: RankMode,
     degraded: bool,
 ) -> Result<Page, ServiceError> {
-    let keys = ctx.store.ranked_after(lb, dir, after, limit).await?;
+    let clock = now_us();
+    let keys = match at {
+        PageAt::Top => ctx.store.ranked_after(lb, dir, None, limit).await?,
+        PageAt::After(k) => ctx.store.ranked_after(lb, dir, Some(k), limit).await?,
+        PageAt::Before(k) => ctx.store.ranked_before(lb, dir, k, limit).await?,
+        PageAt::Rank(r) => keys_from_rank(ctx, lb, dir, r, limit).await?,
+    };
     let (start, total, meta) = match keys.first() {
         Some(k) => {
             let est = estimate(&ctx.store, lb, dir, Some(k)).await?;
@@ -216,13 +337,60 @@ async fn page_from_store<S: ScoreStore, I>(
             };
             (start, est.total, meta)
         }
-        None => (Start::TOP, 0, Provenance::now(Source::Dynamodb, degraded)),
+        None => {
+            let est = estimate(&ctx.store, lb, dir, None).await?;
+            let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
+            let rank = match at {
+                PageAt::Rank(r) => r.min(est.total) + 1,
+                PageAt::Top | PageAt::Before(_) => 1,
+                PageAt::After(_) => est.total + 1,
+            };
+            (Start { rank, place: rank }, est.total, meta)
+        }
     };
     Ok(Page {
-        more: keys.len() as u64 == limit,
         start,
+        stamps: keys
+            .iter()
+            .map(|k| k.reached_at.saturating_mul(1_000))
+            .collect(),
         keys,
+        clock,
         total,
         meta,
     })
+}
+
+/// Up to `limit` keys from the 0-based rank `rank`, read from DynamoDB: counted from the
+/// top while that reads at most [`COUNT_CAP`] entries, else from the nearest mark of the
+/// board's rank sketch before it (no sketch, or the mark too far: `rank_unavailable`).
+async fn keys_from_rank<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    dir: Direction,
+    rank: u64,
+    limit: u64,
+) -> Result<Vec<RankKey>, ServiceError> {
+    let (after, skip) = match rank <= COUNT_CAP {
+        true => (None, rank),
+        false => {
+            let sketch = ctx.store.get_sketch(lb).await?;
+            // The last mark before the rank: the entries after it start one rank later.
+            let mark = sketch.as_ref().and_then(|sk| {
+                let i = sk.ranks.partition_point(|&r| r < rank).checked_sub(1)?;
+                let key = RankKey::from_sort_key(dir, sk.keys.get(i)?)?;
+                Some((key, rank - sk.ranks[i] - 1))
+            });
+            match mark {
+                Some((key, gap)) if gap <= COUNT_CAP => (Some(key), gap),
+                _ => return Err(ServiceError::RankUnavailable(lb.clone())),
+            }
+        }
+    };
+    let mut keys = ctx
+        .store
+        .ranked_after(lb, dir, after.as_ref(), skip + limit)
+        .await?;
+    let skip = (skip as usize).min(keys.len());
+    Ok(keys.split_off(skip))
 }

@@ -74,6 +74,32 @@ pub fn parse_n(raw: Option<&str>) -> Result<u64, DomainError> {
 pub const DEFAULT_PAGE: u64 = 100;
 pub const MAX_PAGE: u64 = 1000;
 
+/// Largest `from_rank` accepted (a board never holds more players than this).
+pub const MAX_FROM_RANK: u64 = 1 << 53;
+
+/// Where a `ranks` read starts: `from_rank` (1..=2^53) or `cursor`, not both; the top
+/// when neither is given.
+pub fn parse_start<'a>(
+    from_rank: Option<&str>,
+    cursor: Option<&'a str>,
+) -> Result<super::PageStart<'a>, DomainError> {
+    match (from_rank, cursor) {
+        (Some(_), Some(_)) => Err(DomainError::invalid(
+            "from_rank",
+            "cannot be given with cursor (a cursor already says where the page starts)",
+        )),
+        (None, Some(c)) => Ok(super::PageStart::Cursor(c)),
+        (None, None) => Ok(super::PageStart::Top),
+        (Some(raw), None) => match raw.parse::<u64>() {
+            Ok(r) if (1..=MAX_FROM_RANK).contains(&r) => Ok(super::PageStart::Rank(r)),
+            _ => Err(DomainError::invalid(
+                "from_rank",
+                format!("must be an integer from 1 to {MAX_FROM_RANK}"),
+            )),
+        },
+    }
+}
+
 /// Parses `limit` (1..=1000, default 100).
 pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
     limit_within(raw, DEFAULT_PAGE, MAX_PAGE)

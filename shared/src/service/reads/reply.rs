@@ -163,9 +163,30 @@ pub struct PageReply {
     pub leaderboard_id: LeaderboardId,
     pub rank_mode: RankMode,
     pub total: u64,
+    /// The page's rows, without the players who moved during the walk (see `moved`).
     pub entries: Vec<Entry>,
+    /// Players this walk could not place so far: left out because they moved after its
+    /// first page, or risen past its position unseen. 0 on a walk of a board nobody
+    /// wrote to since it began.
+    pub moved: u64,
     /// Pass back as `cursor` for the next page; `null` after the last page.
     pub next_cursor: Option<String>,
+    /// Pass back as `cursor` for the page before this one; `null` on a page at rank 1.
+    pub prev_cursor: Option<String>,
+    #[serde(flatten)]
+    pub meta: Provenance,
+}
+
+/// Reply of `GET /leaderboards/{lb}/entries`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EntriesReply {
+    pub leaderboard_id: LeaderboardId,
+    pub rank_mode: RankMode,
+    pub total: u64,
+    /// The rows of the players asked for who are on the board, in rank order.
+    pub entries: Vec<Entry>,
+    /// The players asked for who have no score on the board, in the order asked.
+    pub unknown: Vec<PlayerId>,
     #[serde(flatten)]
     pub meta: Provenance,
 }
@@ -179,4 +200,4 @@ macro_rules! answer {
         }
     )*};
 }
-answer!(RankReply, TopReply, FriendsReply, PageReply);
+answer!(RankReply, TopReply, FriendsReply, PageReply, EntriesReply);
