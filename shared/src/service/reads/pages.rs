@@ -30,7 +30,7 @@
 //! A page served from DynamoDB (degraded) has no index stamps: an entry there counts as
 //! moved when its reach time is at or after `since`. That is exact for a board whose
 //! writes stopped before the walk; under writes, a result posted during a degraded walk
-//! with an `event_ts` from before it is judged by that time (see docs/design.md).
+//! with an `event_ts` from before it is judged by that time (see `docs/walks.md`).
 
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
