@@ -82,6 +82,12 @@ async fn page(stack: &Stack, lb: &str, query: &str) -> Result<Value> {
     Ok(body)
 }
 
+/// The page a cursor field (`next_cursor`, `prev_cursor`) of `from` leads to.
+async fn follow(stack: &Stack, lb: &str, from: &Value, field: &str) -> Result<Value> {
+    let cursor = from[field].as_str().unwrap_or("?");
+    page(stack, lb, &format!("&cursor={cursor}")).await
+}
+
 /// Walks the board forward from the top, `pause` between pages: the rows, and the last
 /// page's `moved`.
 async fn walk(stack: &Stack, lb: &str, pause: Duration) -> Result<(Vec<(u64, String)>, u64)> {
@@ -142,35 +148,20 @@ async fn scenario(stack: &Stack, policy: &str, source: &str) -> Result<()> {
         "{policy}: from_rank=15 {:?}",
         rows(&at)
     );
-    let back = page(
-        stack,
-        &lb,
-        &format!("&cursor={}", at["prev_cursor"].as_str().unwrap_or("?")),
-    )
-    .await?;
+    let back = follow(stack, &lb, &at, "prev_cursor").await?;
     ensure!(
         rows(&back) == walked[7..14],
         "{policy}: back from 15 {:?}",
         rows(&back)
     );
-    let top_page = page(
-        stack,
-        &lb,
-        &format!("&cursor={}", back["prev_cursor"].as_str().unwrap_or("?")),
-    )
-    .await?;
+    let top_page = follow(stack, &lb, &back, "prev_cursor").await?;
     ensure!(
         rows(&top_page) == walked[0..7],
         "{policy}: back to the top {:?}",
         rows(&top_page)
     );
     ensure!(top_page["prev_cursor"].is_null(), "{top_page}");
-    let on = page(
-        stack,
-        &lb,
-        &format!("&cursor={}", back["next_cursor"].as_str().unwrap_or("?")),
-    )
-    .await?;
+    let on = follow(stack, &lb, &back, "next_cursor").await?;
     ensure!(
         rows(&on) == walked[14..21],
         "{policy}: forward again {:?}",
