@@ -121,6 +121,7 @@ const ROLES: [(&str, &[&str]); 12] = [
         "TopFunction",
         &[
             "get_board",
+            "keys_of",
             "ranked_after",
             "ranked_before",
             "count_before",

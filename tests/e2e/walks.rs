@@ -88,20 +88,34 @@ async fn follow(stack: &Stack, lb: &str, from: &Value, field: &str) -> Result<Va
     page(stack, lb, &format!("&cursor={cursor}")).await
 }
 
-/// Walks the board forward from the top, `pause` between pages: the rows, and the last
-/// page's `moved`.
-async fn walk(stack: &Stack, lb: &str, pause: Duration) -> Result<(Vec<(u64, String)>, u64)> {
-    let mut out = Vec::new();
+/// What a walk read.
+#[derive(Default)]
+struct Walk {
+    rows: Vec<(u64, String)>,
+    /// The last page's `moved`.
+    moved: u64,
+    /// Each page as read, for failure messages.
+    pages: Vec<String>,
+}
+
+/// Walks the board forward from the top, `pause` between pages.
+async fn walk(stack: &Stack, lb: &str, pause: Duration) -> Result<Walk> {
+    let mut out = Walk::default();
     let mut query = String::new();
     loop {
         if !query.is_empty() {
             tokio::time::sleep(pause).await;
         }
         let body = page(stack, lb, &query).await?;
-        out.extend(rows(&body));
+        out.rows.extend(rows(&body));
+        let read = rows(&body);
+        out.pages.push(format!("{read:?} moved {}", body["moved"]));
         match body["next_cursor"].as_str() {
             Some(c) => query = format!("&cursor={c}"),
-            None => return Ok((out, body["moved"].as_u64().unwrap_or(u64::MAX))),
+            None => {
+                out.moved = body["moved"].as_u64().unwrap_or(u64::MAX);
+                return Ok(out);
+            }
         }
     }
 }
@@ -121,15 +135,19 @@ async fn scenario(stack: &Stack, policy: &str, source: &str) -> Result<()> {
 
     // Walked at once: the whole board, each player once, ranks 1..=40, nothing moved,
     // in the order of the top read.
-    let (walked, moved) = walk(stack, &lb, Duration::ZERO).await?;
+    let Walk {
+        rows: walked,
+        moved,
+        pages,
+    } = walk(stack, &lb, Duration::ZERO).await?;
     let ranks: Vec<u64> = walked.iter().map(|(r, _)| *r).collect();
     ensure!(
         ranks == (1..=PLAYERS as u64).collect::<Vec<_>>(),
-        "{policy}: ranks {ranks:?}"
+        "{policy}: ranks {ranks:?}: {pages:?}"
     );
     ensure!(
         moved == 0,
-        "{policy}: moved {moved} with no write during the walk"
+        "{policy}: moved {moved} with no write during the walk: {pages:?}"
     );
     let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=100")).await?;
     ensure!(status == 200 && top["source"] == source, "top: {top}");
@@ -218,7 +236,11 @@ async fn scenario(stack: &Stack, policy: &str, source: &str) -> Result<()> {
     };
     let (wrote, walked) = tokio::join!(writing, walking);
     wrote?;
-    let (walked, moved) = walked?;
+    let Walk {
+        rows: walked,
+        moved,
+        pages,
+    } = walked?;
     let seen: Vec<&String> = walked.iter().map(|(_, p)| p).collect();
     let unique_seen: HashSet<&String> = seen.iter().copied().collect();
     let missing: Vec<String> = (0..PLAYERS)
@@ -227,9 +249,10 @@ async fn scenario(stack: &Stack, policy: &str, source: &str) -> Result<()> {
         .collect();
     println!(
         "{source} {policy} walk under writes: players expected {PLAYERS}, returned {}, \
-         moved {moved}, missing {missing:?}, results posted meanwhile {}",
+         moved {moved}, missing {missing:?}, results posted meanwhile {}, pages:\n{}",
         seen.len(),
-        posted.load(Ordering::SeqCst)
+        posted.load(Ordering::SeqCst),
+        pages.join("\n")
     );
     // From DynamoDB a move is judged by its reach time, which ingest takes before its
     // commit: a result in flight as the walk began may show a mover twice (docs/walks.md).

@@ -325,9 +325,22 @@ async fn page_from_store<S: ScoreStore, I>(
         PageAt::Before(k) => ctx.store.ranked_before(lb, dir, k, limit).await?,
         PageAt::Rank(r) => keys_from_rank(ctx, lb, dir, r, limit).await?,
     };
+    // From the top, or from a rank counted from it, the keys' place is known by how they
+    // were read; counting the entries before them again could meet a player who moved
+    // in between (a top page starting at rank 2).
+    let counted = match at {
+        PageAt::Top => Some(0),
+        PageAt::Rank(r) if r <= COUNT_CAP => Some(r),
+        _ => None,
+    };
     let (start, total, meta) = match keys.first() {
         Some(k) => {
-            let est = estimate(&ctx.store, lb, dir, Some(k)).await?;
+            let mut est =
+                estimate(&ctx.store, lb, dir, Some(k).filter(|_| counted.is_none())).await?;
+            if let Some(before) = counted {
+                est.before = before;
+                est.total = est.total.max(before + keys.len() as u64);
+            }
             let (first_place, approximate) = place(&ctx.store, lb, dir, k, &est, mode).await?;
             let mut meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
             meta.rank_approximate = approximate;
