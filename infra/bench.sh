@@ -112,6 +112,9 @@ export BENCH_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
 export BENCH_POSTGRES_URL="host=127.0.0.1 port=$pg_port user=bench dbname=postgres"
 export BENCH_API_URLS="$apis"
 export BENCH_API_KEY=bench-key
+# Player reads carry a viewer's token, as the stacks' gateway requires (infra/local/idp.py).
+BENCH_PLAYER_TOKEN="$("$VENV/bin/python" infra/local/idp.py bench-viewer --ttl 86400)"
+export BENCH_PLAYER_TOKEN
 export BENCH_POLL_INTERVAL_S="$poll"
 export BENCH_COMMAND="infra/bench.sh${*:+ $*}"
 export RUST_LOG=warn

@@ -39,7 +39,7 @@ impl Api {
         Ok(resp.status().as_u16())
     }
 
-    /// A viewer's read of `player`'s score (no player identity: the cache applies).
+    /// A viewer's read of `player`'s score (another player's token: the cache applies).
     async fn score_of(&self, board: &str, player: &str) -> anyhow::Result<Option<i64>> {
         let resp = self
             .http
@@ -47,6 +47,7 @@ impl Api {
                 "{}/leaderboards/{board}/players/{player}/rank?k=0",
                 self.base
             ))
+            .header("authorization", crate::load::viewer_token())
             .send()
             .await?;
         if resp.status().as_u16() != 200 {

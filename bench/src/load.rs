@@ -96,6 +96,15 @@ where
     while inflight.join_next().await.is_some() {}
 }
 
+/// `Authorization` for the reads: a viewer's token from the stacks' identity provider
+/// (`BENCH_PLAYER_TOKEN`, minted by infra/bench.sh with infra/local/idp.py).
+pub fn viewer_token() -> String {
+    format!(
+        "Bearer {}",
+        std::env::var("BENCH_PLAYER_TOKEN").unwrap_or_default()
+    )
+}
+
 pub async fn run(
     base: &str,
     key: &str,
@@ -148,8 +157,10 @@ pub async fn run(
             http.get(format!(
                 "{base}/leaderboards/{board}/players/p{player:05}/rank?k=5"
             ))
+            .header("authorization", viewer_token())
         } else {
             http.get(format!("{base}/leaderboards/{board}/top?n=100"))
+                .header("authorization", viewer_token())
         }
     });
     tokio::join!(w, r);

@@ -13,22 +13,19 @@ Two listeners, as AWS gives an events API two domains:
   player's token, where AWS would have Cognito or the studio's identity provider sign
   the player in).
 
-Auth, as the template configures it: subscribers present a JWT (`Authorization`), here
-HS256 under the local secret, and its `sub` is the player; the `players` namespace
+Auth, as the template configures it: subscribers present a JWT (`Authorization`), checked
+by the local identity provider (idp.py: signature, expiry, issuer, audience), and its
+`sub` is the player; the `players` namespace
 accepts a subscription only to the channel that spells the caller's own `sub` (what the
 namespace's onSubscribe handler does in AWS). Publishing takes SigV4 (the live
 function's role); locally the signature's presence and form are checked, not its key.
 """
 
 import asyncio
-import base64
-import hashlib
-import hmac
 import json
 import os
 import re
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
@@ -36,6 +33,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 from websockets.asyncio.server import serve
+
+from idp import unb64url
 
 NAMESPACES = ("leaderboards", "players")
 SEGMENT = re.compile(r"^[A-Za-z0-9-]{1,50}$")
@@ -50,39 +49,6 @@ def spell(player):
     """A player id in channel characters, as the Rust side spells it (`live::spell`)."""
     return "".join(c if c.isascii() and c.isalnum() else "".join(f"-{b:02x}" for b in c.encode())
                    for c in player)
-
-
-def _b64url(data):
-    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
-
-
-def _unb64url(text):
-    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
-
-
-def mint_token(player, secret, ttl_s=3600):
-    """An HS256 JWT for `player` (the local identity provider)."""
-    header = _b64url(json.dumps({"alg": "HS256", "typ": "JWT"}).encode())
-    claims = _b64url(json.dumps({"sub": player, "exp": int(time.time()) + ttl_s}).encode())
-    sig = hmac.new(secret.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
-    return f"{header}.{claims}.{_b64url(sig)}"
-
-
-def verify_token(token, secret):
-    """The token's `sub` if it is a valid, unexpired HS256 JWT under `secret`, else None."""
-    try:
-        header, claims, sig = token.split(".")
-        if json.loads(_unb64url(header)).get("alg") != "HS256":
-            return None
-        want = hmac.new(secret.encode(), f"{header}.{claims}".encode(), hashlib.sha256).digest()
-        if not hmac.compare_digest(want, _unb64url(sig)):
-            return None
-        body = json.loads(_unb64url(claims))
-        if body.get("exp", 0) < time.time() or not isinstance(body.get("sub"), str):
-            return None
-        return body["sub"]
-    except (ValueError, TypeError, json.JSONDecodeError):
-        return None
 
 
 def channel_error(channel, wildcard):
@@ -119,15 +85,15 @@ def matches(pattern, channel):
 class Hub:
     """The subscriptions of every connection, and the fan-out of a publish."""
 
-    def __init__(self, secret):
-        self.secret = secret
+    def __init__(self, idp):
+        self.idp = idp
         self.loop = None
         self.subs = {}  # (conn, id) -> channel pattern
         self.published = 0
 
     def auth_sub(self, headers):
         token = (headers or {}).get("Authorization") or (headers or {}).get("authorization")
-        return verify_token(token, self.secret) if isinstance(token, str) else None
+        return self.idp.subject(token)
 
     async def fanout(self, channel, events):
         sends = []
@@ -150,7 +116,7 @@ class Hub:
         header = next((p for p in _offered(conn) if p.startswith("header-")), None)
         if header is not None:
             try:
-                sub = self.auth_sub(json.loads(_unb64url(header[len("header-"):])))
+                sub = self.auth_sub(json.loads(unb64url(header[len("header-"):])))
             except (ValueError, json.JSONDecodeError):
                 sub = None
         ka = None
@@ -225,7 +191,7 @@ async def _keep_alive(conn):
         await conn.send(json.dumps({"type": "ka"}))
 
 
-def http_handler(hub, secret, config):
+def http_handler(hub, idp, config):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
@@ -274,10 +240,14 @@ def http_handler(hub, secret, config):
         def do_GET(self):
             url = urlparse(self.path)
             if url.path == "/demo/token":
-                player = (parse_qs(url.query).get("player") or [""])[0]
+                query = parse_qs(url.query)
+                player = (query.get("player") or [""])[0]
                 if not player:
                     return self._send(400, {"error": "player is required"})
-                return self._send(200, {"token": mint_token(player, secret), "player": player})
+                token = idp.mint(player)
+                if (query.get("format") or [""])[0] == "jwt":
+                    return self._send(200, token.encode(), "text/plain")
+                return self._send(200, {"token": token, "player": player})
             if url.path == "/demo/config":
                 return self._send(200, {"realtime": config.get("realtime"), "api": config.get("api")})
             if url.path.startswith("/demo/api/") and config.get("api"):
@@ -294,7 +264,8 @@ def http_handler(hub, secret, config):
             player = (query.pop("as", None) or [""])[0]
             rest = "&".join(f"{k}={v}" for k, vs in query.items() for v in vs)
             target = config["api"] + url.path[len("/demo/api"):] + (f"?{rest}" if rest else "")
-            req = urllib.request.Request(target, headers={"x-player-id": player} if player else {})
+            headers = {"Authorization": f"Bearer {idp.mint(player)}"} if player else {}
+            req = urllib.request.Request(target, headers=headers)
             try:
                 with urllib.request.urlopen(req, timeout=10) as r:
                     return self._send(r.status, r.read())
@@ -304,10 +275,10 @@ def http_handler(hub, secret, config):
     return Handler
 
 
-def start(http_port, ws_port, secret, config, host="127.0.0.1"):
+def start(http_port, ws_port, idp, config, host="127.0.0.1"):
     """Starts both listeners on daemon threads; returns (http url, ws url). `config`
     (the API's URL, set once it serves) is read by the demo page."""
-    hub = Hub(secret)
+    hub = Hub(idp)
     ready = threading.Event()
     bound = {}
 
@@ -323,7 +294,7 @@ def start(http_port, ws_port, secret, config, host="127.0.0.1"):
     if not ready.wait(10):
         raise RuntimeError("the local events API did not start")
     config["realtime"] = f"ws://{host}:{bound['ws']}"
-    httpd = ThreadingHTTPServer((host, http_port), http_handler(hub, secret, config))
+    httpd = ThreadingHTTPServer((host, http_port), http_handler(hub, idp, config))
     httpd.daemon_threads = True
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     return f"http://{host}:{httpd.server_address[1]}", f"ws://{host}:{bound['ws']}"

@@ -9,9 +9,12 @@ One process plays, on loopback:
   caller stopped waiting is never run, so a stack that fell behind catches up;
 - API Gateway (HTTP API, payload format 2.0): routes read from template.yaml, requests
   turned into events, replies turned back into HTTP; routes with `Authorizer: AWS_IAM`
-  require the header `x-api-key: $LB_API_KEY` instead of SigV4; a request's
-  `x-player-id` header becomes the JWT subject an authorizer would have verified, and
-  on IAM routes `x-operator` names the signing principal (the audit trail records it);
+  require the header `x-api-key: $LB_API_KEY` instead of SigV4 (and `x-operator` names
+  the signing principal the audit trail records); the other routes (the default
+  authorizer, `PlayerJwt`) require a player's token, checked as API Gateway's JWT
+  authorizer checks it (idp.py: signature, expiry, issuer, audience; 401
+  `{"message":"Unauthorized"}` otherwise), its claims handed to the function; any
+  method a route does not declare gets a JSON 405 with `Allow` (404 off every route);
 - the DynamoDB event source mapping: polls the table's stream and hands batches to the
   projector, honouring `batchItemFailures` (retry from the first failed record, in order),
   `MaximumRetryAttempts`, and the on-failure destination: the template's SQS queue, in
@@ -79,6 +82,7 @@ from botocore.credentials import Credentials
 
 import events
 import iam
+import idp
 import template_stats
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -565,13 +569,24 @@ class ReplyCheck:
         return None
 
 
+def unauthorized(why):
+    """API Gateway's JWT authorizer's refusal: 401 `{"message":"Unauthorized"}`, the
+    reason in `www-authenticate` (none when no token was sent)."""
+    challenge = "Bearer" if why is None else f'Bearer scope="" error="invalid_token" error_description="{why}"'
+    return 401, {"Content-Type": "application/json", "www-authenticate": challenge}, b'{"message":"Unauthorized"}'
+
+
 def json_error(status, code, message):
     return status, {"Content-Type": "application/json"}, json.dumps(
         {"error": {"code": code, "message": message}}
     ).encode()
 
 
-def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
+def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None):
+    """API Gateway's HTTP API in front of the functions: IAM routes take `x-api-key`, the
+    rest (the template's default authorizer, `PlayerJwt`) a player's token checked by
+    `players` (idp.Idp) as the JWT authorizer checks it."""
+
     class Gateway(Handler):
         def _handle(self):
             try:
@@ -579,7 +594,12 @@ def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
             except BrokenPipeError:
                 pass
 
-        do_GET = do_POST = do_PUT = do_PATCH = do_DELETE = _handle
+        def __getattr__(self, name):
+            # Any method (TRACE, OPTIONS, a made-up one) is routed, and answered as API
+            # Gateway answers it: JSON, never the standard library's 501 HTML page.
+            if name.startswith("do_"):
+                return self._handle
+            raise AttributeError(name)
 
         def _dispatch(self):
             url = urllib.parse.urlsplit(self.path)
@@ -589,27 +609,33 @@ def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
             body = self.rfile.read(length) if length else b""
             if url.path == "/openapi.json" and self.command == "GET":
                 return 200, {"Content-Type": "application/json"}, json.dumps(openapi).encode()
-            path_matched = False
+            allowed = []
             for route in routes:
                 m = route.regex.match(url.path)
                 if not m:
                     continue
-                path_matched = True
                 if route.method != self.command:
+                    allowed.append(route.method)
                     continue
                 if route.iam and self.headers.get("x-api-key") != api_key:
                     if self.headers.get("x-api-key") is None:
                         return json_error(401, "unauthorized", "this route needs x-api-key")
                     # What API Gateway's IAM authorizer answers for a bad signature.
                     return 403, {"Content-Type": "application/json"}, b'{"message":"Forbidden"}'
+                claims = None
+                if not route.iam:
+                    claims, why = players.verify(self.headers.get("Authorization"))
+                    if claims is None:
+                        return unauthorized(why)
                 params = {n: urllib.parse.unquote(v) for n, v in zip(route.params, m.groups())}
                 try:
-                    return self._checked(url, *self._invoke(route, url, params, body))
+                    return self._checked(url, *self._invoke(route, url, params, body, claims))
                 except Throttled as e:
                     status, headers, body = json_error(503, "throttled", f"{e}; retry")
                     return status, {**headers, "Retry-After": "1"}, body
-            if path_matched:
-                return json_error(405, "method_not_allowed", f"{self.command} is not allowed here")
+            if allowed:
+                status, headers, body = json_error(405, "method_not_allowed", f"{self.command} is not allowed here")
+                return status, {**headers, "Allow": ", ".join(sorted(set(allowed)))}, body
             return json_error(404, "route_not_found", f"no route for {self.command} {url.path}")
 
         def _checked(self, url, status, headers, body):
@@ -622,7 +648,7 @@ def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
             log("reply breaks openapi.yaml", route=f"{self.command} {url.path}", status=status, why=broken)
             return json_error(500, "openapi_violation", f"the {status} reply breaks openapi.yaml: {broken}")
 
-        def _invoke(self, route, url, params, body):
+        def _invoke(self, route, url, params, body, claims):
             headers = {}
             for k, v in self.headers.items():
                 k = k.lower()
@@ -661,7 +687,6 @@ def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
                 },
                 "isBase64Encoded": is_b64,
             }
-            player = headers.get("x-player-id")
             if route.iam:
                 # Stand-in for the IAM authorizer: in AWS the signing principal arrives
                 # here; locally the caller may name itself in x-operator (the audit
@@ -672,10 +697,9 @@ def gateway_handler(routes, hosts, api_key, openapi, check, queue_wait=None):
                     "callerId": operator,
                     "userArn": f"arn:aws:iam::000000000000:user/{operator}",
                 }}
-            elif player:
-                # Stand-in for the JWT authorizer: in AWS the verified token's claims
-                # arrive here; locally the caller names its player in x-player-id.
-                event["requestContext"]["authorizer"] = {"jwt": {"claims": {"sub": player}, "scopes": None}}
+            else:
+                # What the JWT authorizer hands on: the verified token's claims.
+                event["requestContext"]["authorizer"] = {"jwt": {"claims": idp.as_event_claims(claims), "scopes": None}}
             if query:
                 event["queryStringParameters"] = query
             if params:
@@ -1359,8 +1383,12 @@ def main():
                     help="the local events API's HTTP endpoint (publish, demo page); 0: any free port")
     ap.add_argument("--events-ws-port", type=int, default=int(os.environ.get("LB_EVENTS_WS_PORT", 3003)),
                     help="the local events API's real-time (WebSocket) endpoint; 0: any free port")
-    ap.add_argument("--jwt-secret", default=os.environ.get("LB_JWT_SECRET", "local-jwt-secret-not-for-production"),
-                    help="HS256 key of the local players' tokens (the events API checks them)")
+    ap.add_argument("--jwt-secret", default=os.environ.get("LB_JWT_SECRET", idp.DEFAULT_SECRET),
+                    help="HS256 key of the local players' tokens (the gateway and the events API check them)")
+    ap.add_argument("--jwt-issuer", default=os.environ.get("LB_JWT_ISSUER", idp.DEFAULT_ISSUER),
+                    help="the issuer (iss) players' tokens must name: the template's JwtIssuer")
+    ap.add_argument("--jwt-audience", default=os.environ.get("LB_JWT_AUDIENCE", idp.DEFAULT_AUDIENCE),
+                    help="the audience (aud) players' tokens must name: the template's JwtAudience")
     ap.add_argument("--dynamodb-url", default="http://127.0.0.1:8000")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379")
     ap.add_argument("--key-prefix", default="")
@@ -1426,11 +1454,14 @@ def main():
     social = Server(("127.0.0.1", args.social_port), social_handler())
     threading.Thread(target=social.serve_forever, daemon=True).start()
     social_url = f"http://127.0.0.1:{social.server_address[1]}"
+    # The players' identity provider: the gateway checks their tokens on the JWT routes,
+    # the events API on subscriptions.
+    players = idp.Idp(args.jwt_secret, args.jwt_issuer, args.jwt_audience)
     # The events API (AppSync Events in AWS), when a function publishes to it.
     events_url = events_ws = None
     demo_config = {}
     if any("LIVE_EVENTS_URL" in f["env"] for f in functions.values()):
-        events_url, events_ws = events.start(args.events_port, args.events_ws_port, args.jwt_secret, demo_config)
+        events_url, events_ws = events.start(args.events_port, args.events_ws_port, players, demo_config)
 
     # What every process gets, as the Lambda service sets AWS_* for every function;
     # REDIS_KEY_PREFIX is local only (it isolates tests sharing one redis-server).
@@ -1526,7 +1557,7 @@ def main():
 
     openapi = load_openapi()
     check = ReplyCheck(openapi) if args.check_openapi else None
-    gateway = gateway_handler(routes, hosts, args.api_key, openapi, check, args.max_queue_wait)
+    gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait)
     api = Admitting(("127.0.0.1", args.port), gateway, args.max_connections)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url

@@ -12,6 +12,7 @@ import time
 import unittest
 
 import iam
+import idp
 import stack
 
 
@@ -474,3 +475,40 @@ class OpenApiTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class IdpTest(unittest.TestCase):
+    """The local JWT checks: what API Gateway's JWT authorizer refuses is refused, with
+    its reason."""
+
+    def setUp(self):
+        self.idp = idp.Idp("k", "https://iss.test", "aud-1")
+
+    def reason(self, token):
+        claims, why = self.idp.verify(token)
+        self.assertIsNone(claims)
+        return why
+
+    def test_a_token_it_minted_is_accepted_with_or_without_bearer(self):
+        token = self.idp.mint("alice")
+        for auth in (token, f"Bearer {token}", f"bearer {token}"):
+            claims, why = self.idp.verify(auth)
+            self.assertIsNone(why)
+            self.assertEqual(claims["sub"], "alice")
+        self.assertEqual(idp.as_event_claims({"aud": ["a", "b"], "exp": 5, "ok": True}),
+                         {"aud": "[a b]", "exp": "5", "ok": "true"})
+
+    def test_refusals_name_their_reason(self):
+        other = idp.Idp("other-key", "https://iss.test", "aud-1")
+        self.assertIsNone(self.reason(None))
+        self.assertIn("not a valid JWT", self.reason("Bearer x.y"))
+        self.assertIn("signature", self.reason(other.mint("alice")))
+        self.assertIn("expired", self.reason(self.idp.mint("alice", exp=int(time.time()) - 1)))
+        self.assertIn("expiration", self.reason(self.idp.mint("alice", exp=None)))
+        self.assertIn("not valid yet", self.reason(self.idp.mint("alice", nbf=int(time.time()) + 60)))
+        self.assertIn("issuer", self.reason(self.idp.mint("alice", iss="https://other")))
+        self.assertIn("audience", self.reason(self.idp.mint("alice", aud="aud-2")))
+        self.assertIn("subject", self.reason(self.idp.mint("")))
+        # client_id stands for aud only when there is no aud.
+        self.assertIsNone(self.idp.verify(self.idp.mint("a", aud=None, client_id="aud-1"))[1])
+        self.assertIn("audience", self.reason(self.idp.mint("a", aud="x", client_id="aud-1")))

@@ -400,7 +400,7 @@ async fn reads_over_the_limit_get_429_with_retry_after_and_writes_never_do() {
     // A player's burst: at most 3 a second get through (two windows if the burst
     // straddles a boundary), the rest are 429 with Retry-After.
     let path = format!("/leaderboards/{board}/players/alice/rank");
-    let burst = join_all((0..20).map(|_| stack.get_with(&path, &[("x-player-id", "alice")]))).await;
+    let burst = join_all((0..20).map(|_| stack.get_as(&path, "alice"))).await;
     let ok = burst
         .iter()
         .filter(|r| r.as_ref().unwrap().0 == 200)
@@ -414,20 +414,21 @@ async fn reads_over_the_limit_get_429_with_retry_after_and_writes_never_do() {
         }
     }
     // Another player from the same address is not held back by alice's limit...
-    let (status, _, _) = stack
-        .get_with(&path, &[("x-player-id", "bob")])
-        .await
-        .unwrap();
+    let (status, _, _) = stack.get_as(&path, "bob").await.unwrap();
     assert_eq!(status, 200);
-    // ...but the address has its own limit.
-    let burst = join_all((0..100).map(|_| stack.get_with(&path, &[]))).await;
+    // ...but the address has its own limit (100 players reading from it once each).
+    let burst = join_all((0..100).map(|i| {
+        let (stack, path) = (&stack, &path);
+        async move { stack.get_as(path, &format!("viewer{i}")).await }
+    }))
+    .await;
     let limited = burst
         .iter()
         .filter(|r| r.as_ref().unwrap().0 == 429)
         .count();
     assert!(
         limited >= 20,
-        "only {limited} of 100 anonymous reads were limited"
+        "only {limited} of 100 reads from one address were limited"
     );
 }
 
@@ -458,8 +459,8 @@ async fn with_caches_on_a_players_own_write_shows_in_their_next_read() {
     let top = format!("/leaderboards/{board}/top?n=3");
     // Viewers fill the caches: the second identical read is served from them.
     for path in [&rank, &top] {
-        let (_, _, first) = stack.get_with(path, &[]).await.unwrap();
-        let (_, _, second) = stack.get_with(path, &[]).await.unwrap();
+        let (_, _, first) = stack.get_as(path, "viewer").await.unwrap();
+        let (_, _, second) = stack.get_as(path, "viewer").await.unwrap();
         assert_eq!(first["source"], "redis", "{path}");
         assert_eq!(second["source"], "cache", "{path}");
     }
@@ -474,21 +475,18 @@ async fn with_caches_on_a_players_own_write_shows_in_their_next_read() {
             .unwrap();
         assert_eq!((status, written["rank"].as_u64()), (200, Some(1)));
         // Alice's next read shows it at once, whatever the viewers' cache holds.
-        let (_, _, mine) = stack
-            .get_with(&rank, &[("x-player-id", "alice")])
-            .await
-            .unwrap();
+        let (_, _, mine) = stack.get_as(&rank, "alice").await.unwrap();
         assert_eq!(mine["score"], 1000 * round, "round {round}: {mine}");
         assert_eq!(
             (mine["global_rank"].as_u64(), mine["source"].as_str()),
             (Some(1), Some("redis"))
         );
         // A viewer may still get the cached answer for a while...
-        let (_, _, viewer) = stack.get_with(&rank, &[]).await.unwrap();
+        let (_, _, viewer) = stack.get_as(&rank, "viewer").await.unwrap();
         stale_views += usize::from(viewer["score"] != 1000 * round);
         // ...and sees it within the cache's TTL.
         eventually(Duration::from_secs(4), "viewers see it", || async {
-            let (_, _, v) = stack.get_with(&top, &[]).await?;
+            let (_, _, v) = stack.get_as(&top, "viewer").await?;
             Ok((v["entries"][0]["score"] == 1000 * round).then_some(()))
         })
         .await

@@ -436,7 +436,9 @@ async fn bad_input_gets_a_json_4xx_and_changes_nothing() -> Result<()> {
             },
             format!("{}{path}", stack.api),
         );
-        req = req.header("x-api-key", crate::support::API_KEY);
+        req = req
+            .header("x-api-key", crate::support::API_KEY)
+            .header("authorization", crate::support::bearer("reader"));
         if let Some(b) = body {
             req = req.header("content-type", "application/json").body(b);
         }

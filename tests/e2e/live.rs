@@ -16,9 +16,9 @@ use serde_json::Value;
 
 use crate::support::*;
 
-/// A snapshot read as `player` (the local stand-in for their JWT).
+/// A snapshot read as `player` (with their token).
 async fn snapshot(stack: &Stack, path: &str, player: &str) -> Result<(u16, Value)> {
-    let (status, _, body) = stack.get_with(path, &[("x-player-id", player)]).await?;
+    let (status, _, body) = stack.get_as(path, player).await?;
     Ok((status, body))
 }
 

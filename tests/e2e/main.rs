@@ -5,6 +5,7 @@
 mod cluster;
 mod demo_page;
 mod faults;
+mod gateway;
 mod hot;
 mod http_api;
 mod http_boards;

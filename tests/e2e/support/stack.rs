@@ -47,6 +47,51 @@ pub struct StackOptions<'a> {
 }
 
 pub const API_KEY: &str = "e2e-key";
+/// The stack's players' identity provider (`infra/local/idp.py`): the key its tokens are
+/// signed with, the issuer and the audience the gateway requires.
+pub const JWT_SECRET: &str = "e2e-jwt-secret";
+pub const JWT_ISSUER: &str = "https://idp.e2e.local";
+pub const JWT_AUDIENCE: &str = "e2e-game";
+
+/// A player's token as the stack's identity provider issues it (HS256 under
+/// [`JWT_SECRET`]), with `claims` added or replaced (e.g. a foreign `aud`, a past `exp`;
+/// a null removes the claim).
+pub fn token_with(player: &str, claims: serde_json::Value) -> String {
+    use base64::Engine as _;
+    use hmac::{KeyInit, Mac};
+    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    let now = chrono::Utc::now().timestamp();
+    let mut body = serde_json::json!({
+        "sub": player, "iss": JWT_ISSUER, "aud": JWT_AUDIENCE, "iat": now, "exp": now + 3600,
+    });
+    if let (Some(b), Some(extra)) = (body.as_object_mut(), claims.as_object()) {
+        for (k, v) in extra {
+            match v.is_null() {
+                true => b.remove(k),
+                false => b.insert(k.clone(), v.clone()),
+            };
+        }
+    }
+    let head = b64(br#"{"alg":"HS256","typ":"JWT"}"#);
+    let signing_input = format!("{head}.{}", b64(body.to_string().as_bytes()));
+    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(JWT_SECRET.as_bytes())
+        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+    mac.update(signing_input.as_bytes());
+    format!("{signing_input}.{}", b64(&mac.finalize().into_bytes()))
+}
+
+/// `Authorization` for `player`: a bearer token of the stack's identity provider.
+pub fn bearer(player: &str) -> String {
+    format!("Bearer {}", token_with(player, serde_json::json!({})))
+}
+
+/// A reader of its own for each request the helpers send without naming a player (as
+/// many game clients, each under its own per-player read limit).
+fn any_reader() -> String {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    bearer(&format!("reader-{}", NEXT.fetch_add(1, Ordering::Relaxed)))
+}
 
 impl Stack {
     pub async fn start(redis_url: &str) -> Result<Self> {
@@ -102,6 +147,8 @@ impl Stack {
             .arg(redis_url)
             .arg("--api-key")
             .arg(API_KEY)
+            .args(["--jwt-secret", JWT_SECRET, "--jwt-issuer", JWT_ISSUER])
+            .args(["--jwt-audience", JWT_AUDIENCE])
             .arg("--bin-dir")
             .arg(bin_dir)
             .arg("--run-dir")
@@ -149,7 +196,8 @@ impl Stack {
         })
     }
 
-    /// A request to the API; server-only routes get the API key.
+    /// A request to the API: server-only routes get the API key, player routes a token
+    /// of a reader of the request's own.
     pub async fn call(
         &self,
         method: reqwest::Method,
@@ -159,7 +207,8 @@ impl Stack {
         let mut req = self
             .http
             .request(method, format!("{}{path}", self.api))
-            .header("x-api-key", API_KEY);
+            .header("x-api-key", API_KEY)
+            .header("authorization", any_reader());
         if let Some(b) = body {
             req = req.json(&b);
         }
@@ -170,8 +219,17 @@ impl Stack {
         Ok((status, json))
     }
 
-    /// A GET with extra headers (e.g. `x-player-id`, the local stand-in for a JWT
-    /// subject); returns the response headers too.
+    /// A GET as `player` (a token with that subject); returns the response headers too.
+    pub async fn get_as(
+        &self,
+        path: &str,
+        player: &str,
+    ) -> Result<(u16, reqwest::header::HeaderMap, serde_json::Value)> {
+        self.get_with(path, &[("authorization", &bearer(player))])
+            .await
+    }
+
+    /// A GET with exactly these headers (none added); returns the response headers too.
     pub async fn get_with(
         &self,
         path: &str,
