@@ -134,7 +134,38 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
             limit: MAX_BODY_BYTES,
         });
     }
-    serde_json::from_slice(&bytes).map_err(DomainError::MalformedJson)
+    let value: serde_json::Value =
+        serde_json::from_slice(&bytes).map_err(DomainError::MalformedJson)?;
+    if let Some(at) = null_in(&value) {
+        return Err(DomainError::invalid(
+            "body",
+            format!("{at} is null; leave a field out rather than send null"),
+        ));
+    }
+    serde_json::from_value(value).map_err(DomainError::MalformedJson)
+}
+
+/// Where `value` holds a null (a JSON pointer, `/` for the whole body), if anywhere. No
+/// request field is nullable (openapi.yaml): a null is refused, never read as "absent"
+/// and given a default.
+fn null_in(value: &serde_json::Value) -> Option<String> {
+    fn pointer(value: &serde_json::Value) -> Option<String> {
+        match value {
+            serde_json::Value::Null => Some(String::new()),
+            serde_json::Value::Array(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(i, v)| pointer(v).map(|at| format!("/{i}{at}"))),
+            serde_json::Value::Object(fields) => fields
+                .iter()
+                .find_map(|(k, v)| pointer(v).map(|at| format!("/{k}{at}"))),
+            _ => None,
+        }
+    }
+    pointer(value).map(|at| match at.is_empty() {
+        true => "/".to_owned(),
+        false => at,
+    })
 }
 
 /// A JSON reply.
@@ -230,4 +261,23 @@ pub fn unknown_route(req: &Request) -> Response {
             },
         },
     )
+}
+
+#[cfg(test)]
+mod null_tests {
+    use serde_json::json;
+
+    #[test]
+    fn a_null_anywhere_in_a_body_is_found_by_its_pointer() {
+        assert_eq!(super::null_in(&json!(null)).as_deref(), Some("/"));
+        assert_eq!(
+            super::null_in(&json!({"a": 1, "b": [1, {"c": null}]})).as_deref(),
+            Some("/b/1/c")
+        );
+        assert_eq!(
+            super::null_in(&json!({"budget_ms": null})).as_deref(),
+            Some("/budget_ms")
+        );
+        assert_eq!(super::null_in(&json!({"a": [1, "x", {"b": false}]})), None);
+    }
 }

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::error::ServiceError;
+use leaderboard::error::{DomainError, ServiceError};
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::invoke::work_until;
@@ -37,7 +37,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let player = || http::path(req, "p", PlayerId::parse);
     let game = || req.path_parameters.get("game").map_or("", String::as_str);
     let reason = || Ok::<_, ServiceError>(Reason::parse(http::json_body(req)?)?);
-    let cursor = || http::query(req, "cursor").map(str::to_owned);
+    // Where a sweep that answered 202 stopped; an empty one names no place (400).
+    let cursor = || match http::query(req, "cursor") {
+        Some("") => Err(DomainError::InvalidCursor),
+        c => Ok(c.map(str::to_owned)),
+    };
     Ok(match http::route(req) {
         "DELETE /leaderboards/{lb}/players/{p}" => {
             let result = async {
@@ -48,7 +52,8 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         }
         "PUT /games/{game}/bans/{p}" => {
             let result = async {
-                moderation::ban::ban(ctx, game(), &player()?, reason()?, &op, cursor(), until).await
+                moderation::ban::ban(ctx, game(), &player()?, reason()?, &op, cursor()?, until)
+                    .await
             };
             swept(result.await, |r| &r.sweep)
         }
@@ -59,7 +64,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         }
         "DELETE /players/{p}" => {
             let result = async {
-                moderation::erase::erase(ctx, &player()?, reason()?, &op, cursor(), until).await
+                moderation::erase::erase(ctx, &player()?, reason()?, &op, cursor()?, until).await
             };
             swept(result.await, |r| &r.sweep)
         }

@@ -90,6 +90,13 @@ pub async fn run<S: ScoreStore, I: RankIndex>(
     req: RebuildRequest,
     deadline: Instant,
 ) -> Result<RebuildReport, ServiceError> {
+    // JSON's exact integers (openapi.yaml's bound), like every integer the API takes.
+    const MAX_BUDGET_MS: u64 = (1 << 53) - 1;
+    if req.budget_ms.is_some_and(|ms| ms > MAX_BUDGET_MS) {
+        return Err(
+            DomainError::invalid("budget_ms", format!("must be 0 to {MAX_BUDGET_MS}")).into(),
+        );
+    }
     match (req.leaderboard_id, req.all) {
         (Some(lb), false) => {
             let one = rebuild_board(ctx, &lb, deadline).await?;

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Fuzzes the API from its document: starts a local stack of its own (its own table and
+# key prefix, on the servers infra/test.sh started: LB_TEST_REDIS_URL,
+# LB_TEST_DYNAMODB_URL), gives it realistic data (fixtures.py), and runs Schemathesis
+# with infra/fuzz/schemathesis.toml: every phase, every check; any finding fails.
+# Arguments go to `schemathesis run` (e.g. --seed N to replay a run).
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
+cd "$ROOT"
+with_workdir
+
+port="$(free_port)"
+key="fuzz-key"
+"$VENV/bin/python" infra/local/stack.py --table "fuzz-$port" --key-prefix "fuzz$port:" \
+  --port "$port" --social-port 0 --events-port 0 --events-ws-port 0 \
+  --dynamodb-url "$LB_TEST_DYNAMODB_URL" --redis-url "$LB_TEST_REDIS_URL" \
+  --api-key "$key" --bin-dir "${LB_TEST_BIN_DIR:-$ROOT/target/debug}" --run-dir "$work/run" \
+  --workers 2 --check-openapi >"$work/stack.log" 2>&1 &
+pids+=($!)
+for ((i = 0; i < 600; i++)); do
+  grep -q '^READY' "$work/stack.log" 2>/dev/null && break
+  sleep 0.1
+done
+grep -q '^READY' "$work/stack.log" || { cat "$work/stack.log" >&2; exit 1; }
+
+api="http://127.0.0.1:$port"
+eval "$("$VENV/bin/python" infra/fuzz/fixtures.py "$api" "$key")"
+export FUZZ_API_KEY="$key" FUZZ_BOARD FUZZ_GAME FUZZ_MODE FUZZ_TOKEN
+
+# The whole session is kept for a failed run's reader: replay a case with
+# `.venv/bin/schemathesis replay <id>` against a stack of your own.
+status=0
+"$VENV/bin/schemathesis" --no-color --config-file infra/fuzz/schemathesis.toml run openapi.yaml \
+  --url "$api" "$@" >"$work/fuzz.log" 2>&1 || status=$?
+grep -E '^(Test cases:|  [0-9]+ generated)' -A1 "$work/fuzz.log" | head -4 >&2 || true
+if [ "$status" -ne 0 ]; then
+  cat "$work/fuzz.log" >&2
+  log "the fuzzer found what is above; the functions' logs were in $work/run (removed)"
+  exit "$status"
+fi
+tail -3 "$work/fuzz.log" >&2

@@ -1,0 +1,260 @@
+//! The local API Gateway as a client meets it: player routes take a token only when API
+//! Gateway's JWT authorizer would (signature, expiry, issuer, audience), its subject
+//! reaching the function as the caller; methods no route declares get JSON, never the
+//! HTTP server's 501 page.
+
+use anyhow::{Result, ensure};
+use serde_json::{Value, json};
+
+use crate::support::{JWT_AUDIENCE, Stack, bearer, redis_url, token_with};
+
+/// GET `path` with `authorization` (none: no header): status, `www-authenticate`, body.
+async fn get(
+    stack: &Stack,
+    path: &str,
+    authorization: Option<&str>,
+) -> Result<(u16, String, Value)> {
+    let headers: Vec<(&str, &str)> = authorization
+        .map(|a| ("authorization", a))
+        .into_iter()
+        .collect();
+    let (status, head, body) = stack.get_with(path, &headers).await?;
+    let challenge = head
+        .get("www-authenticate")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    Ok((status, challenge, body))
+}
+
+#[tokio::test]
+async fn player_routes_take_only_the_tokens_api_gateway_would() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = stack.create_board("jwt").await?;
+    stack.post_score(&lb, "alice", "m1", 10).await?;
+    let path = format!("/leaderboards/{lb}/players/alice/rank");
+    let now = chrono::Utc::now().timestamp();
+
+    // Refused before any function runs: 401 {"message":"Unauthorized"}, the reason in
+    // www-authenticate as API Gateway words it.
+    let refused = [
+        ("no token", None, "Bearer"),
+        (
+            "not a JWT",
+            Some("Bearer abc".to_owned()),
+            "not a valid JWT",
+        ),
+        (
+            "expired",
+            Some(format!(
+                "Bearer {}",
+                token_with("alice", json!({"exp": now - 5}))
+            )),
+            "the token has expired",
+        ),
+        (
+            "no expiry",
+            Some(format!(
+                "Bearer {}",
+                token_with("alice", json!({"exp": null}))
+            )),
+            "does not have an expiration time",
+        ),
+        (
+            "not yet valid",
+            Some(format!(
+                "Bearer {}",
+                token_with("alice", json!({"nbf": now + 600}))
+            )),
+            "not valid yet",
+        ),
+        (
+            "another issuer",
+            Some(format!(
+                "Bearer {}",
+                token_with("alice", json!({"iss": "https://evil.example"}))
+            )),
+            "does not have a valid issuer",
+        ),
+        (
+            "another audience",
+            Some(format!(
+                "Bearer {}",
+                token_with("alice", json!({"aud": "other-game"}))
+            )),
+            "does not have a valid audience",
+        ),
+    ];
+    for (what, auth, reason) in refused {
+        let (status, challenge, body) = get(&stack, &path, auth.as_deref()).await?;
+        ensure!(status == 401, "{what}: {status} {body}");
+        ensure!(body == json!({"message": "Unauthorized"}), "{what}: {body}");
+        ensure!(
+            challenge.contains(reason),
+            "{what}: www-authenticate {challenge:?}"
+        );
+    }
+    // A token signed with another key.
+    let forged = {
+        let good = token_with("alice", json!({}));
+        let (head, _) = good.rsplit_once('.').unwrap_or_default();
+        format!("Bearer {head}.c2lnbmF0dXJl")
+    };
+    let (status, challenge, _) = get(&stack, &path, Some(&forged)).await?;
+    ensure!(
+        status == 401 && challenge.contains("signature"),
+        "forged: {status} {challenge}"
+    );
+
+    // Accepted: with or without "Bearer ", `aud` as a list, or `client_id` when there is
+    // no `aud` (Cognito access tokens).
+    let accepted = [
+        bearer("alice"),
+        token_with("alice", json!({})),
+        format!(
+            "Bearer {}",
+            token_with("alice", json!({"aud": ["x", JWT_AUDIENCE]}))
+        ),
+        format!(
+            "Bearer {}",
+            token_with("alice", json!({"aud": null, "client_id": JWT_AUDIENCE}))
+        ),
+    ];
+    for auth in &accepted {
+        let (status, _, body) = get(&stack, &path, Some(auth)).await?;
+        ensure!(
+            status == 200 && body["score"] == 10,
+            "{auth}: {status} {body}"
+        );
+    }
+
+    // The README's one-liner: the events API's local token endpoint, the token alone.
+    let minted = stack
+        .http
+        .get(format!(
+            "{}/demo/token?player=alice&format=jwt",
+            stack.events
+        ))
+        .send()
+        .await?
+        .text()
+        .await?;
+    let (status, _, body) = get(&stack, &path, Some(&format!("Bearer {minted}"))).await?;
+    ensure!(
+        status == 200,
+        "the local token endpoint's token: {status} {body}"
+    );
+
+    // The token's subject is the caller: a live neighbourhood is its owner's only.
+    let live = format!("/leaderboards/{lb}/players/alice/live");
+    let (status, _, body) = get(&stack, &live, Some(&bearer("alice"))).await?;
+    ensure!(status == 200, "own view: {status} {body}");
+    let (status, _, body) = get(&stack, &live, Some(&bearer("mallory"))).await?;
+    ensure!(
+        status == 403 && body["error"]["code"] == "not_your_view",
+        "another's view: {status} {body}"
+    );
+    // Server-only routes take no player token in place of the server credential.
+    let resp = stack
+        .http
+        .post(format!(
+            "{}/leaderboards/{lb}/players/alice/score",
+            stack.api
+        ))
+        .header("authorization", bearer("alice"))
+        .json(&json!({"new_score": 99, "match_id": "m2"}))
+        .send()
+        .await?;
+    ensure!(
+        resp.status() == 401,
+        "score with a player token: {}",
+        resp.status()
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn undeclared_methods_get_json_with_the_methods_allowed() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = stack.create_board("methods").await?;
+    for method in ["TRACE", "OPTIONS", "PUT", "HEAD", "BREW"] {
+        let resp = stack
+            .http
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes())?,
+                format!("{}/leaderboards/{lb}/top", stack.api),
+            )
+            .header("authorization", bearer("alice"))
+            .send()
+            .await?;
+        let status = resp.status().as_u16();
+        let allow = resp
+            .headers()
+            .get("allow")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let kind = resp
+            .headers()
+            .get("content-type")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or_default()
+            .to_owned();
+        let text = resp.text().await?;
+        ensure!(
+            status == 405 && allow == "GET",
+            "{method}: {status} allow {allow:?}"
+        );
+        ensure!(kind == "application/json", "{method}: {kind} {text}");
+        if method != "HEAD" {
+            let body: Value = serde_json::from_str(&text)?;
+            ensure!(
+                body["error"]["code"] == "method_not_allowed",
+                "{method}: {body}"
+            );
+        }
+    }
+    // Off every route: 404, JSON.
+    let (status, _, body) = get(&stack, "/nowhere", Some(&bearer("alice"))).await?;
+    ensure!(
+        status == 404 && body["error"]["code"] == "route_not_found",
+        "{status} {body}"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_null_is_refused_never_read_as_a_default() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = stack.create_board("nulls").await?;
+    stack.post_score(&lb, "alice", "m1", 10).await?;
+    let cases = [
+        (
+            "/admin/rebuild",
+            json!({"leaderboard_id": lb, "budget_ms": null}),
+        ),
+        ("/admin/seal", json!({"leaderboard_id": null})),
+        (
+            &format!("/leaderboards/{lb}/players/alice/score") as &str,
+            json!({"new_score": 99, "match_id": "m2", "event_ts": null}),
+        ),
+        (
+            "/admin/rebuild",
+            json!({"all": true, "budget_ms": 9_007_199_254_740_992_u64}),
+        ),
+    ];
+    for (path, body) in cases {
+        let (status, reply) = stack.post(path, body.clone()).await?;
+        ensure!(
+            status == 400 && reply["error"]["code"] == "invalid_request",
+            "{path} {body}: {status} {reply}"
+        );
+    }
+    // Nothing changed: alice still has her one score.
+    let (_, top) = stack.get(&format!("/leaderboards/{lb}/top")).await?;
+    ensure!(
+        top["total"] == 1 && top["entries"][0]["score"] == 10,
+        "{top}"
+    );
+    Ok(())
+}
