@@ -69,12 +69,7 @@ start_stack() {
     --key-prefix "$name$port:" --api-key bench-key --run-dir "$work/stack-$name" "$@" \
     >"$work/stack-$name.log" 2>&1 &
   pids+=($!)
-  for ((i = 0; i < 600; i++)); do
-    grep -q '^READY' "$work/stack-$name.log" 2>/dev/null && return 0
-    sleep 0.1
-  done
-  cat "$work/stack-$name.log" >&2
-  exit 1
+  wait_stack_ready "$work/stack-$name.log" || exit 1
 }
 
 # Two stacks for the freshness runs: write-through off (the stream alone carries each

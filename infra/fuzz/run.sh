@@ -17,11 +17,7 @@ key="fuzz-key"
   --api-key "$key" --bin-dir "${LB_TEST_BIN_DIR:-$ROOT/target/debug}" --run-dir "$work/run" \
   --workers 2 --check-openapi >"$work/stack.log" 2>&1 &
 pids+=($!)
-for ((i = 0; i < 600; i++)); do
-  grep -q '^READY' "$work/stack.log" 2>/dev/null && break
-  sleep 0.1
-done
-grep -q '^READY' "$work/stack.log" || { cat "$work/stack.log" >&2; exit 1; }
+wait_stack_ready "$work/stack.log"
 
 api="http://127.0.0.1:$port"
 eval "$("$VENV/bin/python" infra/fuzz/fixtures.py "$api" "$key")"

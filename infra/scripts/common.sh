@@ -100,6 +100,18 @@ wait_tcp() {
   return 1
 }
 
+# wait_stack_ready LOG: wait (60 s at most) until infra/local/stack.py, logging to LOG,
+# prints its READY line; on timeout show the log and fail.
+wait_stack_ready() {
+  local log=$1 i
+  for ((i = 0; i < 600; i++)); do
+    grep -q '^READY' "$log" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  cat "$log" >&2
+  return 1
+}
+
 # with_workdir: sets $work to a new temporary folder and $pids to an empty list; on exit
 # every process in $pids is stopped and the folder removed.
 with_workdir() {
