@@ -158,6 +158,15 @@ pub enum ServiceError {
     },
     #[error("event_ts is outside the window of leaderboard {0}")]
     EventOutsideWindow(LeaderboardId),
+    /// A well-formed region the family does not have: the family's settings, not the
+    /// request's shape, refuse it (422, like a score outside a board's range).
+    #[error("region {region} is not one of the family {game}/{mode}'s regions {regions:?}")]
+    UnknownRegion {
+        game: String,
+        mode: String,
+        region: String,
+        regions: Vec<String>,
+    },
     #[error("no board family for game {game} and mode {mode}")]
     FamilyNotFound { game: String, mode: String },
     #[error("the board family {game}/{mode} already exists with other settings")]
@@ -246,6 +255,7 @@ impl ServiceError {
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
             },
             Self::EventOutsideWindow(_) => "event_outside_window",
+            Self::UnknownRegion { .. } => "unknown_region",
             Self::WindowClosed { .. } => "window_closed",
             Self::FamilyNotFound { .. } => "family_not_found",
             Self::FamilyConflict { .. } => "family_conflict",

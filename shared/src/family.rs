@@ -10,6 +10,9 @@ use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::window::{GLOBAL, Period, Season, TimeWindow, parse_name};
 
+/// The longest grace a family may give late results: a year (openapi.yaml).
+pub const MAX_GRACE_MS: i64 = 365 * 86_400_000;
+
 /// A board family's definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Family {
@@ -61,10 +64,10 @@ impl Family {
             }
             (None, false) => {}
         }
-        if self.grace_ms < 0 {
+        if !(0..=MAX_GRACE_MS).contains(&self.grace_ms) {
             return Err(DomainError::invalid(
                 "grace_seconds",
-                "must not be negative",
+                format!("must be from 0 to {} (a year)", MAX_GRACE_MS / 1000),
             ));
         }
         Ok(self)
@@ -160,6 +163,13 @@ mod tests {
             periods: vec![Period::Season],
             ..f.clone()
         }));
-        assert!(bad(Family { grace_ms: -1, ..f }));
+        assert!(bad(Family {
+            grace_ms: -1,
+            ..f.clone()
+        }));
+        assert!(bad(Family {
+            grace_ms: MAX_GRACE_MS + 1000,
+            ..f
+        }));
     }
 }

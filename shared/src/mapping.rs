@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::error::DomainError;
 use crate::ids::MAX_ID_LEN;
+use crate::score::MAX_ABS_SCORE;
 use crate::service::scores::MatchBody;
 use crate::window::parse_name;
 
@@ -170,10 +171,11 @@ impl Mapping {
             }
         }
         let s = self.score_scale;
-        if s.multiply < 1 || s.divide < 1 {
+        let whole = 1..=MAX_ABS_SCORE;
+        if !whole.contains(&s.multiply) || !whole.contains(&s.divide) {
             return Err(DomainError::invalid(
                 "score_scale",
-                "multiply and divide must be at least 1",
+                "multiply and divide must be from 1 to 2^53-1",
             ));
         }
         Ok(self)
@@ -444,6 +446,7 @@ mod tests {
         assert!(bad(json!({"/fields/game": {"const": "g:1"}})).contains("game"));
         assert!(bad(json!({"/fields/score": {"const": "5"}})).contains("score"));
         assert!(bad(json!({"/score_scale/divide": 0})).contains("score_scale"));
+        assert!(bad(json!({"/score_scale/multiply": 1_i64 << 53})).contains("score_scale"));
         assert!(bad(json!({"/timestamp": "unix"})).contains("unknown variant"));
     }
 }

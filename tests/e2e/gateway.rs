@@ -4,6 +4,7 @@
 //! HTTP server's 501 page.
 
 use anyhow::{Result, ensure};
+use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{JWT_AUDIENCE, Stack, bearer, redis_url, token_with};
@@ -223,38 +224,137 @@ async fn undeclared_methods_get_json_with_the_methods_allowed() -> Result<()> {
     Ok(())
 }
 
+/// A body openapi.yaml refuses is refused and changes nothing: a null (never read as a
+/// default), a field no schema declares (`additionalProperties: false`: a misspelt
+/// `event_ts` must not become "now"), a value past a declared bound, and the rules the
+/// document states in words (a season that ends before it starts). A region the family
+/// does not have is well-formed, so the family's settings refuse it with a 422.
 #[tokio::test]
-async fn a_null_is_refused_never_read_as_a_default() -> Result<()> {
+async fn a_body_the_document_refuses_is_refused_and_changes_nothing() -> Result<()> {
     let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("nulls").await?;
+    let lb = stack.create_board("refused").await?;
     stack.post_score(&lb, "alice", "m1", 10).await?;
-    let cases = [
+    let score = format!("/leaderboards/{lb}/players/alice/score");
+    let game = format!("g{}", &lb[lb.len().saturating_sub(20)..]).replace([':', '.'], "-");
+    let family = |season: Value| {
+        json!({"game": game, "mode": "m", "regions": ["EU"], "periods": ["SEASON"],
+               "season": season})
+    };
+    let season = |start: i64, end: i64| json!({"id": "s1", "start": start, "end": end});
+    let invalid = "invalid_request";
+    let unknown = "malformed_json";
+    let cases: Vec<(Method, String, Value, &str)> = vec![
         (
-            "/admin/rebuild",
+            Method::POST,
+            "/admin/rebuild".into(),
             json!({"leaderboard_id": lb, "budget_ms": null}),
+            invalid,
         ),
-        ("/admin/seal", json!({"leaderboard_id": null})),
         (
-            &format!("/leaderboards/{lb}/players/alice/score") as &str,
+            Method::POST,
+            "/admin/seal".into(),
+            json!({"leaderboard_id": null}),
+            invalid,
+        ),
+        (
+            Method::POST,
+            score.clone(),
             json!({"new_score": 99, "match_id": "m2", "event_ts": null}),
+            invalid,
         ),
         (
-            "/admin/rebuild",
+            Method::POST,
+            "/admin/rebuild".into(),
             json!({"all": true, "budget_ms": 9_007_199_254_740_992_u64}),
+            invalid,
+        ),
+        (
+            Method::POST,
+            score.clone(),
+            json!({"new_score": 99, "match_id": "m2", "eventTs": "2020-01-01T00:00:00Z"}),
+            unknown,
+        ),
+        (
+            Method::POST,
+            score.clone(),
+            json!({"new_score": 99, "match_id": "m2", "event_ts": 253_402_300_800_000_i64}),
+            invalid,
+        ),
+        (
+            Method::POST,
+            "/leaderboards".into(),
+            json!({"leaderboard_id": lb, "polcy": "MIN"}),
+            unknown,
+        ),
+        (
+            Method::PATCH,
+            format!("/leaderboards/{lb}"),
+            json!({"status": "FROZEN", "why": "x"}),
+            unknown,
+        ),
+        (
+            Method::POST,
+            "/admin/rebuild".into(),
+            json!({"all": true, "board": lb}),
+            unknown,
+        ),
+        (
+            Method::DELETE,
+            format!("/leaderboards/{lb}/players/alice"),
+            json!({"reason": "cheat", "extra": 1}),
+            unknown,
+        ),
+        (
+            Method::POST,
+            "/families".into(),
+            family(season(5, 5)),
+            invalid,
+        ),
+        (
+            Method::POST,
+            "/families".into(),
+            family(json!({"id": "s1", "start": 1, "end": 2, "tz": "UTC"})),
+            unknown,
+        ),
+        (
+            Method::POST,
+            "/scores".into(),
+            json!({"game": game, "mode": "m", "region": "EU", "player_id": "alice",
+                   "match_id": "m3", "score": 5, "extra": true}),
+            unknown,
         ),
     ];
-    for (path, body) in cases {
-        let (status, reply) = stack.post(path, body.clone()).await?;
+    for (method, path, body, code) in cases {
+        let (status, reply) = stack
+            .call(method.clone(), &path, Some(body.clone()))
+            .await?;
         ensure!(
-            status == 400 && reply["error"]["code"] == "invalid_request",
-            "{path} {body}: {status} {reply}"
+            status == 400 && reply["error"]["code"] == code,
+            "{method} {path} {body}: {status} {reply}"
         );
     }
-    // Nothing changed: alice still has her one score.
+    let (status, reply) = stack
+        .post("/families", family(season(0, i64::MAX >> 20)))
+        .await?;
+    ensure!(status == 201, "{reply}");
+    let (status, reply) = stack
+        .post(
+            "/scores",
+            json!({"game": game, "mode": "m", "region": "NA", "player_id": "alice",
+                   "match_id": "m4", "score": 5}),
+        )
+        .await?;
+    ensure!(
+        status == 422 && reply["error"]["code"] == "unknown_region",
+        "{status} {reply}"
+    );
+    // Nothing changed: alice still has her one score on an active board.
     let (_, top) = stack.get(&format!("/leaderboards/{lb}/top")).await?;
     ensure!(
         top["total"] == 1 && top["entries"][0]["score"] == 10,
         "{top}"
     );
+    let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
+    ensure!(board["status"] == "ACTIVE", "{board}");
     Ok(())
 }

@@ -129,13 +129,30 @@ async fn families_fan_out_and_the_board_list_over_http_in_a_foreign_time_zone() 
         .collect();
     expected.sort();
     assert_eq!(listed, expected);
-    let (status, body) = stack
-        .get(&format!("/leaderboards?game={game}&cursor=not-a-cursor"))
+    // A cursor is bound to the filters it was read with, and `mode` needs `game`.
+    let (_, first) = stack
+        .get(&format!("/leaderboards?game={game}&mode=ranked&limit=1"))
         .await?;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (400, Some("invalid_cursor"))
-    );
+    let cursor = first["next_cursor"].as_str().unwrap_or_default().to_owned();
+    for (query, code) in [
+        (format!("game={game}&cursor=not-a-cursor"), "invalid_cursor"),
+        (format!("game={game}&cursor={cursor}"), "invalid_cursor"),
+        (format!("game={game}&mode=ranked&cursor="), "invalid_cursor"),
+        ("mode=ranked".to_owned(), "invalid_request"),
+    ] {
+        let (status, body) = stack.get(&format!("/leaderboards?{query}")).await?;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (400, Some(code)),
+            "{query}: {body}"
+        );
+    }
+    let (status, _) = stack
+        .get(&format!(
+            "/leaderboards?game={game}&mode=ranked&cursor={cursor}"
+        ))
+        .await?;
+    assert_eq!(status, 200, "the cursor with its own filters");
     Ok(())
 }
 

@@ -253,12 +253,15 @@ async fn a_result_for_a_closed_window_is_refused_there_and_applied_elsewhere() {
         ),
         "{err:?}"
     );
-    // A region the family does not declare is bad input.
+    // A region the family does not declare: the family's settings refuse it (a 422).
     let err = env
         .submit_match(&fam, "APAC", "p1", "m3", 10, None)
         .await
         .unwrap_err();
-    assert!(matches!(err, ServiceError::Domain(_)), "{err:?}");
+    assert!(
+        matches!(&err, ServiceError::UnknownRegion { region, .. } if region == "APAC"),
+        "{err:?}"
+    );
 }
 
 #[tokio::test]

@@ -31,6 +31,7 @@ const MAX_ATTEMPTS: u32 = 64;
 /// Body of `POST /leaderboards/{lb}/players/{p}/score`. Fields are checked one by one in
 /// [`SubmitScore::new`] so each error names its field.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ScoreBody {
     pub new_score: Option<serde_json::Value>,
     pub match_id: Option<serde_json::Value>,

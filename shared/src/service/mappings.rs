@@ -7,6 +7,7 @@ use serde_json::Value;
 use super::boards::Created;
 use crate::error::{DomainError, ServiceError};
 use crate::mapping::Mapping;
+use crate::score::MAX_ABS_SCORE;
 use crate::store::MappingStore;
 use crate::window::parse_name;
 
@@ -23,6 +24,9 @@ pub async fn put_mapping<S: MappingStore>(
     let Some(fields) = body.as_object_mut() else {
         return Err(DomainError::invalid("body", "must be a JSON object").into());
     };
+    if let Some(v) = fields.get("version") {
+        version_in_range(v.as_u64())?;
+    }
     match fields.get("source") {
         None => {
             fields.insert("source".into(), Value::from(source));
@@ -63,6 +67,12 @@ pub async fn put_mapping<S: MappingStore>(
     Ok(Created::New(mapping))
 }
 
+/// A version as a caller may name one: 1 to 2^53-1 (openapi.yaml).
+fn version_in_range(v: Option<u64>) -> Result<u64, DomainError> {
+    v.filter(|v| (1..=MAX_ABS_SCORE as u64).contains(v))
+        .ok_or_else(|| DomainError::invalid("version", "must be an integer from 1 to 2^53-1"))
+}
+
 /// The source's current mapping, or the version asked for.
 pub async fn get_mapping<S: MappingStore>(
     store: &S,
@@ -73,11 +83,7 @@ pub async fn get_mapping<S: MappingStore>(
     let found = match version {
         None => store.get_mapping(source).await?,
         Some(v) => {
-            let v = v
-                .parse::<u64>()
-                .ok()
-                .filter(|v| *v >= 1)
-                .ok_or_else(|| DomainError::invalid("version", "must be a positive integer"))?;
+            let v = version_in_range(v.parse::<u64>().ok())?;
             store.get_mapping_version(source, v).await?
         }
     };

@@ -46,6 +46,7 @@ pub const LEASE_TTL: Duration = Duration::from_secs(30);
 
 /// Body of `POST /admin/rebuild`, and the direct/scheduled invocation's payload.
 #[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct RebuildRequest {
     pub leaderboard_id: Option<LeaderboardId>,
     #[serde(default)]

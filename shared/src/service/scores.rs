@@ -26,6 +26,7 @@ use crate::window::{NoWindow, Period, TimeWindow, parse_name, window_of};
 
 /// Body of `POST /scores`; fields are checked one by one in [`MatchResult::new`].
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct MatchBody {
     pub game: Option<String>,
     pub mode: Option<String>,
@@ -173,9 +174,12 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
     check_event_ts(ctx, m.event_ts, now)?;
     let family = ctx.families.get(&ctx.store, &m.game, &m.mode).await?;
     if !family.regions.contains(&m.region) {
-        return Err(
-            DomainError::invalid("region", format!("must be one of {:?}", family.regions)).into(),
-        );
+        return Err(ServiceError::UnknownRegion {
+            game: m.game,
+            mode: m.mode,
+            region: m.region,
+            regions: family.regions.clone(),
+        });
     }
     let ts = m.event_ts.unwrap_or(now);
     let targets = family

@@ -102,7 +102,7 @@ async fn an_unknown_region_is_refused_before_anything_is_written() {
     let err = scores::submit_match(&ctx, result("g3", "APAC", "m1", 100, None))
         .await
         .unwrap_err();
-    assert_eq!(err.code(), "invalid_request");
+    assert_eq!(err.code(), "unknown_region");
     assert!(ctx.store.stream_since(1).is_empty());
 }
 

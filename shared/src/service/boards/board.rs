@@ -13,6 +13,7 @@ use crate::window::Period;
 
 /// Body of `POST /leaderboards`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CreateBoard {
     pub leaderboard_id: LeaderboardId,
     #[serde(default)]
@@ -137,6 +138,7 @@ pub async fn get_board<S: ScoreStore>(
 
 /// Body of `PATCH /leaderboards/{lb}`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct PatchBoard {
     pub status: BoardStatus,
     /// Why, for the audit trail (optional).

@@ -16,6 +16,7 @@ use crate::window::{GLOBAL, Period, Season, parse_name, window_of};
 
 /// Body of `POST /families`.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct CreateFamily {
     pub game: String,
     pub mode: String,
@@ -39,6 +40,7 @@ fn default_grace_seconds() -> i64 {
 
 /// A season as the API takes it.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct SeasonBody {
     pub id: String,
     pub start: serde_json::Value,

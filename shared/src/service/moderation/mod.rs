@@ -34,6 +34,7 @@ pub const MAX_REASON_LEN: usize = 500;
 
 /// Body of every moderation route: why.
 #[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct ReasonBody {
     pub reason: Option<serde_json::Value>,
 }

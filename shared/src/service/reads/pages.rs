@@ -113,10 +113,12 @@ pub async fn ranks_from<S: ScoreStore, I: RankIndex>(
     limit: u64,
     mode: RankMode,
 ) -> Result<PageReply, ServiceError> {
+    // Each kind of start has its own tag, so no cursor string can name another page's
+    // cache entry (a `#5` cursor was once `from_rank=5`'s page, an empty one the top).
     let from = match start {
-        PageStart::Top => String::new(),
-        PageStart::Rank(r) => format!("#{r}"),
-        PageStart::Cursor(c) => c.to_owned(),
+        PageStart::Top => "top".to_owned(),
+        PageStart::Rank(r) => format!("rank:{r}"),
+        PageStart::Cursor(c) => format!("cursor:{c}"),
     };
     let key = format!("ranks|{lb}|{from}|{limit}|{}", mode.as_str());
     cached(&ctx.hot.pages, &ctx.last_known, key, false, || {

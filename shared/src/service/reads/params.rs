@@ -88,6 +88,7 @@ pub fn parse_start<'a>(
             "from_rank",
             "cannot be given with cursor (a cursor already says where the page starts)",
         )),
+        (None, Some("")) => Err(DomainError::InvalidCursor),
         (None, Some(c)) => Ok(super::PageStart::Cursor(c)),
         (None, None) => Ok(super::PageStart::Top),
         (Some(raw), None) => match raw.parse::<u64>() {
@@ -130,5 +131,25 @@ mod tests {
         assert_eq!(parse_n(Some("99999999999999999999999")).unwrap(), MAX_N);
         assert!(parse_n(Some("0")).is_err());
         assert!(parse_n(Some("x")).is_err());
+    }
+
+    #[test]
+    fn a_page_starts_at_the_top_a_rank_or_a_cursor_never_two_or_an_empty_one() {
+        use super::super::PageStart;
+        assert!(matches!(parse_start(None, None), Ok(PageStart::Top)));
+        assert!(matches!(
+            parse_start(Some("7"), None),
+            Ok(PageStart::Rank(7))
+        ));
+        assert!(matches!(
+            parse_start(None, Some("c")),
+            Ok(PageStart::Cursor("c"))
+        ));
+        assert!(matches!(
+            parse_start(None, Some("")),
+            Err(DomainError::InvalidCursor)
+        ));
+        assert!(parse_start(Some("7"), Some("c")).is_err());
+        assert!(parse_start(Some("0"), None).is_err());
     }
 }

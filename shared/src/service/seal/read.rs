@@ -147,9 +147,13 @@ fn parse_period(raw: &str) -> Result<Period, DomainError> {
         .ok_or_else(|| DomainError::invalid("period", "must be DAILY, WEEKLY, MONTHLY or SEASON"))
 }
 
-/// A history cursor: `{end ms}.{PERIOD}` of the last row of the previous page.
+/// A history cursor: `{end ms}.{PERIOD}` of the last row of the previous page, the end
+/// 1 to 15 digits (openapi.yaml's `HistoryCursor`).
 fn parse_cursor(raw: &str) -> Result<(i64, Period), DomainError> {
     let (end, period) = raw.split_once('.').ok_or(DomainError::InvalidCursor)?;
+    if !(1..=15).contains(&end.len()) || !end.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(DomainError::InvalidCursor);
+    }
     let end = end.parse().map_err(|_| DomainError::InvalidCursor)?;
     let period = parse_period(period).map_err(|_| DomainError::InvalidCursor)?;
     Ok((end, period))
@@ -240,4 +244,31 @@ pub async fn history<S: ScoreStore>(
         scope: req.scope,
         next_cursor,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_history_cursor_is_exactly_what_the_document_says() {
+        assert_eq!(
+            parse_cursor("1763769600000.DAILY").ok(),
+            Some((1_763_769_600_000, Period::Daily))
+        );
+        assert_eq!(parse_cursor("0.SEASON").ok(), Some((0, Period::Season)));
+        for bad in [
+            "",
+            ".DAILY",
+            "+5.DAILY",
+            "-5.DAILY",
+            "1234567890123456.DAILY",
+            "5.ALL_TIME",
+            "5.daily",
+            "5",
+            "5.DAILY.x",
+        ] {
+            assert!(parse_cursor(bad).is_err(), "{bad} was taken");
+        }
+    }
 }
