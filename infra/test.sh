@@ -4,8 +4,8 @@
 # the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
 # own redis-server, 3-master Redis Cluster, DynamoDB endpoint and Kafka broker on free
 # loopback ports (never the up
-# stack's), checks the template, builds, runs the whole test suite, and stops what it
-# started. Safe to run twice, and while infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
+# stack's), checks the template, builds, runs the whole test suite and the API fuzzer
+# (Schemathesis, in the venv), and stops what it started. Safe to run twice, and while infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
 # `infra/test.sh faults --success-output immediate` to see the fault tests' figures.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
@@ -65,6 +65,15 @@ if [ $# -eq 0 ]; then
     cargo test --workspace --locked --no-fail-fast -- index:: hot::
   fi
   export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+fi
+
+# The API fuzzed from its document (infra/fuzz/run.sh, about a minute): any finding fails
+# the run. A fixed seed by default, so a run is repeatable; FUZZ_SEED=random draws one
+# (printed, to replay). Skipped when a test filter was given.
+if [ $# -eq 0 ]; then
+  log "fuzzing the API from openapi.yaml (Schemathesis)"
+  seed="${FUZZ_SEED:-20261124}"
+  if [ "$seed" = random ]; then infra/fuzz/run.sh; else infra/fuzz/run.sh --seed "$seed"; fi
 fi
 
 # The benchmark harness still runs end to end (a few rounds of every Redis path on a

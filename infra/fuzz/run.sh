@@ -2,7 +2,8 @@
 # Fuzzes the API from its document: starts a local stack of its own (its own table and
 # key prefix, on the servers infra/test.sh started: LB_TEST_REDIS_URL,
 # LB_TEST_DYNAMODB_URL), gives it realistic data (fixtures.py), and runs Schemathesis
-# with infra/fuzz/schemathesis.toml: every phase, every check; any finding fails.
+# with infra/fuzz/schemathesis.toml and infra/fuzz/hooks.py: every phase, every check;
+# any finding fails.
 # Arguments go to `schemathesis run` (e.g. --seed N to replay a run).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../scripts/common.sh"
@@ -11,7 +12,8 @@ with_workdir
 
 port="$(free_port)"
 key="fuzz-key"
-"$VENV/bin/python" infra/local/stack.py --table "fuzz-$port" --key-prefix "fuzz$port:" \
+# A window seals a second after it closes, so the fixtures can make a sealed one.
+SEAL_SETTLE_SECONDS=1 "$VENV/bin/python" infra/local/stack.py --table "fuzz-$port" --key-prefix "fuzz$port:" \
   --port "$port" --social-port 0 --events-port 0 --events-ws-port 0 \
   --dynamodb-url "$LB_TEST_DYNAMODB_URL" --redis-url "$LB_TEST_REDIS_URL" \
   --api-key "$key" --bin-dir "${LB_TEST_BIN_DIR:-$ROOT/target/debug}" --run-dir "$work/run" \
@@ -20,8 +22,12 @@ pids+=($!)
 wait_stack_ready "$work/stack.log"
 
 api="http://127.0.0.1:$port"
-eval "$("$VENV/bin/python" infra/fuzz/fixtures.py "$api" "$key")"
-export FUZZ_API_KEY="$key" FUZZ_BOARD FUZZ_GAME FUZZ_MODE FUZZ_TOKEN
+fixtures="$("$VENV/bin/python" infra/fuzz/fixtures.py "$api" "$key")"
+eval "$fixtures"
+export FUZZ_API_KEY="$key" FUZZ_BOARD FUZZ_GAME FUZZ_MODE FUZZ_TOKEN FUZZ_RANKS_CURSOR \
+  FUZZ_BOARDS_CURSOR FUZZ_SEALED_BOARD FUZZ_SEASON_GAME
+# The rules the document states only in words (infra/fuzz/hooks.py).
+export PYTHONPATH="$ROOT/infra/fuzz${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=hooks
 
 # The whole session is kept for a failed run's reader: replay a case with
 # `.venv/bin/schemathesis replay <id>` against a stack of your own.
