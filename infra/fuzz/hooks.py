@@ -42,6 +42,14 @@ def map_case(ctx, case):  # noqa: F811  (one hook per operation)
     return _signed_cursor(case, "FUZZ_BOARDS_CURSOR")
 
 
+@schemathesis.hook.apply_to(operation_id=["banPlayer", "erasePlayer"])
+def filter_case(ctx, case):  # noqa: F811
+    # A sweep's cursor comes only from its 202, which a sweep of a few boards never
+    # answers: a case with a generated one is left out (the empty one stays, refused).
+    # The refusal: functions/moderation's handler tests.
+    return not (case.query and case.query.get("cursor"))
+
+
 def _ms(value):
     if isinstance(value, int) and not isinstance(value, bool):
         return value

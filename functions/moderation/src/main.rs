@@ -4,14 +4,18 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
+use leaderboard::cursor::CursorSigner;
 use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let ctx = wiring::app_context(&config).await?;
+    let deps = handler::Deps {
+        signer: CursorSigner::new(config.require_cursor_secret()?),
+        ctx: wiring::app_context(&config).await?,
+    };
     // Boxed: the handler's future is deep enough to overflow the compiler's layout queries
     // once it is also instantiated over the in-memory ports (its tests).
-    run(service_fn(|event| Box::pin(handler::handle(&ctx, event)))).await
+    run(service_fn(|event| Box::pin(handler::handle(&deps, event)))).await
 }
