@@ -104,6 +104,8 @@ export BENCH_VALKEY_URL="redis://127.0.0.1:$valkey_port"
 export BENCH_LOAD_URL="http://127.0.0.1:$load_port"
 export BENCH_BINARIES="$binaries"
 export BENCH_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
+start_meter "$BENCH_DYNAMODB_URL"
+export BENCH_METER_URL="http://127.0.0.1:$meter_port"
 export BENCH_POSTGRES_URL="host=127.0.0.1 port=$pg_port user=bench dbname=postgres"
 export BENCH_API_URLS="$apis"
 export BENCH_API_KEY=bench-key
@@ -122,5 +124,9 @@ for a in "$@"; do
   [ "$prev" = "--out" ] && out="$a"
   prev="$a"
 done
+if [[ " $* " == *" --cost-only "* ]]; then
+  log "wrote $out/cost.json"
+  exit 0
+fi
 "$VENV/bin/python" bench/chart.py "$out/latest.json" "$out/latest.png"
 log "wrote $out/latest.json, latest.md and latest.png"

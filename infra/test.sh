@@ -25,7 +25,7 @@ AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template 
 # The SAM translator's full expansion (what CloudFormation would create), offline.
 "$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
 "$VENV/bin/python" -m py_compile infra/local/*.py
-(cd infra/local && "$VENV/bin/python" -m unittest -q test_stack)
+(cd infra/local && "$VENV/bin/python" -m unittest -q test_stack test_meter)
 
 log "building (functions and tests)"
 cargo build --workspace --bins --tests --locked
@@ -80,8 +80,10 @@ fi
 # small board; infra/bench.sh is the real run). Skipped when a test filter was given.
 if [ $# -eq 0 ]; then
   log "benchmark smoke run"
+  start_meter "$LB_TEST_DYNAMODB_URL"
   BENCH_REDIS_URL="$LB_TEST_REDIS_URL" BENCH_DYNAMODB_URL="$LB_TEST_DYNAMODB_URL" \
-    target/debug/bench --players 5000 --smoke --out "$work/bench" >"$work/bench.log" 2>&1 ||
+    BENCH_METER_URL="http://127.0.0.1:$meter_port" target/debug/bench --players 5000 --smoke --out "$work/bench" >"$work/bench.log" 2>&1 ||
     { cat "$work/bench.log" >&2; exit 1; }
   grep -q '"rank_p99_vs_bare"' "$work/bench/latest.json"
+  grep -q '"family_6_first"' "$work/bench/latest.json"
 fi

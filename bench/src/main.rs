@@ -9,14 +9,16 @@
 //! (`label=url,...`: freshness through stacks with the write-through off),
 //! `BENCH_API_KEY`, `BENCH_POLL_INTERVAL_S`, `BENCH_LOAD_URL` (a stack to hold
 //! `BENCH_LOAD_WRITES_PER_S` (200) + `BENCH_LOAD_READS_PER_S` (1,000) for
-//! `BENCH_LOAD_SECONDS`: 600, 60 with `--quick`) and `BENCH_BINARIES` (`name=path,...`:
-//! the release binaries whose sizes to report).
+//! `BENCH_LOAD_SECONDS`: 600, 60 with `--quick`), `BENCH_BINARIES` (`name=path,...`:
+//! the release binaries whose sizes to report) and `BENCH_METER_URL` (infra/local/
+//! meter.py in front of the DynamoDB endpoint: what DynamoDB would bill, `cost.*`).
 //!
 //! Flags: `--players N` (default 1,000,000), `--quick` (fewer rounds), `--smoke` (a
 //! few rounds of everything: the test command's check that the harness works),
-//! `--out DIR`.
+//! `--cost-only` (only the DynamoDB bill, to `cost.json`), `--out DIR`.
 
 mod board;
+mod cost;
 mod cpu;
 mod freshness;
 mod load;
@@ -45,6 +47,8 @@ struct Args {
     players: u64,
     size: Size,
     out: PathBuf,
+    /// Only the DynamoDB bill (`BENCH_METER_URL`), written to `cost.json`.
+    cost_only: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -52,6 +56,7 @@ fn args() -> anyhow::Result<Args> {
         players: 1_000_000,
         size: Size::Full,
         out: PathBuf::from("bench/results"),
+        cost_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -62,9 +67,10 @@ fn args() -> anyhow::Result<Args> {
             }
             "--quick" => args.size = Size::Quick,
             "--smoke" => args.size = Size::Smoke,
+            "--cost-only" => args.cost_only = true,
             "--out" => args.out = it.next().context("--out needs a directory")?.into(),
             other => anyhow::bail!(
-                "unknown argument {other:?} (--players N, --quick, --smoke, --out DIR)"
+                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --out DIR)"
             ),
         }
     }
@@ -151,6 +157,22 @@ async fn main() -> anyhow::Result<()> {
         batches_1000: pick(200, 30, 2),
     };
 
+    if args.cost_only {
+        let url = env("BENCH_METER_URL").context("--cost-only needs BENCH_METER_URL")?;
+        let cost = cost::run(&redis_url, &url, pick(2_000, 1_000, 100) as u64).await?;
+        std::fs::create_dir_all(&args.out)?;
+        let path = args.out.join("cost.json");
+        let command = env("BENCH_COMMAND").unwrap_or_else(|| "bench --cost-only".into());
+        let file = serde_json::json!({
+            "generated_at": chrono::Utc::now().to_rfc3339(),
+            "command": command,
+            "cost": cost,
+        });
+        std::fs::write(&path, serde_json::to_string_pretty(&file)? + "\n")?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
+
     let table = format!("bench-{}", chrono::Utc::now().timestamp_millis());
     let lb = LeaderboardId::parse("bench-board").expect("valid");
     let ctx = board::context(&redis_url, &dynamodb_url, &table).await?;
@@ -226,6 +248,14 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
 
+    let cost = match env("BENCH_METER_URL") {
+        Some(url) => {
+            println!("== what DynamoDB would bill (the meter at {url})");
+            Some(cost::run(&redis_url, &url, pick(2_000, 1_000, 100) as u64).await?)
+        }
+        None => None,
+    };
+
     let machine = report::machine(&mut bare).await;
     let results = report::Results::new(
         machine,
@@ -237,7 +267,8 @@ async fn main() -> anyhow::Result<()> {
         local_stack,
         fresh,
         env("BENCH_POLL_INTERVAL_S").and_then(|s| s.parse().ok()),
-    );
+    )
+    .with_cost(cost);
     std::fs::create_dir_all(&args.out)?;
     let json = serde_json::to_string_pretty(&results)?;
     std::fs::write(args.out.join("latest.json"), json + "\n")?;

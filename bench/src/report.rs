@@ -7,6 +7,7 @@ use redis::aio::ConnectionManager;
 use serde::Serialize;
 
 use crate::board::LoadRate;
+use crate::cost::CostResults;
 use crate::cpu::CpuResults;
 use crate::freshness::Freshness;
 use crate::load::LoadRun;
@@ -150,6 +151,10 @@ pub struct Results {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub local_stack: Option<LoadRun>,
     pub freshness_ms: Vec<Freshness>,
+    /// What DynamoDB would bill per operation (infra/local/meter.py), when the run had
+    /// the meter.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost: Option<CostResults>,
     /// The stack's stream poll interval during the freshness runs (AWS: 0.25 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub poll_interval_s: Option<f64>,
@@ -467,9 +472,45 @@ impl Results {
             valkey,
             local_stack,
             freshness_ms,
+            cost: None,
             poll_interval_s,
             targets,
         }
+    }
+
+    /// Adds the DynamoDB bill and its targets (issue 33: from 6 units to 3 for an
+    /// improving result, ~40 to 12 for a family's first match on 6 boards).
+    pub fn with_cost(mut self, cost: Option<CostResults>) -> Self {
+        if let Some(c) = &cost {
+            for (row, most, target) in [
+                ("improving", 3.0, "improving <= 3"),
+                ("not_improving", 1.5, "not_improving <= 1.5"),
+                ("retry", 0.0, "retry 0"),
+                ("family_6_first", 12.0, "family_6_first <= 12"),
+                ("family_10_first", 18.0, "family_10_first <= 18"),
+            ] {
+                let units = c.write_units.get(row).copied().unwrap_or(f64::NAN);
+                self.targets.push(Target {
+                    name: "DynamoDB write units per result",
+                    target,
+                    measured: format!("{units:.1}"),
+                    met: units <= most,
+                });
+            }
+            let reads = c
+                .read_units
+                .get("before_write_per_board")
+                .copied()
+                .unwrap_or(f64::NAN);
+            self.targets.push(Target {
+                name: "DynamoDB read units before a write",
+                target: "<= 1 per board",
+                measured: format!("{reads:.2}"),
+                met: reads <= 1.0,
+            });
+        }
+        self.cost = cost;
+        self
     }
 
     pub fn markdown(&self) -> String {
@@ -757,6 +798,25 @@ impl Results {
                     out,
                     "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} |",
                     f.label, f.writes, f.p50_ms, f.p95_ms, f.p99_ms, f.max_ms
+                );
+            }
+        }
+        if let Some(c) = &self.cost {
+            let _ = writeln!(
+                out,
+                "\n## What DynamoDB would bill (infra/local/meter.py)\n\nUnits per operation, warm caches; the degraded rank read on a board of {} players.\n\n| operation | write units | of them cancelled | read units | calls |\n|---|---:|---:|---:|---:|",
+                c.degraded_board_players
+            );
+            for (name, w) in &c.write_units {
+                let _ = writeln!(
+                    out,
+                    "| {name} | {w:.1} | {:.1} | {:.1} | {} |",
+                    c.cancelled_write_units
+                        .get(name)
+                        .copied()
+                        .unwrap_or_default(),
+                    c.read_units.get(name).copied().unwrap_or_default(),
+                    c.calls.get(name).copied().unwrap_or_default()
                 );
             }
         }

