@@ -70,13 +70,20 @@ pub struct Board {
     pub sealed_at: Option<i64>,
     /// Whether the index keeps the board's distinct scores, which `rank_mode=dense`
     /// reads need. Fixed at creation; boards stored before it existed keep them.
-    #[serde(default = "dense_by_default")]
+    #[serde(default = "stored_without_the_setting")]
     pub dense_ranks: bool,
 }
 
-/// Boards keep dense ranks unless created without them.
-pub fn dense_by_default() -> bool {
+/// A board or family stored before `dense_ranks` existed kept dense ranks, and keeps
+/// them.
+pub fn stored_without_the_setting() -> bool {
     true
+}
+
+/// A board or family created without saying: no dense ranks. Keeping them doubles the
+/// index's work on every change, for a rank mode few games use (docs/cost.md).
+pub fn dense_unless_asked() -> bool {
+    false
 }
 
 /// Where a family board sits: its family, scope and time window.

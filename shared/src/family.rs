@@ -25,7 +25,7 @@ pub struct Family {
     /// How long after a window's end late results are still accepted, in ms.
     pub grace_ms: i64,
     /// Whether its boards keep dense ranks (see [`crate::board::Board::dense_ranks`]).
-    #[serde(default = "crate::board::dense_by_default")]
+    #[serde(default = "crate::board::stored_without_the_setting")]
     pub dense_ranks: bool,
 }
 

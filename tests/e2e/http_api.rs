@@ -6,10 +6,11 @@ use std::time::Duration;
 use anyhow::Result;
 use leaderboard::dynamodb::StandingItem;
 use leaderboard::ids::LeaderboardId;
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::support::{
     API_KEY, OwnRedis, Stack, StackOptions, dynamodb_url, eventually, players, ranks, redis_url,
+    unique,
 };
 
 #[tokio::test]
@@ -164,7 +165,14 @@ async fn neighbors_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result
 #[tokio::test]
 async fn rank_mode_shares_places_on_every_ranked_read() -> Result<()> {
     let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("http").await?;
+    let lb = unique("http");
+    let (status, body) = stack
+        .post(
+            "/leaderboards",
+            json!({"leaderboard_id": lb, "dense_ranks": true}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{body}");
     // In rank order: a 50, b 50, c 40, d 40, e 30 (ties by who got there first).
     for (p, s) in [("a", 50), ("b", 50), ("c", 40), ("d", 40), ("e", 30)] {
         stack.post_score(&lb, p, "m1", s).await?;

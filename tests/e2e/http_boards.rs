@@ -315,10 +315,17 @@ async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest
         (200, &json!(false)),
         "{shown}"
     );
+    // Off unless asked, for boards and families alike.
     let (_, default) = stack
         .post("/leaderboards", json!({"leaderboard_id": unique("dense")}))
         .await?;
-    assert_eq!(default["dense_ranks"], json!(true), "{default}");
+    assert_eq!(default["dense_ranks"], json!(false), "{default}");
+    let mut plain_family = family_body(&game_name());
+    plain_family
+        .as_object_mut()
+        .map(|f| f.remove("dense_ranks"));
+    let (_, fam) = stack.post("/families", plain_family).await?;
+    assert_eq!(fam["dense_ranks"], json!(false), "{fam}");
 
     for (p, s) in [("a", 50), ("b", 50), ("c", 40)] {
         stack.post_score(&lb, p, "m1", s).await?;

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
 use super::Created;
-use crate::board::{Board, BoardStatus, Policy, dense_by_default};
+use crate::board::{Board, BoardStatus, Policy, dense_unless_asked};
 use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
 use crate::store::{RankIndex, ScoreStore};
@@ -19,8 +19,8 @@ pub struct CreateBoard {
     #[serde(default)]
     pub policy: Policy,
     /// Whether the index keeps the board's distinct scores for `rank_mode=dense`
-    /// (default true). Without them every apply and rebuild does less work.
-    #[serde(default = "dense_by_default")]
+    /// (default false). Without them every apply and rebuild does less work.
+    #[serde(default = "dense_unless_asked")]
     pub dense_ranks: bool,
 }
 

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::Created;
-use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_by_default};
+use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
 use crate::error::{DomainError, ServiceError};
 use crate::family::Family;
 use crate::ids::LeaderboardId;
@@ -29,8 +29,8 @@ pub struct CreateFamily {
     /// Seconds after a window's end during which late results are still accepted.
     #[serde(default = "default_grace_seconds")]
     pub grace_seconds: i64,
-    /// Whether the family's boards keep dense ranks (default true).
-    #[serde(default = "dense_by_default")]
+    /// Whether the family's boards keep dense ranks (default false).
+    #[serde(default = "dense_unless_asked")]
     pub dense_ranks: bool,
 }
 
