@@ -103,6 +103,16 @@ mod tests {
     use crate::window::window_of;
 
     #[test]
+    fn a_family_stored_before_dense_ranks_were_a_setting_keeps_them() {
+        let stored = serde_json::json!({
+            "game": "g1", "mode": "m", "policy": "BEST", "regions": [],
+            "periods": ["ALL_TIME"], "season": null, "grace_ms": 0
+        });
+        let f: Family = serde_json::from_value(stored).unwrap();
+        assert!(f.dense_ranks);
+    }
+
+    #[test]
     fn board_ids_follow_the_documented_shape() {
         let f = Family {
             game: "g1".into(),
