@@ -17,6 +17,7 @@ use leaderboard::service::ingest::{SubmitScore, submit_score};
 use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, remove};
 use leaderboard::service::reads;
 use leaderboard::service::scores::{MatchBody, MatchResult, submit_match};
+use leaderboard::service::seal;
 use leaderboard::store::BoardStore;
 use leaderboard::window::Period;
 use serde::Serialize;
@@ -41,6 +42,8 @@ pub struct Bill {
 pub struct CostResults {
     /// Players on the board the degraded rank read counts on.
     pub degraded_board_players: u64,
+    /// Players the sealed board recorded (`seal_per_1000_players` is scaled from it).
+    pub sealed_players: u64,
     pub write_units: BTreeMap<&'static str, f64>,
     /// Of `write_units`, what cancelled transactions and failed conditions cost, counted
     /// as if they wrote (an upper bound on what DynamoDB bills for them).
@@ -153,20 +156,23 @@ async fn family(ctx: &AppContext, game: &str, periods: &[Period]) -> anyhow::Res
     Ok(())
 }
 
-/// Runs every row against `meter_url` (the meter in front of the DynamoDB endpoint),
-/// with the index on `redis_url`; the degraded read counts on a board of
-/// `degraded_players`.
+/// Runs every row against `meter_url` (the meter in front of the DynamoDB endpoint at
+/// `dynamodb_url`, which loads the large boards unmetered), with the index on
+/// `redis_url`; the degraded read and the seal are on boards of `players`.
 pub async fn run(
     redis_url: &str,
+    dynamodb_url: &str,
     meter_url: &str,
-    degraded_players: u64,
+    players: u64,
 ) -> anyhow::Result<CostResults> {
+    let degraded_players = players;
     let meter = Meter {
         http: leaderboard::tls::http().build()?,
         url: meter_url.trim_end_matches('/').to_owned(),
     };
     let table = format!("cost-{}", chrono::Utc::now().timestamp_millis());
     let ctx = context(redis_url, meter_url, &table).await?;
+    let direct = context(redis_url, dynamodb_url, &table).await?;
     ctx.store
         .create_table()
         .await
@@ -271,7 +277,7 @@ pub async fn run(
     // `degraded_players`, for a player in the middle.
     let big = board(&ctx, "cost-degraded", Policy::Best).await?;
     for i in 0..degraded_players {
-        submit_score(&ctx, submit(&big, &format!("d{i:07}"), "m", i as i64)).await?;
+        submit_score(&direct, submit(&big, &format!("d{i:07}"), "m", i as i64)).await?;
     }
     let down = context("redis://127.0.0.1:1", meter_url, &table).await?;
     let middle = id(PlayerId::parse, &format!("d{:07}", degraded_players / 2));
@@ -280,6 +286,61 @@ pub async fn run(
         || async { Ok(reads::rank(&down, &viewer, &big, &middle, 5, RankMode::Unique).await?) };
     read().await?;
     row("degraded_rank_read", meter.bill(read()).await?);
+
+    // Sealing a season's GLOBAL board, per 1,000 players: the season ends once they
+    // are loaded (unmetered), and the seal reads and records them (metered).
+    let load_ms = 5_000 + 20 * players as i64;
+    let end = leaderboard::time::now_ms() + load_ms;
+    let req: CreateFamily = serde_json::from_value(json!({
+        "game": "costseal", "mode": "cost", "regions": ["EU"], "periods": ["SEASON"],
+        "grace_seconds": 0,
+        "season": {"id": "s1", "start": end - 3_600_000, "end": end},
+    }))?;
+    create_family(&ctx.store, req).await?;
+    let mut season = None;
+    for i in 0..players {
+        let reply = submit_match(
+            &direct,
+            result("costseal", &format!("s{i:07}"), "m", 1 + i as i64),
+        )
+        .await?;
+        season = reply
+            .results
+            .into_iter()
+            .find(|r| r.scope == "GLOBAL")
+            .and_then(|r| r.leaderboard_id);
+    }
+    let season = season.context("the season board")?;
+    let wait = end + 1_000 - leaderboard::time::now_ms();
+    tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)).await;
+    let events = leaderboard::memory::MemoryEvents::default();
+    let settled = seal::SealSettings {
+        settle: Duration::ZERO,
+    };
+    let mut recorded = 0;
+    let sealed = meter
+        .bill(async {
+            loop {
+                let far = Instant::now() + Duration::from_secs(600);
+                let report = seal::seal(&ctx.store, &events, settled, &season, far).await?;
+                recorded = report.boards.iter().map(|b| b.recorded).sum();
+                if report.done {
+                    return Ok(());
+                }
+            }
+        })
+        .await?;
+    let per = 1_000.0 / (recorded.max(1) as f64);
+    row(
+        "seal_per_1000_players",
+        Bill {
+            write_units: sealed.write_units * per,
+            cancelled_write_units: sealed.cancelled_write_units * per,
+            read_units: sealed.read_units * per,
+            calls: sealed.calls,
+        },
+    );
+    out.sealed_players = recorded;
     let before = out.read_units_before_write_per_board();
     out.read_units.insert("before_write_per_board", before);
     Ok(out)

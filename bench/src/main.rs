@@ -159,7 +159,13 @@ async fn main() -> anyhow::Result<()> {
 
     if args.cost_only {
         let url = env("BENCH_METER_URL").context("--cost-only needs BENCH_METER_URL")?;
-        let cost = cost::run(&redis_url, &url, pick(2_000, 1_000, 100) as u64).await?;
+        let cost = cost::run(
+            &redis_url,
+            &dynamodb_url,
+            &url,
+            pick(2_000, 1_000, 100) as u64,
+        )
+        .await?;
         std::fs::create_dir_all(&args.out)?;
         let path = args.out.join("cost.json");
         let command = env("BENCH_COMMAND").unwrap_or_else(|| "bench --cost-only".into());
@@ -251,7 +257,15 @@ async fn main() -> anyhow::Result<()> {
     let cost = match env("BENCH_METER_URL") {
         Some(url) => {
             println!("== what DynamoDB would bill (the meter at {url})");
-            Some(cost::run(&redis_url, &url, pick(2_000, 1_000, 100) as u64).await?)
+            Some(
+                cost::run(
+                    &redis_url,
+                    &dynamodb_url,
+                    &url,
+                    pick(2_000, 1_000, 100) as u64,
+                )
+                .await?,
+            )
         }
         None => None,
     };
