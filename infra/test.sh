@@ -25,6 +25,8 @@ AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template 
 # The SAM translator's full expansion (what CloudFormation would create), offline.
 "$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
 "$VENV/bin/python" -m py_compile infra/local/*.py
+# Every path README.md and docs/ name exists (links and backticked repository paths).
+"$VENV/bin/python" infra/scripts/check_links.py "$ROOT"
 (cd infra/local && "$VENV/bin/python" -m unittest -q test_stack test_meter)
 
 log "building (functions and tests)"

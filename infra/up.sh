@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Brings the whole local stack up and serves the API on loopback (DESIGN 7):
+# Brings the whole local stack up and serves the API on loopback (docs/local-stack.md):
 #   redis-server        127.0.0.1:6379
 #   Redis Cluster       127.0.0.1:7001-7003 (3 masters; the API uses it with LB_REDIS=cluster)
 #   DynamoDB + Streams  http://127.0.0.1:8000  (moto, infra/local/dynamodb_server.py;
@@ -54,7 +54,7 @@ if ! running redis && port_busy 6379 && [ "$(redis-cli -p 6379 ping 2>/dev/null)
 else
   start redis 6379 redis-server --port 6379 --bind 127.0.0.1 --save "" --appendonly no --dir "$RUN_DIR"
 fi
-# The local Redis Cluster (3 masters, DESIGN 7). The API uses it with LB_REDIS=cluster.
+# The local Redis Cluster (3 masters, docs/local-stack.md). The API uses it with LB_REDIS=cluster.
 if ! running cluster-7001; then
   cluster_pids=() cluster_rc=0
   start_cluster "$RUN_DIR/cluster" 7001 7002 7003 || cluster_rc=$?

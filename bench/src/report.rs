@@ -822,7 +822,7 @@ impl Results {
         }
         let _ = writeln!(
             out,
-            "\n## Targets (DESIGN 8)\n\n| target | wanted | measured | met |\n|---|---|---|---|"
+            "\n## Targets\n\n| target | wanted | measured | met |\n|---|---|---|---|"
         );
         for t in &self.targets {
             let _ = writeln!(

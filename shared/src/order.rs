@@ -1,6 +1,6 @@
 //! The rank order and its exact Redis encoding.
 //!
-//! Order (DESIGN 4): score DESC (ASC for MIN boards), then reached-at ASC, then player id
+//! Order (docs/api.md): score DESC (ASC for MIN boards), then reached-at ASC, then player id
 //! ASC. A sorted set orders by (double score ASC, member bytes ASC), so a standing is
 //! stored as
 //!

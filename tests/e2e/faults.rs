@@ -18,7 +18,7 @@ use crate::support::{OwnDynamo, OwnRedis, Stack, StackOptions, TestEnv, eventual
 const WRITES: u64 = 450;
 const PLAYERS: u64 = 30;
 const CONCURRENCY: usize = 8;
-/// How soon the index is exact again once Redis answers (DESIGN 8: within 10 s).
+/// How soon the index is exact again once Redis answers (docs/benchmark.md, the targets: within 10 s).
 const RECOVER_WITHIN: Duration = Duration::from_secs(10);
 
 /// What the load saw.

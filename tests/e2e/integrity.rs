@@ -23,10 +23,10 @@ use crate::support::{
     OwnCluster, OwnRedis, Stack, StackOptions, TestEnv, dynamodb_url, eventually, lb, unique,
 };
 
-/// Writes answered later than this count as slow (DESIGN 6: no request waits on a silent
+/// Writes answered later than this count as slow (docs/design.md: no request waits on a silent
 /// Redis longer than about a second).
 const WRITE_BOUND: Duration = Duration::from_secs(1);
-/// How soon after Redis answers again every board must be exact (DESIGN 8).
+/// How soon after Redis answers again every board must be exact (docs/benchmark.md, the targets).
 const CONVERGE_WITHIN: Duration = Duration::from_secs(10);
 
 /// Game servers posting results over HTTP until stopped, every write timed. Board 0 is a

@@ -89,7 +89,7 @@ impl SubmitScore {
     }
 }
 
-/// The ingest reply (DESIGN 3).
+/// The ingest reply (docs/api.md).
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct IngestReply {
     pub player_id: PlayerId,

@@ -1,4 +1,4 @@
-//! Hot-spot protection for reads (DESIGN 6): what keeps a hot board or a celebrity
+//! Hot-spot protection for reads (docs/operations.md, "Hot boards"): what keeps a hot board or a celebrity
 //! player cheap.
 //!
 //! - [`ReadCache`] (`read_cache`): a short-TTL per-container cache of whole replies with single-flight

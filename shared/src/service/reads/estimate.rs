@@ -11,7 +11,7 @@ use crate::store::{Count, RankSketch, ScoreStore};
 /// Entries a count served from DynamoDB reads at most, across the board's 16 shards.
 /// Below it counts are exact (the best few thousand players get their exact rank); past
 /// it a rank or total is estimated from the board's rank sketch. So a read served from
-/// DynamoDB costs a bounded amount whatever the board's size (the README states the bound
+/// DynamoDB costs a bounded amount whatever the board's size (docs/design.md states the bound
 /// in read capacity units).
 pub const COUNT_CAP: u64 = 4_096;
 

@@ -1,0 +1,51 @@
+"""Fails on a path the docs name that does not exist: relative markdown links and
+backticked repository paths in README.md and docs/*.md (run by infra/test.sh).
+
+Usage: check_links.py [ROOT]
+"""
+
+import pathlib
+import re
+import sys
+
+ROOT = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else ".").resolve()
+TOP = ("infra/", "shared/", "functions/", "tests/", "bench/", "docs/", ".ci/")
+FILES = ("template.yaml", "openapi.yaml", "Cargo.toml", "README.md")
+LINK = re.compile(r"\]\(([^)#\s]+)(?:#[^)]*)?\)")
+CODE = re.compile(r"`([^`\s]+)`")
+
+
+def named_paths(text):
+    for m in LINK.finditer(text):
+        target = m.group(1)
+        if "://" not in target and not target.startswith("mailto:"):
+            yield target, True
+    for m in CODE.finditer(text):
+        token = m.group(1).rstrip(".,:;")
+        if token.startswith(TOP) or token in FILES:
+            # Placeholders, globs and line or symbol suffixes are not paths.
+            if any(c in token for c in "<>*{}$") or re.search(r":\d", token):
+                continue
+            yield token.split("::")[0], False
+
+
+def main():
+    docs = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "infra" / "README.md"]
+    missing = []
+    for doc in docs:
+        if not doc.exists():
+            continue
+        for n, line in enumerate(doc.read_text().splitlines(), 1):
+            for path, relative in named_paths(line):
+                # A link is relative to its document; a backticked path to the root.
+                base = doc.parent if relative else ROOT
+                if not (base / path).exists():
+                    missing.append(f"{doc.relative_to(ROOT)}:{n}: {path}")
+    for m in missing:
+        print(m)
+    if missing:
+        sys.exit(f"{len(missing)} named paths do not exist")
+
+
+if __name__ == "__main__":
+    main()
