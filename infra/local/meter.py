@@ -128,14 +128,9 @@ class Meter:
         o["write_units"] += writes
 
     def send(self, op, body, headers):
-        req = urllib.request.Request(self.upstream + "/", data=json.dumps(body).encode(), method="POST",
-                                     headers={**headers, "X-Amz-Target": TARGET + op,
-                                              "Content-Type": "application/x-amz-json-1.0"})
-        try:
-            with urllib.request.urlopen(req, timeout=30) as r:
-                return r.status, r.read()
-        except urllib.error.HTTPError as e:
-            return e.code, e.read()
+        return self.send_raw("/", json.dumps(body).encode(),
+                             {**headers, "X-Amz-Target": TARGET + op,
+                              "Content-Type": "application/x-amz-json-1.0"})
 
     def send_raw(self, path, raw, headers):
         headers = {k: v for k, v in headers.items() if k.lower() not in ("host", "content-length")}
