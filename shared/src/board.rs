@@ -104,10 +104,7 @@ impl Board {
     /// keeps no distinct scores to count them from); every other mode is served.
     pub fn serves(&self, mode: RankMode) -> Result<(), DomainError> {
         if mode == RankMode::Dense && !self.dense_ranks {
-            return Err(DomainError::invalid(
-                "rank_mode",
-                "dense is not kept for this leaderboard (created with dense_ranks false)",
-            ));
+            return Err(DomainError::DenseNotKept);
         }
         Ok(())
     }

@@ -32,6 +32,10 @@ pub enum DomainError {
     /// `event_ts` further in the future than the allowed clock skew.
     #[error("event_ts is more than {skew_ms} ms in the future")]
     EventInFuture { skew_ms: i64 },
+    /// `rank_mode=dense` on a board created without dense ranks: a well-formed read
+    /// the board's settings refuse (422).
+    #[error("rank_mode: dense is not kept for this leaderboard (created with dense_ranks false)")]
+    DenseNotKept,
 }
 
 impl DomainError {
@@ -253,6 +257,7 @@ impl ServiceError {
                 DomainError::ScoreOutOfRange { .. } => "score_out_of_range",
                 DomainError::InvalidCursor => "invalid_cursor",
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
+                DomainError::DenseNotKept => "dense_ranks_not_kept",
             },
             Self::EventOutsideWindow(_) => "event_outside_window",
             Self::UnknownRegion { .. } => "unknown_region",

@@ -197,9 +197,11 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "mapping_conflict"
         | "idempotency_conflict" => 409,
         "payload_too_large" => 413,
-        "score_out_of_range" | "event_ts_in_future" | "event_outside_window" | "unknown_region" => {
-            422
-        }
+        "score_out_of_range"
+        | "event_ts_in_future"
+        | "event_outside_window"
+        | "unknown_region"
+        | "dense_ranks_not_kept" => 422,
         "rate_limited" => 429,
         _ => 503,
     };

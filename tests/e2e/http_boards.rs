@@ -343,7 +343,7 @@ async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest
         let (status, body) = stack.get(&path).await?;
         assert_eq!(
             (status, body["error"]["code"].as_str()),
-            (400, Some("invalid_request")),
+            (422, Some("dense_ranks_not_kept")),
             "{path}: {body}"
         );
         let message = body["error"]["message"].as_str().unwrap_or_default();
@@ -380,7 +380,7 @@ async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest
             "/leaderboards/{all_time}/players/p1/rank?rank_mode=dense"
         ))
         .await?;
-    assert_eq!(status, 400);
+    assert_eq!(status, 422);
     let (status, unique_rank) = stack
         .get(&format!("/leaderboards/{all_time}/players/p1/rank"))
         .await?;
