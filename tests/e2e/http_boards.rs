@@ -284,7 +284,7 @@ async fn ranks_pages_over_http_and_future_results_are_refused() -> Result<()> {
 
 /// A board (or a family's boards) created with `dense_ranks: false`: the setting shows
 /// and is part of the board's identity, every read answers unique and competition
-/// places as any board does, and `rank_mode=dense` is a 400 on every ranked read (the
+/// places as any board does, and `rank_mode=dense` is a 422 on every ranked read (the
 /// index keeps no distinct scores to count it from), with nothing changed.
 #[tokio::test]
 async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest() -> Result<()> {
