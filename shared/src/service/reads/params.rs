@@ -28,7 +28,7 @@ pub async fn admit<S, I: RateCounter>(
 
 /// The board a read of `lb` under `mode` is about, from the board cache (a read may
 /// see a definition past its time, see [`crate::service::boards::BoardCache::get`]);
-/// 400 when the board keeps no dense ranks and `mode` asks for them.
+/// 422 `dense_ranks_not_kept` when the board keeps no dense ranks and `mode` asks for them.
 pub(super) async fn board_for<S: ScoreStore, I>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
