@@ -126,9 +126,14 @@ pub async fn create_board(ctx: &AppContext, lb: &LeaderboardId) -> anyhow::Resul
         .create_table()
         .await
         .context("create the benchmark table")?;
+    put_board(ctx, lb, Policy::Best).await
+}
+
+/// Stores an ACTIVE board definition with dense ranks (the table exists).
+pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> anyhow::Result<()> {
     let board = Board {
         leaderboard_id: lb.clone(),
-        policy: Policy::Best,
+        policy,
         status: BoardStatus::Active,
         created_at: chrono::Utc::now().timestamp_millis(),
         window: None,

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use leaderboard::board::{Board, BoardStatus, Policy};
+use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::order::RankMode;
@@ -18,14 +18,13 @@ use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, remove
 use leaderboard::service::reads;
 use leaderboard::service::scores::{MatchBody, MatchResult, submit_match};
 use leaderboard::service::seal;
-use leaderboard::store::BoardStore;
 use leaderboard::window::Period;
 use serde::Serialize;
 use serde_json::json;
 
 use leaderboard::wiring::AppContext;
 
-use crate::board::context;
+use crate::board::{context, put_board};
 
 /// The units one operation cost.
 #[derive(Debug, Clone, Copy, Default, Serialize)]
@@ -133,24 +132,22 @@ fn reason() -> Reason {
 
 async fn board(ctx: &AppContext, name: &str, policy: Policy) -> anyhow::Result<LeaderboardId> {
     let lb = id(LeaderboardId::parse, name);
-    let b = Board {
-        leaderboard_id: lb.clone(),
-        policy,
-        status: BoardStatus::Active,
-        created_at: 0,
-        window: None,
-        sealed_at: None,
-        dense_ranks: true,
-    };
-    ctx.store.create_board(&b).await?;
+    put_board(ctx, &lb, policy).await?;
     Ok(lb)
 }
 
-async fn family(ctx: &AppContext, game: &str, periods: &[Period]) -> anyhow::Result<()> {
+/// A BEST family of GLOBAL and EU over `periods`, its season `[start, end)` (ms).
+async fn family(
+    ctx: &AppContext,
+    game: &str,
+    periods: &[Period],
+    season: (i64, i64),
+    grace_seconds: i64,
+) -> anyhow::Result<()> {
     let req: CreateFamily = serde_json::from_value(json!({
         "game": game, "mode": "cost", "policy": "BEST", "regions": ["EU"],
-        "periods": periods,
-        "season": {"id": "s1", "start": 0, "end": 253_402_300_799_999_i64},
+        "periods": periods, "grace_seconds": grace_seconds,
+        "season": {"id": "s1", "start": season.0, "end": season.1},
     }))?;
     create_family(&ctx.store, req).await?;
     Ok(())
@@ -228,7 +225,7 @@ pub async fn run(
         ("cost6", &six[..], "family_6_first"),
         ("cost10", &ten[..], "family_10_first"),
     ] {
-        family(&ctx, game, periods).await?;
+        family(&ctx, game, periods, (0, leaderboard::time::MAX_TS_MS), 300).await?;
         submit_match(&ctx, result(game, "warm", "w", 1)).await?;
         let bill = meter
             .bill(async { Ok(submit_match(&ctx, result(game, "p1", "m1", 100)).await?) })
@@ -291,12 +288,14 @@ pub async fn run(
     // are loaded (unmetered), and the seal reads and records them (metered).
     let load_ms = 5_000 + 20 * players as i64;
     let end = leaderboard::time::now_ms() + load_ms;
-    let req: CreateFamily = serde_json::from_value(json!({
-        "game": "costseal", "mode": "cost", "regions": ["EU"], "periods": ["SEASON"],
-        "grace_seconds": 0,
-        "season": {"id": "s1", "start": end - 3_600_000, "end": end},
-    }))?;
-    create_family(&ctx.store, req).await?;
+    family(
+        &ctx,
+        "costseal",
+        &[Period::Season],
+        (end - 3_600_000, end),
+        0,
+    )
+    .await?;
     let mut season = None;
     for i in 0..players {
         let reply = submit_match(
