@@ -7,7 +7,8 @@ use leaderboard::board::{Policy, Standing};
 use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::service::Context;
 use leaderboard::store::{
-    Commit, CommitOutcome, EntryKind, IndexEntry, RankIndex, Receipt, ScoreStore,
+    Commit, CommitOutcome, Consistency, EntryKind, IndexEntry, KeptReceipt, RankIndex, Receipt,
+    Row, ScoreStore,
 };
 use std::time::Duration;
 
@@ -144,14 +145,16 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
             .commit(&Commit {
                 board: lb,
                 player: &player,
-                match_id: &s.last_match_id,
                 direction: Direction::Desc,
-                expected_version: None,
-                standing: Some(&s),
-                receipt: &receipt,
-                receipt_expires_at: now / 1000 + 86_400,
+                row: &Row::default(),
+                standing: &s,
+                receipt: KeptReceipt {
+                    match_id: s.last_match_id.clone(),
+                    receipt,
+                    expires_at: now / 1000 + 86_400,
+                },
                 index_expire_at: None,
-                game: None,
+                now_s: now / 1000,
             })
             .await?;
         anyhow::ensure!(outcome == CommitOutcome::Committed, "commit: {outcome:?}");
@@ -159,7 +162,10 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     })
     .await?;
     let dynamodb_get_row_us = per_call_us(count, |i| async move {
-        let row = ctx.store.get_row(lb, &player(i)).await?;
+        let row = ctx
+            .store
+            .get_row(lb, &player(i), Consistency::Strong)
+            .await?;
         anyhow::ensure!(row.version == Some(1), "row of cpc{i}: {row:?}");
         Ok(row)
     })

@@ -18,7 +18,7 @@ use leaderboard::error::StoreError;
 use leaderboard::family::Family;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::{Direction, RankKey};
-use leaderboard::store::{Checkpoint, Commit, CommitOutcome, MappingStore, Receipt};
+use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Consistency, MappingStore, Row};
 use leaderboard::window::Period;
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
@@ -87,6 +87,7 @@ const ROLES: [(&str, &[&str]); 12] = [
             "commit",
             // A PutItem on a standing, which IAM cannot tell from the commit's.
             "remove_standing",
+            "get_ban",
         ],
     ),
     (
@@ -101,6 +102,7 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_receipt",
             "commit",
             "remove_standing",
+            "get_ban",
             "get_mapping",
         ],
     ),
@@ -236,7 +238,7 @@ struct Fixture {
     player: PlayerId,
     match_id: MatchId,
     standing: Standing,
-    receipt: Receipt,
+    row: Row,
     key: RankKey,
 }
 
@@ -259,11 +261,14 @@ impl Fixture {
             .await
             .unwrap()
             .expect("standing");
-        let receipt = store
-            .get_receipt(&lb, &player, &match_id)
+        let row = store
+            .get_row(&lb, &player, Consistency::Strong)
             .await
-            .unwrap()
-            .expect("receipt");
+            .unwrap();
+        assert!(
+            row.kept_receipt(&match_id).is_some(),
+            "the row keeps m1's receipt"
+        );
         let key = store
             .ranked_after(&lb, Direction::Desc, None, 1)
             .await
@@ -277,7 +282,7 @@ impl Fixture {
             player,
             match_id,
             standing,
-            receipt,
+            row,
             key,
         }
     }
@@ -318,21 +323,25 @@ impl Fixture {
                 .await
                 .map(drop),
             "commit" => {
+                // A row read before a write that has since happened: refused.
+                let stale = Row {
+                    rev: self.row.rev.map(|r| r + 100),
+                    ..self.row.clone()
+                };
+                let receipt = stale.receipts[0].clone();
                 let outcome = store
                     .commit(&Commit {
                         board: lb,
                         player: &self.player,
-                        match_id: &self.match_id,
                         direction: dir,
-                        expected_version: Some(self.standing.version),
-                        standing: None,
-                        receipt: &self.receipt,
-                        receipt_expires_at: 0,
+                        row: &stale,
+                        standing: &self.standing,
+                        receipt,
                         index_expire_at: None,
-                        game: Some(ROLE_GAME),
+                        now_s: 0,
                     })
                     .await?;
-                assert_eq!(outcome, CommitOutcome::ReceiptExists);
+                assert_eq!(outcome, CommitOutcome::StandingChanged);
                 Ok(())
             }
             "ranked_after" => store.ranked_after(lb, dir, None, 5).await.map(drop),
@@ -368,14 +377,20 @@ impl Fixture {
                 };
                 store.put_sketch(lb, &sketch).await
             }
-            "get_row" => store.get_row(lb, &self.player).await.map(drop),
+            "get_row" => store
+                .get_row(lb, &self.player, Consistency::Eventual)
+                .await
+                .map(drop),
             "remove_standing" => {
                 let outcome = store
                     .remove_standing(&Removal {
                         board: lb,
                         player: &self.player,
                         direction: dir,
-                        expected_version: self.standing.version + 100,
+                        row: &Row {
+                            rev: self.row.rev.map(|r| r + 100),
+                            ..self.row.clone()
+                        },
                         removed_at: 0,
                         index_expire_at: None,
                     })

@@ -5,7 +5,9 @@
 //! - INSERT or MODIFY of a removed standing's tombstone (`kind = "removed"`): the removal,
 //!   at its version, which the index remembers so that no older record brings it back;
 //! - REMOVE of either (an erasure deletes the row): the erasure, at the old image's
-//!   version, which takes the player off the index without leaving anything behind.
+//!   version, which takes the player off the index without leaving anything behind;
+//! - a MODIFY that leaves the row's kind and version as they were (a result that did not
+//!   change the standing, only added its receipt to the row) asks nothing: skipped.
 //!
 //! A record whose image cannot be decoded is poison: retrying cannot fix it, so it is
 //! counted and logged, never allowed to block the shard.
@@ -30,6 +32,7 @@ fn change_of(
     old_image: serde_dynamo::Item,
 ) -> Change {
     let (image, deleted) = match event_name {
+        "MODIFY" if same_row_version(&new_image, &old_image) => return Change::Skip,
         "INSERT" | "MODIFY" => (new_image, false),
         "REMOVE" => (old_image, true),
         _ => return Change::Skip,
@@ -45,6 +48,12 @@ fn change_of(
         Ok(None) => Change::Skip,
         Err(e) => Change::Poison(e.to_string()),
     }
+}
+
+/// Whether both images are the same kind of row at the same version.
+fn same_row_version(new: &serde_dynamo::Item, old: &serde_dynamo::Item) -> bool {
+    let same = |name: &str| new.get(name).is_some() && new.get(name) == old.get(name);
+    same("kind") && same("version")
 }
 
 /// Picks the standings out of stream records (skipping other items and logging poison).

@@ -8,7 +8,7 @@ use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{Commit, EntryKind, IndexEntry, Receipt, Removal, Row};
+use crate::store::{EntryKind, IndexEntry, Kept, KeptReceipt, Receipt, Removal, Row};
 
 /// A standing as stored, and as the stream delivers it to the projector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -28,6 +28,108 @@ pub struct StandingItem {
     /// Epoch seconds at which the board's Redis keys expire, for a time window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_expire_at: Option<i64>,
+    #[serde(flatten)]
+    pub kept: KeptItems,
+}
+
+/// What every row keeps beside its standing or tombstone: its revision and receipts.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeptItems {
+    /// Bumped by every write of the row; absent on rows from before kept receipts.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<u64>,
+    /// The latest matches' receipts, newest first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub receipts: Vec<InlineReceipt>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub archived_until: Option<i64>,
+}
+
+impl KeptItems {
+    /// The row after a write: the next revision and the receipts `kept`.
+    pub(super) fn after(row: &Row, kept: &Kept) -> Self {
+        Self {
+            rev: Some(row.rev.unwrap_or(0) + 1),
+            receipts: kept.inline.iter().map(InlineReceipt::of).collect(),
+            archived_until: kept.archived_until,
+        }
+    }
+
+    /// The row after a write that keeps its receipts as they are.
+    pub(super) fn unchanged(row: &Row) -> Self {
+        Self {
+            rev: Some(row.rev.unwrap_or(0) + 1),
+            receipts: row.receipts.iter().map(InlineReceipt::of).collect(),
+            archived_until: row.archived_until,
+        }
+    }
+
+    fn into_row(self, row: Row) -> Row {
+        Row {
+            rev: self.rev,
+            receipts: self.receipts.into_iter().map(InlineReceipt::kept).collect(),
+            archived_until: self.archived_until,
+            ..row
+        }
+    }
+}
+
+/// A receipt as a row keeps it, in short attribute names: a row holds several, and
+/// every byte of the row is billed on every write.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InlineReceipt {
+    #[serde(rename = "m")]
+    match_id: MatchId,
+    #[serde(rename = "s")]
+    submitted: Score,
+    #[serde(rename = "c")]
+    score: Score,
+    #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
+    previous_score: Option<Score>,
+    #[serde(rename = "a")]
+    update_applied: bool,
+    #[serde(rename = "u")]
+    updated_at: i64,
+    /// The match that produced `score`, when it is not this one.
+    #[serde(rename = "l", default, skip_serializing_if = "Option::is_none")]
+    last_match_id: Option<MatchId>,
+    #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
+    previous_rank: Option<u64>,
+    #[serde(rename = "e")]
+    expires_at: i64,
+}
+
+impl InlineReceipt {
+    fn of(k: &KeptReceipt) -> Self {
+        let r = &k.receipt;
+        Self {
+            match_id: k.match_id.clone(),
+            submitted: r.submitted,
+            score: r.score,
+            previous_score: r.previous_score,
+            update_applied: r.update_applied,
+            updated_at: r.updated_at,
+            last_match_id: (r.last_match_id != k.match_id).then(|| r.last_match_id.clone()),
+            previous_rank: r.previous_rank,
+            expires_at: k.expires_at,
+        }
+    }
+
+    fn kept(self) -> KeptReceipt {
+        KeptReceipt {
+            receipt: Receipt {
+                submitted: self.submitted,
+                score: self.score,
+                previous_score: self.previous_score,
+                update_applied: self.update_applied,
+                updated_at: self.updated_at,
+                last_match_id: self.last_match_id.unwrap_or_else(|| self.match_id.clone()),
+                previous_rank: self.previous_rank,
+            },
+            match_id: self.match_id,
+            expires_at: self.expires_at,
+        }
+    }
 }
 
 impl StandingItem {
@@ -59,6 +161,7 @@ impl StandingItem {
             last_match_id: s.last_match_id.clone(),
             rk: rank_key.sort_key(direction),
             index_expire_at,
+            kept: KeptItems::default(),
         }
     }
 
@@ -104,6 +207,8 @@ pub struct RemovedItem {
     pub removed_at: i64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_expire_at: Option<i64>,
+    #[serde(flatten)]
+    pub kept: KeptItems,
 }
 
 impl RemovedItem {
@@ -117,9 +222,10 @@ impl RemovedItem {
             leaderboard_id: r.board.clone(),
             player_id: r.player.clone(),
             direction: r.direction,
-            version: r.expected_version + 1,
+            version: r.version(),
             removed_at: r.removed_at,
             index_expire_at: r.index_expire_at,
+            kept: KeptItems::unchanged(r.row),
         }
     }
 }
@@ -174,14 +280,18 @@ impl Slot {
 
     pub(super) fn row(self) -> Row {
         match self {
-            Self::Standing(s) => Row {
-                version: Some(s.version),
-                standing: Some(s.standing()),
-            },
-            Self::Removed(r) => Row {
+            Self::Standing(mut s) => {
+                let kept = std::mem::take(&mut s.kept);
+                kept.into_row(Row {
+                    version: Some(s.version),
+                    standing: Some(s.standing()),
+                    ..Row::default()
+                })
+            }
+            Self::Removed(r) => r.kept.into_row(Row {
                 version: Some(r.version),
-                standing: None,
-            },
+                ..Row::default()
+            }),
         }
     }
 
@@ -210,10 +320,10 @@ pub(super) struct ReceiptItem {
 }
 
 impl ReceiptItem {
-    /// The receipt a commit writes.
-    pub(super) fn of(c: &Commit<'_>) -> Self {
-        let (pk, sk) = receipt_pk_sk(c.board, c.player, c.match_id);
-        let r = c.receipt;
+    /// The item of a receipt that leaves its row.
+    pub(super) fn of(board: &LeaderboardId, player: &PlayerId, k: &KeptReceipt) -> Self {
+        let (pk, sk) = receipt_pk_sk(board, player, &k.match_id);
+        let r = &k.receipt;
         Self {
             pk,
             sk,
@@ -225,7 +335,7 @@ impl ReceiptItem {
             updated_at: r.updated_at,
             last_match_id: r.last_match_id.clone(),
             previous_rank: r.previous_rank,
-            expires_at: c.receipt_expires_at,
+            expires_at: k.expires_at,
         }
     }
 

@@ -47,8 +47,7 @@ mod table;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, ConditionCheck, DeleteRequest, Put, PutRequest, ReturnValue, TransactWriteItem,
-    WriteRequest,
+    AttributeValue, DeleteRequest, Put, PutRequest, ReturnValue, TransactWriteItem, WriteRequest,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
@@ -56,8 +55,11 @@ use serde::Serialize;
 use crate::error::StoreError;
 #[cfg(doc)]
 use crate::order::RankKey;
+use crate::store::Consistency;
 #[cfg(doc)]
-use crate::store::{BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore};
+use crate::store::{
+    BoardStore, Consistency, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore,
+};
 use keys::Item;
 
 pub use changes::decode;
@@ -104,12 +106,21 @@ impl DynamoScoreStore {
     }
 
     async fn get_item(&self, key: Item, op: &'static str) -> Result<Option<Item>, StoreError> {
+        self.read_item(key, Consistency::Strong, op).await
+    }
+
+    async fn read_item(
+        &self,
+        key: Item,
+        consistency: Consistency,
+        op: &'static str,
+    ) -> Result<Option<Item>, StoreError> {
         let out = self
             .client
             .get_item()
             .table_name(&self.table)
             .set_key(Some(key))
-            .consistent_read(true)
+            .consistent_read(consistency == Consistency::Strong)
             .send()
             .await
             .map_err(|e| StoreError::sdk(op, e))?;
@@ -239,12 +250,26 @@ impl DynamoScoreStore {
     /// Puts `item` unless an item with its key exists: true if written, false if the key
     /// was taken (nothing written).
     pub(super) async fn put_new(&self, item: Item, op: &'static str) -> Result<bool, StoreError> {
+        self.put_if(item, "attribute_not_exists(pk)", Item::new(), op)
+            .await
+    }
+
+    /// Puts `item` if `condition` holds: true if written, false if it did not hold
+    /// (nothing written).
+    pub(super) async fn put_if(
+        &self,
+        item: Item,
+        condition: &str,
+        values: Item,
+        op: &'static str,
+    ) -> Result<bool, StoreError> {
         let res = self
             .client
             .put_item()
             .table_name(&self.table)
             .set_item(Some(item))
-            .condition_expression("attribute_not_exists(pk)")
+            .condition_expression(condition)
+            .set_expression_attribute_values((!values.is_empty()).then_some(values))
             .send()
             .await;
         match res {
@@ -257,21 +282,6 @@ impl DynamoScoreStore {
             }
             Err(e) => Err(StoreError::sdk(op, e)),
         }
-    }
-
-    pub(super) fn check(
-        &self,
-        key: Item,
-        condition: &str,
-        values: Item,
-    ) -> Result<TransactWriteItem, StoreError> {
-        let check = ConditionCheck::builder()
-            .table_name(&self.table)
-            .set_key(Some(key))
-            .condition_expression(condition)
-            .set_expression_attribute_values((!values.is_empty()).then_some(values))
-            .build()?;
-        Ok(TransactWriteItem::builder().condition_check(check).build())
     }
 
     pub(super) fn put(

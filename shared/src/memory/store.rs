@@ -1,6 +1,6 @@
 //! [`MemoryStore`]: the source of truth in memory, with DynamoDB's contracts: create-if-
-//! absent boards and families, conditional status changes, a commit that writes the
-//! receipt and the standing together or not at all, rank-ordered reads and capped
+//! absent boards and families, conditional status changes, a commit that writes a
+//! player's row (standing and receipts) only if it is unchanged since read, rank-ordered reads and capped
 //! counts, shard pages for the rebuild, and the table's stream (every standing written,
 //! in order) for the projector and the repair.
 
@@ -16,8 +16,9 @@ use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, position_after, position_before};
 use crate::store::{
-    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, EntryKind, IndexEntry,
-    RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row, SketchStore, StandingStore,
+    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count, EntryKind,
+    IndexEntry, KeptReceipt, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row,
+    SketchStore, StandingStore,
 };
 use crate::ttl_cache::lock;
 
@@ -66,7 +67,11 @@ pub(super) struct Tables {
     pub(super) bans: BTreeMap<(String, String), crate::store::Ban>,
     /// The audit trail by record id (ids order by time).
     pub(super) audit: BTreeMap<String, crate::store::AuditRecord>,
+    /// Receipts that left their rows, by (board, player, match).
     receipts: HashMap<(LeaderboardId, String, String), Receipt>,
+    /// What each row keeps beside its standing or tombstone: revision, receipts and
+    /// until when its archived receipts may answer.
+    kept: HashMap<(LeaderboardId, String), (u64, Vec<KeptReceipt>, Option<i64>)>,
     checkpoints: HashMap<LeaderboardId, Checkpoint>,
     sketches: HashMap<LeaderboardId, RankSketch>,
     /// Sealing progress by board.
@@ -211,6 +216,13 @@ impl BoardStore for MemoryStore {
 }
 
 impl Tables {
+    /// Whether the row is still as `row` was read (its revision; the twin's rows always
+    /// have one once written).
+    fn unchanged(&self, key: &(LeaderboardId, String), row: &Row) -> bool {
+        let rev = self.kept.get(key).map(|k| k.0);
+        rev == row.rev && self.row_version(key) == row.version
+    }
+
     /// The version of the player's row: their standing's or their tombstone's.
     fn row_version(&self, key: &(LeaderboardId, String)) -> Option<u64> {
         (self.standings.get(key).map(|s| s.standing.version))
@@ -241,17 +253,32 @@ impl StandingStore for MemoryStore {
         lb: &LeaderboardId,
         player: &PlayerId,
     ) -> Result<Option<Standing>, StoreError> {
-        Ok(self.get_row(lb, player).await?.standing)
+        Ok(self
+            .get_row(lb, player, Consistency::Strong)
+            .await?
+            .standing)
     }
 
-    async fn get_row(&self, lb: &LeaderboardId, player: &PlayerId) -> Result<Row, StoreError> {
+    async fn get_row(
+        &self,
+        lb: &LeaderboardId,
+        player: &PlayerId,
+        _consistency: Consistency,
+    ) -> Result<Row, StoreError> {
         // A round trip: other tasks run meanwhile, as concurrent writers do.
         tokio::task::yield_now().await;
         self.with(|t| {
             let key = (lb.clone(), player.to_string());
+            let (rev, receipts, archived_until) = match t.kept.get(&key) {
+                Some((rev, receipts, until)) => (Some(*rev), receipts.clone(), *until),
+                None => (None, Vec::new(), None),
+            };
             Row {
                 standing: t.standings.get(&key).map(|s| s.standing.clone()),
                 version: t.row_version(&key),
+                rev,
+                receipts,
+                archived_until,
             }
         })
     }
@@ -260,14 +287,16 @@ impl StandingStore for MemoryStore {
         tokio::task::yield_now().await;
         self.with(|t| {
             let key = (r.board.clone(), r.player.to_string());
-            let current = t.standings.get(&key).map(|s| s.standing.version);
-            if current != Some(r.expected_version) {
+            if !t.unchanged(&key, r.row) {
                 return CommitOutcome::StandingChanged;
             }
             t.standings.remove(&key);
-            let version = r.expected_version + 1;
+            let version = r.version();
             t.removed
-                .insert(key, (version, r.direction, r.index_expire_at));
+                .insert(key.clone(), (version, r.direction, r.index_expire_at));
+            let rev = r.row.rev.unwrap_or(0) + 1;
+            let row = r.row.clone();
+            t.kept.insert(key, (rev, row.receipts, row.archived_until));
             t.stream.push(IndexEntry::removal(
                 r.board,
                 r.direction,
@@ -289,6 +318,7 @@ impl StandingStore for MemoryStore {
             let key = (lb.clone(), player.to_string());
             t.receipts
                 .retain(|(b, p, _), _| !(b == lb && p == player.as_str()));
+            t.kept.remove(&key);
             let old = match (t.standings.remove(&key), t.removed.remove(&key)) {
                 (Some(s), _) => Some((s.standing.version, s.direction, s.expire_at)),
                 (None, removed) => removed,
@@ -321,35 +351,28 @@ impl StandingStore for MemoryStore {
     async fn commit(&self, c: &Commit<'_>) -> Result<CommitOutcome, StoreError> {
         tokio::task::yield_now().await;
         self.with(|t| {
-            let receipt_key = (
-                c.board.clone(),
-                c.player.to_string(),
-                c.match_id.to_string(),
-            );
-            if t.receipts.contains_key(&receipt_key) {
-                return CommitOutcome::ReceiptExists;
-            }
-            let banned = c
-                .game
-                .is_some_and(|g| t.bans.contains_key(&(g.to_owned(), c.player.to_string())));
-            if banned {
-                return CommitOutcome::Banned;
-            }
             let key = (c.board.clone(), c.player.to_string());
-            if t.row_version(&key) != c.expected_version {
+            let kept = c.row.keep(c.receipt.clone(), c.now_s);
+            for k in &kept.archived {
+                let at = (key.0.clone(), key.1.clone(), k.match_id.to_string());
+                t.receipts.insert(at, k.receipt.clone());
+            }
+            if !t.unchanged(&key, c.row) {
                 return CommitOutcome::StandingChanged;
             }
-            t.receipts.insert(receipt_key, c.receipt.clone());
-            if let Some(standing) = c.standing {
-                let stored = Stored {
-                    standing: standing.clone(),
-                    direction: c.direction,
-                    expire_at: c.index_expire_at,
-                };
+            let rev = c.row.rev.unwrap_or(0) + 1;
+            t.kept
+                .insert(key.clone(), (rev, kept.inline, kept.archived_until));
+            let stored = Stored {
+                standing: c.standing.clone(),
+                direction: c.direction,
+                expire_at: c.index_expire_at,
+            };
+            if c.receipt.receipt.update_applied {
                 t.stream.push(stored.entry(c.board, c.player.as_str()));
-                t.removed.remove(&key);
-                t.standings.insert(key, stored);
             }
+            t.removed.remove(&key);
+            t.standings.insert(key, stored);
             CommitOutcome::Committed
         })
     }

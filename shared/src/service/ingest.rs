@@ -1,16 +1,20 @@
 //! Score submission: exactly-once per `(board, player, match_id)`, then write-through.
+//! docs/cost.md has the protocol, with every crash point and why each invariant holds.
 //!
-//! 1. Read the standing (strongly consistent) and fold the submission with the board's
-//!    policy.
-//! 2. Commit in one DynamoDB transaction: no receipt for this key yet, standing still at
-//!    the version read. The receipt is written whether or not the standing changes, so a
-//!    retry returns the same outcome. The board must be ACTIVE in this container's view
-//!    of it, which is at most `BOARD_CACHE_TTL_MS` old (a manual freeze takes effect
-//!    within that time; see `ScoreStore::commit` for why it is not in the transaction).
-//! 3. A lost race on the version retries from 1 with jittered backoff; an existing
-//!    receipt means this request is a retry, answered from the receipt (`replayed`).
-//! 4. After the commit, apply the new standing to Redis (version-checked) and answer
-//!    with the player's rank. If Redis fails the write still stands (`rank: null`); the
+//! 1. Read the player's row (strongly consistent): their standing and the receipts of
+//!    their latest matches. A match the row (or, while one may, a receipt item of its
+//!    own) knows is a retry, answered from its receipt (`replayed`).
+//! 2. Refuse what the board does not take now (closed, outside its window, not ACTIVE in
+//!    this container's view of it, at most `BOARD_CACHE_TTL_MS` old; see
+//!    `StandingStore::commit` for why the status is not in the write's condition), and a
+//!    player banned from the board's game (read after the row).
+//! 3. Fold the submission with the board's policy and write the row, with the new
+//!    receipt in it, in one conditional `PutItem` on the row's revision. The receipt is
+//!    written whether or not the standing changes, so a retry returns the same outcome.
+//! 4. A row that moved meanwhile is read again, with the ban, and folded again (jittered
+//!    backoff).
+//! 5. After the write, apply the new standing to Redis (version-checked) and answer with
+//!    the player's rank. If Redis fails the write still stands (`rank: null`); the
 //!    stream projector applies it later.
 
 use serde::{Deserialize, Serialize};
@@ -22,7 +26,10 @@ use crate::error::{DomainError, IndexError, ServiceError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
 use crate::score::Score;
-use crate::store::{Commit, CommitOutcome, Health, IndexEntry, RankIndex, Receipt, ScoreStore};
+use crate::store::{
+    Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex, Receipt, Row,
+    ScoreStore,
+};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Optimistic attempts before giving up with [`ServiceError::Contention`].
@@ -158,22 +165,95 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
     board: &Board,
     req: SubmitScore,
 ) -> Result<IngestReply, ServiceError> {
-    let dir = board.policy.direction();
-    if let Some(refusal) = refusal(board, &req, now_ms()) {
-        // A retry of a match accepted before the board closed still gets its receipt.
-        if let Some(reply) = replay(ctx, &req, dir).await? {
-            return Ok(reply);
+    match prepare(ctx, board, &req, Consistency::Strong).await? {
+        Prepared::Answered(reply) => Ok(reply),
+        Prepared::Write(row) => {
+            if let Some(game) = game_of(board) {
+                check_ban(ctx, game, &req.player).await?;
+            }
+            write(ctx, board, req, row).await
         }
-        return Err(refusal);
     }
+}
+
+/// A submission whose row has been read: answered by a receipt, or to be written.
+pub(crate) enum Prepared {
+    Answered(IngestReply),
+    Write(Row),
+}
+
+/// Reads the player's row and answers a retry from its receipt; refuses a new result
+/// the board does not take now. A row read eventually consistent may be stale: a
+/// refusal is then checked against a strongly consistent read first (a retry of a
+/// match accepted before the window closed still gets its receipt), and a stale row
+/// that misses a receipt only makes the write's condition fail and read again.
+pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: &SubmitScore,
+    consistency: Consistency,
+) -> Result<Prepared, ServiceError> {
+    let dir = board.policy.direction();
+    let mut row = ctx
+        .store
+        .get_row(&req.board, &req.player, consistency)
+        .await?;
+    if let Some(reply) = replay(ctx, req, &row, dir).await? {
+        return Ok(Prepared::Answered(reply));
+    }
+    let Some(refusal) = refusal(board, req, now_ms()) else {
+        return Ok(Prepared::Write(row));
+    };
+    if consistency == Consistency::Eventual {
+        row = ctx
+            .store
+            .get_row(&req.board, &req.player, Consistency::Strong)
+            .await?;
+        if let Some(reply) = replay(ctx, req, &row, dir).await? {
+            return Ok(Prepared::Answered(reply));
+        }
+    }
+    Err(refusal)
+}
+
+/// The game whose bans apply to `board` (a family board's).
+pub(crate) fn game_of(board: &Board) -> Option<&str> {
+    board.window.as_ref().map(|w| w.game.as_str())
+}
+
+/// Refuses the result of a player banned from `game`. Read strongly consistent, after
+/// the rows the write is conditional on: docs/cost.md has why that order, with the ban's
+/// fence on every open board, keeps a banned player's result off every board.
+pub(crate) async fn check_ban<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    game: &str,
+    player: &PlayerId,
+) -> Result<(), ServiceError> {
+    match ctx.store.get_ban(game, player).await? {
+        Some(_) => Err(ServiceError::PlayerBanned {
+            game: game.to_owned(),
+            player: player.clone(),
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Folds the submission into `row` and writes it, conditional on the row's revision; a
+/// row that moved meanwhile is read again (and the ban with it) and folded again.
+pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: SubmitScore,
+    mut row: Row,
+) -> Result<IngestReply, ServiceError> {
+    let dir = board.policy.direction();
     let previous_rank = previous_rank(ctx, &req, dir).await;
     let index_expire_at = ctx.settings.index_expire_at(board);
     for attempt in 0..MAX_ATTEMPTS {
-        let row = ctx.store.get_row(&req.board, &req.player).await?;
-        let current = row.standing;
+        let current = row.standing.as_ref();
         let now = now_ms();
         let fold = match board.policy.fold(
-            current.as_ref(),
+            current,
             req.score,
             &req.match_id,
             req.reached_at.unwrap_or(now),
@@ -182,42 +262,47 @@ pub async fn submit_to<S: ScoreStore, I: RankIndex>(
             Ok(fold) if current.is_none() => fold.after_removal(row.version),
             Ok(fold) => fold,
             // A retry of an accepted match must replay, even if folding it again would
-            // now be refused (a SUM total near the limit).
-            Err(e) => return replay(ctx, &req, dir).await?.ok_or_else(|| e.into()),
+            // now be refused (a SUM total near the limit); the row may have been stale.
+            Err(e) => {
+                let fresh = (ctx.store)
+                    .get_row(&req.board, &req.player, Consistency::Strong)
+                    .await?;
+                return replay(ctx, &req, &fresh, dir)
+                    .await?
+                    .ok_or_else(|| e.into());
+            }
         };
-        let (standing, mut receipt) = outcome(&req, current.as_ref(), &fold);
+        let (standing, mut receipt) = outcome(&req, current, &fold);
         receipt.previous_rank = previous_rank;
         let commit = Commit {
             board: &req.board,
             player: &req.player,
-            match_id: &req.match_id,
             direction: dir,
-            expected_version: row.version,
+            row: &row,
             standing,
-            receipt: &receipt,
-            receipt_expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+            receipt: KeptReceipt {
+                match_id: req.match_id.clone(),
+                receipt: receipt.clone(),
+                expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+            },
             index_expire_at,
-            game: board.window.as_ref().map(|w| w.game.as_str()),
+            now_s: now / 1000,
         };
-        match ctx.store.commit(&commit).await? {
-            CommitOutcome::Committed => {
-                let mut reply = IngestReply::new(&req, &receipt, false);
-                place(ctx, &req, dir, standing, index_expire_at, &mut reply).await;
-                return Ok(reply);
-            }
-            CommitOutcome::ReceiptExists => {
-                if let Some(reply) = replay(ctx, &req, dir).await? {
-                    return Ok(reply);
-                }
-                // The receipt expired between the two reads; start over.
-            }
-            CommitOutcome::StandingChanged => tokio::time::sleep(super::backoff(attempt)).await,
-            CommitOutcome::Banned => {
-                return Err(ServiceError::PlayerBanned {
-                    game: commit.game.unwrap_or_default().to_owned(),
-                    player: req.player.clone(),
-                });
-            }
+        if ctx.store.commit(&commit).await? == CommitOutcome::Committed {
+            let mut reply = IngestReply::new(&req, &receipt, false);
+            let applied = receipt.update_applied.then_some(standing);
+            place(ctx, &req, dir, applied, index_expire_at, &mut reply).await;
+            return Ok(reply);
+        }
+        tokio::time::sleep(super::backoff(attempt)).await;
+        row = (ctx.store)
+            .get_row(&req.board, &req.player, Consistency::Strong)
+            .await?;
+        if let Some(reply) = replay(ctx, &req, &row, dir).await? {
+            return Ok(reply);
+        }
+        if let Some(game) = game_of(board) {
+            check_ban(ctx, game, &req.player).await?;
         }
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
@@ -271,54 +356,50 @@ async fn previous_rank<S, I: RankIndex>(
     }
 }
 
-/// The standing to write (if any) and the receipt to keep for this submission.
+/// The standing the row holds after this submission (the new one, or the current one
+/// when the fold changed nothing) and the receipt to keep for it.
 fn outcome<'a>(
     req: &SubmitScore,
-    current: Option<&Standing>,
+    current: Option<&'a Standing>,
     fold: &'a Fold,
-) -> (Option<&'a Standing>, Receipt) {
+) -> (&'a Standing, Receipt) {
     let previous_score = current.map(|c| c.score);
-    match (fold, current) {
-        (Fold::Applied(next), _) => (
-            Some(next),
-            Receipt {
-                submitted: req.score,
-                score: next.score,
-                previous_score,
-                update_applied: true,
-                updated_at: next.reached_at,
-                last_match_id: next.last_match_id.clone(),
-                previous_rank: None,
-            },
-        ),
-        (Fold::Unchanged, Some(cur)) => (
-            None,
-            Receipt {
-                submitted: req.score,
-                score: cur.score,
-                previous_score,
-                update_applied: false,
-                updated_at: cur.reached_at,
-                last_match_id: cur.last_match_id.clone(),
-                previous_rank: None,
-            },
-        ),
+    let (standing, update_applied) = match (fold, current) {
+        (Fold::Applied(next), _) => (next, true),
+        (Fold::Unchanged, Some(cur)) => (cur, false),
         // A first submission always applies; kept total for the type checker.
         (Fold::Unchanged, None) => unreachable!("a fold without a standing always applies"),
-    }
+    };
+    let receipt = Receipt {
+        submitted: req.score,
+        score: standing.score,
+        previous_score,
+        update_applied,
+        updated_at: standing.reached_at,
+        last_match_id: standing.last_match_id.clone(),
+        previous_rank: None,
+    };
+    (standing, receipt)
 }
 
-/// Answers a retry from its receipt; `None` if there is no receipt.
+/// Answers a retry from its receipt, kept in `row` or (while one may be) in a receipt
+/// item of its own; `None` if the match is new to the row.
 async fn replay<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     req: &SubmitScore,
+    row: &Row,
     dir: Direction,
 ) -> Result<Option<IngestReply>, ServiceError> {
-    let Some(receipt) = ctx
-        .store
-        .get_receipt(&req.board, &req.player, &req.match_id)
-        .await?
-    else {
+    let receipt = match row.kept_receipt(&req.match_id) {
+        Some(r) => Some(r.clone()),
+        None if row.may_have_archived(now_ms() / 1000) => {
+            (ctx.store)
+                .get_receipt(&req.board, &req.player, &req.match_id)
+                .await?
+        }
+        None => None,
+    };
+    let Some(receipt) = receipt else {
         return Ok(None);
     };
     if receipt.submitted != req.score {

@@ -14,13 +14,15 @@ use tracing::instrument;
 
 use super::Context;
 use super::boards::{family_board, init_index};
-use super::ingest::{IngestReply, SubmitScore, check_event_ts, submit_to};
+use super::ingest::{
+    IngestReply, Prepared, SubmitScore, check_ban, check_event_ts, prepare, write,
+};
 use crate::board::Board;
 use crate::error::{DomainError, ServiceError};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::score::Score;
-use crate::store::{RankIndex, ScoreStore};
+use crate::store::{Consistency, RankIndex, Row, ScoreStore};
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
 use crate::window::{NoWindow, Period, TimeWindow, parse_name, window_of};
 
@@ -186,10 +188,15 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
         .scopes(&m.region)
         .into_iter()
         .flat_map(|scope| family.periods.iter().map(move |p| (scope, *p)));
-    let results = try_join_all(
-        targets.map(|(scope, period)| submit_to_window(ctx, &family, &m, scope, period, ts, now)),
+    let shares = try_join_all(
+        targets.map(|(scope, period)| prepare_window(ctx, &family, &m, scope, period, ts, now)),
     )
     .await?;
+    // One ban read for the whole match, after every row it writes was read.
+    if shares.iter().any(|s| matches!(s, Share::Write { .. })) {
+        check_ban(ctx, &m.game, &m.player).await?;
+    }
+    let results = try_join_all(shares.into_iter().map(|share| write_share(ctx, share))).await?;
     Ok(MatchReply {
         player_id: m.player,
         match_id: m.match_id,
@@ -198,9 +205,38 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
     })
 }
 
-/// One window's share of a match result: refused (outside the season, a closed window
-/// without a board, a result the board refuses) or applied.
-async fn submit_to_window<S: ScoreStore, I: RankIndex>(
+/// One window's share of a match result once its row is read.
+enum Share {
+    /// Refused, or answered by its receipt: nothing to write.
+    Done(BoardOutcome),
+    /// To write: the window's board, the submission and the row read.
+    Write {
+        scope: String,
+        period: Period,
+        board: Box<Board>,
+        req: SubmitScore,
+        row: Row,
+    },
+}
+
+/// What a board's refusal of the result says in the reply, or the error that fails the
+/// whole request (a backend failure, a banned player).
+fn refused_or_fail(e: ServiceError) -> Result<Outcome, ServiceError> {
+    match e {
+        ServiceError::Domain(_)
+        | ServiceError::BoardNotActive { .. }
+        | ServiceError::WindowClosed { .. }
+        | ServiceError::EventOutsideWindow(_)
+        | ServiceError::IdempotencyConflict(_) => Ok(refused(&e)),
+        e => Err(e),
+    }
+}
+
+/// One window's share of a match result, up to the write: refused (outside the season,
+/// a closed window without a board, a result the board refuses), answered by the row's
+/// receipt, or to be written. The rows are read eventually consistent (half a read
+/// unit): a stale row only makes its write's condition fail and read again.
+async fn prepare_window<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     m: &MatchResult,
@@ -208,7 +244,7 @@ async fn submit_to_window<S: ScoreStore, I: RankIndex>(
     period: Period,
     ts: i64,
     now: i64,
-) -> Result<BoardOutcome, ServiceError> {
+) -> Result<Share, ServiceError> {
     let outcome_of = |leaderboard_id, outcome| BoardOutcome {
         scope: scope.into(),
         period,
@@ -222,13 +258,13 @@ async fn submit_to_window<S: ScoreStore, I: RankIndex>(
                 code: "outside_season",
                 message: "event_ts is outside the configured season".into(),
             };
-            return Ok(outcome_of(None, Outcome::Refused { refused }));
+            return Ok(Share::Done(outcome_of(None, Outcome::Refused { refused })));
         }
     };
     let lb = family.board_id(scope, &window);
     let board = match window_board(ctx, family, scope, window, now).await? {
         Ok(board) => board,
-        Err(refusal) => return Ok(outcome_of(Some(lb), refusal)),
+        Err(refusal) => return Ok(Share::Done(outcome_of(Some(lb), refusal))),
     };
     let req = SubmitScore {
         board: lb.clone(),
@@ -239,18 +275,44 @@ async fn submit_to_window<S: ScoreStore, I: RankIndex>(
         want_previous_rank: true,
         reached_at: Some(now),
     };
-    let outcome = match submit_to(ctx, &board, req).await {
-        Ok(reply) => accepted(reply),
-        Err(
-            e @ (ServiceError::Domain(_)
-            | ServiceError::BoardNotActive { .. }
-            | ServiceError::WindowClosed { .. }
-            | ServiceError::EventOutsideWindow(_)
-            | ServiceError::IdempotencyConflict(_)),
-        ) => refused(&e),
-        Err(e) => return Err(e),
-    };
-    Ok(outcome_of(Some(lb), outcome))
+    Ok(
+        match prepare(ctx, &board, &req, Consistency::Eventual).await {
+            Ok(Prepared::Answered(reply)) => Share::Done(outcome_of(Some(lb), accepted(reply))),
+            Ok(Prepared::Write(row)) => Share::Write {
+                scope: scope.into(),
+                period,
+                board: Box::new(board),
+                req,
+                row,
+            },
+            Err(e) => Share::Done(outcome_of(Some(lb), refused_or_fail(e)?)),
+        },
+    )
+}
+
+/// Writes one window's share (the ban already read), or passes on what it already is.
+async fn write_share<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    share: Share,
+) -> Result<BoardOutcome, ServiceError> {
+    match share {
+        Share::Done(outcome) => Ok(outcome),
+        Share::Write {
+            scope,
+            period,
+            board,
+            req,
+            row,
+        } => Ok(BoardOutcome {
+            scope,
+            period,
+            leaderboard_id: Some(req.board.clone()),
+            outcome: match write(ctx, &board, req, row).await {
+                Ok(reply) => accepted(reply),
+                Err(e) => refused_or_fail(e)?,
+            },
+        }),
+    }
 }
 
 /// The board of a window. An open window's board is created by its first write; a

@@ -5,7 +5,7 @@
 //! [`crate::social::HttpFriendsSource`].
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
-//! `rate_counter`, `repair` (the repair queue), `seal` (sealed results, history, the
+//! `rate_counter`, `receipts` (the receipts a player's row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `friends`.
@@ -17,6 +17,7 @@ mod mapping;
 mod moderation;
 mod rank_index;
 mod rate_counter;
+mod receipts;
 mod repair;
 mod score_store;
 mod seal;
@@ -32,10 +33,11 @@ pub use rank_index::{
     REPAIR_CLAIM, RankIndex, Slice, TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
+pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
-    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Count, RankSketch, RankedReads,
-    RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore, StandingStore,
+    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count, RankSketch,
+    RankedReads, RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore, StandingStore,
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, Placing, Results, SealState, SealStore, SealedWindow,

@@ -3,6 +3,7 @@
 
 use std::future::Future;
 
+use super::receipts::KeptReceipt;
 use super::{IndexEntry, MappingStore, ModerationStore, SealStore};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::error::StoreError;
@@ -28,58 +29,81 @@ pub struct Receipt {
     pub previous_rank: Option<u64>,
 }
 
-/// One conditional write: the receipt, and the new standing if the fold applied.
+/// One conditional write of the player's row: the new standing (if the fold applied)
+/// and the receipt of this submission, kept in the row (see [`super::receipts`]).
 #[derive(Debug)]
 pub struct Commit<'a> {
     pub board: &'a LeaderboardId,
     pub player: &'a PlayerId,
-    pub match_id: &'a MatchId,
     pub direction: Direction,
-    /// Version the standing must still have (`None`: the player must have no row yet).
-    pub expected_version: Option<u64>,
-    /// The new standing, or `None` when the submission changes nothing.
-    pub standing: Option<&'a Standing>,
-    pub receipt: &'a Receipt,
-    /// Epoch seconds after which the receipt may be deleted (DynamoDB TTL).
-    pub receipt_expires_at: i64,
+    /// The row as read: the write happens only if the row is still at its revision, and
+    /// it keeps the row's receipts.
+    pub row: &'a Row,
+    /// The standing the row holds after the write: the new one if the fold applied,
+    /// the current one if it did not (`receipt.receipt.update_applied` says which).
+    pub standing: &'a Standing,
+    /// This submission's receipt.
+    pub receipt: KeptReceipt,
     /// Epoch seconds after which the board's Redis keys expire (closed windows).
     pub index_expire_at: Option<i64>,
-    /// The game whose ban list must not name the player (a family board's game).
-    pub game: Option<&'a str>,
+    /// Epoch seconds now: receipts expired by then are dropped.
+    pub now_s: i64,
 }
 
-/// A player's row on a board: their standing, if they have one, and the row's version
-/// (a removed standing leaves its version behind, so a later result starts the player
-/// over at a newer version, which the index takes over the removal).
+/// A player's row on a board: their standing, if they have one, the row's version (a
+/// removed standing leaves its version behind, so a later result starts the player over
+/// at a newer version, which the index takes over the removal), and the receipts the
+/// row keeps.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Row {
     pub standing: Option<Standing>,
     /// `None`: the player never had a row on the board (or was erased).
     pub version: Option<u64>,
+    /// Bumped by every write of the row, receipts included (`version` moves only with
+    /// the standing); every write is conditional on it. `None` for no row, or for a row
+    /// written before rows kept receipts.
+    pub rev: Option<u64>,
+    /// The receipts of the player's latest matches on the board, newest first.
+    pub receipts: Vec<KeptReceipt>,
+    /// Epoch seconds until which a receipt that left the row may still answer.
+    pub archived_until: Option<i64>,
 }
 
-/// An operator's removal of a standing: the row becomes a tombstone at the next version.
+/// An operator's removal of a standing (or a ban's fence on a board where the player
+/// has none yet): the row becomes a tombstone at the next version, keeping its receipts.
 #[derive(Debug)]
 pub struct Removal<'a> {
     pub board: &'a LeaderboardId,
     pub player: &'a PlayerId,
     pub direction: Direction,
-    /// The version the standing must still have.
-    pub expected_version: u64,
+    /// The row as read: the removal happens only if it is still at its revision.
+    pub row: &'a Row,
     pub removed_at: i64,
     pub index_expire_at: Option<i64>,
 }
 
-/// Why a conditional commit did not happen. Nothing was written in any of these cases.
+impl Removal<'_> {
+    /// The tombstone's version: the one after the row's.
+    pub fn version(&self) -> u64 {
+        self.row.version.map_or(1, |v| v + 1)
+    }
+}
+
+/// Whether a conditional write happened. Nothing was written when it did not.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CommitOutcome {
     Committed,
-    /// A receipt for this (board, player, match) exists: the request is a retry.
-    ReceiptExists,
-    /// Another write changed the standing since it was read.
+    /// Another write changed the row since it was read.
     StandingChanged,
-    /// The player is banned from the board's game.
-    Banned,
+}
+
+/// How a read sees the latest writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consistency {
+    /// Every write that completed before the read.
+    Strong,
+    /// Possibly not the last second's writes; half the read units.
+    Eventual,
 }
 
 /// One page of the board list.
@@ -154,15 +178,18 @@ pub trait StandingStore: Send + Sync {
         player: &PlayerId,
     ) -> impl Future<Output = Result<Option<Standing>, StoreError>> + Send;
 
-    /// The player's row: their standing and the row's version (see [`Row`]).
+    /// The player's row: their standing, its version and receipts (see [`Row`]).
+    /// [`Consistency::Eventual`] costs half a strong read and may be stale; a write
+    /// conditional on a stale row's revision fails, so nothing goes wrong, it retries.
     fn get_row(
         &self,
         lb: &LeaderboardId,
         player: &PlayerId,
+        consistency: Consistency,
     ) -> impl Future<Output = Result<Row, StoreError>> + Send;
 
-    /// Replaces the standing with its tombstone, only if it still has the expected
-    /// version ([`CommitOutcome::StandingChanged`] otherwise). Receipts stay.
+    /// Replaces the row with its tombstone, only if it is still at the revision read
+    /// ([`CommitOutcome::StandingChanged`] otherwise). Receipts stay.
     fn remove_standing(
         &self,
         removal: &Removal<'_>,
@@ -176,6 +203,8 @@ pub trait StandingStore: Send + Sync {
         player: &PlayerId,
     ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
 
+    /// A receipt that left its row (see [`super::receipts`]), or one written before
+    /// rows kept receipts.
     fn get_receipt(
         &self,
         lb: &LeaderboardId,
@@ -183,11 +212,13 @@ pub trait StandingStore: Send + Sync {
         match_id: &MatchId,
     ) -> impl Future<Output = Result<Option<Receipt>, StoreError>> + Send;
 
-    /// Writes the receipt and the standing in one transaction, only if no receipt
-    /// exists for the key and the standing still has the expected version.
+    /// Writes the row with the new standing (if any) and the receipt, only if the row is
+    /// still at the revision read: one conditional write of one item. The receipts that
+    /// leave the row ([`Row::keep`]) are written as items of their own first, so a crash
+    /// between the two leaves a receipt twice, never none.
     ///
-    /// The board's status is deliberately not part of the transaction: at 10K writes/s
-    /// a condition on the one board item would make it the hottest key of the table.
+    /// The board's status is deliberately not part of the condition: at 10K writes/s a
+    /// condition on the one board item would make it the hottest key of the table.
     /// Callers check the (briefly cached) board definition instead.
     fn commit(
         &self,

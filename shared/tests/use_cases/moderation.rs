@@ -110,7 +110,11 @@ async fn an_erasure_resumes_from_its_cursor_and_leaves_nothing_of_the_player() {
     assert!(done.sweep.complete);
     assert_eq!(done.sweep.entries, 5, "four standings and one tombstone");
     for b in &boards {
-        let row = ctx.store.get_row(b, &player("p01")).await.unwrap();
+        let row = ctx
+            .store
+            .get_row(b, &player("p01"), leaderboard::store::Consistency::Strong)
+            .await
+            .unwrap();
         assert_eq!(row, Default::default(), "no row left on {b}");
         assert_eq!(
             ctx.index

@@ -3,8 +3,10 @@
 //! scope and window, closed ones included) and every later result of theirs for the
 //! game is refused with 403 `player_banned`.
 //!
-//! The ban is stored first, and every commit to a game's board checks it in the same
-//! transaction, so no result can land after the sweep passed its board. Lifting a ban
+//! The ban is stored first; then every open board of the game gets a tombstone of the
+//! player's row (a fence, written even where they have no standing), and every result
+//! for the game reads the ban after the rows it writes, so no result can land after the
+//! sweep passed its board (docs/cost.md has the proof). Lifting a ban
 //! lets results in again; the removed standings do not come back (they are gone, not
 //! hidden): the player starts over.
 
@@ -13,7 +15,7 @@ use std::time::Instant;
 use serde::Serialize;
 use tracing::instrument;
 
-use super::{Operator, Reason, Sweep, record, sweep, take_off};
+use super::{Operator, Reason, Sweep, needs_fence, record, sweep, take_off};
 use crate::error::ServiceError;
 use crate::ids::PlayerId;
 use crate::service::Context;
@@ -63,7 +65,10 @@ pub async fn ban<S: ScoreStore, I: RankIndex>(
         &format!("{game}#"),
         cursor,
         deadline,
-        |board| async move { Ok(take_off(ctx, &board, player).await?.is_some()) },
+        |board| async move {
+            let fence = needs_fence(&board, now_ms());
+            Ok(take_off(ctx, &board, player, fence).await?.is_some())
+        },
     )
     .await?;
     let mut audit = record(op, AuditAction::Ban, &reason);

@@ -25,7 +25,8 @@ use crate::error::{DomainError, ServiceError};
 use crate::ids::PlayerId;
 use crate::order::RankMode;
 use crate::store::{
-    AuditAction, AuditRecord, CommitOutcome, EntryKind, IndexEntry, RankIndex, Removal, ScoreStore,
+    AuditAction, AuditRecord, CommitOutcome, Consistency, EntryKind, IndexEntry, RankIndex,
+    Removal, ScoreStore,
 };
 use crate::time::now_ms;
 
@@ -98,13 +99,31 @@ pub struct TakenOff {
 /// Optimistic attempts at replacing a standing that keeps changing under us.
 const MAX_ATTEMPTS: u32 = 32;
 
-/// Replaces the player's standing on `board` with its tombstone (retrying while
-/// concurrent results move it), then takes it out of the index at once (best effort:
-/// the stream does it anyway). `None` when the player has no standing there.
+/// How long after a window closes a ban still fences its board: longer than any write
+/// that passed the window's check before it closed can take to land.
+const FENCE_AFTER_CLOSE_MS: i64 = 10 * 60 * 1000;
+
+/// Whether a ban must fence `board` at `now` (see [`take_off`]): it may still take a
+/// result.
+pub(super) fn needs_fence(board: &Board, now: i64) -> bool {
+    board
+        .closes_at()
+        .is_none_or(|at| now < at + FENCE_AFTER_CLOSE_MS)
+}
+
+/// Replaces the player's row on `board` with its tombstone (retrying while concurrent
+/// results move it), then takes it out of the index at once (best effort: the stream
+/// does it anyway). `None` when the player has no standing there.
+///
+/// With `fence`, the tombstone is written even where the player has no standing (or
+/// already a tombstone): a ban's fence. A result that read the row before the ban and
+/// writes after the fence finds the row's revision moved, reads again and meets the
+/// ban (docs/cost.md).
 async fn take_off<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     player: &PlayerId,
+    fence: bool,
 ) -> Result<Option<TakenOff>, ServiceError> {
     let lb = &board.leaderboard_id;
     let dir = board.policy.direction();
@@ -114,21 +133,24 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
     };
     let index_expire_at = ctx.settings.index_expire_at(board);
     for attempt in 0..MAX_ATTEMPTS {
-        let row = ctx.store.get_row(lb, player).await?;
-        let Some(standing) = row.standing else {
+        let row = ctx.store.get_row(lb, player, Consistency::Strong).await?;
+        if row.standing.is_none() && !fence {
             return Ok(None);
-        };
+        }
         let removal = Removal {
             board: lb,
             player,
             direction: dir,
-            expected_version: standing.version,
+            row: &row,
             removed_at: now_ms(),
             index_expire_at,
         };
         match ctx.store.remove_standing(&removal).await? {
             CommitOutcome::Committed => {
-                let version = standing.version + 1;
+                let version = removal.version();
+                let Some(standing) = row.standing else {
+                    return Ok(None);
+                };
                 let entry = IndexEntry::removal(
                     lb,
                     dir,
@@ -146,7 +168,7 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
                     version,
                 }));
             }
-            _ => tokio::time::sleep(super::backoff(attempt)).await,
+            CommitOutcome::StandingChanged => tokio::time::sleep(super::backoff(attempt)).await,
         }
     }
     Err(ServiceError::Contention)

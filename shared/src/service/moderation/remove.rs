@@ -36,7 +36,7 @@ pub async fn remove_entry<S: ScoreStore, I: RankIndex>(
         lb: lb.clone(),
         player: player.clone(),
     };
-    let taken_off = take_off(ctx, &board, player)
+    let taken_off = take_off(ctx, &board, player, false)
         .await?
         .ok_or_else(not_ranked)?;
     let mut audit = record(op, AuditAction::RemoveEntry, &reason);
