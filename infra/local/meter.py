@@ -22,6 +22,19 @@ serializes the calls it forwards: meter a workload, not a load test.
 Endpoints of its own: `GET /__meter` (the totals so far, per operation too) and
 `POST /__meter/reset`.
 
+It also breaks calls on purpose, for the crash tests (tests/e2e/crash.rs): `POST
+/__meter/fault` with `{"op": "PutItem", "pk_prefix": "S#", "skip": 0, "mode": ...}` arms
+one fault for the `skip + 1`-th call of `op` on an item whose partition key starts with
+`pk_prefix`:
+- `"before"`: the call is not forwarded (a crash before the write);
+- `"after"`: it is forwarded and its reply replaced (a crash after the write: the write
+  stands, the caller never hears);
+- `"hold"`: it waits, unforwarded and outside the meter's lock, until `POST
+  /__meter/release`, then goes on (a writer paused between its reads and its write).
+The broken reply is a 400 `ValidationException`, which the AWS SDKs do not retry, so the
+caller sees the crash. `GET /__meter/fault` says whether the fault has fired
+(`{"fired": n}`, and `"held": true` while a call waits).
+
 Usage: meter.py --upstream http://127.0.0.1:8000 [--port 0]  (prints `READY <port>`)
 """
 
@@ -252,7 +265,63 @@ class Meter:
         return 0
 
 
-def handler_for(meter):
+class Fault:
+    """One armed crash (see the module's doc)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.spec = None
+        self.seen = 0
+        self.fired = 0
+        self.held = False
+        self.release = threading.Event()
+
+    def arm(self, spec):
+        with self.lock:
+            self.spec, self.seen, self.fired, self.held = spec, 0, 0, False
+            self.release.clear()
+
+    def state(self):
+        with self.lock:
+            return {"fired": self.fired, "held": self.held}
+
+    def match(self, op, body):
+        """The mode to break this call with, or None (and counts the call)."""
+        with self.lock:
+            spec = self.spec
+            if spec is None or spec.get("op") != op:
+                return None
+            pk = partition_key(body)
+            if not pk.startswith(spec.get("pk_prefix", "")):
+                return None
+            self.seen += 1
+            if self.seen != spec.get("skip", 0) + 1:
+                return None
+            self.fired += 1
+            self.spec = None
+            if spec["mode"] == "hold":
+                self.held = True
+            return spec["mode"]
+
+    def wait(self):
+        self.release.wait(timeout=60)
+        with self.lock:
+            self.held = False
+
+
+def partition_key(body):
+    """The `pk` a single-item call names (a string key), or ""."""
+    item = body.get("Key") or body.get("Item") or {}
+    return item.get("pk", {}).get("S", "")
+
+
+CRASH = json.dumps({"__type": "com.amazon.coral.validate#ValidationException",
+                    "message": "injected crash (meter.py fault)"}).encode()
+
+
+def handler_for(meter, fault=None):
+    fault = fault or Fault()
+
     class Handler(BaseHTTPRequestHandler):
         def log_message(self, *_):
             pass
@@ -265,6 +334,8 @@ def handler_for(meter):
             self.wfile.write(raw)
 
         def do_GET(self):
+            if self.path == "/__meter/fault":
+                return self.reply(200, json.dumps(fault.state()).encode(), "application/json")
             if self.path == "/__meter":
                 with meter.lock:
                     raw = json.dumps(meter.totals).encode()
@@ -277,6 +348,12 @@ def handler_for(meter):
                 with meter.lock:
                     meter.reset()
                 return self.reply(204, b"")
+            if self.path == "/__meter/fault":
+                fault.arm(json.loads(raw))
+                return self.reply(204, b"")
+            if self.path == "/__meter/release":
+                fault.release.set()
+                return self.reply(204, b"")
             target = self.headers.get("X-Amz-Target", "")
             passed = {k: v for k, v in self.headers.items()
                       if k.lower() in ("authorization", "x-amz-date", "x-amz-security-token")}
@@ -284,7 +361,15 @@ def handler_for(meter):
                 # Streams and anything else: forwarded, not billed here.
                 status, out = meter.send_raw(self.path, raw, dict(self.headers))
                 return self.reply(status, out)
-            status, out = meter.call(target[len(TARGET):], json.loads(raw or b"{}"), passed)
+            op, body = target[len(TARGET):], json.loads(raw or b"{}")
+            mode = fault.match(op, body)
+            if mode == "before":
+                return self.reply(400, CRASH)
+            if mode == "hold":
+                fault.wait()
+            status, out = meter.call(op, body, passed)
+            if mode == "after":
+                return self.reply(400, CRASH)
             self.reply(status, out)
 
     return Handler

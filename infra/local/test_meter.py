@@ -45,5 +45,29 @@ class Units(unittest.TestCase):
         self.assertEqual(meter.index_units(projected, row("1"), row("1", "y")), 1)
 
 
+class Faults(unittest.TestCase):
+    def put(self, pk):
+        return {"TableName": "t", "Item": {"pk": {"S": pk}, "sk": {"S": "x"}}}
+
+    def test_the_armed_call_breaks_once_and_others_pass(self):
+        f = meter.Fault()
+        f.arm({"op": "PutItem", "pk_prefix": "S#", "skip": 1, "mode": "after"})
+        self.assertIsNone(f.match("GetItem", {"Key": {"pk": {"S": "S#b#01"}}}))
+        self.assertIsNone(f.match("PutItem", self.put("R#b#p")))
+        self.assertIsNone(f.match("PutItem", self.put("S#b#01")))
+        self.assertEqual(f.match("PutItem", self.put("S#b#02")), "after")
+        self.assertIsNone(f.match("PutItem", self.put("S#b#03")))
+        self.assertEqual(f.state(), {"fired": 1, "held": False})
+
+    def test_a_held_call_says_so_until_released(self):
+        f = meter.Fault()
+        f.arm({"op": "PutItem", "pk_prefix": "", "mode": "hold"})
+        self.assertEqual(f.match("PutItem", self.put("S#b#01")), "hold")
+        self.assertTrue(f.state()["held"])
+        f.release.set()
+        f.wait()
+        self.assertFalse(f.state()["held"])
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -6,10 +6,11 @@
 //! a test's own table and prefix, its writes), `checks` (index against DynamoDB),
 //! `stream` (stream records), `fixtures` (names, ids, generators, polling), and the
 //! servers a test runs for itself to break: `redis_server`, `redis_cluster`,
-//! `dynamo_server`, `stack`.
+//! `dynamo_server`, `crash_proxy` (calls to DynamoDB broken on purpose), `stack`.
 
 mod backends;
 mod checks;
+mod crash_proxy;
 mod dynamo_server;
 mod env;
 mod fixtures;
@@ -20,6 +21,7 @@ mod stack;
 mod stream;
 
 pub use backends::*;
+pub use crash_proxy::*;
 pub use dynamo_server::*;
 pub use env::*;
 pub use fixtures::*;
