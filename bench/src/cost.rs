@@ -202,6 +202,19 @@ pub async fn run(
     row("improving", meter.bill(go("p1", "m2", 200)).await?);
     row("not_improving", meter.bill(go("p1", "m3", 50)).await?);
     row("retry", meter.bill(go("p1", "m3", 50)).await?);
+    // A player past the receipts a row keeps: each result moves the oldest receipt out
+    // to an item of its own, and a new match is looked up there too.
+    go("p1", "m4", 60).await?;
+    go("p1", "m5", 250).await?;
+    row(
+        "improving_past_kept",
+        meter.bill(go("p1", "m6", 300)).await?,
+    );
+    row(
+        "not_improving_past_kept",
+        meter.bill(go("p1", "m7", 70)).await?,
+    );
+    row("retry_past_kept", meter.bill(go("p1", "m1", 100)).await?);
     let sum = board(&ctx, "cost-sum", Policy::Sum).await?;
     submit_score(&ctx, submit(&sum, "p1", "s1", 10)).await?;
     row(

@@ -221,3 +221,69 @@ async fn a_write_commits_when_redis_is_down_and_answers_rank_null() {
     let (members, _) = env.index_snapshot(&b).await;
     assert!(members.is_empty());
 }
+
+/// A row and receipt as the transactional protocol wrote them (the row without `rev`,
+/// the receipt an item of its own): the old match still replays, a new one applies once
+/// over the old row, and the old one replays after that too.
+#[tokio::test]
+async fn rows_and_receipts_from_before_rows_kept_receipts_still_answer_and_count_once() {
+    use leaderboard::board::Standing;
+    use leaderboard::dynamodb::StandingItem;
+    use leaderboard::ids::{MatchId, PlayerId};
+    use leaderboard::order::Direction;
+    use leaderboard::score::Score;
+    use leaderboard::store::StandingStore;
+
+    let env = TestEnv::new().await;
+    let lb = env.board(Policy::Sum).await;
+    let now = leaderboard::time::now_ms();
+    let ana = PlayerId::parse("ana").unwrap();
+    let standing = Standing {
+        score: Score::new("score", 10).unwrap(),
+        reached_at: now,
+        version: 1,
+        last_match_id: MatchId::parse("old").unwrap(),
+    };
+    let row = StandingItem::new(&lb, &ana, Direction::Desc, &standing, None);
+    let n = |v: i64| AttributeValue::N(v.to_string());
+    let s = |v: &str| AttributeValue::S(v.to_owned());
+    let store = &env.ctx.store;
+    let put = |item| {
+        store
+            .client()
+            .put_item()
+            .table_name(store.table())
+            .set_item(Some(item))
+            .send()
+    };
+    put(serde_dynamo::to_item(row).unwrap()).await.unwrap();
+    let receipt = std::collections::HashMap::from([
+        ("pk".to_owned(), s(&format!("R#{lb}#ana"))),
+        ("sk".to_owned(), s("M#old")),
+        ("kind".to_owned(), s("receipt")),
+        ("submitted".to_owned(), n(10)),
+        ("score".to_owned(), n(10)),
+        ("update_applied".to_owned(), AttributeValue::Bool(true)),
+        ("updated_at".to_owned(), n(now)),
+        ("last_match_id".to_owned(), s("old")),
+        ("expires_at".to_owned(), n(now / 1000 + 86_400)),
+    ]);
+    put(receipt).await.unwrap();
+
+    let old = env.submit(&lb, "ana", "old", 10).await.unwrap();
+    assert_eq!(
+        (old.replayed, old.score, old.previous_score),
+        (true, 10, None)
+    );
+    let new = env.submit(&lb, "ana", "new", 5).await.unwrap();
+    assert_eq!(
+        (new.replayed, new.score, new.previous_score),
+        (false, 15, Some(10))
+    );
+    for (m, value, score) in [("old", 10, 10), ("new", 5, 15)] {
+        let again = env.submit(&lb, "ana", m, value).await.unwrap();
+        assert_eq!((again.replayed, again.score), (true, score), "{m}");
+    }
+    let total = store.get_standing(&lb, &ana).await.unwrap().unwrap();
+    assert_eq!((total.score.get(), total.version), (15, 2));
+}

@@ -87,3 +87,36 @@ pub fn decode(records: Vec<EventRecord>) -> StreamBatch {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Standing;
+    use crate::dynamodb::StandingItem;
+    use crate::ids::{LeaderboardId, MatchId, PlayerId};
+    use crate::order::Direction;
+    use crate::score::Score;
+
+    fn image(version: u64, score: i64) -> serde_dynamo::Item {
+        let s = Standing {
+            score: Score::new("score", score).unwrap(),
+            reached_at: 1,
+            version,
+            last_match_id: MatchId::parse("m").unwrap(),
+        };
+        let lb = LeaderboardId::parse("b").unwrap();
+        let p = PlayerId::parse("p").unwrap();
+        serde_dynamo::to_item(StandingItem::new(&lb, &p, Direction::Desc, &s, None)).unwrap()
+    }
+
+    #[test]
+    fn a_row_rewritten_at_the_same_version_asks_nothing_of_the_index() {
+        // A result that did not change the standing: only the row's receipts moved.
+        let same = change_of("MODIFY", image(3, 10), image(3, 10));
+        assert!(matches!(same, Change::Skip), "{same:?}");
+        let moved = change_of("MODIFY", image(4, 20), image(3, 10));
+        assert!(matches!(moved, Change::Apply(e) if e.version == 4));
+        let first = change_of("INSERT", image(1, 10), serde_dynamo::Item::default());
+        assert!(matches!(first, Change::Apply(e) if e.version == 1));
+    }
+}

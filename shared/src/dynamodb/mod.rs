@@ -57,9 +57,7 @@ use crate::error::StoreError;
 use crate::order::RankKey;
 use crate::store::Consistency;
 #[cfg(doc)]
-use crate::store::{
-    BoardStore, Consistency, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore,
-};
+use crate::store::{BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore};
 use keys::Item;
 
 pub use changes::decode;

@@ -56,6 +56,13 @@ impl Stored {
     }
 }
 
+/// What a row keeps beside its standing or tombstone.
+struct KeptRow {
+    rev: u64,
+    receipts: Vec<KeptReceipt>,
+    archived_until: Option<i64>,
+}
+
 #[derive(Default)]
 pub(super) struct Tables {
     boards: BTreeMap<LeaderboardId, Board>,
@@ -71,7 +78,7 @@ pub(super) struct Tables {
     receipts: HashMap<(LeaderboardId, String, String), Receipt>,
     /// What each row keeps beside its standing or tombstone: revision, receipts and
     /// until when its archived receipts may answer.
-    kept: HashMap<(LeaderboardId, String), (u64, Vec<KeptReceipt>, Option<i64>)>,
+    kept: HashMap<(LeaderboardId, String), KeptRow>,
     checkpoints: HashMap<LeaderboardId, Checkpoint>,
     sketches: HashMap<LeaderboardId, RankSketch>,
     /// Sealing progress by board.
@@ -219,7 +226,7 @@ impl Tables {
     /// Whether the row is still as `row` was read (its revision; the twin's rows always
     /// have one once written).
     fn unchanged(&self, key: &(LeaderboardId, String), row: &Row) -> bool {
-        let rev = self.kept.get(key).map(|k| k.0);
+        let rev = self.kept.get(key).map(|k| k.rev);
         rev == row.rev && self.row_version(key) == row.version
     }
 
@@ -270,7 +277,7 @@ impl StandingStore for MemoryStore {
         self.with(|t| {
             let key = (lb.clone(), player.to_string());
             let (rev, receipts, archived_until) = match t.kept.get(&key) {
-                Some((rev, receipts, until)) => (Some(*rev), receipts.clone(), *until),
+                Some(k) => (Some(k.rev), k.receipts.clone(), k.archived_until),
                 None => (None, Vec::new(), None),
             };
             Row {
@@ -296,7 +303,12 @@ impl StandingStore for MemoryStore {
                 .insert(key.clone(), (version, r.direction, r.index_expire_at));
             let rev = r.row.rev.unwrap_or(0) + 1;
             let row = r.row.clone();
-            t.kept.insert(key, (rev, row.receipts, row.archived_until));
+            let kept = KeptRow {
+                rev,
+                receipts: row.receipts,
+                archived_until: row.archived_until,
+            };
+            t.kept.insert(key, kept);
             t.stream.push(IndexEntry::removal(
                 r.board,
                 r.direction,
@@ -361,8 +373,12 @@ impl StandingStore for MemoryStore {
                 return CommitOutcome::StandingChanged;
             }
             let rev = c.row.rev.unwrap_or(0) + 1;
-            t.kept
-                .insert(key.clone(), (rev, kept.inline, kept.archived_until));
+            let row = KeptRow {
+                rev,
+                receipts: kept.inline,
+                archived_until: kept.archived_until,
+            };
+            t.kept.insert(key.clone(), row);
             let stored = Stored {
                 standing: c.standing.clone(),
                 direction: c.direction,

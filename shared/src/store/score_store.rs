@@ -30,7 +30,7 @@ pub struct Receipt {
 }
 
 /// One conditional write of the player's row: the new standing (if the fold applied)
-/// and the receipt of this submission, kept in the row (see [`super::receipts`]).
+/// and the receipt of this submission, kept in the row (see [`Row::keep`]).
 #[derive(Debug)]
 pub struct Commit<'a> {
     pub board: &'a LeaderboardId,
@@ -203,7 +203,7 @@ pub trait StandingStore: Send + Sync {
         player: &PlayerId,
     ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
 
-    /// A receipt that left its row (see [`super::receipts`]), or one written before
+    /// A receipt that left its row (see [`Row::keep`]), or one written before
     /// rows kept receipts.
     fn get_receipt(
         &self,
