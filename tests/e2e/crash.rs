@@ -15,18 +15,11 @@ use leaderboard::service::scores::Outcome;
 use leaderboard::store::{Consistency, INLINE_RECEIPTS, StandingStore};
 use leaderboard::window::Period;
 
-use crate::support::{Crash, CrashProxy, TestEnv, player, redis_url, unique};
+use crate::support::{Crash, CrashProxy, TestEnv, player, redis_url};
 
 /// A test table and key prefix reached through `proxy`.
 async fn env_behind(proxy: &CrashProxy) -> TestEnv {
-    let prefix = format!("{}:", unique("k"));
-    let env = TestEnv::attach(&redis_url(), &proxy.url(), &unique("t"), &prefix).await;
-    env.ctx
-        .store
-        .create_table()
-        .await
-        .expect("create the test table");
-    env
+    TestEnv::reaching(&redis_url(), &proxy.url()).await
 }
 
 async fn total(env: &TestEnv, lb: &LeaderboardId, p: &str) -> Option<i64> {

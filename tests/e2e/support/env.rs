@@ -33,9 +33,15 @@ impl TestEnv {
 
     /// A new table and key prefix, with the index on the Redis (or cluster) at `redis_url`.
     pub async fn on(redis_url: &str) -> Self {
+        Self::reaching(redis_url, &dynamodb_url()).await
+    }
+
+    /// As [`Self::on`], with DynamoDB reached at `dynamodb_url` (e.g. through a proxy
+    /// that breaks calls).
+    pub async fn reaching(redis_url: &str, dynamodb_url: &str) -> Self {
         let env = Self::attach(
             redis_url,
-            &dynamodb_url(),
+            dynamodb_url,
             &unique("t"),
             &format!("{}:", unique("k")),
         )
