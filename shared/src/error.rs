@@ -296,6 +296,8 @@ pub enum InitError {
     Redis(#[from] IndexError),
     #[error("the events API configuration is invalid: {0}")]
     Events(String),
+    #[error("the social graph client could not be built: {0}")]
+    Friends(#[from] FriendsError),
 }
 
 /// `err` and its sources, joined with ": ", for logs.

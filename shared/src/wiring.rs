@@ -104,6 +104,13 @@ pub async fn repair_reporter(config: &Config) -> Reporter {
     }
 }
 
+/// The social graph client: `SOCIAL_GRAPH_URL`, within `SOCIAL_GRAPH_TIMEOUT_MS`.
+pub fn friends_source(config: &Config) -> Result<crate::social::HttpFriendsSource, InitError> {
+    let url = config.require_social_graph_url()?;
+    let source = crate::social::HttpFriendsSource::new(url, config.social_graph_timeout)?;
+    Ok(source)
+}
+
 /// The dead-letter queue `DEAD_LETTER_QUEUE_URL` names.
 pub async fn dead_letters(config: &Config) -> Result<crate::sqs::SqsDeadLetters, ConfigError> {
     let url = config.require_dead_letter_queue_url()?;

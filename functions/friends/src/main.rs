@@ -4,7 +4,6 @@ mod handler;
 
 use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
-use leaderboard::social::HttpFriendsSource;
 use leaderboard::{telemetry, wiring};
 
 #[tokio::main]
@@ -12,10 +11,7 @@ async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
     let deps = handler::Deps {
-        friends: HttpFriendsSource::new(
-            config.require_social_graph_url()?,
-            config.social_graph_timeout,
-        )?,
+        friends: wiring::friends_source(&config)?,
         ctx: wiring::app_context(&config).await?,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
