@@ -8,7 +8,7 @@ use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
-use crate::store::{EntryKind, IndexEntry, Kept, KeptReceipt, Receipt, Removal, Row};
+use crate::store::{EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Row};
 
 /// A standing as stored, and as the stream delivers it to the projector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -46,21 +46,17 @@ pub struct KeptItems {
 }
 
 impl KeptItems {
-    /// The row after a write: the next revision and the receipts `kept`.
-    pub(super) fn after(row: &Row, kept: &Kept) -> Self {
+    /// What a write of `row` stores beside the standing or tombstone: the next
+    /// revision, `receipts` and `archived_until`.
+    pub(super) fn written(
+        row: &Row,
+        receipts: &[KeptReceipt],
+        archived_until: Option<i64>,
+    ) -> Self {
         Self {
-            rev: Some(row.rev.unwrap_or(0) + 1),
-            receipts: kept.inline.iter().map(InlineReceipt::of).collect(),
-            archived_until: kept.archived_until,
-        }
-    }
-
-    /// The row after a write that keeps its receipts as they are.
-    pub(super) fn unchanged(row: &Row) -> Self {
-        Self {
-            rev: Some(row.rev.unwrap_or(0) + 1),
-            receipts: row.receipts.iter().map(InlineReceipt::of).collect(),
-            archived_until: row.archived_until,
+            rev: Some(row.next_rev()),
+            receipts: receipts.iter().map(InlineReceipt::of).collect(),
+            archived_until,
         }
     }
 
@@ -225,7 +221,7 @@ impl RemovedItem {
             version: r.version(),
             removed_at: r.removed_at,
             index_expire_at: r.index_expire_at,
-            kept: KeptItems::unchanged(r.row),
+            kept: KeptItems::written(r.row, &r.row.receipts, r.row.archived_until),
         }
     }
 }

@@ -135,7 +135,7 @@ impl StandingStore for DynamoScoreStore {
             c.standing,
             c.index_expire_at,
         );
-        item.kept = KeptItems::after(c.row, &kept);
+        item.kept = KeptItems::written(c.row, &kept.inline, kept.archived_until);
         let item = serde_dynamo::to_item(item)?;
         self.put_row(item, c.row, "PutItem(standing)").await
     }

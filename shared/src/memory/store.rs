@@ -301,10 +301,9 @@ impl StandingStore for MemoryStore {
             let version = r.version();
             t.removed
                 .insert(key.clone(), (version, r.direction, r.index_expire_at));
-            let rev = r.row.rev.unwrap_or(0) + 1;
             let row = r.row.clone();
             let kept = KeptRow {
-                rev,
+                rev: r.row.next_rev(),
                 receipts: row.receipts,
                 archived_until: row.archived_until,
             };
@@ -372,9 +371,8 @@ impl StandingStore for MemoryStore {
             if !t.unchanged(&key, c.row) {
                 return CommitOutcome::StandingChanged;
             }
-            let rev = c.row.rev.unwrap_or(0) + 1;
             let row = KeptRow {
-                rev,
+                rev: c.row.next_rev(),
                 receipts: kept.inline,
                 archived_until: kept.archived_until,
             };

@@ -160,7 +160,7 @@ pub(crate) fn check_event_ts<S, I>(
 }
 
 /// Records one submission on an already loaded board.
-pub async fn submit_to<S: ScoreStore, I: RankIndex>(
+async fn submit_to<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: SubmitScore,

@@ -43,6 +43,11 @@ impl Row {
             .map(|k| &k.receipt)
     }
 
+    /// The revision a write of this row gives it (the first write's is 1).
+    pub fn next_rev(&self) -> u64 {
+        self.rev.map_or(1, |r| r + 1)
+    }
+
     /// Whether a receipt item of this row's may still answer at `now_s`: some receipt
     /// left the row and has not expired, or the row predates kept receipts (its
     /// receipts are all items of their own).
