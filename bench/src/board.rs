@@ -139,6 +139,7 @@ pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> 
         window: None,
         sealed_at: None,
         dense_ranks: true,
+        rank_index: true,
     };
     ctx.store.create_board(&board).await?;
     Ok(())

@@ -154,6 +154,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
                     expires_at: now / 1000 + 86_400,
                 },
                 index_expire_at: None,
+                ranked: true,
                 now_s: now / 1000,
             })
             .await?;

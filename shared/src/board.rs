@@ -72,10 +72,18 @@ pub struct Board {
     /// reads need. Fixed at creation; boards stored before it existed keep them.
     #[serde(default = "stored_without_the_setting")]
     pub dense_ranks: bool,
+    /// Whether DynamoDB keeps the board in rank order too (the `by_rank` index entry of
+    /// every standing, one write unit a change): what serves its reads while Redis
+    /// cannot and its seal's walk. Without it those reads answer the last known answer
+    /// or 503 `rank_unavailable` (and, past Redis's retention of a closed window, 410
+    /// `window_expired`), and the seal reads the whole board and sorts it
+    /// (docs/cost.md). Fixed at creation; boards stored before it existed keep it.
+    #[serde(default = "stored_without_the_setting")]
+    pub rank_index: bool,
 }
 
-/// A board or family stored before `dense_ranks` existed kept dense ranks, and keeps
-/// them.
+/// A board or family stored before `dense_ranks` (or `rank_index`) existed kept dense
+/// ranks (and its rank order in DynamoDB), and keeps them.
 pub fn stored_without_the_setting() -> bool {
     true
 }

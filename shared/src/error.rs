@@ -224,6 +224,12 @@ pub enum ServiceError {
     /// and the board has none yet (it is taken every few minutes for big boards).
     #[error("the rank on leaderboard {0} cannot be worked out while its rank index is unavailable")]
     RankUnavailable(LeaderboardId),
+    /// A closed window that keeps no rank order in DynamoDB (`Board::rank_index`), read
+    /// after Redis let its keys go: its final standings are its sealed results.
+    #[error(
+        "leaderboard {0} closed and its live ranks expired; its final standings are at /leaderboards/{0}/results and in each player's history"
+    )]
+    WindowExpired(LeaderboardId),
     #[error("the score store is unavailable")]
     Store(#[from] StoreError),
     #[error("the rank index is unavailable")]
@@ -280,6 +286,7 @@ impl ServiceError {
             Self::NotYourView { .. } => "not_your_view",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
+            Self::WindowExpired(_) => "window_expired",
             Self::Store(_) => "store_unavailable",
             Self::Index(_) => "index_unavailable",
             Self::Friends(_) => "friends_unavailable",

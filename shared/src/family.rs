@@ -27,6 +27,11 @@ pub struct Family {
     /// Whether its boards keep dense ranks (see [`crate::board::Board::dense_ranks`]).
     #[serde(default = "crate::board::stored_without_the_setting")]
     pub dense_ranks: bool,
+    /// The periods whose boards keep their rank order in DynamoDB (see
+    /// [`crate::board::Board::rank_index`]); `None`, for a family stored before the
+    /// setting existed, is all of them.
+    #[serde(default)]
+    pub rank_index_periods: Option<Vec<Period>>,
 }
 
 impl Family {
@@ -64,6 +69,19 @@ impl Family {
             }
             (None, false) => {}
         }
+        if let Some(ranked) = &mut self.rank_index_periods {
+            ranked.sort();
+            ranked.dedup();
+            if let Some(p) = ranked.iter().find(|p| !self.periods.contains(p)) {
+                return Err(DomainError::invalid(
+                    "rank_index_periods",
+                    format!(
+                        "names {}, which is not one of the family's periods",
+                        p.as_str()
+                    ),
+                ));
+            }
+        }
         if !(0..=MAX_GRACE_MS).contains(&self.grace_ms) {
             return Err(DomainError::invalid(
                 "grace_seconds",
@@ -71,6 +89,13 @@ impl Family {
             ));
         }
         Ok(self)
+    }
+
+    /// Whether the boards of `period` keep their rank order in DynamoDB.
+    pub fn rank_index(&self, period: Period) -> bool {
+        self.rank_index_periods
+            .as_ref()
+            .is_none_or(|ranked| ranked.contains(&period))
     }
 
     /// The board id of one scope's window.
@@ -110,6 +135,38 @@ mod tests {
         });
         let f: Family = serde_json::from_value(stored).unwrap();
         assert!(f.dense_ranks);
+        assert!(
+            f.rank_index(Period::AllTime),
+            "and its rank order in DynamoDB"
+        );
+    }
+
+    #[test]
+    fn only_the_named_periods_keep_a_rank_order_and_only_the_familys_own_may_be_named() {
+        let f = Family {
+            game: "g1".into(),
+            mode: "m".into(),
+            policy: Policy::Best,
+            regions: vec![],
+            periods: vec![Period::Daily, Period::AllTime],
+            season: None,
+            grace_ms: 0,
+            dense_ranks: false,
+            rank_index_periods: Some(vec![Period::AllTime, Period::AllTime]),
+        };
+        let v = f.clone().validated().unwrap();
+        assert_eq!(v.rank_index_periods, Some(vec![Period::AllTime]));
+        assert!(v.rank_index(Period::AllTime));
+        assert!(!v.rank_index(Period::Daily));
+        let weekly = Family {
+            rank_index_periods: Some(vec![Period::Weekly]),
+            ..f
+        };
+        let refused = weekly.validated().unwrap_err().to_string();
+        assert!(
+            refused.contains("rank_index_periods") && refused.contains("WEEKLY"),
+            "{refused}"
+        );
     }
 
     #[test]
@@ -123,6 +180,7 @@ mod tests {
             season: None,
             grace_ms: 0,
             dense_ranks: true,
+            rank_index_periods: None,
         };
         let day = window_of(Period::Daily, None, at("2026-11-22T12:00:00Z")).unwrap();
         assert_eq!(
@@ -152,6 +210,7 @@ mod tests {
             season: None,
             grace_ms: 0,
             dense_ranks: true,
+            rank_index_periods: None,
         };
         let v = f.clone().validated().unwrap();
         assert_eq!(v.regions, ["EU", "NA"]);

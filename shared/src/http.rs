@@ -196,6 +196,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "not_sealable"
         | "mapping_conflict"
         | "idempotency_conflict" => 409,
+        "window_expired" => 410,
         "payload_too_large" => 413,
         "score_out_of_range"
         | "event_ts_in_future"

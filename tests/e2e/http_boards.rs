@@ -1,7 +1,7 @@
 //! Board management and the fan-out over HTTP: families, the board list, status
 //! transitions and refused writes, pages, and a server time zone that must not leak.
 
-use anyhow::Result;
+use anyhow::{Context as _, Result};
 use chrono::{Datelike, Utc};
 use serde_json::{Value, json};
 
@@ -387,6 +387,104 @@ async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest
     assert_eq!(
         (status, unique_rank["global_rank"].as_u64()),
         (200, Some(1))
+    );
+    Ok(())
+}
+
+/// Which boards keep a rank order in DynamoDB, as the API shows and takes it: boards
+/// keep it unless asked, a family keeps it on every period but DAILY unless it names
+/// its own, a period the family does not have is refused, and the setting is part of
+/// the board's and the family's identity.
+#[tokio::test]
+async fn a_rank_order_in_dynamodb_is_kept_unless_asked_and_a_familys_daily_boards_go_without()
+-> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = unique("order");
+    let (status, board) = stack
+        .post("/leaderboards", json!({"leaderboard_id": lb}))
+        .await?;
+    assert_eq!(
+        (status, &board["rank_index"]),
+        (201, &json!(true)),
+        "{board}"
+    );
+    let (status, body) = stack
+        .post(
+            "/leaderboards",
+            json!({"leaderboard_id": lb, "rank_index": false}),
+        )
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("board_conflict"))
+    );
+    let lean = unique("lean");
+    let (status, board) = stack
+        .post(
+            "/leaderboards",
+            json!({"leaderboard_id": lean, "rank_index": false}),
+        )
+        .await?;
+    assert_eq!(
+        (status, &board["rank_index"]),
+        (201, &json!(false)),
+        "{board}"
+    );
+
+    let game = game_name();
+    let (status, fam) = stack.post("/families", family_body(&game)).await?;
+    assert_eq!(status, 201, "{fam}");
+    assert_eq!(
+        fam["rank_index_periods"],
+        json!(["ALL_TIME", "SEASON", "MONTHLY", "WEEKLY"]),
+        "{fam}"
+    );
+    let result = json!({"game": game, "mode": "ranked", "region": "EU", "player_id": "p1",
+                        "match_id": "m1", "score": 7});
+    let (status, reply) = stack.post("/scores", result).await?;
+    assert_eq!(status, 200, "{reply}");
+    for r in reply["results"].as_array().context("results")? {
+        let id = r["leaderboard_id"].as_str().context("board id")?;
+        let (_, board) = stack.get(&format!("/leaderboards/{id}")).await?;
+        let daily = r["period"] == "DAILY";
+        assert_eq!(board["rank_index"], json!(!daily), "{board}");
+        // Read live from Redis, every board answers alike.
+        let (status, rank) = stack
+            .get(&format!("/leaderboards/{id}/players/p1/rank"))
+            .await?;
+        assert_eq!(
+            (status, rank["global_rank"].as_u64()),
+            (200, Some(1)),
+            "{id}"
+        );
+    }
+
+    let mut named = family_body(&game_name());
+    named["rank_index_periods"] = json!(["DAILY", "ALL_TIME"]);
+    let (status, fam) = stack.post("/families", named.clone()).await?;
+    assert_eq!(status, 201, "{fam}");
+    assert_eq!(
+        fam["rank_index_periods"],
+        json!(["ALL_TIME", "DAILY"]),
+        "{fam}"
+    );
+    named["rank_index_periods"] = json!([]);
+    let (status, _) = stack.post("/families", named).await?;
+    assert_eq!(status, 409, "another rank_index_periods is another family");
+    let mut foreign = family_body(&game_name());
+    foreign["periods"] = json!(["ALL_TIME"]);
+    foreign["rank_index_periods"] = json!(["WEEKLY"]);
+    let (status, body) = stack.post("/families", foreign).await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (400, Some("invalid_request")),
+        "{body}"
+    );
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("rank_index_periods")),
+        "{body}"
     );
     Ok(())
 }

@@ -340,6 +340,7 @@ impl Fixture {
                         standing: &self.standing,
                         receipt,
                         index_expire_at: None,
+                        ranked: true,
                         now_s: 0,
                     })
                     .await?;

@@ -350,8 +350,9 @@ async fn a_closed_window_is_sealed_once_under_racing_runs_and_history_matches_th
     Ok(())
 }
 
-/// A closed WEEKLY board of its own game, written straight into the env's table.
-async fn closed_window(env: &TestEnv) -> Result<Board> {
+/// A closed WEEKLY board of its own game, written straight into the env's table, that
+/// keeps its rank order in DynamoDB or not.
+async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Board> {
     let game = {
         let u = unique("w");
         u[u.len().saturating_sub(30)..].to_owned()
@@ -376,6 +377,7 @@ async fn closed_window(env: &TestEnv) -> Result<Board> {
         }),
         sealed_at: None,
         dense_ranks: true,
+        rank_index,
     };
     env.ctx.store.create_board(&board).await?;
     Ok(board)
@@ -383,8 +385,21 @@ async fn closed_window(env: &TestEnv) -> Result<Board> {
 
 #[tokio::test]
 async fn a_big_window_seals_over_several_runs_from_dynamodb_with_every_rank_right() -> Result<()> {
+    seals_over_several_runs(true).await
+}
+
+/// The same window on a board without a rank order in DynamoDB (a family's DAILY by
+/// default): each run reads the rows and sorts them, and every rank comes out the same
+/// as the rank order the seeded rows also carry.
+#[tokio::test]
+async fn a_big_window_without_a_rank_order_seals_from_its_sorted_rows_with_every_rank_right()
+-> Result<()> {
+    seals_over_several_runs(false).await
+}
+
+async fn seals_over_several_runs(rank_index: bool) -> Result<()> {
     let env = TestEnv::new().await;
-    let board = closed_window(&env).await?;
+    let board = closed_window(&env, rank_index).await?;
     let lb = &board.leaderboard_id;
     let n = 2 * PAGE + 500;
     env.seed_standings(lb, n as u64).await?;

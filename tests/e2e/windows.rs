@@ -1,20 +1,24 @@
 //! Policies, board families, windows and the fan-out ingest, against real DynamoDB
 //! (moto) and Redis.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
 use leaderboard::error::ServiceError;
+use leaderboard::http::status_and_code;
+use leaderboard::memory::MemoryEvents;
 use leaderboard::order::{Direction, RankMode};
-use leaderboard::service::reads;
+use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::scores::{BoardOutcome, Outcome};
-use leaderboard::store::RankIndex;
+use leaderboard::service::seal::{self, SealOutcome, SealSettings};
+use leaderboard::service::{Context, reads};
+use leaderboard::store::{RankIndex, RankedReads, SealStore};
 use leaderboard::time::now_ms;
 use leaderboard::window::Period;
 
-use crate::support::{FixedFriends, TestEnv, lb, player};
+use crate::support::{FixedFriends, TestEnv, free_port, lb, player, uncached};
 
 const ALL_PERIODS: [Period; 5] = [
     Period::AllTime,
@@ -403,4 +407,118 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
             .iter()
             .all(|o| matches!(o.outcome, Outcome::Accepted { replayed: true, .. }))
     );
+}
+
+/// A family's boards that keep no rank order in DynamoDB (the SEASON boards here; a
+/// family's DAILY ones by default): their rows carry no `by_rank` key, a read Redis
+/// cannot answer is a 503 `rank_unavailable` where the other boards answer exactly from
+/// DynamoDB, a closed window read past Redis's retention is a 410 `window_expired`, and
+/// its seal still ranks every player right, from the rows sorted.
+#[tokio::test]
+async fn a_window_without_a_rank_order_in_dynamodb_says_so_when_redis_cannot_answer_and_seals_right()
+ {
+    let mut env = TestEnv::new().await;
+    env.ctx.settings.redis_retention = Duration::ZERO;
+    let now = now_ms();
+    let end = now + 5_000;
+    let ranked = Some(vec![Period::AllTime]);
+    let fam = env
+        .family_ranking(
+            Policy::Best,
+            &[Period::AllTime, Period::Season],
+            Some((now - 60_000, end)),
+            0,
+            ranked,
+        )
+        .await;
+    let played = now_ms();
+    for (i, p) in ["p1", "p2", "p3", "p4"].iter().enumerate() {
+        env.submit_match(&fam, "NA", p, "m1", 100 + i as i64, Some(played))
+            .await
+            .unwrap();
+    }
+    let season = lb(&format!("{}:ranked:GLOBAL:SEASON:s1", fam.0));
+    let all_time = lb(&format!("{}:ranked:GLOBAL:ALL_TIME", fam.0));
+    let in_order = |id| env.ctx.store.ranked_after(id, Direction::Desc, None, 10);
+    assert_eq!(in_order(&all_time).await.unwrap().len(), 4);
+    assert!(
+        in_order(&season).await.unwrap().is_empty(),
+        "the season's rows carry no by_rank key"
+    );
+    let board = env.ctx.boards.get(&env.ctx.store, &season).await.unwrap();
+    assert!(!board.rank_index);
+
+    // Redis away: the all-time board answers from DynamoDB, the season board says it
+    // cannot (and has no last known answer in this context to give instead).
+    let down = Context::new(
+        env.ctx.store.clone(),
+        RedisRankIndex::new(
+            &format!("redis://127.0.0.1:{}", free_port()),
+            &env.prefix,
+            Duration::from_millis(50),
+        )
+        .unwrap(),
+        uncached(),
+    );
+    let exact = reads::top(&down, &all_time, 3, RankMode::Unique)
+        .await
+        .unwrap();
+    assert!(exact.meta.degraded);
+    assert_eq!(
+        (exact.total, exact.entries[0].player_id.as_str()),
+        (4, "p4")
+    );
+    for err in [
+        reads::top(&down, &season, 3, RankMode::Unique)
+            .await
+            .unwrap_err(),
+        reads::rank(
+            &down,
+            &Caller::default(),
+            &season,
+            &player("p2"),
+            1,
+            RankMode::Unique,
+        )
+        .await
+        .unwrap_err(),
+    ] {
+        assert_eq!(status_and_code(&err), (503, "rank_unavailable"), "{err:?}");
+    }
+    // While Redis answers, the season board reads as any other.
+    let live = reads::top(&env.ctx, &season, 3, RankMode::Unique)
+        .await
+        .unwrap();
+    assert_eq!(serde_json::to_value(live.meta.source).unwrap(), "redis");
+    assert_eq!(live.total, 4);
+
+    // Closed, and its keys gone with the retention: it points to its results.
+    let wait = (end - now_ms()).max(0) as u64 + 1_200;
+    tokio::time::sleep(Duration::from_millis(wait)).await;
+    let gone = reads::top(&env.ctx, &season, 3, RankMode::Unique)
+        .await
+        .unwrap_err();
+    assert_eq!(status_and_code(&gone), (410, "window_expired"), "{gone:?}");
+    assert!(gone.to_string().contains("/results"), "{gone}");
+    let kept = reads::top(&env.ctx, &all_time, 3, RankMode::Unique)
+        .await
+        .unwrap();
+    assert_eq!(kept.total, 4, "the all-time board is untouched");
+
+    let settled = SealSettings {
+        settle: Duration::ZERO,
+    };
+    let events = MemoryEvents::default();
+    let far = Instant::now() + Duration::from_secs(60);
+    let report = seal::seal(&env.ctx.store, &events, settled, &season, far)
+        .await
+        .unwrap();
+    assert_eq!(report.boards[0].outcome, SealOutcome::Sealed);
+    let results = env.ctx.store.get_results(&season).await.unwrap().unwrap();
+    let placed: Vec<_> = results
+        .top
+        .iter()
+        .map(|p| (p.rank, p.player_id.as_ref().unwrap().as_str()))
+        .collect();
+    assert_eq!(placed, [(1, "p4"), (2, "p3"), (3, "p2"), (4, "p1")]);
 }

@@ -107,6 +107,7 @@ mod tests {
             season: None,
             grace_seconds: 0,
             dense_ranks: true,
+            rank_index_periods: None,
         };
         boards::create_family(&deps.ctx.store, family)
             .await

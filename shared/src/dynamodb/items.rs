@@ -23,8 +23,10 @@ pub struct StandingItem {
     pub reached_at: i64,
     pub version: u64,
     pub last_match_id: MatchId,
-    /// The rank-ordered sort key (`by_rank` index).
-    pub rk: String,
+    /// The rank-ordered sort key (`by_rank` index); absent on the rows of a board that
+    /// keeps no rank order in DynamoDB (`Board::rank_index`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rk: Option<String>,
     /// Epoch seconds at which the board's Redis keys expire, for a time window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_expire_at: Option<i64>,
@@ -155,7 +157,7 @@ impl StandingItem {
             reached_at: s.reached_at,
             version: s.version,
             last_match_id: s.last_match_id.clone(),
-            rk: rank_key.sort_key(direction),
+            rk: Some(rank_key.sort_key(direction)),
             index_expire_at,
             kept: KeptItems::default(),
         }

@@ -19,9 +19,10 @@
 //! | an event source's schema mapping, one item per version | `MAP#{source}` | `V{version, 10 digits}` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
-//! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`]; the
-//! sparse global secondary index `by_rank` (`pk`, `rk`, keys only) serves reads in rank
-//! order straight from DynamoDB (see `ranked`). Every item carries `kind`, which the
+//! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`] (on
+//! boards that keep a rank order here, `Board::rank_index`); the sparse global secondary
+//! index `by_rank` (`pk`, `rk`, keys only) serves reads in rank order straight from
+//! DynamoDB (see `ranked`). Every item carries `kind`, which the
 //! stream projector uses to pick standings. Ids cannot contain `#` (see [`crate::ids`]),
 //! so keys are unambiguous.
 //!

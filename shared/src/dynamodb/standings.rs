@@ -136,6 +136,9 @@ impl StandingStore for DynamoScoreStore {
             c.index_expire_at,
         );
         item.kept = KeptItems::written(c.row, &kept.inline, kept.archived_until);
+        if !c.ranked {
+            item.rk = None;
+        }
         let item = serde_dynamo::to_item(item)?;
         self.put_row(item, c.row, "PutItem(standing)").await
     }

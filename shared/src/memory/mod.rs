@@ -70,6 +70,7 @@ pub async fn seed(
         leaderboard_id: lb.clone(),
         policy,
         dense_ranks: true,
+        rank_index: true,
     };
     boards::create_board(&ctx.store, &ctx.index, create)
         .await

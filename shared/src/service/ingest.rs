@@ -286,6 +286,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
                 expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
             },
             index_expire_at,
+            ranked: board.rank_index,
             now_s: now / 1000,
         };
         if ctx.store.commit(&commit).await? == CommitOutcome::Committed {

@@ -46,6 +46,9 @@ pub struct Commit<'a> {
     pub receipt: KeptReceipt,
     /// Epoch seconds after which the board's Redis keys expire (closed windows).
     pub index_expire_at: Option<i64>,
+    /// Whether the board keeps its rank order in DynamoDB (`Board::rank_index`): the
+    /// row carries the `by_rank` key only then.
+    pub ranked: bool,
     /// Epoch seconds now: receipts expired by then are dropped.
     pub now_s: i64,
 }

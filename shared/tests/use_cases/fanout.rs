@@ -19,6 +19,7 @@ async fn family(ctx: &Ctx, game: &str) {
         season: None,
         grace_seconds: 300,
         dense_ranks: true,
+        rank_index_periods: None,
     };
     boards::create_family(&ctx.store, req)
         .await

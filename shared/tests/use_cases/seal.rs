@@ -44,6 +44,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
         }),
         sealed_at: None,
         dense_ranks: true,
+        rank_index: true,
     };
     ctx.store.create_board(&board).await.unwrap();
     board

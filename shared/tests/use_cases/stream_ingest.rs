@@ -60,6 +60,7 @@ async fn family(ctx: &Ctx) {
         season: None,
         grace_seconds: 0,
         dense_ranks: true,
+        rank_index_periods: None,
     };
     boards::create_family(&ctx.store, req).await.unwrap();
 }
@@ -259,6 +260,7 @@ async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
         season: None,
         grace_seconds: 0,
         dense_ranks: true,
+        rank_index_periods: None,
     };
     boards::create_family(&ctx.store, req).await.unwrap();
     let m = mapping(

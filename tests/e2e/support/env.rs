@@ -84,6 +84,7 @@ impl TestEnv {
             window: None,
             sealed_at: None,
             dense_ranks,
+            rank_index: true,
         };
         let existing = self
             .ctx
@@ -110,6 +111,20 @@ impl TestEnv {
         season: Option<(i64, i64)>,
         grace_seconds: i64,
     ) -> (String, String) {
+        self.family_ranking(policy, periods, season, grace_seconds, None)
+            .await
+    }
+
+    /// [`TestEnv::family`] whose boards keep their rank order in DynamoDB for
+    /// `rank_index_periods` only (`None`: the API's default, every period but DAILY).
+    pub async fn family_ranking(
+        &self,
+        policy: Policy,
+        periods: &[Period],
+        season: Option<(i64, i64)>,
+        grace_seconds: i64,
+        rank_index_periods: Option<Vec<Period>>,
+    ) -> (String, String) {
         let game = unique("g").replace(['-'], "_");
         let game = game[game.len().saturating_sub(30)..].to_owned();
         let req = CreateFamily {
@@ -125,6 +140,7 @@ impl TestEnv {
             }),
             grace_seconds,
             dense_ranks: true,
+            rank_index_periods,
         };
         let created = boards::create_family(&self.ctx.store, req)
             .await

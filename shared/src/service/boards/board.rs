@@ -22,6 +22,14 @@ pub struct CreateBoard {
     /// (default false). Without them every apply and rebuild does less work.
     #[serde(default = "dense_unless_asked")]
     pub dense_ranks: bool,
+    /// Whether DynamoDB keeps the board in rank order too (default true; see
+    /// [`Board::rank_index`]).
+    #[serde(default = "ranked_unless_asked")]
+    pub rank_index: bool,
+}
+
+fn ranked_unless_asked() -> bool {
+    true
 }
 
 /// A board as the API shows it. `status` is the effective one (a window past its end
@@ -33,6 +41,7 @@ pub struct BoardView {
     pub status: BoardStatus,
     pub created_at: String,
     pub dense_ranks: bool,
+    pub rank_index: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub game: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -66,6 +75,7 @@ impl BoardView {
             status,
             created_at: rfc3339_ms(b.created_at),
             dense_ranks: b.dense_ranks,
+            rank_index: b.rank_index,
             game: w.as_ref().map(|w| w.game.clone()),
             mode: w.as_ref().map(|w| w.mode.clone()),
             scope: w.as_ref().map(|w| w.scope.clone()),
@@ -98,6 +108,7 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
         window: None,
         sealed_at: None,
         dense_ranks: req.dense_ranks,
+        rank_index: req.rank_index,
     };
     match store.create_board(&board).await? {
         None => {
@@ -107,6 +118,7 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
         Some(existing)
             if existing.policy == board.policy
                 && existing.dense_ranks == board.dense_ranks
+                && existing.rank_index == board.rank_index
                 && existing.window.is_none() =>
         {
             Ok(Created::Existing(BoardView::at(existing, now)))

@@ -32,6 +32,21 @@ pub struct CreateFamily {
     /// Whether the family's boards keep dense ranks (default false).
     #[serde(default = "dense_unless_asked")]
     pub dense_ranks: bool,
+    /// The periods whose boards keep their rank order in DynamoDB (default: every
+    /// period but DAILY; see [`Board::rank_index`]).
+    #[serde(default)]
+    pub rank_index_periods: Option<Vec<Period>>,
+}
+
+/// The periods that keep a rank order in DynamoDB unless the family says: all but
+/// DAILY. A day's board is read live from Redis, briefly, and costs the most to index:
+/// every player's first result of the day adds an entry (docs/cost.md).
+fn ranked_unless_asked(periods: &[Period]) -> Vec<Period> {
+    periods
+        .iter()
+        .copied()
+        .filter(|p| *p != Period::Daily)
+        .collect()
 }
 
 fn default_grace_seconds() -> i64 {
@@ -59,6 +74,7 @@ pub struct FamilyView {
     pub season: Option<SeasonView>,
     pub grace_seconds: i64,
     pub dense_ranks: bool,
+    pub rank_index_periods: Vec<Period>,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -83,6 +99,10 @@ impl FamilyView {
                 }
             }
         }
+        let rank_index_periods = f
+            .rank_index_periods
+            .clone()
+            .unwrap_or_else(|| f.periods.clone());
         Self {
             season: f.season.as_ref().map(|s| SeasonView {
                 id: s.id.clone(),
@@ -96,6 +116,7 @@ impl FamilyView {
             periods: f.periods,
             grace_seconds: f.grace_ms / 1000,
             dense_ranks: f.dense_ranks,
+            rank_index_periods,
             current,
         }
     }
@@ -113,6 +134,9 @@ impl CreateFamily {
                 })
             })
             .transpose()?;
+        let rank_index_periods = self
+            .rank_index_periods
+            .unwrap_or_else(|| ranked_unless_asked(&self.periods));
         Family {
             game: self.game,
             mode: self.mode,
@@ -122,6 +146,7 @@ impl CreateFamily {
             season,
             grace_ms: self.grace_seconds.saturating_mul(1000),
             dense_ranks: self.dense_ranks,
+            rank_index_periods: Some(rank_index_periods),
         }
         .validated()
     }
@@ -169,6 +194,7 @@ pub fn family_board(
     window: crate::window::TimeWindow,
     now: i64,
 ) -> Board {
+    let rank_index = family.rank_index(window.period);
     Board {
         leaderboard_id: family.board_id(scope, &window),
         policy: family.policy,
@@ -183,5 +209,6 @@ pub fn family_board(
         }),
         sealed_at: None,
         dense_ranks: family.dense_ranks,
+        rank_index,
     }
 }

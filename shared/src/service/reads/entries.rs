@@ -8,7 +8,7 @@ use tracing::instrument;
 
 use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate};
-use super::fallback::{degraded_by, history};
+use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{EntriesReply, Entry, Provenance, Source};
 use crate::error::{DomainError, ServiceError};
@@ -74,7 +74,7 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
         }
         Ok(r) => (r.rows, r.total, Provenance::now(Source::Redis, false)),
         Err(e) => {
-            let degraded = degraded_by(ctx, &board, &e).await;
+            let degraded = rank_order_after(ctx, &board, &e).await?;
             rows_from_store(ctx, lb, dir, players, mode, degraded).await?
         }
     };

@@ -73,9 +73,43 @@ impl LastKnown {
 }
 
 /// True for boards whose reads go to DynamoDB when Redis has nothing: closed windows
-/// (their keys expire after the retention period).
+/// (their keys expire after the retention period) that keep their rank order there.
 pub(super) fn history(board: &Board) -> bool {
+    board.rank_index && closed_window(board)
+}
+
+/// True for a time window past its close.
+fn closed_window(board: &Board) -> bool {
     board.window.is_some() && board.effective_status(now_ms()) == BoardStatus::Closed
+}
+
+/// Whether a read in rank order that Redis could not answer (`err`) may go to
+/// DynamoDB's rank order, and whether that is a degradation ([`degraded_by`]). A board
+/// that keeps none (`Board::rank_index`) cannot: it is reported for repair (a rebuild
+/// reads its rows, not a rank order) and the read answers 503 `rank_unavailable`, or
+/// the last known answer; a closed window past Redis's retention answers 410
+/// `window_expired` (its final standings are its sealed results).
+pub(super) async fn rank_order_after<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    err: &IndexError,
+) -> Result<bool, ServiceError> {
+    if board.rank_index {
+        return Ok(degraded_by(ctx, board, err).await);
+    }
+    let lb = &board.leaderboard_id;
+    let expired = ctx
+        .settings
+        .index_expire_at(board)
+        .is_some_and(|at| now_ms() / 1000 >= at);
+    if expired {
+        return Err(ServiceError::WindowExpired(lb.clone()));
+    }
+    warn!(board = %lb, error = %err, "rank index unavailable and no rank order in DynamoDB");
+    if let IndexError::NotReady(health) = err {
+        ctx.repairs.report(&ctx.index, lb, *health).await;
+    }
+    Err(ServiceError::RankUnavailable(lb.clone()))
 }
 
 /// Whether falling back to DynamoDB after `err` is a degradation (it is not for a
@@ -86,7 +120,7 @@ pub(super) async fn degraded_by<S, I: RankIndex>(
     board: &Board,
     err: &IndexError,
 ) -> bool {
-    let expected = history(board) && matches!(err, IndexError::NotReady(Health::Missing));
+    let expected = closed_window(board) && matches!(err, IndexError::NotReady(Health::Missing));
     if expected {
         return false;
     }

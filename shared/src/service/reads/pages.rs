@@ -37,7 +37,7 @@ use tracing::instrument;
 
 use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate, place};
-use super::fallback::{degraded_by, history};
+use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
 use crate::cursor::CursorSigner;
@@ -216,7 +216,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
             meta: Provenance::now(Source::Redis, false),
         },
         Err(e) => {
-            let degraded = degraded_by(ctx, &board, &e).await;
+            let degraded = rank_order_after(ctx, &board, &e).await?;
             page_from_store(ctx, lb, dir, at, limit, mode, degraded).await?
         }
     };

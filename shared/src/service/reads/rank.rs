@@ -4,7 +4,7 @@ use tracing::instrument;
 
 use super::cache::cached;
 use super::estimate::{Estimate, estimate, place};
-use super::fallback::{degraded_by, history};
+use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{Entry, Provenance, RankReply, Source, entries};
 use crate::caller::Caller;
@@ -58,10 +58,13 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
             around_from_store(&ctx.store, lb, dir, player, wide, mode).await?,
             Provenance::now(Source::Dynamodb, false),
         ),
-        Err(e) => (
-            around_from_store(&ctx.store, lb, dir, player, wide, mode).await?,
-            Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
-        ),
+        Err(e) => {
+            let degraded = rank_order_after(ctx, &board, &e).await?;
+            (
+                around_from_store(&ctx.store, lb, dir, player, wide, mode).await?,
+                Provenance::now(Source::Dynamodb, degraded),
+            )
+        }
     };
     let around = around.ok_or_else(not_ranked)?;
     let meta = Provenance {

@@ -4,7 +4,7 @@ use tracing::instrument;
 
 use super::cache::cached;
 use super::estimate::estimate;
-use super::fallback::{degraded_by, history};
+use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{Provenance, Source, TopReply, entries};
 use crate::error::ServiceError;
@@ -58,7 +58,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     let (keys, total, meta) = match read {
         Ok((_, 0)) if history(&board) => from_store(false).await?,
         Ok((keys, total)) => (keys, total, Provenance::now(Source::Redis, false)),
-        Err(e) => from_store(degraded_by(ctx, &board, &e).await).await?,
+        Err(e) => from_store(rank_order_after(ctx, &board, &e).await?).await?,
     };
     Ok(TopReply {
         leaderboard_id: lb.clone(),

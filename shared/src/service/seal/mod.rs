@@ -224,7 +224,7 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
             .after
             .as_deref()
             .and_then(|k| RankKey::from_sort_key(dir, k));
-        let mut walk = Walk::new(store, lb, dir, after);
+        let mut walk = Walk::new(store, lb, dir, board.rank_index, after);
         loop {
             let page = walk.next(PAGE).await?;
             let rows: Vec<HistoryRow> = page
@@ -245,7 +245,13 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
             run.state.after = page.last().map(|k| k.sort_key(dir));
             let end = page.len() < PAGE;
             if end {
-                let top = store.ranked_after(lb, dir, None, RESULTS_TOP).await?;
+                let top = match board.rank_index {
+                    true => store.ranked_after(lb, dir, None, RESULTS_TOP).await?,
+                    false => {
+                        let mut walk = Walk::new(store, lb, dir, false, None);
+                        walk.next(RESULTS_TOP as usize).await?
+                    }
+                };
                 let results = Results {
                     window: window.clone(),
                     sealed_at: now_ms(),

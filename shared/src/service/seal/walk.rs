@@ -1,7 +1,9 @@
 //! A walk over a whole board in rank order, straight from DynamoDB: the board's write
 //! shards each read in rank order (a page at a time) and merged, so every standing is
 //! read once, whatever the board's size. It starts after any rank key, which is how a
-//! sealing run that stopped goes on.
+//! sealing run that stopped goes on. A board that keeps no rank order in DynamoDB
+//! (`Board::rank_index`) has each shard read whole from its rows and sorted in memory
+//! instead (docs/cost.md: what that costs).
 
 use std::collections::VecDeque;
 
@@ -10,10 +12,13 @@ use futures::future::try_join_all;
 use crate::error::StoreError;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
-use crate::store::ScoreStore;
+use crate::store::{EntryKind, ScoreStore};
 
 /// Standings read from one shard at a time.
 const SHARD_PAGE: u64 = 500;
+
+/// Rows read at a time from a shard of a board without a rank order.
+const ROWS_PAGE: u32 = 1_000;
 
 struct Shard {
     buffer: VecDeque<RankKey>,
@@ -26,15 +31,19 @@ pub struct Walk<'a, S> {
     store: &'a S,
     lb: &'a LeaderboardId,
     dir: Direction,
+    /// Whether the board keeps its rank order in DynamoDB (else its rows are sorted).
+    ranked: bool,
     shards: Vec<Shard>,
 }
 
 impl<'a, S: ScoreStore> Walk<'a, S> {
-    /// A walk over `lb` starting after `after` (from the top if `None`).
+    /// A walk over `lb` starting after `after` (from the top if `None`), through the
+    /// board's rank order in DynamoDB if it keeps one (`ranked`), else its rows.
     pub fn new(
         store: &'a S,
         lb: &'a LeaderboardId,
         dir: Direction,
+        ranked: bool,
         after: Option<RankKey>,
     ) -> Self {
         let shards = (0..store.shard_count())
@@ -48,6 +57,7 @@ impl<'a, S: ScoreStore> Walk<'a, S> {
             store,
             lb,
             dir,
+            ranked,
             shards,
         }
     }
@@ -75,6 +85,9 @@ impl<'a, S: ScoreStore> Walk<'a, S> {
 
     /// Reads the next page of every shard whose buffer ran dry, in parallel.
     async fn refill(&mut self) -> Result<(), StoreError> {
+        if !self.ranked {
+            return self.sort_rows().await;
+        }
         let (store, lb, dir) = (self.store, self.lb, self.dir);
         let pages = self
             .shards
@@ -94,6 +107,44 @@ impl<'a, S: ScoreStore> Walk<'a, S> {
                 shard.last = Some(last.clone());
             }
             shard.buffer.extend(page);
+        }
+        Ok(())
+    }
+
+    /// Reads every shard not read yet whole from its rows (standings only, not the
+    /// tombstones of removed ones) and sorts it, keeping what lies after the start.
+    async fn sort_rows(&mut self) -> Result<(), StoreError> {
+        let (store, lb, dir) = (self.store, self.lb, self.dir);
+        let shards = self
+            .shards
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| !s.exhausted)
+            .map(|(i, s)| async move {
+                let mut keys = Vec::new();
+                let mut next: Option<String> = None;
+                loop {
+                    let (page, more) = store
+                        .standings_page(lb, i as u64, next.as_deref(), ROWS_PAGE)
+                        .await?;
+                    let standings = page.into_iter().filter(|e| e.kind == EntryKind::Standing);
+                    keys.extend(standings.map(|e| e.key).filter(|k| {
+                        s.last
+                            .as_ref()
+                            .is_none_or(|after| k.cmp_in(after, dir).is_gt())
+                    }));
+                    match more {
+                        Some(sk) => next = Some(sk),
+                        None => break,
+                    }
+                }
+                keys.sort_by(|a, b| a.cmp_in(b, dir));
+                Ok::<_, StoreError>((i, keys))
+            });
+        for (i, keys) in try_join_all(shards).await? {
+            let shard = &mut self.shards[i];
+            shard.exhausted = true;
+            shard.buffer.extend(keys);
         }
         Ok(())
     }
@@ -119,7 +170,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(all.len(), 1_234);
-        let mut walk = Walk::new(&ctx.store, &lb, dir, None);
+        let mut walk = Walk::new(&ctx.store, &lb, dir, true, None);
         let mut walked = Vec::new();
         loop {
             let page = walk.next(300).await.unwrap();
@@ -130,7 +181,13 @@ mod tests {
         }
         assert_eq!(walked, all);
         // Resumed after the 700th key, as a new run would.
-        let mut again = Walk::new(&ctx.store, &lb, dir, Some(all[699].clone()));
+        let mut again = Walk::new(&ctx.store, &lb, dir, true, Some(all[699].clone()));
         assert_eq!(again.next(10_000).await.unwrap(), all[700..]);
+        // A board without a rank order in the store: its rows, sorted, walk the same.
+        let mut rows = Walk::new(&ctx.store, &lb, dir, false, None);
+        assert_eq!(rows.next(10_000).await.unwrap(), all);
+        let mut rows = Walk::new(&ctx.store, &lb, dir, false, Some(all[699].clone()));
+        assert_eq!(rows.next(500).await.unwrap(), all[700..1_200]);
+        assert_eq!(rows.next(500).await.unwrap(), all[1_200..]);
     }
 }
