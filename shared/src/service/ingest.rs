@@ -247,7 +247,11 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     mut row: Row,
 ) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
-    let previous_rank = previous_rank(ctx, &req, dir).await;
+    let mut before = place_before(ctx, &req, dir).await;
+    let previous_rank = match &before {
+        Some(Ok(Placed::At(rank, _))) => Some(*rank),
+        _ => None,
+    };
     let index_expire_at = ctx.settings.index_expire_at(board);
     for attempt in 0..MAX_ATTEMPTS {
         let current = row.standing.as_ref();
@@ -292,7 +296,9 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         if ctx.store.commit(&commit).await? == CommitOutcome::Committed {
             let mut reply = IngestReply::new(&req, &receipt, false);
             let applied = receipt.update_applied.then_some(standing);
-            place(ctx, &req, dir, applied, index_expire_at, &mut reply).await;
+            // Unchanged, the player's place is the one just read before the write.
+            let known = before.take().filter(|_| applied.is_none());
+            place(ctx, &req, dir, applied, index_expire_at, known, &mut reply).await;
             return Ok(reply);
         }
         tokio::time::sleep(super::backoff(attempt)).await;
@@ -335,26 +341,34 @@ fn refusal(board: &Board, req: &SubmitScore, now: i64) -> Option<ServiceError> {
     }
 }
 
-/// The player's rank before this submission, when asked for and the index can say.
-async fn previous_rank<S, I: RankIndex>(
+/// The player's place before this submission, when asked for (`None` otherwise): its
+/// rank goes into the receipt, and a result that changes nothing answers with it, so
+/// that such a result costs one index round trip, not two.
+async fn place_before<S, I: RankIndex>(
     ctx: &Context<S, I>,
     req: &SubmitScore,
     dir: Direction,
-) -> Option<u64> {
+) -> Option<Result<Placed, IndexError>> {
     if !req.want_previous_rank {
         return None;
     }
-    match ctx
-        .index
+    let placed = placed_now(ctx, req, dir).await;
+    if let Err(error) = &placed {
+        warn!(%error, "previous rank unavailable");
+    }
+    Some(placed)
+}
+
+/// The player's place on the board now (one index read).
+async fn placed_now<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: &SubmitScore,
+    dir: Direction,
+) -> Result<Placed, IndexError> {
+    ctx.index
         .around(&req.board, dir, &req.player, 0, RankMode::Unique)
         .await
-    {
-        Ok(a) => a.map(|a| a.rank),
-        Err(error) => {
-            warn!(%error, "previous rank unavailable");
-            None
-        }
-    }
+        .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total)))
 }
 
 /// The standing the row holds after this submission (the new one, or the current one
@@ -407,25 +421,27 @@ async fn replay<S: ScoreStore, I: RankIndex>(
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
     }
     let mut reply = IngestReply::new(req, &receipt, true);
-    place(ctx, req, dir, None, None, &mut reply).await;
+    place(ctx, req, dir, None, None, None, &mut reply).await;
     Ok(Some(reply))
 }
 
 /// Fills in the rank: applies `standing` to the index (write-through) or, when nothing
-/// changed, reads the player's current rank. Index failures leave `rank` null.
+/// changed, takes the place already `known` or reads the player's current one. Index
+/// failures leave `rank` null.
 async fn place<S, I: RankIndex>(
     ctx: &Context<S, I>,
     req: &SubmitScore,
     dir: Direction,
     standing: Option<&Standing>,
     expire_at: Option<i64>,
+    known: Option<Result<Placed, IndexError>>,
     reply: &mut IngestReply,
 ) {
     if !ctx.settings.write_through {
         return;
     }
-    let placed = match standing {
-        Some(s) => {
+    let placed = match (standing, known) {
+        (Some(s), _) => {
             let entry = IndexEntry {
                 board: req.board.clone(),
                 direction: dir,
@@ -444,11 +460,8 @@ async fn place<S, I: RankIndex>(
                 other => Placed::NotReady(other),
             })
         }
-        None => ctx
-            .index
-            .around(&req.board, dir, &req.player, 0, RankMode::Unique)
-            .await
-            .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total))),
+        (None, Some(known)) => known,
+        (None, None) => placed_now(ctx, req, dir).await,
     };
     match placed {
         Ok(Placed::At(rank, total)) => {
