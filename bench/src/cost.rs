@@ -298,33 +298,59 @@ pub async fn run(
     row("degraded_rank_read", meter.bill(read()).await?);
 
     // Sealing a season's GLOBAL board, per 1,000 players: the season ends once they
-    // are loaded (unmetered), and the seal reads and records them (metered).
+    // are loaded (unmetered), and the seal reads and records them (metered). Twice: a
+    // board that keeps its rank order in DynamoDB (walked through `by_rank`) and one
+    // that does not (a family's DAILY by default: its rows read whole and sorted).
     let load_ms = 5_000 + 20 * players as i64;
     let end = leaderboard::time::now_ms() + load_ms;
-    family(
-        &ctx,
-        "costseal",
-        &[Period::Season],
-        (end - 3_600_000, end),
-        0,
-    )
-    .await?;
-    let mut season = None;
+    let season = (end - 3_600_000, end);
+    family(&ctx, "costseal", &[Period::Season], season, 0).await?;
+    let rows_only: CreateFamily = serde_json::from_value(json!({
+        "game": "costsealrows", "mode": "cost", "policy": "BEST", "regions": ["EU"],
+        "periods": [Period::Season], "grace_seconds": 0, "rank_index_periods": [],
+        "season": {"id": "s1", "start": season.0, "end": season.1},
+    }))?;
+    create_family(&ctx.store, rows_only).await?;
+    let (mut ranked, mut sorted) = (None, None);
     for i in 0..players {
-        let reply = submit_match(
-            &direct,
-            result("costseal", &format!("s{i:07}"), "m", 1 + i as i64),
-        )
-        .await?;
-        season = reply
-            .results
-            .into_iter()
-            .find(|r| r.scope == "GLOBAL")
-            .and_then(|r| r.leaderboard_id);
+        let (p, s) = (format!("s{i:07}"), 1 + i as i64);
+        let (a, b) = tokio::try_join!(
+            submit_match(&direct, result("costseal", &p, "m", s)),
+            submit_match(&direct, result("costsealrows", &p, "m", s)),
+        )?;
+        let global = |r: leaderboard::service::scores::MatchReply| {
+            r.results
+                .into_iter()
+                .find(|r| r.scope == "GLOBAL")
+                .and_then(|r| r.leaderboard_id)
+        };
+        (ranked, sorted) = (global(a), global(b));
     }
-    let season = season.context("the season board")?;
     let wait = end + 1_000 - leaderboard::time::now_ms();
     tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)).await;
+    let mut recorded = 0;
+    for (name, board) in [
+        ("seal_per_1000_players", ranked),
+        ("seal_without_rank_order_per_1000_players", sorted),
+    ] {
+        let board = board.context("the season board")?;
+        let (bill, n) = seal_bill(&ctx, &meter, &board).await?;
+        row(name, bill);
+        recorded = n;
+    }
+    out.sealed_players = recorded;
+    let before = out.read_units_before_write_per_board();
+    out.read_units.insert("before_write_per_board", before);
+    Ok(out)
+}
+
+/// What sealing `board` (a closed window) costs, per 1,000 players, and how many it
+/// recorded.
+async fn seal_bill(
+    ctx: &AppContext,
+    meter: &Meter,
+    board: &LeaderboardId,
+) -> anyhow::Result<(Bill, u64)> {
     let events = leaderboard::memory::MemoryEvents::default();
     let settled = seal::SealSettings {
         settle: Duration::ZERO,
@@ -334,7 +360,7 @@ pub async fn run(
         .bill(async {
             loop {
                 let far = Instant::now() + Duration::from_secs(600);
-                let report = seal::seal(&ctx.store, &events, settled, &season, far).await?;
+                let report = seal::seal(&ctx.store, &events, settled, board, far).await?;
                 recorded = report.boards.iter().map(|b| b.recorded).sum();
                 if report.done {
                     return Ok(());
@@ -343,19 +369,13 @@ pub async fn run(
         })
         .await?;
     let per = 1_000.0 / (recorded.max(1) as f64);
-    row(
-        "seal_per_1000_players",
-        Bill {
-            write_units: sealed.write_units * per,
-            cancelled_write_units: sealed.cancelled_write_units * per,
-            read_units: sealed.read_units * per,
-            calls: sealed.calls,
-        },
-    );
-    out.sealed_players = recorded;
-    let before = out.read_units_before_write_per_board();
-    out.read_units.insert("before_write_per_board", before);
-    Ok(out)
+    let bill = Bill {
+        write_units: sealed.write_units * per,
+        cancelled_write_units: sealed.cancelled_write_units * per,
+        read_units: sealed.read_units * per,
+        calls: sealed.calls,
+    };
+    Ok((bill, recorded))
 }
 
 impl CostResults {
