@@ -24,7 +24,7 @@ use crate::board::context;
 
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct CpuResults {
-    /// `POST .../score`: validation, the strongly consistent read, the transaction,
+    /// `POST .../score`: validation, the strongly consistent read, the row's write,
     /// the write-through apply and the reply (SigV4 signing and JSON included). The
     /// route also reads the player's rank before the write (one Redis call, in
     /// `ingest_calls.redis_previous_rank_us`); it is left out here, as the in-memory
@@ -39,14 +39,14 @@ pub struct CpuResults {
     pub rank_us: f64,
     pub rank_requests: usize,
     /// One DynamoDB GetItem through the AWS SDK (ingest makes one read and one
-    /// transaction): `ingest_calls.dynamodb_get_row_us`, kept under its older name.
+    /// conditional write): `ingest_calls.dynamodb_get_row_us`, kept under its older name.
     pub dynamodb_get_item_us: f64,
     /// Where one ingest request's CPU goes, call by call (each measured alone).
     pub ingest_calls: IngestCalls,
 }
 
 /// CPU per call of each I/O step an ingest request makes, measured alone over the same
-/// backends: the strongly consistent read, the transaction, the Redis read of the rank
+/// backends: the strongly consistent read, the row's write, the Redis read of the rank
 /// before the write (which `ingest_us` leaves out) and the write-through. What is left
 /// of `ingest_us` beside the other three is our own code and the reply. The least any
 /// design could spend is our own code plus one DynamoDB call and one Redis call.
@@ -54,7 +54,8 @@ pub struct CpuResults {
 pub struct IngestCalls {
     /// `GetItem` of the player's row (strongly consistent).
     pub dynamodb_get_row_us: f64,
-    /// `TransactWriteItems`: the receipt and the new standing, conditionally.
+    /// `PutItem` of the row (the new standing and its receipt), conditional on its
+    /// revision.
     pub dynamodb_commit_us: f64,
     /// The player's rank before the write (`around` with no neighbours).
     pub redis_previous_rank_us: f64,
@@ -276,7 +277,7 @@ pub fn run(
             );
             let c = &ingest_calls;
             println!(
-                "{:>28}: GetItem {:.1} + TransactWriteItems {:.1} + Redis rank read {:.1} + Redis apply {:.1} = {:.1} us of CPU",
+                "{:>28}: GetItem {:.1} + PutItem {:.1} + Redis rank read {:.1} + Redis apply {:.1} = {:.1} us of CPU",
                 "ingest's calls, each alone",
                 c.dynamodb_get_row_us,
                 c.dynamodb_commit_us,
