@@ -11,9 +11,16 @@ import threading
 import time
 import unittest
 
+import base
+import gateway
+import httpd
 import iam
 import idp
-import stack
+import kafka_mapping
+import lambda_host
+import queue_mapping
+import streams
+import template
 
 
 class FakeProjector:
@@ -44,7 +51,7 @@ class Sent(list):
 def poller(host, sent=None, **mapping):
     base = {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"], "MaximumRetryAttempts": 1}
     destination = (sent, "http://q/000000000000/t-RepairQueue") if sent is not None else None
-    return stack.StreamPoller(host, {**base, **mapping}, stack.TableStream(None, None, "t"), 0.001, destination)
+    return streams.StreamPoller(host, {**base, **mapping}, streams.TableStream(None, None, "t"), 0.001, destination)
 
 
 def records(n):
@@ -112,7 +119,7 @@ class FakeRepair:
 class QueueMappingTest(unittest.TestCase):
     def test_reported_failures_stay_in_the_queue_and_the_rest_are_deleted(self):
         host, sqs = FakeRepair(keep={"b"}), FakeQueue()
-        p = stack.QueuePoller(host, {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"]},
+        p = queue_mapping.QueuePoller(host, {"BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"]},
                               sqs, ("http://q/0/t-RepairQueue", "arn:aws:sqs:us-east-1:0:t-RepairQueue"), 0.01)
         p.slots.acquire()
         p._deliver([{"MessageId": m, "ReceiptHandle": f"rh-{m}", "Body": m} for m in "abc"])
@@ -157,7 +164,7 @@ class KafkaMappingTest(unittest.TestCase):
         mapping = {"Topics": ["t"], "BatchSize": 10, "FunctionResponseTypes": ["ReportBatchItemFailures"],
                    "MaximumRetryAttempts": 2}
         destination = (sent, "http://q/0/t-StreamDeadLetterQueue") if sent is not None else None
-        return stack.KafkaPoller(host, mapping, "b:9092", "g", 0.001, destination)
+        return kafka_mapping.KafkaPoller(host, mapping, "b:9092", "g", 0.001, destination)
 
     def batch(self):
         from kafka import TopicPartition
@@ -190,12 +197,12 @@ class Process:
         self.conn = http.client.HTTPConnection("127.0.0.1", host.port, timeout=5)
 
     def next(self):
-        self.conn.request("GET", f"{stack.RUNTIME_PREFIX}/invocation/next")
+        self.conn.request("GET", f"{lambda_host.RUNTIME_PREFIX}/invocation/next")
         r = self.conn.getresponse()
         return r.getheader("Lambda-Runtime-Aws-Request-Id"), json.loads(r.read())
 
     def respond(self, request_id, result):
-        self.conn.request("POST", f"{stack.RUNTIME_PREFIX}/invocation/{request_id}/response",
+        self.conn.request("POST", f"{lambda_host.RUNTIME_PREFIX}/invocation/{request_id}/response",
                           body=json.dumps(result).encode())
         self.conn.getresponse().read()
 
@@ -205,13 +212,13 @@ class FunctionQueueTest(unittest.TestCase):
         run_dir = tempfile.mkdtemp()
         spec = {"binary": "none", "timeout": 3, "memory": 128}
         # No processes are started: the test plays the one process.
-        self.host = stack.FunctionHost("fn", spec, run_dir, {}, 1, run_dir)
+        self.host = lambda_host.FunctionHost("fn", spec, run_dir, {}, 1, run_dir)
         self.addCleanup(self.host.server.shutdown)
         self.callers = concurrent.futures.ThreadPoolExecutor(2)
         self.addCleanup(self.callers.shutdown, wait=False)
 
     def test_a_request_no_process_takes_in_time_is_throttled_and_never_run(self):
-        with self.assertRaises(stack.Throttled):
+        with self.assertRaises(lambda_host.Throttled):
             self.host.invoke({"n": 1}, queue_wait=0.05)
         # The throttled request is still in the queue, withdrawn: the process is handed
         # the one after it.
@@ -234,11 +241,11 @@ class FunctionQueueTest(unittest.TestCase):
 
 class AdmissionTest(unittest.TestCase):
     def test_a_connection_past_the_bound_is_refused_at_once_and_the_admitted_one_is_served(self):
-        class Hello(stack.Handler):
+        class Hello(httpd.Handler):
             def do_GET(self):
                 self.reply(200, {"Content-Type": "text/plain"}, b"hello")
 
-        server = stack.Admitting(("127.0.0.1", 0), Hello, max_connections=1)
+        server = httpd.Admitting(("127.0.0.1", 0), Hello, max_connections=1)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         self.addCleanup(server.shutdown)
         port = server.server_address[1]
@@ -269,7 +276,7 @@ class AdmissionTest(unittest.TestCase):
 class TemplateTest(unittest.TestCase):
     def test_routes_functions_and_mappings_come_from_the_template(self):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        t = stack.read_template(os.path.join(root, "template.yaml"))
+        t = template.read_template(os.path.join(root, "template.yaml"))
         functions, routes, streams, schedules = t.functions, t.routes, t.streams, t.schedules
         keys = {r.key: (r.function, r.iam) for r in routes}
         self.assertEqual(keys["POST /scores"], ("IngestFunction", True))
@@ -288,10 +295,10 @@ class TemplateTest(unittest.TestCase):
         self.assertEqual(matching, ["GET /leaderboards/{lb}/top"])
         # The stream's exhausted batches and the repair function meet in the repair queue.
         on_failure = streams[0]["DestinationConfig"]["OnFailure"]["Destination"]
-        self.assertEqual(stack.logical_id(on_failure), "RepairQueue")
-        self.assertEqual([(m["function"], stack.logical_id(m["Queue"])) for m in t.queue_mappings],
+        self.assertEqual(template.logical_id(on_failure), "RepairQueue")
+        self.assertEqual([(m["function"], template.logical_id(m["Queue"])) for m in t.queue_mappings],
                          [("RepairFunction", "RepairQueue")])
-        self.assertEqual(stack.logical_id(t.queues["RepairQueue"]["RedrivePolicy"]["deadLetterTargetArn"]),
+        self.assertEqual(template.logical_id(t.queues["RepairQueue"]["RedrivePolicy"]["deadLetterTargetArn"]),
                          "RepairFailures")
         self.assertIn("REPAIR_QUEUE_URL", functions["RankFunction"]["env"])
 
@@ -428,8 +435,8 @@ class OpenApiTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls):
-        cls.doc = stack.load_openapi()
-        cls.template = stack.read_template(os.path.join(stack.ROOT, "template.yaml"))
+        cls.doc = gateway.load_openapi()
+        cls.template = template.read_template(os.path.join(base.ROOT, "template.yaml"))
 
     def test_the_document_is_valid_openapi_3_0(self):
         from openapi_spec_validator import validate
@@ -451,7 +458,7 @@ class OpenApiTest(unittest.TestCase):
         self.assertEqual(documented, deployed)
 
     def test_a_reply_that_breaks_the_document_is_caught(self):
-        check = stack.ReplyCheck(self.doc)
+        check = gateway.ReplyCheck(self.doc)
         json_type = {"Content-Type": "application/json"}
         row = {"rank": 1, "player_id": "a", "score": 5, "updated_at": "2026-11-23T10:00:00.123Z", "self": True}
         rank = {"leaderboard_id": "g:x", "player_id": "a", "score": 5, "global_rank": 1, "rank_mode": "dense",

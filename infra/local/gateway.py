@@ -1,0 +1,215 @@
+"""API Gateway (HTTP API, payload format 2.0): routes from template.yaml, requests turned
+into events and replies back into HTTP, the IAM routes' key and the JWT routes' tokens
+checked, and (with --check-openapi) every reply validated against openapi.yaml.
+"""
+import base64
+import json
+import os
+import time
+import urllib.parse
+
+import yaml
+
+import idp
+from base import ROOT, log
+from httpd import Handler, MAX_HTTP_BODY
+from lambda_host import Throttled, request_id
+
+
+OPENAPI = os.path.join(ROOT, "openapi.yaml")
+
+
+def load_openapi(path=OPENAPI):
+    with open(path) as f:
+        return yaml.safe_load(f)
+
+
+class ReplyCheck:
+    """Validates replies against the OpenAPI document with openapi-core."""
+
+    def __init__(self, doc):
+        from openapi_core import OpenAPI
+
+        self.api = OpenAPI.from_dict(doc)
+        self.host = doc["servers"][0]["url"]
+
+    def violation(self, method, path, query, status, headers, body):
+        """What the reply breaks in the document, or None when it conforms."""
+        from openapi_core.testing import MockRequest, MockResponse
+
+        ctype = next((v for k, v in headers.items() if k.lower() == "content-type"), "application/json")
+        request = MockRequest(self.host, method.lower(), path, args=query)
+        response = MockResponse(body, status_code=status, headers=headers, content_type=ctype)
+        try:
+            self.api.validate_response(request, response)
+        except Exception as e:  # every openapi-core finding is an exception
+            found = [str(e)]
+            cause = e.__cause__
+            for err in getattr(cause, "schema_errors", None) or []:
+                where = "/".join(str(p) for p in err.absolute_path)
+                found.append(f"{where or '(body)'}: {err.message}")
+            if cause is not None and not getattr(cause, "schema_errors", None):
+                found.append(str(cause))
+            return "; ".join(found)
+        return None
+
+
+def unauthorized(why):
+    """API Gateway's JWT authorizer's refusal: 401 `{"message":"Unauthorized"}`, the
+    reason in `www-authenticate` (none when no token was sent)."""
+    challenge = "Bearer" if why is None else f'Bearer scope="" error="invalid_token" error_description="{why}"'
+    return 401, {"Content-Type": "application/json", "www-authenticate": challenge}, b'{"message":"Unauthorized"}'
+
+
+def json_error(status, code, message):
+    return status, {"Content-Type": "application/json"}, json.dumps(
+        {"error": {"code": code, "message": message}}
+    ).encode()
+
+
+def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None):
+    """API Gateway's HTTP API in front of the functions: IAM routes take `x-api-key`, the
+    rest (the template's default authorizer, `PlayerJwt`) a player's token checked by
+    `players` (idp.Idp) as the JWT authorizer checks it."""
+
+    class Gateway(Handler):
+        def _handle(self):
+            try:
+                self.reply(*self._dispatch())
+            except BrokenPipeError:
+                pass
+
+        def __getattr__(self, name):
+            # Any method (TRACE, OPTIONS, a made-up one) is routed, and answered as API
+            # Gateway answers it: JSON, never the standard library's 501 HTML page.
+            if name.startswith("do_"):
+                return self._handle
+            raise AttributeError(name)
+
+        def _dispatch(self):
+            url = urllib.parse.urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_HTTP_BODY:
+                return json_error(413, "payload_too_large", "request body is too large")
+            body = self.rfile.read(length) if length else b""
+            if url.path == "/openapi.json" and self.command == "GET":
+                return 200, {"Content-Type": "application/json"}, json.dumps(openapi).encode()
+            allowed = []
+            for route in routes:
+                m = route.regex.match(url.path)
+                if not m:
+                    continue
+                if route.method != self.command:
+                    allowed.append(route.method)
+                    continue
+                if route.iam and self.headers.get("x-api-key") != api_key:
+                    if self.headers.get("x-api-key") is None:
+                        return json_error(401, "unauthorized", "this route needs x-api-key")
+                    # What API Gateway's IAM authorizer answers for a bad signature.
+                    return 403, {"Content-Type": "application/json"}, b'{"message":"Forbidden"}'
+                claims = None
+                if not route.iam:
+                    claims, why = players.verify(self.headers.get("Authorization"))
+                    if claims is None:
+                        return unauthorized(why)
+                params = {n: urllib.parse.unquote(v) for n, v in zip(route.params, m.groups())}
+                try:
+                    return self._checked(url, *self._invoke(route, url, params, body, claims))
+                except Throttled as e:
+                    status, headers, body = json_error(503, "throttled", f"{e}; retry")
+                    return status, {**headers, "Retry-After": "1"}, body
+            if allowed:
+                status, headers, body = json_error(405, "method_not_allowed", f"{self.command} is not allowed here")
+                return status, {**headers, "Allow": ", ".join(sorted(set(allowed)))}, body
+            return json_error(404, "route_not_found", f"no route for {self.command} {url.path}")
+
+        def _checked(self, url, status, headers, body):
+            if check is None:
+                return status, headers, body
+            query = dict(urllib.parse.parse_qsl(url.query, keep_blank_values=True))
+            broken = check.violation(self.command, url.path, query, status, headers, body)
+            if broken is None:
+                return status, headers, body
+            log("reply breaks openapi.yaml", route=f"{self.command} {url.path}", status=status, why=broken)
+            return json_error(500, "openapi_violation", f"the {status} reply breaks openapi.yaml: {broken}")
+
+        def _invoke(self, route, url, params, body, claims):
+            headers = {}
+            for k, v in self.headers.items():
+                k = k.lower()
+                headers[k] = f"{headers[k]},{v}" if k in headers else v
+            query = {}
+            for k, v in urllib.parse.parse_qsl(url.query, keep_blank_values=True):
+                query[k] = f"{query[k]},{v}" if k in query else v
+            try:
+                text, is_b64 = body.decode("utf-8"), False
+            except UnicodeDecodeError:
+                text, is_b64 = base64.b64encode(body).decode(), True
+            now = time.time()
+            event = {
+                "version": "2.0",
+                "routeKey": route.key,
+                "rawPath": url.path,
+                "rawQueryString": url.query,
+                "headers": headers,
+                "requestContext": {
+                    "accountId": "000000000000",
+                    "apiId": "local",
+                    "domainName": headers.get("host", "127.0.0.1"),
+                    "domainPrefix": "local",
+                    "http": {
+                        "method": self.command,
+                        "path": url.path,
+                        "protocol": self.request_version,
+                        "sourceIp": self.client_address[0],
+                        "userAgent": headers.get("user-agent", ""),
+                    },
+                    "requestId": request_id(),
+                    "routeKey": route.key,
+                    "stage": "$default",
+                    "time": time.strftime("%d/%b/%Y:%H:%M:%S +0000", time.gmtime(now)),
+                    "timeEpoch": int(now * 1000),
+                },
+                "isBase64Encoded": is_b64,
+            }
+            if route.iam:
+                # Stand-in for the IAM authorizer: in AWS the signing principal arrives
+                # here; locally the caller may name itself in x-operator (the audit
+                # trail records it).
+                operator = headers.get("x-operator", "local-operator")
+                event["requestContext"]["authorizer"] = {"iam": {
+                    "accountId": "000000000000",
+                    "callerId": operator,
+                    "userArn": f"arn:aws:iam::000000000000:user/{operator}",
+                }}
+            else:
+                # What the JWT authorizer hands on: the verified token's claims.
+                event["requestContext"]["authorizer"] = {"jwt": {"claims": idp.as_event_claims(claims), "scopes": None}}
+            if query:
+                event["queryStringParameters"] = query
+            if params:
+                event["pathParameters"] = params
+            if body:
+                event["body"] = text
+            result, error = hosts[route.function].invoke(event, queue_wait)
+            if error is not None:
+                log("invocation failed", function=route.function, error=error)
+                return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
+            return to_http(result)
+
+    return Gateway
+
+
+def to_http(raw):
+    """A payload-2.0 function result as (status, headers, body)."""
+    try:
+        out = json.loads(raw)
+    except ValueError:
+        return 500, {"Content-Type": "application/json"}, b'{"message":"Internal Server Error"}'
+    if not isinstance(out, dict) or "statusCode" not in out:
+        # API Gateway's rule for results without statusCode: 200 with the JSON itself.
+        return 200, {"Content-Type": "application/json"}, json.dumps(out).encode()
+    headers = dict(out.get("headers") or {})
+    body = out.get("body") or ""
+    body = base64.b64decode(body) if out.get("isBase64Encoded") else body.encode()
+    return int(out["statusCode"]), headers, body
