@@ -63,7 +63,7 @@ impl FriendsSource for Friends {
     async fn friends_of(
         &self,
         _: &PlayerId,
-    ) -> Result<Vec<PlayerId>, leaderboard::error::FriendsError> {
+    ) -> Result<Vec<PlayerId>, leaderboard::store::FriendsError> {
         Ok(self.0.clone())
     }
 }

@@ -64,8 +64,7 @@ pub struct Board {
     /// Set on the boards of a family: which family, scope and time window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub window: Option<BoardWindow>,
-    /// When the window's results were sealed, ms since the epoch (see
-    /// [`crate::service::seal`]).
+    /// When the window's results were sealed, ms since the epoch (by the seal use case).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed_at: Option<i64>,
     /// Whether the index keeps the board's distinct scores, which `rank_mode=dense`
@@ -124,6 +123,17 @@ impl Board {
             Some(w) if w.window.is_closed(w.grace_ms, now_ms) => BoardStatus::Closed,
             _ => self.status,
         }
+    }
+
+    /// The board's place in the list of boards, `{game}#{mode}#{board}` (a standalone
+    /// board's game and mode are empty): the order a listing walks, which its prefixes
+    /// select and its cursors name.
+    pub fn list_key(&self) -> String {
+        let (game, mode) = self
+            .window
+            .as_ref()
+            .map_or(("", ""), |w| (w.game.as_str(), w.mode.as_str()));
+        format!("{game}#{mode}#{}", self.leaderboard_id)
     }
 
     /// When the board stops accepting writes for good, if it is a time window.

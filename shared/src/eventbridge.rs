@@ -2,7 +2,7 @@
 //! (`EVENT_BUS_NAME`) with source [`SOURCE`]. A rewards service subscribes with a rule on
 //! `detail-type` `leaderboard.window.closed`.
 
-use crate::error::StoreError;
+use crate::store::StoreError;
 use crate::store::{EventPublisher, WindowClosed};
 
 /// The `source` of every event.

@@ -14,8 +14,9 @@ use serde::de::DeserializeOwned;
 use tracing::error;
 
 use crate::caller::Caller;
-use crate::error::{DomainError, ServiceError, error_chain};
+use crate::error::{DomainError, error_chain};
 use crate::ids::PlayerId;
+use crate::service::ServiceError;
 
 pub type Request = ApiGatewayV2httpRequest;
 pub type Response = ApiGatewayV2httpResponse;

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::error::ServiceError;
 use crate::http;
+use crate::service::ServiceError;
 
 /// How an operations function (rebuild, seal) was called: through its admin route (the
 /// request is the JSON body; an empty body is `{}`), or directly or by its schedule (the
@@ -82,9 +82,6 @@ pub enum InvokeError {
     Payload(#[source] serde_json::Error),
     #[error(transparent)]
     Service(#[from] ServiceError),
-    /// Records that can never apply could not be sent to the dead-letter queue.
-    #[error("the dead-letter queue is unavailable")]
-    DeadLetters(#[from] crate::error::QueueError),
 }
 
 impl InvokeError {
@@ -94,7 +91,6 @@ impl InvokeError {
         let code = match self {
             Self::Payload(_) => "invalid_payload",
             Self::Service(e) => e.code(),
-            Self::DeadLetters(_) => "dead_letters_unavailable",
         };
         code.split('_')
             .map(|w| {
@@ -125,7 +121,7 @@ impl From<InvokeError> for Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::error::IndexError;
+    use crate::store::IndexError;
 
     #[test]
     fn error_types_are_stable_names_not_rust_types() {

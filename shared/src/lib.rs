@@ -11,8 +11,15 @@
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
 //! - [`window`]: UTC time windows;
 //! - [`family`]: board families and the ids of their boards;
+//! - [`match_result`]: a match result as the API and the streams give it, validated;
 //! - [`mapping`]: event sources' schema mappings to the canonical match result;
-//! - [`live`]: live views (top n, a neighbourhood), their channels, versions and notices.
+//! - [`live`]: live views (top n, a neighbourhood), their channels, versions and notices;
+//! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
+//! - [`error`]: the rules' error, `DomainError`.
+//!
+//! The rules import only each other, never a port, an adapter or a use case; each layer
+//! above keeps its own errors (`store::StoreError` and the adapters', `ServiceError` in
+//! [`service`], `InitError` in [`wiring`]).
 //!
 //! Ports and adapters:
 //! - [`store`]: the ports the use cases need, one per file (the score store in five
@@ -25,7 +32,8 @@
 //! - [`sqs`]: the repair queue, stream ingest's dead letters; [`eventbridge`]: the events other services react to;
 //! - [`appsync`]: the events API live views are pushed to (AppSync Events, SigV4);
 //! - [`social`]: `HttpFriendsSource`, the social graph;
-//! - [`memory`]: in-memory twins of the store and the index, for tests without servers.
+//! - `memory` (feature `test-util`, never in a function's build): in-memory twins of the
+//!   store and the index, for tests without servers and the benchmark's baselines.
 //!
 //! Use cases:
 //! - [`service`]: boards and families, ingest and fan-out, reads (with the hot-spot
@@ -41,8 +49,7 @@
 //! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions;
 //! - [`wiring`]: configuration -> clients -> adapters, once per container; [`tls`]: the
 //!   one TLS crypto provider (ring) every client uses;
-//! - [`cursor`]: signed paging cursors; [`ttl_cache`]: per-container caches;
-//! - [`config`], [`telemetry`], [`metrics`], [`time`], [`error`].
+//! - [`ttl_cache`]: per-container caches; [`config`], [`telemetry`], [`metrics`].
 
 pub mod appsync;
 pub mod board;
@@ -60,6 +67,8 @@ pub mod lambda_records;
 pub mod lambda_stream;
 pub mod live;
 pub mod mapping;
+pub mod match_result;
+#[cfg(any(test, feature = "test-util"))]
 pub mod memory;
 pub mod metrics;
 pub mod order;
@@ -75,3 +84,87 @@ pub mod tls;
 pub mod ttl_cache;
 pub mod window;
 pub mod wiring;
+
+/// The floor of rules holds: each rule module imports only other rules (not `store`,
+/// `service` or an adapter), and no two of them import each other, directly or round
+/// about. Read from the sources, comments left out.
+#[cfg(test)]
+mod layers {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    const RULES: [&str; 13] = [
+        "ids",
+        "score",
+        "order",
+        "window",
+        "board",
+        "family",
+        "mapping",
+        "match_result",
+        "live",
+        "cursor",
+        "time",
+        "caller",
+        "error",
+    ];
+
+    /// The crate modules `source` names (`crate::x`), outside comments.
+    fn imports(source: &str) -> BTreeSet<String> {
+        let mut out = BTreeSet::new();
+        for line in source.lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let name: String = code[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                out.insert(name);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn rules_import_only_rules_and_never_each_other_in_a_circle() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let graph: BTreeMap<&str, BTreeSet<String>> = RULES
+            .iter()
+            .map(|m| {
+                let source = std::fs::read_to_string(dir.join(format!("{m}.rs"))).unwrap();
+                (*m, imports(&source))
+            })
+            .collect();
+        for (m, uses) in &graph {
+            let upward: Vec<_> = uses
+                .iter()
+                .filter(|u| !RULES.contains(&u.as_str()))
+                .collect();
+            assert!(upward.is_empty(), "{m} imports {upward:?}, above the rules");
+        }
+        // Depth-first: a module met again while still on the path closes a circle.
+        fn visit<'a>(
+            m: &'a str,
+            graph: &'a BTreeMap<&'a str, BTreeSet<String>>,
+            path: &mut Vec<&'a str>,
+            done: &mut BTreeSet<&'a str>,
+        ) {
+            if done.contains(m) {
+                return;
+            }
+            assert!(!path.contains(&m), "a circle: {path:?} -> {m}");
+            path.push(m);
+            for next in &graph[m] {
+                if next != m {
+                    visit(next.as_str(), graph, path, done);
+                }
+            }
+            path.pop();
+            done.insert(m);
+        }
+        let mut done = BTreeSet::new();
+        for m in RULES {
+            visit(m, &graph, &mut Vec::new(), &mut done);
+        }
+        assert_eq!(done.len(), RULES.len());
+    }
+}

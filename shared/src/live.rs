@@ -19,7 +19,6 @@ use sha2::{Digest, Sha256};
 
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::service::reads::Entry;
 
 /// Largest top view.
 pub const MAX_TOP: u64 = 100;
@@ -157,16 +156,6 @@ pub struct Row {
     pub rank: u64,
     pub player_id: String,
     pub score: i64,
-}
-
-impl From<&Entry> for Row {
-    fn from(e: &Entry) -> Self {
-        Self {
-            rank: e.rank,
-            player_id: e.player_id.clone(),
-            score: e.score,
-        }
-    }
 }
 
 impl Rows {

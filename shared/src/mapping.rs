@@ -24,8 +24,8 @@ use serde_json::Value;
 
 use crate::error::DomainError;
 use crate::ids::MAX_ID_LEN;
+use crate::match_result::MatchBody;
 use crate::score::MAX_ABS_SCORE;
-use crate::service::scores::MatchBody;
 use crate::window::parse_name;
 
 /// Where one canonical field's value comes from.
@@ -316,7 +316,7 @@ fn scale(text: &str, s: ScoreScale) -> Option<Result<i64, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::service::scores::MatchResult;
+    use crate::match_result::MatchResult;
     use serde_json::json;
 
     fn pod_a() -> Mapping {

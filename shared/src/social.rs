@@ -6,8 +6,8 @@ use std::time::Duration;
 
 use tracing::{instrument, warn};
 
-use crate::error::FriendsError;
 use crate::ids::PlayerId;
+use crate::store::FriendsError;
 use crate::store::FriendsSource;
 
 /// Most friends considered for one read; a longer list is cut (and logged).

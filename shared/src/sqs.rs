@@ -6,7 +6,7 @@
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use crate::error::QueueError;
+use crate::store::QueueError;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
 use crate::store::{DeadLetter, DeadLetters, RebuildNeeded, RepairQueue};

@@ -1,7 +1,7 @@
 //! Time windows: the period of a board family's board that contains a moment.
 //!
 //! A match result at `event_ts` lands on one board per (scope, period) of its family
-//! (see [`crate::family`]), where the period's window is the one containing `event_ts`,
+//! (see the `family` module), where the period's window is the one containing `event_ts`,
 //! in UTC:
 //!
 //! | period | window key | bounds |

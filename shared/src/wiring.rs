@@ -2,9 +2,10 @@
 //! per container (cold start). Each `main.rs` calls one of these and nothing else builds
 //! AWS clients; the use cases get their ports already built.
 
+use thiserror::Error;
+
 use crate::config::{Config, ConfigError};
 use crate::dynamodb::{DynamoScoreStore, DynamoStreams};
-use crate::error::{IndexError, InitError};
 use crate::eventbridge::EventBridgePublisher;
 use crate::redis::{
     Access, CALL_TIMEOUT, CONNECT_TIMEOUT, RedisRankIndex, SecretToken, Target, Topology,
@@ -13,6 +14,7 @@ use crate::service::hot::RateLimits;
 use crate::service::repair::Reporter;
 use crate::service::seal::SealSettings;
 use crate::service::{Context, Settings};
+use crate::store::{FriendsError, IndexError};
 
 /// The AWS configuration loader every client here starts from: the standard environment
 /// (region, credentials, endpoints) and one HTTPS client on rustls + ring (the SDK's
@@ -264,4 +266,17 @@ mod tests {
         );
         assert!(!s.write_through);
     }
+}
+
+/// Building a function's clients at cold start failed.
+#[derive(Debug, Error)]
+pub enum InitError {
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error("the Redis configuration is invalid: {0}")]
+    Redis(#[from] IndexError),
+    #[error("the events API configuration is invalid: {0}")]
+    Events(String),
+    #[error("the social graph client could not be built: {0}")]
+    Friends(#[from] FriendsError),
 }

@@ -8,8 +8,8 @@
 use std::time::{Duration, Instant};
 
 use leaderboard::board::Policy;
-use leaderboard::error::ServiceError;
 use leaderboard::ids::{LeaderboardId, MatchId};
+use leaderboard::service::ServiceError;
 use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban};
 use leaderboard::service::scores::Outcome;
 use leaderboard::store::{Consistency, INLINE_RECEIPTS, StandingStore};

@@ -6,8 +6,8 @@ use std::time::Duration;
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::future::join_all;
 use leaderboard::board::Policy;
-use leaderboard::error::ServiceError;
 use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::ServiceError;
 use leaderboard::service::ingest::IngestReply;
 use leaderboard::service::{Context, Settings};
 

@@ -6,8 +6,9 @@ use std::time::Duration;
 use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::cursor::CursorSigner;
-use leaderboard::error::{DomainError, ServiceError};
+use leaderboard::error::DomainError;
 use leaderboard::order::{RankKey, RankMode};
+use leaderboard::service::ServiceError;
 use leaderboard::service::reads;
 use leaderboard::store::{IndexEntry, RankIndex};
 

@@ -6,14 +6,15 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
-use leaderboard::error::{IndexError, ServiceError};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::order::{Direction, RankMode};
 use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::ServiceError;
 use leaderboard::service::projector::project;
 use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
 use leaderboard::service::repair::Reporter;
 use leaderboard::service::{Context, reads};
+use leaderboard::store::IndexError;
 use leaderboard::store::{Health, RankIndex};
 
 use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, batch, free_port, player, uncached};

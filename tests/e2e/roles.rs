@@ -14,10 +14,10 @@ use std::collections::BTreeSet;
 
 use leaderboard::board::{Board, BoardStatus, Policy, Standing};
 use leaderboard::dynamodb::DynamoScoreStore;
-use leaderboard::error::StoreError;
 use leaderboard::family::Family;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::order::{Direction, RankKey};
+use leaderboard::store::StoreError;
 use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Consistency, MappingStore, Row};
 use leaderboard::window::Period;
 

@@ -6,11 +6,11 @@ use std::time::{Duration, Instant};
 use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
-use leaderboard::error::ServiceError;
 use leaderboard::http::status_and_code;
 use leaderboard::memory::MemoryEvents;
 use leaderboard::order::{Direction, RankMode};
 use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::ServiceError;
 use leaderboard::service::scores::{BoardOutcome, Outcome};
 use leaderboard::service::seal::{self, SealOutcome, SealSettings};
 use leaderboard::service::{Context, reads};
@@ -337,7 +337,7 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     assert!(
         matches!(
             expired,
-            Err(leaderboard::error::IndexError::NotReady(
+            Err(leaderboard::store::IndexError::NotReady(
                 leaderboard::store::Health::Missing
             ))
         ),

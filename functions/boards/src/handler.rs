@@ -7,12 +7,12 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
-use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
+use leaderboard::service::ServiceError;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
 use leaderboard::service::mappings;
-use leaderboard::service::moderation::{Operator, audit};
+use leaderboard::service::moderation::Operator;
 use leaderboard::service::seal::{self, HistoryRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
 use serde::Serialize;
@@ -64,10 +64,8 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             let result = async {
                 let patch: PatchBoard = http::json_body(req)?;
                 let lb = lb()?;
-                let view = boards::set_status(store, &lb, patch.status).await?;
                 let op = Operator(http::operator(req));
-                audit::status_changed(store, &op, &lb, patch.status, patch.reason).await?;
-                Ok(view)
+                boards::change_status(store, &op, &lb, patch).await
             };
             http::respond(200, result.await)
         }

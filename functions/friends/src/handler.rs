@@ -33,9 +33,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter, F: FriendsSource>
 mod tests {
     use lambda_runtime::Context as Invocation;
     use leaderboard::board::Policy;
-    use leaderboard::error::FriendsError;
     use leaderboard::ids::PlayerId;
     use leaderboard::memory;
+    use leaderboard::store::FriendsError;
 
     use super::*;
 

@@ -10,11 +10,11 @@ use std::time::Duration;
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
-use leaderboard::error::ServiceError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::invoke::work_until;
 use leaderboard::service::Context;
+use leaderboard::service::ServiceError;
 use leaderboard::service::moderation::{self, Operator, Reason, Sweep};
 use leaderboard::store::{RankIndex, ScoreStore};
 use serde::Serialize;

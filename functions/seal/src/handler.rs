@@ -6,9 +6,9 @@
 use std::time::{Duration, Instant};
 
 use lambda_runtime::LambdaEvent;
-use leaderboard::error::ServiceError;
 use leaderboard::ids::LeaderboardId;
 use leaderboard::invoke::{self, Call, InvokeError, work_until};
+use leaderboard::service::ServiceError;
 use leaderboard::service::seal::{self, SealReport, SealSettings};
 use leaderboard::store::{EventPublisher, ScoreStore};
 use serde::Deserialize;

@@ -3,64 +3,27 @@
 //! can never apply go to the dead-letter queue; the response names, per partition, the
 //! first record to deliver again (`ReportBatchItemFailures`).
 
-use std::collections::HashMap;
-
 use lambda_runtime::LambdaEvent;
-use leaderboard::error::ServiceError;
 use leaderboard::invoke::InvokeError;
 use leaderboard::lambda_records;
-use leaderboard::mapping::Mapping;
-use leaderboard::metrics;
 use leaderboard::service::Context;
-use leaderboard::service::stream_ingest::ingest_batch;
+use leaderboard::service::stream_ingest::ingest_stream;
 use leaderboard::store::{DeadLetters, RankIndex, ScoreStore};
 use serde_json::Value;
-use tracing::info;
 
 pub struct Deps<S, I, D> {
     pub ctx: Context<S, I>,
     pub dead_letters: D,
 }
 
+/// Whole-batch failures (delivered again, everything in it replaying): a payload that is
+/// no stream event, or what [`ingest_stream`] fails with.
 pub async fn handle<S: ScoreStore, I: RankIndex, D: DeadLetters>(
     deps: &Deps<S, I, D>,
     event: LambdaEvent<Value>,
 ) -> Result<Value, InvokeError> {
-    // Whole-batch failures (delivered again, everything in it replaying): a payload
-    // that is no stream event, a mapping that cannot be read, dead letters that cannot
-    // be kept (the batch is retried rather than lose them).
     let batch = lambda_records::decode(event.payload)?;
-    // Each source's current mapping, read once per batch: a change applies from the
-    // next batch on.
-    let mut mappings: HashMap<&str, Mapping> = HashMap::new();
-    for r in &batch.records {
-        if !mappings.contains_key(r.source.as_str())
-            && let Some(m) = deps
-                .ctx
-                .store
-                .get_mapping(&r.source)
-                .await
-                .map_err(ServiceError::from)?
-        {
-            mappings.insert(&r.source, m);
-        }
-    }
-    let out = ingest_batch(&deps.ctx, &batch.records, |s| mappings.get(s)).await;
-    if !out.dead_letters.is_empty() {
-        deps.dead_letters.send(&out.dead_letters).await?;
-    }
-    metrics::count(&[
-        ("StreamRecordsApplied", out.applied),
-        ("StreamDeadLetters", out.dead_letters.len() as u64),
-        ("StreamPartitionsRetried", out.retry.len() as u64),
-    ]);
-    info!(
-        records = batch.records.len(),
-        applied = out.applied,
-        dead_letters = out.dead_letters.len(),
-        retry = out.retry.len(),
-        "batch done"
-    );
+    let out = ingest_stream(&deps.ctx, &deps.dead_letters, &batch.records).await?;
     Ok(lambda_records::response(batch.kind, &out.retry))
 }
 

@@ -8,12 +8,12 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use super::keys::{Item, LIST_PK, board_key, family_pk_sk, key, list_key};
+use super::keys::{Item, LIST_PK, board_key, family_pk_sk, key};
 use super::{DynamoScoreStore, next_sort_key};
 use crate::board::{Board, BoardStatus};
-use crate::error::StoreError;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
+use crate::store::StoreError;
 use crate::store::{BoardPage, BoardStore};
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -67,7 +67,7 @@ impl BoardStore for DynamoScoreStore {
             board: board.clone(),
         };
         let main = item(format!("B#{}", board.leaderboard_id), "BOARD".into());
-        let listed = item(LIST_PK.into(), list_key(board));
+        let listed = item(LIST_PK.into(), board.list_key());
         let res = self
             .client
             .transact_write_items()
@@ -123,7 +123,7 @@ impl BoardStore for DynamoScoreStore {
             .client
             .transact_write_items()
             .transact_items(update(board_key(lb))?)
-            .transact_items(update(key(LIST_PK.into(), list_key(&board)))?)
+            .transact_items(update(key(LIST_PK.into(), board.list_key()))?)
             .send()
             .await;
         match res {

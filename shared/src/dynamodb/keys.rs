@@ -6,7 +6,6 @@ use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::board::Board;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::window::Period;
 
@@ -87,15 +86,6 @@ pub(super) fn player_ban_pk_sk(player: &PlayerId, game: &str) -> (String, String
 /// A family's `pk` and `sk`: `F#{game}#{mode}`, `FAMILY`.
 pub(super) fn family_pk_sk(game: &str, mode: &str) -> (String, String) {
     (format!("F#{game}#{mode}"), "FAMILY".to_owned())
-}
-
-/// The list sort key of a board: `{game}#{mode}#{board}`.
-pub fn list_key(board: &Board) -> String {
-    let (game, mode) = board
-        .window
-        .as_ref()
-        .map_or(("", ""), |w| (w.game.as_str(), w.mode.as_str()));
-    format!("{game}#{mode}#{}", board.leaderboard_id)
 }
 
 /// A rebuild checkpoint's `pk` and `sk`: `RB#{board}`, `REBUILD`.

@@ -9,9 +9,9 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{key, mapping_partition, mapping_sk};
-use crate::error::StoreError;
 use crate::mapping::Mapping;
 use crate::store::MappingStore;
+use crate::store::StoreError;
 
 #[derive(Serialize, Deserialize)]
 struct MappingItem {

@@ -53,17 +53,17 @@ use aws_sdk_dynamodb::types::{
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 
-use crate::error::StoreError;
 #[cfg(doc)]
 use crate::order::RankKey;
 use crate::store::Consistency;
+use crate::store::StoreError;
 #[cfg(doc)]
 use crate::store::{BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore};
 use keys::Item;
 
 pub use changes::decode;
 pub use items::StandingItem;
-pub use keys::{SHARDS, list_key, shard_partition};
+pub use keys::{SHARDS, shard_partition};
 pub use streams::{DynamoStreams, cmp_sequence, lambda_record};
 
 /// The TTL attribute of receipts.

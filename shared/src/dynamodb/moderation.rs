@@ -10,8 +10,8 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{AUDIT_PK, ban_pk_sk, key, player_ban_pk_sk};
-use crate::error::StoreError;
 use crate::ids::PlayerId;
+use crate::store::StoreError;
 use crate::store::{AuditPage, AuditRecord, Ban, ModerationStore};
 
 #[derive(Debug, Serialize, Deserialize)]

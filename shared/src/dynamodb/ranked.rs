@@ -16,9 +16,9 @@ use tracing::instrument;
 use super::items::Slot;
 use super::keys::{SHARDS, shard_partition, standing_key};
 use super::{DynamoScoreStore, RANK_INDEX};
-use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
+use crate::store::StoreError;
 use crate::store::{Count, RankedReads};
 
 /// Which side of a key a query reads.

@@ -7,8 +7,8 @@ use tracing::instrument;
 
 use super::keys::{SHARDS, checkpoint_pk_sk, key, shard_partition};
 use super::{DynamoScoreStore, next_sort_key};
-use crate::error::StoreError;
 use crate::ids::LeaderboardId;
+use crate::store::StoreError;
 use crate::store::{Checkpoint, IndexEntry, RebuildStore};
 
 #[derive(Debug, Serialize, Deserialize)]

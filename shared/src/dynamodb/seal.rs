@@ -12,12 +12,12 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{
-    Item, LIST_PK, board_key, history_partition, history_prefix, history_sk, key, list_key,
-    results_pk_sk, seal_pk_sk,
+    Item, LIST_PK, board_key, history_partition, history_prefix, history_sk, key, results_pk_sk,
+    seal_pk_sk,
 };
 use crate::board::Board;
-use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::StoreError;
 use crate::store::{HistoryQuery, HistoryRow, Results, SealState, SealStore};
 
 #[derive(Serialize, Deserialize)]
@@ -256,7 +256,7 @@ impl SealStore for DynamoScoreStore {
     async fn mark_sealed(&self, board: &Board, at: i64) -> Result<(), StoreError> {
         for k in [
             board_key(&board.leaderboard_id),
-            key(LIST_PK.into(), list_key(board)),
+            key(LIST_PK.into(), board.list_key()),
         ] {
             let res = self
                 .client

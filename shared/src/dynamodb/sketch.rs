@@ -7,8 +7,8 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{key, sketch_pk_sk};
-use crate::error::StoreError;
 use crate::ids::LeaderboardId;
+use crate::store::StoreError;
 use crate::store::{RankSketch, SketchStore};
 
 #[derive(Serialize, Deserialize)]

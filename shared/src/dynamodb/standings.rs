@@ -11,8 +11,8 @@ use super::DynamoScoreStore;
 use super::items::{KeptItems, ReceiptItem, RemovedItem, Slot, StandingItem};
 use super::keys::{Item, receipt_key, receipts_partition, standing_key};
 use crate::board::Standing;
-use crate::error::StoreError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::store::StoreError;
 use crate::store::{Commit, CommitOutcome, Consistency, Receipt, Removal, Row, StandingStore};
 
 /// The condition that the row is still as `row` was read: absent, at its revision, or

@@ -16,7 +16,7 @@ use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
 use tracing::instrument;
 
 use super::changes::decode;
-use crate::error::StoreError;
+use crate::store::StoreError;
 use crate::store::{StreamBatch, StreamRange, StreamSource};
 
 /// Pages of records read at most for one range (a failed batch holds at most 10,000).

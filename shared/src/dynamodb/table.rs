@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::{DynamoScoreStore, RANK_INDEX, TTL_ATTRIBUTE};
-use crate::error::StoreError;
+use crate::store::StoreError;
 
 impl DynamoScoreStore {
     /// Creates the table as `template.yaml` declares it (keys, the `by_rank` index, stream

@@ -3,8 +3,8 @@
 
 use std::collections::HashMap;
 
-use crate::error::IndexError;
 use crate::order::{Direction, RankKey};
+use crate::store::IndexError;
 use crate::store::{EntryKind, Health, IndexEntry, TOP_WINDOW};
 
 /// Standings by player: version and key.

@@ -3,7 +3,7 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::error::QueueError;
+use crate::store::QueueError;
 use crate::store::{DeadLetter, DeadLetters};
 use crate::ttl_cache::lock;
 

@@ -11,9 +11,9 @@ use std::time::{Duration, Instant};
 
 use super::board::{Board, put};
 use super::outage;
-use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start, places, position_after, position_before};
+use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, Slice, TOP_WINDOW, TopWindow,

@@ -8,9 +8,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use super::MemoryIndex;
-use crate::error::IndexError;
 use crate::ids::LeaderboardId;
 use crate::live::Published;
+use crate::store::IndexError;
 use crate::store::{BroadcastError, Broadcaster, Claim, LiveViews};
 use crate::ttl_cache::lock;
 

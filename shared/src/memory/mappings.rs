@@ -1,9 +1,9 @@
 //! The in-memory [`MappingStore`]: every version by (source, version).
 
 use super::store::MemoryStore;
-use crate::error::StoreError;
 use crate::mapping::Mapping;
 use crate::store::MappingStore;
+use crate::store::StoreError;
 
 impl MappingStore for MemoryStore {
     async fn get_mapping(&self, source: &str) -> Result<Option<Mapping>, StoreError> {

@@ -26,12 +26,12 @@ pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 
 use crate::board::Policy;
-use crate::error::{IndexError, StoreError};
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::score::Score;
 use crate::service::boards::{self, CreateBoard};
 use crate::service::ingest::{self, SubmitScore};
 use crate::service::{Context, Settings};
+use crate::store::{IndexError, StoreError};
 
 /// A context over fresh twins with every per-container cache off (board definitions,
 /// replies), so each call sees the ports as they are.

@@ -2,8 +2,8 @@
 //! trail, newest first.
 
 use super::store::MemoryStore;
-use crate::error::StoreError;
 use crate::ids::PlayerId;
+use crate::store::StoreError;
 use crate::store::{AuditPage, AuditRecord, Ban, ModerationStore};
 
 impl ModerationStore for MemoryStore {

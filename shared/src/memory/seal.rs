@@ -4,8 +4,8 @@ use std::sync::Mutex;
 
 use super::store::MemoryStore;
 use crate::board::Board;
-use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::StoreError;
 use crate::store::{
     EventPublisher, HistoryQuery, HistoryRow, Results, SealState, SealStore, WindowClosed,
 };

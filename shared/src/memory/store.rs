@@ -10,11 +10,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::store_outage;
 use crate::board::{Board, BoardStatus, Standing};
-use crate::dynamodb::list_key;
-use crate::error::StoreError;
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, position_after, position_before};
+use crate::store::StoreError;
 use crate::store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count, EntryKind,
     IndexEntry, KeptReceipt, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row,
@@ -193,7 +192,7 @@ impl BoardStore for MemoryStore {
             let mut listed: Vec<(String, Board)> = t
                 .boards
                 .values()
-                .map(|b| (list_key(b), b.clone()))
+                .map(|b| (b.list_key(), b.clone()))
                 .filter(|(k, _)| k.starts_with(prefix) && after.is_none_or(|a| k.as_str() > a))
                 .collect();
             listed.sort_by(|a, b| a.0.cmp(&b.0));

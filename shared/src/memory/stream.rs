@@ -2,7 +2,7 @@
 //! projector's batches and, by sequence number, as the repair reads a range again.
 
 use super::store::MemoryStore;
-use crate::error::StoreError;
+use crate::store::StoreError;
 use crate::store::{IndexEntry, StreamBatch, StreamRange, StreamSource};
 use crate::ttl_cache::lock;
 

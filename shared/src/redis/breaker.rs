@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use crate::error::IndexError;
+use crate::store::IndexError;
 use crate::time::now_ms;
 
 /// Consecutive outages that open the breaker.

@@ -1,9 +1,9 @@
 //! The Rust side of the index's value formats: markers' states, sorted-set entries and
 //! hash values decoded (the arguments scripts take are built in `calls`).
 
-use crate::error::IndexError;
 use crate::order::{Direction, RankKey};
 use crate::store::Health;
+use crate::store::IndexError;
 
 pub(super) fn health_of(state: &str) -> Health {
     match state {

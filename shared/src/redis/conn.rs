@@ -26,7 +26,7 @@ use redis::{
     Value,
 };
 
-use crate::error::IndexError;
+use crate::store::IndexError;
 
 /// One node or a cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

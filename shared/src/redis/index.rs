@@ -10,9 +10,9 @@ use super::calls::{self, Call};
 use super::codec::{Flat, decode_entries, decode_hash_value, health_of, ready, reply_err};
 use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, LOAD_CHUNK, RedisRankIndex};
-use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
+use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, Slice, TopWindow,

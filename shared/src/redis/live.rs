@@ -9,9 +9,9 @@ use super::RedisRankIndex;
 use super::calls::{LiveClaim, LiveWatch, LiveWatched};
 use super::codec::reply_err;
 use super::keys::LiveKeys;
-use crate::error::IndexError;
 use crate::ids::LeaderboardId;
 use crate::live::Published;
+use crate::store::IndexError;
 use crate::store::{Claim, LiveViews};
 
 /// How long a view's last push is kept after it (a view unwatched for a day starts over).

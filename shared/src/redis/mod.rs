@@ -42,8 +42,8 @@ mod transport;
 
 use std::time::Duration;
 
-use crate::error::IndexError;
 use crate::ids::LeaderboardId;
+use crate::store::IndexError;
 #[cfg(doc)]
 use crate::store::{RankIndex, RateCounter};
 pub use breaker::{COOLDOWN as BREAKER_COOLDOWN, THRESHOLD as BREAKER_THRESHOLD};

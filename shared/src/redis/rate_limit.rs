@@ -7,7 +7,7 @@ use tracing::instrument;
 
 use super::calls::{Call, Hit};
 use super::{RedisRankIndex, keys};
-use crate::error::IndexError;
+use crate::store::IndexError;
 use crate::store::RateCounter;
 
 impl RateCounter for RedisRankIndex {

@@ -11,7 +11,7 @@ use super::codec::reply_err;
 use super::conn::{self, Conn};
 use super::lineage::{MAX_SETTLES, moved_boards};
 use super::{CONNECT_WAIT, RedisRankIndex};
-use crate::error::IndexError;
+use crate::store::IndexError;
 
 impl RedisRankIndex {
     /// The shared connection, through the breaker; a connection that cannot be opened in

@@ -22,10 +22,12 @@ use tracing::{instrument, warn};
 
 use super::Context;
 use crate::board::{Board, BoardStatus, Fold, Standing};
-use crate::error::{DomainError, IndexError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
 use crate::score::Score;
+use crate::service::ServiceError;
+use crate::store::IndexError;
 use crate::store::{
     Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex, Receipt, Row,
     ScoreStore,

@@ -17,13 +17,14 @@ use serde::Serialize;
 use tracing::{info, instrument, warn};
 
 use crate::caller::Caller;
-use crate::error::{IndexError, ServiceError};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::live::{
     PUSH_GAP_MS, Published, Push, Row, Rows, View, WATCH_TTL_MS, next_version, notices,
 };
 use crate::order::{Direction, RankMode};
 use crate::service::Context;
+use crate::service::ServiceError;
+use crate::store::IndexError;
 use crate::store::{
     BroadcastError, Broadcaster, Claim, LiveViews, RankIndex, ScoreStore, StreamBatch,
 };

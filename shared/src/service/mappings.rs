@@ -5,9 +5,10 @@
 use serde_json::Value;
 
 use super::boards::Created;
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::mapping::Mapping;
 use crate::score::MAX_ABS_SCORE;
+use crate::service::ServiceError;
 use crate::store::MappingStore;
 use crate::window::parse_name;
 

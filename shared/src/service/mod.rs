@@ -13,6 +13,7 @@
 //! (see [`crate::wiring`]).
 
 pub mod boards;
+mod error;
 pub mod hot;
 pub mod ingest;
 pub mod live;
@@ -26,6 +27,8 @@ pub mod scores;
 pub mod seal;
 pub mod sketch;
 pub mod stream_ingest;
+
+pub use error::ServiceError;
 
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;

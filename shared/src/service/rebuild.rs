@@ -33,8 +33,9 @@ use serde::{Deserialize, Serialize};
 use tracing::{info, instrument, warn};
 
 use super::Context;
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::LeaderboardId;
+use crate::service::ServiceError;
 use crate::store::{Checkpoint, Health, RankIndex, ScoreStore};
 use crate::time::now_ms;
 

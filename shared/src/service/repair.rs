@@ -34,8 +34,8 @@ use tracing::{info, instrument, warn};
 use super::Context;
 use super::rebuild::{self, Outcome};
 use crate::board::BoardStatus;
-use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
+use crate::service::ServiceError;
 use crate::store::{
     Health, RankIndex, RebuildNeeded, RepairQueue, ScoreStore, StreamRange, StreamSource,
 };

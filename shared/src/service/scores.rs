@@ -9,7 +9,7 @@
 //! Any backend failure fails the request with a 503: retrying it is always safe.
 
 use futures::future::try_join_all;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tracing::instrument;
 
 use super::Context;
@@ -18,66 +18,14 @@ use super::ingest::{
     IngestReply, Prepared, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
 use crate::board::Board;
-use crate::error::{DomainError, ServiceError};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::score::Score;
+use crate::service::ServiceError;
 use crate::store::{Consistency, RankIndex, Row, ScoreStore};
-use crate::time::{now_ms, parse_ts, rfc3339_ms};
-use crate::window::{NoWindow, Period, TimeWindow, parse_name, window_of};
+use crate::time::{now_ms, rfc3339_ms};
+use crate::window::{NoWindow, Period, TimeWindow, window_of};
 
-/// Body of `POST /scores`; fields are checked one by one in [`MatchResult::new`].
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct MatchBody {
-    pub game: Option<String>,
-    pub mode: Option<String>,
-    pub region: Option<String>,
-    pub player_id: Option<String>,
-    pub match_id: Option<String>,
-    pub score: Option<serde_json::Value>,
-    pub event_ts: Option<serde_json::Value>,
-}
-
-/// A validated match result.
-#[derive(Debug, Clone)]
-pub struct MatchResult {
-    pub game: String,
-    pub mode: String,
-    pub region: String,
-    pub player: PlayerId,
-    pub match_id: MatchId,
-    pub score: Score,
-    pub event_ts: Option<i64>,
-}
-
-fn required<'a>(field: &'static str, v: &'a Option<String>) -> Result<&'a str, DomainError> {
-    v.as_deref()
-        .ok_or_else(|| DomainError::invalid(field, "is required"))
-}
-
-impl MatchResult {
-    pub fn new(body: MatchBody) -> Result<Self, DomainError> {
-        let score = match &body.score {
-            Some(serde_json::Value::Number(n)) => Score::from_json("score", n)?,
-            Some(_) => return Err(DomainError::invalid("score", "must be an integer")),
-            None => return Err(DomainError::invalid("score", "is required")),
-        };
-        Ok(Self {
-            game: parse_name("game", required("game", &body.game)?)?,
-            mode: parse_name("mode", required("mode", &body.mode)?)?,
-            region: parse_name("region", required("region", &body.region)?)?,
-            player: PlayerId::parse(required("player_id", &body.player_id)?)?,
-            match_id: MatchId::parse(required("match_id", &body.match_id)?)?,
-            score,
-            event_ts: body
-                .event_ts
-                .as_ref()
-                .map(|v| parse_ts("event_ts", v))
-                .transpose()?,
-        })
-    }
-}
+pub use crate::match_result::{MatchBody, MatchResult};
 
 /// Why one board did not take the result.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use tracing::{info, instrument};
 use super::Context;
 use super::reads::COUNT_CAP;
 use crate::board::Board;
-use crate::error::ServiceError;
+use crate::service::ServiceError;
 use crate::store::{RankIndex, RankSketch, ScoreStore};
 use crate::time::now_ms;
 

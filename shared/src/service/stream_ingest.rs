@@ -15,13 +15,13 @@
 use std::collections::{BTreeMap, HashMap};
 
 use futures::future::join_all;
-use tracing::{instrument, warn};
+use tracing::{info, instrument, warn};
 
 use super::Context;
 use super::scores::{MatchReply, MatchResult, Outcome, Refusal, submit_match};
-use crate::error::ServiceError;
 use crate::mapping::Mapping;
-use crate::store::{DeadLetter, RankIndex, ScoreStore};
+use crate::service::ServiceError;
+use crate::store::{DeadLetter, DeadLetters, RankIndex, ScoreStore};
 
 /// One record of a stream batch.
 #[derive(Debug, Clone)]
@@ -125,6 +125,43 @@ fn refused_everywhere(reply: &MatchReply) -> Option<&Refusal> {
         }
     }
     first
+}
+
+/// A stream batch from start to end: each source's current mapping read once (a change
+/// applies from the next batch on), the records applied ([`ingest_batch`]), the ones that
+/// can never apply kept in `dead_letters`, the batch counted. An error fails the whole
+/// batch, to be delivered again (every record in it replays): a mapping that cannot be
+/// read, or dead letters that cannot be kept (retried rather than lost).
+pub async fn ingest_stream<S: ScoreStore, I: RankIndex, D: DeadLetters>(
+    ctx: &Context<S, I>,
+    dead_letters: &D,
+    records: &[StreamRecord],
+) -> Result<BatchOutcome, ServiceError> {
+    let mut mappings: HashMap<&str, Mapping> = HashMap::new();
+    for r in records {
+        if !mappings.contains_key(r.source.as_str())
+            && let Some(m) = ctx.store.get_mapping(&r.source).await?
+        {
+            mappings.insert(&r.source, m);
+        }
+    }
+    let out = ingest_batch(ctx, records, |s| mappings.get(s)).await;
+    if !out.dead_letters.is_empty() {
+        dead_letters.send(&out.dead_letters).await?;
+    }
+    crate::metrics::count(&[
+        ("StreamRecordsApplied", out.applied),
+        ("StreamDeadLetters", out.dead_letters.len() as u64),
+        ("StreamPartitionsRetried", out.retry.len() as u64),
+    ]);
+    info!(
+        records = records.len(),
+        applied = out.applied,
+        dead_letters = out.dead_letters.len(),
+        retry = out.retry.len(),
+        "batch done"
+    );
+    Ok(out)
 }
 
 /// Applies a batch: each key's records in order, keys concurrently. `mapping_of` gives

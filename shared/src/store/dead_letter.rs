@@ -5,7 +5,7 @@ use std::future::Future;
 
 use serde::Serialize;
 
-use crate::error::QueueError;
+use crate::store::QueueError;
 
 /// A record that can never apply, with why: what the dead-letter destination keeps.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]

@@ -2,8 +2,8 @@
 
 use std::future::Future;
 
-use crate::error::FriendsError;
 use crate::ids::PlayerId;
+use crate::store::FriendsError;
 
 /// Who a player's friends are.
 pub trait FriendsSource: Send + Sync {

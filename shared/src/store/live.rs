@@ -5,9 +5,9 @@
 use std::future::Future;
 use std::time::Duration;
 
-use crate::error::IndexError;
 use crate::ids::LeaderboardId;
 use crate::live::Published;
+use crate::store::IndexError;
 
 /// The answer to a claim on a view's push gate.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 
 use std::future::Future;
 
-use crate::error::StoreError;
 use crate::mapping::Mapping;
+use crate::store::StoreError;
 
 pub trait MappingStore: Send + Sync {
     /// The source's current mapping (`None`: none is stored).

@@ -11,6 +11,7 @@
 //! `friends`.
 
 mod dead_letter;
+mod error;
 mod friends;
 mod live;
 mod mapping;
@@ -24,6 +25,7 @@ mod seal;
 mod stream;
 
 pub use dead_letter::{DeadLetter, DeadLetters};
+pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use friends::FriendsSource;
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;

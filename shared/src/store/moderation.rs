@@ -4,8 +4,8 @@ use std::future::Future;
 
 use serde::{Deserialize, Serialize};
 
-use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::StoreError;
 
 /// A player banned from a game.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,9 +3,9 @@
 use std::future::Future;
 
 use super::RankSketch;
-use crate::error::IndexError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
+use crate::store::IndexError;
 
 /// One change of a player's place on a board, as the rank index applies it: usually a
 /// standing; an operator's removal or an erasure take the player off the board.

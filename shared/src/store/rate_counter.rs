@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use crate::error::IndexError;
+use crate::store::IndexError;
 
 /// Shared counters for rate limits (fixed windows that start with their first hit).
 pub trait RateCounter: Send + Sync {

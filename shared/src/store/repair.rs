@@ -1,8 +1,8 @@
 //! The repair queue: where boards needing a rebuild are reported.
 
 use super::Health;
-use crate::error::QueueError;
 use crate::ids::LeaderboardId;
+use crate::store::QueueError;
 
 /// A board whose rank index needs a rebuild, as reported to the repair queue (the body
 /// of one SQS message).

@@ -6,11 +6,11 @@ use std::future::Future;
 use super::receipts::KeptReceipt;
 use super::{IndexEntry, MappingStore, ModerationStore, SealStore};
 use crate::board::{Board, BoardStatus, Standing};
-use crate::error::StoreError;
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
+use crate::store::StoreError;
 
 /// The stored outcome of one accepted submission, returned again on every retry.
 #[derive(Debug, Clone, PartialEq, Eq)]

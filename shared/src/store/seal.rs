@@ -6,8 +6,8 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
-use crate::error::StoreError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::StoreError;
 use crate::window::Period;
 
 /// Where the sealing of one window stands. One run at a time holds it (`owner`, until

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use super::IndexEntry;
-use crate::error::StoreError;
+use crate::store::StoreError;
 
 /// A batch of stream records decoded: the standings, in stream order, each with its
 /// record's sequence number (what a retry names), and how many records were not

@@ -2,14 +2,15 @@
 
 use futures::future::BoxFuture;
 use leaderboard::board::{Policy, Standing};
-use leaderboard::error::{QueueError, ServiceError};
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::memory::{MemoryIndex, MemoryStore};
 use leaderboard::order::Direction;
 use leaderboard::score::Score;
 use leaderboard::service::Context;
+use leaderboard::service::ServiceError;
 use leaderboard::service::ingest::{self, IngestReply, SubmitScore};
 use leaderboard::service::repair::Reporter;
+use leaderboard::store::QueueError;
 use leaderboard::store::{RankIndex, RankedReads, RebuildNeeded, RepairQueue, StandingStore};
 use std::sync::{Arc, Mutex};
 

@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use leaderboard::board::Policy;
-use leaderboard::error::ServiceError;
+use leaderboard::service::ServiceError;
 use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, erase, remove};
 use leaderboard::service::projector::project;
 use leaderboard::service::rebuild::rebuild_board;

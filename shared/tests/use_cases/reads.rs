@@ -5,10 +5,10 @@
 use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
 use leaderboard::cursor::CursorSigner;
-use leaderboard::error::FriendsError;
 use leaderboard::ids::PlayerId;
 use leaderboard::order::RankMode;
 use leaderboard::service::reads::{self, Entry, Source};
+use leaderboard::store::FriendsError;
 use leaderboard::store::{FriendsSource, Health};
 
 use crate::fixtures::{board, ctx, ctx_reporting, player, populate};

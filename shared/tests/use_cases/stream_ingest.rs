@@ -184,7 +184,7 @@ async fn good_events_count_once_poison_is_dead_lettered_and_faults_are_retried()
 
 #[tokio::test]
 async fn a_mapping_gets_a_new_version_per_change_and_refuses_a_stale_edit() {
-    use leaderboard::error::ServiceError;
+    use leaderboard::service::ServiceError;
     use leaderboard::service::boards::Created;
     use leaderboard::service::mappings::{get_mapping, put_mapping};
 

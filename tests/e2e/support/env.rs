@@ -158,7 +158,7 @@ impl TestEnv {
         match_id: &str,
         value: i64,
         event_ts: Option<i64>,
-    ) -> Result<MatchReply, leaderboard::error::ServiceError> {
+    ) -> Result<MatchReply, leaderboard::service::ServiceError> {
         let m = MatchResult {
             game: game.clone(),
             mode: mode.clone(),
@@ -177,7 +177,7 @@ impl TestEnv {
         p: &str,
         match_id: &str,
         value: i64,
-    ) -> Result<IngestReply, leaderboard::error::ServiceError> {
+    ) -> Result<IngestReply, leaderboard::service::ServiceError> {
         let req = SubmitScore {
             board: board.clone(),
             player: player(p),

@@ -66,7 +66,7 @@ impl leaderboard::store::FriendsSource for FixedFriends {
     async fn friends_of(
         &self,
         _: &PlayerId,
-    ) -> Result<Vec<PlayerId>, leaderboard::error::FriendsError> {
+    ) -> Result<Vec<PlayerId>, leaderboard::store::FriendsError> {
         Ok(self.0.clone())
     }
 }

@@ -5,8 +5,9 @@ use tracing::{instrument, warn};
 
 use super::Created;
 use crate::board::{Board, BoardStatus, Policy, dense_unless_asked};
-use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
+use crate::service::ServiceError;
+use crate::service::moderation::{Operator, audit};
 use crate::store::{RankIndex, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
 use crate::window::Period;
@@ -156,6 +157,19 @@ pub struct PatchBoard {
     /// Why, for the audit trail (optional).
     #[serde(default)]
     pub reason: Option<String>,
+}
+
+/// `PATCH /leaderboards/{lb}` by `op`: the status change ([`set_status`]), then its
+/// record in the audit trail (with `patch.reason`, or "status change").
+pub async fn change_status<S: ScoreStore>(
+    store: &S,
+    op: &Operator,
+    lb: &LeaderboardId,
+    patch: PatchBoard,
+) -> Result<BoardView, ServiceError> {
+    let view = set_status(store, lb, patch.status).await?;
+    audit::status_changed(store, op, lb, patch.status, patch.reason).await?;
+    Ok(view)
 }
 
 /// Changes a board's status: ACTIVE <-> FROZEN, either -> CLOSED, nothing out of CLOSED.

@@ -5,9 +5,9 @@ use std::time::Duration;
 use tracing::warn;
 
 use crate::board::Board;
-use crate::error::ServiceError;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
+use crate::service::ServiceError;
 use crate::store::ScoreStore;
 use crate::ttl_cache::TtlCache;
 

@@ -7,9 +7,10 @@ use tracing::instrument;
 
 use super::Created;
 use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
+use crate::service::ServiceError;
 use crate::store::ScoreStore;
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
 use crate::window::{GLOBAL, Period, Season, parse_name, window_of};

@@ -14,7 +14,8 @@ mod family;
 mod list;
 
 pub use board::{
-    BoardView, CreateBoard, PatchBoard, create_board, get_board, init_index, set_status,
+    BoardView, CreateBoard, PatchBoard, change_status, create_board, get_board, init_index,
+    set_status,
 };
 pub use cache::{BoardCache, FamilyCache};
 pub use family::{

@@ -5,7 +5,7 @@ use std::time::Duration;
 use tracing::warn;
 
 use crate::caller::Caller;
-use crate::error::ServiceError;
+use crate::service::ServiceError;
 use crate::store::RateCounter;
 
 /// Read limits per fixed window; 0 turns a limit off.

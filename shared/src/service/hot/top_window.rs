@@ -3,9 +3,9 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use crate::error::IndexError;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
+use crate::store::IndexError;
 use crate::store::RankIndex;
 use crate::ttl_cache::lock;
 

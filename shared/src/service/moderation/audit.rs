@@ -4,8 +4,9 @@ use serde::Serialize;
 
 use super::{Operator, Reason, record};
 use crate::board::BoardStatus;
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::service::ServiceError;
 use crate::service::reads::limit_within;
 use crate::store::{AuditAction, AuditRecord, ScoreStore};
 use crate::time::rfc3339_ms;

@@ -16,9 +16,9 @@ use serde::Serialize;
 use tracing::instrument;
 
 use super::{Operator, Reason, Sweep, needs_fence, record, sweep, take_off};
-use crate::error::ServiceError;
 use crate::ids::PlayerId;
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{AuditAction, Ban, RankIndex, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
 use crate::window::parse_name;

@@ -12,9 +12,9 @@ use serde::Serialize;
 use tracing::{instrument, warn};
 
 use super::{Operator, Reason, Sweep, record, sweep};
-use crate::error::ServiceError;
 use crate::ids::PlayerId;
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{AuditAction, EntryKind, IndexEntry, RankIndex, ScoreStore};
 use crate::time::now_ms;
 

@@ -21,9 +21,10 @@ use tracing::warn;
 
 use super::Context;
 use crate::board::Board;
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::PlayerId;
 use crate::order::RankMode;
+use crate::service::ServiceError;
 use crate::store::{
     AuditAction, AuditRecord, CommitOutcome, Consistency, EntryKind, IndexEntry, RankIndex,
     Removal, ScoreStore,
@@ -217,7 +218,7 @@ where
             .list_boards(prefix, after.as_deref(), SWEEP_PAGE)
             .await?;
         for board in page.boards {
-            let key = crate::dynamodb::list_key(&board);
+            let key = board.list_key();
             out.boards_scanned += 1;
             if f(board).await? {
                 out.entries += 1;

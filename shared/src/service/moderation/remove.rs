@@ -4,9 +4,9 @@ use serde::Serialize;
 use tracing::instrument;
 
 use super::{Operator, Reason, TakenOff, record, take_off};
-use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{AuditAction, RankIndex, ScoreStore};
 
 /// Reply of a removal.

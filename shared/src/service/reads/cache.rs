@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::fallback::LastKnown;
 use super::reply::{Answer, EntriesReply, FriendsReply, PageReply, RankReply, Source, TopReply};
-use crate::error::ServiceError;
+use crate::service::ServiceError;
 use crate::service::hot::{ReadCache, TopWindows};
 
 /// The hot-spot protection of the reads: one short-TTL reply cache per read kind and

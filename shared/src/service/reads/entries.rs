@@ -11,10 +11,11 @@ use super::estimate::{COUNT_CAP, estimate};
 use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{EntriesReply, Entry, Provenance, Source};
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankMode, Start, places};
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{PlayerRow, RankIndex, ScoreStore};
 
 /// Most players one `entries` read names.

@@ -3,9 +3,9 @@
 
 use std::collections::HashSet;
 
-use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey, RankMode, tie_floor};
+use crate::service::ServiceError;
 use crate::store::{Count, RankSketch, ScoreStore};
 
 /// Entries a count served from DynamoDB reads at most, across the board's 16 shards.

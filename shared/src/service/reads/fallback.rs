@@ -10,8 +10,9 @@ use tracing::warn;
 
 use super::reply::{Answer, Source};
 use crate::board::{Board, BoardStatus};
-use crate::error::{IndexError, ServiceError};
 use crate::service::Context;
+use crate::service::ServiceError;
+use crate::store::IndexError;
 use crate::store::{Health, RankIndex};
 use crate::time::now_ms;
 use crate::ttl_cache::TtlCache;

@@ -7,10 +7,10 @@ use super::fallback::{degraded_by, history};
 use super::params::board_for;
 use super::reply::{FriendsReply, Provenance, Source, entries};
 use crate::caller::Caller;
-use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{FriendsSource, RankIndex, ScoreStore};
 
 /// The player's place among themself and their friends who have a score.

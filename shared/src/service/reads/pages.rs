@@ -41,11 +41,13 @@ use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
 use crate::cursor::CursorSigner;
-use crate::error::{DomainError, IndexError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::score::Score;
 use crate::service::Context;
+use crate::service::ServiceError;
+use crate::store::IndexError;
 use crate::store::{PageAt, RankIndex, ScoreStore, Slice, TOP_WINDOW};
 use crate::time::now_us;
 

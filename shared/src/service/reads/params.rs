@@ -3,10 +3,11 @@
 
 use crate::board::Board;
 use crate::caller::Caller;
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::order::RankMode;
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{RateCounter, ScoreStore};
 
 /// Neighbours on each side when `k` is not given.

@@ -8,10 +8,10 @@ use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{Entry, Provenance, RankReply, Source, entries};
 use crate::caller::Caller;
-use crate::error::ServiceError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{Around, RankIndex, ScoreStore};
 
 /// The player's rank under `mode`, score and up to `k` neighbours on each side. The

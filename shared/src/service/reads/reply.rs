@@ -76,6 +76,17 @@ pub struct Entry {
     pub is_self: bool,
 }
 
+/// A live view's row is a read's row without its time and self flag.
+impl From<&Entry> for crate::live::Row {
+    fn from(e: &Entry) -> Self {
+        Self {
+            rank: e.rank,
+            player_id: e.player_id.clone(),
+            score: e.score,
+        }
+    }
+}
+
 impl Entry {
     pub(super) fn new(rank: u64, key: RankKey, me: Option<&PlayerId>) -> Self {
         Self {

@@ -7,10 +7,10 @@ use super::estimate::estimate;
 use super::fallback::{history, rank_order_after};
 use super::params::board_for;
 use super::reply::{Provenance, Source, TopReply, entries};
-use crate::error::ServiceError;
 use crate::ids::LeaderboardId;
 use crate::order::{RankMode, Start};
 use crate::service::Context;
+use crate::service::ServiceError;
 use crate::store::{RankIndex, ScoreStore, TOP_WINDOW};
 
 /// The best `n` players, placed under `mode` (the first is 1 in every mode).

@@ -25,9 +25,10 @@ pub use read::{HistoryReply, HistoryRequest, history, results};
 pub use walk::Walk;
 
 use crate::board::Board;
-use crate::error::{ServiceError, StoreError};
 use crate::ids::LeaderboardId;
 use crate::order::RankKey;
+use crate::service::ServiceError;
+use crate::store::StoreError;
 use crate::store::{
     EventPublisher, HistoryRow, Placing, Results, ScoreStore, SealState, SealedWindow, WindowClosed,
 };

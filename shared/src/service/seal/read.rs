@@ -5,8 +5,9 @@
 use futures::future::try_join_all;
 use serde::Serialize;
 
-use crate::error::{DomainError, ServiceError};
+use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::service::ServiceError;
 use crate::service::reads::limit_within;
 use crate::store::{HistoryQuery, HistoryRow, Placing, ScoreStore, SealedWindow};
 use crate::time::rfc3339_ms;

@@ -9,9 +9,9 @@ use std::collections::VecDeque;
 
 use futures::future::try_join_all;
 
-use crate::error::StoreError;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
+use crate::store::StoreError;
 use crate::store::{EntryKind, ScoreStore};
 
 /// Standings read from one shard at a time.
