@@ -215,6 +215,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
             stamps: s.stamps,
             clock: s.clock,
             total: s.total,
+            more_after: None,
             meta: Provenance::now(Source::Redis, false),
         },
         Err(e) => {
@@ -274,7 +275,9 @@ fn walk_on(
         };
         signer.sign(scope, &c)
     };
-    let more_after = first_rank - 1 + read < page.total;
+    let more_after = page
+        .more_after
+        .unwrap_or(first_rank - 1 + read < page.total);
     let next_cursor = page
         .keys
         .last()
@@ -307,6 +310,10 @@ struct Page {
     /// The clock of the read, on the stamps' clock.
     clock: i64,
     total: u64,
+    /// Whether entries lie past the page's last key, when the read itself says so:
+    /// a forward page from DynamoDB, full or short. `None`: from the page's place and
+    /// the total, read together with it (Redis).
+    more_after: Option<bool>,
     meta: Provenance,
 }
 
@@ -365,6 +372,15 @@ async fn page_from_store<S: ScoreStore, I>(
             (Start { rank, place: rank }, est.total, meta)
         }
     };
+    // The page's place and the total are counted by reads after the page's own, so
+    // under writes they can be off by the players who moved in between: a mover counted
+    // before the page's first key made a page that stopped short of the end look like the
+    // last one, and the walk dropped a player who never moved. Walking forward, only a
+    // short page is the last.
+    let more_after = match at {
+        PageAt::Before(_) => None,
+        _ => Some(keys.len() as u64 >= limit),
+    };
     Ok(Page {
         start,
         stamps: keys
@@ -374,6 +390,7 @@ async fn page_from_store<S: ScoreStore, I>(
         keys,
         clock,
         total,
+        more_after,
         meta,
     })
 }
