@@ -303,6 +303,18 @@ async fn results_outside_the_season_are_refused_for_the_season_board_only() {
     );
 }
 
+/// p1..p4 post match m1 at 100..103 in region NA, all at one match time, which is
+/// returned (a retry sends it again).
+async fn four_players(env: &TestEnv, fam: &(String, String)) -> i64 {
+    let played = now_ms();
+    for (i, p) in ["p1", "p2", "p3", "p4"].iter().enumerate() {
+        env.submit_match(fam, "NA", p, "m1", 100 + i as i64, Some(played))
+            .await
+            .unwrap();
+    }
+    played
+}
+
 #[tokio::test]
 async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expire() {
     let mut env = TestEnv::new().await;
@@ -320,12 +332,7 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
         )
         .await;
     // Game servers send the match's own time, and send it again on a retry.
-    let played = now_ms();
-    for (i, p) in ["p1", "p2", "p3", "p4"].iter().enumerate() {
-        env.submit_match(&fam, "NA", p, "m1", 100 + i as i64, Some(played))
-            .await
-            .unwrap();
-    }
+    let played = four_players(&env, &fam).await;
     let id = lb(&format!("{}:ranked:GLOBAL:SEASON:s1", fam.0));
     let (_, total) = env.ctx.index.top(&id, Direction::Desc, 10).await.unwrap();
     assert_eq!(total, 4);
@@ -431,12 +438,7 @@ async fn a_window_without_a_rank_order_in_dynamodb_says_so_when_redis_cannot_ans
             ranked,
         )
         .await;
-    let played = now_ms();
-    for (i, p) in ["p1", "p2", "p3", "p4"].iter().enumerate() {
-        env.submit_match(&fam, "NA", p, "m1", 100 + i as i64, Some(played))
-            .await
-            .unwrap();
-    }
+    four_players(&env, &fam).await;
     let season = lb(&format!("{}:ranked:GLOBAL:SEASON:s1", fam.0));
     let all_time = lb(&format!("{}:ranked:GLOBAL:ALL_TIME", fam.0));
     let in_order = |id| env.ctx.store.ranked_after(id, Direction::Desc, None, 10);
