@@ -13,6 +13,7 @@
 //! - [`family`]: board families and the ids of their boards;
 //! - [`match_result`]: a match result as the API and the streams give it, validated;
 //! - [`mapping`]: event sources' schema mappings to the canonical match result;
+//! - [`profile`]: player profiles (the card every row shows) and results' metadata;
 //! - [`live`]: live views (top n, a neighbourhood), their channels, versions and notices;
 //! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
 //! - [`error`]: the rules' error, `DomainError`.
@@ -72,6 +73,7 @@ pub mod match_result;
 pub mod memory;
 pub mod metrics;
 pub mod order;
+pub mod profile;
 pub mod redis;
 pub mod score;
 pub mod service;
@@ -92,8 +94,9 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 13] = [
+    const RULES: [&str; 14] = [
         "ids",
+        "profile",
         "score",
         "order",
         "window",

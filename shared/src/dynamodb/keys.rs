@@ -130,6 +130,11 @@ pub(super) fn mapping_sk(version: u64) -> String {
     format!("V{version:010}")
 }
 
+/// A player's profile: `P#{player}`, `PROFILE`.
+pub(super) fn profile_pk_sk(player: &PlayerId) -> (String, String) {
+    (format!("P#{player}"), "PROFILE".to_owned())
+}
+
 /// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.
 pub(super) fn sketch_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RS#{lb}"), "SKETCH".to_owned())

@@ -16,6 +16,7 @@
 //! | sealing progress (lease, place in the walk) | `SEAL#{board}` | `SEAL` |
 //! | sealed results (top 1,000, total) | `RES#{board}` | `RESULTS` |
 //! | a player's final place in a sealed window | `H#{player}` | `{game}#{mode}#{scope}#{PERIOD}#{end, 13 digits}` |
+//! | a player's profile (an erased one keeps only its version) | `P#{player}` | `PROFILE` |
 //! | an event source's schema mapping, one item per version | `MAP#{source}` | `V{version, 10 digits}` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
@@ -29,7 +30,7 @@
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
 //! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
 //! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `mappings`;
+//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `mappings`, `profiles`;
 //! `changes` decodes stream records, `streams` reads the table's stream again.
 
 mod boards;
@@ -38,6 +39,7 @@ mod items;
 mod keys;
 mod mappings;
 mod moderation;
+mod profiles;
 mod ranked;
 mod rebuild;
 mod seal;
@@ -48,7 +50,7 @@ mod table;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, DeleteRequest, Put, PutRequest, ReturnValue, TransactWriteItem, WriteRequest,
+    AttributeValue, DeleteRequest, KeysAndAttributes, Put, PutRequest, ReturnValue, TransactWriteItem, WriteRequest,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
@@ -189,6 +191,47 @@ impl DynamoScoreStore {
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
         self.write_batches(requests, "BatchWriteItem(delete)").await
+    }
+
+    /// The items of `keys` that exist (any order), 100 keys a BatchGetItem, read again
+    /// for what DynamoDB leaves unprocessed; `projection` names the attributes to read
+    /// (all if `None`).
+    pub(super) async fn batch_get(
+        &self,
+        keys: Vec<Item>,
+        projection: Option<&str>,
+        consistency: Consistency,
+        op: &'static str,
+    ) -> Result<Vec<Item>, StoreError> {
+        let mut found = Vec::with_capacity(keys.len());
+        for chunk in keys.chunks(100) {
+            let mut pending = Some(
+                KeysAndAttributes::builder()
+                    .set_keys(Some(chunk.to_vec()))
+                    .set_projection_expression(projection.map(str::to_owned))
+                    .consistent_read(consistency == Consistency::Strong)
+                    .build()?,
+            );
+            while let Some(keys) = pending.take() {
+                let out = self
+                    .client
+                    .batch_get_item()
+                    .request_items(&self.table, keys)
+                    .send()
+                    .await
+                    .map_err(|e| StoreError::sdk(op, e))?;
+                found.extend(
+                    out.responses
+                        .and_then(|mut r| r.remove(&self.table))
+                        .unwrap_or_default(),
+                );
+                pending = out
+                    .unprocessed_keys
+                    .and_then(|mut u| u.remove(&self.table))
+                    .filter(|k| !k.keys().is_empty());
+            }
+        }
+        Ok(found)
     }
 
     pub(super) async fn put_items(&self, items: Vec<Item>) -> Result<(), StoreError> {

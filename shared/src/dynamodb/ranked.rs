@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::{AttributeValue, KeysAndAttributes, Select};
+use aws_sdk_dynamodb::types::{AttributeValue, Select};
 use futures::future::try_join_all;
 use tracing::instrument;
 
@@ -19,7 +19,7 @@ use super::{DynamoScoreStore, RANK_INDEX};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::store::StoreError;
-use crate::store::{Count, RankedReads};
+use crate::store::{Consistency, Count, RankedReads};
 
 /// Which side of a key a query reads.
 #[derive(Clone, Copy)]
@@ -153,37 +153,16 @@ impl RankedReads for DynamoScoreStore {
         lb: &LeaderboardId,
         players: &[PlayerId],
     ) -> Result<Vec<Option<RankKey>>, StoreError> {
+        let keys = players.iter().map(|p| standing_key(lb, p)).collect();
+        let items = self
+            .batch_get(keys, None, Consistency::Strong, "BatchGetItem(standings)")
+            .await?;
         let mut found: HashMap<String, RankKey> = HashMap::new();
-        for chunk in players.chunks(100) {
-            let mut pending = Some(
-                KeysAndAttributes::builder()
-                    .set_keys(Some(chunk.iter().map(|p| standing_key(lb, p)).collect()))
-                    .consistent_read(true)
-                    .build()?,
-            );
-            while let Some(keys) = pending.take() {
-                let out = self
-                    .client
-                    .batch_get_item()
-                    .request_items(&self.table, keys)
-                    .send()
-                    .await
-                    .map_err(|e| StoreError::sdk("BatchGetItem(standings)", e))?;
-                for item in out
-                    .responses
-                    .and_then(|mut r| r.remove(&self.table))
-                    .unwrap_or_default()
-                {
-                    // A removed standing's tombstone is no key.
-                    if let Some(Slot::Standing(s)) = super::standings::slot_of(item)? {
-                        let key = s.index_entry().key;
-                        found.insert(key.player.clone(), key);
-                    }
-                }
-                pending = out
-                    .unprocessed_keys
-                    .and_then(|mut u| u.remove(&self.table))
-                    .filter(|k| !k.keys().is_empty());
+        for item in items {
+            // A removed standing's tombstone is no key.
+            if let Some(Slot::Standing(s)) = super::standings::slot_of(item)? {
+                let key = s.index_entry().key;
+                found.insert(key.player.clone(), key);
             }
         }
         Ok(players.iter().map(|p| found.remove(p.as_str())).collect())

@@ -13,6 +13,7 @@ mod index;
 mod live;
 mod mappings;
 mod moderation;
+mod profiles;
 mod seal;
 mod store;
 mod stream;

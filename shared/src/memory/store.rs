@@ -86,6 +86,8 @@ pub(super) struct Tables {
     pub(super) results: HashMap<LeaderboardId, crate::store::Results>,
     /// Event sources' mappings by (source, version).
     pub(super) mappings: BTreeMap<(String, u64), crate::mapping::Mapping>,
+    /// Profiles by player.
+    pub(super) profiles: HashMap<String, crate::store::StoredProfile>,
     /// History rows by (player, board).
     pub(super) history: BTreeMap<(String, LeaderboardId), crate::store::HistoryRow>,
     /// The stream: every standing written, oldest first; record `i` has sequence number

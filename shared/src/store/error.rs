@@ -17,6 +17,9 @@ pub enum StoreError {
     },
     #[error("a DynamoDB item could not be converted")]
     Item(#[from] serde_dynamo::Error),
+    /// An item holds a value this code cannot read (e.g. a profile's attributes).
+    #[error("a DynamoDB item holds an unreadable value: {0}")]
+    Corrupt(String),
     #[error("a DynamoDB request could not be built")]
     Build(#[from] aws_sdk_dynamodb::error::BuildError),
     /// A stream range that was delivered once did not read back to its end this time.

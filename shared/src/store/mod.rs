@@ -5,7 +5,7 @@
 //! [`crate::social::HttpFriendsSource`].
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
-//! `rate_counter`, `receipts` (the receipts a player's row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
+//! `profile` (players' profiles), `rate_counter`, `receipts` (the receipts a player's row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `friends`.
@@ -16,6 +16,7 @@ mod friends;
 mod live;
 mod mapping;
 mod moderation;
+mod profile;
 mod rank_index;
 mod rate_counter;
 mod receipts;
@@ -30,6 +31,7 @@ pub use friends::FriendsSource;
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
+pub use profile::{ProfileStore, StoredProfile, VersionedCard};
 pub use rank_index::{
     Around, BatchApplied, EntryKind, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, Slice, TOP_WINDOW, TopWindow,

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use super::receipts::KeptReceipt;
-use super::{IndexEntry, MappingStore, ModerationStore, SealStore};
+use super::{IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -339,6 +339,7 @@ pub trait ScoreStore:
     + ModerationStore
     + SealStore
     + MappingStore
+    + ProfileStore
 {
 }
 
@@ -351,6 +352,7 @@ impl<T> ScoreStore for T where
         + ModerationStore
         + SealStore
         + MappingStore
+        + ProfileStore
 {
 }
 

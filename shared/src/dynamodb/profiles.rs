@@ -1,0 +1,140 @@
+//! [`ProfileStore`] over DynamoDB: one item per player (`P#{player}`, `PROFILE`), its
+//! `version` the condition of every write. An erased profile keeps only its key and
+//! version.
+
+use aws_sdk_dynamodb::types::AttributeValue;
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::DynamoScoreStore;
+use super::keys::{Item, key, profile_pk_sk};
+use crate::ids::PlayerId;
+use crate::profile::{Card, Profile};
+use crate::store::{CommitOutcome, Consistency, ProfileStore, StoreError, StoredProfile, VersionedCard};
+
+/// The attributes a row's card is read with.
+const CARD_ATTRIBUTES: &str = "pk, version, display_name, avatar, country";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct ProfileItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    version: u64,
+    #[serde(default)]
+    updated_at: i64,
+    #[serde(flatten)]
+    card: Card,
+    /// The attributes as compact JSON text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    attributes: Option<String>,
+}
+
+/// A card as BatchGetItem projects it.
+#[derive(Debug, Deserialize)]
+struct CardItem {
+    pk: String,
+    version: u64,
+    #[serde(flatten)]
+    card: Card,
+}
+
+fn profile_key(player: &PlayerId) -> Item {
+    let (pk, sk) = profile_pk_sk(player);
+    key(pk, sk)
+}
+
+impl ProfileStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn get_profile(&self, player: &PlayerId) -> Result<StoredProfile, StoreError> {
+        let Some(item) = self.get_item(profile_key(player), "GetItem(profile)").await? else {
+            return Ok(StoredProfile::default());
+        };
+        let item: ProfileItem = serde_dynamo::from_item(item)?;
+        let attributes = item
+            .attributes
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(|e| StoreError::Corrupt(format!("profile attributes: {e}")))?;
+        Ok(StoredProfile {
+            profile: Profile {
+                card: item.card,
+                attributes,
+            },
+            version: item.version,
+            updated_at: item.updated_at,
+        })
+    }
+
+    #[instrument(skip(self, players), fields(count = players.len()))]
+    async fn get_cards(&self, players: &[PlayerId]) -> Result<Vec<VersionedCard>, StoreError> {
+        let keys = players.iter().map(profile_key).collect();
+        let items = self
+            .batch_get(
+                keys,
+                Some(CARD_ATTRIBUTES),
+                Consistency::Eventual,
+                "BatchGetItem(profiles)",
+            )
+            .await?;
+        let mut found = std::collections::HashMap::new();
+        for item in items {
+            let item: CardItem = serde_dynamo::from_item(item)?;
+            found.insert(item.pk.clone(), item);
+        }
+        Ok(players
+            .iter()
+            .map(|p| {
+                found
+                    .remove(&profile_pk_sk(p).0)
+                    .map(|i| VersionedCard {
+                        version: i.version,
+                        card: i.card,
+                    })
+                    .unwrap_or_default()
+            })
+            .collect())
+    }
+
+    #[instrument(skip(self, profile), fields(version = profile.version))]
+    async fn put_profile(
+        &self,
+        player: &PlayerId,
+        profile: &StoredProfile,
+    ) -> Result<CommitOutcome, StoreError> {
+        let (pk, sk) = profile_pk_sk(player);
+        let item = ProfileItem {
+            pk,
+            sk,
+            kind: "profile".into(),
+            version: profile.version,
+            updated_at: profile.updated_at,
+            card: profile.profile.card.clone(),
+            attributes: profile
+                .profile
+                .attributes
+                .as_ref()
+                .map(serde_json::to_string)
+                .transpose()
+                .map_err(|e| StoreError::Corrupt(format!("profile attributes: {e}")))?,
+        };
+        let item = serde_dynamo::to_item(item)?;
+        let written = match profile.version.checked_sub(1) {
+            None | Some(0) => self.put_new(item, "PutItem(profile)").await?,
+            Some(before) => {
+                let values = [(
+                    ":before".to_owned(),
+                    AttributeValue::N(before.to_string()),
+                )]
+                .into();
+                self.put_if(item, "version = :before", values, "PutItem(profile)")
+                    .await?
+            }
+        };
+        Ok(if written {
+            CommitOutcome::Committed
+        } else {
+            CommitOutcome::StandingChanged
+        })
+    }
+}

@@ -1,0 +1,312 @@
+//! Player profiles and per-result metadata: what a row shows of a player besides the
+//! score. A profile's [`Card`] (display name, avatar, country) is joined onto every row
+//! at read time, never copied into standings, so a rename shows at once everywhere (see
+//! `docs/profiles.md`). `attributes` are the game's small JSON object, shown only by
+//! `GET /players/{p}/profile`.
+//!
+//! The rules, each naming the field it refuses:
+//! - `display_name`: 1-32 characters after Unicode NFC (stored in NFC), no control,
+//!   format, separator-line or private-use characters, no leading or trailing space;
+//! - `avatar`: an `https://` URL (a host, no user or password, at most 512 bytes), or
+//!   an asset id of 1-64 of `A-Z a-z 0-9 _ . - /`, not starting with `/` or `.`;
+//! - `country`: an officially assigned ISO 3166-1 alpha-2 code, upper case;
+//! - `attributes`: a JSON object of at most 1 KB (compact JSON);
+//! - a result's `metadata`: a JSON object of at most 512 bytes (compact JSON).
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use unicode_normalization::UnicodeNormalization;
+use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+
+use crate::error::DomainError;
+
+/// Longest display name, in characters after NFC.
+pub const MAX_NAME_CHARS: usize = 32;
+/// Longest avatar URL, in bytes.
+pub const MAX_AVATAR_URL_BYTES: usize = 512;
+/// Longest avatar asset id, in bytes.
+pub const MAX_ASSET_ID_BYTES: usize = 64;
+/// Largest `attributes`, in bytes of compact JSON.
+pub const MAX_ATTRIBUTES_BYTES: usize = 1024;
+/// Largest result `metadata`, in bytes of compact JSON.
+pub const MAX_METADATA_BYTES: usize = 512;
+
+/// ISO 3166-1 alpha-2: the officially assigned codes.
+const COUNTRIES: &str = "AD AE AF AG AI AL AM AO AQ AR AS AT AU AW AX AZ BA BB BD BE BF BG BH BI BJ BL \
+BM BN BO BQ BR BS BT BV BW BY BZ CA CC CD CF CG CH CI CK CL CM CN CO CR CU CV CW CX CY CZ DE DJ DK \
+DM DO DZ EC EE EG EH ER ES ET FI FJ FK FM FO FR GA GB GD GE GF GG GH GI GL GM GN GP GQ GR GS GT GU \
+GW GY HK HM HN HR HT HU ID IE IL IM IN IO IQ IR IS IT JE JM JO JP KE KG KH KI KM KN KP KR KW KY KZ \
+LA LB LC LI LK LR LS LT LU LV LY MA MC MD ME MF MG MH MK ML MM MN MO MP MQ MR MS MT MU MV MW MX MY \
+MZ NA NC NE NF NG NI NL NO NP NR NU NZ OM PA PE PF PG PH PK PL PM PN PR PS PT PW PY QA RE RO RS RU \
+RW SA SB SC SD SE SG SH SI SJ SK SL SM SN SO SR SS ST SV SX SY SZ TC TD TF TG TH TJ TK TL TM TN TO \
+TR TT TV TW TZ UA UG UM US UY UZ VA VC VE VG VI VN VU WF WS YE YT ZA ZM ZW";
+
+/// What every row shows of a player: all `null` for a player without a profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Card {
+    pub display_name: Option<String>,
+    pub avatar: Option<String>,
+    pub country: Option<String>,
+}
+
+impl Card {
+    /// True when the card shows nothing.
+    pub fn is_empty(&self) -> bool {
+        self.display_name.is_none() && self.avatar.is_none() && self.country.is_none()
+    }
+}
+
+/// A player's profile: the card and the game's attributes.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Profile {
+    pub card: Card,
+    pub attributes: Option<Map<String, Value>>,
+}
+
+/// The body of `PUT /players/{p}/profile` (and of a player's own `PUT /me/profile`,
+/// which may not carry `attributes`). Every field is optional; a field left out is
+/// `null` in the profile.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ProfileBody {
+    pub display_name: Option<String>,
+    pub avatar: Option<String>,
+    pub country: Option<String>,
+    pub attributes: Option<Value>,
+}
+
+impl ProfileBody {
+    /// The profile this body sets, every field checked; the first field that breaks a
+    /// rule is the error.
+    pub fn validate(self) -> Result<Profile, DomainError> {
+        Ok(Profile {
+            card: Card {
+                display_name: self.display_name.as_deref().map(display_name).transpose()?,
+                avatar: self.avatar.as_deref().map(avatar).transpose()?,
+                country: self.country.as_deref().map(country).transpose()?,
+            },
+            attributes: self
+                .attributes
+                .map(|v| object("attributes", v, MAX_ATTRIBUTES_BYTES))
+                .transpose()?,
+        })
+    }
+}
+
+/// A display name checked and put in NFC.
+pub fn display_name(raw: &str) -> Result<String, DomainError> {
+    let bad = |reason: String| DomainError::invalid("display_name", reason);
+    let name: String = raw.nfc().collect();
+    let chars = name.chars().count();
+    if chars == 0 || chars > MAX_NAME_CHARS {
+        return Err(bad(format!(
+            "must be 1-{MAX_NAME_CHARS} characters after Unicode NFC (is {chars})"
+        )));
+    }
+    if let Some(c) = name.chars().find(|&c| refused_in_name(c)) {
+        return Err(bad(format!(
+            "contains U+{:04X}, a control, format, line separator or private-use character",
+            c as u32
+        )));
+    }
+    if name.starts_with(char::is_whitespace) || name.ends_with(char::is_whitespace) {
+        return Err(bad("must not start or end with a space".into()));
+    }
+    Ok(name)
+}
+
+/// Characters a name may not hold: they hide, reorder or break the text around them
+/// (bidi overrides, zero-width joiners and the like are format characters).
+fn refused_in_name(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::Control
+            | GeneralCategory::Format
+            | GeneralCategory::LineSeparator
+            | GeneralCategory::ParagraphSeparator
+            | GeneralCategory::PrivateUse
+            | GeneralCategory::Surrogate
+            | GeneralCategory::Unassigned
+    )
+}
+
+/// An avatar checked: an https URL or an asset id.
+pub fn avatar(raw: &str) -> Result<String, DomainError> {
+    let bad = |reason: &str| DomainError::invalid("avatar", reason);
+    if raw.contains(':') {
+        if raw.len() > MAX_AVATAR_URL_BYTES {
+            return Err(bad("a URL must be at most 512 bytes"));
+        }
+        let url = url::Url::parse(raw).map_err(|_| bad("is not a valid URL"))?;
+        if url.scheme() != "https" {
+            return Err(bad("a URL must be https"));
+        }
+        if url.host_str().is_none_or(str::is_empty) {
+            return Err(bad("a URL must name a host"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(bad("a URL must not carry a user or password"));
+        }
+        return Ok(raw.to_owned());
+    }
+    let ok = (1..=MAX_ASSET_ID_BYTES).contains(&raw.len())
+        && !raw.starts_with(['/', '.'])
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'));
+    if !ok {
+        return Err(bad(
+            "must be an https URL or an asset id of 1-64 of A-Z a-z 0-9 _ . - / \
+             (not starting with / or .)",
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
+/// A country checked: an ISO 3166-1 alpha-2 code.
+pub fn country(raw: &str) -> Result<String, DomainError> {
+    let known = raw.len() == 2
+        && raw.bytes().all(|b| b.is_ascii_uppercase())
+        && COUNTRIES.split(' ').any(|c| c == raw);
+    if !known {
+        return Err(DomainError::invalid(
+            "country",
+            format!("{raw:?} is not an ISO 3166-1 alpha-2 code (upper case, e.g. SE)"),
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
+/// A result's metadata checked: a JSON object of at most [`MAX_METADATA_BYTES`].
+pub fn metadata(value: Value) -> Result<Map<String, Value>, DomainError> {
+    object("metadata", value, MAX_METADATA_BYTES)
+}
+
+/// `value` as a JSON object of at most `limit` bytes of compact JSON.
+fn object(
+    field: &'static str,
+    value: Value,
+    limit: usize,
+) -> Result<Map<String, Value>, DomainError> {
+    let Value::Object(map) = value else {
+        return Err(DomainError::invalid(field, "must be a JSON object"));
+    };
+    let size = serde_json::to_string(&map).map_or(usize::MAX, |s| s.len());
+    if size > limit {
+        return Err(DomainError::invalid(
+            field,
+            format!("is {size} bytes as compact JSON; at most {limit}"),
+        ));
+    }
+    Ok(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field_of(e: DomainError) -> &'static str {
+        match e {
+            DomainError::Invalid { field, .. } => field,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn names_are_stored_in_nfc_and_counted_after_it() {
+        // "e" + combining acute: two code points, one character in NFC.
+        let composed = display_name("Zoe\u{301}").unwrap();
+        assert_eq!(composed, "Zo\u{e9}");
+        let at_limit: String = "e\u{301}".repeat(32);
+        assert_eq!(display_name(&at_limit).unwrap().chars().count(), 32);
+        assert!(display_name(&"x".repeat(33)).is_err());
+        assert!(display_name("").is_err());
+        assert_eq!(display_name("Ångström 北京 🙂").unwrap(), "Ångström 北京 🙂");
+    }
+
+    #[test]
+    fn names_refuse_hidden_characters_and_edge_spaces() {
+        for bad in [
+            "a\u{0}b",
+            "tab\there",
+            "new\nline",
+            "rtl\u{202e}txet",
+            "zero\u{200b}width",
+            "bom\u{feff}",
+            "line\u{2028}sep",
+            "private\u{e000}",
+            " lead",
+            "trail ",
+            "\u{3000}ideographic",
+        ] {
+            assert_eq!(field_of(display_name(bad).unwrap_err()), "display_name", "{bad:?}");
+        }
+        assert!(display_name("inner space ok").is_ok());
+    }
+
+    #[test]
+    fn avatars_are_https_urls_or_asset_ids() {
+        assert!(avatar("https://cdn.example.com/a/1.png").is_ok());
+        assert!(avatar("avatars/fox-3.png").is_ok());
+        for bad in [
+            "http://cdn.example.com/a.png",
+            "javascript:alert(1)",
+            "data:image/png;base64,AAAA",
+            "https://user:pw@example.com/a.png",
+            "https://",
+            "//evil.example.com/a.png",
+            ".hidden",
+            "has space",
+            "",
+        ] {
+            assert_eq!(field_of(avatar(bad).unwrap_err()), "avatar", "{bad:?}");
+        }
+        let long = format!("https://example.com/{}", "a".repeat(500));
+        assert!(avatar(&long).is_err());
+        assert!(avatar(&"a".repeat(65)).is_err());
+    }
+
+    #[test]
+    fn countries_are_assigned_alpha_2_codes() {
+        for ok in ["SE", "US", "JP", "BR", "ZW"] {
+            assert!(country(ok).is_ok(), "{ok}");
+        }
+        for bad in ["se", "XX", "UK", "SWE", "S", "", "ZZ"] {
+            assert_eq!(field_of(country(bad).unwrap_err()), "country", "{bad}");
+        }
+        assert_eq!(COUNTRIES.split(' ').count(), 249);
+    }
+
+    #[test]
+    fn attributes_and_metadata_are_small_objects() {
+        let body = ProfileBody {
+            attributes: Some(json!({"level": 12, "clan": "ABC"})),
+            ..ProfileBody::default()
+        };
+        assert!(body.validate().unwrap().attributes.is_some());
+        let big = json!({"blob": "x".repeat(2048)});
+        let body = ProfileBody {
+            attributes: Some(big.clone()),
+            ..ProfileBody::default()
+        };
+        assert_eq!(field_of(body.validate().unwrap_err()), "attributes");
+        assert_eq!(field_of(metadata(big).unwrap_err()), "metadata");
+        assert_eq!(field_of(metadata(json!([1, 2])).unwrap_err()), "metadata");
+        assert!(metadata(json!({"replay": "r-1", "car": "gt3"})).is_ok());
+        let edge = json!({"k": "x".repeat(MAX_METADATA_BYTES - 8)});
+        assert_eq!(serde_json::to_string(&edge).unwrap().len(), MAX_METADATA_BYTES);
+        assert!(metadata(edge).is_ok());
+    }
+
+    #[test]
+    fn a_body_names_the_first_field_it_refuses() {
+        let body = ProfileBody {
+            display_name: Some("ok".into()),
+            country: Some("XX".into()),
+            ..ProfileBody::default()
+        };
+        assert_eq!(field_of(body.validate().unwrap_err()), "country");
+        assert!(ProfileBody::default().validate().unwrap().card.is_empty());
+    }
+}
