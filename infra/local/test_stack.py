@@ -405,7 +405,7 @@ class IamTest(unittest.TestCase):
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
                                                 "BoardsFunction", "RebuildFunction", "ProjectorFunction",
                                                 "RepairFunction", "ModerationFunction", "SealFunction",
-                                                "StreamIngestFunction", "LiveFunction"})
+                                                "StreamIngestFunction", "LiveFunction", "ProfilesFunction"})
         table_statements = lambda f: [  # noqa: E731
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]
@@ -460,7 +460,8 @@ class OpenApiTest(unittest.TestCase):
     def test_a_reply_that_breaks_the_document_is_caught(self):
         check = gateway.ReplyCheck(self.doc)
         json_type = {"Content-Type": "application/json"}
-        row = {"rank": 1, "player_id": "a", "score": 5, "updated_at": "2026-11-23T10:00:00.123Z", "self": True}
+        row = {"rank": 1, "player_id": "a", "score": 5, "updated_at": "2026-11-23T10:00:00.123Z", "self": True,
+               "display_name": "Ada", "avatar": None, "country": "SE"}
         rank = {"leaderboard_id": "g:x", "player_id": "a", "score": 5, "global_rank": 1, "rank_mode": "dense",
                 "total": 1, "percentile": 100.0, "points_to_next": None, "updated_at": "2026-11-23T10:00:00.123Z",
                 "neighbors": [row], "as_of": "2026-11-23T10:00:00.456Z", "source": "redis"}

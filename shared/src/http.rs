@@ -57,6 +57,17 @@ pub fn request(
     req
 }
 
+/// `req` as the JWT authorizer hands it on for a signed-in `player` (its subject). For
+/// handler tests and tools.
+pub fn signed_in(mut req: Request, player: &str) -> Request {
+    let mut jwt = aws_lambda_events::apigw::ApiGatewayRequestAuthorizerJwtDescription::default();
+    jwt.claims.insert("sub".to_owned(), player.to_owned());
+    let mut authorizer = aws_lambda_events::apigw::ApiGatewayRequestAuthorizer::default();
+    authorizer.jwt = Some(jwt);
+    req.request_context.authorizer = Some(authorizer);
+    req
+}
+
 /// A reply's JSON body (`None` if it has none or it is not JSON). For handler tests and
 /// tools.
 pub fn response_json(resp: &Response) -> Option<serde_json::Value> {
@@ -186,7 +197,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
     let code = err.code();
     let status = match code {
         "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
-        "player_banned" | "not_your_view" => 403,
+        "player_banned" | "not_your_view" | "profiles_server_only" => 403,
         "board_not_found" | "family_not_found" | "not_ranked" | "not_banned" | "not_sealed"
         | "mapping_not_found" => 404,
         "window_closed"

@@ -6,9 +6,13 @@
 //!
 //! The rules, each naming the field it refuses:
 //! - `display_name`: 1-32 characters after Unicode NFC (stored in NFC), no control,
-//!   format, separator-line or private-use characters, no leading or trailing space;
-//! - `avatar`: an `https://` URL (a host, no user or password, at most 512 bytes), or
-//!   an asset id of 1-64 of `A-Z a-z 0-9 _ . - /`, not starting with `/` or `.`;
+//!   format, line or paragraph separator, private-use or surrogate characters, no
+//!   leading or trailing white space (unassigned code points pass: they may be assigned
+//!   by the next Unicode version);
+//! - `avatar`: an `https://` URL (a host of `a-z 0-9 . -`, then an optional path of URL
+//!   characters: no user, password or port; at most 512 bytes), or an asset id of 1-64
+//!   of `A-Z a-z 0-9 _ . - /`, not starting with `/` or `.` (both exactly as the
+//!   OpenAPI document's pattern says);
 //! - `country`: an officially assigned ISO 3166-1 alpha-2 code, upper case;
 //! - `attributes`: a JSON object of at most 1 KB (compact JSON);
 //! - a result's `metadata`: a JSON object of at most 512 bytes (compact JSON).
@@ -126,41 +130,49 @@ fn refused_in_name(c: char) -> bool {
             | GeneralCategory::ParagraphSeparator
             | GeneralCategory::PrivateUse
             | GeneralCategory::Surrogate
-            | GeneralCategory::Unassigned
     )
 }
 
 /// An avatar checked: an https URL or an asset id.
 pub fn avatar(raw: &str) -> Result<String, DomainError> {
-    let bad = |reason: &str| DomainError::invalid("avatar", reason);
-    if raw.contains(':') {
-        if raw.len() > MAX_AVATAR_URL_BYTES {
-            return Err(bad("a URL must be at most 512 bytes"));
-        }
-        let url = url::Url::parse(raw).map_err(|_| bad("is not a valid URL"))?;
-        if url.scheme() != "https" {
-            return Err(bad("a URL must be https"));
-        }
-        if url.host_str().is_none_or(str::is_empty) {
-            return Err(bad("a URL must name a host"));
-        }
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad("a URL must not carry a user or password"));
-        }
-        return Ok(raw.to_owned());
-    }
-    let ok = (1..=MAX_ASSET_ID_BYTES).contains(&raw.len())
-        && !raw.starts_with(['/', '.'])
-        && raw
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'));
+    let ok = match raw.strip_prefix("https://") {
+        Some(rest) => raw.len() <= MAX_AVATAR_URL_BYTES && https_rest(rest),
+        None => asset_id(raw),
+    };
     if !ok {
-        return Err(bad(
-            "must be an https URL or an asset id of 1-64 of A-Z a-z 0-9 _ . - / \
-             (not starting with / or .)",
+        return Err(DomainError::invalid(
+            "avatar",
+            "must be an https URL (https://, a host of a-z 0-9 . -, then an optional path \
+             of URL characters; at most 512 bytes) or an asset id (1-64 of A-Z a-z 0-9 _ . \
+             - /, not starting with . or /)",
         ));
     }
     Ok(raw.to_owned())
+}
+
+/// After `https://`: a host (lower-case letters, digits, `.` and `-`, starting with a
+/// letter or digit, at most 253), then nothing or a path of URL characters (no user,
+/// password or port: nothing before the host, no `:` in it).
+fn https_rest(rest: &str) -> bool {
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host_ok = (1..=253).contains(&host.len())
+        && host.starts_with(|c: char| c.is_ascii_lowercase() || c.is_ascii_digit())
+        && host
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '.' | '-'));
+    let path_ok = path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._~%!$&'()*+,;=:@/?-".contains(c));
+    host_ok && path_ok
+}
+
+/// 1-64 of `A-Z a-z 0-9 _ . - /`, not starting with `.` or `/`.
+fn asset_id(raw: &str) -> bool {
+    (1..=MAX_ASSET_ID_BYTES).contains(&raw.len())
+        && !raw.starts_with(['/', '.'])
+        && raw
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-' | '/'))
 }
 
 /// A country checked: an ISO 3166-1 alpha-2 code.
@@ -222,7 +234,10 @@ mod tests {
         assert_eq!(display_name(&at_limit).unwrap().chars().count(), 32);
         assert!(display_name(&"x".repeat(33)).is_err());
         assert!(display_name("").is_err());
-        assert_eq!(display_name("Ångström 北京 🙂").unwrap(), "Ångström 北京 🙂");
+        assert_eq!(
+            display_name("Ångström 北京 🙂").unwrap(),
+            "Ångström 北京 🙂"
+        );
     }
 
     #[test]
@@ -236,11 +251,16 @@ mod tests {
             "bom\u{feff}",
             "line\u{2028}sep",
             "private\u{e000}",
+            "tag\u{e0041}",
             " lead",
             "trail ",
             "\u{3000}ideographic",
         ] {
-            assert_eq!(field_of(display_name(bad).unwrap_err()), "display_name", "{bad:?}");
+            assert_eq!(
+                field_of(display_name(bad).unwrap_err()),
+                "display_name",
+                "{bad:?}"
+            );
         }
         assert!(display_name("inner space ok").is_ok());
     }
@@ -248,6 +268,8 @@ mod tests {
     #[test]
     fn avatars_are_https_urls_or_asset_ids() {
         assert!(avatar("https://cdn.example.com/a/1.png").is_ok());
+        assert!(avatar("https://cdn.example.com/a.png?v=2&size=64").is_ok());
+        assert!(avatar("https://cdn.example.com").is_ok());
         assert!(avatar("avatars/fox-3.png").is_ok());
         for bad in [
             "http://cdn.example.com/a.png",
@@ -255,6 +277,9 @@ mod tests {
             "data:image/png;base64,AAAA",
             "https://user:pw@example.com/a.png",
             "https://",
+            "https://example.com:8443/a.png",
+            "https://Example.com/a.png",
+            "https://cdn.example.com/a b.png",
             "//evil.example.com/a.png",
             ".hidden",
             "has space",
@@ -295,7 +320,10 @@ mod tests {
         assert_eq!(field_of(metadata(json!([1, 2])).unwrap_err()), "metadata");
         assert!(metadata(json!({"replay": "r-1", "car": "gt3"})).is_ok());
         let edge = json!({"k": "x".repeat(MAX_METADATA_BYTES - 8)});
-        assert_eq!(serde_json::to_string(&edge).unwrap().len(), MAX_METADATA_BYTES);
+        assert_eq!(
+            serde_json::to_string(&edge).unwrap().len(),
+            MAX_METADATA_BYTES
+        );
         assert!(metadata(edge).is_ok());
     }
 

@@ -51,6 +51,7 @@ pub fn settings(c: &Config) -> Settings {
             ..d.rate_limits
         },
         write_through: c.write_through.unwrap_or(d.write_through),
+        players_set_profiles: c.players_set_profiles.unwrap_or(d.players_set_profiles),
     }
 }
 
@@ -227,6 +228,7 @@ mod tests {
             reads_per_player: None,
             reads_per_ip: None,
             write_through: None,
+            players_set_profiles: None,
             event_bus_name: None,
             dead_letter_queue_url: None,
             seal_settle: None,

@@ -50,7 +50,8 @@ mod table;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{
-    AttributeValue, DeleteRequest, KeysAndAttributes, Put, PutRequest, ReturnValue, TransactWriteItem, WriteRequest,
+    AttributeValue, DeleteRequest, KeysAndAttributes, Put, PutRequest, ReturnValue,
+    TransactWriteItem, WriteRequest,
 };
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;

@@ -10,7 +10,9 @@ use super::DynamoScoreStore;
 use super::keys::{Item, key, profile_pk_sk};
 use crate::ids::PlayerId;
 use crate::profile::{Card, Profile};
-use crate::store::{CommitOutcome, Consistency, ProfileStore, StoreError, StoredProfile, VersionedCard};
+use crate::store::{
+    CommitOutcome, Consistency, ProfileStore, StoreError, StoredProfile, VersionedCard,
+};
 
 /// The attributes a row's card is read with.
 const CARD_ATTRIBUTES: &str = "pk, version, display_name, avatar, country";
@@ -47,7 +49,10 @@ fn profile_key(player: &PlayerId) -> Item {
 impl ProfileStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn get_profile(&self, player: &PlayerId) -> Result<StoredProfile, StoreError> {
-        let Some(item) = self.get_item(profile_key(player), "GetItem(profile)").await? else {
+        let Some(item) = self
+            .get_item(profile_key(player), "GetItem(profile)")
+            .await?
+        else {
             return Ok(StoredProfile::default());
         };
         let item: ProfileItem = serde_dynamo::from_item(item)?;
@@ -122,11 +127,7 @@ impl ProfileStore for DynamoScoreStore {
         let written = match profile.version.checked_sub(1) {
             None | Some(0) => self.put_new(item, "PutItem(profile)").await?,
             Some(before) => {
-                let values = [(
-                    ":before".to_owned(),
-                    AttributeValue::N(before.to_string()),
-                )]
-                .into();
+                let values = [(":before".to_owned(), AttributeValue::N(before.to_string()))].into();
                 self.put_if(item, "version = :before", values, "PutItem(profile)")
                     .await?
             }

@@ -16,7 +16,8 @@ use crate::order::{Direction, RankKey, RankMode, Start, places, position_after, 
 use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, Slice, TOP_WINDOW, TopWindow,
+    REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, RowCards, Slice, TOP_WINDOW, TopWindow,
+    VersionedCard,
 };
 use crate::ttl_cache::lock;
 
@@ -30,6 +31,8 @@ pub struct MemoryIndex {
     claims: Mutex<HashMap<LeaderboardId, Instant>>,
     counters: Mutex<HashMap<String, (u64, Instant)>>,
     pub(super) live: Mutex<super::live::LiveState>,
+    /// Players' card copies.
+    cards: Mutex<HashMap<PlayerId, VersionedCard>>,
     down: AtomicBool,
 }
 
@@ -42,6 +45,11 @@ impl MemoryIndex {
     /// Forgets everything about the board (a flush, an empty restart).
     pub fn wipe(&self, lb: &LeaderboardId) {
         lock(&self.boards).remove(lb);
+    }
+
+    /// Forgets every card copy (a flush).
+    pub fn wipe_cards(&self) {
+        lock(&self.cards).clear();
     }
 
     /// Sets the board's marker as a fault would (e.g. [`Health::Stale`] after a failover).
@@ -135,21 +143,22 @@ impl RankIndex for MemoryIndex {
                 entries: ranked[lo as usize..hi as usize].to_vec(),
                 rank_approximate: false,
                 total_approximate: false,
+                cards: None,
             }))
         })?
     }
 
-    async fn top(
+    async fn top_named(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         n: u64,
-    ) -> Result<(Vec<RankKey>, u64), IndexError> {
+    ) -> Result<(Vec<RankKey>, u64, RowCards), IndexError> {
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
             let total = ranked.len() as u64;
-            Ok((ranked.into_iter().take(n as usize).collect(), total))
+            Ok((ranked.into_iter().take(n as usize).collect(), total, None))
         })?
     }
 
@@ -185,6 +194,7 @@ impl RankIndex for MemoryIndex {
                 entries,
                 total: ranked.len() as u64,
                 clock: b.tick(),
+                cards: None,
             })
         })?
     }
@@ -215,6 +225,7 @@ impl RankIndex for MemoryIndex {
             Ok(PlayerRows {
                 rows,
                 total: ranked.len() as u64,
+                cards: None,
             })
         })?
     }
@@ -338,6 +349,7 @@ impl RankIndex for MemoryIndex {
         lb: &LeaderboardId,
         dir: Direction,
         known: Option<&str>,
+        _named: u64,
     ) -> Result<TopWindow, IndexError> {
         self.with(lb, |b| {
             b.ready()?;
@@ -351,8 +363,29 @@ impl RankIndex for MemoryIndex {
                 total,
                 entries,
                 clock: b.tick(),
+                cards: None,
             })
         })?
+    }
+
+    async fn cards(&self, players: &[PlayerId]) -> Result<Vec<Option<VersionedCard>>, IndexError> {
+        self.up()?;
+        let cards = lock(&self.cards);
+        Ok(players.iter().map(|p| cards.get(p).cloned()).collect())
+    }
+
+    async fn put_cards(&self, new: &[(PlayerId, VersionedCard)]) -> Result<(), IndexError> {
+        self.up()?;
+        let mut cards = lock(&self.cards);
+        for (player, card) in new {
+            if cards
+                .get(player)
+                .is_none_or(|held| held.version < card.version)
+            {
+                cards.insert(player.clone(), card.clone());
+            }
+        }
+        Ok(())
     }
 
     async fn claim_repair(&self, lb: &LeaderboardId) -> Result<bool, IndexError> {

@@ -106,17 +106,17 @@ call! {
 
 call! {
     /// `around.lua`: a player's rank and `k` neighbours on each side.
-    Around<'a> { keys: &'a BoardKeys, player: &'a str, k: u64, mode: RankMode } => around, |c, inv| {
+    Around<'a> { keys: &'a BoardKeys, player: &'a str, k: u64, mode: RankMode, cards: &'a str } => around, |c, inv| {
         read_keys(inv, c.keys);
-        inv.key(&c.keys.d).arg(c.player).arg(c.k).arg(c.mode.as_str());
+        inv.key(&c.keys.d).arg(c.player).arg(c.k).arg(c.mode.as_str()).arg(c.cards);
     }
 }
 
 call! {
     /// `top.lua`: the best `n`.
-    Top<'a> { keys: &'a BoardKeys, n: u64 } => top, |c, inv| {
+    Top<'a> { keys: &'a BoardKeys, n: u64, cards: &'a str } => top, |c, inv| {
         read_keys(inv, c.keys);
-        inv.arg(c.n);
+        inv.arg(c.n).arg(c.cards);
     }
 }
 
@@ -124,6 +124,7 @@ call! {
     /// `page.lua`: a page from the top, after or before a key, or from a rank.
     Page<'a> {
         keys: &'a BoardKeys, dir: Direction, at: PageAt<'a>, limit: u64, mode: RankMode,
+        cards: &'a str,
     } => page, |c, inv| {
         read_keys(inv, c.keys);
         inv.key(&c.keys.d);
@@ -133,15 +134,17 @@ call! {
             PageAt::Before(k) => inv.arg("before").arg(k.zscore(c.dir)).arg(k.member()).arg(0),
             PageAt::Rank(r) => inv.arg("at").arg(0).arg("").arg(r),
         };
-        inv.arg(c.limit).arg(c.mode.as_str());
+        inv.arg(c.limit).arg(c.mode.as_str()).arg(c.cards);
     }
 }
 
 call! {
     /// `entries.lua`: the rows of some players.
-    Entries<'a> { keys: &'a BoardKeys, players: &'a [crate::ids::PlayerId], mode: RankMode } => entries, |c, inv| {
+    Entries<'a> {
+        keys: &'a BoardKeys, players: &'a [crate::ids::PlayerId], mode: RankMode, cards: &'a str,
+    } => entries, |c, inv| {
         read_keys(inv, c.keys);
-        inv.key(&c.keys.d).arg(c.mode.as_str());
+        inv.key(&c.keys.d).arg(c.mode.as_str()).arg(c.cards);
         for p in c.players {
             inv.arg(p.as_str());
         }
@@ -160,9 +163,25 @@ call! {
 
 call! {
     /// `top_window.lua`: the top window for a reader holding version `known`.
-    TopWindow<'a> { keys: &'a BoardKeys, known: &'a str } => top_window, |c, inv| {
+    TopWindow<'a> { keys: &'a BoardKeys, known: &'a str, named: u64, cards: &'a str } => top_window, |c, inv| {
         read_keys(inv, c.keys);
-        inv.key(&c.keys.tv).arg(c.known).arg(TOP_WINDOW);
+        inv.key(&c.keys.tv).arg(c.known).arg(TOP_WINDOW).arg(c.named).arg(c.cards);
+    }
+}
+
+call! {
+    /// `cards.lua`: the card copies under `keys` (one slot's, on a cluster).
+    Cards<'a> { keys: &'a [String] } => cards, |c, inv| {
+        for k in c.keys {
+            inv.key(k);
+        }
+    }
+}
+
+call! {
+    /// `card_put.lua`: a card copy kept unless the one held is as new.
+    CardPut<'a> { key: &'a str, version: u64, card: &'a str, ttl_s: u64 } => card_put, |c, inv| {
+        inv.key(c.key).arg(c.version).arg(c.card).arg(c.ttl_s);
     }
 }
 

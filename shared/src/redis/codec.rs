@@ -44,3 +44,25 @@ pub(super) fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> 
     let zscore: f64 = parts.next()?.parse().ok()?;
     RankKey::from_entry(dir, parts.next()?, zscore)
 }
+
+/// Card copies as the scripts return them (`'version|card JSON'`, or nil for none).
+pub(super) type RawCards = Option<Vec<Option<String>>>;
+
+/// Card copies decoded; an undecodable copy counts as none (the reader fills it again).
+pub(super) fn decode_cards(raw: RawCards) -> crate::store::RowCards {
+    raw.map(|cards| {
+        cards
+            .into_iter()
+            .map(|c| c.and_then(|c| decode_card(&c)))
+            .collect()
+    })
+}
+
+/// One card copy, `'version|card JSON'`.
+pub(super) fn decode_card(raw: &str) -> Option<crate::store::VersionedCard> {
+    let (version, card) = raw.split_once('|')?;
+    Some(crate::store::VersionedCard {
+        version: version.parse().ok()?,
+        card: serde_json::from_str(card).ok()?,
+    })
+}

@@ -7,15 +7,18 @@ use std::time::Duration;
 use tracing::instrument;
 
 use super::calls::{self, Call};
-use super::codec::{Flat, decode_entries, decode_hash_value, health_of, ready, reply_err};
+use super::codec::{
+    Flat, RawCards, decode_card, decode_cards, decode_entries, decode_hash_value, health_of, ready,
+    reply_err,
+};
 use super::keys::BoardKeys;
-use super::{APPLY_CHUNK, LOAD_CHUNK, RedisRankIndex};
+use super::{APPLY_CHUNK, CARD_TTL, LOAD_CHUNK, RedisRankIndex};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
 use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RankSketch, Slice, TopWindow,
+    REPAIR_CLAIM, RankIndex, RankSketch, RowCards, Slice, TopWindow, VersionedCard,
 };
 
 impl RedisRankIndex {
@@ -111,9 +114,10 @@ impl RankIndex for RedisRankIndex {
             player: player.as_str(),
             k,
             mode,
+            cards: &self.inline_cards,
         };
-        let (state, rank, total, lo, flat, first_place): (String, i64, u64, u64, Flat, u64) =
-            self.run(&call).await?;
+        type Reply = (String, i64, u64, u64, Flat, u64, RawCards);
+        let (state, rank, total, lo, flat, first_place, cards): Reply = self.run(&call).await?;
         ready(&state)?;
         if rank < 0 {
             return Ok(None);
@@ -126,21 +130,26 @@ impl RankIndex for RedisRankIndex {
             entries: decode_entries(dir, flat)?,
             rank_approximate: false,
             total_approximate: false,
+            cards: decode_cards(cards),
         }))
     }
 
     #[instrument(skip(self))]
-    async fn top(
+    async fn top_named(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         n: u64,
-    ) -> Result<(Vec<RankKey>, u64), IndexError> {
+    ) -> Result<(Vec<RankKey>, u64, RowCards), IndexError> {
         let keys = self.board_keys(lb);
-        let call = calls::Top { keys: &keys, n };
-        let (state, flat, total): (String, Flat, u64) = self.run(&call).await?;
+        let call = calls::Top {
+            keys: &keys,
+            n,
+            cards: &self.inline_cards,
+        };
+        let (state, flat, total, cards): (String, Flat, u64, RawCards) = self.run(&call).await?;
         ready(&state)?;
-        Ok((decode_entries(dir, flat)?, total))
+        Ok((decode_entries(dir, flat)?, total, decode_cards(cards)))
     }
 
     #[instrument(skip(self))]
@@ -159,9 +168,10 @@ impl RankIndex for RedisRankIndex {
             at,
             limit,
             mode,
+            cards: &self.inline_cards,
         };
-        type Reply = (String, u64, u64, Flat, u64, Vec<i64>, i64);
-        let (state, before, total, flat, first_place, stamps, clock): Reply =
+        type Reply = (String, u64, u64, Flat, u64, Vec<i64>, i64, RawCards);
+        let (state, before, total, flat, first_place, stamps, clock, cards): Reply =
             self.run(&call).await?;
         ready(&state)?;
         if stamps.len() != flat.len() {
@@ -174,6 +184,7 @@ impl RankIndex for RedisRankIndex {
             total,
             stamps,
             clock,
+            cards: decode_cards(cards),
         })
     }
 
@@ -190,10 +201,16 @@ impl RankIndex for RedisRankIndex {
             keys: &keys,
             players,
             mode,
+            cards: &self.inline_cards,
         };
         // Per row: player, 0-based rank, place, member, zscore.
-        type Reply = (String, u64, Vec<(String, u64, u64, String, String)>);
-        let (state, total, flat): Reply = self.run(&call).await?;
+        type Reply = (
+            String,
+            u64,
+            Vec<(String, u64, u64, String, String)>,
+            RawCards,
+        );
+        let (state, total, flat, cards): Reply = self.run(&call).await?;
         ready(&state)?;
         let rows = flat
             .into_iter()
@@ -211,7 +228,11 @@ impl RankIndex for RedisRankIndex {
                 })
             })
             .collect::<Result<_, IndexError>>()?;
-        Ok(PlayerRows { rows, total })
+        Ok(PlayerRows {
+            rows,
+            total,
+            cards: decode_cards(cards),
+        })
     }
 
     #[instrument(skip(self, players), fields(count = players.len()))]
@@ -341,21 +362,85 @@ impl RankIndex for RedisRankIndex {
         lb: &LeaderboardId,
         dir: Direction,
         known: Option<&str>,
+        named: u64,
     ) -> Result<TopWindow, IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::TopWindow {
             keys: &keys,
             known: known.unwrap_or_default(),
+            named,
+            cards: &self.inline_cards,
         };
-        let (state, version, total, flat, clock): (String, String, u64, Option<Flat>, i64) =
-            self.run(&call).await?;
+        type Reply = (String, String, u64, Option<Flat>, i64, RawCards);
+        let (state, version, total, flat, clock, cards): Reply = self.run(&call).await?;
         ready(&state)?;
         Ok(TopWindow {
             version,
             total,
             entries: flat.map(|f| decode_entries(dir, f)).transpose()?,
             clock,
+            cards: decode_cards(cards),
         })
+    }
+
+    #[instrument(skip_all, fields(count = players.len()))]
+    async fn cards(&self, players: &[PlayerId]) -> Result<Vec<Option<VersionedCard>>, IndexError> {
+        if players.is_empty() {
+            return Ok(Vec::new());
+        }
+        let keys: Vec<String> = players
+            .iter()
+            .map(|p| format!("{}{p}", self.card_prefix))
+            .collect();
+        // One call on one node; on a cluster one per key (each in its own slot), all at once.
+        let raw: Vec<Option<String>> = match self.topology() {
+            super::Topology::Single => self.run(&calls::Cards { keys: &keys }).await?,
+            super::Topology::Cluster => {
+                let replies: Vec<Vec<Option<String>>> = self
+                    .per_slot(&keys, Some(&self.scripts.cards), |pipe, i| {
+                        let call = calls::Cards {
+                            keys: std::slice::from_ref(&keys[i]),
+                        };
+                        pipe.invoke_script(&call.invocation(&self.scripts));
+                    })
+                    .await?;
+                replies.into_iter().flatten().collect()
+            }
+        };
+        if raw.len() != players.len() {
+            return Err(reply_err("cards reply count"));
+        }
+        Ok(raw
+            .iter()
+            .map(|c| c.as_deref().and_then(decode_card))
+            .collect())
+    }
+
+    #[instrument(skip_all, fields(count = cards.len()))]
+    async fn put_cards(&self, cards: &[(PlayerId, VersionedCard)]) -> Result<(), IndexError> {
+        if cards.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<String> = cards
+            .iter()
+            .map(|(p, _)| format!("{}{p}", self.card_prefix))
+            .collect();
+        let texts: Vec<String> = cards
+            .iter()
+            .map(|(_, c)| serde_json::to_string(&c.card).unwrap_or_else(|_| "{}".into()))
+            .collect();
+        let _kept: Vec<u8> = self
+            .per_slot(&keys, Some(&self.scripts.card_put), |pipe, i| {
+                let call = calls::CardPut {
+                    key: &keys[i],
+                    version: cards[i].1.version,
+                    card: &texts[i],
+                    ttl_s: CARD_TTL.as_secs(),
+                };
+                pipe.invoke_script(&call.invocation(&self.scripts));
+            })
+            .await?;
+        Ok(())
     }
 
     #[instrument(skip(self))]

@@ -72,6 +72,12 @@ impl LiveKeys {
     }
 }
 
+/// The key prefix of players' card copies (`{prefix}pf:{player}`, see `lua/prelude.lua`):
+/// outside every board's hash tag, so a rename is one write however many boards show it.
+pub(crate) fn card_prefix(prefix: &str) -> String {
+    format!("{prefix}pf:")
+}
+
 /// The key of a rate-limit counter.
 pub(crate) fn rate_counter(prefix: &str, key: &str) -> String {
     format!("{prefix}rl:{key}")

@@ -72,7 +72,17 @@ pub struct RedisRankIndex {
     timeout: Duration,
     breaker: breaker::Breaker,
     scripts: Scripts,
+    /// The key prefix of players' card copies.
+    card_prefix: String,
+    /// The card prefix the read scripts take: the same on one node, where they read the
+    /// rows' cards in the same call; empty on a cluster, where the cards live in other
+    /// slots and are read in a second call.
+    inline_cards: String,
 }
+
+/// How long a card copy stays unread before it expires (the next read fills it again
+/// from DynamoDB).
+pub const CARD_TTL: Duration = Duration::from_secs(86_400);
 
 impl RedisRankIndex {
     /// Parses the URL (one node or, by its `+cluster` scheme or several hosts, a
@@ -96,9 +106,16 @@ impl RedisRankIndex {
         timeout: Duration,
         connect_timeout: Duration,
     ) -> Result<Self, IndexError> {
+        let card_prefix = keys::card_prefix(prefix);
+        let inline_cards = match target.topology {
+            Topology::Single => card_prefix.clone(),
+            Topology::Cluster => String::new(),
+        };
         Ok(Self {
             link: Link::new(target, access, timeout, connect_timeout),
             prefix: prefix.to_owned(),
+            card_prefix,
+            inline_cards,
             timeout,
             breaker: breaker::Breaker::default(),
             scripts: Scripts::new(),

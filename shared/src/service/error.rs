@@ -84,6 +84,9 @@ pub enum ServiceError {
     /// A player asked for another player's live neighbourhood.
     #[error("a live neighbourhood is only for its own player; {player} is not the caller")]
     NotYourView { player: PlayerId },
+    /// A player set their own profile where the operator lets only the game's servers.
+    #[error("profiles are set by the game's servers only on this deployment")]
+    ProfilesServerOnly,
     /// The caller made too many reads in the current window.
     #[error("too many reads; retry in {retry_after_s} s")]
     RateLimited { retry_after_s: u64 },
@@ -155,6 +158,7 @@ impl ServiceError {
             Self::MappingNotFound(_) => "mapping_not_found",
             Self::MappingConflict { .. } => "mapping_conflict",
             Self::NotYourView { .. } => "not_your_view",
+            Self::ProfilesServerOnly => "profiles_server_only",
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
             Self::WindowExpired(_) => "window_expired",

@@ -1,6 +1,6 @@
 //! Use cases, one module each: [`boards`] (define and look up boards), [`ingest`]
 //! (idempotent score submission with write-through), [`moderation`] (removals, bans,
-//! erasure, the audit trail), [`scores`] (one result fanned out
+//! erasure, the audit trail), [`profiles`] (players' names and attributes), [`scores`] (one result fanned out
 //! to every window), [`reads`] (rank, top, friends, pages), [`hot`] (the reads' reply
 //! cache, top windows and rate limits), [`projector`] (stream changes into the rank
 //! index), [`rebuild`] (the index from DynamoDB) and [`repair`] (the index repairing
@@ -19,6 +19,7 @@ pub mod ingest;
 pub mod live;
 pub mod mappings;
 pub mod moderation;
+pub mod profiles;
 pub mod projector;
 pub mod reads;
 pub mod rebuild;
@@ -53,6 +54,8 @@ pub struct Settings {
     pub rate_limits: hot::RateLimits,
     /// Whether ingest applies to the index in the request (else the stream alone does).
     pub write_through: bool,
+    /// Whether players may set their own profile's card (`PUT /me/profile`).
+    pub players_set_profiles: bool,
 }
 
 impl Default for Settings {
@@ -65,6 +68,7 @@ impl Default for Settings {
             read_cache_ttl: Duration::from_millis(250),
             rate_limits: hot::RateLimits::default(),
             write_through: true,
+            players_set_profiles: false,
         }
     }
 }

@@ -31,6 +31,8 @@ pub enum AuditAction {
     Erase,
     /// A board's status changed (`PATCH /leaderboards/{lb}`).
     BoardStatus,
+    /// Fields of a player's profile card reset (`PATCH /players/{p}/profile`).
+    ResetProfile,
 }
 
 /// One operator action, as the audit trail keeps it.

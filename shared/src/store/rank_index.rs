@@ -2,7 +2,7 @@
 
 use std::future::Future;
 
-use super::RankSketch;
+use super::{RankSketch, VersionedCard};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
 use crate::store::IndexError;
@@ -100,6 +100,13 @@ pub struct Placement {
     pub health: Health,
 }
 
+/// The index's copies of the cards of a read's rows, read with the rows (one round trip
+/// on a single node): per row, in the rows' order, `None` where it holds no copy (never
+/// filled, expired, or from another replication history). `None` as a whole when this
+/// index did not read them with the rows (on a cluster they live in other slots): the
+/// caller asks [`RankIndex::cards`].
+pub type RowCards = Option<Vec<Option<VersionedCard>>>;
+
 /// A slice of a board around one player.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Around {
@@ -116,6 +123,8 @@ pub struct Around {
     pub rank_approximate: bool,
     /// The total is an estimate.
     pub total_approximate: bool,
+    /// The entries' cards, if read with them.
+    pub cards: RowCards,
 }
 
 /// Where a page of a board starts.
@@ -154,6 +163,8 @@ pub struct Slice {
     /// The index's clock when the page was read, in microseconds: an entry whose stamp is
     /// not below it moved after the read (see `service::reads` on walks).
     pub clock: i64,
+    /// The entries' cards, if read with them.
+    pub cards: RowCards,
 }
 
 /// A player's row among [`PlayerRows`].
@@ -173,6 +184,8 @@ pub struct PlayerRows {
     pub rows: Vec<PlayerRow>,
     /// The board's size.
     pub total: u64,
+    /// The rows' cards, if read with them.
+    pub cards: RowCards,
 }
 
 /// How many of a board's best places the top window covers: every change inside it
@@ -190,6 +203,8 @@ pub struct TopWindow {
     pub entries: Option<Vec<RankKey>>,
     /// The index's clock at the read, as [`Slice::clock`].
     pub clock: i64,
+    /// The cards of the window's first `named` entries (see [`RankIndex::top_window`]).
+    pub cards: RowCards,
 }
 
 /// The ranking index. Every method is one round trip; applies are version-checked.
@@ -225,7 +240,20 @@ pub trait RankIndex: Send + Sync {
         lb: &LeaderboardId,
         dir: Direction,
         n: u64,
-    ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send;
+    ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send {
+        async move {
+            let (keys, total, _) = self.top_named(lb, dir, n).await?;
+            Ok((keys, total))
+        }
+    }
+
+    /// [`Self::top`] with the entries' cards, if this index reads them with the rows.
+    fn top_named(
+        &self,
+        lb: &LeaderboardId,
+        dir: Direction,
+        n: u64,
+    ) -> impl Future<Output = Result<(Vec<RankKey>, u64, RowCards), IndexError>> + Send;
 
     /// One page of up to `limit` entries in rank order, starting `at`, with the first
     /// one's place under `mode` and each one's stamp.
@@ -312,13 +340,31 @@ pub trait RankIndex: Send + Sync {
     ) -> impl Future<Output = Result<RankSketch, IndexError>> + Send;
 
     /// The board's top window for a reader holding version `known`: only the version and
-    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise.
+    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise;
+    /// either way the cards of the window's first `named` entries, if this index reads
+    /// them with the rows.
     fn top_window(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         known: Option<&str>,
+        named: u64,
     ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
+
+    /// The index's copies of the players' cards, in the order asked (`None`: no copy).
+    /// One round trip (on a cluster, one call per slot, all at once).
+    fn cards(
+        &self,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<Vec<Option<VersionedCard>>, IndexError>> + Send;
+
+    /// Keeps each card as the player's copy unless the copy held is as new or newer: a
+    /// profile's write, the stream's record of it, or a reader filling what it found
+    /// missing from DynamoDB, in any order, leave the newest.
+    fn put_cards(
+        &self,
+        cards: &[(PlayerId, VersionedCard)],
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// Claims the right to report the board for repair: true for the first caller in
     /// [`REPAIR_CLAIM`], false for everyone else meanwhile (they need not report it).

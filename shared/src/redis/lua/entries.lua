@@ -1,16 +1,18 @@
--- The rows of some players: for each player in ARGV (after the rank mode) who is on the
--- board, their 0-based rank, their place under the mode, and their entry.
--- Returns {state, size, {{player, rank0, place, member, zscore}, ...}}.
+-- The rows of some players: for each player in ARGV (after the rank mode and the card
+-- prefix) who is on the board, their 0-based rank, their place under the mode, and their
+-- entry. Returns {state, size, {{player, rank0, place, member, zscore}, ...}, the rows'
+-- card copies (`cards_of`)}.
 local z, h, m, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local mode = ARGV[1]
+local mode, cards = ARGV[1], ARGV[2]
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, 0, {}}
+  return {state, 0, {}, false}
 end
 local out = {}
-if #ARGV > 1 then
-  local values = redis.call('HMGET', h, unpack(ARGV, 2))
+local players = {}
+if #ARGV > 2 then
+  local values = redis.call('HMGET', h, unpack(ARGV, 3))
   for i = 1, #values do
     if values[i] then
       local _, member, zscore = parse(values[i])
@@ -18,11 +20,12 @@ if #ARGV > 1 then
       if r then
         local p = place(z, d, m, mode, r, zscore)
         if not p then
-          return {'stale', 0, {}}
+          return {'stale', 0, {}, false}
         end
-        out[#out + 1] = {ARGV[i + 1], r, p, member, zscore}
+        out[#out + 1] = {ARGV[i + 2], r, p, member, zscore}
+        players[#players + 1] = ARGV[i + 2]
       end
     end
   end
 end
-return {state, redis.call('ZCARD', z), out}
+return {state, redis.call('ZCARD', z), out, cards_of(cards, players, 'players')}

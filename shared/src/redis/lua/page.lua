@@ -3,12 +3,12 @@
 -- the first entry's place under the rank mode, each entry's stamp (when it took its
 -- place, see `parse`) and the server's clock now, which a walk compares (pages.rs).
 -- Returns {state, 0-based rank of the first entry, size, entries with zscores, place,
--- stamps, clock}.
+-- stamps, clock, the entries' card copies (`cards_of`, with the card prefix `cards`)}.
 -- A key's position is ZCOUNT over lower scores plus a binary search among equal scores,
 -- comparing members byte by byte (Lua's `<` on strings follows the server's locale).
 local z, h, m, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local kind, key_zscore, key_member, rank0 = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
-local limit, mode = tonumber(ARGV[5]), ARGV[6]
+local limit, mode, cards = tonumber(ARGV[5]), ARGV[6], ARGV[7]
 
 local function bytes_after(a, b)
   for i = 1, math.min(#a, #b) do
@@ -38,7 +38,7 @@ end
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, 0, 0, {}, 0, {}, 0}
+  return {state, 0, 0, {}, 0, {}, 0, false}
 end
 local pos, count = 0, limit
 if kind == 'after' then
@@ -58,7 +58,7 @@ local first = 1
 if #rows > 0 then
   first = place(z, d, m, mode, pos, rows[2])
   if not first then
-    return {'stale', 0, 0, {}, 0, {}, 0}
+    return {'stale', 0, 0, {}, 0, {}, 0, false}
   end
   local players = {}
   for i = 1, #rows, 2 do
@@ -75,4 +75,4 @@ if #rows > 0 then
     stamps[i] = stamp
   end
 end
-return {state, pos, redis.call('ZCARD', z), rows, first, stamps, clock()}
+return {state, pos, redis.call('ZCARD', z), rows, first, stamps, clock(), cards_of(cards, rows, 'scored')}

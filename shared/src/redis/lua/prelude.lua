@@ -17,8 +17,49 @@
 -- The replication history this node's data belongs to. It changes when the node
 -- restarts (even from its own snapshot), when a replica is promoted, and from one node
 -- to another, i.e. whenever acknowledged writes may be missing from what it holds.
+local lineage_now
 local function lineage()
-  return string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+  if not lineage_now then
+    lineage_now = string.match(redis.call('INFO', 'replication'), 'master_replid:(%x+)')
+  end
+  return lineage_now
+end
+
+-- Players' cards (their profiles' display name, avatar and country, see profile.rs) are
+-- copied under `{prefix}pf:{player}` as '{lineage}|{version}|{card JSON}', expiring
+-- when unread for a while. A copy from another replication history may lack a newer
+-- write, so it counts as none (the reader fills it again from DynamoDB). Returns the
+-- copy's 'version|card JSON', or false.
+local function card_copy(value)
+  if not value then
+    return false
+  end
+  local from, rest = string.match(value, '^(%x+)|(.*)$')
+  if from ~= lineage() then
+    return false
+  end
+  return rest
+end
+
+-- The card copies of the players of `list`: sorted-set entries with their scores
+-- (`kind` 'scored', members at odd places), members alone ('members'; a member is the
+-- 13-digit reached-at, ':', then the player) or players ('players'); false when
+-- `prefix` is empty (on a cluster the copies live in other slots and the caller reads
+-- them itself).
+local function cards_of(prefix, list, kind)
+  if prefix == '' then
+    return false
+  end
+  local out = {}
+  local step = kind == 'scored' and 2 or 1
+  for i = 1, #list, step do
+    local player = list[i]
+    if kind ~= 'players' then
+      player = string.sub(player, 15)
+    end
+    out[#out + 1] = card_copy(redis.call('GET', prefix .. player))
+  end
+  return out
 end
 
 -- The board's state after checking that its index is still the one it was built on:

@@ -2,13 +2,14 @@
 -- clock} while that is still current, else {state, version, size, the first `window`
 -- entries with zscores, clock} (the server's clock, as page.lua returns it). On an 'ok'
 -- board a missing version is created (expiring with the board), so readers always have
--- one; on any other only the state comes back.
+-- one; on any other only the state comes back. Last, the card copies of the first
+-- `named` entries (`cards_of`, with the card prefix `cards`), read either way.
 local z, h, m, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local known, window = ARGV[1], tonumber(ARGV[2])
+local known, window, named, cards = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, '', 0, false, 0}
+  return {state, '', 0, false, 0, false}
 end
 local v = redis.call('GET', tv)
 if not v then
@@ -20,7 +21,11 @@ if not v then
   v = redis.call('GET', tv)
 end
 local total = redis.call('ZCARD', z)
-if v == known then
-  return {state, v, total, false, clock()}
+local named_cards = false
+if cards ~= '' and named > 0 then
+  named_cards = cards_of(cards, redis.call('ZRANGE', z, 0, named - 1), 'members')
 end
-return {state, v, total, redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES'), clock()}
+if v == known then
+  return {state, v, total, false, clock(), named_cards}
+end
+return {state, v, total, redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES'), clock(), named_cards}

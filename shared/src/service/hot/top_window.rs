@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
 use crate::store::IndexError;
-use crate::store::RankIndex;
+use crate::store::{RankIndex, RowCards};
 use crate::ttl_cache::lock;
 
 /// A board's top window as this container last read it.
@@ -23,6 +23,8 @@ pub struct WindowRead {
     pub total: u64,
     /// The index's clock at the read (see [`crate::store::Slice::clock`]).
     pub clock: i64,
+    /// The cards of the window's first `named` entries, if read with them.
+    pub cards: RowCards,
 }
 
 /// Boards whose top window a container holds at most (1,000 entries each).
@@ -36,16 +38,19 @@ pub struct TopWindows {
 
 impl TopWindows {
     /// The board's current top window: one round trip that returns the entries only if
-    /// they changed since this container last read them. `None` when another reader
-    /// replaced the held copy meanwhile (the caller reads the index directly).
+    /// they changed since this container last read them, and the cards of its first
+    /// `named` entries either way (names are never held: a rename shows at once).
+    /// `None` when another reader replaced the held copy meanwhile (the caller reads
+    /// the index directly).
     pub async fn read<I: RankIndex>(
         &self,
         index: &I,
         lb: &LeaderboardId,
         dir: Direction,
+        named: u64,
     ) -> Result<Option<WindowRead>, IndexError> {
         let known = lock(&self.held).get(lb).map(|h| h.version.clone());
-        let fresh = index.top_window(lb, dir, known.as_deref()).await?;
+        let fresh = index.top_window(lb, dir, known.as_deref(), named).await?;
         let mut held = lock(&self.held);
         let entries = match fresh.entries {
             Some(entries) => {
@@ -72,6 +77,7 @@ impl TopWindows {
             entries,
             total: fresh.total,
             clock: fresh.clock,
+            cards: fresh.cards,
         }))
     }
 }

@@ -1,7 +1,8 @@
 //! `DELETE /players/{p}`: a player erased (GDPR): every standing, tombstone and receipt
 //! of theirs on every board (closed windows included), their entries in the index, their
-//! id in sealed results (the place stays, unnamed), their history, their bans, and their
-//! id in the audit trail. Idempotent and resumable:
+//! id in sealed results (the place stays, unnamed), their history, their bans, their
+//! profile (and with their rows, every result's metadata), and their id in the audit
+//! trail. Idempotent and resumable:
 //! a call that runs out of time answers `complete: false` with a cursor to go on from
 //! (starting over is harmless too). Only when complete is the erasure itself recorded,
 //! without the player's id.
@@ -65,6 +66,7 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
         });
     }
     let history = ctx.store.erase_history(player).await?;
+    let profile = crate::service::profiles::erase(ctx, player).await?;
     for ban in ctx.store.bans_of(player).await? {
         ctx.store.delete_ban(&ban.game, player).await?;
     }
@@ -75,6 +77,7 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
         "entries_erased": swept.entries,
         "audit_records_redacted": redacted,
         "history_rows_erased": history,
+        "profile_erased": profile,
     });
     ctx.store.append_audit(&audit).await?;
     Ok(ErasedReply {

@@ -72,7 +72,7 @@ impl Reason {
 pub struct Operator(pub String);
 
 /// A new audit record of `action` now, with a unique id that sorts by time.
-fn record(op: &Operator, action: AuditAction, reason: &Reason) -> AuditRecord {
+pub(crate) fn record(op: &Operator, action: AuditAction, reason: &Reason) -> AuditRecord {
     let at = now_ms();
     AuditRecord {
         id: format!("{at:013}-{:016x}", RandomState::new().hash_one(at)),

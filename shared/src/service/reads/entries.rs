@@ -9,11 +9,12 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate};
 use super::fallback::{history, rank_order_after};
+use super::names;
 use super::params::board_for;
 use super::reply::{EntriesReply, Entry, Provenance, Source};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankMode, Start, places};
+use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::{PlayerRow, RankIndex, ScoreStore};
@@ -69,11 +70,16 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
 ) -> Result<EntriesReply, ServiceError> {
     let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
+    let mut known = None;
     let (mut rows, total, meta) = match ctx.index.rows_of(lb, dir, players, mode).await {
         Ok(r) if r.total == 0 && history(&board) => {
             rows_from_store(ctx, lb, dir, players, mode, false).await?
         }
-        Ok(r) => (r.rows, r.total, Provenance::now(Source::Redis, false)),
+        Ok(r) => {
+            let keys: Vec<RankKey> = r.rows.iter().map(|row| row.key.clone()).collect();
+            known = names::known(&keys, r.cards);
+            (r.rows, r.total, Provenance::now(Source::Redis, false))
+        }
         Err(e) => {
             let degraded = rank_order_after(ctx, &board, &e).await?;
             rows_from_store(ctx, lb, dir, players, mode, degraded).await?
@@ -85,16 +91,22 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
         .filter(|p| !rows.iter().any(|r| r.key.player == p.as_str()))
         .cloned()
         .collect();
+    let mut entries: Vec<Entry> = rows
+        .into_iter()
+        .map(|r| Entry::new(r.place, r.key, None))
+        .collect();
+    let from_index = meta.source == Source::Redis;
+    let names_missing = !names::name(ctx, &mut entries, known, from_index).await;
     Ok(EntriesReply {
         leaderboard_id: lb.clone(),
         rank_mode: mode,
         total,
-        entries: rows
-            .into_iter()
-            .map(|r| Entry::new(r.place, r.key, None))
-            .collect(),
+        entries,
         unknown,
-        meta,
+        meta: Provenance {
+            names_missing,
+            ..meta
+        },
     })
 }
 

@@ -4,6 +4,7 @@ use tracing::instrument;
 
 use super::cache::cached;
 use super::fallback::{degraded_by, history};
+use super::names;
 use super::params::board_for;
 use super::reply::{FriendsReply, Provenance, Source, entries};
 use crate::caller::Caller;
@@ -68,6 +69,9 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         .find(|key| key.player == player.as_str())
         .map(|key| key.score.get());
     let (friends_rank, window) = place_in_group(dir, mode, player, keys, k);
+    let mut neighbors = entries(mode, window.start, window.keys, Some(player));
+    let from_index = meta.source == Source::Redis;
+    let names_missing = !names::name(ctx, &mut neighbors, None, from_index).await;
     Ok(FriendsReply {
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
@@ -75,8 +79,11 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         friends_rank,
         rank_mode: mode,
         friends_total: window.total,
-        neighbors: entries(mode, window.start, window.keys, Some(player)),
-        meta,
+        neighbors,
+        meta: Provenance {
+            names_missing,
+            ..meta
+        },
     })
 }
 

@@ -12,7 +12,7 @@
 //! is served with `stale_ms`; with none, the error (503 with Retry-After).
 //!
 //! One file per read (`rank`, `top`, `pages`, `entries`, `friends`); around them the replies
-//! (`reply`), their parameters (`params`), the reply cache (`cache`), the bounded
+//! (`reply`), the names on their rows (`names`), their parameters (`params`), the reply cache (`cache`), the bounded
 //! DynamoDB counts (`estimate`) and the fallbacks (`fallback`).
 
 mod cache;
@@ -20,6 +20,7 @@ mod entries;
 mod estimate;
 mod fallback;
 mod friends;
+mod names;
 mod pages;
 mod params;
 mod rank;

@@ -38,6 +38,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate, place};
 use super::fallback::{history, rank_order_after};
+use super::names;
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
 use crate::cursor::CursorSigner;
@@ -143,7 +144,8 @@ async fn page_from_window<S, I: RankIndex>(
     if from.saturating_add(limit) > TOP_WINDOW {
         return None;
     }
-    let w = match ctx.hot.windows.read(&ctx.index, lb, dir).await {
+    let named = from.saturating_add(limit);
+    let w = match ctx.hot.windows.read(&ctx.index, lb, dir, named).await {
         Ok(Some(w)) => w,
         Ok(None) => return None,
         Err(e) => return Some(Err(e)),
@@ -160,6 +162,11 @@ async fn page_from_window<S, I: RankIndex>(
         false => 1,
     };
     let entries = w.entries[pos..end.min(len)].to_vec();
+    // The window's cards are its first `named` entries'; the page is their tail.
+    let cards = w
+        .cards
+        .filter(|c| c.len() >= end.min(len))
+        .map(|c| c[pos..end.min(len)].to_vec());
     Some(Ok(Slice {
         before: pos as u64,
         first_place,
@@ -168,6 +175,7 @@ async fn page_from_window<S, I: RankIndex>(
         entries,
         total: w.total,
         clock: w.clock,
+        cards,
     }))
 }
 
@@ -202,28 +210,35 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
         Some(read) => read,
         None => ctx.index.page(lb, dir, at, limit, mode).await,
     };
+    let mut known = None;
     let page = match read {
         Ok(Slice { total: 0, .. }) if history(&board) => {
             page_from_store(ctx, lb, dir, at, limit, mode, false).await?
         }
-        Ok(s) => Page {
-            start: Start {
-                rank: s.before + 1,
-                place: s.first_place,
-            },
-            keys: s.entries,
-            stamps: s.stamps,
-            clock: s.clock,
-            total: s.total,
-            more_after: None,
-            meta: Provenance::now(Source::Redis, false),
-        },
+        Ok(s) => {
+            known = names::known(&s.entries, s.cards);
+            Page {
+                start: Start {
+                    rank: s.before + 1,
+                    place: s.first_place,
+                },
+                keys: s.entries,
+                stamps: s.stamps,
+                clock: s.clock,
+                total: s.total,
+                more_after: None,
+                meta: Provenance::now(Source::Redis, false),
+            }
+        }
         Err(e) => {
             let degraded = rank_order_after(ctx, &board, &e).await?;
             page_from_store(ctx, lb, dir, at, limit, mode, degraded).await?
         }
     };
-    Ok(walk_on(signer, &scope, lb, mode, cursor, page))
+    let from_index = page.meta.source == Source::Redis;
+    let mut reply = walk_on(signer, &scope, lb, mode, cursor, page);
+    reply.meta.names_missing = !names::name(ctx, &mut reply.entries, known, from_index).await;
+    Ok(reply)
 }
 
 /// The reply for `page`, the next page of the walk `cursor` belongs to (a new walk's

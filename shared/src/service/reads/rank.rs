@@ -5,6 +5,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{Estimate, estimate, place};
 use super::fallback::{history, rank_order_after};
+use super::names;
 use super::params::board_for;
 use super::reply::{Entry, Provenance, RankReply, Source, entries};
 use crate::caller::Caller;
@@ -66,7 +67,8 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
             )
         }
     };
-    let around = around.ok_or_else(not_ranked)?;
+    let mut around = around.ok_or_else(not_ranked)?;
+    let known = names::known(&around.entries, around.cards.take());
     let meta = Provenance {
         rank_approximate: around.rank_approximate,
         total_approximate: around.total_approximate,
@@ -77,7 +79,9 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         place: around.first_place,
     };
     let rows = entries(mode, start, around.entries, Some(player));
-    let (points_to_next, neighbors) = standing_in(rows, k).ok_or_else(not_ranked)?;
+    let (points_to_next, mut neighbors) = standing_in(rows, k).ok_or_else(not_ranked)?;
+    let from_index = meta.source == Source::Redis;
+    let names_missing = !names::name(ctx, &mut neighbors, known, from_index).await;
     let me = neighbors
         .iter()
         .find(|e| e.is_self)
@@ -92,7 +96,10 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         percentile: percentile(around.rank, around.total),
         points_to_next,
         updated_at: me.updated_at.clone(),
-        meta,
+        meta: Provenance {
+            names_missing,
+            ..meta
+        },
         neighbors,
     })
 }
@@ -157,6 +164,7 @@ async fn around_from_store<S: ScoreStore>(
         entries,
         rank_approximate: approximate,
         total_approximate: first.total_approximate,
+        cards: None,
     }))
 }
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::estimate::Estimate;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{RankKey, RankMode, Start, places};
+use crate::profile::Card;
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Where a read was answered from.
@@ -37,6 +38,10 @@ pub struct Provenance {
     /// The total is an estimate, for the same reason.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub total_approximate: bool,
+    /// Some rows' names could not be read (Redis and DynamoDB both failed to give their
+    /// cards): those rows show null names; everything else is as exact as ever.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub names_missing: bool,
 }
 
 impl Provenance {
@@ -48,6 +53,7 @@ impl Provenance {
             stale_ms: None,
             rank_approximate: false,
             total_approximate: false,
+            names_missing: false,
         }
     }
 
@@ -74,6 +80,9 @@ pub struct Entry {
     /// True on the requesting player's own row.
     #[serde(rename = "self")]
     pub is_self: bool,
+    /// The player's current display name, avatar and country (null without a profile).
+    #[serde(flatten)]
+    pub card: Card,
 }
 
 /// A live view's row is a read's row without its time and self flag.
@@ -95,6 +104,7 @@ impl Entry {
             score: key.score.get(),
             updated_at: rfc3339_ms(key.reached_at),
             player_id: key.player,
+            card: Card::default(),
         }
     }
 }

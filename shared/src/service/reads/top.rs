@@ -5,13 +5,14 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::estimate;
 use super::fallback::{history, rank_order_after};
+use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{Provenance, Source, TopReply, entries};
 use crate::ids::LeaderboardId;
-use crate::order::{RankMode, Start};
+use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{RankIndex, ScoreStore, TOP_WINDOW};
+use crate::store::{IndexError, RankIndex, ScoreStore, TOP_WINDOW};
 
 /// The best `n` players, placed under `mode` (the first is 1 in every mode).
 #[instrument(skip(ctx))]
@@ -45,27 +46,49 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
         Ok::<_, ServiceError>((keys, est.total, meta))
     };
     let read = match n <= TOP_WINDOW {
-        true => match ctx.hot.windows.read(&ctx.index, lb, dir).await {
-            Ok(Some(w)) => Ok((
-                w.entries.iter().take(n as usize).cloned().collect(),
-                w.total,
-            )),
-            Ok(None) => ctx.index.top(lb, dir, n).await,
+        true => match ctx.hot.windows.read(&ctx.index, lb, dir, n).await {
+            Ok(Some(w)) => {
+                let keys: Vec<_> = w.entries.iter().take(n as usize).cloned().collect();
+                Ok((names::known(&keys, w.cards), keys, w.total))
+            }
+            Ok(None) => top_named(ctx, lb, dir, n).await,
             Err(e) => Err(e),
         },
-        false => ctx.index.top(lb, dir, n).await,
+        false => top_named(ctx, lb, dir, n).await,
     };
-    let (keys, total, meta) = match read {
-        Ok((_, 0)) if history(&board) => from_store(false).await?,
-        Ok((keys, total)) => (keys, total, Provenance::now(Source::Redis, false)),
-        Err(e) => from_store(rank_order_after(ctx, &board, &e).await?).await?,
+    let (known, keys, total, meta) = match read {
+        Ok((_, _, 0)) if history(&board) => with_none(from_store(false).await?),
+        Ok((known, keys, total)) => (known, keys, total, Provenance::now(Source::Redis, false)),
+        Err(e) => with_none(from_store(rank_order_after(ctx, &board, &e).await?).await?),
     };
+    let mut rows = entries(mode, Start::TOP, keys, None);
+    let from_index = meta.source == Source::Redis;
+    let names_missing = !names::name(ctx, &mut rows, known, from_index).await;
     Ok(TopReply {
         leaderboard_id: lb.clone(),
         top_n: n,
         rank_mode: mode,
         total,
-        entries: entries(mode, Start::TOP, keys, None),
-        meta,
+        entries: rows,
+        meta: Provenance {
+            names_missing,
+            ..meta
+        },
     })
+}
+
+/// The best `n` straight from the index, with the cards it read with them.
+async fn top_named<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    dir: Direction,
+    n: u64,
+) -> Result<(Option<Known>, Vec<RankKey>, u64), IndexError> {
+    let (keys, total, cards) = ctx.index.top_named(lb, dir, n).await?;
+    Ok((names::known(&keys, cards), keys, total))
+}
+
+/// A read from DynamoDB: no cards read with it.
+fn with_none<T, U, V>((keys, total, meta): (T, U, V)) -> (Option<Known>, T, U, V) {
+    (None, keys, total, meta)
 }
