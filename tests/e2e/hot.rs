@@ -171,7 +171,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let first = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, None)
+        .top_window(&b, Direction::Desc, None, 0)
         .await
         .unwrap();
     assert_eq!(first.entries.as_ref().unwrap().len() as u64, TOP_WINDOW);
@@ -184,7 +184,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
             let w = env
                 .ctx
                 .index
-                .top_window(b, Direction::Desc, Some(&version))
+                .top_window(b, Direction::Desc, Some(&version), 0)
                 .await
                 .unwrap();
             (w.entries.is_none(), w.version, w.total)
@@ -249,7 +249,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let before = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, None)
+        .top_window(&b, Direction::Desc, None, 0)
         .await
         .unwrap();
     env.wipe_index(&b).await;
@@ -258,7 +258,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let after = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, Some(&before.version))
+        .top_window(&b, Direction::Desc, Some(&before.version), 0)
         .await
         .unwrap();
     assert_ne!(after.version, before.version);
@@ -277,7 +277,7 @@ async fn window_now(
     let w = env
         .ctx
         .index
-        .top_window(b, Direction::Desc, None)
+        .top_window(b, Direction::Desc, None, 0)
         .await
         .unwrap();
     (w.entries.unwrap(), w.version)

@@ -220,14 +220,17 @@ async fn rebuild_window_and_pages(url: &str) {
     let mut want: Vec<RankKey> = entries.iter().map(|e| e.key.clone()).collect();
     want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
 
-    let window = index.top_window(&b, Direction::Desc, None).await.unwrap();
+    let window = index
+        .top_window(&b, Direction::Desc, None, 0)
+        .await
+        .unwrap();
     assert_eq!(window.total, 1_500);
     assert_eq!(
         window.entries.as_deref(),
         Some(&want[..TOP_WINDOW as usize])
     );
     let same = index
-        .top_window(&b, Direction::Desc, Some(&window.version))
+        .top_window(&b, Direction::Desc, Some(&window.version), 0)
         .await
         .unwrap();
     assert!(

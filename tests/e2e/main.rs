@@ -16,6 +16,7 @@ mod integrity;
 mod live;
 mod moderation;
 mod pagination;
+mod profiles;
 mod projector;
 mod proxy;
 mod resilience;

@@ -1,0 +1,259 @@
+//! Names on rows (issue 35): every read shows each row's current card, from the copy
+//! the index keeps beside the board (single node and cluster) or from DynamoDB when
+//! Redis cannot answer; a rename shows in the next read; a fill never wins over a
+//! newer rename; hostile profiles are refused with nothing stored; erasure empties the
+//! profile.
+
+use std::time::Duration;
+
+use anyhow::Result;
+use leaderboard::board::Policy;
+use leaderboard::dynamodb::DynamoScoreStore;
+use leaderboard::ids::LeaderboardId;
+use leaderboard::order::RankMode;
+use leaderboard::profile::{Card, ProfileBody};
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::Context;
+use leaderboard::service::profiles::{self, Writer};
+use leaderboard::service::reads::{self, Entry, PageStart};
+use leaderboard::store::{RankIndex, VersionedCard};
+use leaderboard::wiring::AppContext;
+use reqwest::Method;
+use serde_json::json;
+
+use crate::support::{
+    Stack, TestEnv, cluster_url, dynamodb_client_at, dynamodb_url, player, redis_url, uncached,
+};
+
+fn named(name: &str, country: &str) -> ProfileBody {
+    ProfileBody {
+        display_name: Some(name.into()),
+        country: Some(country.into()),
+        avatar: Some(format!("avatars/{}", name.to_lowercase())),
+        attributes: None,
+    }
+}
+
+/// (player, display name) of each row.
+fn names(rows: &[Entry]) -> Vec<(String, Option<String>)> {
+    rows.iter()
+        .map(|r| (r.player_id.clone(), r.card.display_name.clone()))
+        .collect()
+}
+
+fn want(rows: &[(&str, Option<&str>)]) -> Vec<(String, Option<String>)> {
+    rows.iter()
+        .map(|(p, n)| (p.to_string(), n.map(str::to_owned)))
+        .collect()
+}
+
+/// A board of four with names on two (`a` is "Ada", `c` is "Cy"); `b` and `d` have none.
+async fn four_named(env: &TestEnv) -> Result<LeaderboardId> {
+    let lb = env.board(Policy::Best).await;
+    for (p, s) in [("a", 40), ("b", 30), ("c", 20), ("d", 10)] {
+        env.submit(&lb, p, "m1", s).await?;
+    }
+    profiles::put(&env.ctx, &player("a"), named("Ada", "SE"), Writer::Server).await?;
+    profiles::put(&env.ctx, &player("c"), named("Cy", "JP"), Writer::Server).await?;
+    Ok(lb)
+}
+
+/// Every read of the four, each row named as `expect` says (rank reads around `c`).
+async fn every_read_names(
+    ctx: &AppContext,
+    lb: &LeaderboardId,
+    expect: &[(&str, Option<&str>)],
+    source: reads::Source,
+) -> Result<()> {
+    let all = want(expect);
+    let top = reads::top(ctx, lb, 10, RankMode::Unique).await?;
+    assert_eq!(names(&top.entries), all, "top");
+    assert_eq!(top.meta.source, source);
+    assert!(!top.meta.names_missing);
+    let rank = reads::rank(
+        ctx,
+        &Default::default(),
+        lb,
+        &player("c"),
+        1,
+        RankMode::Unique,
+    )
+    .await?;
+    assert_eq!(names(&rank.neighbors), all[1..4].to_vec(), "rank");
+    assert_eq!(rank.neighbors[1].card.country.as_deref(), Some("JP"));
+    let avatar = expect[2].1.map(|n| format!("avatars/{}", n.to_lowercase()));
+    assert_eq!(rank.neighbors[1].card.avatar, avatar);
+    let signer = leaderboard::cursor::CursorSigner::new("t");
+    let first = reads::ranks_from(ctx, &signer, lb, PageStart::Top, 2, RankMode::Unique).await?;
+    assert_eq!(names(&first.entries), all[..2].to_vec(), "first page");
+    let cursor = first.next_cursor.clone().expect("a second page");
+    let second = reads::ranks(ctx, &signer, lb, Some(&cursor), 2, RankMode::Unique).await?;
+    assert_eq!(names(&second.entries), all[2..].to_vec(), "second page");
+    let from_rank =
+        reads::ranks_from(ctx, &signer, lb, PageStart::Rank(3), 2, RankMode::Unique).await?;
+    assert_eq!(names(&from_rank.entries), all[2..].to_vec(), "from rank 3");
+    let list = [player("d"), player("a")];
+    let rows = reads::entries(ctx, lb, &list, RankMode::Unique).await?;
+    let listed = vec![all[0].clone(), all[3].clone()];
+    assert_eq!(names(&rows.entries), listed, "entries");
+    Ok(())
+}
+
+async fn names_on_every_read_and_a_rename_at_once(redis: &str) -> Result<()> {
+    let env = TestEnv::on(redis).await;
+    let lb = four_named(&env).await?;
+    let source = reads::Source::Redis;
+    let before = [
+        ("a", Some("Ada")),
+        ("b", None),
+        ("c", Some("Cy")),
+        ("d", None),
+    ];
+    every_read_names(&env.ctx, &lb, &before, source).await?;
+    // A second read is served from the copies the first one filled: the same names.
+    every_read_names(&env.ctx, &lb, &before, source).await?;
+    profiles::put(&env.ctx, &player("c"), named("Cyd", "JP"), Writer::Server).await?;
+    profiles::put(&env.ctx, &player("d"), named("Dee", "US"), Writer::Server).await?;
+    let after = [
+        ("a", Some("Ada")),
+        ("b", None),
+        ("c", Some("Cyd")),
+        ("d", Some("Dee")),
+    ];
+    every_read_names(&env.ctx, &lb, &after, source).await?;
+
+    // Redis not answering: the rows come from DynamoDB, and so do their names.
+    let store = DynamoScoreStore::new(
+        dynamodb_client_at(&dynamodb_url()).await,
+        env.ctx.store.table(),
+    );
+    let index = RedisRankIndex::new(
+        "redis://127.0.0.1:1",
+        &env.prefix,
+        Duration::from_millis(200),
+    )?;
+    let down = Context::new(store, index, uncached());
+    every_read_names(&down, &lb, &after, reads::Source::Dynamodb).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn every_read_names_its_rows_on_a_single_node_and_degraded() -> Result<()> {
+    names_on_every_read_and_a_rename_at_once(&redis_url()).await
+}
+
+#[tokio::test]
+async fn every_read_names_its_rows_on_a_cluster() -> Result<()> {
+    names_on_every_read_and_a_rename_at_once(&cluster_url()).await
+}
+
+#[tokio::test]
+async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none() -> Result<()> {
+    let mut env = TestEnv::new().await;
+    let p = player("v");
+    let card = |name: &str, version| VersionedCard {
+        version,
+        card: Card {
+            display_name: Some(name.into()),
+            ..Card::default()
+        },
+    };
+    let index = &env.ctx.index;
+    index.put_cards(&[(p.clone(), card("two", 2))]).await?;
+    // A reader's fill from an older read of DynamoDB comes late: it loses.
+    index.put_cards(&[(p.clone(), card("one", 1))]).await?;
+    assert_eq!(index.cards(&[p.clone()]).await?, vec![Some(card("two", 2))]);
+    index.put_cards(&[(p.clone(), card("three", 3))]).await?;
+    assert_eq!(
+        index.cards(&[p.clone()]).await?,
+        vec![Some(card("three", 3))]
+    );
+    // A copy written on another replication history (a restart, a failover) may lack a
+    // newer rename: it counts as none, and any version replaces it.
+    let key = format!("{}pf:v", env.prefix);
+    let foreign = r#"0123abcd|9|{"display_name":"stale","avatar":null,"country":null}"#;
+    let _: () = redis::cmd("SET")
+        .arg(&key)
+        .arg(foreign)
+        .query_async(&mut env.redis)
+        .await?;
+    assert_eq!(index.cards(&[p.clone()]).await?, vec![None]);
+    index.put_cards(&[(p.clone(), card("fresh", 1))]).await?;
+    assert_eq!(
+        index.cards(&[p.clone()]).await?,
+        vec![Some(card("fresh", 1))]
+    );
+    let ttl: i64 = redis::cmd("TTL")
+        .arg(&key)
+        .query_async(&mut env.redis)
+        .await?;
+    assert!(ttl > 0, "a copy expires when unread: {ttl}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn profiles_over_http_refuse_hostile_input_show_in_the_top_and_go_with_an_erasure()
+-> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = stack.create_board("names").await?;
+    stack.post_score(&lb, "ada", "m1", 50).await?;
+    stack.post_score(&lb, "bob", "m1", 40).await?;
+    let path = "/players/ada/profile";
+    let blob = "x".repeat(2048);
+    let hostile = [
+        (json!({"display_name": "n".repeat(33)}), "display_name"),
+        (json!({"display_name": "bell\u{7}"}), "display_name"),
+        (json!({"display_name": "evil\u{202e}txt"}), "display_name"),
+        (json!({"display_name": " padded"}), "display_name"),
+        (json!({"country": "XX"}), "country"),
+        (json!({"country": "se"}), "country"),
+        (json!({"attributes": {"blob": blob}}), "attributes"),
+        (json!({"avatar": "http://cdn.example.com/a.png"}), "avatar"),
+        (
+            json!({"avatar": "https://user:pw@cdn.example.com/a.png"}),
+            "avatar",
+        ),
+    ];
+    for (body, field) in hostile {
+        let (status, reply) = stack.call(Method::PUT, path, Some(body.clone())).await?;
+        assert_eq!(status, 400, "{body}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(field), "{body}: {message}");
+    }
+    let (_, nothing) = stack.get(path).await?;
+    let none = (nothing["version"].as_u64(), &nothing["display_name"]);
+    assert_eq!(none, (Some(0), &json!(null)), "{nothing}");
+
+    let good = json!({"display_name": "Ada Lovelace", "avatar": "https://cdn.example.com/ada.png",
+                      "country": "GB", "attributes": {"level": 12}});
+    let (status, stored) = stack.call(Method::PUT, path, Some(good)).await?;
+    assert_eq!(status, 200, "{stored}");
+    let (_, top) = stack.get(&format!("/leaderboards/{lb}/top?n=10")).await?;
+    assert_eq!(top["entries"][0]["display_name"], "Ada Lovelace");
+    assert_eq!(top["entries"][0]["country"], "GB");
+    assert_eq!(
+        top["entries"][1]["display_name"],
+        json!(null),
+        "bob has no profile"
+    );
+
+    let (status, erased) = stack
+        .call(
+            Method::DELETE,
+            "/players/ada",
+            Some(json!({"reason": "GDPR request"})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{erased}");
+    let (_, after) = stack.get(path).await?;
+    assert_eq!(after["display_name"], json!(null), "{after}");
+    assert_eq!(after["attributes"], json!(null), "{after}");
+    assert!(after["version"].as_u64() > Some(1), "{after}");
+    let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
+    let cards = env.ctx.index.cards(&[player("ada")]).await?;
+    assert!(
+        cards[0].as_ref().is_none_or(|c| c.card.is_empty()),
+        "{cards:?}"
+    );
+    Ok(())
+}
