@@ -21,15 +21,19 @@ use leaderboard::wiring::AppContext;
 use reqwest::Method;
 use serde_json::json;
 
+use leaderboard::service::projector::project;
+use leaderboard::service::repair::Reporter;
+
 use crate::support::{
-    Stack, TestEnv, cluster_url, dynamodb_client_at, dynamodb_url, player, redis_url, uncached,
+    Stack, TestEnv, batch, cluster_url, dynamodb_client_at, dynamodb_url, player, redis_url,
+    uncached,
 };
 
 fn named(name: &str, country: &str) -> ProfileBody {
     ProfileBody {
         display_name: Some(name.into()),
         country: Some(country.into()),
-        avatar: Some(format!("avatars/{}", name.to_lowercase())),
+        avatar: Some(format!("avatars/{}", name.to_lowercase().replace(' ', "-"))),
         attributes: None,
     }
 }
@@ -162,10 +166,13 @@ async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none
     index.put_cards(&[(p.clone(), card("two", 2))]).await?;
     // A reader's fill from an older read of DynamoDB comes late: it loses.
     index.put_cards(&[(p.clone(), card("one", 1))]).await?;
-    assert_eq!(index.cards(&[p.clone()]).await?, vec![Some(card("two", 2))]);
+    assert_eq!(
+        index.cards(std::slice::from_ref(&p)).await?,
+        vec![Some(card("two", 2))]
+    );
     index.put_cards(&[(p.clone(), card("three", 3))]).await?;
     assert_eq!(
-        index.cards(&[p.clone()]).await?,
+        index.cards(std::slice::from_ref(&p)).await?,
         vec![Some(card("three", 3))]
     );
     // A copy written on another replication history (a restart, a failover) may lack a
@@ -177,10 +184,10 @@ async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none
         .arg(foreign)
         .query_async(&mut env.redis)
         .await?;
-    assert_eq!(index.cards(&[p.clone()]).await?, vec![None]);
+    assert_eq!(index.cards(std::slice::from_ref(&p)).await?, vec![None]);
     index.put_cards(&[(p.clone(), card("fresh", 1))]).await?;
     assert_eq!(
-        index.cards(&[p.clone()]).await?,
+        index.cards(std::slice::from_ref(&p)).await?,
         vec![Some(card("fresh", 1))]
     );
     let ttl: i64 = redis::cmd("TTL")
@@ -255,5 +262,39 @@ async fn profiles_over_http_refuse_hostile_input_show_in_the_top_and_go_with_an_
         cards[0].as_ref().is_none_or(|c| c.card.is_empty()),
         "{cards:?}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_rename_the_write_through_missed_reaches_the_index_from_the_stream() -> Result<()> {
+    let env = TestEnv::new().await;
+    let lb = four_named(&env).await?;
+    // The rename lands in DynamoDB while Redis is away: its write-through fails.
+    let store = DynamoScoreStore::new(
+        dynamodb_client_at(&dynamodb_url()).await,
+        env.ctx.store.table(),
+    );
+    let index = RedisRankIndex::new(
+        "redis://127.0.0.1:1",
+        &env.prefix,
+        Duration::from_millis(200),
+    )?;
+    let away = Context::new(store, index, uncached());
+    profiles::put(&away, &player("a"), named("Ada II", "SE"), Writer::Server).await?;
+    let held = env.ctx.index.cards(&[player("a")]).await?;
+    assert_eq!(
+        held[0]
+            .as_ref()
+            .and_then(|c| c.card.display_name.as_deref()),
+        Some("Ada")
+    );
+    // The projector copies the card from the profile's stream record, version-checked:
+    // replaying the whole stream (older versions included) leaves the newest.
+    let batch = batch(env.stream_records().await);
+    assert!(batch.cards.len() >= 3, "{:?}", batch.cards);
+    let (retry, _) = project(&env.ctx.index, &Reporter::default(), batch).await;
+    assert!(retry.is_empty());
+    let top = reads::top(&env.ctx, &lb, 1, RankMode::Unique).await?;
+    assert_eq!(top.entries[0].card.display_name.as_deref(), Some("Ada II"));
     Ok(())
 }

@@ -6,6 +6,8 @@
 //!   at its version, which the index remembers so that no older record brings it back;
 //! - REMOVE of either (an erasure deletes the row): the erasure, at the old image's
 //!   version, which takes the player off the index without leaving anything behind;
+//! - INSERT or MODIFY of a profile (`kind = "profile"`): the player's card, at the
+//!   profile's version, which the index copies unless it holds a newer one;
 //! - a MODIFY that leaves the row's kind and version as they were (a result that did not
 //!   change the standing, only added its receipt to the row) asks nothing: skipped.
 //!
@@ -16,12 +18,16 @@ use aws_lambda_events::event::dynamodb::EventRecord;
 use tracing::error;
 
 use super::items::Slot;
-use crate::store::{EntryKind, IndexEntry, StreamBatch};
+use crate::ids::PlayerId;
+use crate::profile::Card;
+use crate::store::{EntryKind, IndexEntry, StreamBatch, VersionedCard};
 
 /// What one record asks of the index.
 #[derive(Debug)]
 enum Change {
     Apply(IndexEntry),
+    /// A profile written: its card, copied into the index (version-checked).
+    Card(PlayerId, VersionedCard),
     Skip,
     Poison(String),
 }
@@ -41,6 +47,18 @@ fn change_of(
         Some(serde_dynamo::AttributeValue::S(k)) => k.clone(),
         _ => return Change::Skip,
     };
+    if kind == "profile" {
+        // A profile is never deleted (an erasure writes an empty one), so a REMOVE
+        // asks nothing.
+        if deleted {
+            return Change::Skip;
+        }
+        return match card_of(image) {
+            Ok(Some((player, card))) => Change::Card(player, card),
+            Ok(None) => Change::Skip,
+            Err(e) => Change::Poison(e),
+        };
+    }
     // The image is owned: decoded in place, never copied.
     match Slot::decode(Some(&kind), image) {
         Ok(Some(slot)) if deleted => Change::Apply(slot.removal(EntryKind::Erased)),
@@ -48,6 +66,27 @@ fn change_of(
         Ok(None) => Change::Skip,
         Err(e) => Change::Poison(e.to_string()),
     }
+}
+
+/// A profile image's player and card.
+fn card_of(image: serde_dynamo::Item) -> Result<Option<(PlayerId, VersionedCard)>, String> {
+    #[derive(serde::Deserialize)]
+    struct CardImage {
+        pk: String,
+        version: u64,
+        #[serde(flatten)]
+        card: Card,
+    }
+    let item: CardImage = serde_dynamo::from_item(image).map_err(|e| e.to_string())?;
+    let Some(player) = item.pk.strip_prefix("P#") else {
+        return Ok(None);
+    };
+    let player = PlayerId::parse(player).map_err(|e| e.to_string())?;
+    let card = VersionedCard {
+        version: item.version,
+        card: item.card,
+    };
+    Ok(Some((player, card)))
 }
 
 /// Whether both images are the same kind of row at the same version.
@@ -71,6 +110,10 @@ pub fn decode(records: Vec<EventRecord>) -> StreamBatch {
             Change::Apply(entry) => {
                 out.entries.push(entry);
                 out.sequence_numbers.push(sequence_number);
+            }
+            Change::Card(player, card) => {
+                out.cards.push((player, card));
+                out.card_sequence_numbers.push(sequence_number);
             }
             Change::Skip => out.skipped += 1,
             Change::Poison(reason) => {
@@ -118,5 +161,24 @@ mod tests {
         assert!(matches!(moved, Change::Apply(e) if e.version == 4));
         let first = change_of("INSERT", image(1, 10), serde_dynamo::Item::default());
         assert!(matches!(first, Change::Apply(e) if e.version == 1));
+    }
+
+    #[test]
+    fn a_profile_record_copies_its_card_and_its_removal_asks_nothing() {
+        let image: serde_dynamo::Item = serde_dynamo::to_item(serde_json::json!({
+            "pk": "P#ada", "sk": "PROFILE", "kind": "profile", "version": 3,
+            "display_name": "Ada", "country": "SE",
+        }))
+        .unwrap();
+        match change_of("MODIFY", image.clone(), serde_dynamo::Item::default()) {
+            Change::Card(p, c) => {
+                assert_eq!((p.as_str(), c.version), ("ada", 3));
+                assert_eq!(c.card.display_name.as_deref(), Some("Ada"));
+                assert_eq!(c.card.avatar, None);
+            }
+            other => panic!("{other:?}"),
+        }
+        let removed = change_of("REMOVE", serde_dynamo::Item::default(), image);
+        assert!(matches!(removed, Change::Skip), "{removed:?}");
     }
 }

@@ -27,7 +27,7 @@ pub struct BatchStats {
 
 /// Applies a stream batch to the index; returns the sequence numbers of the records to
 /// retry (all of the batch's standings if the index failed, else none).
-#[instrument(skip_all, fields(records = batch.entries.len()))]
+#[instrument(skip_all, fields(records = batch.entries.len() + batch.cards.len()))]
 pub async fn project<I: RankIndex>(
     index: &I,
     repairs: &Reporter,
@@ -51,6 +51,17 @@ pub async fn project<I: RankIndex>(
             stats.failed = batch.sequence_numbers.len();
             error!(error = %e, source = ?std::error::Error::source(&e), failed = stats.failed, "index apply failed; reporting the batch for retry");
             retry = batch.sequence_numbers;
+        }
+    }
+    // Renames: the cards' copies, version-checked like the standings.
+    if !batch.cards.is_empty() {
+        match index.put_cards(&batch.cards).await {
+            Ok(()) => stats.applied += batch.cards.len(),
+            Err(e) => {
+                stats.failed += batch.card_sequence_numbers.len();
+                error!(error = %e, "card copies failed; reporting them for retry");
+                retry.extend(batch.card_sequence_numbers);
+            }
         }
     }
     crate::metrics::count(&[

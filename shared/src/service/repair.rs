@@ -195,6 +195,7 @@ async fn replay<S: ScoreStore, I: RankIndex, T: StreamSource>(
         return Ok(Handled::Done);
     };
     let applied = while_redis_is_away(deadline, || async {
+        ctx.index.put_cards(&batch.cards).await?;
         Ok(ctx.index.apply_many(&batch.entries).await?)
     })
     .await?;

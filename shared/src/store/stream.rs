@@ -3,16 +3,20 @@
 
 use std::future::Future;
 
-use super::IndexEntry;
+use super::{IndexEntry, VersionedCard};
+use crate::ids::PlayerId;
 use crate::store::StoreError;
 
 /// A batch of stream records decoded: the standings, in stream order, each with its
-/// record's sequence number (what a retry names), and how many records were not
-/// standings (boards, receipts, removals) or could not be decoded (poison).
+/// record's sequence number (what a retry names), the players' cards written (their
+/// profiles, each with its record's sequence number), and how many records were
+/// neither (boards, receipts) or could not be decoded (poison).
 #[derive(Debug, Default)]
 pub struct StreamBatch {
     pub entries: Vec<IndexEntry>,
     pub sequence_numbers: Vec<Option<String>>,
+    pub cards: Vec<(PlayerId, VersionedCard)>,
+    pub card_sequence_numbers: Vec<Option<String>>,
     pub skipped: usize,
     pub poison: usize,
 }
