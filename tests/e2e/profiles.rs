@@ -16,6 +16,7 @@ use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::Context;
 use leaderboard::service::profiles::{self, Writer};
 use leaderboard::service::reads::{self, Entry, PageStart};
+use leaderboard::service::seal;
 use leaderboard::store::{RankIndex, VersionedCard};
 use leaderboard::wiring::AppContext;
 use reqwest::Method;
@@ -296,5 +297,41 @@ async fn a_rename_the_write_through_missed_reaches_the_index_from_the_stream() -
     assert!(retry.is_empty());
     let top = reads::top(&env.ctx, &lb, 1, RankMode::Unique).await?;
     assert_eq!(top.entries[0].card.display_name.as_deref(), Some("Ada II"));
+    Ok(())
+}
+
+#[tokio::test]
+async fn sealed_results_and_history_show_the_current_name() -> Result<()> {
+    let env = TestEnv::new().await;
+    let board = crate::seal::closed_window(&env, true).await?;
+    let lb = &board.leaderboard_id;
+    env.seed_standings(lb, 5).await?;
+    let store = &env.ctx.store;
+    let events = leaderboard::memory::MemoryEvents::default();
+    let settle = seal::SealSettings {
+        settle: Duration::ZERO,
+    };
+    let far = std::time::Instant::now() + Duration::from_secs(60);
+    while !seal::seal(store, &events, settle, lb, far).await?.done {}
+    let star = player("s00003");
+    profiles::put(&env.ctx, &star, named("Star", "BR"), Writer::Server).await?;
+    profiles::put(&env.ctx, &star, named("Superstar", "BR"), Writer::Server).await?;
+    let results = seal::results(store, lb).await?;
+    let shown: Vec<_> = results
+        .entries
+        .iter()
+        .map(|e| (e.player_id.clone(), e.card.display_name.clone()))
+        .collect();
+    assert_eq!(shown.len(), 5);
+    for (p, name) in &shown {
+        let want = (p.as_ref() == Some(&star)).then(|| "Superstar".to_owned());
+        assert_eq!(name, &want, "{p:?}");
+    }
+    let w = board.window.as_ref().expect("a window");
+    let req = seal::HistoryRequest::parse(&w.game, &w.mode, star.as_str(), None, None, None, None)?;
+    let history = seal::history(store, req).await?;
+    assert_eq!(history.card.display_name.as_deref(), Some("Superstar"));
+    assert_eq!(history.card.country.as_deref(), Some("BR"));
+    assert_eq!(history.windows.len(), 1);
     Ok(())
 }

@@ -352,7 +352,7 @@ async fn a_closed_window_is_sealed_once_under_racing_runs_and_history_matches_th
 
 /// A closed WEEKLY board of its own game, written straight into the env's table, that
 /// keeps its rank order in DynamoDB or not.
-async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Board> {
+pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Board> {
     let game = {
         let u = unique("w");
         u[u.len().saturating_sub(30)..].to_owned()

@@ -205,6 +205,7 @@ impl DynamoScoreStore {
         op: &'static str,
     ) -> Result<Vec<Item>, StoreError> {
         let mut found = Vec::with_capacity(keys.len());
+        // (No keys is no call: DynamoDB refuses an empty request.)
         for chunk in keys.chunks(100) {
             let mut pending = Some(
                 KeysAndAttributes::builder()

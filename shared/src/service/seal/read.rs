@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::profile::Card;
 use crate::service::ServiceError;
 use crate::service::reads::limit_within;
 use crate::store::{HistoryQuery, HistoryRow, Placing, ScoreStore, SealedWindow};
@@ -56,6 +57,10 @@ pub struct PlacingView {
     pub player_id: Option<PlayerId>,
     pub score: i64,
     pub reached_at: String,
+    /// The player's current display name, avatar and country (null for an erased
+    /// player or one without a profile): read now, so a rename shows.
+    #[serde(flatten)]
+    pub card: Card,
 }
 
 /// `GET /leaderboards/{lb}/results`.
@@ -82,6 +87,9 @@ pub async fn results<S: ScoreStore>(
         .get_results(lb)
         .await?
         .ok_or_else(|| ServiceError::NotSealed(lb.clone()))?;
+    let named: Vec<PlayerId> = r.top.iter().filter_map(|p| p.player_id.clone()).collect();
+    // One BatchGetItem per 100 places.
+    let mut cards = store.get_cards(&named).await?.into_iter();
     let entries = r
         .top
         .iter()
@@ -90,6 +98,10 @@ pub async fn results<S: ScoreStore>(
             player_id: p.player_id.clone(),
             score: p.score,
             reached_at: rfc3339_ms(p.reached_at),
+            card: match p.player_id {
+                Some(_) => cards.next().map(|c| c.card).unwrap_or_default(),
+                None => Card::default(),
+            },
         })
         .collect();
     Ok(ResultsReply {
@@ -174,6 +186,9 @@ pub struct HistoryEntry {
 #[derive(Debug, Serialize)]
 pub struct HistoryReply {
     pub player_id: PlayerId,
+    /// The player's current display name, avatar and country (null without a profile).
+    #[serde(flatten)]
+    pub card: Card,
     pub game: String,
     pub mode: String,
     pub scope: String,
@@ -229,7 +244,9 @@ pub async fn history<S: ScoreStore>(
         .last()
         .filter(|_| more)
         .map(|r| format!("{}.{}", r.window.end, r.window.period.as_str()));
+    let card = store.get_profile(&req.player).await?.profile.card;
     Ok(HistoryReply {
+        card,
         windows: rows
             .iter()
             .map(|r| HistoryEntry {
