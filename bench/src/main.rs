@@ -95,7 +95,7 @@ async fn redis_column(
     let rebuild = board::load_by_rebuild(url, ctx, lb, players, true).await?;
     let bare_load = board::load_bare(bare, players).await?;
     println!("== index paths: ours vs bare commands");
-    let latency = redis_ops::run(ctx, bare, lb, players, rounds).await?;
+    let latency = redis_ops::run(ctx, url, bare, lb, players, rounds).await?;
     let sharded =
         redis_ops::projector_sharded(ctx, bare, "", lb, players, rounds.batches_1000).await?;
     let _: () = redis::cmd("UNLINK")

@@ -54,6 +54,47 @@ pub struct RedisResults {
     pub projector_redis_us_per_batch_1000: f64,
     /// One rate-limit check (per player and per IP, one round trip); no bare twin.
     pub rate_limit_check: Summary,
+    /// The same rank and top reads through a context that puts no names on rows
+    /// (`NAMES_ON_ROWS=false`): `rank_neighbours.ours` and `top_100.ours` carry names.
+    pub rank_without_names: Summary,
+    pub top_without_names: Summary,
+}
+
+/// Every player's card copied into the index, as it stands once the players were read
+/// (steady state: a read with names finds every card in Redis).
+async fn seed_cards(ctx: &AppContext, players: &[Player]) -> anyhow::Result<()> {
+    use leaderboard::profile::Card;
+    use leaderboard::store::VersionedCard;
+    const COUNTRIES: [&str; 8] = ["SE", "US", "BR", "JP", "DE", "KR", "FR", "IN"];
+    for chunk in players.chunks(5_000) {
+        let cards: Vec<(PlayerId, VersionedCard)> = chunk
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let card = Card {
+                    display_name: Some(format!("Player {}", p.id)),
+                    avatar: Some(format!("avatars/{}.png", i % 64)),
+                    country: Some(COUNTRIES[i % COUNTRIES.len()].to_owned()),
+                };
+                (player_id(p), VersionedCard { version: 1, card })
+            })
+            .collect();
+        ctx.index.put_cards(&cards).await?;
+    }
+    Ok(())
+}
+
+/// A context over the same table and Redis that puts no names on rows.
+fn without_names(ctx: &AppContext, url: &str) -> anyhow::Result<AppContext> {
+    let store =
+        leaderboard::dynamodb::DynamoScoreStore::new(ctx.store.client().clone(), ctx.store.table());
+    let index = leaderboard::redis::RedisRankIndex::new(url, "bench:", Duration::from_secs(5))?
+        .without_names();
+    let settings = leaderboard::service::Settings {
+        names_on_rows: false,
+        ..ctx.settings.clone()
+    };
+    Ok(leaderboard::service::Context::new(store, index, settings))
 }
 
 /// A friends source that answers from memory, so the social graph is out of the loop.
@@ -314,6 +355,7 @@ pub async fn projector_without_dense(
 
 pub async fn run(
     ctx: &AppContext,
+    url: &str,
     bare: &mut ConnectionManager,
     lb: &LeaderboardId,
     players: &[Player],
@@ -326,6 +368,8 @@ pub async fn run(
         .map(|_| rng.below(n) as usize)
         .collect();
     let viewer = &Caller::default();
+    seed_cards(ctx, players).await?;
+    let plain = &without_names(ctx, url)?;
 
     println!("-- rank + 10 neighbours (k = 5)");
     let ours = measure("rank+neighbours (ours)", 100, rounds.reads, |i| {
@@ -359,9 +403,26 @@ pub async fn run(
     })
     .await?;
 
+    let rank_without_names = measure("rank+neighbours (no names)", 100, rounds.reads, |i| {
+        let p = &players[picks[i]];
+        async move {
+            let reply = reads::rank(plain, viewer, lb, &player_id(p), 5, RankMode::Unique).await?;
+            anyhow::ensure!(reply.neighbors[0].card.display_name.is_none(), "named");
+            Ok(http::json(200, &reply))
+        }
+    })
+    .await?;
+
     println!("-- top 100");
     let ours_top = measure("top-100 (ours)", 100, rounds.reads, |_| async move {
         let reply = reads::top(ctx, lb, 100, RankMode::Unique).await?;
+        anyhow::ensure!(reply.entries.len() == 100, "short top");
+        anyhow::ensure!(reply.entries[99].card.display_name.is_some(), "unnamed");
+        Ok(http::json(200, &reply))
+    })
+    .await?;
+    let top_without_names = measure("top-100 (no names)", 100, rounds.reads, |_| async move {
+        let reply = reads::top(plain, lb, 100, RankMode::Unique).await?;
         anyhow::ensure!(reply.entries.len() == 100, "short top");
         Ok(http::json(200, &reply))
     })
@@ -544,5 +605,7 @@ pub async fn run(
         projector_decode_1000: decode.expect("measured"),
         projector_redis_us_per_batch_1000: redis_us_per_batch.expect("measured"),
         rate_limit_check: limit,
+        rank_without_names,
+        top_without_names,
     })
 }

@@ -85,6 +85,9 @@ pub struct Ratios {
     pub top_p99_vs_bare: f64,
     pub friends_p99_vs_bare: f64,
     pub apply_p99_vs_bare: f64,
+    /// With names on every row / the same read without, p99 (target <= 1.3).
+    pub rank_p99_names_vs_without: f64,
+    pub top_p99_names_vs_without: f64,
     /// Rebuild load rate / bare bulk-ZADD load rate (target >= 0.8).
     pub rebuild_vs_floor: f64,
     /// Projector records/s (batches of 1,000) / bare pipelined ZADD of the same moves.
@@ -212,6 +215,11 @@ impl Column {
             top_p99_vs_bare: ratio(r.top_100.ours.p99_us, r.top_100.bare.p99_us),
             friends_p99_vs_bare: ratio(r.friends_500.ours.p99_us, r.friends_500.bare.p99_us),
             apply_p99_vs_bare: ratio(r.ingest_apply.ours.p99_us, r.ingest_apply.bare.p99_us),
+            rank_p99_names_vs_without: ratio(
+                r.rank_neighbours.ours.p99_us,
+                r.rank_without_names.p99_us,
+            ),
+            top_p99_names_vs_without: ratio(r.top_100.ours.p99_us, r.top_without_names.p99_us),
             rebuild_vs_floor: ratio(t.rebuild_players_per_s, t.bare_zadd_load_players_per_s),
             projector_vs_zadd: ratio(
                 t.projector_records_per_s,
@@ -343,6 +351,14 @@ impl Results {
             within_2x("rank + 10 neighbours p99 vs bare", ratios.rank_p99_vs_bare),
             within_2x("top-100 p99 vs bare", ratios.top_p99_vs_bare),
             within_2x("friends-rank (500) p99 vs bare", ratios.friends_p99_vs_bare),
+            within_1_3x(
+                "rank + 10 neighbours p99, names vs none",
+                ratios.rank_p99_names_vs_without,
+            ),
+            within_1_3x(
+                "top-100 p99, names vs none",
+                ratios.top_p99_names_vs_without,
+            ),
             Target {
                 name: "projector throughput",
                 target: ">= 100,000 records/s",
@@ -844,6 +860,15 @@ fn within_2x(name: &'static str, ratio: f64) -> Target {
         target: "<= 2x bare Redis",
         measured: format!("{ratio:.2}x"),
         met: ratio <= 2.0,
+    }
+}
+
+fn within_1_3x(name: &'static str, ratio: f64) -> Target {
+    Target {
+        name,
+        target: "<= 1.3x the same read without names",
+        measured: format!("{ratio:.2}x"),
+        met: ratio <= 1.3,
     }
 }
 

@@ -20,6 +20,7 @@
 //! | `READ_CACHE_TTL_MS` | 250 | rank, friends, top: how long a container reuses a reply (0: off) |
 //! | `READS_PER_PLAYER_PER_S` | 20 | rank, friends, top: reads per player (JWT subject) per second (0: off) |
 //! | `READS_PER_IP_PER_S` | 200 | rank, friends, top: reads per source IP per second (0: off) |
+//! | `NAMES_ON_ROWS` | true | reads: put each row's display name, avatar and country on it (false: bare ids, no card reads) |
 //! | `PLAYERS_SET_PROFILES` | false | profiles: players may set their own card (`PUT /me/profile`) |
 //! | `WRITE_THROUGH` | true | ingest: apply to Redis in the request (false: the stream alone; for measuring it) |
 //! | `EVENT_BUS_NAME` | required by seal | the EventBridge bus `leaderboard.window.closed` goes to |
@@ -80,6 +81,7 @@ pub struct Config {
     pub reads_per_ip: Option<u64>,
     pub write_through: Option<bool>,
     pub players_set_profiles: Option<bool>,
+    pub names_on_rows: Option<bool>,
     pub event_bus_name: Option<String>,
     pub dead_letter_queue_url: Option<String>,
     pub seal_settle: Option<Duration>,
@@ -148,6 +150,7 @@ impl Config {
             reads_per_ip: number("READS_PER_IP_PER_S")?,
             write_through: flag("WRITE_THROUGH")?,
             players_set_profiles: flag("PLAYERS_SET_PROFILES")?,
+            names_on_rows: flag("NAMES_ON_ROWS")?,
             event_bus_name: var("EVENT_BUS_NAME"),
             dead_letter_queue_url: var("DEAD_LETTER_QUEUE_URL"),
             seal_settle: seconds("SEAL_SETTLE_SECONDS", 1)?,

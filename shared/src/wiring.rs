@@ -52,6 +52,7 @@ pub fn settings(c: &Config) -> Settings {
         },
         write_through: c.write_through.unwrap_or(d.write_through),
         players_set_profiles: c.players_set_profiles.unwrap_or(d.players_set_profiles),
+        names_on_rows: c.names_on_rows.unwrap_or(d.names_on_rows),
     }
 }
 
@@ -77,13 +78,17 @@ pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
         })?),
         None => None,
     };
-    Ok(RedisRankIndex::with_target(
+    let index = RedisRankIndex::with_target(
         target,
         Access { secret, ca_pem },
         &config.redis_key_prefix,
         config.redis_timeout.unwrap_or(CALL_TIMEOUT),
         config.redis_connect_timeout.unwrap_or(CONNECT_TIMEOUT),
-    )?)
+    )?;
+    Ok(match config.names_on_rows {
+        Some(false) => index.without_names(),
+        _ => index,
+    })
 }
 
 /// The context every HTTP function but `boards` runs with: DynamoDB and Redis adapters
@@ -229,6 +234,7 @@ mod tests {
             reads_per_ip: None,
             write_through: None,
             players_set_profiles: None,
+            names_on_rows: None,
             event_bus_name: None,
             dead_letter_queue_url: None,
             seal_settle: None,

@@ -122,6 +122,13 @@ impl RedisRankIndex {
         })
     }
 
+    /// This index without the rows' cards in the read scripts (for deployments that
+    /// put no names on rows, `NAMES_ON_ROWS=false`).
+    pub fn without_names(mut self) -> Self {
+        self.inline_cards.clear();
+        self
+    }
+
     /// One node or a cluster.
     pub fn topology(&self) -> Topology {
         self.link.topology()

@@ -56,6 +56,9 @@ pub struct Settings {
     pub write_through: bool,
     /// Whether players may set their own profile's card (`PUT /me/profile`).
     pub players_set_profiles: bool,
+    /// Whether reads put names on their rows (a game that draws names from its own
+    /// service turns it off and saves the card reads; see `docs/profiles.md`).
+    pub names_on_rows: bool,
 }
 
 impl Default for Settings {
@@ -69,6 +72,7 @@ impl Default for Settings {
             rate_limits: hot::RateLimits::default(),
             write_through: true,
             players_set_profiles: false,
+            names_on_rows: true,
         }
     }
 }

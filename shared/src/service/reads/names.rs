@@ -40,7 +40,7 @@ pub(super) async fn name<S: ScoreStore, I: RankIndex>(
     known: Option<Known>,
     from_index: bool,
 ) -> bool {
-    if rows.is_empty() {
+    if rows.is_empty() || !ctx.settings.names_on_rows {
         return true;
     }
     let mut found: Vec<Option<VersionedCard>> = match known {
