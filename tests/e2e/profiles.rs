@@ -179,10 +179,32 @@ async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none
     // A copy written on another replication history (a restart, a failover) may lack a
     // newer rename: it counts as none, and any version replaces it.
     let key = format!("{}pf:v", env.prefix);
-    let foreign = r#"0123abcd|9|{"display_name":"stale","avatar":null,"country":null}"#;
+    let foreign = "0123abcd|9\u{1f}stale\u{1f}\u{1f}";
     let _: () = redis::cmd("SET")
         .arg(&key)
         .arg(foreign)
+        .query_async(&mut env.redis)
+        .await?;
+    assert_eq!(index.cards(std::slice::from_ref(&p)).await?, vec![None]);
+    index.put_cards(&[(p.clone(), card("fresh", 1))]).await?;
+    assert_eq!(
+        index.cards(std::slice::from_ref(&p)).await?,
+        vec![Some(card("fresh", 1))]
+    );
+    // A copy this code cannot read (another format, on this history) is replaced too.
+    let info: String = redis::cmd("INFO")
+        .arg("replication")
+        .query_async(&mut env.redis)
+        .await?;
+    let lineage = info
+        .lines()
+        .find_map(|l| l.strip_prefix("master_replid:"))
+        .expect("a replication id")
+        .trim();
+    let unreadable = format!("{lineage}|5|{{\"display_name\":\"old\"}}");
+    let _: () = redis::cmd("SET")
+        .arg(&key)
+        .arg(&unreadable)
         .query_async(&mut env.redis)
         .await?;
     assert_eq!(index.cards(std::slice::from_ref(&p)).await?, vec![None]);

@@ -45,8 +45,23 @@ pub(super) fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> 
     RankKey::from_entry(dir, parts.next()?, zscore)
 }
 
-/// Card copies as the scripts return them (`'version|card JSON'`, or nil for none).
+/// Card copies as the scripts return them (see [`decode_card`]; nil for none).
 pub(super) type RawCards = Option<Vec<Option<String>>>;
+
+/// Joins a card copy's parts: no field may hold it (the rules refuse control characters).
+const UNIT: char = '\u{1f}';
+
+/// A card's fields as the copy keeps them after its version: display name, avatar and
+/// country joined by [`UNIT`], an empty one for null (no field may be empty).
+pub(super) fn encode_card(card: &crate::profile::Card) -> String {
+    let field = |f: &Option<String>| f.clone().unwrap_or_default();
+    [
+        field(&card.display_name),
+        field(&card.avatar),
+        field(&card.country),
+    ]
+    .join(&UNIT.to_string())
+}
 
 /// Card copies decoded; an undecodable copy counts as none (the reader fills it again).
 pub(super) fn decode_cards(raw: RawCards) -> crate::store::RowCards {
@@ -58,11 +73,39 @@ pub(super) fn decode_cards(raw: RawCards) -> crate::store::RowCards {
     })
 }
 
-/// One card copy, `'version|card JSON'`.
+/// One card copy: its version, then the fields of [`encode_card`], joined by [`UNIT`].
 pub(super) fn decode_card(raw: &str) -> Option<crate::store::VersionedCard> {
-    let (version, card) = raw.split_once('|')?;
-    Some(crate::store::VersionedCard {
-        version: version.parse().ok()?,
-        card: serde_json::from_str(card).ok()?,
-    })
+    let mut parts = raw.split(UNIT);
+    let version = parts.next()?.parse().ok()?;
+    let mut field = || parts.next().map(|f| (!f.is_empty()).then(|| f.to_owned()));
+    let card = crate::profile::Card {
+        display_name: field()?,
+        avatar: field()?,
+        country: field()?,
+    };
+    Some(crate::store::VersionedCard { version, card })
+}
+
+#[cfg(test)]
+mod card_tests {
+    use super::*;
+    use crate::profile::Card;
+
+    #[test]
+    fn a_card_copy_round_trips_with_nulls_and_any_text() {
+        let card = Card {
+            display_name: Some("Zoë | 北京 🙂".into()),
+            avatar: None,
+            country: Some("SE".into()),
+        };
+        let raw = format!("7{UNIT}{}", encode_card(&card));
+        let back = decode_card(&raw).unwrap();
+        assert_eq!((back.version, back.card), (7, card));
+        let none = decode_card(&format!("0{UNIT}{}", encode_card(&Card::default()))).unwrap();
+        assert!(none.card.is_empty());
+        assert!(
+            decode_card("7").is_none(),
+            "a copy without its fields is none"
+        );
+    }
 }

@@ -8,8 +8,8 @@ use tracing::instrument;
 
 use super::calls::{self, Call};
 use super::codec::{
-    Flat, RawCards, decode_card, decode_cards, decode_entries, decode_hash_value, health_of, ready,
-    reply_err,
+    Flat, RawCards, decode_card, decode_cards, decode_entries, decode_hash_value, encode_card,
+    health_of, ready, reply_err,
 };
 use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, CARD_TTL, LOAD_CHUNK, RedisRankIndex};
@@ -425,10 +425,7 @@ impl RankIndex for RedisRankIndex {
             .iter()
             .map(|(p, _)| format!("{}{p}", self.card_prefix))
             .collect();
-        let texts: Vec<String> = cards
-            .iter()
-            .map(|(_, c)| serde_json::to_string(&c.card).unwrap_or_else(|_| "{}".into()))
-            .collect();
+        let texts: Vec<String> = cards.iter().map(|(_, c)| encode_card(&c.card)).collect();
         let _kept: Vec<u8> = self
             .per_slot(&keys, Some(&self.scripts.card_put), |pipe, i| {
                 let call = calls::CardPut {

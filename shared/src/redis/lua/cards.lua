@@ -1,7 +1,6 @@
--- The card copies under KEYS (see `card_copy`): per key its 'version|card JSON', or
--- false for none.
-local out = {}
-for i, key in ipairs(KEYS) do
-  out[i] = card_copy(redis.call('GET', key))
+-- The card copies under KEYS (see `card_copy`): per key its card, or false for none.
+local out = redis.call('MGET', unpack(KEYS))
+for i = 1, #out do
+  out[i] = card_copy(out[i])
 end
 return out

@@ -26,19 +26,20 @@ local function lineage()
 end
 
 -- Players' cards (their profiles' display name, avatar and country, see profile.rs) are
--- copied under `{prefix}pf:{player}` as '{lineage}|{version}|{card JSON}', expiring
--- when unread for a while. A copy from another replication history may lack a newer
--- write, so it counts as none (the reader fills it again from DynamoDB). Returns the
--- copy's 'version|card JSON', or false.
+-- copied under `{prefix}pf:{player}` as '{lineage}|{card}', the card being its version
+-- and the three fields joined by the unit separator \31 (which no field may hold; an
+-- empty field is null), expiring when unread for a while. A copy from another
+-- replication history may lack a newer write, so it counts as none (the reader fills it
+-- again from DynamoDB). Returns the copy's card, or false.
 local function card_copy(value)
   if not value then
     return false
   end
-  local from, rest = string.match(value, '^(%x+)|(.*)$')
-  if from ~= lineage() then
+  local from = lineage()
+  if string.sub(value, 1, #from + 1) ~= from .. '|' then
     return false
   end
-  return rest
+  return string.sub(value, #from + 2)
 end
 
 -- The card copies of the players of `list`: sorted-set entries with their scores
@@ -50,14 +51,21 @@ local function cards_of(prefix, list, kind)
   if prefix == '' then
     return false
   end
-  local out = {}
+  local keys = {}
   local step = kind == 'scored' and 2 or 1
   for i = 1, #list, step do
     local player = list[i]
     if kind ~= 'players' then
       player = string.sub(player, 15)
     end
-    out[#out + 1] = card_copy(redis.call('GET', prefix .. player))
+    keys[#keys + 1] = prefix .. player
+  end
+  if #keys == 0 then
+    return {}
+  end
+  local out = redis.call('MGET', unpack(keys))
+  for i = 1, #out do
+    out[i] = card_copy(out[i])
   end
   return out
 end
