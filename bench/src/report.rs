@@ -855,20 +855,20 @@ impl Results {
 }
 
 fn within_2x(name: &'static str, ratio: f64) -> Target {
-    Target {
-        name,
-        target: "<= 2x bare Redis",
-        measured: format!("{ratio:.2}x"),
-        met: ratio <= 2.0,
-    }
+    within(name, ratio, 2.0, "<= 2x bare Redis")
 }
 
 fn within_1_3x(name: &'static str, ratio: f64) -> Target {
+    within(name, ratio, 1.3, "<= 1.3x the same read without names")
+}
+
+/// A ratio's target: met at or below `limit`.
+fn within(name: &'static str, ratio: f64, limit: f64, target: &'static str) -> Target {
     Target {
         name,
-        target: "<= 1.3x the same read without names",
+        target,
         measured: format!("{ratio:.2}x"),
-        met: ratio <= 1.3,
+        met: ratio <= limit,
     }
 }
 
