@@ -182,21 +182,9 @@ async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none
         vec![Some(card("three", 3))]
     );
     // A copy written on another replication history (a restart, a failover) may lack a
-    // newer rename: it counts as none, and any version replaces it.
+    // newer rename, and a copy this code cannot read (another format, on this history)
+    // is no better: each counts as none, and any version replaces it.
     let key = format!("{}pf:v", env.prefix);
-    let foreign = "0123abcd|9\u{1f}stale\u{1f}\u{1f}";
-    let _: () = redis::cmd("SET")
-        .arg(&key)
-        .arg(foreign)
-        .query_async(&mut env.redis)
-        .await?;
-    assert_eq!(index.cards(std::slice::from_ref(&p)).await?, vec![None]);
-    index.put_cards(&[(p.clone(), card("fresh", 1))]).await?;
-    assert_eq!(
-        index.cards(std::slice::from_ref(&p)).await?,
-        vec![Some(card("fresh", 1))]
-    );
-    // A copy this code cannot read (another format, on this history) is replaced too.
     let info: String = redis::cmd("INFO")
         .arg("replication")
         .query_async(&mut env.redis)
@@ -206,18 +194,26 @@ async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none
         .find_map(|l| l.strip_prefix("master_replid:"))
         .expect("a replication id")
         .trim();
+    let foreign = "0123abcd|9\u{1f}stale\u{1f}\u{1f}".to_owned();
     let unreadable = format!("{lineage}|5|{{\"display_name\":\"old\"}}");
-    let _: () = redis::cmd("SET")
-        .arg(&key)
-        .arg(&unreadable)
-        .query_async(&mut env.redis)
-        .await?;
-    assert_eq!(index.cards(std::slice::from_ref(&p)).await?, vec![None]);
-    index.put_cards(&[(p.clone(), card("fresh", 1))]).await?;
-    assert_eq!(
-        index.cards(std::slice::from_ref(&p)).await?,
-        vec![Some(card("fresh", 1))]
-    );
+    for raw in [foreign, unreadable] {
+        let _: () = redis::cmd("SET")
+            .arg(&key)
+            .arg(&raw)
+            .query_async(&mut env.redis)
+            .await?;
+        assert_eq!(
+            index.cards(std::slice::from_ref(&p)).await?,
+            vec![None],
+            "{raw}"
+        );
+        index.put_cards(&[(p.clone(), card("fresh", 1))]).await?;
+        assert_eq!(
+            index.cards(std::slice::from_ref(&p)).await?,
+            vec![Some(card("fresh", 1))],
+            "{raw}"
+        );
+    }
     let ttl: i64 = redis::cmd("TTL")
         .arg(&key)
         .query_async(&mut env.redis)

@@ -31,6 +31,15 @@ impl RedisRankIndex {
     }
 }
 
+impl RedisRankIndex {
+    /// The keys of some players' card copies.
+    fn card_keys<'a>(&self, players: impl Iterator<Item = &'a PlayerId>) -> Vec<String> {
+        players
+            .map(|p| format!("{}{p}", self.card_prefix))
+            .collect()
+    }
+}
+
 impl RankIndex for RedisRankIndex {
     #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
@@ -388,10 +397,7 @@ impl RankIndex for RedisRankIndex {
         if players.is_empty() {
             return Ok(Vec::new());
         }
-        let keys: Vec<String> = players
-            .iter()
-            .map(|p| format!("{}{p}", self.card_prefix))
-            .collect();
+        let keys = self.card_keys(players.iter());
         // One call on one node; on a cluster one per key (each in its own slot), all at once.
         let raw: Vec<Option<String>> = match self.topology() {
             super::Topology::Single => self.run(&calls::Cards { keys: &keys }).await?,
@@ -421,10 +427,7 @@ impl RankIndex for RedisRankIndex {
         if cards.is_empty() {
             return Ok(());
         }
-        let keys: Vec<String> = cards
-            .iter()
-            .map(|(p, _)| format!("{}{p}", self.card_prefix))
-            .collect();
+        let keys = self.card_keys(cards.iter().map(|(p, _)| p));
         let texts: Vec<String> = cards.iter().map(|(_, c)| encode_card(&c.card)).collect();
         let _kept: Vec<u8> = self
             .per_slot(&keys, Some(&self.scripts.card_put), |pipe, i| {

@@ -83,14 +83,17 @@ pub async fn put<S: ScoreStore, I: RankIndex>(
         return Err(DomainError::invalid("attributes", "only the game's servers set them").into());
     }
     let new = body.validate()?;
-    write(ctx, player, |old| match writer {
-        Writer::Server => new.clone(),
-        Writer::Player => Profile {
-            card: new.card.clone(),
-            attributes: old.attributes.clone(),
-        },
+    write(ctx, player, |old| {
+        Some(match writer {
+            Writer::Server => new.clone(),
+            Writer::Player => Profile {
+                card: new.card.clone(),
+                attributes: old.attributes.clone(),
+            },
+        })
     })
     .await
+    .map(|(reply, _)| reply)
 }
 
 /// Body of `PATCH /players/{p}/profile`: the card fields to reset (to null), and why.
@@ -128,7 +131,7 @@ pub async fn reset<S: ScoreStore, I: RankIndex>(
         )
         .into());
     }
-    let reply = write(ctx, player, |old| {
+    let (reply, _) = write(ctx, player, |old| {
         let mut p = old.clone();
         for f in &fields {
             match f.as_str() {
@@ -137,7 +140,7 @@ pub async fn reset<S: ScoreStore, I: RankIndex>(
                 _ => p.card.country = None,
             }
         }
-        p
+        Some(p)
     })
     .await?;
     let mut audit = record(op, AuditAction::ResetProfile, &reason);
@@ -150,30 +153,34 @@ pub async fn reset<S: ScoreStore, I: RankIndex>(
 }
 
 /// Erases the player's profile (an empty one at the next version, so no copy of the
-/// old one can win over it); true if there was one.
+/// old one can win over it); true if there was one. One read when there is none.
 pub async fn erase<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
 ) -> Result<bool, ServiceError> {
-    let had = ctx.store.get_profile(player).await?;
-    if had.profile == Profile::default() {
-        return Ok(false);
-    }
-    write(ctx, player, |_| Profile::default()).await?;
-    Ok(true)
+    let (_, erased) = write(ctx, player, |old| {
+        (*old != Profile::default()).then(Profile::default)
+    })
+    .await?;
+    Ok(erased)
 }
 
 /// Writes `change(old)` at the next version, reading again while another write gets
 /// in first, then copies the card into the index (best effort: the stream does too).
+/// `change` answering `None` writes nothing. Returns the profile as it stands and
+/// whether this call wrote it.
 async fn write<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
-    change: impl Fn(&Profile) -> Profile,
-) -> Result<ProfileReply, ServiceError> {
+    change: impl Fn(&Profile) -> Option<Profile>,
+) -> Result<(ProfileReply, bool), ServiceError> {
     for _ in 0..MAX_ATTEMPTS {
         let old = ctx.store.get_profile(player).await?;
+        let Some(profile) = change(&old.profile) else {
+            return Ok((ProfileReply::of(player, old), false));
+        };
         let new = StoredProfile {
-            profile: change(&old.profile),
+            profile,
             version: old.version + 1,
             updated_at: now_ms(),
         };
@@ -187,7 +194,7 @@ async fn write<S: ScoreStore, I: RankIndex>(
         if let Err(error) = ctx.index.put_cards(&[(player.clone(), copy)]).await {
             warn!(%error, "index unavailable; the stream will copy the card");
         }
-        return Ok(ProfileReply::of(player, new));
+        return Ok((ProfileReply::of(player, new), true));
     }
     Err(ServiceError::Contention)
 }

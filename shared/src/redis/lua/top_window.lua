@@ -21,11 +21,18 @@ if not v then
   v = redis.call('GET', tv)
 end
 local total = redis.call('ZCARD', z)
+local rows = false
+if v ~= known then
+  rows = redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES')
+end
+-- The named entries' cards: from the rows just read, or (the reader's window being
+-- current) from the members of the first `named`.
 local named_cards = false
 if cards ~= '' and named > 0 then
-  named_cards = cards_of(cards, redis.call('ZRANGE', z, 0, named - 1), 'members')
+  if rows then
+    named_cards = cards_of(cards, {unpack(rows, 1, math.min(#rows, 2 * named))}, 'scored')
+  else
+    named_cards = cards_of(cards, redis.call('ZRANGE', z, 0, named - 1), 'members')
+  end
 end
-if v == known then
-  return {state, v, total, false, clock(), named_cards}
-end
-return {state, v, total, redis.call('ZRANGE', z, 0, window - 1, 'WITHSCORES'), clock(), named_cards}
+return {state, v, total, rows, clock(), named_cards}
