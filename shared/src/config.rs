@@ -18,6 +18,7 @@
 //! | `MAX_FUTURE_SKEW_MS` | 60000 | how far in the future an `event_ts` may be |
 //! | `CURSOR_SECRET` | required by top and boards | HMAC key of paging cursors |
 //! | `READ_CACHE_TTL_MS` | 250 | rank, friends, top: how long a container reuses a reply (0: off) |
+//! | `CARD_CACHE_TTL_MS` | 250 | top and ranks pages: how long a container reuses the cards of a top window it holds (0: off); a rename shows within this plus `READ_CACHE_TTL_MS` |
 //! | `READS_PER_PLAYER_PER_S` | 20 | rank, friends, top: reads per player (JWT subject) per second (0: off) |
 //! | `READS_PER_IP_PER_S` | 200 | rank, friends, top: reads per source IP per second (0: off) |
 //! | `NAMES_ON_ROWS` | true | reads: put each row's display name, avatar and country on it (false: bare ids, no card reads) |
@@ -77,6 +78,7 @@ pub struct Config {
     pub max_future_skew: Option<Duration>,
     pub cursor_secret: Option<String>,
     pub read_cache_ttl: Option<Duration>,
+    pub card_cache_ttl: Option<Duration>,
     pub reads_per_player: Option<u64>,
     pub reads_per_ip: Option<u64>,
     pub write_through: Option<bool>,
@@ -146,6 +148,7 @@ impl Config {
             max_future_skew: millis("MAX_FUTURE_SKEW_MS")?,
             cursor_secret: var("CURSOR_SECRET"),
             read_cache_ttl: millis("READ_CACHE_TTL_MS")?,
+            card_cache_ttl: millis("CARD_CACHE_TTL_MS")?,
             reads_per_player: number("READS_PER_PLAYER_PER_S")?,
             reads_per_ip: number("READS_PER_IP_PER_S")?,
             write_through: flag("WRITE_THROUGH")?,

@@ -45,6 +45,7 @@ pub fn settings(c: &Config) -> Settings {
         redis_retention: c.redis_retention.unwrap_or(d.redis_retention),
         max_future_skew: c.max_future_skew.unwrap_or(d.max_future_skew),
         read_cache_ttl: c.read_cache_ttl.unwrap_or(d.read_cache_ttl),
+        card_cache_ttl: c.card_cache_ttl.unwrap_or(d.card_cache_ttl),
         rate_limits: RateLimits {
             per_player: c.reads_per_player.unwrap_or(d.rate_limits.per_player),
             per_ip: c.reads_per_ip.unwrap_or(d.rate_limits.per_ip),
@@ -230,6 +231,7 @@ mod tests {
             max_future_skew: None,
             cursor_secret: None,
             read_cache_ttl: None,
+            card_cache_ttl: None,
             reads_per_player: None,
             reads_per_ip: None,
             write_through: None,

@@ -173,7 +173,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let first = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, None, 0)
+        .top_window(&b, Direction::Desc, None, 0, false)
         .await
         .unwrap();
     assert_eq!(first.entries.as_ref().unwrap().len() as u64, TOP_WINDOW);
@@ -186,7 +186,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
             let w = env
                 .ctx
                 .index
-                .top_window(b, Direction::Desc, Some(&version), 0)
+                .top_window(b, Direction::Desc, Some(&version), 0, false)
                 .await
                 .unwrap();
             (w.entries.is_none(), w.version, w.total)
@@ -251,7 +251,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let before = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, None, 0)
+        .top_window(&b, Direction::Desc, None, 0, false)
         .await
         .unwrap();
     env.wipe_index(&b).await;
@@ -260,7 +260,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let after = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, Some(&before.version), 0)
+        .top_window(&b, Direction::Desc, Some(&before.version), 0, false)
         .await
         .unwrap();
     assert_ne!(after.version, before.version);
@@ -279,7 +279,7 @@ async fn window_now(
     let w = env
         .ctx
         .index
-        .top_window(b, Direction::Desc, None, 0)
+        .top_window(b, Direction::Desc, None, 0, false)
         .await
         .unwrap();
     (w.entries.unwrap(), w.version)

@@ -221,7 +221,7 @@ async fn rebuild_window_and_pages(url: &str) {
     want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
 
     let window = index
-        .top_window(&b, Direction::Desc, None, 0)
+        .top_window(&b, Direction::Desc, None, 0, false)
         .await
         .unwrap();
     assert_eq!(window.total, 1_500);
@@ -230,7 +230,7 @@ async fn rebuild_window_and_pages(url: &str) {
         Some(&want[..TOP_WINDOW as usize])
     );
     let same = index
-        .top_window(&b, Direction::Desc, Some(&window.version), 0)
+        .top_window(&b, Direction::Desc, Some(&window.version), 0, false)
         .await
         .unwrap();
     assert!(

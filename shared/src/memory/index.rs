@@ -350,6 +350,7 @@ impl RankIndex for MemoryIndex {
         dir: Direction,
         known: Option<&str>,
         _named: u64,
+        _cards_held: bool,
     ) -> Result<TopWindow, IndexError> {
         self.with(lb, |b| {
             b.ready()?;

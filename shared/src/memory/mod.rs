@@ -35,11 +35,12 @@ use crate::service::{Context, Settings};
 use crate::store::{IndexError, StoreError};
 
 /// A context over fresh twins with every per-container cache off (board definitions,
-/// replies), so each call sees the ports as they are.
+/// replies, cards), so each call sees the ports as they are.
 pub fn context() -> Context<MemoryStore, MemoryIndex> {
     let settings = Settings {
         board_cache_ttl: Duration::ZERO,
         read_cache_ttl: Duration::ZERO,
+        card_cache_ttl: Duration::ZERO,
         ..Settings::default()
     };
     Context::new(MemoryStore::default(), MemoryIndex::default(), settings)

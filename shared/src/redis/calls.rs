@@ -163,9 +163,9 @@ call! {
 
 call! {
     /// `top_window.lua`: the top window for a reader holding version `known`.
-    TopWindow<'a> { keys: &'a BoardKeys, known: &'a str, named: u64, cards: &'a str } => top_window, |c, inv| {
+    TopWindow<'a> { keys: &'a BoardKeys, known: &'a str, named: u64, cards: &'a str, held: bool } => top_window, |c, inv| {
         read_keys(inv, c.keys);
-        inv.key(&c.keys.tv).arg(c.known).arg(TOP_WINDOW).arg(c.named).arg(c.cards);
+        inv.key(&c.keys.tv).arg(c.known).arg(TOP_WINDOW).arg(c.named).arg(c.cards).arg(u8::from(c.held));
     }
 }
 
@@ -274,6 +274,13 @@ call! {
     /// `live_watch.lua`: a live view watched until a time.
     LiveWatch<'a> { keys: &'a LiveKeys, view: &'a str, until_ms: i64 } => live_watch, |c, inv| {
         inv.key(&c.keys.watched).arg(c.view).arg(c.until_ms);
+    }
+}
+
+call! {
+    /// `live_board.lua`: a board in the registry of watched boards until `until_ms`.
+    LiveBoard<'a> { registry: &'a str, board: &'a str, until_ms: i64, now_ms: i64 } => live_board, |c, inv| {
+        inv.key(c.registry).arg(c.board).arg(c.until_ms).arg(c.now_ms);
     }
 }
 

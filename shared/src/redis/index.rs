@@ -372,6 +372,7 @@ impl RankIndex for RedisRankIndex {
         dir: Direction,
         known: Option<&str>,
         named: u64,
+        cards_held: bool,
     ) -> Result<TopWindow, IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::TopWindow {
@@ -379,6 +380,7 @@ impl RankIndex for RedisRankIndex {
             known: known.unwrap_or_default(),
             named,
             cards: &self.inline_cards,
+            held: cards_held,
         };
         type Reply = (String, String, u64, Option<Flat>, i64, RawCards);
         let (state, version, total, flat, clock, cards): Reply = self.run(&call).await?;

@@ -50,6 +50,8 @@ pub struct Settings {
     pub max_future_skew: Duration,
     /// How long a container reuses a read reply (zero: never).
     pub read_cache_ttl: Duration,
+    /// How long a container reuses the cards of a top window it holds (zero: never).
+    pub card_cache_ttl: Duration,
     /// Read limits per player and per IP.
     pub rate_limits: hot::RateLimits,
     /// Whether ingest applies to the index in the request (else the stream alone does).
@@ -69,6 +71,7 @@ impl Default for Settings {
             redis_retention: Duration::from_secs(7 * 86_400),
             max_future_skew: Duration::from_secs(60),
             read_cache_ttl: Duration::from_millis(250),
+            card_cache_ttl: Duration::from_millis(250),
             rate_limits: hot::RateLimits::default(),
             write_through: true,
             players_set_profiles: false,
@@ -110,7 +113,7 @@ impl<S, I> Context<S, I> {
             store,
             index,
             last_known: reads::LastKnown::default(),
-            hot: reads::HotReads::new(settings.read_cache_ttl),
+            hot: reads::HotReads::new(settings.read_cache_ttl, settings.card_cache_ttl),
             repairs: repair::Reporter::default(),
             settings,
         }

@@ -341,14 +341,16 @@ pub trait RankIndex: Send + Sync {
 
     /// The board's top window for a reader holding version `known`: only the version and
     /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise;
-    /// either way the cards of the window's first `named` entries, if this index reads
-    /// them with the rows.
+    /// and the cards of the window's first `named` entries, if this index reads them
+    /// with the rows: always when the window moved, and while it is current unless
+    /// `cards_held` (the reader holds fresh copies of those cards for `known`).
     fn top_window(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         known: Option<&str>,
         named: u64,
+        cards_held: bool,
     ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
 
     /// The index's copies of the players' cards, in the order asked (`None`: no copy).

@@ -72,11 +72,13 @@ impl leaderboard::store::FriendsSource for FixedFriends {
 }
 
 /// Settings for tests that look at the index and its fallbacks through the use cases:
-/// the reply cache off, so each read shows the backends as they are now. The cache has
-/// its own tests (`hot`), and the HTTP stacks run with it on, as deployed.
+/// the reply cache and the top windows' card copies off, so each read shows the
+/// backends as they are now. The caches have their own tests (`hot`, `profiles`), and
+/// the HTTP stacks run with them on, as deployed.
 pub fn uncached() -> Settings {
     Settings {
         read_cache_ttl: Duration::ZERO,
+        card_cache_ttl: Duration::ZERO,
         ..Settings::default()
     }
 }

@@ -3,9 +3,11 @@
 -- entries with zscores, clock} (the server's clock, as page.lua returns it). On an 'ok'
 -- board a missing version is created (expiring with the board), so readers always have
 -- one; on any other only the state comes back. Last, the card copies of the first
--- `named` entries (`cards_of`, with the card prefix `cards`), read either way.
+-- `named` entries (`cards_of`, with the card prefix `cards`): always when the window
+-- moved, and while it is current unless the reader holds fresh copies (`held` = '1').
 local z, h, m, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local known, window, named, cards = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local held = ARGV[5] == '1'
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
@@ -31,7 +33,7 @@ local named_cards = false
 if cards ~= '' and named > 0 then
   if rows then
     named_cards = cards_of(cards, {unpack(rows, 1, math.min(#rows, 2 * named))}, 'scored')
-  else
+  elseif not held then
     named_cards = cards_of(cards, redis.call('ZRANGE', z, 0, named - 1), 'members')
   end
 end

@@ -21,14 +21,14 @@ pub struct HotReads {
 }
 
 impl HotReads {
-    pub fn new(ttl: Duration) -> Self {
+    pub fn new(ttl: Duration, card_ttl: Duration) -> Self {
         Self {
             rank: ReadCache::new(ttl),
             top: ReadCache::new(ttl),
             friends: ReadCache::new(ttl),
             pages: ReadCache::new(ttl),
             entries: ReadCache::new(ttl),
-            windows: TopWindows::default(),
+            windows: TopWindows::new(card_ttl),
         }
     }
 }
