@@ -139,7 +139,7 @@ pub fn spell(id: &str) -> String {
 
 /// The rows of a view as pushed and as read: `entries` for a top view; for a
 /// neighbourhood also the player's own standing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Rows {
     /// The player's own rank (neighbourhoods only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -150,12 +150,14 @@ pub struct Rows {
     pub entries: Vec<Row>,
 }
 
-/// One row of a view.
+/// One row of a view, with its player's current card (a rename changes the view).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Row {
     pub rank: u64,
     pub player_id: String,
     pub score: i64,
+    #[serde(flatten)]
+    pub card: crate::profile::Card,
 }
 
 impl Rows {
@@ -292,6 +294,7 @@ mod tests {
                     rank: first + i as u64,
                     player_id: (*id).into(),
                     score: *score,
+                    card: Default::default(),
                 })
                 .collect(),
         }

@@ -338,3 +338,113 @@ async fn a_neighbourhood_is_its_players_alone_and_tells_them_who_overtook_them()
     assert!(me.next_push(Duration::from_millis(1_500)).await?.is_none());
     Ok(())
 }
+
+#[tokio::test]
+async fn rows_carry_names_and_a_rename_in_a_watched_top_is_pushed_with_the_next_push() -> Result<()>
+{
+    let stack = Stack::start(&redis_url()).await?;
+    let lb = stack.create_board("live-names").await?;
+    for (p, s) in [("ada", 300), ("bob", 200), ("cy", 100)] {
+        stack.post_score(&lb, p, "m", s).await?;
+    }
+    let profile = |p: &str, body: Value| {
+        let stack = &stack;
+        let path = format!("/players/{p}/profile");
+        async move {
+            let (status, reply) = stack.call(reqwest::Method::PUT, &path, Some(body)).await?;
+            anyhow::ensure!(status == 200, "{path}: {reply}");
+            Ok::<_, anyhow::Error>(())
+        }
+    };
+    profile(
+        "ada",
+        serde_json::json!({"display_name": "Ada", "country": "GB"}),
+    )
+    .await?;
+    let named = |view: &Value| -> Vec<(String, Value)> {
+        view["entries"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|e| {
+                (
+                    e["player_id"].as_str().unwrap_or("").to_owned(),
+                    e["display_name"].clone(),
+                )
+            })
+            .collect()
+    };
+    let path = format!("/leaderboards/{lb}/live/top?n=2");
+    let mut viewer = Subscriber::signed_in(&stack, "viewer").await?;
+    let (_, snap) = snapshot(&stack, &path, "viewer").await?;
+    viewer
+        .subscribe(snap["channel"].as_str().unwrap())
+        .await?
+        .expect("a board's channel");
+    let (status, snap) = snapshot(&stack, &path, "viewer").await?;
+    assert_eq!(status, 200, "{snap}");
+    let null = Value::Null;
+    assert_eq!(
+        named(&snap),
+        [("ada".into(), "Ada".into()), ("bob".into(), null.clone())],
+        "{snap}"
+    );
+    assert_eq!(snap["entries"][0]["country"], "GB");
+    // A neighbourhood's rows are named too.
+    let (_, near) = snapshot(
+        &stack,
+        &format!("/leaderboards/{lb}/players/cy/live?k=1"),
+        "cy",
+    )
+    .await?;
+    assert_eq!(named(&near)[0], ("bob".into(), null.clone()), "{near}");
+
+    // bob, in the watched top 2, names himself: the view is pushed, following on from
+    // the snapshot, with the new name and nothing else changed.
+    profile("bob", serde_json::json!({"display_name": "Bobby"})).await?;
+    let (push, _) = viewer
+        .push_where(Duration::from_secs(5), |p| {
+            p.push["entries"][1]["display_name"] == "Bobby"
+        })
+        .await?;
+    assert_eq!(
+        push.previous(),
+        snap["version"].as_u64().unwrap(),
+        "{}",
+        push.push
+    );
+    assert_eq!(push.rows(), rows(&snap), "the same rows, renamed");
+
+    // cy is outside the view: a rename of cy pushes nothing to it.
+    profile("cy", serde_json::json!({"display_name": "Cy"})).await?;
+    assert!(
+        viewer
+            .next_push(Duration::from_millis(1_500))
+            .await?
+            .is_none(),
+        "a push for a rename outside the view"
+    );
+
+    // An erasure takes ada's name off the view with the next push.
+    let (status, erased) = stack
+        .call(
+            reqwest::Method::DELETE,
+            "/players/ada",
+            Some(serde_json::json!({"reason": "GDPR request"})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{erased}");
+    let (push, _) = viewer
+        .push_where(Duration::from_secs(5), |p| {
+            p.push["entries"][0]["player_id"] != "ada"
+                || p.push["entries"][0]["display_name"].is_null()
+        })
+        .await?;
+    assert!(
+        push.rows().iter().all(|(p, _)| p != "ada")
+            || push.push["entries"][0]["display_name"].is_null(),
+        "{}",
+        push.push
+    );
+    Ok(())
+}

@@ -10,14 +10,16 @@ use anyhow::Result;
 use leaderboard::board::Policy;
 use leaderboard::dynamodb::DynamoScoreStore;
 use leaderboard::ids::LeaderboardId;
+use leaderboard::memory::MemoryBroadcasts;
 use leaderboard::order::RankMode;
 use leaderboard::profile::{Card, ProfileBody};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::Context;
+use leaderboard::service::live;
 use leaderboard::service::profiles::{self, Writer};
 use leaderboard::service::reads::{self, Entry, PageStart};
 use leaderboard::service::seal;
-use leaderboard::store::{RankIndex, VersionedCard};
+use leaderboard::store::{RankIndex, StreamBatch, VersionedCard};
 use leaderboard::wiring::AppContext;
 use reqwest::Method;
 use serde_json::json;
@@ -155,6 +157,113 @@ async fn every_read_names_its_rows_on_a_single_node_and_degraded() -> Result<()>
 #[tokio::test]
 async fn every_read_names_its_rows_on_a_cluster() -> Result<()> {
     names_on_every_read_and_a_rename_at_once(&cluster_url()).await
+}
+
+/// The test's table and Redis keys through a context that reuses a top window's cards
+/// for `card_ttl` (the reply cache off, so every read reaches Redis).
+fn holding_cards(env: &TestEnv, card_ttl: Duration) -> Result<AppContext> {
+    let store = DynamoScoreStore::new(env.ctx.store.client().clone(), env.ctx.store.table());
+    let index = RedisRankIndex::new(&redis_url(), &env.prefix, Duration::from_secs(2))?;
+    let settings = leaderboard::service::Settings {
+        card_cache_ttl: card_ttl,
+        ..uncached()
+    };
+    Ok(Context::new(store, index, settings))
+}
+
+async fn top_names(ctx: &AppContext, lb: &LeaderboardId) -> Result<Vec<(String, Option<String>)>> {
+    Ok(names(
+        &reads::top(ctx, lb, 4, RankMode::Unique).await?.entries,
+    ))
+}
+
+#[tokio::test]
+async fn a_top_read_reuses_its_windows_cards_only_for_the_card_ttl_and_never_past_a_move()
+-> Result<()> {
+    let env = TestEnv::new().await;
+    let lb = four_named(&env).await?;
+    let long = holding_cards(&env, Duration::from_secs(60))?;
+    let short = holding_cards(&env, Duration::from_millis(300))?;
+    let cy = [
+        ("a", Some("Ada")),
+        ("b", None),
+        ("c", Some("Cy")),
+        ("d", None),
+    ];
+    assert_eq!(top_names(&long, &lb).await?, want(&cy));
+    assert_eq!(top_names(&short, &lb).await?, want(&cy));
+    profiles::put(&env.ctx, &player("c"), named("Cyd", "JP"), Writer::Server).await?;
+    // The window has not moved: the long holder reuses the cards it read with it...
+    assert_eq!(top_names(&long, &lb).await?, want(&cy));
+    // ...and the short one reads them again once its copy is older than its TTL.
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    let cyd = [
+        ("a", Some("Ada")),
+        ("b", None),
+        ("c", Some("Cyd")),
+        ("d", None),
+    ];
+    assert_eq!(top_names(&short, &lb).await?, want(&cyd));
+    // A result that moves the window brings its cards with it, whatever the TTL.
+    env.submit(&lb, "d", "m2", 25).await?;
+    let moved = [
+        ("a", Some("Ada")),
+        ("b", None),
+        ("d", None),
+        ("c", Some("Cyd")),
+    ];
+    assert_eq!(top_names(&long, &lb).await?, want(&moved));
+    Ok(())
+}
+
+/// A rename as the table's stream brings it to the live publisher.
+async fn renamed(env: &TestEnv, p: &str, name: &str) -> Result<StreamBatch> {
+    let reply = profiles::put(&env.ctx, &player(p), named(name, "SE"), Writer::Server).await?;
+    Ok(StreamBatch {
+        cards: vec![(
+            player(p),
+            VersionedCard {
+                version: reply.version,
+                card: reply.card,
+            },
+        )],
+        card_sequence_numbers: vec![Some(format!("rename-{p}"))],
+        ..StreamBatch::default()
+    })
+}
+
+#[tokio::test]
+async fn on_a_cluster_a_rename_pushes_the_watched_views_that_show_the_player_and_no_other()
+-> Result<()> {
+    let env = TestEnv::on(&cluster_url()).await;
+    let lb = four_named(&env).await?;
+    let top = live::watch_top(&env.ctx, &lb, 2).await?;
+    let shown = |rows: &leaderboard::live::Rows| -> Vec<(String, Option<String>)> {
+        rows.entries
+            .iter()
+            .map(|r| (r.player_id.clone(), r.card.display_name.clone()))
+            .collect()
+    };
+    assert_eq!(
+        shown(&top.push.rows),
+        want(&[("a", Some("Ada")), ("b", None)])
+    );
+    let out = MemoryBroadcasts::default();
+    let (retry, stats) = live::publish(&env.ctx, &out, renamed(&env, "b", "Bee").await?).await;
+    assert!(retry.is_empty(), "{stats:?}");
+    assert_eq!((stats.pushed, stats.failed), (1, 0), "{stats:?}");
+    let sent = out.sent();
+    let push: leaderboard::live::Push = serde_json::from_str(&sent[0].1)?;
+    assert_eq!(
+        shown(&push.rows),
+        want(&[("a", Some("Ada")), ("b", Some("Bee"))])
+    );
+    assert_eq!(push.previous, top.push.version);
+    // d is not in the view: its rename is looked at and left.
+    let (_, stats) = live::publish(&env.ctx, &out, renamed(&env, "d", "Dee").await?).await;
+    assert_eq!((stats.pushed, stats.unchanged), (0, 1), "{stats:?}");
+    assert_eq!(out.sent().len(), 1);
+    Ok(())
 }
 
 #[tokio::test]

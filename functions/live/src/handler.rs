@@ -1,21 +1,23 @@
-//! DynamoDB stream batch -> the watched views it changed, pushed to the events API;
-//! reports the batch for retry only if the index or the events API failed.
+//! DynamoDB stream batch -> the watched views it changed (standings, and renames of
+//! players they show), pushed to the events API with names on their rows; reports the
+//! batch for retry only if the index, a card read or the events API failed.
 
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::streams::DynamoDbEventResponse;
 use lambda_runtime::LambdaEvent;
 use leaderboard::invoke::InvokeError;
 use leaderboard::lambda_stream;
+use leaderboard::service::Context;
 use leaderboard::service::live;
-use leaderboard::store::{Broadcaster, LiveViews, RankIndex};
+use leaderboard::store::{Broadcaster, LiveViews, RankIndex, ScoreStore};
 
-pub async fn handle<I: RankIndex + LiveViews, B: Broadcaster>(
-    index: &I,
+pub async fn handle<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
+    ctx: &Context<S, I>,
     events: &B,
     event: LambdaEvent<Event>,
 ) -> Result<DynamoDbEventResponse, InvokeError> {
     let batch = lambda_stream::batch(event.payload);
-    let (retry, _stats) = live::publish(index, events, batch).await;
+    let (retry, _stats) = live::publish(ctx, events, batch).await;
     Ok(lambda_stream::response(retry))
 }
 
@@ -27,7 +29,7 @@ mod tests {
     use leaderboard::dynamodb::StandingItem;
     use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
     use leaderboard::live::{Push, View};
-    use leaderboard::memory::{MemoryBroadcasts, MemoryIndex};
+    use leaderboard::memory::{MemoryBroadcasts, context};
     use leaderboard::order::Direction;
     use leaderboard::score::Score;
 
@@ -63,14 +65,18 @@ mod tests {
 
     #[tokio::test]
     async fn pushes_a_watched_view_the_batch_changed_and_retries_when_the_api_refuses() {
-        let index = MemoryIndex::default();
+        let ctx = context();
+        let index = &ctx.index;
         let events = MemoryBroadcasts::default();
         let lb = LeaderboardId::parse("h:live").unwrap();
         index.init_board(&lb, None, true).await.unwrap();
         let top = View::top(2).unwrap();
-        index.watch(&lb, &top.id(), i64::MAX).await.unwrap();
+        index
+            .watch(&lb, Direction::Desc, &top.id(), i64::MAX)
+            .await
+            .unwrap();
         let first = vec![record("1", &lb, "a", 10, 1), record("2", &lb, "b", 20, 1)];
-        let ok = handle(&index, &events, event(first)).await.unwrap();
+        let ok = handle(&ctx, &events, event(first)).await.unwrap();
         assert!(ok.batch_item_failures.is_empty());
         let sent = events.sent();
         assert_eq!(sent.len(), 1);
@@ -87,12 +93,12 @@ mod tests {
 
         events.set_down(true);
         tokio::time::sleep(std::time::Duration::from_millis(600)).await;
-        let failed = handle(&index, &events, event(vec![record("3", &lb, "c", 30, 1)]))
+        let failed = handle(&ctx, &events, event(vec![record("3", &lb, "c", 30, 1)]))
             .await
             .unwrap();
         assert_eq!(failed.batch_item_failures.len(), 1);
         events.set_down(false);
-        let again = handle(&index, &events, event(vec![record("3", &lb, "c", 30, 1)]))
+        let again = handle(&ctx, &events, event(vec![record("3", &lb, "c", 30, 1)]))
             .await
             .unwrap();
         assert!(again.batch_item_failures.is_empty());

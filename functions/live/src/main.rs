@@ -1,5 +1,6 @@
-//! Lambda entry point: configuration, the Redis client and the events API publisher once
-//! per container, then the runtime loop over DynamoDB stream batches.
+//! Lambda entry point: configuration, the Redis and DynamoDB clients (the rows' names)
+//! and the events API publisher once per container, then the runtime loop over
+//! DynamoDB stream batches.
 
 mod handler;
 
@@ -11,7 +12,7 @@ use leaderboard::{telemetry, wiring};
 async fn main() -> Result<(), Error> {
     telemetry::init();
     let config = Config::from_env()?;
-    let index = wiring::rank_index(&config).await?;
+    let ctx = wiring::app_context(&config).await?;
     let events = wiring::broadcaster(&config).await?;
-    run(service_fn(|event| handler::handle(&index, &events, event))).await
+    run(service_fn(|event| handler::handle(&ctx, &events, event))).await
 }

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use super::MemoryIndex;
 use crate::ids::LeaderboardId;
 use crate::live::Published;
+use crate::order::Direction;
 use crate::store::IndexError;
 use crate::store::{BroadcastError, Broadcaster, Claim, LiveViews};
 use crate::ttl_cache::lock;
@@ -20,6 +21,7 @@ type Key = (LeaderboardId, String);
 #[derive(Default)]
 pub struct LiveState {
     watched: HashMap<Key, i64>,
+    boards: HashMap<LeaderboardId, (Direction, i64)>,
     pushes: HashMap<Key, Published>,
     gates: HashMap<Key, Instant>,
 }
@@ -32,12 +34,32 @@ impl LiveViews for MemoryIndex {
     async fn watch(
         &self,
         lb: &LeaderboardId,
+        dir: Direction,
         view_id: &str,
         until_ms: i64,
     ) -> Result<(), IndexError> {
         self.up()?;
-        lock(&self.live).watched.insert(key(lb, view_id), until_ms);
+        let mut live = lock(&self.live);
+        live.watched.insert(key(lb, view_id), until_ms);
+        let listed = live.boards.entry(lb.clone()).or_insert((dir, until_ms));
+        listed.1 = listed.1.max(until_ms);
         Ok(())
+    }
+
+    async fn watched_boards(
+        &self,
+        now_ms: i64,
+    ) -> Result<Vec<(LeaderboardId, Direction)>, IndexError> {
+        self.up()?;
+        let mut live = lock(&self.live);
+        live.boards.retain(|_, (_, until)| *until >= now_ms);
+        let mut boards: Vec<_> = live
+            .boards
+            .iter()
+            .map(|(lb, (dir, _))| (lb.clone(), *dir))
+            .collect();
+        boards.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        Ok(boards)
     }
 
     async fn watched(&self, lb: &LeaderboardId, now_ms: i64) -> Result<Vec<String>, IndexError> {

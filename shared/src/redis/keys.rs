@@ -72,6 +72,12 @@ impl LiveKeys {
     }
 }
 
+/// The registry of the boards with watched live views: a sorted set of
+/// `{direction}:{board}` -> watched until (epoch ms), for the pushes a rename makes.
+pub(crate) fn live_boards(prefix: &str) -> String {
+    format!("{prefix}live:boards")
+}
+
 /// The key prefix of players' card copies (`{prefix}pf:{player}`, see `lua/prelude.lua`):
 /// outside every board's hash tag, so a rename is one write however many boards show it.
 pub(crate) fn card_prefix(prefix: &str) -> String {

@@ -6,11 +6,12 @@ use std::time::Duration;
 use tracing::instrument;
 
 use super::RedisRankIndex;
-use super::calls::{LiveClaim, LiveWatch, LiveWatched};
+use super::calls::{LiveBoard, LiveClaim, LiveWatch, LiveWatched};
 use super::codec::reply_err;
-use super::keys::LiveKeys;
+use super::keys::{LiveKeys, live_boards};
 use crate::ids::LeaderboardId;
 use crate::live::Published;
+use crate::order::Direction;
 use crate::store::IndexError;
 use crate::store::{Claim, LiveViews};
 
@@ -23,6 +24,26 @@ impl RedisRankIndex {
     }
 }
 
+/// A board's member in the registry of watched boards: its direction, then its id.
+fn registered(lb: &LeaderboardId, dir: Direction) -> String {
+    let d = match dir {
+        Direction::Desc => 'd',
+        Direction::Asc => 'a',
+    };
+    format!("{d}:{lb}")
+}
+
+/// The board a registry member names (`None`: not one this code wrote).
+fn unregistered(member: &str) -> Option<(LeaderboardId, Direction)> {
+    let (d, lb) = member.split_once(':')?;
+    let dir = match d {
+        "d" => Direction::Desc,
+        "a" => Direction::Asc,
+        _ => return None,
+    };
+    Some((LeaderboardId::parse(lb).ok()?, dir))
+}
+
 fn decode(raw: Option<String>) -> Result<Option<Published>, IndexError> {
     raw.map(|s| serde_json::from_str(&s).map_err(|_| reply_err("live view state")))
         .transpose()
@@ -33,6 +54,7 @@ impl LiveViews for RedisRankIndex {
     async fn watch(
         &self,
         lb: &LeaderboardId,
+        dir: Direction,
         view_id: &str,
         until_ms: i64,
     ) -> Result<(), IndexError> {
@@ -42,8 +64,34 @@ impl LiveViews for RedisRankIndex {
             view: view_id,
             until_ms,
         };
-        let _: u8 = self.run(&call).await?;
+        // The registry lives in a slot of its own on a cluster: a second call, at once.
+        let registry = live_boards(&self.prefix);
+        let board = registered(lb, dir);
+        let listed = LiveBoard {
+            registry: &registry,
+            board: &board,
+            until_ms,
+            now_ms: crate::time::now_ms(),
+        };
+        let (_, _): (u8, u8) = futures::try_join!(self.run(&call), self.run(&listed))?;
         Ok(())
+    }
+
+    #[instrument(skip(self))]
+    async fn watched_boards(
+        &self,
+        now_ms: i64,
+    ) -> Result<Vec<(LeaderboardId, Direction)>, IndexError> {
+        let members: Vec<String> = self
+            .command(
+                redis::cmd("ZRANGE")
+                    .arg(live_boards(&self.prefix))
+                    .arg(now_ms)
+                    .arg("+inf")
+                    .arg("BYSCORE"),
+            )
+            .await?;
+        Ok(members.iter().filter_map(|m| unregistered(m)).collect())
     }
 
     #[instrument(skip(self))]

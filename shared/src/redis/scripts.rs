@@ -41,6 +41,7 @@ pub(crate) struct Scripts {
     pub hit: Script,
     pub live_watch: Script,
     pub live_watched: Script,
+    pub live_board: Script,
     pub live_claim: Script,
 }
 
@@ -70,6 +71,7 @@ impl Scripts {
             hit: Script::new(include_str!("lua/hit.lua")),
             live_watch: Script::new(include_str!("lua/live_watch.lua")),
             live_watched: Script::new(include_str!("lua/live_watched.lua")),
+            live_board: Script::new(include_str!("lua/live_board.lua")),
             live_claim: Script::new(include_str!("lua/live_claim.lua")),
         }
     }

@@ -9,6 +9,12 @@
 //! view whose gate is held is read again once the gate is free: changes that arrive
 //! while a view waits are coalesced into the one push, and a view is pushed at most
 //! once per gap however many writes, invocations or shards change it.
+//!
+//! Rows carry their players' current cards, read as the reads read them
+//! (`reads::names`), so a rename changes a view: a batch with profile changes copies
+//! the cards into the index and looks through every watched view of the boards watched
+//! now (the registry [`LiveViews::watched_boards`]); the views that show a renamed
+//! player differ from their last push and are pushed, the rest are left as they are.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -22,8 +28,10 @@ use crate::live::{
     PUSH_GAP_MS, Published, Push, Row, Rows, View, WATCH_TTL_MS, next_version, notices,
 };
 use crate::order::{Direction, RankMode};
+use crate::profile::Card;
 use crate::service::Context;
 use crate::service::ServiceError;
+use crate::service::reads::names;
 use crate::store::IndexError;
 use crate::store::{
     BroadcastError, Broadcaster, Claim, LiveViews, RankIndex, ScoreStore, StreamBatch,
@@ -80,11 +88,11 @@ async fn snapshot<S: ScoreStore, I: RankIndex + LiveViews>(
     let board = ctx.boards.get(&ctx.store, lb).await?;
     let id = view.id();
     let now = crate::time::now_ms();
-    ctx.index.watch(lb, &id, now + WATCH_TTL_MS).await?;
-    let (rows, last) = futures::try_join!(
-        rows_of(&ctx.index, lb, board.policy.direction(), &view),
-        ctx.index.last_push(lb, &id),
-    )?;
+    let dir = board.policy.direction();
+    ctx.index.watch(lb, dir, &id, now + WATCH_TTL_MS).await?;
+    // Names that could not be read go out null here; the next push brings them.
+    let ((rows, _), last) =
+        futures::try_join!(rows_of(ctx, lb, dir, &view), ctx.index.last_push(lb, &id),)?;
     let version = match last {
         Some(l) => l.version,
         None => seed(&ctx.index, lb, &id, &rows).await?,
@@ -129,52 +137,67 @@ async fn seed<I: LiveViews>(
 /// How long a snapshot's seed may hold a view's gate (it frees it at once when done).
 const SEED_GATE_MS: u64 = 1_000;
 
-/// The rows of `view` in the index now.
-async fn rows_of<I: RankIndex>(
-    index: &I,
+/// The rows of `view` in the index now, each with its player's current card; false
+/// when some cards could not be read (those rows show null names).
+async fn rows_of<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
     view: &View,
-) -> Result<Rows, IndexError> {
+) -> Result<(Rows, bool), IndexError> {
     let row = |rank, key: crate::order::RankKey| Row {
         rank,
         player_id: key.player,
         score: key.score.get(),
+        card: Card::default(),
     };
-    Ok(match view {
+    let (mut rows, cards) = match view {
         View::Top { n } => {
-            let (keys, _) = index.top(lb, dir, *n).await?;
-            Rows {
+            let (keys, _, cards) = ctx.index.top_named(lb, dir, *n).await?;
+            let known = names::known(&keys, cards);
+            let rows = Rows {
                 rank: None,
                 score: None,
                 entries: (1..).zip(keys).map(|(rank, key)| row(rank, key)).collect(),
-            }
+            };
+            (rows, known)
         }
         View::Near { player, k } => {
-            match index.around(lb, dir, player, *k, RankMode::Unique).await? {
+            match ctx
+                .index
+                .around(lb, dir, player, *k, RankMode::Unique)
+                .await?
+            {
                 Some(a) => {
+                    let known = names::known(&a.entries, a.cards);
                     let score = a
                         .entries
                         .iter()
                         .find(|e| e.player == player.as_str())
                         .map(|e| e.score.get());
-                    Rows {
+                    let rows = Rows {
                         rank: Some(a.rank),
                         score,
                         entries: (a.first_rank..)
                             .zip(a.entries)
                             .map(|(rank, key)| row(rank, key))
                             .collect(),
-                    }
+                    };
+                    (rows, known)
                 }
-                None => Rows {
-                    rank: None,
-                    score: None,
-                    entries: Vec::new(),
-                },
+                None => (Rows::default(), None),
             }
         }
-    })
+    };
+    if !ctx.settings.names_on_rows {
+        return Ok((rows, true));
+    }
+    let players: Vec<&str> = rows.entries.iter().map(|r| r.player_id.as_str()).collect();
+    let (found, complete) = names::cards_of(ctx, &players, cards, true).await;
+    for (row, card) in rows.entries.iter_mut().zip(found) {
+        row.card = card;
+    }
+    Ok((rows, complete))
 }
 
 /// What one batch did.
@@ -197,6 +220,9 @@ enum PushError {
     Index(#[from] IndexError),
     #[error(transparent)]
     Broadcast(#[from] BroadcastError),
+    /// The rows' cards could not be read (neither from Redis nor from DynamoDB).
+    #[error("the rows' cards could not be read")]
+    Names,
     /// Not reached: a view is watched only after its channel was spelled.
     #[error(transparent)]
     Channel(#[from] crate::error::DomainError),
@@ -208,35 +234,59 @@ enum Outcome {
     Left,
 }
 
-/// Pushes the watched views `batch` changed; returns the sequence numbers to retry (the
-/// whole batch's standings if the index or the events API failed, else none).
-#[instrument(skip_all, fields(records = batch.entries.len()))]
-pub async fn publish<I: RankIndex + LiveViews, B: Broadcaster>(
-    index: &I,
+/// Pushes the watched views `batch` changed (its standings' boards, and for a profile
+/// change every watched board); returns the sequence numbers to retry (the whole
+/// batch's, standings and profiles, if the index, a card read or the events API
+/// failed, else none).
+#[instrument(skip_all, fields(records = batch.entries.len(), cards = batch.cards.len()))]
+pub async fn publish<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
+    ctx: &Context<S, I>,
     out: &B,
     batch: StreamBatch,
 ) -> (Vec<Option<String>>, PublishStats) {
     let mut stats = PublishStats::default();
-    if batch.entries.is_empty() {
+    if batch.entries.is_empty() && batch.cards.is_empty() {
         return (Vec::new(), stats);
     }
-    let retry = || batch.sequence_numbers.clone();
-    if let Err(e) = index.apply_many(&batch.entries).await {
-        warn!(error = %e, "index apply failed; the batch is retried");
-        stats.failed = 1;
-        return (retry(), stats);
-    }
-    let boards: BTreeMap<&LeaderboardId, Direction> = batch
+    let retry = || {
+        let all = batch
+            .sequence_numbers
+            .iter()
+            .chain(&batch.card_sequence_numbers);
+        all.cloned().collect()
+    };
+    let index = &ctx.index;
+    let now = crate::time::now_ms();
+    let applied = async {
+        if !batch.entries.is_empty() {
+            index.apply_many(&batch.entries).await?;
+        }
+        if batch.cards.is_empty() {
+            return Ok(Vec::new());
+        }
+        // A rename may show in any watched view: look through all of them.
+        index.put_cards(&batch.cards).await?;
+        index.watched_boards(now).await
+    };
+    let renamed_on = match applied.await {
+        Ok(boards) => boards,
+        Err(e) => {
+            warn!(error = %e, "index apply failed; the batch is retried");
+            stats.failed = 1;
+            return (retry(), stats);
+        }
+    };
+    let boards: BTreeMap<LeaderboardId, Direction> = batch
         .entries
         .iter()
-        .map(|e| (&e.board, e.direction))
+        .map(|e| (e.board.clone(), e.direction))
+        .chain(renamed_on)
         .collect();
-    let now = crate::time::now_ms();
-    let per_board = boards.into_iter().map(|(lb, dir)| async move {
+    let per_board = boards.iter().map(|(lb, &dir)| async move {
         let watched = index.watched(lb, now).await?;
         let views = watched.iter().filter_map(|id| View::from_id(id));
         let outcomes =
-            futures::future::join_all(views.map(|view| push_view(index, out, lb, dir, view))).await;
+            futures::future::join_all(views.map(|view| push_view(ctx, out, lb, dir, view))).await;
         Ok::<_, IndexError>(outcomes)
     });
     for outcomes in futures::future::join_all(per_board).await {
@@ -279,13 +329,14 @@ pub async fn publish<I: RankIndex + LiveViews, B: Broadcaster>(
 }
 
 /// One view: claim its gate (waiting out another push's), read it, push it if changed.
-async fn push_view<I: RankIndex + LiveViews, B: Broadcaster>(
-    index: &I,
+async fn push_view<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
+    ctx: &Context<S, I>,
     out: &B,
     lb: &LeaderboardId,
     dir: Direction,
     view: View,
 ) -> Result<Outcome, PushError> {
+    let index = &ctx.index;
     let id = view.id();
     let channel = view.channel(lb)?;
     let gap = Duration::from_millis(PUSH_GAP_MS);
@@ -299,7 +350,12 @@ async fn push_view<I: RankIndex + LiveViews, B: Broadcaster>(
         };
         // Holding the gate: a push keeps it for its gap; anything else frees it.
         let pushed = async {
-            let rows = rows_of(index, lb, dir, &view).await?;
+            let (rows, named) = rows_of(ctx, lb, dir, &view).await?;
+            if !named {
+                // Not pushed without its names (which would take them away until the
+                // next change): the batch is retried.
+                return Err(PushError::Names);
+            }
             let digest = rows.digest();
             if last.as_ref().is_some_and(|l| l.digest == digest) {
                 return Ok(None);

@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use crate::ids::LeaderboardId;
 use crate::live::Published;
+use crate::order::Direction;
 use crate::store::IndexError;
 
 /// The answer to a claim on a view's push gate.
@@ -20,13 +21,22 @@ pub enum Claim {
 
 /// The live views' state of each board.
 pub trait LiveViews: Send + Sync {
-    /// Marks the view `view_id` of `lb` watched until `until_ms` (epoch ms).
+    /// Marks the view `view_id` of `lb` (ordered `dir`) watched until `until_ms` (epoch
+    /// ms), and the board among the [`LiveViews::watched_boards`] until then.
     fn watch(
         &self,
         lb: &LeaderboardId,
+        dir: Direction,
         view_id: &str,
         until_ms: i64,
     ) -> impl Future<Output = Result<(), IndexError>> + Send;
+
+    /// The boards with a view watched at `now_ms`, each with its direction (what a
+    /// rename looks through: any of their views may show the player).
+    fn watched_boards(
+        &self,
+        now_ms: i64,
+    ) -> impl Future<Output = Result<Vec<(LeaderboardId, Direction)>, IndexError>> + Send;
 
     /// The views of `lb` watched at `now_ms` (forgetting the ones that expired).
     fn watched(

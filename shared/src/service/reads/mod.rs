@@ -20,7 +20,7 @@ mod entries;
 mod estimate;
 mod fallback;
 mod friends;
-mod names;
+pub(crate) mod names;
 mod pages;
 mod params;
 mod rank;

@@ -19,14 +19,15 @@ use tracing::warn;
 use super::reply::Entry;
 use crate::ids::PlayerId;
 use crate::order::RankKey;
+use crate::profile::Card;
 use crate::service::Context;
 use crate::store::{RankIndex, RowCards, ScoreStore, VersionedCard};
 
 /// The cards the index read with some rows, by player (`None`: it holds no copy).
-pub(super) type Known = HashMap<String, Option<VersionedCard>>;
+pub(crate) type Known = HashMap<String, Option<VersionedCard>>;
 
 /// The cards read with `keys`, by player; `None` when the index read none with them.
-pub(super) fn known(keys: &[RankKey], cards: RowCards) -> Option<Known> {
+pub(crate) fn known(keys: &[RankKey], cards: RowCards) -> Option<Known> {
     let cards = cards?;
     (cards.len() == keys.len()).then(|| keys.iter().map(|k| k.player.clone()).zip(cards).collect())
 }
@@ -40,35 +41,51 @@ pub(super) async fn name<S: ScoreStore, I: RankIndex>(
     known: Option<Known>,
     from_index: bool,
 ) -> bool {
-    if rows.is_empty() || !ctx.settings.names_on_rows {
+    if !ctx.settings.names_on_rows {
         return true;
     }
+    let players: Vec<&str> = rows.iter().map(|r| r.player_id.as_str()).collect();
+    let (cards, complete) = cards_of(ctx, &players, known, from_index).await;
+    for (row, card) in rows.iter_mut().zip(cards) {
+        row.card = card;
+    }
+    complete
+}
+
+/// The current cards of the rows of `players`, in order (an empty card for a player
+/// without a profile, or whose card could not be read: then the flag is false).
+pub(crate) async fn cards_of<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    players: &[&str],
+    known: Option<Known>,
+    from_index: bool,
+) -> (Vec<Card>, bool) {
+    if players.is_empty() {
+        return (Vec::new(), true);
+    }
     let mut found: Vec<Option<VersionedCard>> = match known {
-        Some(mut known) => rows
-            .iter()
-            .map(|r| known.remove(&r.player_id).flatten())
-            .collect(),
+        Some(mut known) => players.iter().map(|p| known.remove(*p).flatten()).collect(),
         None if from_index => {
-            let players = players_of(rows.iter().map(|r| r.player_id.as_str()));
-            match ctx.index.cards(&players).await {
-                Ok(cards) if cards.len() == rows.len() => cards,
-                Ok(_) | Err(_) => vec![None; rows.len()],
+            let ids = players_of(players.iter().copied());
+            match ctx.index.cards(&ids).await {
+                Ok(cards) if cards.len() == players.len() => cards,
+                Ok(_) | Err(_) => vec![None; players.len()],
             }
         }
-        None => vec![None; rows.len()],
+        None => vec![None; players.len()],
     };
-    let missing: Vec<(usize, PlayerId)> = (0..rows.len())
+    let missing: Vec<(usize, PlayerId)> = (0..players.len())
         .filter(|&i| found[i].is_none())
-        .filter_map(|i| PlayerId::parse(&rows[i].player_id).ok().map(|p| (i, p)))
+        .filter_map(|i| PlayerId::parse(players[i]).ok().map(|p| (i, p)))
         .collect();
     let mut complete = true;
     if !missing.is_empty() {
-        let players: Vec<PlayerId> = missing.iter().map(|(_, p)| p.clone()).collect();
-        match ctx.store.get_cards(&players).await {
+        let ids: Vec<PlayerId> = missing.iter().map(|(_, p)| p.clone()).collect();
+        match ctx.store.get_cards(&ids).await {
             Ok(cards) => {
                 if from_index {
                     let fill: Vec<(PlayerId, VersionedCard)> =
-                        players.into_iter().zip(cards.iter().cloned()).collect();
+                        ids.into_iter().zip(cards.iter().cloned()).collect();
                     if let Err(error) = ctx.index.put_cards(&fill).await {
                         warn!(%error, "could not copy cards into the index");
                     }
@@ -83,10 +100,11 @@ pub(super) async fn name<S: ScoreStore, I: RankIndex>(
             }
         }
     }
-    for (row, card) in rows.iter_mut().zip(found) {
-        row.card = card.map(|c| c.card).unwrap_or_default();
-    }
-    complete
+    let cards = found
+        .into_iter()
+        .map(|c| c.map(|c| c.card).unwrap_or_default())
+        .collect();
+    (cards, complete)
 }
 
 /// The players of some rows (ids the index and the store gave back, valid by then).

@@ -92,6 +92,7 @@ impl From<&Entry> for crate::live::Row {
             rank: e.rank,
             player_id: e.player_id.clone(),
             score: e.score,
+            card: e.card.clone(),
         }
     }
 }
