@@ -20,7 +20,7 @@ use redis::aio::ConnectionManager;
 use serde::Serialize;
 
 use crate::board::{BARE_LOAD_KEY, Player, Rng, entry, player_id};
-use crate::stats::{Summary, measure};
+use crate::stats::{Summary, measure, measure_pair};
 
 /// Iterations per operation.
 #[derive(Debug, Clone, Copy)]
@@ -54,9 +54,11 @@ pub struct RedisResults {
     pub projector_redis_us_per_batch_1000: f64,
     /// One rate-limit check (per player and per IP, one round trip); no bare twin.
     pub rate_limit_check: Summary,
-    /// The same rank and top reads through a context that puts no names on rows
-    /// (`NAMES_ON_ROWS=false`): `rank_neighbours.ours` and `top_100.ours` carry names.
+    /// Rank + 10 neighbours and top-100 with names, each measured in turns with the same
+    /// read through a context that puts no names on rows (`NAMES_ON_ROWS=false`).
+    pub rank_with_names: Summary,
     pub rank_without_names: Summary,
+    pub top_with_names: Summary,
     pub top_without_names: Summary,
 }
 
@@ -82,6 +84,32 @@ async fn seed_cards(ctx: &AppContext, players: &[Player]) -> anyhow::Result<()> 
         ctx.index.put_cards(&cards).await?;
     }
     Ok(())
+}
+
+/// A rank + 10 neighbours read, checked to show names or not as its context says.
+async fn named_rank(
+    ctx: &AppContext,
+    lb: &LeaderboardId,
+    p: PlayerId,
+    named: bool,
+) -> anyhow::Result<http::Response> {
+    let reply = reads::rank(ctx, &Caller::default(), lb, &p, 5, RankMode::Unique).await?;
+    let shown = reply.neighbors[0].card.display_name.is_some();
+    anyhow::ensure!(shown == named, "names shown: {shown}");
+    Ok(http::json(200, &reply))
+}
+
+/// A top-100 read, checked to show names or not as its context says.
+async fn named_top(
+    ctx: &AppContext,
+    lb: &LeaderboardId,
+    named: bool,
+) -> anyhow::Result<http::Response> {
+    let reply = reads::top(ctx, lb, 100, RankMode::Unique).await?;
+    anyhow::ensure!(reply.entries.len() == 100, "short top");
+    let shown = reply.entries[99].card.display_name.is_some();
+    anyhow::ensure!(shown == named, "names shown: {shown}");
+    Ok(http::json(200, &reply))
 }
 
 /// A context over the same table and Redis that puts no names on rows.
@@ -403,14 +431,13 @@ pub async fn run(
     })
     .await?;
 
-    let rank_without_names = measure("rank+neighbours (no names)", 100, rounds.reads, |i| {
-        let p = &players[picks[i]];
-        async move {
-            let reply = reads::rank(plain, viewer, lb, &player_id(p), 5, RankMode::Unique).await?;
-            anyhow::ensure!(reply.neighbors[0].card.display_name.is_none(), "named");
-            Ok(http::json(200, &reply))
-        }
-    })
+    let (rank_with_names, rank_without_names) = measure_pair(
+        ("rank+neighbours (names)", "rank+neighbours (no names)"),
+        100,
+        rounds.reads,
+        |i| named_rank(ctx, lb, player_id(&players[picks[i]]), true),
+        |i| named_rank(plain, lb, player_id(&players[picks[i]]), false),
+    )
     .await?;
 
     println!("-- top 100");
@@ -421,11 +448,13 @@ pub async fn run(
         Ok(http::json(200, &reply))
     })
     .await?;
-    let top_without_names = measure("top-100 (no names)", 100, rounds.reads, |_| async move {
-        let reply = reads::top(plain, lb, 100, RankMode::Unique).await?;
-        anyhow::ensure!(reply.entries.len() == 100, "short top");
-        Ok(http::json(200, &reply))
-    })
+    let (top_with_names, top_without_names) = measure_pair(
+        ("top-100 (names)", "top-100 (no names)"),
+        100,
+        rounds.reads,
+        |_| named_top(ctx, lb, true),
+        |_| named_top(plain, lb, false),
+    )
     .await?;
     let bare_top = measure("ZRANGE 0 99 + ZCARD (bare)", 100, rounds.reads, |_| {
         let (z, mut conn) = (z.clone(), bare.clone());
@@ -605,7 +634,9 @@ pub async fn run(
         projector_decode_1000: decode.expect("measured"),
         projector_redis_us_per_batch_1000: redis_us_per_batch.expect("measured"),
         rate_limit_check: limit,
+        rank_with_names,
         rank_without_names,
+        top_with_names,
         top_without_names,
     })
 }

@@ -83,6 +83,59 @@ where
     Ok(s)
 }
 
+/// Two operations measured in turns (a, b, b, a, a, b, ...), so drift on the machine
+/// (another process, a warming cache) weighs on both alike: for a ratio of the two.
+pub async fn measure_pair<A, FutA, B, FutB, T, U>(
+    what: (&str, &str),
+    warmup: usize,
+    n: usize,
+    mut a: A,
+    mut b: B,
+) -> anyhow::Result<(Summary, Summary)>
+where
+    A: FnMut(usize) -> FutA,
+    FutA: Future<Output = anyhow::Result<T>>,
+    B: FnMut(usize) -> FutB,
+    FutB: Future<Output = anyhow::Result<U>>,
+{
+    for i in 0..warmup {
+        a(i).await?;
+        b(i).await?;
+    }
+    let bar = bar(n as u64, &format!("{} / {}", what.0, what.1));
+    let (mut sa, mut sb) = (Vec::with_capacity(n), Vec::with_capacity(n));
+    for i in 0..n {
+        let j = warmup + i;
+        let timed_a = async |a: &mut A| {
+            let start = Instant::now();
+            std::hint::black_box(a(j).await?);
+            Ok::<_, anyhow::Error>(start.elapsed())
+        };
+        let timed_b = async |b: &mut B| {
+            let start = Instant::now();
+            std::hint::black_box(b(j).await?);
+            Ok::<_, anyhow::Error>(start.elapsed())
+        };
+        if i % 2 == 0 {
+            sa.push(timed_a(&mut a).await?);
+            sb.push(timed_b(&mut b).await?);
+        } else {
+            sb.push(timed_b(&mut b).await?);
+            sa.push(timed_a(&mut a).await?);
+        }
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    let (sa, sb) = (Summary::of(sa), Summary::of(sb));
+    for (name, s) in [(what.0, &sa), (what.1, &sb)] {
+        println!(
+            "{name:>28}: p50 {:>9.1} us  p95 {:>9.1} us  p99 {:>9.1} us  ({:.0} ops/s)",
+            s.p50_us, s.p95_us, s.p99_us, s.ops_per_s
+        );
+    }
+    Ok((sa, sb))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
