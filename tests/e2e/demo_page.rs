@@ -127,7 +127,10 @@ impl Browser {
     }
 }
 
-const FIRST_ON_TOP: &str = "document.querySelector('#top tbody tr td.player')?.textContent ?? null";
+const FIRST_ON_TOP: &str = "document.querySelector('#top tbody tr')?.dataset.player ?? null";
+/// What the top row shows of its player: name and country.
+const FIRST_NAME: &str = "(r => r && [r.querySelector('.name')?.textContent ?? null, \
+     r.querySelector('.cc')?.textContent ?? null])(document.querySelector('#top tbody tr td.player'))";
 
 #[tokio::test]
 async fn a_posted_score_shows_on_the_demo_page_within_a_second() -> Result<()> {
@@ -177,6 +180,27 @@ async fn a_posted_score_shows_on_the_demo_page_within_a_second() -> Result<()> {
         Duration::from_secs(3),
     )
     .await?;
+    // Names: the top player names themself, then renames; each shows with the next
+    // push, and a name is text, never markup.
+    assert_eq!(page.eval(FIRST_NAME).await?, json!(["ace", null]));
+    for (name, shown) in [
+        (
+            json!({"display_name": "Ace <b>High</b>", "country": "SE"}),
+            json!(["Ace <b>High</b>", "SE"]),
+        ),
+        (json!({"display_name": "Ace", "country": "JP"}), json!(["Ace", "JP"])),
+    ] {
+        let (status, reply) = stack
+            .call(reqwest::Method::PUT, "/players/ace/profile", Some(name))
+            .await?;
+        assert_eq!(status, 200, "{reply}");
+        page.until(FIRST_NAME, shown, Duration::from_secs(3)).await?;
+    }
+    assert_eq!(
+        page.eval("document.querySelectorAll('#top b').length").await?,
+        json!(0),
+        "a name was read as markup"
+    );
     println!("demo page: a posted score on the page after {took:?}");
     assert!(
         took.iter().all(|t| *t <= Duration::from_secs(1)),
