@@ -85,6 +85,7 @@ pub fn players(n: u64) -> Vec<Player> {
 
 pub fn entry(lb: &LeaderboardId, p: &Player, version: u64) -> IndexEntry {
     IndexEntry {
+        metadata: None,
         board: lb.clone(),
         direction: Direction::Desc,
         key: p.key(),

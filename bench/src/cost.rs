@@ -102,6 +102,7 @@ fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore 
         lb.clone(),
         id(PlayerId::parse, player),
         leaderboard::service::ingest::ScoreBody {
+            metadata: None,
             new_score: Some(json!(score)),
             match_id: Some(json!(m)),
             event_ts: None,
@@ -112,6 +113,7 @@ fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore 
 
 fn result(game: &str, player: &str, m: &str, score: i64) -> MatchResult {
     MatchResult::new(MatchBody {
+        metadata: None,
         game: Some(game.into()),
         mode: Some("cost".into()),
         region: Some("EU".into()),

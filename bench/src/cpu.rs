@@ -125,6 +125,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let player = |i: usize| PlayerId::parse(&format!("cpc{i:06}")).expect("valid");
     let now = leaderboard::time::now_ms();
     let standing = |i: usize| Standing {
+        metadata: None,
         score: Score::new("score", 4_000_000 + i as i64).expect("in range"),
         reached_at: now,
         version: 1,
@@ -133,6 +134,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let dynamodb_commit_us = per_call_us(count, |i| async move {
         let (player, s) = (player(i), standing(i));
         let receipt = Receipt {
+            metadata_digest: None,
             submitted: s.score,
             score: s.score,
             previous_score: None,
@@ -175,6 +177,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let entry = |i: usize, version: u64| {
         let s = standing(i);
         IndexEntry {
+            metadata: None,
             board: lb.clone(),
             direction: Direction::Desc,
             key: RankKey {
@@ -242,6 +245,7 @@ pub fn run(
         rt.block_on(async move {
             let ctx = context(&redis_url, &dynamodb_url, &table).await?;
             let submit = |i: usize| SubmitScore {
+                metadata: None,
                 board: lb.clone(),
                 player: PlayerId::parse(&format!("cpu{i:06}")).expect("valid"),
                 match_id: MatchId::parse(&format!("m{i}")).expect("valid"),

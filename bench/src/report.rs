@@ -215,10 +215,7 @@ impl Column {
             top_p99_vs_bare: ratio(r.top_100.ours.p99_us, r.top_100.bare.p99_us),
             friends_p99_vs_bare: ratio(r.friends_500.ours.p99_us, r.friends_500.bare.p99_us),
             apply_p99_vs_bare: ratio(r.ingest_apply.ours.p99_us, r.ingest_apply.bare.p99_us),
-            rank_p99_names_vs_without: ratio(
-                r.rank_with_names.p99_us,
-                r.rank_without_names.p99_us,
-            ),
+            rank_p99_names_vs_without: ratio(r.rank_with_names.p99_us, r.rank_without_names.p99_us),
             top_p99_names_vs_without: ratio(r.top_with_names.p99_us, r.top_without_names.p99_us),
             rebuild_vs_floor: ratio(t.rebuild_players_per_s, t.bare_zadd_load_players_per_s),
             projector_vs_zadd: ratio(

@@ -463,7 +463,7 @@ class OpenApiTest(unittest.TestCase):
         check = gateway.ReplyCheck(self.doc)
         json_type = {"Content-Type": "application/json"}
         row = {"rank": 1, "player_id": "a", "score": 5, "updated_at": "2026-11-23T10:00:00.123Z", "self": True,
-               "display_name": "Ada", "avatar": None, "country": "SE"}
+               "display_name": "Ada", "avatar": None, "country": "SE", "metadata": {"car": "gt3"}}
         rank = {"leaderboard_id": "g:x", "player_id": "a", "score": 5, "global_rank": 1, "rank_mode": "dense",
                 "total": 1, "percentile": 100.0, "points_to_next": None, "updated_at": "2026-11-23T10:00:00.123Z",
                 "neighbors": [row], "as_of": "2026-11-23T10:00:00.456Z", "source": "redis"}

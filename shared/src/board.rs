@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
 use crate::order::{Direction, RankMode};
+use crate::profile::Metadata;
 use crate::score::Score;
 use crate::window::TimeWindow;
 
@@ -164,6 +165,9 @@ pub struct Standing {
     pub version: u64,
     /// The match that produced the current score.
     pub last_match_id: MatchId,
+    /// The metadata of the result that set the standing (BEST/MIN: the best result's;
+    /// SUM/LATEST: the last applied one's), if it carried any.
+    pub metadata: Option<Metadata>,
 }
 
 /// What one submission does to a standing.
@@ -186,6 +190,15 @@ impl Fold {
                 Self::Applied(s)
             }
             (fold, _) => fold,
+        }
+    }
+
+    /// The fold with the submission's metadata on the standing it sets (a result that
+    /// changes nothing leaves the standing's metadata as it was).
+    pub fn carrying(self, metadata: Option<Metadata>) -> Self {
+        match self {
+            Self::Applied(s) => Self::Applied(Standing { metadata, ..s }),
+            Self::Unchanged => Self::Unchanged,
         }
     }
 }
@@ -217,6 +230,7 @@ impl Policy {
                 reached_at: now_ms,
                 version: current.map_or(1, |c| c.version + 1),
                 last_match_id: match_id.clone(),
+                metadata: None,
             })
         };
         let Some(cur) = current else {
@@ -256,6 +270,7 @@ mod tests {
 
     fn standing(score: i64, version: u64) -> Standing {
         Standing {
+            metadata: None,
             score: Score::new("s", score).unwrap(),
             reached_at: 1_000,
             version,

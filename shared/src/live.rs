@@ -158,6 +158,9 @@ pub struct Row {
     pub score: i64,
     #[serde(flatten)]
     pub card: crate::profile::Card,
+    /// The metadata of the result that set the row's standing.
+    #[serde(default)]
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 impl Rows {
@@ -295,6 +298,7 @@ mod tests {
                     player_id: (*id).into(),
                     score: *score,
                     card: Default::default(),
+                    metadata: None,
                 })
                 .collect(),
         }

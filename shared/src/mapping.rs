@@ -54,6 +54,10 @@ pub struct Fields {
     /// When absent, the event's time is when it is ingested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub event_ts: Option<FieldSource>,
+    /// Where the result's metadata is (a JSON object of at most 512 bytes); when absent,
+    /// or when the event has nothing there, the result carries none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<FieldSource>,
 }
 
 /// A score's units: the canonical score is `raw * multiply / divide`, exactly.
@@ -141,6 +145,7 @@ impl Mapping {
             ("fields.mode", Some(&f.mode)),
             ("fields.region", Some(&f.region)),
             ("fields.event_ts", f.event_ts.as_ref()),
+            ("fields.metadata", f.metadata.as_ref()),
         ];
         for (name, source) in all {
             match source {
@@ -165,6 +170,7 @@ impl Mapping {
         for (name, source) in [
             ("fields.score", Some(&f.score)),
             ("fields.event_ts", f.event_ts.as_ref()),
+            ("fields.metadata", f.metadata.as_ref()),
         ] {
             if let Some(FieldSource::Const { .. }) = source {
                 return Err(DomainError::invalid(name, "must come from the event"));
@@ -204,6 +210,12 @@ impl Mapping {
                 .as_ref()
                 .map(|src| self.timestamp(event, src))
                 .transpose()?,
+            // Optional in the event: nothing there is no metadata (a stored mapping's
+            // metadata is always a pointer, see `validated`).
+            metadata: match &f.metadata {
+                Some(FieldSource::Path(p)) => event.pointer(p).filter(|v| !v.is_null()).cloned(),
+                Some(FieldSource::Const { .. }) | None => None,
+            },
         })
     }
 

@@ -5,6 +5,7 @@ use serde::Deserialize;
 
 use crate::error::DomainError;
 use crate::ids::{MatchId, PlayerId};
+use crate::profile::Metadata;
 use crate::score::Score;
 use crate::time::parse_ts;
 use crate::window::parse_name;
@@ -20,6 +21,8 @@ pub struct MatchBody {
     pub match_id: Option<String>,
     pub score: Option<serde_json::Value>,
     pub event_ts: Option<serde_json::Value>,
+    /// A JSON object of at most 512 bytes, kept with each standing this result sets.
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// A validated match result.
@@ -32,6 +35,7 @@ pub struct MatchResult {
     pub match_id: MatchId,
     pub score: Score,
     pub event_ts: Option<i64>,
+    pub metadata: Option<Metadata>,
 }
 
 fn required<'a>(field: &'static str, v: &'a Option<String>) -> Result<&'a str, DomainError> {
@@ -58,6 +62,7 @@ impl MatchResult {
                 .as_ref()
                 .map(|v| parse_ts("event_ts", v))
                 .transpose()?,
+            metadata: body.metadata.map(Metadata::parse).transpose()?,
         })
     }
 }

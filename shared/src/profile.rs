@@ -194,6 +194,51 @@ pub fn metadata(value: Value) -> Result<Map<String, Value>, DomainError> {
     object("metadata", value, MAX_METADATA_BYTES)
 }
 
+/// A result's metadata (a replay id, a car, a loadout), kept as its compact JSON text:
+/// what DynamoDB and Redis store and a row shows. Compact JSON escapes every control
+/// character, so the text never holds the separator Redis keeps it behind.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Metadata(String);
+
+impl Metadata {
+    /// A request's `metadata`, checked (see [`metadata`]).
+    pub fn parse(value: Value) -> Result<Self, DomainError> {
+        let map = metadata(value)?;
+        Ok(Self(Value::Object(map).to_string()))
+    }
+
+    /// Stored text, as written by [`Metadata::parse`]; `None` if it is not a JSON object
+    /// (a row then shows none rather than failing the read).
+    pub fn stored(text: &str) -> Option<Self> {
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(_)) => Some(Self(text.to_owned())),
+            _ => None,
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The object, for a reply.
+    pub fn to_object(&self) -> Map<String, Value> {
+        match serde_json::from_str(&self.0) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        }
+    }
+
+    /// A short fingerprint of the text, kept in a result's receipt so that a retry of
+    /// the match with other metadata is told apart from a true retry.
+    pub fn digest(&self) -> String {
+        use sha2::{Digest, Sha256};
+        Sha256::digest(self.0.as_bytes())[..6]
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+}
+
 /// `value` as a JSON object of at most `limit` bytes of compact JSON.
 fn object(
     field: &'static str,

@@ -188,16 +188,21 @@ async fn a_posted_score_shows_on_the_demo_page_within_a_second() -> Result<()> {
             json!({"display_name": "Ace <b>High</b>", "country": "SE"}),
             json!(["Ace <b>High</b>", "SE"]),
         ),
-        (json!({"display_name": "Ace", "country": "JP"}), json!(["Ace", "JP"])),
+        (
+            json!({"display_name": "Ace", "country": "JP"}),
+            json!(["Ace", "JP"]),
+        ),
     ] {
         let (status, reply) = stack
             .call(reqwest::Method::PUT, "/players/ace/profile", Some(name))
             .await?;
         assert_eq!(status, 200, "{reply}");
-        page.until(FIRST_NAME, shown, Duration::from_secs(3)).await?;
+        page.until(FIRST_NAME, shown, Duration::from_secs(3))
+            .await?;
     }
     assert_eq!(
-        page.eval("document.querySelectorAll('#top b').length").await?,
+        page.eval("document.querySelectorAll('#top b').length")
+            .await?,
         json!(0),
         "a name was read as markup"
     );

@@ -57,6 +57,7 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
     for i in 0..20 {
         ctx.index
             .apply(&IndexEntry {
+                metadata: None,
                 board: b.clone(),
                 direction: Direction::Desc,
                 key: leaderboard::order::RankKey {
@@ -143,6 +144,7 @@ fn standing(
     version: u64,
 ) -> IndexEntry {
     IndexEntry {
+        metadata: None,
         board: b.clone(),
         direction: Direction::Desc,
         key: leaderboard::order::RankKey {

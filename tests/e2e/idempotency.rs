@@ -190,6 +190,7 @@ async fn submit(
     s: i64,
 ) -> Result<IngestReply, ServiceError> {
     let req = leaderboard::service::ingest::SubmitScore {
+        metadata: None,
         board: b.clone(),
         player: crate::support::player("p1"),
         match_id: leaderboard::ids::MatchId::parse(m).unwrap(),
@@ -243,6 +244,7 @@ async fn rows_and_receipts_from_before_rows_kept_receipts_still_answer_and_count
     let now = leaderboard::time::now_ms();
     let ana = PlayerId::parse("ana").unwrap();
     let standing = Standing {
+        metadata: None,
         score: Score::new("score", 10).unwrap(),
         reached_at: now,
         version: 1,

@@ -55,6 +55,7 @@ async fn ordering(url: &str) {
         env.ctx.index.init_board(&board, None, true).await.unwrap();
         for key in keys() {
             let entry = IndexEntry {
+                metadata: None,
                 board: board.clone(),
                 direction: dir,
                 key,
@@ -90,6 +91,7 @@ async fn versions(url: &str) {
     let board = lb(&unique("ver"));
     env.ctx.index.init_board(&board, None, true).await.unwrap();
     let entry = |s: i64, version: u64| IndexEntry {
+        metadata: None,
         board: board.clone(),
         direction: Direction::Desc,
         key: RankKey {
@@ -261,7 +263,7 @@ async fn rebuild_window_and_pages(url: &str) {
     assert_eq!(walked, want);
 
     let picks = [player("p0000"), player("p0999"), player("nobody")];
-    let keys = index.keys_of(&b, Direction::Desc, &picks).await.unwrap();
+    let (keys, _) = index.keys_of(&b, Direction::Desc, &picks).await.unwrap();
     assert_eq!(keys[0].as_ref().map(|k| k.score.get()), Some(0));
     assert_eq!(keys[1].as_ref().map(|k| k.player.as_str()), Some("p0999"));
     assert!(keys[2].is_none());

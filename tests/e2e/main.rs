@@ -14,6 +14,7 @@ mod idempotency;
 mod index;
 mod integrity;
 mod live;
+mod metadata;
 mod moderation;
 mod pagination;
 mod profiles;

@@ -26,6 +26,7 @@ fn entry(
     version: u64,
 ) -> IndexEntry {
     IndexEntry {
+        metadata: None,
         board: b.clone(),
         direction: dir,
         key: RankKey {

@@ -28,8 +28,7 @@ use leaderboard::service::projector::project;
 use leaderboard::service::repair::Reporter;
 
 use crate::support::{
-    Stack, TestEnv, batch, cluster_url, dynamodb_client_at, dynamodb_url, player, redis_url,
-    uncached,
+    Stack, TestEnv, batch, cluster_url, dynamodb_url, player, redis_url, uncached,
 };
 
 fn named(name: &str, country: &str) -> ProfileBody {
@@ -39,20 +38,6 @@ fn named(name: &str, country: &str) -> ProfileBody {
         avatar: Some(format!("avatars/{}", name.to_lowercase().replace(' ', "-"))),
         attributes: None,
     }
-}
-
-/// The test's table and keys with Redis not answering (nothing listens on the port).
-async fn redis_away(env: &TestEnv) -> Result<AppContext> {
-    let store = DynamoScoreStore::new(
-        dynamodb_client_at(&dynamodb_url()).await,
-        env.ctx.store.table(),
-    );
-    let index = RedisRankIndex::new(
-        "redis://127.0.0.1:1",
-        &env.prefix,
-        Duration::from_millis(200),
-    )?;
-    Ok(Context::new(store, index, uncached()))
 }
 
 /// (player, display name) of each row.
@@ -144,7 +129,7 @@ async fn names_on_every_read_and_a_rename_at_once(redis: &str) -> Result<()> {
     every_read_names(&env.ctx, &lb, &after, source).await?;
 
     // Redis not answering: the rows come from DynamoDB, and so do their names.
-    let down = redis_away(&env).await?;
+    let down = env.redis_away().await?;
     every_read_names(&down, &lb, &after, reads::Source::Dynamodb).await?;
     Ok(())
 }
@@ -403,7 +388,7 @@ async fn a_rename_the_write_through_missed_reaches_the_index_from_the_stream() -
     let env = TestEnv::new().await;
     let lb = four_named(&env).await?;
     // The rename lands in DynamoDB while Redis is away: its write-through fails.
-    let away = redis_away(&env).await?;
+    let away = env.redis_away().await?;
     profiles::put(&away, &player("a"), named("Ada II", "SE"), Writer::Server).await?;
     let held = env.ctx.index.cards(&[player("a")]).await?;
     assert_eq!(

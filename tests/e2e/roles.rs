@@ -24,7 +24,7 @@ use leaderboard::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 43] = [
+const CALLS: [&str; 44] = [
     "get_board",
     "create_board",
     "set_status",
@@ -38,6 +38,7 @@ const CALLS: [&str; 43] = [
     "ranked_before",
     "count_before",
     "keys_of",
+    "get_metadata",
     "standings_page",
     "get_checkpoint",
     "put_checkpoint",
@@ -112,6 +113,10 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_board",
             "get_standing",
             "get_row",
+            // Rows' metadata on a read from DynamoDB: a BatchGetItem of standings, which
+            // IAM cannot tell from keys_of's.
+            "get_metadata",
+            "keys_of",
             "ranked_after",
             "ranked_before",
             "count_before",
@@ -124,6 +129,7 @@ const ROLES: [(&str, &[&str]); 12] = [
         &[
             "get_board",
             "keys_of",
+            "get_metadata",
             "ranked_after",
             "ranked_before",
             "count_before",
@@ -131,7 +137,7 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_sketch",
         ],
     ),
-    ("FriendsFunction", &["get_board", "keys_of"]),
+    ("FriendsFunction", &["get_board", "keys_of", "get_metadata"]),
     (
         "BoardsFunction",
         &[
@@ -144,6 +150,9 @@ const ROLES: [(&str, &[&str]); 12] = [
             "append_audit",
             "get_results",
             "history",
+            // The metadata of a sealed window's standings, a BatchGetItem as keys_of is.
+            "get_metadata",
+            "keys_of",
             // An UpdateItem on the board and its list entry, as a status change is.
             "mark_sealed",
             "get_mapping",
@@ -355,6 +364,10 @@ impl Fixture {
                 .map(drop),
             "keys_of" => store
                 .keys_of(lb, std::slice::from_ref(&self.player))
+                .await
+                .map(drop),
+            "get_metadata" => store
+                .get_metadata(&[(lb.clone(), self.player.clone())])
                 .await
                 .map(drop),
             "standings_page" => store.standings_page(lb, 0, None, 5).await.map(drop),

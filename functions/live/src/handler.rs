@@ -43,6 +43,7 @@ mod tests {
         version: u64,
     ) -> EventRecord {
         let s = Standing {
+            metadata: None,
             score: Score::new("score", score).unwrap(),
             reached_at: 1_000,
             version,

@@ -7,6 +7,7 @@ use super::keys::{receipt_pk_sk, standing_partition};
 use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
+use crate::profile::Metadata;
 use crate::score::Score;
 use crate::store::{EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Row};
 
@@ -30,6 +31,9 @@ pub struct StandingItem {
     /// Epoch seconds at which the board's Redis keys expire, for a time window.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_expire_at: Option<i64>,
+    /// The standing's metadata, compact JSON (absent when its result carried none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub md: Option<String>,
     #[serde(flatten)]
     pub kept: KeptItems,
 }
@@ -93,6 +97,9 @@ pub struct InlineReceipt {
     last_match_id: Option<MatchId>,
     #[serde(rename = "r", default, skip_serializing_if = "Option::is_none")]
     previous_rank: Option<u64>,
+    /// The digest of the metadata the request carried, if any.
+    #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
+    metadata_digest: Option<String>,
     #[serde(rename = "e")]
     expires_at: i64,
 }
@@ -109,6 +116,7 @@ impl InlineReceipt {
             updated_at: r.updated_at,
             last_match_id: (r.last_match_id != k.match_id).then(|| r.last_match_id.clone()),
             previous_rank: r.previous_rank,
+            metadata_digest: r.metadata_digest.clone(),
             expires_at: k.expires_at,
         }
     }
@@ -123,6 +131,7 @@ impl InlineReceipt {
                 updated_at: self.updated_at,
                 last_match_id: self.last_match_id.unwrap_or_else(|| self.match_id.clone()),
                 previous_rank: self.previous_rank,
+                metadata_digest: self.metadata_digest,
             },
             match_id: self.match_id,
             expires_at: self.expires_at,
@@ -159,6 +168,7 @@ impl StandingItem {
             last_match_id: s.last_match_id.clone(),
             rk: Some(rank_key.sort_key(direction)),
             index_expire_at,
+            md: s.metadata.as_ref().map(|m| m.as_str().to_owned()),
             kept: KeptItems::default(),
         }
     }
@@ -176,11 +186,18 @@ impl StandingItem {
             version: self.version,
             expire_at: self.index_expire_at,
             kind: crate::store::EntryKind::Standing,
+            metadata: self.metadata(),
         }
+    }
+
+    /// The stored metadata (none if unreadable: a row shows none rather than failing).
+    fn metadata(&self) -> Option<Metadata> {
+        self.md.as_deref().and_then(Metadata::stored)
     }
 
     pub(super) fn standing(self) -> Standing {
         Standing {
+            metadata: self.metadata(),
             score: self.score,
             reached_at: self.reached_at,
             version: self.version,
@@ -314,6 +331,8 @@ pub(super) struct ReceiptItem {
     last_match_id: MatchId,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     previous_rank: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    metadata_digest: Option<String>,
     expires_at: i64,
 }
 
@@ -333,6 +352,7 @@ impl ReceiptItem {
             updated_at: r.updated_at,
             last_match_id: r.last_match_id.clone(),
             previous_rank: r.previous_rank,
+            metadata_digest: r.metadata_digest.clone(),
             expires_at: k.expires_at,
         }
     }
@@ -347,6 +367,7 @@ impl ReceiptItem {
             updated_at: self.updated_at,
             last_match_id: self.last_match_id,
             previous_rank: self.previous_rank,
+            metadata_digest: self.metadata_digest,
         }
     }
 }

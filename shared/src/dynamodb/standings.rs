@@ -9,9 +9,10 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::items::{KeptItems, ReceiptItem, RemovedItem, Slot, StandingItem};
-use super::keys::{Item, receipt_key, receipts_partition, standing_key};
+use super::keys::{Item, receipt_key, receipts_partition, standing_key, standing_partition};
 use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::profile::Metadata;
 use crate::store::StoreError;
 use crate::store::{Commit, CommitOutcome, Consistency, Receipt, Removal, Row, StandingStore};
 
@@ -53,6 +54,36 @@ impl DynamoScoreStore {
 }
 
 impl StandingStore for DynamoScoreStore {
+    #[instrument(skip(self, rows), fields(count = rows.len()))]
+    async fn get_metadata(
+        &self,
+        rows: &[(LeaderboardId, PlayerId)],
+    ) -> Result<Vec<Option<Metadata>>, StoreError> {
+        let keys = rows.iter().map(|(lb, p)| standing_key(lb, p)).collect();
+        let items = self
+            .batch_get(
+                keys,
+                Some("pk, sk, md"),
+                Consistency::Eventual,
+                "BatchGetItem(metadata)",
+            )
+            .await?;
+        let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        let mut found: HashMap<(String, String), Metadata> = HashMap::new();
+        for item in items {
+            let (Some(pk), Some(sk)) = (text(&item, "pk"), text(&item, "sk")) else {
+                continue;
+            };
+            if let Some(md) = text(&item, "md").and_then(|t| Metadata::stored(&t)) {
+                found.insert((pk, sk), md);
+            }
+        }
+        Ok(rows
+            .iter()
+            .map(|(lb, p)| found.remove(&(standing_partition(lb, p), p.to_string())))
+            .collect())
+    }
+
     async fn get_standing(
         &self,
         lb: &LeaderboardId,

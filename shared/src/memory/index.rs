@@ -16,8 +16,8 @@ use crate::order::{Direction, RankKey, RankMode, Start, places, position_after, 
 use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, RowCards, Slice, TOP_WINDOW, TopWindow,
-    VersionedCard,
+    REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, RowCards, RowMetadata, Slice, TOP_WINDOW,
+    TopWindow, VersionedCard,
 };
 use crate::ttl_cache::lock;
 
@@ -144,6 +144,7 @@ impl RankIndex for MemoryIndex {
                 rank_approximate: false,
                 total_approximate: false,
                 cards: None,
+                metadata: None,
             }))
         })?
     }
@@ -153,12 +154,17 @@ impl RankIndex for MemoryIndex {
         lb: &LeaderboardId,
         dir: Direction,
         n: u64,
-    ) -> Result<(Vec<RankKey>, u64, RowCards), IndexError> {
+    ) -> Result<(Vec<RankKey>, u64, RowCards, RowMetadata), IndexError> {
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
             let total = ranked.len() as u64;
-            Ok((ranked.into_iter().take(n as usize).collect(), total, None))
+            Ok((
+                ranked.into_iter().take(n as usize).collect(),
+                total,
+                None,
+                None,
+            ))
         })?
     }
 
@@ -195,6 +201,7 @@ impl RankIndex for MemoryIndex {
                 total: ranked.len() as u64,
                 clock: b.tick(),
                 cards: None,
+                metadata: None,
             })
         })?
     }
@@ -226,6 +233,7 @@ impl RankIndex for MemoryIndex {
                 rows,
                 total: ranked.len() as u64,
                 cards: None,
+                metadata: None,
             })
         })?
     }
@@ -235,13 +243,14 @@ impl RankIndex for MemoryIndex {
         lb: &LeaderboardId,
         _dir: Direction,
         players: &[PlayerId],
-    ) -> Result<Vec<Option<RankKey>>, IndexError> {
+    ) -> Result<(Vec<Option<RankKey>>, RowMetadata), IndexError> {
         self.with(lb, |b| {
             b.ready()?;
-            Ok(players
+            let keys = players
                 .iter()
                 .map(|p| b.live.get(p.as_str()).map(|(_, k)| k.clone()))
-                .collect())
+                .collect();
+            Ok((keys, None))
         })?
     }
 
@@ -365,8 +374,18 @@ impl RankIndex for MemoryIndex {
                 entries,
                 clock: b.tick(),
                 cards: None,
+                metadata: None,
             })
         })?
+    }
+
+    async fn row_metadata(
+        &self,
+        _lb: &LeaderboardId,
+        _players: &[PlayerId],
+    ) -> Result<RowMetadata, IndexError> {
+        self.up()?;
+        Ok(None)
     }
 
     async fn cards(&self, players: &[PlayerId]) -> Result<Vec<Option<VersionedCard>>, IndexError> {

@@ -86,6 +86,7 @@ pub async fn seed(
             event_ts: None,
             want_previous_rank: false,
             reached_at: None,
+            metadata: None,
         };
         ingest::submit_score(ctx, req)
             .await

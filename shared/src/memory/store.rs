@@ -51,6 +51,7 @@ impl Stored {
             version: self.standing.version,
             expire_at: self.expire_at,
             kind: crate::store::EntryKind::Standing,
+            metadata: self.standing.metadata.clone(),
         }
     }
 }
@@ -256,6 +257,17 @@ impl Tables {
 }
 
 impl StandingStore for MemoryStore {
+    async fn get_metadata(
+        &self,
+        rows: &[(LeaderboardId, PlayerId)],
+    ) -> Result<Vec<Option<crate::profile::Metadata>>, StoreError> {
+        let mut out = Vec::with_capacity(rows.len());
+        for (lb, p) in rows {
+            out.push(self.get_standing(lb, p).await?.and_then(|s| s.metadata));
+        }
+        Ok(out)
+    }
+
     async fn get_standing(
         &self,
         lb: &LeaderboardId,

@@ -57,10 +57,20 @@ fn flag(yes: bool) -> &'static str {
 
 /// The four arguments every script takes per change: player, version, zscore, member
 /// (for a removal or an erasure an empty zscore and `removed` or `erased`).
+/// A member with the standing's metadata after the record separator (see `prelude.lua`).
+fn with_metadata(member: String, md: Option<&crate::profile::Metadata>) -> String {
+    match md {
+        Some(md) => format!("{member}\u{1e}{}", md.as_str()),
+        None => member,
+    }
+}
+
 fn standing(inv: &mut ScriptInvocation<'_>, e: &IndexEntry) {
     inv.arg(&e.key.player).arg(e.version);
     match e.kind {
-        EntryKind::Standing => inv.arg(e.key.zscore(e.direction)).arg(e.key.member()),
+        EntryKind::Standing => inv
+            .arg(e.key.zscore(e.direction))
+            .arg(with_metadata(e.key.member(), e.metadata.as_ref())),
         EntryKind::Removed => inv.arg("").arg("removed"),
         EntryKind::Erased => inv.arg("").arg("erased"),
     };

@@ -37,12 +37,32 @@ pub(super) fn decode_entries(dir: Direction, flat: Flat) -> Result<Vec<RankKey>,
         .collect()
 }
 
-/// Parses a hash value `version[:stamp]|zscore|member` into its key.
+/// Parses a hash value `version[:stamp]|zscore|member[\x1emetadata]` into its key.
 pub(super) fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> {
+    let value = value.split('\u{1e}').next()?;
     let mut parts = value.splitn(3, '|');
     let _version = parts.next()?;
     let zscore: f64 = parts.next()?.parse().ok()?;
     RankKey::from_entry(dir, parts.next()?, zscore)
+}
+
+/// Rows' metadata as the scripts return them: one string per row, empty for none (nil
+/// when not sent).
+pub(super) type RawMetadata = Option<Vec<String>>;
+
+/// The metadata after a hash value (`decode_hash_value`), if any.
+pub(super) fn metadata_in(value: &str) -> Option<crate::profile::Metadata> {
+    let (_, md) = value.split_once('\u{1e}')?;
+    crate::profile::Metadata::stored(md)
+}
+
+/// Rows' metadata decoded; unreadable text counts as none.
+pub(super) fn decode_metadata(raw: RawMetadata) -> crate::store::RowMetadata {
+    raw.map(|all| {
+        all.iter()
+            .map(|md| crate::profile::Metadata::stored(md))
+            .collect()
+    })
 }
 
 /// Card copies as the scripts return them (see [`decode_card`]; nil for none).

@@ -8,8 +8,8 @@ use tracing::instrument;
 
 use super::calls::{self, Call};
 use super::codec::{
-    Flat, RawCards, decode_card, decode_cards, decode_entries, decode_hash_value, encode_card,
-    health_of, ready, reply_err,
+    Flat, RawCards, RawMetadata, decode_card, decode_cards, decode_entries, decode_hash_value,
+    decode_metadata, encode_card, health_of, metadata_in, ready, reply_err,
 };
 use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, CARD_TTL, LOAD_CHUNK, RedisRankIndex};
@@ -18,7 +18,7 @@ use crate::order::{Direction, RankKey, RankMode};
 use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RankSketch, RowCards, Slice, TopWindow, VersionedCard,
+    REPAIR_CLAIM, RankIndex, RankSketch, RowCards, RowMetadata, Slice, TopWindow, VersionedCard,
 };
 
 impl RedisRankIndex {
@@ -125,8 +125,8 @@ impl RankIndex for RedisRankIndex {
             mode,
             cards: &self.inline_cards,
         };
-        type Reply = (String, i64, u64, u64, Flat, u64, RawCards);
-        let (state, rank, total, lo, flat, first_place, cards): Reply = self.run(&call).await?;
+        type Reply = (String, i64, u64, u64, Flat, u64, RawCards, RawMetadata);
+        let (state, rank, total, lo, flat, first_place, cards, md): Reply = self.run(&call).await?;
         ready(&state)?;
         if rank < 0 {
             return Ok(None);
@@ -140,6 +140,7 @@ impl RankIndex for RedisRankIndex {
             rank_approximate: false,
             total_approximate: false,
             cards: decode_cards(cards),
+            metadata: decode_metadata(md),
         }))
     }
 
@@ -149,16 +150,18 @@ impl RankIndex for RedisRankIndex {
         lb: &LeaderboardId,
         dir: Direction,
         n: u64,
-    ) -> Result<(Vec<RankKey>, u64, RowCards), IndexError> {
+    ) -> Result<(Vec<RankKey>, u64, RowCards, RowMetadata), IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::Top {
             keys: &keys,
             n,
             cards: &self.inline_cards,
         };
-        let (state, flat, total, cards): (String, Flat, u64, RawCards) = self.run(&call).await?;
+        type Reply = (String, Flat, u64, RawCards, RawMetadata);
+        let (state, flat, total, cards, md): Reply = self.run(&call).await?;
         ready(&state)?;
-        Ok((decode_entries(dir, flat)?, total, decode_cards(cards)))
+        let entries = decode_entries(dir, flat)?;
+        Ok((entries, total, decode_cards(cards), decode_metadata(md)))
     }
 
     #[instrument(skip(self))]
@@ -179,8 +182,18 @@ impl RankIndex for RedisRankIndex {
             mode,
             cards: &self.inline_cards,
         };
-        type Reply = (String, u64, u64, Flat, u64, Vec<i64>, i64, RawCards);
-        let (state, before, total, flat, first_place, stamps, clock, cards): Reply =
+        type Reply = (
+            String,
+            u64,
+            u64,
+            Flat,
+            u64,
+            Vec<i64>,
+            i64,
+            RawCards,
+            RawMetadata,
+        );
+        let (state, before, total, flat, first_place, stamps, clock, cards, md): Reply =
             self.run(&call).await?;
         ready(&state)?;
         if stamps.len() != flat.len() {
@@ -194,6 +207,7 @@ impl RankIndex for RedisRankIndex {
             stamps,
             clock,
             cards: decode_cards(cards),
+            metadata: decode_metadata(md),
         })
     }
 
@@ -218,8 +232,9 @@ impl RankIndex for RedisRankIndex {
             u64,
             Vec<(String, u64, u64, String, String)>,
             RawCards,
+            RawMetadata,
         );
-        let (state, total, flat, cards): Reply = self.run(&call).await?;
+        let (state, total, flat, cards, md): Reply = self.run(&call).await?;
         ready(&state)?;
         let rows = flat
             .into_iter()
@@ -241,6 +256,7 @@ impl RankIndex for RedisRankIndex {
             rows,
             total,
             cards: decode_cards(cards),
+            metadata: decode_metadata(md),
         })
     }
 
@@ -250,7 +266,7 @@ impl RankIndex for RedisRankIndex {
         lb: &LeaderboardId,
         dir: Direction,
         players: &[PlayerId],
-    ) -> Result<Vec<Option<RankKey>>, IndexError> {
+    ) -> Result<(Vec<Option<RankKey>>, RowMetadata), IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::KeysOf {
             keys: &keys,
@@ -261,7 +277,12 @@ impl RankIndex for RedisRankIndex {
         if values.len() != players.len() {
             return Err(reply_err("keys_of reply count"));
         }
-        values
+        // The hash values carry each entry's metadata too (see `prelude.lua`).
+        let metadata = values
+            .iter()
+            .map(|v| v.as_deref().and_then(metadata_in))
+            .collect();
+        let keys = values
             .into_iter()
             .map(|v| match v {
                 None => Ok(None),
@@ -269,7 +290,8 @@ impl RankIndex for RedisRankIndex {
                     .map(Some)
                     .ok_or_else(|| reply_err("undecodable hash value")),
             })
-            .collect()
+            .collect::<Result<_, IndexError>>()?;
+        Ok((keys, Some(metadata)))
     }
 
     #[instrument(skip(self))]
@@ -382,8 +404,16 @@ impl RankIndex for RedisRankIndex {
             cards: &self.inline_cards,
             held: cards_held,
         };
-        type Reply = (String, String, u64, Option<Flat>, i64, RawCards);
-        let (state, version, total, flat, clock, cards): Reply = self.run(&call).await?;
+        type Reply = (
+            String,
+            String,
+            u64,
+            Option<Flat>,
+            i64,
+            RawCards,
+            RawMetadata,
+        );
+        let (state, version, total, flat, clock, cards, md): Reply = self.run(&call).await?;
         ready(&state)?;
         Ok(TopWindow {
             version,
@@ -391,7 +421,33 @@ impl RankIndex for RedisRankIndex {
             entries: flat.map(|f| decode_entries(dir, f)).transpose()?,
             clock,
             cards: decode_cards(cards),
+            metadata: decode_metadata(md),
         })
+    }
+
+    #[instrument(skip_all, fields(count = players.len()))]
+    async fn row_metadata(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> Result<RowMetadata, IndexError> {
+        if players.is_empty() {
+            return Ok(Some(Vec::new()));
+        }
+        let keys = self.board_keys(lb);
+        let values: Vec<Option<String>> = self
+            .command(
+                redis::cmd("HMGET")
+                    .arg(&keys.h)
+                    .arg(players.iter().map(PlayerId::as_str).collect::<Vec<_>>()),
+            )
+            .await?;
+        Ok(Some(
+            values
+                .iter()
+                .map(|v| v.as_deref().and_then(metadata_in))
+                .collect(),
+        ))
     }
 
     #[instrument(skip_all, fields(count = players.len()))]

@@ -25,6 +25,7 @@ use crate::board::{Board, BoardStatus, Fold, Standing};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
+use crate::profile::Metadata;
 use crate::score::Score;
 use crate::service::ServiceError;
 use crate::store::IndexError;
@@ -47,6 +48,9 @@ pub struct ScoreBody {
     /// When the match ended (RFC 3339 or ms); defaults to now. On a time-window board it
     /// must fall inside the window.
     pub event_ts: Option<serde_json::Value>,
+    /// A JSON object of at most 512 bytes, kept with the standing when this result sets
+    /// it and shown on the player's row.
+    pub metadata: Option<serde_json::Value>,
 }
 
 /// A validated submission.
@@ -63,6 +67,8 @@ pub struct SubmitScore {
     /// The reached-at to record if the score changes; `None` means the commit time.
     /// A fan-out gives all its boards the request's time, so ties break alike on each.
     pub reached_at: Option<i64>,
+    /// The result's metadata, kept with the standing if this result sets it.
+    pub metadata: Option<Metadata>,
 }
 
 impl SubmitScore {
@@ -86,6 +92,7 @@ impl SubmitScore {
             .as_ref()
             .map(|v| crate::time::parse_ts("event_ts", v))
             .transpose()?;
+        let metadata = body.metadata.map(Metadata::parse).transpose()?;
         Ok(Self {
             board,
             player,
@@ -94,6 +101,7 @@ impl SubmitScore {
             event_ts,
             want_previous_rank: true,
             reached_at: None,
+            metadata,
         })
     }
 }
@@ -265,8 +273,10 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
             req.reached_at.unwrap_or(now),
         ) {
             // A player whose standing was removed starts over after the removal.
-            Ok(fold) if current.is_none() => fold.after_removal(row.version),
-            Ok(fold) => fold,
+            Ok(fold) if current.is_none() => fold
+                .after_removal(row.version)
+                .carrying(req.metadata.clone()),
+            Ok(fold) => fold.carrying(req.metadata.clone()),
             // A retry of an accepted match must replay, even if folding it again would
             // now be refused (a SUM total near the limit); the row may have been stale.
             Err(e) => {
@@ -395,6 +405,7 @@ fn outcome<'a>(
         updated_at: standing.reached_at,
         last_match_id: standing.last_match_id.clone(),
         previous_rank: None,
+        metadata_digest: req.metadata.as_ref().map(Metadata::digest),
     };
     (standing, receipt)
 }
@@ -419,7 +430,8 @@ async fn replay<S: ScoreStore, I: RankIndex>(
     let Some(receipt) = receipt else {
         return Ok(None);
     };
-    if receipt.submitted != req.score {
+    let digest = req.metadata.as_ref().map(Metadata::digest);
+    if receipt.submitted != req.score || receipt.metadata_digest != digest {
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
     }
     let mut reply = IngestReply::new(req, &receipt, true);
@@ -455,6 +467,7 @@ async fn place<S, I: RankIndex>(
                 version: s.version,
                 expire_at,
                 kind: crate::store::EntryKind::Standing,
+                metadata: s.metadata.clone(),
             };
             ctx.index.apply(&entry).await.map(|p| match p.health {
                 Health::Ready => Placed::At(p.rank, p.total),

@@ -137,8 +137,8 @@ async fn seed<I: LiveViews>(
 /// How long a snapshot's seed may hold a view's gate (it frees it at once when done).
 const SEED_GATE_MS: u64 = 1_000;
 
-/// The rows of `view` in the index now, each with its player's current card; false
-/// when some cards could not be read (those rows show null names).
+/// The rows of `view` in the index now, each with its player's current card and its
+/// metadata; false when some could not be read (those rows show nulls).
 async fn rows_of<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
@@ -150,11 +150,12 @@ async fn rows_of<S: ScoreStore, I: RankIndex>(
         player_id: key.player,
         score: key.score.get(),
         card: Card::default(),
+        metadata: None,
     };
-    let (mut rows, cards) = match view {
+    let (mut rows, known) = match view {
         View::Top { n } => {
-            let (keys, _, cards) = ctx.index.top_named(lb, dir, *n).await?;
-            let known = names::known(&keys, cards);
+            let (keys, _, cards, metadata) = ctx.index.top_named(lb, dir, *n).await?;
+            let known = names::known(&keys, cards, metadata);
             let rows = Rows {
                 rank: None,
                 score: None,
@@ -169,7 +170,7 @@ async fn rows_of<S: ScoreStore, I: RankIndex>(
                 .await?
             {
                 Some(a) => {
-                    let known = names::known(&a.entries, a.cards);
+                    let known = names::known(&a.entries, a.cards, a.metadata);
                     let score = a
                         .entries
                         .iter()
@@ -185,17 +186,15 @@ async fn rows_of<S: ScoreStore, I: RankIndex>(
                     };
                     (rows, known)
                 }
-                None => (Rows::default(), None),
+                None => (Rows::default(), names::Known::default()),
             }
         }
     };
-    if !ctx.settings.names_on_rows {
-        return Ok((rows, true));
-    }
     let players: Vec<&str> = rows.entries.iter().map(|r| r.player_id.as_str()).collect();
-    let (found, complete) = names::cards_of(ctx, &players, cards, true).await;
-    for (row, card) in rows.entries.iter_mut().zip(found) {
+    let (found, complete) = names::details_of(ctx, lb, &players, known, true).await;
+    for (row, (card, md)) in rows.entries.iter_mut().zip(found) {
         row.card = card;
+        row.metadata = md.map(|m| m.to_object());
     }
     Ok((rows, complete))
 }

@@ -222,6 +222,7 @@ async fn prepare_window<S: ScoreStore, I: RankIndex>(
         event_ts: Some(ts),
         want_previous_rank: true,
         reached_at: Some(now),
+        metadata: m.metadata.clone(),
     };
     Ok(
         match prepare(ctx, &board, &req, Consistency::Eventual).await {

@@ -34,7 +34,7 @@ pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use profile::{ProfileStore, StoredProfile, VersionedCard};
 pub use rank_index::{
     Around, BatchApplied, EntryKind, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RowCards, Slice, TOP_WINDOW, TopWindow,
+    REPAIR_CLAIM, RankIndex, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};

@@ -5,6 +5,7 @@ use std::future::Future;
 use super::{RankSketch, VersionedCard};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
+use crate::profile::Metadata;
 use crate::store::IndexError;
 
 /// One change of a player's place on a board, as the rank index applies it: usually a
@@ -19,6 +20,9 @@ pub struct IndexEntry {
     /// Epoch seconds at which the board's keys expire (closed windows), if ever.
     pub expire_at: Option<i64>,
     pub kind: EntryKind,
+    /// The standing's metadata (see [`crate::board::Standing::metadata`]), kept with
+    /// the entry and shown on its row.
+    pub metadata: Option<Metadata>,
 }
 
 /// What an [`IndexEntry`] does to the player's place.
@@ -58,6 +62,7 @@ impl IndexEntry {
             version,
             expire_at,
             kind,
+            metadata: None,
         }
     }
 }
@@ -107,6 +112,11 @@ pub struct Placement {
 /// caller asks [`RankIndex::cards`].
 pub type RowCards = Option<Vec<Option<VersionedCard>>>;
 
+/// The metadata of a read's rows (see [`crate::board::Standing::metadata`]), read with
+/// the rows from the board's own keys: per row, `None` where the standing has none.
+/// `None` as a whole when this index keeps none (the caller reads the standings).
+pub type RowMetadata = Option<Vec<Option<Metadata>>>;
+
 /// A slice of a board around one player.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Around {
@@ -125,6 +135,8 @@ pub struct Around {
     pub total_approximate: bool,
     /// The entries' cards, if read with them.
     pub cards: RowCards,
+    /// The entries' metadata, if read with them.
+    pub metadata: RowMetadata,
 }
 
 /// Where a page of a board starts.
@@ -165,6 +177,8 @@ pub struct Slice {
     pub clock: i64,
     /// The entries' cards, if read with them.
     pub cards: RowCards,
+    /// The entries' metadata, if read with them.
+    pub metadata: RowMetadata,
 }
 
 /// A player's row among [`PlayerRows`].
@@ -186,6 +200,8 @@ pub struct PlayerRows {
     pub total: u64,
     /// The rows' cards, if read with them.
     pub cards: RowCards,
+    /// The rows' metadata, if read with them.
+    pub metadata: RowMetadata,
 }
 
 /// How many of a board's best places the top window covers: every change inside it
@@ -205,6 +221,8 @@ pub struct TopWindow {
     pub clock: i64,
     /// The cards of the window's first `named` entries (see [`RankIndex::top_window`]).
     pub cards: RowCards,
+    /// Their metadata, sent with the cards (and held with them).
+    pub metadata: RowMetadata,
 }
 
 /// The ranking index. Every method is one round trip; applies are version-checked.
@@ -242,18 +260,19 @@ pub trait RankIndex: Send + Sync {
         n: u64,
     ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send {
         async move {
-            let (keys, total, _) = self.top_named(lb, dir, n).await?;
+            let (keys, total, _, _) = self.top_named(lb, dir, n).await?;
             Ok((keys, total))
         }
     }
 
-    /// [`Self::top`] with the entries' cards, if this index reads them with the rows.
+    /// [`Self::top`] with the entries' cards and metadata, if this index reads them with
+    /// the rows.
     fn top_named(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         n: u64,
-    ) -> impl Future<Output = Result<(Vec<RankKey>, u64, RowCards), IndexError>> + Send;
+    ) -> impl Future<Output = Result<(Vec<RankKey>, u64, RowCards, RowMetadata), IndexError>> + Send;
 
     /// One page of up to `limit` entries in rank order, starting `at`, with the first
     /// one's place under `mode` and each one's stamp.
@@ -276,13 +295,14 @@ pub trait RankIndex: Send + Sync {
         mode: RankMode,
     ) -> impl Future<Output = Result<PlayerRows, IndexError>> + Send;
 
-    /// The current key of each player, `None` for players without a score.
+    /// The current key of each player, `None` for players without a score, and each
+    /// player's metadata (as [`RowMetadata`], read with the keys).
     fn keys_of(
         &self,
         lb: &LeaderboardId,
         dir: Direction,
         players: &[PlayerId],
-    ) -> impl Future<Output = Result<Vec<Option<RankKey>>, IndexError>> + Send;
+    ) -> impl Future<Output = Result<(Vec<Option<RankKey>>, RowMetadata), IndexError>> + Send;
 
     /// Marks a new (empty) board's index complete. `expire_at`: epoch seconds, if any;
     /// `dense_ranks`: whether the index keeps the board's distinct scores (every apply
@@ -352,6 +372,15 @@ pub trait RankIndex: Send + Sync {
         named: u64,
         cards_held: bool,
     ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
+
+    /// The metadata the index keeps with the players' entries on `lb`, in the order
+    /// asked (`None` inside: no entry, or no metadata); `None` as a whole when this index
+    /// keeps none (the caller reads the standings).
+    fn row_metadata(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<RowMetadata, IndexError>> + Send;
 
     /// The index's copies of the players' cards, in the order asked (`None`: no copy).
     /// One round trip (on a cluster, one call per slot, all at once).

@@ -92,6 +92,7 @@ mod tests {
         KeptReceipt {
             match_id: MatchId::parse(m).unwrap(),
             receipt: Receipt {
+                metadata_digest: None,
                 submitted: Score::new("score", 1).unwrap(),
                 score: Score::new("score", 1).unwrap(),
                 previous_score: None,

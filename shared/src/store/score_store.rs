@@ -27,6 +27,9 @@ pub struct Receipt {
     pub last_match_id: MatchId,
     /// The player's rank before this submission, when the caller asked for it.
     pub previous_rank: Option<u64>,
+    /// The digest of the metadata the request carried ([`crate::profile::Metadata::digest`]),
+    /// so that a retry with other metadata is a conflict, not a replay.
+    pub metadata_digest: Option<String>,
 }
 
 /// One conditional write of the player's row: the new standing (if the fold applied)
@@ -180,6 +183,15 @@ pub trait StandingStore: Send + Sync {
         lb: &LeaderboardId,
         player: &PlayerId,
     ) -> impl Future<Output = Result<Option<Standing>, StoreError>> + Send;
+
+    /// The metadata of the standings of (board, player) `rows`, in the order asked
+    /// (`None`: no standing, or its result carried none): one BatchGetItem per 100.
+    /// Eventually consistent: for rows read from the rank order, which is itself
+    /// eventually consistent, or from sealed windows, which no longer change.
+    fn get_metadata(
+        &self,
+        rows: &[(LeaderboardId, PlayerId)],
+    ) -> impl Future<Output = Result<Vec<Option<crate::profile::Metadata>>, StoreError>> + Send;
 
     /// The player's row: their standing, its version and receipts (see [`Row`]).
     /// [`Consistency::Eventual`] costs half a strong read and may be stale; a write

@@ -28,6 +28,7 @@ async fn family(ctx: &Ctx, game: &str) {
 
 fn result(game: &str, region: &str, m: &str, score: i64, event_ts: Option<i64>) -> MatchResult {
     MatchResult {
+        metadata: None,
         game: game.into(),
         mode: "ranked".into(),
         region: region.into(),

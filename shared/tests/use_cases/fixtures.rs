@@ -53,6 +53,7 @@ pub async fn submit(
     score: i64,
 ) -> Result<IngestReply, ServiceError> {
     let req = SubmitScore {
+        metadata: None,
         board: board.clone(),
         player: player(p),
         match_id: match_id(m),

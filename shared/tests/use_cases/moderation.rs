@@ -120,7 +120,8 @@ async fn an_erasure_resumes_from_its_cursor_and_leaves_nothing_of_the_player() {
             ctx.index
                 .keys_of(b, leaderboard::order::Direction::Desc, &[player("p01")])
                 .await
-                .unwrap(),
+                .unwrap()
+                .0,
             [None]
         );
         assert_index_matches_store(&ctx, b).await;

@@ -149,6 +149,21 @@ impl TestEnv {
         (game, "ranked".into())
     }
 
+    /// This test's table and keys with Redis not answering (nothing listens on the
+    /// port): every read is served degraded, from DynamoDB.
+    pub async fn redis_away(&self) -> Result<AppContext> {
+        let store = DynamoScoreStore::new(
+            dynamodb_client_at(&dynamodb_url()).await,
+            self.ctx.store.table(),
+        );
+        let index = RedisRankIndex::new(
+            "redis://127.0.0.1:1",
+            &self.prefix,
+            Duration::from_millis(200),
+        )?;
+        Ok(Context::new(store, index, uncached()))
+    }
+
     /// One match result through the fan-out.
     pub async fn submit_match(
         &self,
@@ -160,6 +175,7 @@ impl TestEnv {
         event_ts: Option<i64>,
     ) -> Result<MatchReply, leaderboard::service::ServiceError> {
         let m = MatchResult {
+            metadata: None,
             game: game.clone(),
             mode: mode.clone(),
             region: region.into(),
@@ -179,6 +195,7 @@ impl TestEnv {
         value: i64,
     ) -> Result<IngestReply, leaderboard::service::ServiceError> {
         let req = SubmitScore {
+            metadata: None,
             board: board.clone(),
             player: player(p),
             match_id: MatchId::parse(match_id).expect("test match id"),
@@ -198,6 +215,7 @@ impl TestEnv {
         let items: Vec<WriteRequest> = (0..players)
             .map(|i| {
                 let standing = leaderboard::board::Standing {
+                    metadata: None,
                     score: score((i * 7_919 % 100_000) as i64),
                     reached_at: 1_700_000_000_000 + i as i64,
                     version: 1,

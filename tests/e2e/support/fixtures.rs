@@ -91,6 +91,7 @@ pub fn index_entry(
     version: u64,
 ) -> leaderboard::store::IndexEntry {
     leaderboard::store::IndexEntry {
+        metadata: None,
         board: board.clone(),
         direction: leaderboard::order::Direction::Desc,
         key: leaderboard::order::RankKey {

@@ -19,7 +19,8 @@ local cur = redis.call('HMGET', th, unpack(players))
 local tombs = redis.call('HMGET', x, unpack(players))
 local zrem, zadd, hset, hdel, gone, seen = {}, {}, {}, {}, {}, {}
 for i = 1, n do
-  local player, version, zscore, member = ARGV[4 * i - 3], ARGV[4 * i - 2], ARGV[4 * i - 1], ARGV[4 * i]
+  local player, version, zscore = ARGV[4 * i - 3], ARGV[4 * i - 2], ARGV[4 * i - 1]
+  local member, md = split_md(ARGV[4 * i])
   local v = tonumber(version)
   local keep = not (tombs[i] and tonumber(tombs[i]) >= v)
   if cur[i] then
@@ -40,7 +41,7 @@ for i = 1, n do
     zadd[#zadd + 1] = zscore
     zadd[#zadd + 1] = member
     hset[#hset + 1] = player
-    hset[#hset + 1] = value_of(version, clock(), zscore, member)
+    hset[#hset + 1] = value_of(version, clock(), zscore, member, md)
   end
 end
 if #zrem > 0 then

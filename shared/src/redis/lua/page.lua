@@ -3,7 +3,8 @@
 -- the first entry's place under the rank mode, each entry's stamp (when it took its
 -- place, see `parse`) and the server's clock now, which a walk compares (pages.rs).
 -- Returns {state, 0-based rank of the first entry, size, entries with zscores, place,
--- stamps, clock, the entries' card copies (`cards_of`, with the card prefix `cards`)}.
+-- stamps, clock, the entries' card copies (`cards_of`, with the card prefix `cards`),
+-- their metadata (as `metadata_of`)}.
 -- A key's position is ZCOUNT over lower scores plus a binary search among equal scores,
 -- comparing members byte by byte (Lua's `<` on strings follows the server's locale).
 local z, h, m, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
@@ -38,7 +39,7 @@ end
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, 0, 0, {}, 0, {}, 0, false}
+  return {state, 0, 0, {}, 0, {}, 0, false, {}}
 end
 local pos, count = 0, limit
 if kind == 'after' then
@@ -50,7 +51,7 @@ elseif kind == 'before' then
 elseif kind == 'at' then
   pos = rank0
 end
-local rows, stamps = {}, {}
+local rows, stamps, mds = {}, {}, {}
 if count > 0 then
   rows = redis.call('ZRANGE', z, pos, pos + count - 1, 'WITHSCORES')
 end
@@ -58,7 +59,7 @@ local first = 1
 if #rows > 0 then
   first = place(z, d, m, mode, pos, rows[2])
   if not first then
-    return {'stale', 0, 0, {}, 0, {}, 0, false}
+    return {'stale', 0, 0, {}, 0, {}, 0, false, {}}
   end
   local players = {}
   for i = 1, #rows, 2 do
@@ -67,12 +68,12 @@ if #rows > 0 then
   end
   local values = redis.call('HMGET', h, unpack(players))
   for i = 1, #values do
-    local stamp = 0
+    local stamp, md = 0, ''
     if values[i] then
-      local _, _, _, s = parse(values[i])
-      stamp = s
+      local _, _, _, s, vmd = parse(values[i])
+      stamp, md = s, vmd
     end
-    stamps[i] = stamp
+    stamps[i], mds[i] = stamp, md
   end
 end
-return {state, pos, redis.call('ZCARD', z), rows, first, stamps, clock(), cards_of(cards, rows, 'scored')}
+return {state, pos, redis.call('ZCARD', z), rows, first, stamps, clock(), cards_of(cards, rows, 'scored'), mds}

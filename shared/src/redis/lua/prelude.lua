@@ -42,23 +42,31 @@ local function card_copy(value)
   return string.sub(value, #from + 2)
 end
 
--- The card copies of the players of `list`: sorted-set entries with their scores
--- (`kind` 'scored', members at odd places), members alone ('members'; a member is the
--- 13-digit reached-at, ':', then the player) or players ('players'); false when
--- `prefix` is empty (on a cluster the copies live in other slots and the caller reads
--- them itself).
-local function cards_of(prefix, list, kind)
-  if prefix == '' then
-    return false
-  end
-  local keys = {}
+-- The players of `list`: sorted-set entries with their scores (`kind` 'scored',
+-- members at odd places), members alone ('members'; a member is the 13-digit
+-- reached-at, ':', then the player) or players ('players').
+local function players_in(list, kind)
+  local players = {}
   local step = kind == 'scored' and 2 or 1
   for i = 1, #list, step do
     local player = list[i]
     if kind ~= 'players' then
       player = string.sub(player, 15)
     end
-    keys[#keys + 1] = prefix .. player
+    players[#players + 1] = player
+  end
+  return players
+end
+
+-- The card copies of the players of `list` (see `players_in`); false when `prefix` is
+-- empty (on a cluster the copies live in other slots and the caller reads them itself).
+local function cards_of(prefix, list, kind)
+  if prefix == '' then
+    return false
+  end
+  local keys = {}
+  for i, player in ipairs(players_in(list, kind)) do
+    keys[i] = prefix .. player
   end
   if #keys == 0 then
     return {}
@@ -102,15 +110,50 @@ local function checked(m, z, h)
   return state, keeps
 end
 
--- Parses a hash value into (version, member, zscore, stamp).
+-- A standing's metadata (compact JSON, see `Metadata` in profile.rs) travels after its
+-- member, and is kept after its hash value, behind the record separator \30, which
+-- neither a member nor compact JSON holds. Splits it off: (member or value, metadata
+-- or '').
+local function split_md(s)
+  local cut = string.find(s, '\30', 1, true)
+  if not cut then
+    return s, ''
+  end
+  return string.sub(s, 1, cut - 1), string.sub(s, cut + 1)
+end
+
+-- Parses a hash value into (version, member, zscore, stamp, metadata or '').
 local function parse(value)
-  local v, stamp, zscore, member = string.match(value, '^(%d+):?(%d*)|([^|]*)|(.+)$')
-  return tonumber(v), member, zscore, tonumber(stamp) or 0
+  local body, md = split_md(value)
+  local v, stamp, zscore, member = string.match(body, '^(%d+):?(%d*)|([^|]*)|(.+)$')
+  return tonumber(v), member, zscore, tonumber(stamp) or 0, md
 end
 
 -- A hash value (see `parse`).
-local function value_of(version, stamp, zscore, member)
-  return version .. ':' .. string.format('%.0f', stamp) .. '|' .. zscore .. '|' .. member
+local function value_of(version, stamp, zscore, member, md)
+  local v = version .. ':' .. string.format('%.0f', stamp) .. '|' .. zscore .. '|' .. member
+  if md and md ~= '' then
+    v = v .. '\30' .. md
+  end
+  return v
+end
+
+-- The metadata of the players of `list` (as for `cards_of`) in the board's hash `h`:
+-- one string per player, '' for none.
+local function metadata_of(h, list, kind)
+  local players = players_in(list, kind)
+  if #players == 0 then
+    return {}
+  end
+  local out = {}
+  for i, value in ipairs(redis.call('HMGET', h, unpack(players))) do
+    local md = ''
+    if value then
+      md = select(2, split_md(value))
+    end
+    out[i] = md
+  end
+  return out
 end
 
 -- This server's clock in microseconds, read once per script, so every change a script
@@ -230,25 +273,26 @@ end
 -- Returns (applied, the player's current member or false, touched, delta): with a
 -- `window` (see `window_of`), touched says whether the change landed inside it (the old
 -- or the new entry ranks inside); delta is the change in the number of players.
-local function put(zk, hk, dk, xk, player, version, zscore, member, window)
+local function put(zk, hk, dk, xk, player, version, zscore, entry, window)
   if zscore == '' then
-    return drop(zk, hk, dk, xk, player, version, member == 'removed', window)
+    return drop(zk, hk, dk, xk, player, version, entry == 'removed', window)
   end
+  local member, md = split_md(entry)
   local touched = false
   local old
   local cur = redis.call('HGET', hk, player)
   if cur then
-    local cv, cm, cz, stamp = parse(cur)
+    local cv, cm, cz, stamp, cmd = parse(cur)
     old = cz
     if cv >= tonumber(version) then
       return 0, cm, false, 0
     end
     if cm == member and cz == zscore then
       -- A newer version of the same entry (a result that changed neither the score nor
-      -- when it was reached): only the version moves on; the entry did not move, so its
-      -- stamp stays.
-      redis.call('HSET', hk, player, value_of(version, stamp, zscore, member))
-      return 1, member, false, 0
+      -- when it was reached): only the version (and the metadata) move on; the entry did
+      -- not move, so its stamp stays. New metadata inside the window is a change of it.
+      redis.call('HSET', hk, player, value_of(version, stamp, zscore, member, md))
+      return 1, member, window and cmd ~= md and inside(zk, window, cz, cm) or false, 0
     end
     if window then
       touched = inside(zk, window, cz, cm)
@@ -264,7 +308,7 @@ local function put(zk, hk, dk, xk, player, version, zscore, member, window)
     end
   end
   redis.call('ZADD', zk, zscore, member)
-  redis.call('HSET', hk, player, value_of(version, clock(), zscore, member))
+  redis.call('HSET', hk, player, value_of(version, clock(), zscore, member, md))
   track_distinct(zk, dk, old, zscore)
   if window and not touched then
     touched = inside(zk, window, zscore, member)

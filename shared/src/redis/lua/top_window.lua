@@ -4,14 +4,16 @@
 -- board a missing version is created (expiring with the board), so readers always have
 -- one; on any other only the state comes back. Last, the card copies of the first
 -- `named` entries (`cards_of`, with the card prefix `cards`): always when the window
--- moved, and while it is current unless the reader holds fresh copies (`held` = '1').
+-- moved, and while it is current unless the reader holds fresh copies (`held` = '1');
+-- with them, the same entries' metadata (`metadata_of`), or false when no cards are
+-- sent (a reader holding cards holds the metadata read with them).
 local z, h, m, tv = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local known, window, named, cards = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
 local held = ARGV[5] == '1'
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
-  return {state, '', 0, false, 0, false}
+  return {state, '', 0, false, 0, false, false}
 end
 local v = redis.call('GET', tv)
 if not v then
@@ -29,12 +31,17 @@ if v ~= known then
 end
 -- The named entries' cards: from the rows just read, or (the reader's window being
 -- current) from the members of the first `named`.
-local named_cards = false
-if cards ~= '' and named > 0 then
+local named_cards, named_md = false, false
+if named > 0 then
+  local first, kind = false, 'scored'
   if rows then
-    named_cards = cards_of(cards, {unpack(rows, 1, math.min(#rows, 2 * named))}, 'scored')
+    first = {unpack(rows, 1, math.min(#rows, 2 * named))}
   elseif not held then
-    named_cards = cards_of(cards, redis.call('ZRANGE', z, 0, named - 1), 'members')
+    first, kind = redis.call('ZRANGE', z, 0, named - 1), 'members'
+  end
+  if first then
+    named_cards = cards_of(cards, first, kind)
+    named_md = metadata_of(h, first, kind)
   end
 end
-return {state, v, total, rows, clock(), named_cards}
+return {state, v, total, rows, clock(), named_cards, named_md}

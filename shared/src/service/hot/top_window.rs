@@ -7,16 +7,37 @@ use std::time::{Duration, Instant};
 
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
+use crate::profile::Metadata;
 use crate::store::IndexError;
-use crate::store::{RankIndex, RowCards, VersionedCard};
+use crate::store::{RankIndex, RowCards, RowMetadata};
 use crate::ttl_cache::lock;
 
 /// A board's top window as this container last read it.
 struct Held {
     version: String,
     entries: Arc<Vec<RankKey>>,
-    /// The cards of the window's first entries (as many as were asked), read at `at`.
-    cards: Option<(Instant, Vec<Option<VersionedCard>>)>,
+    /// What was read for the window's first entries (as many as were asked), at
+    /// `read_at`: their metadata (which moves only with the window's version) and their
+    /// cards, if this index sends them.
+    named: Option<Named>,
+}
+
+/// The cards and metadata of a window's first entries as read together.
+#[derive(Clone)]
+struct Named {
+    read_at: Instant,
+    cards: RowCards,
+    metadata: Vec<Option<Metadata>>,
+}
+
+impl Named {
+    fn of(read_at: Instant, cards: &RowCards, metadata: &RowMetadata) -> Option<Self> {
+        Some(Self {
+            read_at,
+            cards: cards.clone(),
+            metadata: metadata.clone()?,
+        })
+    }
 }
 
 /// The best `n` of a board, read through its top window.
@@ -29,6 +50,8 @@ pub struct WindowRead {
     pub clock: i64,
     /// The cards of the window's first `named` entries, if read with them.
     pub cards: RowCards,
+    /// The same entries' metadata, if read with them.
+    pub metadata: RowMetadata,
 }
 
 /// Boards whose top window a container holds at most (1,000 entries each).
@@ -64,12 +87,12 @@ impl TopWindows {
         named: u64,
     ) -> Result<Option<WindowRead>, IndexError> {
         let asked = Instant::now();
-        let (known, held_cards) = match lock(&self.held).get(lb) {
-            Some(h) => (Some(h.version.clone()), self.fresh_cards(h, named)),
+        let (known, held_named) = match lock(&self.held).get(lb) {
+            Some(h) => (Some(h.version.clone()), self.fresh_named(h, named)),
             None => (None, None),
         };
         let fresh = index
-            .top_window(lb, dir, known.as_deref(), named, held_cards.is_some())
+            .top_window(lb, dir, known.as_deref(), named, held_named.is_some())
             .await?;
         let mut held = lock(&self.held);
         let (entries, cards) = match fresh.entries {
@@ -84,38 +107,46 @@ impl TopWindows {
                     Held {
                         version: fresh.version,
                         entries: entries.clone(),
-                        cards: fresh.cards.clone().map(|c| (asked, c)),
+                        named: Named::of(asked, &fresh.cards, &fresh.metadata),
                     },
                 );
-                (entries, fresh.cards)
+                (entries, (fresh.cards, fresh.metadata))
             }
             None => match held.get_mut(lb) {
                 Some(h) if h.version == fresh.version => {
-                    let cards = match fresh.cards {
-                        Some(read) => {
-                            h.cards = Some((asked, read.clone()));
-                            Some(read)
+                    let read = match (held_named, fresh.metadata.is_some()) {
+                        (Some(kept), false) => (kept.cards, Some(kept.metadata)),
+                        _ => {
+                            h.named = Named::of(asked, &fresh.cards, &fresh.metadata);
+                            (fresh.cards, fresh.metadata)
                         }
-                        None => held_cards,
                     };
-                    (h.entries.clone(), cards)
+                    (h.entries.clone(), read)
                 }
                 _ => return Ok(None),
             },
         };
+        let (cards, metadata) = cards;
         Ok(Some(WindowRead {
             entries,
             total: fresh.total,
             clock: fresh.clock,
             cards,
+            metadata,
         }))
     }
 
-    /// The held cards of the window's first `named` entries, if read within `card_ttl`.
-    fn fresh_cards(&self, held: &Held, named: u64) -> Option<Vec<Option<VersionedCard>>> {
-        let (at, cards) = held.cards.as_ref()?;
+    /// What is held for the window's first `named` entries, if read within `card_ttl`
+    /// (cut to them).
+    fn fresh_named(&self, held: &Held, named: u64) -> Option<Named> {
+        let kept = held.named.as_ref()?;
         let wanted = (named as usize).min(held.entries.len());
-        (named > 0 && at.elapsed() < self.card_ttl && cards.len() >= wanted)
-            .then(|| cards[..wanted].to_vec())
+        let enough =
+            kept.metadata.len() >= wanted && kept.cards.as_ref().is_none_or(|c| c.len() >= wanted);
+        (named > 0 && kept.read_at.elapsed() < self.card_ttl && enough).then(|| Named {
+            read_at: kept.read_at,
+            cards: kept.cards.as_ref().map(|c| c[..wanted].to_vec()),
+            metadata: kept.metadata[..wanted].to_vec(),
+        })
     }
 }

@@ -9,7 +9,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate};
 use super::fallback::{history, rank_order_after};
-use super::names;
+use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{EntriesReply, Entry, Provenance, Source};
 use crate::error::DomainError;
@@ -70,14 +70,14 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
 ) -> Result<EntriesReply, ServiceError> {
     let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
-    let mut known = None;
+    let mut known = Known::default();
     let (mut rows, total, meta) = match ctx.index.rows_of(lb, dir, players, mode).await {
         Ok(r) if r.total == 0 && history(&board) => {
             rows_from_store(ctx, lb, dir, players, mode, false).await?
         }
         Ok(r) => {
             let keys: Vec<RankKey> = r.rows.iter().map(|row| row.key.clone()).collect();
-            known = names::known(&keys, r.cards);
+            known = names::known(&keys, r.cards, r.metadata);
             (r.rows, r.total, Provenance::now(Source::Redis, false))
         }
         Err(e) => {
@@ -96,7 +96,7 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
         .map(|r| Entry::new(r.place, r.key, None))
         .collect();
     let from_index = meta.source == Source::Redis;
-    let names_missing = !names::name(ctx, &mut entries, known, from_index).await;
+    let names_missing = !names::name(ctx, lb, &mut entries, known, from_index).await;
     Ok(EntriesReply {
         leaderboard_id: lb.clone(),
         rank_mode: mode,

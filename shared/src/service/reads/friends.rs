@@ -52,17 +52,21 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     group.push(player.clone());
     group.sort_unstable();
     group.dedup();
-    let (keys, meta) = match ctx.index.keys_of(lb, dir, &group).await {
-        Ok(keys) if keys.iter().all(Option::is_none) && history(&board) => (
+    let (keys, metadata, meta) = match ctx.index.keys_of(lb, dir, &group).await {
+        Ok((keys, _)) if keys.iter().all(Option::is_none) && history(&board) => (
             ctx.store.keys_of(lb, &group).await?,
+            None,
             Provenance::now(Source::Dynamodb, false),
         ),
-        Ok(keys) => (keys, Provenance::now(Source::Redis, false)),
+        Ok((keys, metadata)) => (keys, metadata, Provenance::now(Source::Redis, false)),
         Err(e) => (
             ctx.store.keys_of(lb, &group).await?,
+            None,
             Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
         ),
     };
+    // Every friend's metadata came with their key: the rows picked need no more call.
+    let known = names::Known::of_players(&group, metadata);
     let keys: Vec<RankKey> = keys.into_iter().flatten().collect();
     let score = keys
         .iter()
@@ -71,7 +75,7 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     let (friends_rank, window) = place_in_group(dir, mode, player, keys, k);
     let mut neighbors = entries(mode, window.start, window.keys, Some(player));
     let from_index = meta.source == Source::Redis;
-    let names_missing = !names::name(ctx, &mut neighbors, None, from_index).await;
+    let names_missing = !names::name(ctx, lb, &mut neighbors, known, from_index).await;
     Ok(FriendsReply {
         leaderboard_id: lb.clone(),
         player_id: player.clone(),

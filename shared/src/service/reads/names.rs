@@ -11,53 +11,149 @@
 //!
 //! If DynamoDB fails too, the rows go out with null names and the reply says
 //! `names_missing: true`; the ranks are right either way.
+//!
+//! Each row's metadata (its standing's, see `docs/profiles.md`) is joined here too: the
+//! index keeps it with the entry and reads it with the rows, in the board's own keys
+//! (one round trip on a cluster too); a read from DynamoDB takes it from the rows'
+//! standings, one BatchGetItem per 100 rows, alongside the cards'.
 
 use std::collections::HashMap;
 
 use tracing::warn;
 
 use super::reply::Entry;
+use crate::ids::LeaderboardId;
 use crate::ids::PlayerId;
 use crate::order::RankKey;
 use crate::profile::Card;
+use crate::profile::Metadata;
 use crate::service::Context;
-use crate::store::{RankIndex, RowCards, ScoreStore, VersionedCard};
+use crate::store::{RankIndex, RowCards, RowMetadata, ScoreStore, VersionedCard};
 
-/// The cards the index read with some rows, by player (`None`: it holds no copy).
-pub(crate) type Known = HashMap<String, Option<VersionedCard>>;
-
-/// The cards read with `keys`, by player; `None` when the index read none with them.
-pub(crate) fn known(keys: &[RankKey], cards: RowCards) -> Option<Known> {
-    let cards = cards?;
-    (cards.len() == keys.len()).then(|| keys.iter().map(|k| k.player.clone()).zip(cards).collect())
+/// What the index read with some rows, by player: their cards (`None` for a player it
+/// holds no copy of) and their metadata. Either map is absent when the index read none.
+#[derive(Debug, Default)]
+pub(crate) struct Known {
+    cards: Option<HashMap<String, Option<VersionedCard>>>,
+    metadata: Option<HashMap<String, Option<Metadata>>>,
 }
 
-/// Puts each row's card on it. `from_index`: the rows came from the index (so it is
-/// answering, and is asked for the copies it did not read with them). Returns false
-/// when some cards could not be read at all (their rows keep null names).
+impl Known {
+    /// The metadata read for `players` (in their order), and no cards (friends-rank:
+    /// the keys came with their entries' metadata; the cards are asked for after).
+    pub(crate) fn of_players(players: &[PlayerId], metadata: RowMetadata) -> Self {
+        let metadata = metadata.filter(|m| m.len() == players.len());
+        Self {
+            cards: None,
+            metadata: metadata.map(|m| players.iter().map(|p| p.to_string()).zip(m).collect()),
+        }
+    }
+}
+
+/// What the index read with the rows `keys` (each in their order).
+pub(crate) fn known(keys: &[RankKey], cards: RowCards, metadata: RowMetadata) -> Known {
+    Known {
+        cards: by_player(keys, cards),
+        metadata: by_player(keys, metadata),
+    }
+}
+
+/// Values read in the order of `keys`, by player (`None` unless one per key).
+fn by_player<T>(keys: &[RankKey], values: Option<Vec<T>>) -> Option<HashMap<String, T>> {
+    let values = values?;
+    (values.len() == keys.len())
+        .then(|| keys.iter().map(|k| k.player.clone()).zip(values).collect())
+}
+
+/// Puts each row's card and metadata on it. `from_index`: the rows came from the index
+/// (so it is answering, and is asked for the copies it did not read with them).
+/// Returns false when some cards or metadata could not be read at all (those rows keep
+/// nulls).
 pub(super) async fn name<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
+    lb: &LeaderboardId,
     rows: &mut [Entry],
-    known: Option<Known>,
+    known: Known,
     from_index: bool,
 ) -> bool {
-    if !ctx.settings.names_on_rows {
-        return true;
-    }
     let players: Vec<&str> = rows.iter().map(|r| r.player_id.as_str()).collect();
-    let (cards, complete) = cards_of(ctx, &players, known, from_index).await;
-    for (row, card) in rows.iter_mut().zip(cards) {
+    let (details, complete) = details_of(ctx, lb, &players, known, from_index).await;
+    for (row, (card, md)) in rows.iter_mut().zip(details) {
         row.card = card;
+        row.metadata = md.map(|m| m.to_object());
     }
     complete
 }
 
+/// Each of `players`' card and metadata on `lb`, in order (see [`name`]).
+pub(crate) async fn details_of<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    players: &[&str],
+    known: Known,
+    from_index: bool,
+) -> (Vec<(Card, Option<Metadata>)>, bool) {
+    let cards = async {
+        match ctx.settings.names_on_rows {
+            true => cards_of(ctx, players, known.cards, from_index).await,
+            false => (vec![Card::default(); players.len()], true),
+        }
+    };
+    let ((cards, named), (metadata, described)) = futures::join!(
+        cards,
+        metadata_of(ctx, lb, players, known.metadata, from_index)
+    );
+    (
+        cards.into_iter().zip(metadata).collect(),
+        named && described,
+    )
+}
+
+/// The metadata of the rows of `players` on `lb`, in order: as the index read it with
+/// them, else from the index's board (rows from the index), else from their standings
+/// (one BatchGetItem per 100 rows); false with nones when that fails.
+async fn metadata_of<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    players: &[&str],
+    known: Option<HashMap<String, Option<Metadata>>>,
+    from_index: bool,
+) -> (Vec<Option<Metadata>>, bool) {
+    if let Some(mut known) = known {
+        return (
+            players.iter().map(|p| known.remove(*p).flatten()).collect(),
+            true,
+        );
+    }
+    if players.is_empty() {
+        return (Vec::new(), true);
+    }
+    let ids = players_of(players.iter().copied());
+    if from_index {
+        // Rows picked after their read (friends): the board's hash, one call.
+        match ctx.index.row_metadata(lb, &ids).await {
+            Ok(Some(found)) if found.len() == players.len() => return (found, true),
+            Ok(_) => {}
+            Err(error) => warn!(%error, "could not read the rows' metadata from the index"),
+        }
+    }
+    let rows: Vec<_> = ids.into_iter().map(|p| (lb.clone(), p)).collect();
+    match ctx.store.get_metadata(&rows).await {
+        Ok(found) if found.len() == players.len() => (found, true),
+        Ok(_) => (vec![None; players.len()], false),
+        Err(error) => {
+            warn!(%error, "could not read the rows' metadata; it goes out null");
+            (vec![None; players.len()], false)
+        }
+    }
+}
+
 /// The current cards of the rows of `players`, in order (an empty card for a player
 /// without a profile, or whose card could not be read: then the flag is false).
-pub(crate) async fn cards_of<S: ScoreStore, I: RankIndex>(
+async fn cards_of<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     players: &[&str],
-    known: Option<Known>,
+    known: Option<HashMap<String, Option<VersionedCard>>>,
     from_index: bool,
 ) -> (Vec<Card>, bool) {
     if players.is_empty() {

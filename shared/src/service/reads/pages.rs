@@ -38,7 +38,7 @@ use tracing::instrument;
 use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate, place};
 use super::fallback::{history, rank_order_after};
-use super::names;
+use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
 use crate::cursor::CursorSigner;
@@ -163,10 +163,10 @@ async fn page_from_window<S, I: RankIndex>(
     };
     let entries = w.entries[pos..end.min(len)].to_vec();
     // The window's cards are its first `named` entries'; the page is their tail.
-    let cards = w
-        .cards
-        .filter(|c| c.len() >= end.min(len))
-        .map(|c| c[pos..end.min(len)].to_vec());
+    let (cards, metadata) = (
+        tail(w.cards, pos, end.min(len)),
+        tail(w.metadata, pos, end.min(len)),
+    );
     Some(Ok(Slice {
         before: pos as u64,
         first_place,
@@ -176,7 +176,15 @@ async fn page_from_window<S, I: RankIndex>(
         total: w.total,
         clock: w.clock,
         cards,
+        metadata,
     }))
+}
+
+/// What the window read for its first entries, cut to the page `[pos, end)`.
+fn tail<T: Clone>(named: Option<Vec<T>>, pos: usize, end: usize) -> Option<Vec<T>> {
+    named
+        .filter(|c| c.len() >= end)
+        .map(|c| c[pos..end].to_vec())
 }
 
 async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
@@ -210,13 +218,13 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
         Some(read) => read,
         None => ctx.index.page(lb, dir, at, limit, mode).await,
     };
-    let mut known = None;
+    let mut known = Known::default();
     let page = match read {
         Ok(Slice { total: 0, .. }) if history(&board) => {
             page_from_store(ctx, lb, dir, at, limit, mode, false).await?
         }
         Ok(s) => {
-            known = names::known(&s.entries, s.cards);
+            known = names::known(&s.entries, s.cards, s.metadata);
             Page {
                 start: Start {
                     rank: s.before + 1,
@@ -237,7 +245,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
     };
     let from_index = page.meta.source == Source::Redis;
     let mut reply = walk_on(signer, &scope, lb, mode, cursor, page);
-    reply.meta.names_missing = !names::name(ctx, &mut reply.entries, known, from_index).await;
+    reply.meta.names_missing = !names::name(ctx, lb, &mut reply.entries, known, from_index).await;
     Ok(reply)
 }
 

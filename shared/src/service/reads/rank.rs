@@ -68,7 +68,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         }
     };
     let mut around = around.ok_or_else(not_ranked)?;
-    let known = names::known(&around.entries, around.cards.take());
+    let known = names::known(&around.entries, around.cards.take(), around.metadata.take());
     let meta = Provenance {
         rank_approximate: around.rank_approximate,
         total_approximate: around.total_approximate,
@@ -81,7 +81,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
     let rows = entries(mode, start, around.entries, Some(player));
     let (points_to_next, mut neighbors) = standing_in(rows, k).ok_or_else(not_ranked)?;
     let from_index = meta.source == Source::Redis;
-    let names_missing = !names::name(ctx, &mut neighbors, known, from_index).await;
+    let names_missing = !names::name(ctx, lb, &mut neighbors, known, from_index).await;
     let me = neighbors
         .iter()
         .find(|e| e.is_self)
@@ -165,6 +165,7 @@ async fn around_from_store<S: ScoreStore>(
         rank_approximate: approximate,
         total_approximate: first.total_approximate,
         cards: None,
+        metadata: None,
     }))
 }
 

@@ -83,6 +83,8 @@ pub struct Entry {
     /// The player's current display name, avatar and country (null without a profile).
     #[serde(flatten)]
     pub card: Card,
+    /// The metadata of the result that set the row's standing (null for none).
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// A live view's row is a read's row without its time and self flag.
@@ -93,6 +95,7 @@ impl From<&Entry> for crate::live::Row {
             player_id: e.player_id.clone(),
             score: e.score,
             card: e.card.clone(),
+            metadata: e.metadata.clone(),
         }
     }
 }
@@ -106,6 +109,7 @@ impl Entry {
             updated_at: rfc3339_ms(key.reached_at),
             player_id: key.player,
             card: Card::default(),
+            metadata: None,
         }
     }
 }

@@ -49,7 +49,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
         true => match ctx.hot.windows.read(&ctx.index, lb, dir, n).await {
             Ok(Some(w)) => {
                 let keys: Vec<_> = w.entries.iter().take(n as usize).cloned().collect();
-                Ok((names::known(&keys, w.cards), keys, w.total))
+                Ok((names::known(&keys, w.cards, w.metadata), keys, w.total))
             }
             Ok(None) => top_named(ctx, lb, dir, n).await,
             Err(e) => Err(e),
@@ -63,7 +63,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
     };
     let mut rows = entries(mode, Start::TOP, keys, None);
     let from_index = meta.source == Source::Redis;
-    let names_missing = !names::name(ctx, &mut rows, known, from_index).await;
+    let names_missing = !names::name(ctx, lb, &mut rows, known, from_index).await;
     Ok(TopReply {
         leaderboard_id: lb.clone(),
         top_n: n,
@@ -83,12 +83,12 @@ async fn top_named<S, I: RankIndex>(
     lb: &LeaderboardId,
     dir: Direction,
     n: u64,
-) -> Result<(Option<Known>, Vec<RankKey>, u64), IndexError> {
-    let (keys, total, cards) = ctx.index.top_named(lb, dir, n).await?;
-    Ok((names::known(&keys, cards), keys, total))
+) -> Result<(Known, Vec<RankKey>, u64), IndexError> {
+    let (keys, total, cards, metadata) = ctx.index.top_named(lb, dir, n).await?;
+    Ok((names::known(&keys, cards, metadata), keys, total))
 }
 
-/// A read from DynamoDB: no cards read with it.
-fn with_none<T, U, V>((keys, total, meta): (T, U, V)) -> (Option<Known>, T, U, V) {
-    (None, keys, total, meta)
+/// A read from DynamoDB: no cards or metadata read with it.
+fn with_none<T, U, V>((keys, total, meta): (T, U, V)) -> (Known, T, U, V) {
+    (Known::default(), keys, total, meta)
 }

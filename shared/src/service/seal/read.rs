@@ -61,6 +61,8 @@ pub struct PlacingView {
     /// player or one without a profile): read now, so a rename shows.
     #[serde(flatten)]
     pub card: Card,
+    /// The metadata of the result that set the player's final standing.
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `GET /leaderboards/{lb}/results`.
@@ -88,8 +90,12 @@ pub async fn results<S: ScoreStore>(
         .await?
         .ok_or_else(|| ServiceError::NotSealed(lb.clone()))?;
     let named: Vec<PlayerId> = r.top.iter().filter_map(|p| p.player_id.clone()).collect();
-    // One BatchGetItem per 100 places.
-    let mut cards = store.get_cards(&named).await?.into_iter();
+    let standings: Vec<_> = named.iter().map(|p| (lb.clone(), p.clone())).collect();
+    // One BatchGetItem per 100 places each: the cards now, the metadata of the standings
+    // the window closed on (which no longer change; an erasure deletes them).
+    let (cards, metadata) =
+        futures::try_join!(store.get_cards(&named), store.get_metadata(&standings))?;
+    let (mut cards, mut metadata) = (cards.into_iter(), metadata.into_iter());
     let entries = r
         .top
         .iter()
@@ -101,6 +107,10 @@ pub async fn results<S: ScoreStore>(
             card: match p.player_id {
                 Some(_) => cards.next().map(|c| c.card).unwrap_or_default(),
                 None => Card::default(),
+            },
+            metadata: match p.player_id {
+                Some(_) => metadata.next().flatten().map(|m| m.to_object()),
+                None => None,
             },
         })
         .collect();
@@ -180,6 +190,8 @@ pub struct HistoryEntry {
     pub rank: u64,
     pub score: i64,
     pub reached_at: String,
+    /// The metadata of the result that set the player's final standing in the window.
+    pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `GET /games/{game}/modes/{mode}/players/{p}/history`.
@@ -244,16 +256,25 @@ pub async fn history<S: ScoreStore>(
         .last()
         .filter(|_| more)
         .map(|r| format!("{}.{}", r.window.end, r.window.period.as_str()));
-    let card = store.get_profile(&req.player).await?.profile.card;
+    let standings: Vec<_> = rows
+        .iter()
+        .map(|r| (r.window.leaderboard_id.clone(), req.player.clone()))
+        .collect();
+    let (profile, metadata) = futures::try_join!(
+        store.get_profile(&req.player),
+        store.get_metadata(&standings)
+    )?;
     Ok(HistoryReply {
-        card,
+        card: profile.profile.card,
         windows: rows
             .iter()
-            .map(|r| HistoryEntry {
+            .zip(metadata)
+            .map(|(r, md)| HistoryEntry {
                 window: WindowView::of(&r.window),
                 rank: r.rank,
                 score: r.score,
                 reached_at: rfc3339_ms(r.reached_at),
+                metadata: md.map(|m| m.to_object()),
             })
             .collect(),
         player_id: req.player,
