@@ -285,6 +285,24 @@ mod tests {
             .unwrap()
     }
 
+    #[test]
+    fn a_fold_carries_the_results_metadata_only_when_it_sets_the_standing() {
+        let md = crate::profile::Metadata::parse(serde_json::json!({"car": "gt3"})).ok();
+        let cur = Standing {
+            metadata: crate::profile::Metadata::parse(serde_json::json!({"car": "old"})).ok(),
+            ..standing(10, 1)
+        };
+        match fold(Policy::Best, Some(&cur), 20).carrying(md.clone()) {
+            Fold::Applied(s) => assert_eq!(s.metadata, md),
+            Fold::Unchanged => panic!("a better score applies"),
+        }
+        // A worse result changes nothing: the standing keeps its own metadata.
+        assert_eq!(
+            fold(Policy::Best, Some(&cur), 5).carrying(md),
+            Fold::Unchanged
+        );
+    }
+
     fn applied_score(f: Fold) -> Option<(i64, u64)> {
         match f {
             Fold::Applied(s) => Some((s.score.get(), s.version)),

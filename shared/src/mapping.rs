@@ -383,6 +383,32 @@ mod tests {
     }
 
     #[test]
+    fn a_mapping_may_point_at_metadata_which_the_result_checks() {
+        let mut m = pod_a();
+        m.fields.metadata = Some(FieldSource::Path("/extra".into()));
+        let m = m.validated().unwrap();
+        let event = json!({"player": "ann", "match": "m7", "score": 5, "game": "g1",
+                           "mode": "race", "region": "NA", "ts": "2026-11-22T10:00:00Z",
+                           "extra": {"replay": "r-7"}});
+        let r = result(&m, event.clone());
+        assert_eq!(r.metadata.unwrap().as_str(), r#"{"replay":"r-7"}"#);
+        // Nothing there: no metadata, the event still maps.
+        let mut bare = event.clone();
+        bare.as_object_mut().unwrap().remove("extra");
+        assert!(result(&m, bare).metadata.is_none());
+        // Something there that is not an object: the result refuses it (dead-lettered).
+        let mut wrong = event;
+        wrong["extra"] = json!(["r-7"]);
+        let refused = MatchResult::new(m.apply(&wrong).unwrap()).unwrap_err();
+        assert!(refused.to_string().starts_with("metadata"), "{refused}");
+        // A constant is no metadata: refused before it is stored.
+        let mut constant = pod_a();
+        constant.fields.metadata = Some(FieldSource::Const { value: "x".into() });
+        let refused = constant.validated().unwrap_err();
+        assert!(refused.to_string().contains("fields.metadata"), "{refused}");
+    }
+
+    #[test]
     fn an_event_that_cannot_be_mapped_names_the_field_and_why() {
         let b = pod_b();
         let base = json!({"user": {"id": "ann"}, "m": 7, "result": {"seconds": 1.5},

@@ -311,6 +311,26 @@ mod tests {
     }
 
     #[test]
+    fn metadata_is_kept_as_compact_json_and_read_back_only_as_an_object() {
+        let md = Metadata::parse(json!({"car": "gt3", "laps": [61.2, 60.8]})).unwrap();
+        assert_eq!(md.as_str(), r#"{"car":"gt3","laps":[61.2,60.8]}"#);
+        assert_eq!(Metadata::stored(md.as_str()), Some(md.clone()));
+        assert_eq!(md.to_object()["car"], "gt3");
+        // The digest tells other metadata apart and is stable for the same text.
+        let other = Metadata::parse(json!({"car": "gt4", "laps": [61.2, 60.8]})).unwrap();
+        assert_eq!(md.digest().len(), 12);
+        assert_eq!(md.digest(), Metadata::stored(md.as_str()).unwrap().digest());
+        assert_ne!(md.digest(), other.digest());
+        // What storage holds that is not an object shows as none, never fails a read.
+        for stored in ["[1]", "\"x\"", "not json", ""] {
+            assert_eq!(Metadata::stored(stored), None, "{stored}");
+        }
+        // Compact JSON escapes control characters: the Redis separator never appears.
+        let tricky = Metadata::parse(json!({"k": "a\u{1e}b\u{1f}c"})).unwrap();
+        assert!(!tricky.as_str().contains('\u{1e}'), "{}", tricky.as_str());
+    }
+
+    #[test]
     fn avatars_are_https_urls_or_asset_ids() {
         assert!(avatar("https://cdn.example.com/a/1.png").is_ok());
         assert!(avatar("https://cdn.example.com/a.png?v=2&size=64").is_ok());
