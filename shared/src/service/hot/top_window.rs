@@ -74,9 +74,10 @@ impl TopWindows {
     }
 
     /// The board's current top window: one round trip that returns the entries only if
-    /// they changed since this container last read them, and the cards of its first
-    /// `named` entries: read with the entries when they changed, otherwise reused from
-    /// the held copy for `card_ttl`, read again after it (so a rename shows within it).
+    /// they changed since this container last read them, and the cards and metadata of
+    /// its first `named` entries: read with the entries when they changed, otherwise
+    /// reused from the held copy for `card_ttl`, read again after it (so a rename shows
+    /// within it).
     /// `None` when another reader replaced the held copy meanwhile (the caller reads
     /// the index directly).
     pub async fn read<I: RankIndex>(
@@ -95,7 +96,7 @@ impl TopWindows {
             .top_window(lb, dir, known.as_deref(), named, held_named.is_some())
             .await?;
         let mut held = lock(&self.held);
-        let (entries, cards) = match fresh.entries {
+        let (entries, (cards, metadata)) = match fresh.entries {
             Some(entries) => {
                 let entries = Arc::new(entries);
                 // Bounded: a container serving many boards keeps the recent ones.
@@ -126,7 +127,6 @@ impl TopWindows {
                 _ => return Ok(None),
             },
         };
-        let (cards, metadata) = cards;
         Ok(Some(WindowRead {
             entries,
             total: fresh.total,
