@@ -15,6 +15,7 @@
 //! - [`mapping`]: event sources' schema mappings to the canonical match result;
 //! - [`profile`]: player profiles (the card every row shows) and results' metadata;
 //! - [`live`]: live views (top n, a neighbourhood), their channels, versions and notices;
+//! - [`tournament`]: tournament definitions and how joins' seats become cohorts;
 //! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
 //! - [`error`]: the rules' error, `DomainError`.
 //!
@@ -83,6 +84,7 @@ pub mod store;
 pub mod telemetry;
 pub mod time;
 pub mod tls;
+pub mod tournament;
 pub mod ttl_cache;
 pub mod window;
 pub mod wiring;
@@ -94,9 +96,10 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 14] = [
+    const RULES: [&str; 15] = [
         "ids",
         "profile",
+        "tournament",
         "score",
         "order",
         "window",

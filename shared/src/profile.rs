@@ -99,12 +99,19 @@ impl ProfileBody {
 
 /// A display name checked and put in NFC.
 pub fn display_name(raw: &str) -> Result<String, DomainError> {
-    let bad = |reason: String| DomainError::invalid("display_name", reason);
+    text("display_name", raw, MAX_NAME_CHARS)
+}
+
+/// Text a player or operator reads (a display name, a tournament's title) checked and put
+/// in NFC: 1 to `max` characters, none that hides, reorders or breaks the text, no
+/// space at either end; refused with `field` named.
+pub fn text(field: &'static str, raw: &str, max: usize) -> Result<String, DomainError> {
+    let bad = |reason: String| DomainError::invalid(field, reason);
     let name: String = raw.nfc().collect();
     let chars = name.chars().count();
-    if chars == 0 || chars > MAX_NAME_CHARS {
+    if chars == 0 || chars > max {
         return Err(bad(format!(
-            "must be 1-{MAX_NAME_CHARS} characters after Unicode NFC (is {chars})"
+            "must be 1-{max} characters after Unicode NFC (is {chars})"
         )));
     }
     if let Some(c) = name.chars().find(|&c| refused_in_name(c)) {

@@ -1,0 +1,240 @@
+//! Tournaments (docs/tournaments.md): a definition's rules, and how a join's seat number
+//! becomes a place in a cohort. Every check refuses with the field named.
+
+use serde::{Deserialize, Serialize};
+
+use crate::board::Policy;
+use crate::error::DomainError;
+use crate::profile::text;
+use crate::window::{Period, parse_name};
+
+/// The smallest and largest cohort a definition may ask for.
+pub const MIN_COHORT: u32 = 2;
+pub const MAX_COHORT: u32 = 1_000;
+/// The most players an occurrence may take.
+pub const MAX_PLAYERS: u32 = 10_000_000;
+/// Cohorts that fill at once (see [`Seating`]).
+pub const OPEN_COHORTS: u32 = 4;
+const MAX_TITLE_CHARS: usize = 80;
+const MAX_DESCRIPTION_CHARS: usize = 1_000;
+const MAX_ID_LEN: usize = 64;
+
+/// When a tournament's occurrences run: once, `[start, end)` in ms since the epoch, or
+/// once per window of a family period (`DAILY`, `WEEKLY`, `MONTHLY`); never both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Schedule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub end: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub period: Option<Period>,
+}
+
+impl Schedule {
+    fn checked(self) -> Result<Self, DomainError> {
+        let bad = |why: &str| Err(DomainError::invalid("schedule", why));
+        match (self.start, self.end, self.period) {
+            (Some(start), Some(end), None) if end <= start => bad("end must be after start"),
+            (Some(_), Some(_), None) => Ok(self),
+            (None, None, Some(Period::Daily | Period::Weekly | Period::Monthly)) => Ok(self),
+            (None, None, Some(_)) => bad("a recurring tournament runs DAILY, WEEKLY or MONTHLY"),
+            _ => bad("is either start and end, or a period"),
+        }
+    }
+}
+
+/// A tournament's definition, as stored once checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tournament {
+    pub tournament_id: String,
+    pub game: String,
+    pub mode: String,
+    #[serde(default)]
+    pub policy: Policy,
+    pub title: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    pub schedule: Schedule,
+    #[serde(default = "joined_unless_said")]
+    pub join_required: bool,
+    #[serde(default)]
+    pub max_players: Option<u32>,
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
+    #[serde(default)]
+    pub cohort_size: Option<u32>,
+}
+
+fn joined_unless_said() -> bool {
+    true
+}
+
+impl Tournament {
+    /// Checks every field; the text fields come back in NFC.
+    pub fn validated(mut self) -> Result<Self, DomainError> {
+        let id_ok = !self.tournament_id.is_empty()
+            && self.tournament_id.len() <= MAX_ID_LEN
+            && (self.tournament_id.bytes())
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+        if !id_ok {
+            return Err(DomainError::invalid(
+                "tournament_id",
+                format!("must be 1-{MAX_ID_LEN} of A-Z a-z 0-9 _ -"),
+            ));
+        }
+        self.game = parse_name("game", &self.game)?;
+        self.mode = parse_name("mode", &self.mode)?;
+        self.title = text("title", &self.title, MAX_TITLE_CHARS)?;
+        self.description = (self.description)
+            .map(|d| text("description", &d, MAX_DESCRIPTION_CHARS))
+            .transpose()?;
+        self.category = (self.category)
+            .map(|c| parse_name("category", &c))
+            .transpose()?;
+        self.schedule = self.schedule.checked()?;
+        let within = |field: &'static str, v: Option<u32>, lo: u32, hi: u32| match v {
+            Some(n) if !(lo..=hi).contains(&n) => {
+                Err(DomainError::invalid(field, format!("must be {lo} to {hi}")))
+            }
+            _ => Ok(()),
+        };
+        within("max_players", self.max_players, 1, MAX_PLAYERS)?;
+        within("max_attempts", self.max_attempts, 1, u32::MAX)?;
+        within("cohort_size", self.cohort_size, MIN_COHORT, MAX_COHORT)?;
+        Ok(self)
+    }
+
+    /// How the occurrence's seats become cohorts, if it has cohorts.
+    pub fn seating(&self) -> Option<Seating> {
+        self.cohort_size.map(|size| Seating {
+            size,
+            open: OPEN_COHORTS,
+        })
+    }
+}
+
+/// A seat's place: its cohort (0-based) and its position in it (0-based, first come).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
+    pub cohort: u64,
+    pub position: u32,
+}
+
+/// How seat numbers (0, 1, 2, ... in the order joins took them) become cohorts: blocks
+/// of `open × size` seats, each block's seats dealt round the block's `open` cohorts.
+/// Consecutive joins therefore land in `open` cohorts at once; no cohort gets more than
+/// `size` seats; at most `open` cohorts are ever partly filled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seating {
+    pub size: u32,
+    pub open: u32,
+}
+
+impl Seating {
+    pub fn place(&self, seat: u64) -> Place {
+        let (size, open) = (u64::from(self.size), u64::from(self.open));
+        let (block, r) = (seat / (open * size), seat % (open * size));
+        Place {
+            cohort: block * open + r % open,
+            position: (r / open) as u32,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn field_of(e: DomainError) -> &'static str {
+        match e {
+            DomainError::Invalid { field, .. } => field,
+            other => panic!("not a field error: {other:?}"),
+        }
+    }
+
+    fn weekly() -> serde_json::Value {
+        json!({"tournament_id": "weekly-cup", "game": "g1", "mode": "race",
+               "title": "Weekly cup", "schedule": {"period": "WEEKLY"},
+               "max_attempts": 3, "cohort_size": 50})
+    }
+
+    fn checked(v: serde_json::Value) -> Result<Tournament, DomainError> {
+        serde_json::from_value::<Tournament>(v).unwrap().validated()
+    }
+
+    #[test]
+    fn a_sound_definition_passes_with_its_defaults() {
+        let t = checked(weekly()).unwrap();
+        assert!(t.join_required);
+        assert_eq!(t.policy, Policy::Best);
+        assert_eq!(t.schedule.period, Some(Period::Weekly));
+        let once = json!({"start": 1_000, "end": 2_000});
+        let t = checked(
+            json!({"tournament_id": "launch", "game": "g1", "mode": "race",
+                               "title": "Launch night", "schedule": once,
+                               "join_required": false}),
+        )
+        .unwrap();
+        assert_eq!(
+            (t.schedule.start, t.schedule.end),
+            (Some(1_000), Some(2_000))
+        );
+        assert_eq!(t.seating(), None);
+    }
+
+    #[test]
+    fn impossible_values_are_refused_naming_the_field() {
+        let with = |k: &str, v: serde_json::Value| {
+            let mut body = weekly();
+            body[k] = v;
+            field_of(checked(body).unwrap_err())
+        };
+        assert_eq!(with("cohort_size", json!(1)), "cohort_size");
+        assert_eq!(with("cohort_size", json!(1_001)), "cohort_size");
+        assert_eq!(with("max_attempts", json!(0)), "max_attempts");
+        assert_eq!(with("max_players", json!(0)), "max_players");
+        assert_eq!(with("schedule", json!({"start": 5, "end": 5})), "schedule");
+        assert_eq!(with("schedule", json!({"period": "ALL_TIME"})), "schedule");
+        assert_eq!(with("schedule", json!({"start": 1})), "schedule");
+        let both = json!({"start": 1, "end": 2, "period": "DAILY"});
+        assert_eq!(with("schedule", both), "schedule");
+        assert_eq!(with("tournament_id", json!("has space")), "tournament_id");
+        assert_eq!(with("title", json!("")), "title");
+        assert_eq!(with("title", json!("evil\u{202e}txt")), "title");
+        assert_eq!(with("description", json!("x".repeat(1_001))), "description");
+        assert_eq!(with("game", json!("no spaces please")), "game");
+        // A field the definition does not know is refused before any check.
+        let mut unknown = weekly();
+        unknown["surprise"] = json!(1);
+        assert!(serde_json::from_value::<Tournament>(unknown).is_err());
+    }
+
+    #[test]
+    fn seats_fill_open_cohorts_together_never_over_size_and_whole_blocks_leave_none_partial() {
+        let s = Seating { size: 50, open: 4 };
+        let mut counts = std::collections::BTreeMap::<u64, u32>::new();
+        for seat in 0..1_000 {
+            let p = s.place(seat);
+            assert_eq!(
+                p.position,
+                counts.get(&p.cohort).copied().unwrap_or(0),
+                "seat {seat}"
+            );
+            *counts.entry(p.cohort).or_default() += 1;
+            // At any moment at most `open` cohorts are partly filled.
+            let partial = counts.values().filter(|&&n| n < 50).count();
+            assert!(partial <= 4, "{partial} partial after seat {seat}");
+        }
+        assert_eq!(counts.len(), 20);
+        assert!(counts.values().all(|&n| n == 50), "{counts:?}");
+        // Consecutive joins spread over the open cohorts.
+        let first: Vec<u64> = (0..4).map(|seat| s.place(seat).cohort).collect();
+        assert_eq!(first, [0, 1, 2, 3]);
+    }
+}
