@@ -478,7 +478,8 @@ pub async fn run(
         .iter()
         .map(|g| Friends(g.iter().map(|&i| player_id(&players[i])).collect()))
         .collect();
-    let ours_friends = measure("friends-rank 500 (ours)", 20, rounds.friends, |i| {
+    // In turns with its bare twin: the two are a ratio's numerator and denominator.
+    let ours_read = |i: usize| {
         let me = player_id(&players[picks[i]]);
         let friends = &sources[i % sources.len()];
         async move {
@@ -487,9 +488,8 @@ pub async fn run(
             anyhow::ensure!(reply.friends_total >= 400, "friends missing");
             Ok(http::json(200, &reply))
         }
-    })
-    .await?;
-    let bare_friends = measure("HMGET 500 (bare)", 20, rounds.friends, |i| {
+    };
+    let bare_hmget = |i: usize| {
         let names: Vec<&str> = groups[i % groups.len()]
             .iter()
             .map(|&j| players[j].id.as_str())
@@ -503,7 +503,14 @@ pub async fn run(
                 .await?;
             Ok(values)
         }
-    })
+    };
+    let (ours_friends, bare_friends) = measure_pair(
+        ("friends-rank 500 (ours)", "HMGET 500 (bare)"),
+        20,
+        rounds.friends,
+        ours_read,
+        bare_hmget,
+    )
     .await?;
 
     println!("-- ingest apply (write-through: version-checked apply + rank)");

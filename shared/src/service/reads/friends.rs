@@ -65,8 +65,6 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
             Provenance::now(Source::Dynamodb, degraded_by(ctx, &board, &e).await),
         ),
     };
-    // Every friend's metadata came with their key: the rows picked need no more call.
-    let known = names::Known::of_players(&group, metadata);
     let keys: Vec<RankKey> = keys.into_iter().flatten().collect();
     let score = keys
         .iter()
@@ -74,6 +72,8 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         .map(|key| key.score.get());
     let (friends_rank, window) = place_in_group(dir, mode, player, keys, k);
     let mut neighbors = entries(mode, window.start, window.keys, Some(player));
+    // Every friend's metadata came with their key: the rows picked need no more call.
+    let known = names::Known::picked(&group, metadata, &neighbors);
     let from_index = meta.source == Source::Redis;
     let names_missing = !names::name(ctx, lb, &mut neighbors, known, from_index).await;
     Ok(FriendsReply {

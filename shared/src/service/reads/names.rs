@@ -39,13 +39,19 @@ pub(crate) struct Known {
 }
 
 impl Known {
-    /// The metadata read for `players` (in their order), and no cards (friends-rank:
-    /// the keys came with their entries' metadata; the cards are asked for after).
-    pub(crate) fn of_players(players: &[PlayerId], metadata: RowMetadata) -> Self {
-        let metadata = metadata.filter(|m| m.len() == players.len());
+    /// The metadata of the `rows` picked from `group` (sorted, as read: `metadata` in
+    /// its order), and no cards. Friends-rank: the keys of the whole group came with
+    /// their entries' metadata; the cards of the rows are asked for after.
+    pub(crate) fn picked(group: &[PlayerId], metadata: RowMetadata, rows: &[Entry]) -> Self {
+        let metadata = metadata.filter(|m| m.len() == group.len()).map(|m| {
+            let at = |p: &str| group.binary_search_by(|g| g.as_str().cmp(p)).ok();
+            (rows.iter())
+                .filter_map(|r| Some((r.player_id.clone(), m[at(&r.player_id)?].clone())))
+                .collect()
+        });
         Self {
             cards: None,
-            metadata: metadata.map(|m| players.iter().map(|p| p.to_string()).zip(m).collect()),
+            metadata,
         }
     }
 }
