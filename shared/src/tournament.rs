@@ -5,8 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::board::Policy;
 use crate::error::DomainError;
+use crate::ids::LeaderboardId;
 use crate::profile::text;
-use crate::window::{Period, parse_name};
+use crate::window::{Period, parse_name, window_of};
 
 /// The smallest and largest cohort a definition may ask for.
 pub const MIN_COHORT: u32 = 2;
@@ -32,7 +33,49 @@ pub struct Schedule {
     pub period: Option<Period>,
 }
 
+/// One occurrence of a tournament: `once` or its window's key (`2026-11-25`,
+/// `2026-W48`, `2026-11`), and `[start, end)` in ms.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Occurrence {
+    pub key: String,
+    pub start: i64,
+    pub end: i64,
+}
+
+/// Why no occurrence runs at a moment (a one-off tournament's): not yet, or no more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NotRunning {
+    NotStarted { starts_at: i64 },
+    Ended { ended_at: i64 },
+}
+
 impl Schedule {
+    /// The occurrence running at `now_ms`, for a schedule as [`Tournament::validated`]
+    /// leaves it. A recurring schedule always has one: the window of its period that
+    /// holds the moment, in UTC.
+    pub fn occurrence_at(&self, now_ms: i64) -> Result<Occurrence, NotRunning> {
+        match (self.start, self.end, self.period) {
+            (Some(start), Some(_), None) if now_ms < start => {
+                Err(NotRunning::NotStarted { starts_at: start })
+            }
+            (Some(_), Some(end), None) if now_ms >= end => Err(NotRunning::Ended { ended_at: end }),
+            (Some(start), Some(end), None) => Ok(Occurrence {
+                key: "once".into(),
+                start,
+                end,
+            }),
+            (_, _, period) => {
+                let w = window_of(period.unwrap_or(Period::Daily), None, now_ms)
+                    .expect("a daily, weekly or monthly window always exists");
+                Ok(Occurrence {
+                    key: w.key.unwrap_or_default(),
+                    start: w.start.unwrap_or_default(),
+                    end: w.end.unwrap_or_default(),
+                })
+            }
+        }
+    }
+
     fn checked(self) -> Result<Self, DomainError> {
         let bad = |why: &str| Err(DomainError::invalid("schedule", why));
         match (self.start, self.end, self.period) {
@@ -107,6 +150,19 @@ impl Tournament {
         within("max_attempts", self.max_attempts, 1, u32::MAX)?;
         within("cohort_size", self.cohort_size, MIN_COHORT, MAX_COHORT)?;
         Ok(self)
+    }
+
+    /// The board of an occurrence: every result of it, across cohorts
+    /// (`t:{tournament}:{occurrence}`).
+    pub fn board_id(&self, occ: &Occurrence) -> LeaderboardId {
+        LeaderboardId::parse(&format!("t:{}:{}", self.tournament_id, occ.key))
+            .expect("a checked tournament id and a window key make a board id")
+    }
+
+    /// The board of one cohort of an occurrence (`t:{tournament}:{occurrence}:c{n}`).
+    pub fn cohort_board_id(&self, occ: &Occurrence, cohort: u64) -> LeaderboardId {
+        LeaderboardId::parse(&format!("{}:c{cohort}", self.board_id(occ)))
+            .expect("a board id and a cohort number make a board id")
     }
 
     /// How the occurrence's seats become cohorts, if it has cohorts.
@@ -213,6 +269,37 @@ mod tests {
         let mut unknown = weekly();
         unknown["surprise"] = json!(1);
         assert!(serde_json::from_value::<Tournament>(unknown).is_err());
+    }
+
+    #[test]
+    fn occurrences_follow_the_schedule_and_name_their_boards() {
+        let t = checked(weekly()).unwrap();
+        // Wednesday 2026-11-25 is in ISO week 48, Monday the 23rd to Monday the 30th.
+        let now = 1_795_600_000_000;
+        let occ = t.schedule.occurrence_at(now).unwrap();
+        assert_eq!(occ.key, "2026-W48");
+        assert!(occ.start <= now && now < occ.end);
+        assert_eq!(occ.end - occ.start, 7 * 86_400_000);
+        assert_eq!(t.board_id(&occ).as_str(), "t:weekly-cup:2026-W48");
+        assert_eq!(
+            t.cohort_board_id(&occ, 3).as_str(),
+            "t:weekly-cup:2026-W48:c3"
+        );
+
+        let once = Schedule {
+            start: Some(1_000),
+            end: Some(2_000),
+            period: None,
+        };
+        assert_eq!(
+            once.occurrence_at(999),
+            Err(NotRunning::NotStarted { starts_at: 1_000 })
+        );
+        assert_eq!(once.occurrence_at(1_000).unwrap().key, "once");
+        assert_eq!(
+            once.occurrence_at(2_000),
+            Err(NotRunning::Ended { ended_at: 2_000 })
+        );
     }
 
     #[test]
