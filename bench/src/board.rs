@@ -133,6 +133,7 @@ pub async fn create_board(ctx: &AppContext, lb: &LeaderboardId) -> anyhow::Resul
 /// Stores an ACTIVE board definition with dense ranks (the table exists).
 pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> anyhow::Result<()> {
     let board = Board {
+        tournament: None,
         leaderboard_id: lb.clone(),
         policy,
         status: BoardStatus::Active,

@@ -146,6 +146,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
         let outcome = ctx
             .store
             .commit(&Commit {
+                attempt: None,
                 board: lb,
                 player: &player,
                 direction: Direction::Desc,

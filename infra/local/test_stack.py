@@ -405,7 +405,8 @@ class IamTest(unittest.TestCase):
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
                                                 "BoardsFunction", "RebuildFunction", "ProjectorFunction",
                                                 "RepairFunction", "ModerationFunction", "SealFunction",
-                                                "StreamIngestFunction", "LiveFunction", "ProfilesFunction"})
+                                                "StreamIngestFunction", "LiveFunction", "ProfilesFunction",
+                                                "TournamentsFunction"})
         table_statements = lambda f: [  # noqa: E731
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]

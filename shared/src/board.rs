@@ -80,6 +80,10 @@ pub struct Board {
     /// (docs/cost.md). Fixed at creation; boards stored before it existed keep it.
     #[serde(default = "stored_without_the_setting")]
     pub rank_index: bool,
+    /// Set on a tournament's boards: the tournament whose results alone it takes
+    /// (`tournament::Tournament::board`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tournament: Option<String>,
 }
 
 /// A board or family stored before `dense_ranks` (or `rank_index`) existed kept dense

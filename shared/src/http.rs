@@ -198,8 +198,14 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
     let status = match code {
         "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
         "player_banned" | "not_your_view" | "profiles_server_only" => 403,
-        "board_not_found" | "family_not_found" | "not_ranked" | "not_banned" | "not_sealed"
-        | "mapping_not_found" => 404,
+        "board_not_found"
+        | "family_not_found"
+        | "not_ranked"
+        | "not_banned"
+        | "not_sealed"
+        | "mapping_not_found"
+        | "tournament_not_found"
+        | "no_cohorts" => 404,
         "window_closed"
         | "family_conflict"
         | "invalid_transition"
@@ -207,7 +213,15 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "board_not_active"
         | "not_sealable"
         | "mapping_conflict"
-        | "idempotency_conflict" => 409,
+        | "idempotency_conflict"
+        | "tournament_conflict"
+        | "tournament_full"
+        | "tournament_not_started"
+        | "tournament_ended"
+        | "banned_from_tournament"
+        | "not_joined"
+        | "attempts_exhausted"
+        | "tournament_board" => 409,
         "window_expired" => 410,
         "payload_too_large" => 413,
         "score_out_of_range"

@@ -3,11 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::Policy;
+use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::profile::text;
-use crate::window::{Period, parse_name, window_of};
+use crate::window::{Period, TimeWindow, parse_name, window_of};
 
 /// The smallest and largest cohort a definition may ask for.
 pub const MIN_COHORT: u32 = 2;
@@ -19,18 +19,35 @@ pub const OPEN_COHORTS: u32 = 4;
 const MAX_TITLE_CHARS: usize = 80;
 const MAX_DESCRIPTION_CHARS: usize = 1_000;
 const MAX_ID_LEN: usize = 64;
+/// The longest grace a definition may give late results, in seconds (a day).
+pub const MAX_GRACE_SECONDS: u32 = 86_400;
 
 /// When a tournament's occurrences run: once, `[start, end)` in ms since the epoch, or
 /// once per window of a family period (`DAILY`, `WEEKLY`, `MONTHLY`); never both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Schedule {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "instant",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub start: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "instant",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub end: Option<i64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub period: Option<Period>,
+}
+
+/// A schedule's moment as the API takes it: RFC 3339, or ms since the epoch.
+fn instant<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    let v = Option::<serde_json::Value>::deserialize(d)?;
+    v.map(|v| crate::time::parse_ts("schedule", &v).map_err(serde::de::Error::custom))
+        .transpose()
 }
 
 /// One occurrence of a tournament: `once` or its window's key (`2026-11-25`,
@@ -40,6 +57,20 @@ pub struct Occurrence {
     pub key: String,
     pub start: i64,
     pub end: i64,
+    /// The window's period; a one-off occurrence's window is a `SEASON` keyed `once`.
+    pub period: Period,
+}
+
+impl Occurrence {
+    /// The time window of the occurrence's boards.
+    pub fn window(&self) -> TimeWindow {
+        TimeWindow {
+            period: self.period,
+            key: Some(self.key.clone()),
+            start: Some(self.start),
+            end: Some(self.end),
+        }
+    }
 }
 
 /// Why no occurrence runs at a moment (a one-off tournament's): not yet, or no more.
@@ -63,14 +94,17 @@ impl Schedule {
                 key: "once".into(),
                 start,
                 end,
+                period: Period::Season,
             }),
             (_, _, period) => {
-                let w = window_of(period.unwrap_or(Period::Daily), None, now_ms)
+                let period = period.unwrap_or(Period::Daily);
+                let w = window_of(period, None, now_ms)
                     .expect("a daily, weekly or monthly window always exists");
                 Ok(Occurrence {
                     key: w.key.unwrap_or_default(),
                     start: w.start.unwrap_or_default(),
                     end: w.end.unwrap_or_default(),
+                    period,
                 })
             }
         }
@@ -111,10 +145,18 @@ pub struct Tournament {
     pub max_attempts: Option<u32>,
     #[serde(default)]
     pub cohort_size: Option<u32>,
+    /// Seconds after an occurrence's end during which results of matches that ended
+    /// inside it are still taken (as a family window's grace).
+    #[serde(default = "default_grace_seconds")]
+    pub grace_seconds: u32,
 }
 
 fn joined_unless_said() -> bool {
     true
+}
+
+fn default_grace_seconds() -> u32 {
+    300
 }
 
 impl Tournament {
@@ -149,7 +191,47 @@ impl Tournament {
         within("max_players", self.max_players, 1, MAX_PLAYERS)?;
         within("max_attempts", self.max_attempts, 1, u32::MAX)?;
         within("cohort_size", self.cohort_size, MIN_COHORT, MAX_COHORT)?;
+        within(
+            "grace_seconds",
+            Some(self.grace_seconds),
+            0,
+            MAX_GRACE_SECONDS,
+        )?;
         Ok(self)
+    }
+
+    /// The board of an occurrence (`cohort: None`) or of one of its cohorts, as the
+    /// first join creates it: the tournament's policy, the occurrence's window and
+    /// grace, and the tournament named, so that results reach it only through the
+    /// tournament (which counts attempts). Its scope is `t:{tournament}` (a cohort's
+    /// `t:{tournament}:c{n}`), so its history rows name the tournament and the cohort.
+    pub fn board(&self, occ: &Occurrence, cohort: Option<u64>, now: i64) -> Board {
+        let (leaderboard_id, scope) = match cohort {
+            Some(n) => (
+                self.cohort_board_id(occ, n),
+                format!("t:{}:c{n}", self.tournament_id),
+            ),
+            None => (self.board_id(occ), format!("t:{}", self.tournament_id)),
+        };
+        Board {
+            leaderboard_id,
+            policy: self.policy,
+            status: BoardStatus::Active,
+            created_at: now,
+            window: Some(BoardWindow {
+                game: self.game.clone(),
+                mode: self.mode.clone(),
+                scope,
+                window: occ.window(),
+                grace_ms: i64::from(self.grace_seconds) * 1000,
+            }),
+            sealed_at: None,
+            dense_ranks: dense_unless_asked(),
+            // A cohort is small and its seal reads it whole; the occurrence's board keeps
+            // its rank order in DynamoDB, as a weekly family board does.
+            rank_index: cohort.is_none(),
+            tournament: Some(self.tournament_id.clone()),
+        }
     }
 
     /// The board of an occurrence: every result of it, across cohorts
@@ -165,13 +247,33 @@ impl Tournament {
             .expect("a board id and a cohort number make a board id")
     }
 
-    /// How the occurrence's seats become cohorts, if it has cohorts.
+    /// How the occurrence's seats become cohorts, if it has cohorts: [`OPEN_COHORTS`] at
+    /// once, or fewer when `max_players` fills fewer (3 players in cohorts of 2 sit in
+    /// 2 cohorts, not 3).
     pub fn seating(&self) -> Option<Seating> {
-        self.cohort_size.map(|size| Seating {
-            size,
-            open: OPEN_COHORTS,
+        self.cohort_size.map(|size| {
+            let needed = self.max_players.map_or(OPEN_COHORTS, |m| m.div_ceil(size));
+            Seating {
+                size,
+                open: needed.clamp(1, OPEN_COHORTS),
+            }
         })
     }
+}
+
+/// A player's membership of an occurrence, as the join stored it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Member {
+    /// The seat the join took (0-based, in the order joins took them).
+    pub seat: u64,
+    /// The cohort the seat sits in (none for a tournament without cohorts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<u64>,
+    /// When the join happened, ms.
+    pub joined_at: i64,
+    /// Results counted so far (each match once).
+    #[serde(default)]
+    pub attempts: u32,
 }
 
 /// A seat's place: its cohort (0-based) and its position in it (0-based, first come).

@@ -25,5 +25,6 @@ mod roles;
 mod seal;
 mod stream_ingest;
 mod support;
+mod tournaments;
 mod walks;
 mod windows;

@@ -342,6 +342,7 @@ impl Fixture {
                 let receipt = stale.receipts[0].clone();
                 let outcome = store
                     .commit(&Commit {
+                        attempt: None,
                         board: lb,
                         player: &self.player,
                         direction: dir,

@@ -359,6 +359,7 @@ pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Boa
     };
     let end = Utc::now().timestamp_millis() - 3_600_000;
     let board = Board {
+        tournament: None,
         leaderboard_id: LeaderboardId::parse(&format!("{game}:m:GLOBAL:WEEKLY:2026-W01"))?,
         policy: Policy::Best,
         status: BoardStatus::Active,

@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::keys::{Item, LIST_PK, board_key, family_pk_sk, key};
+use super::tournaments::{cancellation, failed};
 use super::{DynamoScoreStore, next_sort_key};
 use crate::board::{Board, BoardStatus};
 use crate::family::Family;
@@ -40,11 +41,7 @@ fn family_key(game: &str, mode: &str) -> Item {
 }
 
 fn cancelled_first(err: &SdkError<TransactWriteItemsError>) -> bool {
-    matches!(
-        err.as_service_error(),
-        Some(TransactWriteItemsError::TransactionCanceledException(tc))
-            if tc.cancellation_reasons().first().and_then(|r| r.code()) == Some("ConditionalCheckFailed")
-    )
+    cancellation(err).is_some_and(|reasons| failed(&reasons, 0))
 }
 
 impl BoardStore for DynamoScoreStore {

@@ -135,6 +135,30 @@ pub(super) fn profile_pk_sk(player: &PlayerId) -> (String, String) {
     (format!("P#{player}"), "PROFILE".to_owned())
 }
 
+/// A tournament's definition: `TD`, `{tournament}` (one partition: definitions are few
+/// and read through a cache).
+pub(super) const TOURNAMENTS_PK: &str = "TD";
+
+/// A player's membership of an occurrence: `TJ#{occurrence}#{shard}`, `{player}`
+/// (sharded like standings, so a burst of joins spreads over partitions).
+pub(super) fn member_pk_sk(occ: &LeaderboardId, player: &PlayerId) -> (String, String) {
+    (
+        format!("TJ#{occ}#{:02}", shard_of(player.as_str())),
+        player.to_string(),
+    )
+}
+
+/// The partition of the occurrence's seats `seat % SHARDS`: `TS#{occurrence}#{shard}`.
+pub(super) fn seat_partition(occ: &LeaderboardId, shard: u64) -> String {
+    format!("TS#{occ}#{shard:02}")
+}
+
+/// A seat of an occurrence: its shard's partition, the seat number (20 digits, so a
+/// partition's seats sort by number).
+pub(super) fn seat_pk_sk(occ: &LeaderboardId, seat: u64) -> (String, String) {
+    (seat_partition(occ, seat % SHARDS), format!("{seat:020}"))
+}
+
 /// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.
 pub(super) fn sketch_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RS#{lb}"), "SKETCH".to_owned())

@@ -18,6 +18,9 @@
 //! | a player's final place in a sealed window | `H#{player}` | `{game}#{mode}#{scope}#{PERIOD}#{end, 13 digits}` |
 //! | a player's profile (an erased one keeps only its version) | `P#{player}` | `PROFILE` |
 //! | an event source's schema mapping, one item per version | `MAP#{source}` | `V{version, 10 digits}` |
+//! | a tournament's definition | `TD` | `{tournament}` |
+//! | a seat of a tournament occurrence | `TS#{occurrence board}#{seat % 16}` | `{seat, 20 digits}` |
+//! | a player's membership of an occurrence (seat, cohort, attempts) | `TJ#{occurrence board}#{shard}` | `{player}` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`] (on
@@ -30,7 +33,7 @@
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
 //! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
 //! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `mappings`, `profiles`;
+//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `mappings`, `profiles`, `tournaments`;
 //! `changes` decodes stream records, `streams` reads the table's stream again.
 
 mod boards;
@@ -47,6 +50,7 @@ mod sketch;
 mod standings;
 mod streams;
 mod table;
+mod tournaments;
 
 use aws_sdk_dynamodb::Client;
 use aws_sdk_dynamodb::types::{

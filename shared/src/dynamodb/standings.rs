@@ -4,17 +4,22 @@
 
 use std::collections::HashMap;
 
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::items::{KeptItems, ReceiptItem, RemovedItem, Slot, StandingItem};
-use super::keys::{Item, receipt_key, receipts_partition, standing_key, standing_partition};
+use super::keys::{
+    Item, key, member_pk_sk, receipt_key, receipts_partition, standing_key, standing_partition,
+};
+use super::tournaments::{cancellation, conflicted, failed};
 use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::profile::Metadata;
 use crate::store::StoreError;
-use crate::store::{Commit, CommitOutcome, Consistency, Receipt, Removal, Row, StandingStore};
+use crate::store::{
+    AttemptCount, Commit, CommitOutcome, Consistency, Receipt, Removal, Row, StandingStore,
+};
 
 /// The condition that the row is still as `row` was read: absent, at its revision, or
 /// (a row from before revisions) at its version without one.
@@ -50,6 +55,56 @@ impl DynamoScoreStore {
         } else {
             CommitOutcome::StandingChanged
         })
+    }
+}
+
+impl DynamoScoreStore {
+    /// Writes the row item `item` and counts the result's attempt on the player's
+    /// membership, both or neither: one `TransactWriteItems` of the row's put
+    /// (conditional on its revision) and the membership's update (conditional on the
+    /// membership existing with attempts left).
+    async fn commit_counted(
+        &self,
+        item: Item,
+        c: &Commit<'_>,
+        attempt: AttemptCount<'_>,
+    ) -> Result<CommitOutcome, StoreError> {
+        let (condition, values) = unchanged(c.row);
+        let row = self.put(item, condition, values)?;
+        let (pk, sk) = member_pk_sk(attempt.occurrence, c.player);
+        let n = |v: u64| AttributeValue::N(v.to_string());
+        let mut counted = Update::builder()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET attempts = attempts + :one")
+            .expression_attribute_values(":one", n(1));
+        counted = match attempt.max {
+            Some(max) => counted
+                .condition_expression("attribute_exists(pk) AND attempts < :max")
+                .expression_attribute_values(":max", n(u64::from(max))),
+            None => counted.condition_expression("attribute_exists(pk)"),
+        };
+        let counted = TransactWriteItem::builder()
+            .update(counted.build()?)
+            .build();
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(row)
+            .transact_items(counted)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(CommitOutcome::Committed),
+            Err(e) => match cancellation(&e) {
+                // The row moved, or another transaction held one of the items: read again.
+                Some(reasons) if failed(&reasons, 0) || conflicted(&reasons) => {
+                    Ok(CommitOutcome::StandingChanged)
+                }
+                Some(reasons) if failed(&reasons, 1) => Ok(CommitOutcome::AttemptRefused),
+                _ => Err(StoreError::sdk("TransactWriteItems(counted result)", e)),
+            },
+        }
     }
 }
 
@@ -171,6 +226,9 @@ impl StandingStore for DynamoScoreStore {
             item.rk = None;
         }
         let item = serde_dynamo::to_item(item)?;
-        self.put_row(item, c.row, "PutItem(standing)").await
+        match c.attempt {
+            None => self.put_row(item, c.row, "PutItem(standing)").await,
+            Some(attempt) => self.commit_counted(item, c, attempt).await,
+        }
     }
 }

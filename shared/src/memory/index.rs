@@ -33,6 +33,8 @@ pub struct MemoryIndex {
     pub(super) live: Mutex<super::live::LiveState>,
     /// Players' card copies.
     cards: Mutex<HashMap<PlayerId, VersionedCard>>,
+    /// Tournament occurrences' seat hints.
+    pub(super) seats: Mutex<HashMap<LeaderboardId, super::tournaments::Seats>>,
     down: AtomicBool,
 }
 

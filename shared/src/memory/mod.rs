@@ -17,6 +17,7 @@ mod profiles;
 mod seal;
 mod store;
 mod stream;
+mod tournaments;
 
 use std::time::Duration;
 

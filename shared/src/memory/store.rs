@@ -89,6 +89,12 @@ pub(super) struct Tables {
     pub(super) mappings: BTreeMap<(String, u64), crate::mapping::Mapping>,
     /// Profiles by player.
     pub(super) profiles: HashMap<String, crate::store::StoredProfile>,
+    /// Tournaments by id.
+    pub(super) tournaments: BTreeMap<String, crate::tournament::Tournament>,
+    /// Occurrences' memberships by (occurrence board, player).
+    pub(super) members: HashMap<(LeaderboardId, String), crate::tournament::Member>,
+    /// Occurrences' seats by (occurrence board, seat): the player holding it.
+    pub(super) seats: BTreeMap<(LeaderboardId, u64), String>,
     /// History rows by (player, board).
     pub(super) history: BTreeMap<(String, LeaderboardId), crate::store::HistoryRow>,
     /// The stream: every standing written, oldest first; record `i` has sequence number
@@ -383,6 +389,13 @@ impl StandingStore for MemoryStore {
             }
             if !t.unchanged(&key, c.row) {
                 return CommitOutcome::StandingChanged;
+            }
+            if let Some(a) = c.attempt {
+                let member = (t.members).get_mut(&(a.occurrence.clone(), c.player.to_string()));
+                match member {
+                    Some(m) if a.max.is_none_or(|max| m.attempts < max) => m.attempts += 1,
+                    _ => return CommitOutcome::AttemptRefused,
+                }
             }
             let row = KeptRow {
                 rev: c.row.next_rev(),

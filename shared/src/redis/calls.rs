@@ -4,7 +4,7 @@
 
 use redis::{Script, ScriptInvocation};
 
-use super::keys::{BoardKeys, LiveKeys};
+use super::keys::{BoardKeys, LiveKeys, SeatKeys};
 use super::scripts::Scripts;
 use crate::order::{Direction, RankMode};
 use crate::store::PageAt;
@@ -277,6 +277,20 @@ call! {
     /// `hit.lua`: one hit on a rate-limit counter.
     Hit<'a> { counter: &'a str, window_ms: u64 } => hit, |c, inv| {
         inv.key(c.counter).arg(c.window_ms);
+    }
+}
+
+call! {
+    /// `seat.lua`: the next seat of an occurrence to try.
+    Seat<'a> { keys: &'a SeatKeys, floor: u64, expire_at: i64 } => seat, |c, inv| {
+        inv.key(&c.keys.counter).key(&c.keys.given).arg(c.floor).arg(c.expire_at);
+    }
+}
+
+call! {
+    /// `seat_back.lua`: a seat given back.
+    SeatBack<'a> { keys: &'a SeatKeys, seat: u64, expire_at: i64 } => seat_back, |c, inv| {
+        inv.key(&c.keys.given).arg(c.seat).arg(c.expire_at);
     }
 }
 

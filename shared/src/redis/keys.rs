@@ -72,6 +72,25 @@ impl LiveKeys {
     }
 }
 
+/// The seat hints of a tournament occurrence (see [`crate::store::SeatHints`]), under
+/// its board's hash tag.
+pub(crate) struct SeatKeys {
+    /// Seats handed out so far (the next is this number).
+    pub counter: String,
+    /// List of seats given back, taken first.
+    pub given: String,
+}
+
+impl SeatKeys {
+    pub fn new(prefix: &str, occ: &LeaderboardId) -> Self {
+        let base = format!("{prefix}lb:{{{occ}}}:seats");
+        Self {
+            counter: format!("{base}:n"),
+            given: format!("{base}:given"),
+        }
+    }
+}
+
 /// The registry of the boards with watched live views: a sorted set of
 /// `{direction}:{board}` -> watched until (epoch ms), for the pushes a rename makes.
 pub(crate) fn live_boards(prefix: &str) -> String {

@@ -8,7 +8,7 @@
 //! replication history), `keys` (key names), `codec` (value formats), `scripts` (the
 //! Lua scripts, in `lua/`), `calls` (one type per script, building its keys and
 //! arguments), `index` (the [`RankIndex`] operations), `rate_limit` (the
-//! [`RateCounter`]).
+//! [`RateCounter`]), `seats` (tournaments' [`crate::store::SeatHints`]).
 //!
 //! ## Integrity
 //! Every script first checks the board's marker (`checked` in `lua/prelude.lua`): the
@@ -38,6 +38,7 @@ mod link;
 mod live;
 mod rate_limit;
 mod scripts;
+mod seats;
 mod transport;
 
 use std::time::Duration;

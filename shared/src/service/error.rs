@@ -100,6 +100,41 @@ pub enum ServiceError {
         "leaderboard {0} closed and its live ranks expired; its final standings are at /leaderboards/{0}/results and in each player's history"
     )]
     WindowExpired(LeaderboardId),
+    #[error("tournament {0} does not exist")]
+    TournamentNotFound(String),
+    #[error("tournament {0} already exists with another definition")]
+    TournamentConflict(String),
+    /// A join the occurrence does not take now (full, not started, ended, a ban).
+    #[error("tournament {tournament}: {refusal}")]
+    JoinRefused {
+        tournament: String,
+        refusal: JoinRefusal,
+    },
+    /// A result (or cohort read) of a player who has not joined the occurrence.
+    #[error("player {player} has not joined the current occurrence of tournament {tournament}")]
+    NotJoined {
+        tournament: String,
+        player: PlayerId,
+    },
+    #[error(
+        "player {player} has used all {max} attempts in this occurrence of tournament {tournament}"
+    )]
+    AttemptsExhausted {
+        tournament: String,
+        player: PlayerId,
+        max: u32,
+    },
+    /// A tournament without cohorts was asked for a player's cohort.
+    #[error("tournament {0} has no cohorts; its occurrence's board has every player")]
+    NoCohorts(String),
+    /// A result posted straight to a tournament's board, around the attempt count.
+    #[error(
+        "leaderboard {lb} belongs to tournament {tournament}; post results to /tournaments/{tournament}/players/{{p}}/score"
+    )]
+    TournamentBoard {
+        lb: LeaderboardId,
+        tournament: String,
+    },
     #[error("the score store is unavailable")]
     Store(#[from] StoreError),
     #[error("the rank index is unavailable")]
@@ -109,6 +144,30 @@ pub enum ServiceError {
     /// Stream records that can never apply could not be kept in the dead-letter queue.
     #[error("the dead-letter queue is unavailable")]
     DeadLetters(#[from] QueueError),
+}
+
+/// Why an occurrence takes no join now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum JoinRefusal {
+    #[error("the occurrence is full")]
+    Full,
+    #[error("the tournament has not started")]
+    NotStarted,
+    #[error("the tournament has ended")]
+    Ended,
+    #[error("the player is banned from the tournament's game")]
+    Banned,
+}
+
+impl JoinRefusal {
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Full => "tournament_full",
+            Self::NotStarted => "tournament_not_started",
+            Self::Ended => "tournament_ended",
+            Self::Banned => "banned_from_tournament",
+        }
+    }
 }
 
 impl ServiceError {
@@ -162,6 +221,13 @@ impl ServiceError {
             Self::RateLimited { .. } => "rate_limited",
             Self::RankUnavailable(_) => "rank_unavailable",
             Self::WindowExpired(_) => "window_expired",
+            Self::TournamentNotFound(_) => "tournament_not_found",
+            Self::TournamentConflict(_) => "tournament_conflict",
+            Self::JoinRefused { refusal, .. } => refusal.code(),
+            Self::NotJoined { .. } => "not_joined",
+            Self::AttemptsExhausted { .. } => "attempts_exhausted",
+            Self::NoCohorts(_) => "no_cohorts",
+            Self::TournamentBoard { .. } => "tournament_board",
             Self::Store(_) => "store_unavailable",
             Self::Index(_) => "index_unavailable",
             Self::Friends(_) => "friends_unavailable",

@@ -30,8 +30,8 @@ use crate::score::Score;
 use crate::service::ServiceError;
 use crate::store::IndexError;
 use crate::store::{
-    Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex, Receipt, Row,
-    ScoreStore,
+    AttemptCount, Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex,
+    Receipt, Row, ScoreStore,
 };
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -153,6 +153,12 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
     let now = now_ms();
     check_event_ts(ctx, req.event_ts, now)?;
     let board = ctx.boards.current(&ctx.store, &req.board).await?;
+    if let Some(tournament) = &board.tournament {
+        return Err(ServiceError::TournamentBoard {
+            lb: req.board,
+            tournament: tournament.clone(),
+        });
+    }
     submit_to(ctx, &board, req).await
 }
 
@@ -181,7 +187,7 @@ async fn submit_to<S: ScoreStore, I: RankIndex>(
             if let Some(game) = game_of(board) {
                 check_ban(ctx, game, &req.player).await?;
             }
-            write(ctx, board, req, row).await
+            write(ctx, board, req, row, None).await
         }
     }
 }
@@ -249,12 +255,15 @@ pub(crate) async fn check_ban<S: ScoreStore, I>(
 }
 
 /// Folds the submission into `row` and writes it, conditional on the row's revision; a
-/// row that moved meanwhile is read again (and the ban with it) and folded again.
+/// row that moved meanwhile is read again (and the ban with it) and folded again. A
+/// tournament result's attempt (`counted`) is counted in the same write, or the write
+/// refused.
 pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: SubmitScore,
     mut row: Row,
+    counted: Option<AttemptCount<'_>>,
 ) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
     let mut before = place_before(ctx, &req, dir).await;
@@ -304,8 +313,13 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
             index_expire_at,
             ranked: board.rank_index,
             now_s: now / 1000,
+            attempt: counted,
         };
-        if ctx.store.commit(&commit).await? == CommitOutcome::Committed {
+        let outcome = ctx.store.commit(&commit).await?;
+        if outcome == CommitOutcome::AttemptRefused {
+            return Err(attempt_refused(ctx, &req.player, counted).await);
+        }
+        if outcome == CommitOutcome::Committed {
             let mut reply = IngestReply::new(&req, &receipt, false);
             let applied = receipt.update_applied.then_some(standing);
             // Unchanged, the player's place is the one just read before the write.
@@ -326,6 +340,35 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
     Err(ServiceError::Contention)
+}
+
+/// Why a tournament result's attempt was not counted: the player is no member of the
+/// occurrence, or has no attempts left (read again to tell which).
+async fn attempt_refused<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    player: &PlayerId,
+    attempt: Option<AttemptCount<'_>>,
+) -> ServiceError {
+    let Some(a) = attempt else {
+        return ServiceError::Contention;
+    };
+    let tournament = a.tournament.to_owned();
+    let member = ctx
+        .store
+        .get_member(a.occurrence, player, Consistency::Strong)
+        .await;
+    match (member, a.max) {
+        (Err(e), _) => e.into(),
+        (Ok(Some(_)), Some(max)) => ServiceError::AttemptsExhausted {
+            tournament,
+            player: player.clone(),
+            max,
+        },
+        _ => ServiceError::NotJoined {
+            tournament,
+            player: player.clone(),
+        },
+    }
 }
 
 /// Why `board` takes no new result now, if it does not: the event is outside its

@@ -7,7 +7,8 @@
 //! itself: boards reported not ready, stream batches given up on) and [`seal`] (a closed
 //! window's results, players' history), [`stream_ingest`] (match results from Kafka
 //! and Kinesis records, through the same ingest) and [`mappings`] (the event sources'
-//! schema mappings it reads them with), [`live`] (live views: snapshots and the publisher).
+//! schema mappings it reads them with), [`live`] (live views: snapshots and the publisher),
+//! [`tournaments`] (events: joins into cohorts, results that count attempts).
 //! They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
 //! (see [`crate::wiring`]).
@@ -28,8 +29,9 @@ pub mod scores;
 pub mod seal;
 pub mod sketch;
 pub mod stream_ingest;
+pub mod tournaments;
 
-pub use error::ServiceError;
+pub use error::{JoinRefusal, ServiceError};
 
 use std::hash::{BuildHasher, RandomState};
 use std::time::Duration;
@@ -103,6 +105,8 @@ pub struct Context<S, I> {
     pub hot: reads::HotReads,
     /// Where boards whose index is not ready are reported for repair.
     pub repairs: repair::Reporter,
+    /// Tournament definitions and cohorts' member lists, briefly cached.
+    pub tournaments: tournaments::TournamentCache,
 }
 
 impl<S, I> Context<S, I> {
@@ -115,6 +119,7 @@ impl<S, I> Context<S, I> {
             last_known: reads::LastKnown::default(),
             hot: reads::HotReads::new(settings.read_cache_ttl, settings.card_cache_ttl),
             repairs: repair::Reporter::default(),
+            tournaments: tournaments::TournamentCache::new(settings.board_cache_ttl),
             settings,
         }
     }

@@ -94,7 +94,7 @@ fn refused(err: &ServiceError) -> Outcome {
 }
 
 /// The board, created (and its index marked complete) if this is its first write.
-async fn ensure_board<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn ensure_board<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     fresh: Board,
 ) -> Result<Board, ServiceError> {
@@ -256,7 +256,7 @@ async fn write_share<S: ScoreStore, I: RankIndex>(
             scope,
             period,
             leaderboard_id: Some(req.board.clone()),
-            outcome: match write(ctx, &board, req, row).await {
+            outcome: match write(ctx, &board, req, row, None).await {
                 Ok(reply) => accepted(reply),
                 Err(e) => refused_or_fail(e)?,
             },

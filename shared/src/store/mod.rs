@@ -8,7 +8,7 @@
 //! `profile` (players' profiles), `rate_counter`, `receipts` (the receipts a player's row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
-//! `friends`.
+//! `tournament` (tournaments, their seats and members, and the seat hints), `friends`.
 
 mod dead_letter;
 mod error;
@@ -24,6 +24,7 @@ mod repair;
 mod score_store;
 mod seal;
 mod stream;
+mod tournament;
 
 pub use dead_letter::{DeadLetter, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
@@ -40,11 +41,13 @@ pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
-    BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count, RankSketch,
-    RankedReads, RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore, StandingStore,
+    AttemptCount, BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count,
+    RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore,
+    StandingStore,
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, Placing, Results, SealState, SealStore, SealedWindow,
     WindowClosed,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};
+pub use tournament::{SeatHints, SeatTaken, TournamentPage, TournamentStore};

@@ -33,6 +33,8 @@ pub enum AuditAction {
     BoardStatus,
     /// Fields of a player's profile card reset (`PATCH /players/{p}/profile`).
     ResetProfile,
+    /// A tournament defined (`POST /tournaments`).
+    CreateTournament,
 }
 
 /// One operator action, as the audit trail keeps it.

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use super::receipts::KeptReceipt;
-use super::{IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore};
+use super::{IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore, TournamentStore};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -54,6 +54,21 @@ pub struct Commit<'a> {
     pub ranked: bool,
     /// Epoch seconds now: receipts expired by then are dropped.
     pub now_s: i64,
+    /// A tournament result's attempt, counted with the row or not at all.
+    pub attempt: Option<AttemptCount<'a>>,
+}
+
+/// One attempt of a tournament result, counted on the player's membership of the
+/// occurrence in the same transaction as the row's write: the result is written only
+/// if the player is a member with attempts left, and counted only if it is written.
+#[derive(Debug, Clone, Copy)]
+pub struct AttemptCount<'a> {
+    /// The tournament (for what a refusal says).
+    pub tournament: &'a str,
+    /// The occurrence (its board's id) whose membership counts the attempt.
+    pub occurrence: &'a LeaderboardId,
+    /// The attempts a member may make; `None`: unlimited (still counted).
+    pub max: Option<u32>,
 }
 
 /// A player's row on a board: their standing, if they have one, the row's version (a
@@ -101,6 +116,9 @@ pub enum CommitOutcome {
     Committed,
     /// Another write changed the row since it was read.
     StandingChanged,
+    /// The result's attempt could not be counted: the player is not a member of the
+    /// occurrence, or has no attempts left.
+    AttemptRefused,
 }
 
 /// How a read sees the latest writes.
@@ -352,6 +370,7 @@ pub trait ScoreStore:
     + SealStore
     + MappingStore
     + ProfileStore
+    + TournamentStore
 {
 }
 
@@ -365,6 +384,7 @@ impl<T> ScoreStore for T where
         + SealStore
         + MappingStore
         + ProfileStore
+        + TournamentStore
 {
 }
 

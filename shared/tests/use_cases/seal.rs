@@ -26,6 +26,7 @@ const SETTLED: SealSettings = SealSettings {
 async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
     let now = now_ms();
     let board = Board {
+        tournament: None,
         leaderboard_id: LeaderboardId::parse(&format!("g:m:GLOBAL:SEASON:{key}")).unwrap(),
         policy,
         status: BoardStatus::Active,

@@ -77,6 +77,7 @@ impl TestEnv {
     pub async fn board_with(&self, policy: Policy, dense_ranks: bool) -> LeaderboardId {
         let id = lb(&unique("b"));
         let board = Board {
+            tournament: None,
             leaderboard_id: id.clone(),
             policy,
             status: BoardStatus::Active,

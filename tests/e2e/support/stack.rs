@@ -229,6 +229,24 @@ impl Stack {
             .await
     }
 
+    /// A POST as `player` (a token with that subject, no API key).
+    pub async fn post_as(
+        &self,
+        path: &str,
+        player: &str,
+        body: serde_json::Value,
+    ) -> Result<(u16, serde_json::Value)> {
+        let resp = (self.http.post(format!("{}{path}", self.api)))
+            .header("authorization", bearer(player))
+            .json(&body)
+            .send()
+            .await?;
+        let status = resp.status().as_u16();
+        let text = resp.text().await?;
+        let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
+        Ok((status, json))
+    }
+
     /// A GET with exactly these headers (none added); returns the response headers too.
     pub async fn get_with(
         &self,

@@ -102,6 +102,7 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
 ) -> Result<Created<BoardView>, ServiceError> {
     let now = now_ms();
     let board = Board {
+        tournament: None,
         leaderboard_id: req.leaderboard_id,
         policy: req.policy,
         status: BoardStatus::Active,

@@ -197,6 +197,7 @@ pub fn family_board(
 ) -> Board {
     let rank_index = family.rank_index(window.period);
     Board {
+        tournament: None,
         leaderboard_id: family.board_id(scope, &window),
         policy: family.policy,
         status: BoardStatus::Active,

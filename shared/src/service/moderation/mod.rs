@@ -169,7 +169,10 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
                     version,
                 }));
             }
-            CommitOutcome::StandingChanged => tokio::time::sleep(super::backoff(attempt)).await,
+            // A removal counts no attempt: only the row can have moved.
+            CommitOutcome::StandingChanged | CommitOutcome::AttemptRefused => {
+                tokio::time::sleep(super::backoff(attempt)).await
+            }
         }
     }
     Err(ServiceError::Contention)

@@ -1,0 +1,186 @@
+//! Tournaments (docs/tournaments.md): `POST /tournaments` (server-only, audited), `GET
+//! /tournaments`, `GET /tournaments/{t}`; joins by the game's servers (`POST
+//! /tournaments/{t}/players/{p}/join`) or by the signed-in player (`POST
+//! /tournaments/{t}/join`); results (`POST /tournaments/{t}/players/{p}/score`,
+//! server-only); and a player's cohort (`GET /tournaments/{t}/players/{p}/cohort`).
+
+use lambda_runtime::{Error, LambdaEvent};
+use leaderboard::error::DomainError;
+use leaderboard::http::{self, Request, Response};
+use leaderboard::ids::PlayerId;
+use leaderboard::service::Context;
+use leaderboard::service::boards::Created;
+use leaderboard::service::moderation::Operator;
+use leaderboard::service::tournaments;
+use leaderboard::store::{RankIndex, ScoreStore, SeatHints};
+
+pub async fn handle<S: ScoreStore, I: RankIndex + SeatHints>(
+    ctx: &Context<S, I>,
+    event: LambdaEvent<Request>,
+) -> Result<Response, Error> {
+    let req = &event.payload;
+    let player = || http::path(req, "p", PlayerId::parse);
+    let tournament = || req.path_parameters.get("t").map_or("", String::as_str);
+    Ok(match http::route(req) {
+        "POST /tournaments" => {
+            let result = async {
+                let op = Operator(http::operator(req));
+                tournaments::create(ctx, &op, http::json_body(req)?).await
+            };
+            match result.await {
+                Ok(Created::New(v)) => http::json(201, &v),
+                Ok(Created::Existing(v)) => http::json(200, &v),
+                Err(e) => http::error_response(&e),
+            }
+        }
+        "GET /tournaments" => http::respond(
+            200,
+            tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
+        ),
+        "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
+        "POST /tournaments/{t}/players/{p}/join" => http::respond(
+            200,
+            async { Ok(tournaments::join(ctx, tournament(), &player()?).await?.0) }.await,
+        ),
+        "POST /tournaments/{t}/join" => {
+            let result = async {
+                // The JWT authorizer admits only signed-in players; the subject joins.
+                let me = (http::caller(req).player).ok_or_else(|| {
+                    DomainError::invalid("Authorization", "the token names no player")
+                })?;
+                Ok(tournaments::join(ctx, tournament(), &me).await?.0)
+            };
+            http::respond(200, result.await)
+        }
+        "POST /tournaments/{t}/players/{p}/score" => {
+            let result = async {
+                tournaments::submit(ctx, tournament(), &player()?, http::json_body(req)?).await
+            };
+            http::respond(200, result.await)
+        }
+        "GET /tournaments/{t}/players/{p}/cohort" => http::respond(
+            200,
+            async { tournaments::cohort(ctx, tournament(), &player()?).await }.await,
+        ),
+        _ => http::unknown_route(req),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use lambda_runtime::Context as Invocation;
+    use leaderboard::memory::{self, MemoryIndex, MemoryStore};
+
+    use super::*;
+
+    async fn call(
+        ctx: &Context<MemoryStore, MemoryIndex>,
+        route: &str,
+        params: &[(&str, &str)],
+        body: Option<&str>,
+    ) -> (u16, serde_json::Value) {
+        let req = http::request(route, params, &[], body);
+        let resp = handle(ctx, LambdaEvent::new(req, Invocation::default()))
+            .await
+            .unwrap();
+        let json = http::response_json(&resp).unwrap_or_default();
+        (resp.status_code as u16, json)
+    }
+
+    #[tokio::test]
+    async fn defines_joins_counts_attempts_and_reads_the_cohort() {
+        let ctx = memory::context();
+        let def = r#"{"tournament_id":"cup","game":"g1","mode":"race","title":"Cup",
+                      "schedule":{"period":"WEEKLY"},"max_attempts":2,"cohort_size":3}"#;
+        assert_eq!(call(&ctx, "POST /tournaments", &[], Some(def)).await.0, 201);
+        assert_eq!(call(&ctx, "POST /tournaments", &[], Some(def)).await.0, 200);
+        let other = def.replace("\"Cup\"", "\"Other\"");
+        let (status, body) = call(&ctx, "POST /tournaments", &[], Some(&other)).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (409, Some("tournament_conflict"))
+        );
+
+        let t = [("t", "cup"), ("p", "ada")];
+        let (status, body) = call(
+            &ctx,
+            "POST /tournaments/{t}/players/{p}/score",
+            &t,
+            Some(r#"{"new_score":5,"match_id":"m1"}"#),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (409, Some("not_joined"))
+        );
+        let (status, joined) = call(&ctx, "POST /tournaments/{t}/players/{p}/join", &t, None).await;
+        assert_eq!(status, 200, "{joined}");
+        assert_eq!(
+            (joined["seat"].as_u64(), joined["cohort"].as_u64()),
+            (Some(0), Some(0))
+        );
+        let (_, again) = call(&ctx, "POST /tournaments/{t}/players/{p}/join", &t, None).await;
+        assert_eq!(again["already_joined"], true);
+        assert_eq!(again["seat"], joined["seat"]);
+
+        let score = |m: &'static str, s: i64| {
+            let body = format!(r#"{{"new_score":{s},"match_id":"{m}"}}"#);
+            let ctx = &ctx;
+            async move {
+                call(
+                    ctx,
+                    "POST /tournaments/{t}/players/{p}/score",
+                    &t,
+                    Some(&body),
+                )
+                .await
+            }
+        };
+        let (status, first) = score("m1", 5).await;
+        assert_eq!(status, 200, "{first}");
+        assert_eq!(
+            (
+                first["attempts_used"].as_u64(),
+                first["cohort"]["cohort"].as_u64()
+            ),
+            (Some(1), Some(0))
+        );
+        // A retry replays and counts nothing.
+        let (_, retry) = score("m1", 5).await;
+        assert_eq!(
+            (retry["replayed"].as_bool(), retry["attempts_used"].as_u64()),
+            (Some(true), Some(1))
+        );
+        assert_eq!(score("m2", 9).await.1["attempts_used"], 2);
+        let (status, body) = score("m3", 11).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (409, Some("attempts_exhausted"))
+        );
+        // The refused attempt left both boards as they were.
+        let (status, cohort) =
+            call(&ctx, "GET /tournaments/{t}/players/{p}/cohort", &t, None).await;
+        assert_eq!(status, 200, "{cohort}");
+        assert_eq!(
+            (cohort["rank"].as_u64(), cohort["members"].as_u64()),
+            (Some(1), Some(1))
+        );
+        assert_eq!(cohort["entries"][0]["score"], 9);
+        assert_eq!(cohort["entries"][0]["self"], true);
+
+        let (status, got) = call(&ctx, "GET /tournaments/{t}", &t, None).await;
+        assert_eq!(status, 200);
+        assert_eq!(
+            (
+                got["occurrence"]["players_joined"].as_u64(),
+                got["occurrence"]["full"].as_bool()
+            ),
+            (Some(1), Some(false))
+        );
+        let (status, body) = call(&ctx, "GET /tournaments/{t}", &[("t", "nope")], None).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (404, Some("tournament_not_found"))
+        );
+    }
+}

@@ -1,0 +1,249 @@
+//! [`TournamentStore`] over DynamoDB: definitions in one partition, and per occurrence
+//! seat items (sharded by seat number) and membership items (sharded by player), a join
+//! writing one of each in one transaction (docs/tournaments.md).
+
+use aws_sdk_dynamodb::error::SdkError;
+use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
+use aws_sdk_dynamodb::types::AttributeValue;
+use futures::future::try_join_all;
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::keys::{Item, SHARDS, TOURNAMENTS_PK, key, member_pk_sk, seat_partition, seat_pk_sk};
+use super::{DynamoScoreStore, next_sort_key};
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::{Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore};
+use crate::tournament::{Member, Tournament};
+
+/// The cancellation reasons of a cancelled transaction, one code per item (`None`: that
+/// item's part was fine); `None` if the error is not a cancellation.
+pub(super) fn cancellation<R>(
+    err: &SdkError<TransactWriteItemsError, R>,
+) -> Option<Vec<Option<String>>> {
+    match err.as_service_error() {
+        Some(TransactWriteItemsError::TransactionCanceledException(tc)) => Some(
+            tc.cancellation_reasons()
+                .iter()
+                .map(|r| r.code().filter(|c| *c != "None").map(str::to_owned))
+                .collect(),
+        ),
+        _ => None,
+    }
+}
+
+/// Whether item `i`'s condition failed.
+pub(super) fn failed(reasons: &[Option<String>], i: usize) -> bool {
+    reasons.get(i).and_then(Option::as_deref) == Some("ConditionalCheckFailed")
+}
+
+/// Whether another transaction held one of the items (nothing failed its condition).
+pub(super) fn conflicted(reasons: &[Option<String>]) -> bool {
+    (reasons.iter().flatten()).any(|c| c == "TransactionConflict")
+}
+
+/// A definition, kept as its JSON: the definition refuses unknown fields, and the
+/// item's own attributes would be ones.
+#[derive(Debug, Serialize, Deserialize)]
+struct TournamentItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    definition: String,
+}
+
+impl TournamentItem {
+    fn tournament(&self) -> Result<Tournament, StoreError> {
+        serde_json::from_str(&self.definition)
+            .map_err(|e| StoreError::Corrupt(format!("tournament {}: {e}", self.sk)))
+    }
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct MemberItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    #[serde(flatten)]
+    member: Member,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct SeatItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    player: String,
+}
+
+/// The seat number of a seat item's sort key.
+fn seat_of(sk: &str) -> Option<u64> {
+    sk.parse().ok()
+}
+
+impl TournamentStore for DynamoScoreStore {
+    #[instrument(skip(self, t), fields(tournament = %t.tournament_id))]
+    async fn create_tournament(&self, t: &Tournament) -> Result<Option<Tournament>, StoreError> {
+        let item = TournamentItem {
+            pk: TOURNAMENTS_PK.into(),
+            sk: t.tournament_id.clone(),
+            kind: "tournament".into(),
+            definition: serde_json::to_string(t).map_err(|e| StoreError::Corrupt(e.to_string()))?,
+        };
+        if (self.put_new(serde_dynamo::to_item(item)?, "PutItem(tournament)")).await? {
+            return Ok(None);
+        }
+        Ok(Some(
+            self.get_tournament(&t.tournament_id)
+                .await?
+                .unwrap_or_else(|| t.clone()),
+        ))
+    }
+
+    #[instrument(skip(self))]
+    async fn get_tournament(&self, id: &str) -> Result<Option<Tournament>, StoreError> {
+        let at = key(TOURNAMENTS_PK.into(), id.to_owned());
+        match self.get_item(at, "GetItem(tournament)").await? {
+            Some(item) => Ok(Some(
+                serde_dynamo::from_item::<_, TournamentItem>(item)?.tournament()?,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    #[instrument(skip(self))]
+    async fn list_tournaments(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<TournamentPage, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(TOURNAMENTS_PK.into()))
+            .set_exclusive_start_key(after.map(|sk| key(TOURNAMENTS_PK.into(), sk.to_owned())))
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(tournaments)", e))?;
+        let next = next_sort_key(&out);
+        let tournaments = (out.items.unwrap_or_default().into_iter())
+            .map(|item| serde_dynamo::from_item::<_, TournamentItem>(item)?.tournament())
+            .collect::<Result<_, StoreError>>()?;
+        Ok(TournamentPage { tournaments, next })
+    }
+
+    #[instrument(skip(self))]
+    async fn get_member(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+        consistency: Consistency,
+    ) -> Result<Option<Member>, StoreError> {
+        let (pk, sk) = member_pk_sk(occ, player);
+        let item = (self.read_item(key(pk, sk), consistency, "GetItem(member)")).await?;
+        Ok(match item {
+            Some(item) => Some(serde_dynamo::from_item::<_, MemberItem>(item)?.member),
+            None => None,
+        })
+    }
+
+    #[instrument(skip(self, member), fields(seat = member.seat))]
+    async fn take_seat(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+        member: &Member,
+    ) -> Result<SeatTaken, StoreError> {
+        let (pk, sk) = seat_pk_sk(occ, member.seat);
+        let seat = SeatItem {
+            pk,
+            sk,
+            kind: "seat".into(),
+            player: player.to_string(),
+        };
+        let (pk, sk) = member_pk_sk(occ, player);
+        let joined = MemberItem {
+            pk,
+            sk,
+            kind: "member".into(),
+            member: member.clone(),
+        };
+        let absent = "attribute_not_exists(pk)";
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(self.put(serde_dynamo::to_item(seat)?, absent, Item::new())?)
+            .transact_items(self.put(serde_dynamo::to_item(joined)?, absent, Item::new())?)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(SeatTaken::Taken),
+            Err(e) => match cancellation(&e) {
+                Some(r) if failed(&r, 1) => Ok(SeatTaken::AlreadyJoined {
+                    seat_unused: !failed(&r, 0),
+                }),
+                Some(r) if failed(&r, 0) => Ok(SeatTaken::SeatHeld),
+                Some(r) if conflicted(&r) => Ok(SeatTaken::Busy),
+                _ => Err(StoreError::sdk("TransactWriteItems(join)", e)),
+            },
+        }
+    }
+
+    #[instrument(skip(self))]
+    async fn highest_seat(&self, occ: &LeaderboardId) -> Result<Option<u64>, StoreError> {
+        let last = (0..SHARDS).map(|shard| async move {
+            let out = self
+                .client
+                .query()
+                .table_name(&self.table)
+                .key_condition_expression("pk = :pk")
+                .expression_attribute_values(":pk", AttributeValue::S(seat_partition(occ, shard)))
+                .projection_expression("sk")
+                .scan_index_forward(false)
+                .consistent_read(true)
+                .limit(1)
+                .send()
+                .await
+                .map_err(|e| StoreError::sdk("Query(highest seat)", e))?;
+            let sk = (out.items.unwrap_or_default().into_iter().next())
+                .and_then(|mut item| item.remove("sk"))
+                .and_then(|v| v.as_s().ok().cloned());
+            Ok::<_, StoreError>(sk.as_deref().and_then(seat_of))
+        });
+        Ok(try_join_all(last).await?.into_iter().flatten().max())
+    }
+
+    #[instrument(skip(self, seats), fields(count = seats.len()))]
+    async fn seat_holders(
+        &self,
+        occ: &LeaderboardId,
+        seats: &[u64],
+    ) -> Result<Vec<Option<PlayerId>>, StoreError> {
+        let keys = (seats.iter())
+            .map(|&s| {
+                let (pk, sk) = seat_pk_sk(occ, s);
+                key(pk, sk)
+            })
+            .collect();
+        let items = self
+            .batch_get(
+                keys,
+                Some("sk, player"),
+                Consistency::Eventual,
+                "BatchGetItem(seats)",
+            )
+            .await?;
+        let text = |item: &Item, name: &str| item.get(name).and_then(|v| v.as_s().ok()).cloned();
+        let mut held = std::collections::HashMap::new();
+        for item in &items {
+            let seat = text(item, "sk").as_deref().and_then(seat_of);
+            let player = text(item, "player").and_then(|p| PlayerId::parse(&p).ok());
+            if let (Some(seat), Some(player)) = (seat, player) {
+                held.insert(seat, player);
+            }
+        }
+        Ok(seats.iter().map(|s| held.remove(s)).collect())
+    }
+}

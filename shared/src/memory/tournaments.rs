@@ -1,0 +1,146 @@
+//! The in-memory [`TournamentStore`] and [`SeatHints`]: definitions created if absent,
+//! a join taking its seat and its membership both or neither, and a seat counter with a
+//! list of seats given back (docs/tournaments.md).
+
+use std::collections::VecDeque;
+
+use super::index::MemoryIndex;
+use super::store::MemoryStore;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::store::{
+    Consistency, IndexError, SeatHints, SeatTaken, StoreError, TournamentPage, TournamentStore,
+};
+use crate::tournament::{Member, Tournament};
+use crate::ttl_cache::lock;
+
+impl TournamentStore for MemoryStore {
+    async fn create_tournament(&self, t: &Tournament) -> Result<Option<Tournament>, StoreError> {
+        self.with(|tables| match tables.tournaments.get(&t.tournament_id) {
+            Some(existing) => Some(existing.clone()),
+            None => {
+                tables
+                    .tournaments
+                    .insert(t.tournament_id.clone(), t.clone());
+                None
+            }
+        })
+    }
+
+    async fn get_tournament(&self, id: &str) -> Result<Option<Tournament>, StoreError> {
+        self.with(|t| t.tournaments.get(id).cloned())
+    }
+
+    async fn list_tournaments(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<TournamentPage, StoreError> {
+        self.with(|t| {
+            let from = after.map_or(std::ops::Bound::Unbounded, |a| {
+                std::ops::Bound::Excluded(a.to_owned())
+            });
+            let tournaments: Vec<Tournament> = (t.tournaments)
+                .range((from, std::ops::Bound::Unbounded))
+                .take(limit as usize)
+                .map(|(_, t)| t.clone())
+                .collect();
+            let next = (tournaments.len() == limit as usize)
+                .then(|| tournaments.last().map(|t| t.tournament_id.clone()))
+                .flatten();
+            TournamentPage { tournaments, next }
+        })
+    }
+
+    async fn get_member(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+        _: Consistency,
+    ) -> Result<Option<Member>, StoreError> {
+        self.with(|t| t.members.get(&(occ.clone(), player.to_string())).cloned())
+    }
+
+    async fn take_seat(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+        member: &Member,
+    ) -> Result<SeatTaken, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let seat_held = t.seats.contains_key(&(occ.clone(), member.seat));
+            let joined_key = (occ.clone(), player.to_string());
+            if t.members.contains_key(&joined_key) {
+                return SeatTaken::AlreadyJoined {
+                    seat_unused: !seat_held,
+                };
+            }
+            if seat_held {
+                return SeatTaken::SeatHeld;
+            }
+            t.seats
+                .insert((occ.clone(), member.seat), player.to_string());
+            t.members.insert(joined_key, member.clone());
+            SeatTaken::Taken
+        })
+    }
+
+    async fn highest_seat(&self, occ: &LeaderboardId) -> Result<Option<u64>, StoreError> {
+        self.with(|t| {
+            (t.seats.keys())
+                .filter(|(o, _)| o == occ)
+                .map(|(_, s)| *s)
+                .max()
+        })
+    }
+
+    async fn seat_holders(
+        &self,
+        occ: &LeaderboardId,
+        seats: &[u64],
+    ) -> Result<Vec<Option<PlayerId>>, StoreError> {
+        self.with(|t| {
+            (seats.iter())
+                .map(|s| (t.seats.get(&(occ.clone(), *s))).and_then(|p| PlayerId::parse(p).ok()))
+                .collect()
+        })
+    }
+}
+
+/// One occurrence's seat hints: seats handed out so far, and seats given back.
+#[derive(Default)]
+pub(super) struct Seats {
+    next: u64,
+    given: VecDeque<u64>,
+}
+
+impl SeatHints for MemoryIndex {
+    async fn next_seat(
+        &self,
+        occ: &LeaderboardId,
+        floor: u64,
+        _expire_at: i64,
+    ) -> Result<u64, IndexError> {
+        self.up()?;
+        let mut all = lock(&self.seats);
+        let seats = all.entry(occ.clone()).or_default();
+        if let Some(seat) = seats.given.pop_front() {
+            return Ok(seat);
+        }
+        let seat = seats.next.max(floor);
+        seats.next = seat + 1;
+        Ok(seat)
+    }
+
+    async fn give_back(
+        &self,
+        occ: &LeaderboardId,
+        seat: u64,
+        _expire_at: i64,
+    ) -> Result<(), IndexError> {
+        self.up()?;
+        let mut all = lock(&self.seats);
+        all.entry(occ.clone()).or_default().given.push_back(seat);
+        Ok(())
+    }
+}

@@ -1,0 +1,223 @@
+//! Tournaments (docs/tournaments.md): definitions (`POST /tournaments`, server-only and
+//! audited; `GET /tournaments`, `GET /tournaments/{t}`), joins into cohorts (`join`),
+//! results that count attempts (`results`) and a player's cohort (`cohort`).
+
+mod cohort;
+mod join;
+mod results;
+
+pub use cohort::{CohortReply, cohort};
+pub use join::{JoinReply, Joined, join};
+pub use results::{CohortResult, TournamentScoreReply, submit};
+
+use std::time::Duration;
+
+use serde::Serialize;
+use tracing::instrument;
+
+use super::Context;
+use super::boards::Created;
+use super::moderation::{Operator, Reason, record};
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::service::ServiceError;
+use crate::store::{AuditAction, Consistency, ScoreStore};
+use crate::time::{now_ms, rfc3339_ms};
+use crate::tournament::{NotRunning, Occurrence, Tournament};
+use crate::ttl_cache::TtlCache;
+
+/// How long a container keeps a cohort's member list (a new member shows within this).
+pub const COHORT_MEMBERS_TTL: Duration = Duration::from_secs(5);
+/// The most tournaments one page of the list holds.
+const MAX_PAGE: u32 = 100;
+
+/// A container's cached tournament definitions (trusted as long as board definitions)
+/// and cohorts' member lists (for [`COHORT_MEMBERS_TTL`]).
+pub struct TournamentCache {
+    definitions: TtlCache<String, Tournament>,
+    members: TtlCache<LeaderboardId, Vec<Option<PlayerId>>>,
+}
+
+impl TournamentCache {
+    pub fn new(ttl: Duration) -> Self {
+        Self {
+            definitions: TtlCache::new(ttl),
+            // A context that caches no definitions caches no member lists either.
+            members: TtlCache::bounded(
+                if ttl.is_zero() {
+                    ttl
+                } else {
+                    COHORT_MEMBERS_TTL
+                },
+                10_000,
+            ),
+        }
+    }
+
+    /// The tournament, from the cache or the table; 404 if there is none.
+    pub async fn get<S: ScoreStore>(
+        &self,
+        store: &S,
+        id: &str,
+    ) -> Result<Tournament, ServiceError> {
+        if let Some(t) = self.definitions.get(&id.to_owned()) {
+            return Ok(t);
+        }
+        let t = (store.get_tournament(id).await?)
+            .ok_or_else(|| ServiceError::TournamentNotFound(id.to_owned()))?;
+        self.definitions.put(id.to_owned(), t.clone());
+        Ok(t)
+    }
+}
+
+/// An occurrence as the API shows it.
+#[derive(Debug, Clone, Serialize)]
+pub struct OccurrenceView {
+    pub occurrence: String,
+    /// `UPCOMING`, `RUNNING` or `ENDED` (a one-off tournament's before and after).
+    pub status: &'static str,
+    pub starts_at: String,
+    pub ends_at: String,
+    /// The occurrence's board: every result, across cohorts.
+    pub leaderboard_id: LeaderboardId,
+    /// Seats taken (`GET /tournaments/{t}` only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub players_joined: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub full: Option<bool>,
+}
+
+/// A tournament as the API shows it: its definition and its current (or, one-off, only)
+/// occurrence.
+#[derive(Debug, Clone, Serialize)]
+pub struct TournamentView {
+    #[serde(flatten)]
+    pub definition: Tournament,
+    pub occurrence: OccurrenceView,
+}
+
+/// Reply of `GET /tournaments`.
+#[derive(Debug, Clone, Serialize)]
+pub struct TournamentList {
+    pub tournaments: Vec<TournamentView>,
+    /// Pass as `after` for the next page; absent on the last.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next: Option<String>,
+}
+
+/// The occurrence reads are about at `now`: the running one, or a one-off tournament's
+/// only one (before it starts and after it ends too).
+pub(crate) fn occurrence_for_reads(t: &Tournament, now: i64) -> (Occurrence, &'static str) {
+    match t.schedule.occurrence_at(now) {
+        Ok(occ) => (occ, "RUNNING"),
+        Err(not_running) => {
+            let occ = Occurrence {
+                key: "once".into(),
+                start: t.schedule.start.unwrap_or_default(),
+                end: t.schedule.end.unwrap_or_default(),
+                period: crate::window::Period::Season,
+            };
+            match not_running {
+                NotRunning::NotStarted { .. } => (occ, "UPCOMING"),
+                NotRunning::Ended { .. } => (occ, "ENDED"),
+            }
+        }
+    }
+}
+
+fn view(t: Tournament, now: i64) -> TournamentView {
+    let (occ, status) = occurrence_for_reads(&t, now);
+    TournamentView {
+        occurrence: OccurrenceView {
+            occurrence: occ.key.clone(),
+            status,
+            starts_at: rfc3339_ms(occ.start),
+            ends_at: rfc3339_ms(occ.end),
+            leaderboard_id: t.board_id(&occ),
+            players_joined: None,
+            full: None,
+        },
+        definition: t,
+    }
+}
+
+/// Stores a tournament's definition (checked field by field; nothing stored if one is
+/// refused), audited. The same definition again answers the stored one; another
+/// definition under the same id is a [`ServiceError::TournamentConflict`].
+#[instrument(skip(ctx, body))]
+pub async fn create<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    body: Tournament,
+) -> Result<Created<TournamentView>, ServiceError> {
+    let t = body.validated()?;
+    let now = now_ms();
+    match ctx.store.create_tournament(&t).await? {
+        None => {
+            let mut audit = record(
+                op,
+                AuditAction::CreateTournament,
+                &Reason("definition stored".into()),
+            );
+            audit.game = Some(t.game.clone());
+            audit.detail = serde_json::json!({ "tournament_id": t.tournament_id });
+            ctx.store.append_audit(&audit).await?;
+            Ok(Created::New(view(t, now)))
+        }
+        Some(existing) if existing == t => Ok(Created::Existing(view(existing, now))),
+        Some(existing) => Err(ServiceError::TournamentConflict(existing.tournament_id)),
+    }
+}
+
+/// A tournament with its current occurrence, the players who joined it and whether it
+/// is full (one query per seat shard).
+#[instrument(skip(ctx))]
+pub async fn get<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    id: &str,
+) -> Result<TournamentView, ServiceError> {
+    let t = ctx.tournaments.get(&ctx.store, id).await?;
+    let mut v = view(t, now_ms());
+    let joined = (ctx.store.highest_seat(&v.occurrence.leaderboard_id).await?).map_or(0, |s| s + 1);
+    v.occurrence.players_joined = Some(joined);
+    v.occurrence.full = Some(
+        v.definition
+            .max_players
+            .is_some_and(|m| joined >= u64::from(m)),
+    );
+    Ok(v)
+}
+
+/// Tournaments by id, `limit` (1-100, default 100) after the id `after`.
+#[instrument(skip(ctx))]
+pub async fn list<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    after: Option<&str>,
+    limit: Option<&str>,
+) -> Result<TournamentList, ServiceError> {
+    let limit = match limit {
+        None => MAX_PAGE,
+        Some(l) => l
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (1..=MAX_PAGE).contains(n))
+            .ok_or_else(|| crate::error::DomainError::invalid("limit", "must be 1 to 100"))?,
+    };
+    let page = ctx.store.list_tournaments(after, limit).await?;
+    let now = now_ms();
+    Ok(TournamentList {
+        tournaments: page.tournaments.into_iter().map(|t| view(t, now)).collect(),
+        next: page.next,
+    })
+}
+
+/// The player's membership of the occurrence, strongly consistent.
+pub(crate) async fn member_of<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    occ: &LeaderboardId,
+    player: &PlayerId,
+) -> Result<Option<crate::tournament::Member>, ServiceError> {
+    Ok(ctx
+        .store
+        .get_member(occ, player, Consistency::Strong)
+        .await?)
+}

@@ -1,0 +1,143 @@
+//! `POST /tournaments/{t}/players/{p}/score`: a result of the occurrence its `event_ts`
+//! (or now) falls in, counted against the player's attempts (docs/tournaments.md,
+//! "Attempts").
+//!
+//! 1. The player's membership is read (a tournament that does not require joining
+//!    joins them now, while the occurrence runs; one that does answers `not_joined`).
+//! 2. The occurrence's board is written first, with the same idempotent protocol as any
+//!    board: a retried match replays its receipt, counting nothing. A new match is
+//!    counted on the membership in the same transaction as the row (attempts left, or
+//!    409 `attempts_exhausted` with nothing written).
+//! 3. Then the player's cohort board, keyed by the same match: a retry after a crash
+//!    between the two writes finds the first replayed and completes the second.
+
+use serde::Serialize;
+use tracing::instrument;
+
+use super::join::{enter, not_running, refused};
+use super::member_of;
+use crate::ids::{LeaderboardId, PlayerId};
+use crate::service::Context;
+use crate::service::ServiceError;
+use crate::service::ingest::{
+    IngestReply, Prepared, ScoreBody, SubmitScore, check_ban, check_event_ts, prepare, write,
+};
+use crate::store::{AttemptCount, Consistency, RankIndex, ScoreStore, SeatHints};
+use crate::time::now_ms;
+use crate::tournament::Tournament;
+
+/// The result on the player's cohort board.
+#[derive(Debug, Clone, Serialize)]
+pub struct CohortResult {
+    pub cohort: u64,
+    #[serde(flatten)]
+    pub result: IngestReply,
+}
+
+/// Reply of a tournament result.
+#[derive(Debug, Clone, Serialize)]
+pub struct TournamentScoreReply {
+    pub tournament_id: String,
+    pub occurrence: String,
+    /// The result on the occurrence's board (`leaderboard_id`, score, rank, `replayed`).
+    #[serde(flatten)]
+    pub result: IngestReply,
+    /// The result on the player's cohort's board (absent without cohorts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cohort: Option<CohortResult>,
+    /// Results counted in this occurrence, this one included.
+    pub attempts_used: u32,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
+}
+
+/// Records one tournament result; see the module docs.
+#[instrument(skip(ctx, body))]
+pub async fn submit<S: ScoreStore, I: RankIndex + SeatHints>(
+    ctx: &Context<S, I>,
+    tournament: &str,
+    player: &PlayerId,
+    body: ScoreBody,
+) -> Result<TournamentScoreReply, ServiceError> {
+    let t = ctx.tournaments.get(&ctx.store, tournament).await?;
+    let now = now_ms();
+    // Checked before the occurrence is known: the board id is filled in below.
+    let placeholder = LeaderboardId::parse("t:placeholder").expect("a valid board id");
+    let mut req = SubmitScore::new(placeholder, player.clone(), body)?;
+    check_event_ts(ctx, req.event_ts, now)?;
+    let occ = (t.schedule.occurrence_at(req.event_ts.unwrap_or(now)))
+        .map_err(|n| refused(&t, not_running(n)))?;
+    let lb = t.board_id(&occ);
+    let member = match member_of(ctx, &lb, player).await? {
+        Some(m) => m,
+        None if t.join_required => return Err(not_joined(&t, player)),
+        None if now >= occ.end => return Err(not_joined(&t, player)),
+        None => enter(ctx, &t, &occ, player, now).await?.member,
+    };
+    req.board = lb.clone();
+    // Both boards tie-break this result alike.
+    req.reached_at = Some(now);
+    let board = ctx.boards.current(&ctx.store, &lb).await?;
+    let (result, counted) = match prepare(ctx, &board, &req, Consistency::Strong).await? {
+        Prepared::Answered(reply) => (reply, false),
+        Prepared::Write(row) => {
+            if let Some(max) = t.max_attempts.filter(|max| member.attempts >= *max) {
+                return Err(exhausted(&t, player, max));
+            }
+            check_ban(ctx, &t.game, player).await?;
+            let attempt = AttemptCount {
+                tournament: &t.tournament_id,
+                occurrence: &lb,
+                max: t.max_attempts,
+            };
+            (
+                write(ctx, &board, req.clone(), row, Some(attempt)).await?,
+                true,
+            )
+        }
+    };
+    let cohort = match member.cohort {
+        Some(c) => Some(CohortResult {
+            cohort: c,
+            result: on_cohort(ctx, &t.cohort_board_id(&occ, c), req).await?,
+        }),
+        None => None,
+    };
+    Ok(TournamentScoreReply {
+        tournament_id: t.tournament_id.clone(),
+        occurrence: occ.key,
+        result,
+        cohort,
+        attempts_used: member.attempts + u32::from(counted),
+        max_attempts: t.max_attempts,
+    })
+}
+
+/// The result on the cohort's board: replayed if it is there, written if not.
+async fn on_cohort<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    cohort_lb: &LeaderboardId,
+    mut req: SubmitScore,
+) -> Result<IngestReply, ServiceError> {
+    req.board = cohort_lb.clone();
+    let board = ctx.boards.current(&ctx.store, cohort_lb).await?;
+    match prepare(ctx, &board, &req, Consistency::Strong).await? {
+        Prepared::Answered(reply) => Ok(reply),
+        Prepared::Write(row) => write(ctx, &board, req, row, None).await,
+    }
+}
+
+fn not_joined(t: &Tournament, player: &PlayerId) -> ServiceError {
+    ServiceError::NotJoined {
+        tournament: t.tournament_id.clone(),
+        player: player.clone(),
+    }
+}
+
+fn exhausted(t: &Tournament, player: &PlayerId, max: u32) -> ServiceError {
+    ServiceError::AttemptsExhausted {
+        tournament: t.tournament_id.clone(),
+        player: player.clone(),
+        max,
+    }
+}

@@ -1,0 +1,446 @@
+//! Tournaments (issue 36): joins into cohorts under concurrency (exactly full cohorts,
+//! none over size, each player once), attempts exact under retries, and the routes over
+//! the local stack with their refusals. DynamoDB and Redis are the real local servers.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+
+use anyhow::Result;
+use futures::future::join_all;
+use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::service::ServiceError;
+use leaderboard::service::ingest::ScoreBody;
+use leaderboard::service::moderation::Operator;
+use leaderboard::service::tournaments;
+use leaderboard::store::{Consistency, TournamentStore};
+use leaderboard::time::now_ms;
+use leaderboard::tournament::Tournament;
+use serde_json::json;
+
+use crate::support::{Stack, TestEnv, player, redis_url, unique};
+
+fn weekly(id: &str, cohort_size: u32, max_attempts: Option<u32>) -> Tournament {
+    serde_json::from_value(json!({
+        "tournament_id": id, "game": unique("g"), "mode": "race", "title": "Weekly cup",
+        "schedule": {"period": "WEEKLY"}, "cohort_size": cohort_size,
+        "max_attempts": max_attempts,
+    }))
+    .expect("a definition")
+}
+
+async fn define(env: &TestEnv, t: Tournament) -> Result<Tournament> {
+    let op = Operator("test".into());
+    let created = tournaments::create(&env.ctx, &op, t).await?;
+    Ok(match created {
+        leaderboard::service::boards::Created::New(v) => v.definition,
+        leaderboard::service::boards::Created::Existing(v) => v.definition,
+    })
+}
+
+fn result(m: &str, s: i64) -> ScoreBody {
+    ScoreBody {
+        new_score: Some(json!(s)),
+        match_id: Some(json!(m)),
+        event_ts: None,
+        metadata: None,
+    }
+}
+
+#[tokio::test]
+async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty() -> Result<()> {
+    let env = Arc::new(TestEnv::new().await);
+    let t = define(&env, weekly(&unique("cup"), 50, None)).await?;
+    let id = t.tournament_id.clone();
+    let writers = (0..32).map(|w| {
+        let (env, id) = (env.clone(), id.clone());
+        tokio::spawn(async move {
+            let mut placed = Vec::new();
+            for i in (w..1_000).step_by(32) {
+                let p = player(&format!("p{i:04}"));
+                let (reply, joined) = tournaments::join(&env.ctx, &id, &p).await?;
+                assert!(!reply.already_joined, "{p} joined once");
+                placed.push((p, reply.seat, reply.cohort, joined.retries));
+            }
+            Ok::<_, ServiceError>(placed)
+        })
+    });
+    let mut placed = Vec::new();
+    for w in join_all(writers).await {
+        placed.extend(w??);
+    }
+    let retries: u32 = placed.iter().map(|p| p.3).sum();
+    println!("1,000 joins from 32 writers: {retries} seat retries");
+
+    // Each player once, the seats 0..999 each once, 20 cohorts of exactly 50.
+    let players: BTreeSet<&PlayerId> = placed.iter().map(|p| &p.0).collect();
+    assert_eq!(players.len(), 1_000);
+    let seats: BTreeSet<u64> = placed.iter().map(|p| p.1).collect();
+    assert_eq!(seats, (0..1_000).collect(), "seats are dense and unique");
+    let mut cohorts: BTreeMap<u64, u32> = BTreeMap::new();
+    for (_, _, cohort, _) in &placed {
+        *cohorts.entry(cohort.expect("a cohort")).or_default() += 1;
+    }
+    assert_eq!(cohorts.len(), 20, "{cohorts:?}");
+    assert!(cohorts.values().all(|&n| n == 50), "{cohorts:?}");
+
+    // What the table holds says the same: the seat items name each player once, and
+    // each membership names the seat its join answered.
+    let occ = t.board_id(&t.schedule.occurrence_at(now_ms()).unwrap());
+    let holders = env
+        .ctx
+        .store
+        .seat_holders(&occ, &(0..1_000).collect::<Vec<_>>())
+        .await?;
+    let held: BTreeSet<PlayerId> = holders.into_iter().map(|h| h.expect("held")).collect();
+    assert_eq!(held.len(), 1_000);
+    for (p, seat, cohort, _) in placed.iter().step_by(37) {
+        let m = env
+            .ctx
+            .store
+            .get_member(&occ, p, Consistency::Strong)
+            .await?
+            .unwrap();
+        assert_eq!((m.seat, m.cohort), (*seat, *cohort));
+    }
+
+    // Everyone joins again, all at once: the same placements, nothing more written.
+    let again = placed.iter().map(|(p, seat, cohort, _)| {
+        let (env, id) = (env.clone(), id.clone());
+        let (p, seat, cohort) = (p.clone(), *seat, *cohort);
+        async move {
+            let (reply, _) = tournaments::join(&env.ctx, &id, &p).await?;
+            assert!(reply.already_joined);
+            assert_eq!((reply.seat, reply.cohort), (seat, cohort), "{p}");
+            Ok::<_, ServiceError>(())
+        }
+    });
+    for r in join_all(again).await {
+        r?;
+    }
+    assert_eq!(env.ctx.store.highest_seat(&occ).await?, Some(999));
+    let view = tournaments::get(&env.ctx, &id).await?;
+    assert_eq!(view.occurrence.players_joined, Some(1_000));
+    Ok(())
+}
+
+#[tokio::test]
+async fn joins_race_for_the_same_players_and_still_seat_each_once_with_seats_given_back()
+-> Result<()> {
+    // 200 players, each joined by 4 writers at once: every join answers the same seat
+    // per player, the seats lost to the races are given back and taken by later joins.
+    let env = Arc::new(TestEnv::new().await);
+    let t = define(&env, weekly(&unique("race"), 10, None)).await?;
+    let id = t.tournament_id.clone();
+    let mut answers: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    for round in 0..2 {
+        let joins = (0..400).map(|i| {
+            let (env, id) = (env.clone(), id.clone());
+            let p = player(&format!("r{}", round * 100 + i % 100));
+            async move {
+                tournaments::join(&env.ctx, &id, &p)
+                    .await
+                    .map(|r| (p, r.0.seat))
+            }
+        });
+        for r in join_all(joins).await {
+            let (p, seat) = r?;
+            answers.entry(p.to_string()).or_default().insert(seat);
+        }
+    }
+    assert_eq!(answers.len(), 200);
+    assert!(
+        answers.values().all(|s| s.len() == 1),
+        "one seat per player"
+    );
+    let seats: BTreeSet<u64> = answers.values().flatten().copied().collect();
+    assert_eq!(seats.len(), 200, "no seat twice");
+    // Seats given back by the first round's races are taken by the second round's joins;
+    // only the second round's own leftovers may stay empty.
+    let highest = seats.iter().max().copied().unwrap();
+    assert!(highest < 200 + 300, "{highest}");
+    Ok(())
+}
+
+#[tokio::test]
+async fn attempts_are_exact_under_concurrent_retries() -> Result<()> {
+    let env = Arc::new(TestEnv::new().await);
+    let t = define(&env, weekly(&unique("att"), 5, Some(3))).await?;
+    let id = t.tournament_id.clone();
+    let p = player("ada");
+    tournaments::join(&env.ctx, &id, &p).await?;
+    // Six matches, each posted three times at once.
+    let posts = (0..18).map(|i| {
+        let (env, id, p) = (env.clone(), id.clone(), p.clone());
+        let m = i % 6;
+        async move {
+            let reply =
+                tournaments::submit(&env.ctx, &id, &p, result(&format!("m{m}"), 10 + m)).await;
+            (m, reply)
+        }
+    });
+    let mut accepted: BTreeMap<i64, usize> = BTreeMap::new();
+    let mut refused: BTreeMap<i64, usize> = BTreeMap::new();
+    for (m, reply) in join_all(posts).await {
+        match reply {
+            Ok(r) => {
+                assert!(r.result.score >= 10 + m, "the standing is at least this result");
+                assert!(r.attempts_used <= 3);
+                *accepted.entry(m).or_default() += 1;
+            }
+            Err(ServiceError::AttemptsExhausted { max: 3, .. }) => {
+                *refused.entry(m).or_default() += 1
+            }
+            Err(e) => panic!("match {m}: {e}"),
+        }
+    }
+    // Exactly three matches count; every post of one of them answers (a replay), every
+    // post of the others is refused.
+    assert_eq!(
+        accepted.len(),
+        3,
+        "accepted {accepted:?} refused {refused:?}"
+    );
+    assert!(accepted.values().all(|&n| n == 3), "{accepted:?}");
+    assert!(refused.values().all(|&n| n == 3), "{refused:?}");
+    let occ = t.board_id(&t.schedule.occurrence_at(now_ms()).unwrap());
+    let member = env
+        .ctx
+        .store
+        .get_member(&occ, &p, Consistency::Strong)
+        .await?
+        .unwrap();
+    assert_eq!(member.attempts, 3);
+    // Both boards hold the best accepted result.
+    let best = 10 + accepted.keys().max().unwrap();
+    let cohort_lb = t.cohort_board_id(&t.schedule.occurrence_at(now_ms()).unwrap(), 0);
+    for lb in [&occ, &cohort_lb] {
+        let s = leaderboard::store::StandingStore::get_standing(&env.ctx.store, lb, &p).await?;
+        assert_eq!(s.map(|s| s.score.get()), Some(best), "{lb}");
+    }
+    // A retry of an accepted match still replays after the attempts ran out.
+    let m = accepted.keys().next().unwrap();
+    let again = tournaments::submit(&env.ctx, &id, &p, result(&format!("m{m}"), 10 + m)).await?;
+    assert!(again.result.replayed);
+    assert_eq!(again.attempts_used, 3);
+    Ok(())
+}
+
+/// A one-off definition over the stack's route, as JSON.
+fn once(id: &str, start: i64, end: i64) -> serde_json::Value {
+    json!({"tournament_id": id, "game": "g1", "mode": "race", "title": "Launch night",
+           "schedule": {"start": start, "end": end}, "cohort_size": 2, "max_players": 3})
+}
+
+#[tokio::test]
+async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_codes() -> Result<()>
+{
+    let stack = Stack::start(&redis_url()).await?;
+    let now = now_ms();
+    let id = unique("launch");
+    let (status, body) = stack
+        .post("/tournaments", once(&id, now - 60_000, now + 3_600_000))
+        .await?;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["occurrence"]["status"], "RUNNING");
+    assert_eq!(
+        stack
+            .post("/tournaments", once(&id, now - 60_000, now + 3_600_000))
+            .await?
+            .0,
+        200
+    );
+
+    // Impossible definitions: 400 naming the field, nothing stored.
+    for (field, value) in [
+        ("cohort_size", json!(1)),
+        ("cohort_size", json!(1_001)),
+        ("max_attempts", json!(0)),
+        ("schedule", json!({"start": now, "end": now - 1})),
+    ] {
+        let mut def = once(&unique("bad"), now, now + 1);
+        def[field] = value;
+        let (status, body) = stack.post("/tournaments", def.clone()).await?;
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(status, 400, "{body}");
+        assert!(message.starts_with(&format!("{field}:")), "{body}");
+        let bad = def["tournament_id"].as_str().unwrap();
+        let (status, body) = stack.get(&format!("/tournaments/{bad}")).await?;
+        assert_eq!(status, 404, "{body}");
+    }
+    let (status, body) = stack.get("/tournaments/no-such-cup").await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (404, Some("tournament_not_found"))
+    );
+
+    // Joins: by the game's servers, and by a player for themself.
+    let (status, a) = stack
+        .post(&format!("/tournaments/{id}/players/ada/join"), json!({}))
+        .await?;
+    assert_eq!(status, 200, "{a}");
+    assert_eq!(
+        (a["seat"].as_u64(), a["cohort"].as_u64()),
+        (Some(0), Some(0))
+    );
+    let (status, b) = stack
+        .post_as(&format!("/tournaments/{id}/join"), "bob", json!({}))
+        .await?;
+    assert_eq!(status, 200, "{b}");
+    assert_eq!(
+        (b["player_id"].as_str(), b["cohort"].as_u64()),
+        (Some("bob"), Some(1))
+    );
+    let (status, c) = stack
+        .post(&format!("/tournaments/{id}/players/cy/join"), json!({}))
+        .await?;
+    assert_eq!(status, 200, "{c}");
+    let (status, body) = stack
+        .post(&format!("/tournaments/{id}/players/dee/join"), json!({}))
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("tournament_full")),
+        "{body}"
+    );
+    let (_, got) = stack.get(&format!("/tournaments/{id}")).await?;
+    assert_eq!(
+        (
+            got["occurrence"]["players_joined"].as_u64(),
+            got["occurrence"]["full"].as_bool()
+        ),
+        (Some(3), Some(true))
+    );
+
+    // Results: counted through the tournament; its boards refuse results posted to them
+    // directly; a player who never joined is refused.
+    let score = |p: &str, m: &str, s: i64| {
+        let path = format!("/tournaments/{id}/players/{p}/score");
+        let body = json!({"new_score": s, "match_id": m});
+        let stack = &stack;
+        async move { stack.post(&path, body).await }
+    };
+    let (status, r) = score("ada", "m1", 70).await?;
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(
+        (r["attempts_used"].as_u64(), r["cohort"]["cohort"].as_u64()),
+        (Some(1), Some(0))
+    );
+    assert_eq!(score("cy", "m1", 90).await?.0, 200);
+    let (status, body) = score("dee", "m1", 10).await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("not_joined"))
+    );
+    let occ_lb = a["leaderboard_id"].as_str().unwrap();
+    let (status, body) = stack
+        .post(
+            &format!("/leaderboards/{occ_lb}/players/ada/score"),
+            json!({"new_score": 1, "match_id": "x"}),
+        )
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("tournament_board"))
+    );
+
+    // The cohort: ada and cy share cohort 0 (seats 0 and 2); bob's cohort has no result.
+    let (status, _, cohort) = stack
+        .get_as(&format!("/tournaments/{id}/players/ada/cohort"), "ada")
+        .await?;
+    assert_eq!(status, 200, "{cohort}");
+    assert_eq!(
+        (
+            cohort["cohort"].as_u64(),
+            cohort["members"].as_u64(),
+            cohort["rank"].as_u64()
+        ),
+        (Some(0), Some(2), Some(2))
+    );
+    let rows: Vec<(&str, i64)> = cohort["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| {
+            (
+                e["player_id"].as_str().unwrap(),
+                e["score"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(rows, [("cy", 90), ("ada", 70)]);
+    let (_, _, bobs) = stack
+        .get_as(&format!("/tournaments/{id}/players/bob/cohort"), "bob")
+        .await?;
+    assert_eq!(
+        (bobs["rank"].clone(), bobs["waiting"].clone()),
+        (json!(null), json!(["bob"]))
+    );
+    // The overall board is an ordinary board for every read.
+    let (status, top) = stack
+        .get(&format!("/leaderboards/{occ_lb}/top?n=10"))
+        .await?;
+    assert_eq!(status, 200, "{top}");
+    assert_eq!(top["total"], 2);
+
+    // Not started, ended, banned.
+    let later = unique("later");
+    stack
+        .post(
+            "/tournaments",
+            once(&later, now + 3_600_000, now + 7_200_000),
+        )
+        .await?;
+    let (status, body) = stack
+        .post(&format!("/tournaments/{later}/players/ada/join"), json!({}))
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("tournament_not_started"))
+    );
+    let past = unique("past");
+    stack
+        .post(
+            "/tournaments",
+            once(&past, now - 7_200_000, now - 3_600_000),
+        )
+        .await?;
+    let (status, body) = stack
+        .post(&format!("/tournaments/{past}/players/ada/join"), json!({}))
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("tournament_ended"))
+    );
+    let banned = unique("banned");
+    stack
+        .post("/tournaments", once(&banned, now - 60_000, now + 3_600_000))
+        .await?;
+    let ban = json!({"reason": "cheating"});
+    let (status, body) = stack
+        .call(reqwest::Method::PUT, "/games/g1/bans/mallory", Some(ban))
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = stack
+        .post(
+            &format!("/tournaments/{banned}/players/mallory/join"),
+            json!({}),
+        )
+        .await?;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("banned_from_tournament"))
+    );
+    let occ = LeaderboardId::parse(&format!("t:{banned}:once"))?;
+    let inspect = stack
+        .inspect(&redis_url(), &crate::support::dynamodb_url())
+        .await;
+    assert_eq!(
+        inspect
+            .ctx
+            .store
+            .get_member(&occ, &player("mallory"), Consistency::Strong)
+            .await?,
+        None
+    );
+    Ok(())
+}
