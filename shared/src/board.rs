@@ -148,6 +148,13 @@ impl Board {
             .and_then(|w| w.window.closes_at(w.grace_ms))
     }
 
+    /// Whether this is one cohort's board of a tournament occurrence (its scope is
+    /// `t:{tournament}:c{n}`; the occurrence's own board's is `t:{tournament}`).
+    pub fn is_cohort(&self) -> bool {
+        self.tournament.is_some()
+            && (self.window.as_ref()).is_some_and(|w| w.scope.matches(':').count() == 2)
+    }
+
     /// Whether a status change from the stored status to `to` is allowed: ACTIVE <->
     /// FROZEN, either -> CLOSED, nothing out of CLOSED (stored or by time).
     pub fn can_become(&self, to: BoardStatus, now_ms: i64) -> bool {

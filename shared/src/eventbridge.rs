@@ -1,14 +1,19 @@
 //! `EventBridgePublisher`: the events other services react to, put on an EventBridge bus
 //! (`EVENT_BUS_NAME`) with source [`SOURCE`]. A rewards service subscribes with a rule on
-//! `detail-type` `leaderboard.window.closed`.
+//! `detail-type` `leaderboard.window.closed`; start-of-event jobs on
+//! `leaderboard.tournament.started`.
+
+use serde::Serialize;
 
 use crate::store::StoreError;
-use crate::store::{EventPublisher, WindowClosed};
+use crate::store::{EventPublisher, TournamentStarted, WindowClosed};
 
 /// The `source` of every event.
 pub const SOURCE: &str = "leaderboard";
 /// The `detail-type` of a sealed window's event.
 pub const WINDOW_CLOSED: &str = "leaderboard.window.closed";
+/// The `detail-type` of a tournament occurrence's start.
+pub const TOURNAMENT_STARTED: &str = "leaderboard.tournament.started";
 
 /// The EventBridge adapter of [`EventPublisher`].
 #[derive(Clone)]
@@ -26,14 +31,20 @@ impl EventBridgePublisher {
     }
 }
 
-impl EventPublisher for EventBridgePublisher {
-    async fn window_closed(&self, event: &WindowClosed) -> Result<(), StoreError> {
+impl EventBridgePublisher {
+    /// Puts one event on the bus; refused entries are an error.
+    async fn put(
+        &self,
+        detail_type: &str,
+        detail: &impl Serialize,
+        resource: String,
+    ) -> Result<(), StoreError> {
         let entry = aws_sdk_eventbridge::types::PutEventsRequestEntry::builder()
             .event_bus_name(&self.bus)
             .source(SOURCE)
-            .detail_type(WINDOW_CLOSED)
-            .detail(serde_json::to_string(event).map_err(|e| StoreError::sdk("PutEvents", e))?)
-            .resources(event.window.leaderboard_id.to_string())
+            .detail_type(detail_type)
+            .detail(serde_json::to_string(detail).map_err(|e| StoreError::sdk("PutEvents", e))?)
+            .resources(resource)
             .build();
         let out = self
             .client
@@ -55,5 +66,17 @@ impl EventPublisher for EventBridgePublisher {
             ));
         }
         Ok(())
+    }
+}
+
+impl EventPublisher for EventBridgePublisher {
+    async fn window_closed(&self, event: &WindowClosed) -> Result<(), StoreError> {
+        let board = event.window.leaderboard_id.to_string();
+        self.put(WINDOW_CLOSED, event, board).await
+    }
+
+    async fn tournament_started(&self, event: &TournamentStarted) -> Result<(), StoreError> {
+        let board = event.leaderboard_id.to_string();
+        self.put(TOURNAMENT_STARTED, event, board).await
     }
 }

@@ -43,6 +43,36 @@ pub struct Schedule {
     pub period: Option<Period>,
 }
 
+/// A history scope: a family's (`GLOBAL` or a region), a tournament occurrence's board's
+/// (`t:{tournament}`) or a cohort's (`t:{tournament}:c{n}`).
+pub fn history_scope(raw: &str) -> Result<String, DomainError> {
+    let Some(rest) = raw.strip_prefix("t:") else {
+        return parse_name("scope", raw);
+    };
+    let (id, cohort) = match rest.split_once(':') {
+        Some((id, c)) => (id, Some(c)),
+        None => (rest, None),
+    };
+    let id_ok = !id.is_empty()
+        && id.len() <= MAX_ID_LEN
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    let cohort_ok = cohort.is_none_or(|c| {
+        c.strip_prefix('c').is_some_and(|n| {
+            !n.is_empty() && n.len() <= 10 && n.bytes().all(|b| b.is_ascii_digit())
+        })
+    });
+    if id_ok && cohort_ok {
+        Ok(raw.to_owned())
+    } else {
+        Err(DomainError::invalid(
+            "scope",
+            "must be GLOBAL, a region, t:{tournament} or t:{tournament}:c{n}",
+        ))
+    }
+}
+
 /// A schedule's moment as the API takes it: RFC 3339, or ms since the epoch.
 fn instant<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     let v = Option::<serde_json::Value>::deserialize(d)?;
@@ -371,6 +401,31 @@ mod tests {
         let mut unknown = weekly();
         unknown["surprise"] = json!(1);
         assert!(serde_json::from_value::<Tournament>(unknown).is_err());
+    }
+
+    #[test]
+    fn history_scopes_are_a_familys_or_a_tournaments_and_its_cohorts() {
+        for ok in [
+            "GLOBAL",
+            "EU",
+            "t:weekly-cup",
+            "t:weekly-cup:c0",
+            "t:w:c1234567890",
+        ] {
+            assert_eq!(history_scope(ok).unwrap(), ok);
+        }
+        for bad in [
+            "t:",
+            "t:a:b",
+            "t:a:c",
+            "t:a:cx",
+            "t:a:c1:c2",
+            "t:a b",
+            "has space",
+            "x:y",
+        ] {
+            assert_eq!(field_of(history_scope(bad).unwrap_err()), "scope", "{bad}");
+        }
     }
 
     #[test]

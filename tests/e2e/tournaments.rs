@@ -183,7 +183,10 @@ async fn attempts_are_exact_under_concurrent_retries() -> Result<()> {
     for (m, reply) in join_all(posts).await {
         match reply {
             Ok(r) => {
-                assert!(r.result.score >= 10 + m, "the standing is at least this result");
+                assert!(
+                    r.result.score >= 10 + m,
+                    "the standing is at least this result"
+                );
                 assert!(r.attempts_used <= 3);
                 *accepted.entry(m).or_default() += 1;
             }
@@ -442,5 +445,88 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
             .await?,
         None
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_members_rank()
+-> Result<()> {
+    use leaderboard::memory::MemoryEvents;
+    use leaderboard::service::seal::{self, HistoryRequest, SealSettings};
+    use std::time::{Duration, Instant};
+
+    let env = TestEnv::new().await;
+    let now = now_ms();
+    let end = now + 3_000;
+    let id = unique("night");
+    let t: Tournament = serde_json::from_value(json!({
+        "tournament_id": id, "game": "g1", "mode": "race", "title": "Launch night",
+        "schedule": {"start": now - 60_000, "end": end}, "cohort_size": 2,
+        "max_players": 4, "grace_seconds": 0,
+    }))?;
+    define(&env, t).await?;
+    for (i, s) in [10, 20, 30, 40].into_iter().enumerate() {
+        let p = player(&format!("p{i}"));
+        tournaments::join(&env.ctx, &id, &p).await?;
+        tournaments::submit(&env.ctx, &id, &p, result("m1", s)).await?;
+    }
+    let events = MemoryEvents::default();
+    let settled = SealSettings {
+        settle: Duration::ZERO,
+    };
+    let far = || Instant::now() + Duration::from_secs(30);
+    // Two sweeps while it runs: one start event, nothing sealed.
+    for _ in 0..2 {
+        let report = seal::sweep(&env.ctx.store, &events, settled, far()).await?;
+        assert!(report.boards.is_empty(), "{report:?}");
+    }
+    let started = events.started();
+    assert_eq!(started.len(), 1, "{started:?}");
+    assert_eq!(
+        (
+            started[0].tournament_id.as_str(),
+            started[0].occurrence.as_str()
+        ),
+        (id.as_str(), "once")
+    );
+
+    tokio::time::sleep(Duration::from_millis((end - now_ms()).max(0) as u64 + 50)).await;
+    let report = seal::sweep(&env.ctx.store, &events, settled, far()).await?;
+    assert_eq!(
+        report.boards.len(),
+        3,
+        "the occurrence and its 2 cohorts: {report:?}"
+    );
+    let closed = events.published();
+    let by_board: BTreeMap<String, Vec<(u64, String, i64)>> = closed
+        .iter()
+        .map(|e| {
+            let rows = (e.top.iter())
+                .map(|p| (p.rank, p.player_id.clone().unwrap().to_string(), p.score))
+                .collect();
+            (e.window.leaderboard_id.to_string(), rows)
+        })
+        .collect();
+    let row = |r: u64, p: &str, s: i64| (r, p.to_owned(), s);
+    assert_eq!(
+        by_board[&format!("t:{id}:once:c0")],
+        [row(1, "p2", 30), row(2, "p0", 10)]
+    );
+    assert_eq!(
+        by_board[&format!("t:{id}:once:c1")],
+        [row(1, "p3", 40), row(2, "p1", 20)]
+    );
+    assert_eq!(by_board[&format!("t:{id}:once")].len(), 4);
+    // A second sweep seals and publishes nothing more.
+    let again = seal::sweep(&env.ctx.store, &events, settled, far()).await?;
+    assert!(again.boards.is_empty(), "{again:?}");
+    assert_eq!((events.published().len(), events.started().len()), (3, 1));
+
+    // The player's history names the cohort.
+    let scope = format!("t:{id}:c0");
+    let q = HistoryRequest::parse("g1", "race", "p0", Some(&scope), None, None, None)?;
+    let history = seal::history(&env.ctx.store, q).await?;
+    assert_eq!(history.windows.len(), 1);
+    assert_eq!((history.windows[0].rank, history.windows[0].score), (2, 10));
     Ok(())
 }

@@ -126,17 +126,31 @@ impl SealStore for MemoryStore {
 #[derive(Default)]
 pub struct MemoryEvents {
     published: Mutex<Vec<WindowClosed>>,
+    started: Mutex<Vec<crate::store::TournamentStarted>>,
 }
 
 impl MemoryEvents {
     pub fn published(&self) -> Vec<WindowClosed> {
         lock(&self.published).clone()
     }
+
+    /// The `tournament.started` events, in order.
+    pub fn started(&self) -> Vec<crate::store::TournamentStarted> {
+        lock(&self.started).clone()
+    }
 }
 
 impl EventPublisher for MemoryEvents {
     async fn window_closed(&self, event: &WindowClosed) -> Result<(), StoreError> {
         lock(&self.published).push(event.clone());
+        Ok(())
+    }
+
+    async fn tournament_started(
+        &self,
+        event: &crate::store::TournamentStarted,
+    ) -> Result<(), StoreError> {
+        lock(&self.started).push(event.clone());
         Ok(())
     }
 }

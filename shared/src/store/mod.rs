@@ -47,7 +47,7 @@ pub use score_store::{
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, Placing, Results, SealState, SealStore, SealedWindow,
-    WindowClosed,
+    TournamentStarted, WindowClosed,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};
 pub use tournament::{SeatHints, SeatTaken, TournamentPage, TournamentStore};

@@ -206,6 +206,36 @@ pub trait EventPublisher: Send + Sync {
         &self,
         event: &WindowClosed,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes `leaderboard.tournament.started`.
+    fn tournament_started(
+        &self,
+        event: &TournamentStarted,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// The event an occurrence of a tournament publishes once it has started, for
+/// start-of-event jobs (docs/tournaments.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TournamentStarted {
+    /// The same for every publication of this occurrence (its board's id): a consumer
+    /// that sees an id twice drops the second.
+    pub start_id: String,
+    pub tournament_id: String,
+    pub occurrence: String,
+    pub game: String,
+    pub mode: String,
+    /// `[start, end)`, ms since the epoch.
+    pub start: i64,
+    pub end: i64,
+    /// The occurrence's board.
+    pub leaderboard_id: LeaderboardId,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_size: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_players: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_attempts: Option<u32>,
 }
 
 /// The event a sealed window publishes once, for a rewards service: the window, how
@@ -219,6 +249,7 @@ pub struct WindowClosed {
     pub window: SealedWindow,
     pub sealed_at: i64,
     pub total: u64,
-    /// The top, at most [`crate::service::seal::EVENT_TOP`].
+    /// The top, at most [`crate::service::seal::EVENT_TOP`]; a tournament cohort's
+    /// every member with a result (a cohort has at most 1,000).
     pub top: Vec<Placing>,
 }

@@ -3,7 +3,9 @@
 //! catch up), one run (holding a lease, see [`SealState`]) walks the board in rank order
 //! from DynamoDB, writes every participant's final rank and score into their history,
 //! stores the top [`RESULTS_TOP`] as the board's results, publishes
-//! `leaderboard.window.closed` with the top [`EVENT_TOP`], and marks the board sealed.
+//! `leaderboard.window.closed` with the top [`EVENT_TOP`] (a tournament cohort's every
+//! member), and marks the board sealed. Each sweep first publishes the start of every
+//! tournament occurrence that opened since (`tournaments::announce`).
 //!
 //! Runs on a schedule ([`sweep`]) and on demand ([`seal`]). Every run records at least
 //! one page; a run out of time saves its place and lets the lease go, a crashed one
@@ -108,6 +110,8 @@ pub async fn sweep<S: ScoreStore, E: EventPublisher>(
     settings: SealSettings,
     deadline: Instant,
 ) -> Result<SealReport, ServiceError> {
+    // Occurrences that opened since the last sweep announce their start first.
+    crate::service::tournaments::announce(store, events, now_ms()).await?;
     let mut boards = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -298,7 +302,15 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
             window,
             sealed_at: results.sealed_at,
             total: results.total,
-            top: results.top.iter().take(EVENT_TOP).cloned().collect(),
+            // A tournament's cohort names every member's final rank (at most 1,000).
+            top: (results.top.iter())
+                .take(if board.is_cohort() {
+                    usize::MAX
+                } else {
+                    EVENT_TOP
+                })
+                .cloned()
+                .collect(),
         })
         .await?;
     run.state.published = true;

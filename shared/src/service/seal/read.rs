@@ -155,7 +155,7 @@ impl HistoryRequest {
             player: PlayerId::parse(player)?,
             game: parse_name("game", game)?,
             mode: parse_name("mode", mode)?,
-            scope: scope.map_or(Ok(GLOBAL.to_owned()), |s| parse_name("scope", s))?,
+            scope: scope.map_or(Ok(GLOBAL.to_owned()), crate::tournament::history_scope)?,
             period,
             limit: limit_within(limit, HISTORY_LIMIT, HISTORY_MAX)? as u32,
             after: cursor.map(parse_cursor).transpose()?,

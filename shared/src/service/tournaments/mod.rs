@@ -1,14 +1,17 @@
 //! Tournaments (docs/tournaments.md): definitions (`POST /tournaments`, server-only and
 //! audited; `GET /tournaments`, `GET /tournaments/{t}`), joins into cohorts (`join`),
-//! results that count attempts (`results`) and a player's cohort (`cohort`).
+//! results that count attempts (`results`), a player's cohort (`cohort`) and the
+//! `tournament.started` event (`started`).
 
 mod cohort;
 mod join;
 mod results;
+mod started;
 
 pub use cohort::{CohortReply, cohort};
 pub use join::{JoinReply, Joined, join};
 pub use results::{CohortResult, TournamentScoreReply, submit};
+pub use started::announce;
 
 use std::time::Duration;
 
