@@ -530,3 +530,82 @@ async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_
     assert_eq!((history.windows[0].rank, history.windows[0].score), (2, 10));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_match_result_counts_in_the_tournaments_of_its_game_and_mode_the_player_is_in()
+-> Result<()> {
+    use leaderboard::board::Policy;
+    use leaderboard::service::scores::{BoardOutcome, MatchReply};
+    use leaderboard::service::tournaments::TournamentOutcome;
+    use leaderboard::window::Period;
+
+    let env = TestEnv::new().await;
+    let (game, mode) = env.family(Policy::Best, &[Period::Weekly], None, 300).await;
+    let mut def = weekly(&unique("cup"), 10, Some(2));
+    (def.game, def.mode) = (game.clone(), mode.clone());
+    let t = define(&env, def).await?;
+    let id = t.tournament_id.clone();
+    tournaments::join(&env.ctx, &id, &player("ada")).await?;
+    let fam = (game.clone(), mode.clone());
+    let in_event = |reply: &MatchReply| -> Vec<(u32, bool)> {
+        (reply.tournaments.iter())
+            .map(|o| match o {
+                TournamentOutcome::Accepted(r) => (r.attempts_used, r.result.replayed),
+                TournamentOutcome::Refused { refused, .. } => panic!("refused: {refused:?}"),
+            })
+            .collect()
+    };
+    let first = env.submit_match(&fam, "EU", "ada", "m1", 50, None).await?;
+    let accepted =
+        |r: &MatchReply| (r.results.iter()).all(|b: &BoardOutcome| b.leaderboard_id.is_some());
+    assert!(accepted(&first));
+    assert_eq!(in_event(&first), [(1, false)]);
+    // The retried request replays everywhere and counts no attempt.
+    let again = env.submit_match(&fam, "EU", "ada", "m1", 50, None).await?;
+    assert_eq!(in_event(&again), [(1, true)]);
+    assert_eq!(
+        in_event(&env.submit_match(&fam, "EU", "ada", "m2", 60, None).await?),
+        [(2, false)]
+    );
+    // Past the attempts: the family's boards still take it; the tournament says why not.
+    let third = env.submit_match(&fam, "EU", "ada", "m3", 70, None).await?;
+    match &third.tournaments[..] {
+        [
+            TournamentOutcome::Refused {
+                tournament_id,
+                refused,
+            },
+        ] => {
+            assert_eq!(
+                (tournament_id.as_str(), refused.code),
+                (id.as_str(), "attempts_exhausted")
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(accepted(&third));
+    // A player not in the event: the family's boards only.
+    let other = env.submit_match(&fam, "EU", "bob", "m1", 99, None).await?;
+    assert!(other.tournaments.is_empty());
+
+    // A game and mode with a tournament and no family take results for the tournament.
+    let mut solo = weekly(&unique("solo"), 10, None);
+    solo.mode = "solo".into();
+    solo.game = game.clone();
+    let solo = define(&env, solo).await?;
+    tournaments::join(&env.ctx, &solo.tournament_id, &player("ada")).await?;
+    let only = env
+        .submit_match(&(game.clone(), "solo".into()), "EU", "ada", "m1", 5, None)
+        .await?;
+    assert!(only.results.is_empty());
+    assert_eq!(in_event(&only), [(1, false)]);
+    // Neither a family nor a tournament: 404 as before.
+    let none = env
+        .submit_match(&(game, "nothing".into()), "EU", "ada", "m1", 5, None)
+        .await;
+    assert!(
+        matches!(none, Err(ServiceError::FamilyNotFound { .. })),
+        "{none:?}"
+    );
+    Ok(())
+}

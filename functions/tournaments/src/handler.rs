@@ -12,9 +12,9 @@ use leaderboard::service::Context;
 use leaderboard::service::boards::Created;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::tournaments;
-use leaderboard::store::{RankIndex, ScoreStore, SeatHints};
+use leaderboard::store::{RankIndex, ScoreStore};
 
-pub async fn handle<S: ScoreStore, I: RankIndex + SeatHints>(
+pub async fn handle<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {

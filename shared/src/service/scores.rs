@@ -1,4 +1,5 @@
-//! One match result to every window of its family (`POST /scores`).
+//! One match result to every window of its family (`POST /scores`), and to the
+//! tournaments of its game and mode the player is in.
 //!
 //! The result counts in two scopes, `GLOBAL` and its region, for each period the family
 //! declares: up to 2 x 5 boards, created by their first write. Each board is written
@@ -12,11 +13,11 @@ use futures::future::try_join_all;
 use serde::Serialize;
 use tracing::instrument;
 
-use super::Context;
 use super::boards::{family_board, init_index};
 use super::ingest::{
     IngestReply, Prepared, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
+use super::{Context, tournaments};
 use crate::board::Board;
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -70,6 +71,10 @@ pub struct MatchReply {
     pub match_id: MatchId,
     pub event_ts: String,
     pub results: Vec<BoardOutcome>,
+    /// The result in each tournament of the game and mode the player is in (absent
+    /// when none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tournaments: Vec<tournaments::TournamentOutcome>,
 }
 
 fn accepted(r: IngestReply) -> Outcome {
@@ -114,7 +119,9 @@ pub(crate) async fn ensure_board<S: ScoreStore, I: RankIndex>(
     Ok(board)
 }
 
-/// Applies one match result to every window of its family.
+/// Applies one match result to every window of its family, and to every tournament of
+/// its game and mode the player is in (`tournaments::for_match`). A game and mode with
+/// tournaments need no family.
 #[instrument(skip(ctx), fields(game = %m.game, mode = %m.mode, player = %m.player, match_id = %m.match_id))]
 pub async fn submit_match<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
@@ -122,35 +129,61 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
 ) -> Result<MatchReply, ServiceError> {
     let now = now_ms();
     check_event_ts(ctx, m.event_ts, now)?;
-    let family = ctx.families.get(&ctx.store, &m.game, &m.mode).await?;
-    if !family.regions.contains(&m.region) {
-        return Err(ServiceError::UnknownRegion {
+    let ts = m.event_ts.unwrap_or(now);
+    let family = match ctx.families.get(&ctx.store, &m.game, &m.mode).await {
+        Ok(family) => Some(family),
+        Err(ServiceError::FamilyNotFound { .. }) => None,
+        Err(e) => return Err(e),
+    };
+    let results = match &family {
+        Some(family) => to_family(ctx, family, &m, ts, now).await?,
+        None => Vec::new(),
+    };
+    let (events, tournaments) = tournaments::for_match(ctx, &m, ts, now).await?;
+    if family.is_none() && !events {
+        return Err(ServiceError::FamilyNotFound {
             game: m.game,
             mode: m.mode,
-            region: m.region,
+        });
+    }
+    Ok(MatchReply {
+        player_id: m.player,
+        match_id: m.match_id,
+        event_ts: rfc3339_ms(ts),
+        results,
+        tournaments,
+    })
+}
+
+/// The match result on every window of `family`.
+async fn to_family<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    family: &Family,
+    m: &MatchResult,
+    ts: i64,
+    now: i64,
+) -> Result<Vec<BoardOutcome>, ServiceError> {
+    if !family.regions.contains(&m.region) {
+        return Err(ServiceError::UnknownRegion {
+            game: m.game.clone(),
+            mode: m.mode.clone(),
+            region: m.region.clone(),
             regions: family.regions.clone(),
         });
     }
-    let ts = m.event_ts.unwrap_or(now);
     let targets = family
         .scopes(&m.region)
         .into_iter()
         .flat_map(|scope| family.periods.iter().map(move |p| (scope, *p)));
     let shares = try_join_all(
-        targets.map(|(scope, period)| prepare_window(ctx, &family, &m, scope, period, ts, now)),
+        targets.map(|(scope, period)| prepare_window(ctx, family, m, scope, period, ts, now)),
     )
     .await?;
     // One ban read for the whole match, after every row it writes was read.
     if shares.iter().any(|s| matches!(s, Share::Write { .. })) {
         check_ban(ctx, &m.game, &m.player).await?;
     }
-    let results = try_join_all(shares.into_iter().map(|share| write_share(ctx, share))).await?;
-    Ok(MatchReply {
-        player_id: m.player,
-        match_id: m.match_id,
-        event_ts: rfc3339_ms(ts),
-        results,
-    })
+    try_join_all(shares.into_iter().map(|share| write_share(ctx, share))).await
 }
 
 /// One window's share of a match result once its row is read.

@@ -228,7 +228,7 @@ pub struct TopWindow {
 /// The ranking index. Every method is one round trip; applies are version-checked.
 /// Reads of a board whose index is not [`Health::Ready`] fail with
 /// [`IndexError::NotReady`], so no caller can take a partial index for the truth.
-pub trait RankIndex: Send + Sync {
+pub trait RankIndex: super::SeatHints + Send + Sync {
     /// Applies one standing if its version is newer, and returns the player's placement.
     fn apply(
         &self,

@@ -77,7 +77,7 @@ impl JoinReply {
 
 /// Joins the player to the tournament's running occurrence.
 #[instrument(skip(ctx))]
-pub async fn join<S: ScoreStore, I: RankIndex + SeatHints>(
+pub async fn join<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -105,7 +105,7 @@ pub(crate) fn refused(t: &Tournament, refusal: JoinRefusal) -> ServiceError {
 
 /// The player's membership of `occ`: the one they have, or a seat taken now (see the
 /// module docs).
-pub(crate) async fn enter<S: ScoreStore, I: RankIndex + SeatHints>(
+pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     t: &Tournament,
     occ: &Occurrence,

@@ -10,7 +10,7 @@ mod started;
 
 pub use cohort::{CohortReply, cohort};
 pub use join::{JoinReply, Joined, join};
-pub use results::{CohortResult, TournamentScoreReply, submit};
+pub use results::{CohortResult, TournamentOutcome, TournamentScoreReply, for_match, submit};
 pub use started::announce;
 
 use std::time::Duration;
@@ -37,6 +37,8 @@ const MAX_PAGE: u32 = 100;
 /// and cohorts' member lists (for [`COHORT_MEMBERS_TTL`]).
 pub struct TournamentCache {
     definitions: TtlCache<String, Tournament>,
+    /// Every definition (what a match result is checked against).
+    all: TtlCache<(), Vec<Tournament>>,
     members: TtlCache<LeaderboardId, Vec<Option<PlayerId>>>,
 }
 
@@ -44,6 +46,7 @@ impl TournamentCache {
     pub fn new(ttl: Duration) -> Self {
         Self {
             definitions: TtlCache::new(ttl),
+            all: TtlCache::new(ttl),
             // A context that caches no definitions caches no member lists either.
             members: TtlCache::bounded(
                 if ttl.is_zero() {
@@ -69,6 +72,27 @@ impl TournamentCache {
             .ok_or_else(|| ServiceError::TournamentNotFound(id.to_owned()))?;
         self.definitions.put(id.to_owned(), t.clone());
         Ok(t)
+    }
+}
+
+impl TournamentCache {
+    /// Every tournament, from the cache or the table (all pages).
+    pub async fn all<S: ScoreStore>(&self, store: &S) -> Result<Vec<Tournament>, ServiceError> {
+        if let Some(all) = self.all.get(&()) {
+            return Ok(all);
+        }
+        let mut all = Vec::new();
+        let mut after: Option<String> = None;
+        loop {
+            let page = store.list_tournaments(after.as_deref(), MAX_PAGE).await?;
+            all.extend(page.tournaments);
+            after = page.next;
+            if after.is_none() {
+                break;
+            }
+        }
+        self.all.put((), all.clone());
+        Ok(all)
     }
 }
 
@@ -154,6 +178,8 @@ pub async fn create<S: ScoreStore, I>(
 ) -> Result<Created<TournamentView>, ServiceError> {
     let t = body.validated()?;
     let now = now_ms();
+    // Another container sees a new tournament within the cache's TTL; this one at once.
+    ctx.tournaments.all.forget(&());
     match ctx.store.create_tournament(&t).await? {
         None => {
             let mut audit = record(

@@ -17,12 +17,12 @@ use tracing::instrument;
 use super::join::{enter, not_running, refused};
 use super::member_of;
 use crate::ids::{LeaderboardId, PlayerId};
-use crate::service::Context;
-use crate::service::ServiceError;
 use crate::service::ingest::{
     IngestReply, Prepared, ScoreBody, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
-use crate::store::{AttemptCount, Consistency, RankIndex, ScoreStore, SeatHints};
+use crate::service::scores::{MatchResult, Refusal};
+use crate::service::{Context, JoinRefusal, ServiceError};
+use crate::store::{AttemptCount, Consistency, RankIndex, ScoreStore};
 use crate::time::now_ms;
 use crate::tournament::Tournament;
 
@@ -51,9 +51,69 @@ pub struct TournamentScoreReply {
     pub max_attempts: Option<u32>,
 }
 
+/// What one tournament made of a match result posted to `POST /scores` (or read from
+/// a stream): the result as a tournament result, or why the tournament refused it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(untagged)]
+pub enum TournamentOutcome {
+    Accepted(Box<TournamentScoreReply>),
+    Refused {
+        tournament_id: String,
+        refused: Refusal,
+    },
+}
+
+/// A match result for every tournament of its game and mode whose occurrence its time
+/// falls in and which the player joined (or which needs no joining). A tournament that
+/// refuses it (attempts used up, full, a ban) says so in its outcome; one the player is
+/// not in is left out. The first value says whether the game and mode have tournaments
+/// at all. Backend failures fail the whole request, which is safe to retry.
+pub async fn for_match<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    m: &MatchResult,
+    ts: i64,
+    now: i64,
+) -> Result<(bool, Vec<TournamentOutcome>), ServiceError> {
+    let all = ctx.tournaments.all(&ctx.store).await?;
+    let mine: Vec<&Tournament> = (all.iter())
+        .filter(|t| t.game == m.game && t.mode == m.mode)
+        .collect();
+    let mut outcomes = Vec::new();
+    for t in &mine {
+        let req = SubmitScore {
+            board: placeholder(),
+            player: m.player.clone(),
+            match_id: m.match_id.clone(),
+            score: m.score,
+            event_ts: Some(ts),
+            want_previous_rank: true,
+            reached_at: Some(now),
+            metadata: m.metadata.clone(),
+        };
+        match record(ctx, t, req, now).await {
+            Ok(reply) => outcomes.push(TournamentOutcome::Accepted(Box::new(reply))),
+            // Not in this event, or no occurrence at the match's time: not its result.
+            Err(ServiceError::NotJoined { .. })
+            | Err(ServiceError::JoinRefused {
+                refusal: JoinRefusal::NotStarted | JoinRefusal::Ended,
+                ..
+            }) => {}
+            Err(e) if !e.is_transient() => outcomes.push(TournamentOutcome::Refused {
+                tournament_id: t.tournament_id.clone(),
+                refused: Refusal {
+                    code: e.code(),
+                    message: e.to_string(),
+                },
+            }),
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((!mine.is_empty(), outcomes))
+}
+
 /// Records one tournament result; see the module docs.
 #[instrument(skip(ctx, body))]
-pub async fn submit<S: ScoreStore, I: RankIndex + SeatHints>(
+pub async fn submit<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -61,10 +121,25 @@ pub async fn submit<S: ScoreStore, I: RankIndex + SeatHints>(
 ) -> Result<TournamentScoreReply, ServiceError> {
     let t = ctx.tournaments.get(&ctx.store, tournament).await?;
     let now = now_ms();
-    // Checked before the occurrence is known: the board id is filled in below.
-    let placeholder = LeaderboardId::parse("t:placeholder").expect("a valid board id");
-    let mut req = SubmitScore::new(placeholder, player.clone(), body)?;
+    let req = SubmitScore::new(placeholder(), player.clone(), body)?;
     check_event_ts(ctx, req.event_ts, now)?;
+    record(ctx, &t, req, now).await
+}
+
+/// The board id a submission carries until its occurrence is known.
+fn placeholder() -> LeaderboardId {
+    LeaderboardId::parse("t:placeholder").expect("a valid board id")
+}
+
+/// Records one checked result of `t` (its board filled in here); see the module docs.
+async fn record<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    t: &Tournament,
+    mut req: SubmitScore,
+    now: i64,
+) -> Result<TournamentScoreReply, ServiceError> {
+    let player = &req.player.clone();
+    let t = t.clone();
     let occ = (t.schedule.occurrence_at(req.event_ts.unwrap_or(now)))
         .map_err(|n| refused(&t, not_running(n)))?;
     let lb = t.board_id(&occ);
