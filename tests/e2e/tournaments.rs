@@ -609,3 +609,71 @@ async fn a_match_result_counts_in_the_tournaments_of_its_game_and_mode_the_playe
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn joins_take_dense_seats_from_the_table_while_redis_is_away_and_after_it_lost_the_counter()
+-> Result<()> {
+    let env = TestEnv::new().await;
+    let t = define(&env, weekly(&unique("away"), 10, None)).await?;
+    let id = t.tournament_id.clone();
+    let away = Arc::new(env.redis_away().await?);
+    let join_all_of = |ctx: Arc<leaderboard::wiring::AppContext>, from: u32, to: u32| {
+        let id = id.clone();
+        async move {
+            let writers = (0..8).map(|w| {
+                let (ctx, id) = (ctx.clone(), id.clone());
+                tokio::spawn(async move {
+                    let mut retries = 0;
+                    for i in (from + w..to).step_by(8) {
+                        let (_, joined) =
+                            tournaments::join(&ctx, &id, &player(&format!("q{i:04}"))).await?;
+                        retries += joined.retries;
+                    }
+                    Ok::<_, ServiceError>(retries)
+                })
+            });
+            let mut retries = 0;
+            for w in join_all(writers).await {
+                retries += w.expect("writer")?;
+            }
+            Ok::<_, ServiceError>(retries)
+        }
+    };
+    // Redis away: seats from the table alone (one past the highest), races settled by
+    // the seat items' conditions.
+    let away_retries = join_all_of(away, 0, 200).await?;
+    // Redis back, its counter never set (as after a restart that lost it): the first
+    // joins find their seats held and move the counter past the highest.
+    let ctx = Arc::new(
+        TestEnv::attach(
+            &redis_url(),
+            &crate::support::dynamodb_url(),
+            env.ctx.store.table(),
+            &env.prefix,
+        )
+        .await
+        .ctx,
+    );
+    let back_retries = join_all_of(ctx, 200, 400).await?;
+    println!(
+        "seat retries: {away_retries} with Redis away, {back_retries} after it lost the counter"
+    );
+
+    let occ = t.board_id(&t.schedule.occurrence_at(now_ms()).unwrap());
+    let holders = env
+        .ctx
+        .store
+        .seat_holders(&occ, &(0..400).collect::<Vec<_>>())
+        .await?;
+    let held: BTreeSet<PlayerId> = holders
+        .into_iter()
+        .map(|h| h.expect("every seat held"))
+        .collect();
+    assert_eq!(held.len(), 400, "each player once");
+    assert_eq!(
+        env.ctx.store.highest_seat(&occ).await?,
+        Some(399),
+        "no seat past the 400th"
+    );
+    Ok(())
+}
