@@ -100,6 +100,10 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
     index: &I,
     req: CreateBoard,
 ) -> Result<Created<BoardView>, ServiceError> {
+    if req.leaderboard_id.as_str().starts_with("t:") {
+        let why = "ids starting with t: are tournaments' boards (docs/tournaments.md)";
+        return Err(crate::error::DomainError::invalid("leaderboard_id", why).into());
+    }
     let now = now_ms();
     let board = Board {
         tournament: None,
