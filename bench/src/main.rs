@@ -15,12 +15,14 @@
 //!
 //! Flags: `--players N` (default 1,000,000), `--quick` (fewer rounds), `--smoke` (a
 //! few rounds of everything: the test command's check that the harness works),
-//! `--cost-only` (only the DynamoDB bill, to `cost.json`), `--out DIR`.
+//! `--cost-only` (only the DynamoDB bill, to `cost.json`), `--joins-only` (only
+//! tournament joins, to `joins.json`: see `joins`), `--out DIR`.
 
 mod board;
 mod cost;
 mod cpu;
 mod freshness;
+mod joins;
 mod load;
 mod postgres;
 mod redis_ops;
@@ -49,6 +51,8 @@ struct Args {
     out: PathBuf,
     /// Only the DynamoDB bill (`BENCH_METER_URL`), written to `cost.json`.
     cost_only: bool,
+    /// Only tournament joins, written to `joins.json`.
+    joins_only: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -57,6 +61,7 @@ fn args() -> anyhow::Result<Args> {
         size: Size::Full,
         out: PathBuf::from("bench/results"),
         cost_only: false,
+        joins_only: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -68,9 +73,10 @@ fn args() -> anyhow::Result<Args> {
             "--quick" => args.size = Size::Quick,
             "--smoke" => args.size = Size::Smoke,
             "--cost-only" => args.cost_only = true,
+            "--joins-only" => args.joins_only = true,
             "--out" => args.out = it.next().context("--out needs a directory")?.into(),
             other => anyhow::bail!(
-                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --out DIR)"
+                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --joins-only, --out DIR)"
             ),
         }
     }
@@ -173,6 +179,22 @@ async fn main() -> anyhow::Result<()> {
             "generated_at": chrono::Utc::now().to_rfc3339(),
             "command": command,
             "cost": cost,
+        });
+        std::fs::write(&path, serde_json::to_string_pretty(&file)? + "\n")?;
+        println!("wrote {}", path.display());
+        return Ok(());
+    }
+
+    if args.joins_only {
+        let (joins, writers) = (pick(10_000, 4_000, 200), 64);
+        let joins = joins::run(&redis_url, &dynamodb_url, joins as u64, writers).await?;
+        std::fs::create_dir_all(&args.out)?;
+        let path = args.out.join("joins.json");
+        let command = env("BENCH_COMMAND").unwrap_or_else(|| "bench --joins-only".into());
+        let file = serde_json::json!({
+            "generated_at": chrono::Utc::now().to_rfc3339(),
+            "command": command,
+            "joins": joins,
         });
         std::fs::write(&path, serde_json::to_string_pretty(&file)? + "\n")?;
         println!("wrote {}", path.display());

@@ -159,6 +159,12 @@ pub(super) fn seat_pk_sk(occ: &LeaderboardId, seat: u64) -> (String, String) {
     (seat_partition(occ, seat % SHARDS), format!("{seat:020}"))
 }
 
+/// An occurrence's seat counter, used while the seat hints are away:
+/// `TC#{occurrence}`, `COUNTER`.
+pub(super) fn seat_counter_pk_sk(occ: &LeaderboardId) -> (String, String) {
+    (format!("TC#{occ}"), "COUNTER".to_owned())
+}
+
 /// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.
 pub(super) fn sketch_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RS#{lb}"), "SKETCH".to_owned())

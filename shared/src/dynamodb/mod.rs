@@ -21,6 +21,7 @@
 //! | a tournament's definition | `TD` | `{tournament}` |
 //! | a seat of a tournament occurrence | `TS#{occurrence board}#{seat % 16}` | `{seat, 20 digits}` |
 //! | a player's membership of an occurrence (seat, cohort, attempts) | `TJ#{occurrence board}#{shard}` | `{player}` |
+//! | an occurrence's seat counter (joins while Redis is away) | `TC#{occurrence board}` | `COUNTER` |
 //!
 //! Write-sharding the standings keeps a hot board off a single partition at 10K writes/s.
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`] (on

@@ -4,12 +4,15 @@
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::AttributeValue;
+use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use futures::future::try_join_all;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use super::keys::{Item, SHARDS, TOURNAMENTS_PK, key, member_pk_sk, seat_partition, seat_pk_sk};
+use super::keys::{
+    Item, SHARDS, TOURNAMENTS_PK, key, member_pk_sk, seat_counter_pk_sk, seat_partition,
+    seat_pk_sk,
+};
 use super::{DynamoScoreStore, next_sort_key};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::store::{Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore};
@@ -213,6 +216,72 @@ impl TournamentStore for DynamoScoreStore {
             Ok::<_, StoreError>(sk.as_deref().and_then(seat_of))
         });
         Ok(try_join_all(last).await?.into_iter().flatten().max())
+    }
+
+    #[instrument(skip(self))]
+    async fn bump_seat_counter(
+        &self,
+        occ: &LeaderboardId,
+        floor: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        let (pk, sk) = seat_counter_pk_sk(occ);
+        let n = |v: u64| AttributeValue::N(v.to_string());
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("ADD n :one")
+            .condition_expression("n >= :floor")
+            .expression_attribute_values(":one", n(1))
+            .expression_attribute_values(":floor", n(floor))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match res {
+            Ok(out) => {
+                let next = (out.attributes.as_ref())
+                    .and_then(|a| a.get("n"))
+                    .and_then(|v| v.as_n().ok())
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .ok_or_else(|| StoreError::Corrupt("seat counter without n".into()))?;
+                Ok(Some(next - 1))
+            }
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(StoreError::sdk("UpdateItem(seat counter)", e)),
+        }
+    }
+
+    #[instrument(skip(self))]
+    async fn raise_seat_counter(&self, occ: &LeaderboardId, to: u64) -> Result<(), StoreError> {
+        let (pk, sk) = seat_counter_pk_sk(occ);
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("SET n = :to, kind = :kind")
+            .condition_expression("attribute_not_exists(n) OR n < :to")
+            .expression_attribute_values(":to", AttributeValue::N(to.to_string()))
+            .expression_attribute_values(":kind", AttributeValue::S("seat_counter".into()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(()),
+            // Already at least that high: what was asked for.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(())
+            }
+            Err(e) => Err(StoreError::sdk("UpdateItem(seat counter)", e)),
+        }
     }
 
     #[instrument(skip(self, seats), fields(count = seats.len()))]

@@ -93,6 +93,8 @@ pub(super) struct Tables {
     pub(super) tournaments: BTreeMap<String, crate::tournament::Tournament>,
     /// Occurrences' memberships by (occurrence board, player).
     pub(super) members: HashMap<(LeaderboardId, String), crate::tournament::Member>,
+    /// Occurrences' seat counters (joins while the hints are away).
+    pub(super) seat_counters: HashMap<LeaderboardId, u64>,
     /// Occurrences' seats by (occurrence board, seat): the player holding it.
     pub(super) seats: BTreeMap<(LeaderboardId, u64), String>,
     /// History rows by (player, board).

@@ -94,6 +94,27 @@ impl TournamentStore for MemoryStore {
         })
     }
 
+    async fn bump_seat_counter(
+        &self,
+        occ: &LeaderboardId,
+        floor: u64,
+    ) -> Result<Option<u64>, StoreError> {
+        self.with(|t| match t.seat_counters.get_mut(occ) {
+            Some(n) if *n >= floor => {
+                *n += 1;
+                Some(*n - 1)
+            }
+            _ => None,
+        })
+    }
+
+    async fn raise_seat_counter(&self, occ: &LeaderboardId, to: u64) -> Result<(), StoreError> {
+        self.with(|t| {
+            let n = t.seat_counters.entry(occ.clone()).or_insert(to);
+            *n = (*n).max(to);
+        })
+    }
+
     async fn seat_holders(
         &self,
         occ: &LeaderboardId,

@@ -74,6 +74,23 @@ pub trait TournamentStore: Send + Sync {
         occ: &LeaderboardId,
     ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
 
+    /// A seat number from the occurrence's counter in the table, for joins while the
+    /// seat hints are away: the counter moved up by one, if it exists and is at least
+    /// `floor`; `None` otherwise (it must be set first, [`Self::raise_seat_counter`]).
+    /// One item every such join writes: a degraded mode's hot key, not the usual path.
+    fn bump_seat_counter(
+        &self,
+        occ: &LeaderboardId,
+        floor: u64,
+    ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
+
+    /// Sets the counter to `to` unless it is already at least that.
+    fn raise_seat_counter(
+        &self,
+        occ: &LeaderboardId,
+        to: u64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Who holds each of `seats` (`None`: not taken), in the order asked.
     fn seat_holders(
         &self,

@@ -4,7 +4,8 @@
 //! 1. A player who joined already is answered their placement (nothing written).
 //! 2. A banned player is refused.
 //! 3. A seat number comes from the seat hints (Redis: a seat given back, else the next
-//!    one); without Redis, from the table (one past the highest seat taken).
+//!    one); without Redis, from a counter item in the table (set past the highest seat
+//!    taken when it is first needed): one hot item, in a degraded mode only.
 //! 4. One transaction puts the seat item and the membership, each only if absent. A
 //!    seat found held moves the hint past the highest seat taken; a player found joined
 //!    (a concurrent join of theirs won) gives the seat back and answers that join's
@@ -134,6 +135,7 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
         .unwrap_or(i64::MAX / 1000);
     let (mut floor, mut pending, mut retries) = (0, None, 0);
     for attempt in 0..MAX_TRIES {
+        // A seat to try again, else the hints', else the table counter's.
         let seat = match pending.take() {
             Some(seat) => seat,
             None => next_seat(ctx, &lb, floor, expire_at).await?,
@@ -180,6 +182,8 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
                     retries,
                 });
             }
+            // The counter that gave the seat (Redis', or the table's while Redis is
+            // away) was lost or is behind the other's: move it past the highest seat.
             SeatTaken::SeatHeld => {
                 retries += 1;
                 floor = (ctx.store.highest_seat(&lb).await?).map_or(0, |s| s + 1);
@@ -195,8 +199,8 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
     Err(ServiceError::Contention)
 }
 
-/// The seat to try: the hints' (never below `floor`), or without them one past the
-/// highest seat the table holds.
+/// The seat to try: the hints' (never below `floor`), or without them the table
+/// counter's.
 async fn next_seat<S: ScoreStore, I: SeatHints>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
@@ -206,9 +210,17 @@ async fn next_seat<S: ScoreStore, I: SeatHints>(
     match ctx.index.next_seat(lb, floor, expire_at).await {
         Ok(seat) => Ok(seat),
         Err(error) => {
-            warn!(%error, "seat hints unavailable; taking a seat from the table");
+            warn!(%error, "seat hints unavailable; taking a seat from the table's counter");
+            if let Some(seat) = ctx.store.bump_seat_counter(lb, floor).await? {
+                return Ok(seat);
+            }
+            // No counter yet (or one behind): set it past the highest seat, then take.
             let highest = ctx.store.highest_seat(lb).await?;
-            Ok(highest.map_or(0, |s| s + 1).max(floor))
+            let past = highest.map_or(0, |s| s + 1).max(floor);
+            ctx.store.raise_seat_counter(lb, past).await?;
+            let seat = ctx.store.bump_seat_counter(lb, floor).await?;
+            // Raced past again: that join's retry takes it from the highest once more.
+            Ok(seat.unwrap_or(past))
         }
     }
 }

@@ -1,0 +1,300 @@
+//! Tournament joins (`--joins-only`, issue 36): many players joining one occurrence with
+//! cohorts of 50 at once, through the service's own join on the real adapters, with the
+//! seat hints in Redis and, as the baseline, with Redis away (seats from the table
+//! alone). Reports joins per second, latency, the conditional-write retries (seats found
+//! held or busy), and checks what the joins left: every cohort at most 50, each player
+//! once, no seat past the last. Also measures the seat hint alone (one Redis key), the
+//! one thing every join of the tier shares.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context as _, ensure};
+use futures::future::join_all;
+use leaderboard::dynamodb::DynamoScoreStore;
+use leaderboard::ids::{LeaderboardId, PlayerId};
+use leaderboard::redis::RedisRankIndex;
+use leaderboard::service::moderation::Operator;
+use leaderboard::service::{Context, ServiceError, Settings, tournaments};
+use leaderboard::store::{SeatHints, TournamentStore};
+use leaderboard::time::now_ms;
+use leaderboard::tournament::Tournament;
+use leaderboard::wiring::AppContext;
+use serde::Serialize;
+
+use crate::stats::Summary;
+
+/// One run of joins.
+#[derive(Debug, Serialize)]
+pub struct JoinRun {
+    pub label: String,
+    pub joins: u64,
+    pub writers: usize,
+    pub seconds: f64,
+    pub joins_per_s: f64,
+    pub latency: Summary,
+    /// Seats tried and found held or busy, in all.
+    pub retries: u64,
+    pub retries_per_join: f64,
+    /// Joins that gave up (503 `contention`: every seat tried was taken first).
+    pub gave_up: u64,
+    pub cohorts: u64,
+    pub largest_cohort: u64,
+}
+
+/// The seat hint alone: `next_seat` calls on one occurrence from many tasks.
+#[derive(Debug, Serialize)]
+pub struct HintRun {
+    pub calls: u64,
+    pub tasks: usize,
+    pub calls_per_s: f64,
+    pub latency: Summary,
+}
+
+/// The floor: a join's DynamoDB calls alone, bare from the SDK (two strongly
+/// consistent `GetItem`s, one `TransactWriteItems` of two puts if absent), from as many
+/// tasks: what the endpoint itself allows.
+#[derive(Debug, Serialize)]
+pub struct FloorRun {
+    pub calls: u64,
+    pub tasks: usize,
+    pub per_s: f64,
+    pub latency: Summary,
+}
+
+#[derive(Debug, Serialize)]
+pub struct Joins {
+    pub runs: Vec<JoinRun>,
+    /// The first run's joins per second over the floor's.
+    pub joins_vs_floor: f64,
+    pub floor: FloorRun,
+    pub hint: HintRun,
+}
+
+/// A join's DynamoDB calls, bare (see [`FloorRun`]), `calls` times from `tasks` tasks.
+async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<FloorRun> {
+    use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
+    let table = format!("bench-floor-{}", now_ms());
+    let store = store(dynamodb_url, &table).await;
+    store.create_table().await.context("create the floor table")?;
+    let client = Arc::new(store.client().clone());
+    let table = Arc::new(table);
+    let started = Instant::now();
+    let runs = (0..tasks).map(|w| {
+        let (client, table) = (client.clone(), table.clone());
+        tokio::spawn(async move {
+            let s = |v: String| AttributeValue::S(v);
+            let mut samples = Vec::new();
+            for i in (w as u64..calls).step_by(tasks) {
+                let at = Instant::now();
+                for pk in [format!("FM#{i}"), format!("FB#{i}")] {
+                    (client.get_item().table_name(&*table))
+                        .key("pk", s(pk))
+                        .key("sk", s("x".into()))
+                        .consistent_read(true)
+                        .send()
+                        .await?;
+                }
+                let put = |pk: String| -> anyhow::Result<TransactWriteItem> {
+                    let put = (Put::builder().table_name(&*table))
+                        .item("pk", s(pk))
+                        .item("sk", s("x".into()))
+                        .condition_expression("attribute_not_exists(pk)")
+                        .build()?;
+                    Ok(TransactWriteItem::builder().put(put).build())
+                };
+                (client.transact_write_items())
+                    .transact_items(put(format!("FS#{}#{i}", i % 16))?)
+                    .transact_items(put(format!("FJ#{i}"))?)
+                    .send()
+                    .await
+                    .ok();
+                samples.push(at.elapsed());
+            }
+            Ok::<_, anyhow::Error>(samples)
+        })
+    });
+    let mut samples = Vec::new();
+    for r in join_all(runs).await {
+        samples.extend(r??);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let run = FloorRun {
+        calls,
+        tasks,
+        per_s: calls as f64 / seconds,
+        latency: Summary::of(samples),
+    };
+    println!("== the floor (a join's DynamoDB calls, bare): {:.0}/s", run.per_s);
+    Ok(run)
+}
+
+async fn store(dynamodb_url: &str, table: &str) -> DynamoScoreStore {
+    let aws = leaderboard::wiring::aws_defaults()
+        .endpoint_url(dynamodb_url)
+        .region(aws_config::Region::new("us-east-1"))
+        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
+            "bench", "bench", None, None, "bench",
+        ))
+        .load()
+        .await;
+    DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table)
+}
+
+/// A context over a new table: the seat hints at `redis_url` (budget `timeout`).
+async fn context(
+    redis_url: &str,
+    dynamodb_url: &str,
+    timeout: Duration,
+) -> anyhow::Result<AppContext> {
+    let table = format!("bench-joins-{}", now_ms());
+    let store = store(dynamodb_url, &table).await;
+    store.create_table().await.context("create the joins table")?;
+    let prefix = format!("bench-joins-{}:", now_ms());
+    let index = RedisRankIndex::new(redis_url, &prefix, timeout)?;
+    Ok(Context::new(store, index, Settings::default()))
+}
+
+fn cup() -> Tournament {
+    serde_json::from_value(serde_json::json!({
+        "tournament_id": "bench-cup", "game": "bench", "mode": "race", "title": "Bench cup",
+        "schedule": {"period": "WEEKLY"}, "cohort_size": 50,
+    }))
+    .expect("a definition")
+}
+
+/// `joins` players joined by `writers` tasks, each task its own slice of players.
+async fn run_joins(
+    label: &str,
+    ctx: AppContext,
+    joins: u64,
+    writers: usize,
+) -> anyhow::Result<JoinRun> {
+    let t = cup();
+    tournaments::create(&ctx, &Operator("bench".into()), t.clone()).await?;
+    let ctx = Arc::new(ctx);
+    println!("== {label}: {joins} joins from {writers} writers");
+    let started = Instant::now();
+    let tasks = (0..writers).map(|w| {
+        let ctx = ctx.clone();
+        tokio::spawn(async move {
+            let (mut samples, mut placed, mut gave_up) = (Vec::new(), Vec::new(), 0);
+            for i in (w as u64..joins).step_by(writers) {
+                let p = PlayerId::parse(&format!("j{i:07}")).expect("a player id");
+                let at = Instant::now();
+                match tournaments::join(&ctx, "bench-cup", &p).await {
+                    Ok((reply, joined)) => {
+                        samples.push(at.elapsed());
+                        placed.push((reply.seat, reply.cohort, joined.retries));
+                    }
+                    Err(ServiceError::Contention) => gave_up += 1,
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            Ok::<_, anyhow::Error>((samples, placed, gave_up))
+        })
+    });
+    let (mut samples, mut placed, mut gave_up) = (Vec::new(), Vec::new(), 0);
+    for r in join_all(tasks).await {
+        let (s, p, g) = r??;
+        samples.extend(s);
+        placed.extend(p);
+        gave_up += g;
+    }
+    let joined = placed.len() as u64;
+    let seconds = started.elapsed().as_secs_f64();
+    let mut per_cohort = std::collections::BTreeMap::<u64, u64>::new();
+    for (_, cohort, _) in &placed {
+        *per_cohort.entry(cohort.context("a cohort")?).or_default() += 1;
+    }
+    let largest_cohort = per_cohort.values().copied().max().unwrap_or(0);
+    ensure!(largest_cohort <= 50, "a cohort over its size: {largest_cohort}");
+    let mut seats: Vec<u64> = placed.iter().map(|p| p.0).collect();
+    seats.sort_unstable();
+    seats.dedup();
+    ensure!(seats.len() as u64 == joined, "a seat twice");
+    let occ: LeaderboardId = t.board_id(&t.schedule.occurrence_at(now_ms()).expect("weekly"));
+    let highest = ctx.store.highest_seat(&occ).await?;
+    ensure!(highest == joined.checked_sub(1), "seats past the last: {highest:?}");
+    let retries: u64 = placed.iter().map(|p| u64::from(p.2)).sum();
+    let run = JoinRun {
+        label: label.into(),
+        joins,
+        writers,
+        seconds,
+        joins_per_s: joined as f64 / seconds,
+        latency: Summary::of(samples),
+        retries,
+        retries_per_join: retries as f64 / joined.max(1) as f64,
+        gave_up,
+        cohorts: per_cohort.len() as u64,
+        largest_cohort,
+    };
+    println!(
+        "   {:.0} joins/s, p50 {:.1} ms, p99 {:.1} ms, {} retries ({:.3} a join), {} gave up, {} cohorts",
+        run.joins_per_s,
+        run.latency.p50_us / 1e3,
+        run.latency.p99_us / 1e3,
+        run.retries,
+        run.retries_per_join,
+        run.gave_up,
+        run.cohorts
+    );
+    Ok(run)
+}
+
+/// The seat hint alone: `calls` `next_seat` on one occurrence from `tasks` tasks.
+async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<HintRun> {
+    let prefix = format!("bench-hint-{}:", now_ms());
+    let index = Arc::new(RedisRankIndex::new(redis_url, &prefix, Duration::from_secs(5))?);
+    let occ = LeaderboardId::parse("t:bench-hint:once")?;
+    let started = Instant::now();
+    let runs = (0..tasks).map(|w| {
+        let (index, occ) = (index.clone(), occ.clone());
+        tokio::spawn(async move {
+            let mut samples = Vec::new();
+            for _ in (w as u64..calls).step_by(tasks) {
+                let at = Instant::now();
+                index.next_seat(&occ, 0, i64::from(u32::MAX)).await?;
+                samples.push(at.elapsed());
+            }
+            Ok::<_, anyhow::Error>(samples)
+        })
+    });
+    let mut samples = Vec::new();
+    for r in join_all(runs).await {
+        samples.extend(r??);
+    }
+    let seconds = started.elapsed().as_secs_f64();
+    let run = HintRun {
+        calls,
+        tasks,
+        calls_per_s: calls as f64 / seconds,
+        latency: Summary::of(samples),
+    };
+    println!("== the seat hint alone: {:.0} calls/s from {tasks} tasks", run.calls_per_s);
+    Ok(run)
+}
+
+/// Joins with the seat hints, then with Redis away, then the hint alone.
+pub async fn run(
+    redis_url: &str,
+    dynamodb_url: &str,
+    joins: u64,
+    writers: usize,
+) -> anyhow::Result<Joins> {
+    let with = context(redis_url, dynamodb_url, Duration::from_secs(5)).await?;
+    let hinted = run_joins("seat hints in Redis", with, joins, writers).await?;
+    // Nothing listens on port 1: every hint fails at once, the breaker opens, and the
+    // joins take one past the highest seat from the table.
+    let away = context("redis://127.0.0.1:1", dynamodb_url, Duration::from_millis(200)).await?;
+    let table_only = run_joins("Redis away: the table alone", away, joins, writers).await?;
+    let floor = floor(dynamodb_url, joins, writers).await?;
+    let hint = hint(redis_url, joins * 10, writers).await?;
+    Ok(Joins {
+        joins_vs_floor: hinted.joins_per_s / floor.per_s,
+        runs: vec![hinted, table_only],
+        floor,
+        hint,
+    })
+}
