@@ -128,5 +128,9 @@ if [[ " $* " == *" --cost-only "* ]]; then
   log "wrote $out/cost.json"
   exit 0
 fi
+if [[ " $* " == *" --joins-only "* ]]; then
+  log "wrote $out/joins.json"
+  exit 0
+fi
 "$VENV/bin/python" bench/chart.py "$out/latest.json" "$out/latest.png"
 log "wrote $out/latest.json, latest.md and latest.png"

@@ -88,4 +88,8 @@ if [ $# -eq 0 ]; then
     { cat "$work/bench.log" >&2; exit 1; }
   grep -q '"rank_p99_vs_bare"' "$work/bench/latest.json"
   grep -q '"family_6_first"' "$work/bench/latest.json"
+  BENCH_REDIS_URL="$LB_TEST_REDIS_URL" BENCH_DYNAMODB_URL="$LB_TEST_DYNAMODB_URL" \
+    target/debug/bench --joins-only --smoke --out "$work/bench" >"$work/bench-joins.log" 2>&1 ||
+    { cat "$work/bench-joins.log" >&2; exit 1; }
+  grep -q '"joins_vs_floor"' "$work/bench/joins.json"
 fi

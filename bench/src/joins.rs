@@ -76,7 +76,10 @@ async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<F
     use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
     let table = format!("bench-floor-{}", now_ms());
     let store = store(dynamodb_url, &table).await;
-    store.create_table().await.context("create the floor table")?;
+    store
+        .create_table()
+        .await
+        .context("create the floor table")?;
     let client = Arc::new(store.client().clone());
     let table = Arc::new(table);
     let started = Instant::now();
@@ -125,7 +128,10 @@ async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<F
         per_s: calls as f64 / seconds,
         latency: Summary::of(samples),
     };
-    println!("== the floor (a join's DynamoDB calls, bare): {:.0}/s", run.per_s);
+    println!(
+        "== the floor (a join's DynamoDB calls, bare): {:.0}/s",
+        run.per_s
+    );
     Ok(run)
 }
 
@@ -149,7 +155,10 @@ async fn context(
 ) -> anyhow::Result<AppContext> {
     let table = format!("bench-joins-{}", now_ms());
     let store = store(dynamodb_url, &table).await;
-    store.create_table().await.context("create the joins table")?;
+    store
+        .create_table()
+        .await
+        .context("create the joins table")?;
     let prefix = format!("bench-joins-{}:", now_ms());
     let index = RedisRankIndex::new(redis_url, &prefix, timeout)?;
     Ok(Context::new(store, index, Settings::default()))
@@ -208,14 +217,20 @@ async fn run_joins(
         *per_cohort.entry(cohort.context("a cohort")?).or_default() += 1;
     }
     let largest_cohort = per_cohort.values().copied().max().unwrap_or(0);
-    ensure!(largest_cohort <= 50, "a cohort over its size: {largest_cohort}");
+    ensure!(
+        largest_cohort <= 50,
+        "a cohort over its size: {largest_cohort}"
+    );
     let mut seats: Vec<u64> = placed.iter().map(|p| p.0).collect();
     seats.sort_unstable();
     seats.dedup();
     ensure!(seats.len() as u64 == joined, "a seat twice");
     let occ: LeaderboardId = t.board_id(&t.schedule.occurrence_at(now_ms()).expect("weekly"));
     let highest = ctx.store.highest_seat(&occ).await?;
-    ensure!(highest == joined.checked_sub(1), "seats past the last: {highest:?}");
+    ensure!(
+        highest == joined.checked_sub(1),
+        "seats past the last: {highest:?}"
+    );
     let retries: u64 = placed.iter().map(|p| u64::from(p.2)).sum();
     let run = JoinRun {
         label: label.into(),
@@ -246,7 +261,11 @@ async fn run_joins(
 /// The seat hint alone: `calls` `next_seat` on one occurrence from `tasks` tasks.
 async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<HintRun> {
     let prefix = format!("bench-hint-{}:", now_ms());
-    let index = Arc::new(RedisRankIndex::new(redis_url, &prefix, Duration::from_secs(5))?);
+    let index = Arc::new(RedisRankIndex::new(
+        redis_url,
+        &prefix,
+        Duration::from_secs(5),
+    )?);
     let occ = LeaderboardId::parse("t:bench-hint:once")?;
     let started = Instant::now();
     let runs = (0..tasks).map(|w| {
@@ -272,7 +291,10 @@ async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<HintR
         calls_per_s: calls as f64 / seconds,
         latency: Summary::of(samples),
     };
-    println!("== the seat hint alone: {:.0} calls/s from {tasks} tasks", run.calls_per_s);
+    println!(
+        "== the seat hint alone: {:.0} calls/s from {tasks} tasks",
+        run.calls_per_s
+    );
     Ok(run)
 }
 
@@ -287,7 +309,12 @@ pub async fn run(
     let hinted = run_joins("seat hints in Redis", with, joins, writers).await?;
     // Nothing listens on port 1: every hint fails at once, the breaker opens, and the
     // joins take one past the highest seat from the table.
-    let away = context("redis://127.0.0.1:1", dynamodb_url, Duration::from_millis(200)).await?;
+    let away = context(
+        "redis://127.0.0.1:1",
+        dynamodb_url,
+        Duration::from_millis(200),
+    )
+    .await?;
     let table_only = run_joins("Redis away: the table alone", away, joins, writers).await?;
     let floor = floor(dynamodb_url, joins, writers).await?;
     let hint = hint(redis_url, joins * 10, writers).await?;

@@ -1,6 +1,7 @@
 """Realistic data for the fuzzer, so requests reach the service's rules rather than stop at
 a lookup: a board with players, a family with regions and boards, a sealed season (its
-results and a player's history), a player's token, and a real cursor for each read whose
+results and a player's history), a weekly tournament alice joined, a player's token,
+and a real cursor for each read whose
 cursors are signed. Prints `export NAME=value` lines for infra/fuzz/run.sh.
 
 Usage: fixtures.py API_URL API_KEY
@@ -19,6 +20,7 @@ import idp  # noqa: E402  (the local identity provider, infra/local/idp.py)
 
 BOARD, GAME, MODE, REGION = "fuzz-board", "fuzzgame", "ranked", "EU"
 SEASON_GAME = "fuzzseason"
+TOURNAMENT = "fuzz-cup"
 PLAYERS = ["alice", "bob", "carol", "dave", "mallory"]
 
 
@@ -69,6 +71,10 @@ def main():
                                    "periods": ["ALL_TIME", "DAILY"]})
     api.call("POST", "/scores", {"game": GAME, "mode": MODE, "region": REGION,
                                  "player_id": "alice", "match_id": "fixture", "score": 7})
+    api.call("POST", "/tournaments", {"tournament_id": TOURNAMENT, "game": GAME, "mode": MODE,
+                                      "title": "Fuzz cup", "schedule": {"period": "WEEKLY"},
+                                      "cohort_size": 10, "join_required": False})
+    api.call("POST", f"/tournaments/{TOURNAMENT}/players/alice/join")
     ranks = api.call("GET", f"/leaderboards/{BOARD}/ranks?limit=1", player=True)
     boards = api.call("GET", f"/leaderboards?game={GAME}&mode={MODE}&limit=1", player=True)
     out = {
@@ -80,6 +86,7 @@ def main():
         "FUZZ_BOARDS_CURSOR": boards["next_cursor"],
         "FUZZ_SEALED_BOARD": sealed_season(api),
         "FUZZ_SEASON_GAME": SEASON_GAME,
+        "FUZZ_TOURNAMENT": TOURNAMENT,
     }
     for name, value in out.items():
         if not value:

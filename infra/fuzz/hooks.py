@@ -75,11 +75,16 @@ def filter_case(ctx, case):  # noqa: F811
 def map_case(ctx, case):  # noqa: F811
     # `rank_index_periods` names only the family's own periods (the refusal:
     # tests/e2e/http_boards.rs, a_rank_order_in_dynamodb_is_kept_unless_asked...).
+    # A value that is no period at all stays, so a negative case stays negative.
     body = case.body
     if isinstance(body, dict) and isinstance(body.get("rank_index_periods"), list):
         periods = body.get("periods") if isinstance(body.get("periods"), list) else []
-        body["rank_index_periods"] = [p for p in body["rank_index_periods"] if p in periods]
+        body["rank_index_periods"] = [p for p in body["rank_index_periods"]
+                                      if p in periods or p not in _PERIODS]
     return case
+
+
+_PERIODS = {"ALL_TIME", "SEASON", "MONTHLY", "WEEKLY", "DAILY"}
 
 
 @schemathesis.hook.apply_to(operation_id="putMapping")
@@ -97,10 +102,10 @@ def map_case(ctx, case):  # noqa: F811
 _REFUSED_IN_NAME = {"Cc", "Cf", "Zl", "Zp", "Co", "Cs"}
 
 
-def _name_accepted(name):
+def _name_accepted(name, most=32):
     import unicodedata
     nfc = unicodedata.normalize("NFC", name)
-    return (1 <= len(nfc) <= 32
+    return (1 <= len(nfc) <= most
             and not any(unicodedata.category(c) in _REFUSED_IN_NAME for c in nfc)
             and not nfc[0].isspace() and not nfc[-1].isspace())
 
@@ -140,7 +145,7 @@ def filter_case(ctx, case):  # noqa: F811
 # stated in words (profile.rs checks it; the refusals: tests/e2e/metadata.rs). A larger object the schema allows is
 # left out of the positive cases, and so are those near the bound, where Python's and
 # serde's spellings of a number may differ by a few bytes.
-@schemathesis.hook.apply_to(operation_id=["submitScore", "submitMatch"])
+@schemathesis.hook.apply_to(operation_id=["submitScore", "submitMatch", "submitTournamentScore"])
 def filter_case(ctx, case):  # noqa: F811
     body = case.body if isinstance(case.body, dict) else {}
     metadata = body.get("metadata")
@@ -148,3 +153,25 @@ def filter_case(ctx, case):  # noqa: F811
         return True
     compact = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
     return not _has_null(metadata) and len(compact.encode()) <= 480
+
+
+# A tournament's title and description follow a display name's character rules, at most
+# 80 and 1,000 characters (profile::text; an empty description is none); a one-off
+# schedule ends after it starts. The refusals: tournament.rs's tests and
+# tests/e2e/tournaments.rs.
+@schemathesis.hook.apply_to(operation_id="createTournament")
+def filter_case(ctx, case):  # noqa: F811
+    import unicodedata
+    body = case.body if isinstance(case.body, dict) else {}
+    texts = [(body.get("title"), 80), (body.get("description") or None, 1000)]
+    if any(isinstance(t, str) and any(unicodedata.category(c) == "Cn" for c in t) for t, _ in texts):
+        return False
+    if case.meta is not None and case.meta.generation.mode == "negative":
+        return True
+    if not all(t is None or not isinstance(t, str) or _name_accepted(t, most) for t, most in texts):
+        return False
+    schedule = body.get("schedule")
+    if isinstance(schedule, dict) and "start" in schedule and "end" in schedule:
+        start, end = _ms(schedule["start"]), _ms(schedule["end"])
+        return start is not None and end is not None and start < end
+    return True

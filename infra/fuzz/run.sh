@@ -25,7 +25,7 @@ api="http://127.0.0.1:$port"
 fixtures="$("$VENV/bin/python" infra/fuzz/fixtures.py "$api" "$key")"
 eval "$fixtures"
 export FUZZ_API_KEY="$key" FUZZ_BOARD FUZZ_GAME FUZZ_MODE FUZZ_TOKEN FUZZ_RANKS_CURSOR \
-  FUZZ_BOARDS_CURSOR FUZZ_SEALED_BOARD FUZZ_SEASON_GAME
+  FUZZ_BOARDS_CURSOR FUZZ_SEALED_BOARD FUZZ_SEASON_GAME FUZZ_TOURNAMENT
 # The rules the document states only in words (infra/fuzz/hooks.py).
 export PYTHONPATH="$ROOT/infra/fuzz${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=hooks
 
@@ -37,7 +37,8 @@ status=0
 grep -E '^(Test cases:|  [0-9]+ generated)' -A1 "$work/fuzz.log" | head -4 >&2 || true
 if [ "$status" -ne 0 ]; then
   cat "$work/fuzz.log" >&2
-  log "the fuzzer found what is above; the functions' logs were in $work/run (removed)"
+  rm -rf target/fuzz-run && cp -r "$work/run" target/fuzz-run
+  log "the fuzzer found what is above; the functions' logs are in target/fuzz-run"
   exit "$status"
 fi
 tail -3 "$work/fuzz.log" >&2

@@ -206,6 +206,7 @@ impl Tournament {
         self.mode = parse_name("mode", &self.mode)?;
         self.title = text("title", &self.title, MAX_TITLE_CHARS)?;
         self.description = (self.description)
+            .filter(|d| !d.is_empty())
             .map(|d| text("description", &d, MAX_DESCRIPTION_CHARS))
             .transpose()?;
         self.category = (self.category)
@@ -401,6 +402,24 @@ mod tests {
         let mut unknown = weekly();
         unknown["surprise"] = json!(1);
         assert!(serde_json::from_value::<Tournament>(unknown).is_err());
+    }
+
+    #[test]
+    fn a_definition_reads_back_as_stored_whatever_its_optional_fields() {
+        let full = json!({"tournament_id": "t-1", "game": "g1", "mode": "race",
+            "policy": "SUM", "title": "Cup", "description": "", "category": "events",
+            "schedule": {"start": "2026-11-25T10:00:00.123Z", "end": "2026-11-26T10:00:00Z"},
+            "join_required": false, "max_players": 10_000_000, "max_attempts": 4_294_967_295_u32,
+            "cohort_size": 1_000, "grace_seconds": 86_400});
+        for body in [full, weekly()] {
+            let t = checked(body).unwrap();
+            let stored = serde_json::to_string(&t).unwrap();
+            assert_eq!(
+                serde_json::from_str::<Tournament>(&stored).unwrap(),
+                t,
+                "{stored}"
+            );
+        }
     }
 
     #[test]

@@ -10,8 +10,7 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::keys::{
-    Item, SHARDS, TOURNAMENTS_PK, key, member_pk_sk, seat_counter_pk_sk, seat_partition,
-    seat_pk_sk,
+    Item, SHARDS, TOURNAMENTS_PK, key, member_pk_sk, seat_counter_pk_sk, seat_partition, seat_pk_sk,
 };
 use super::{DynamoScoreStore, next_sort_key};
 use crate::ids::{LeaderboardId, PlayerId};
