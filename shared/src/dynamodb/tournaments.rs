@@ -218,6 +218,39 @@ impl TournamentStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
+    async fn forget_member(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<bool, StoreError> {
+        let Some(member) = self.get_member(occ, player, Consistency::Strong).await? else {
+            return Ok(false);
+        };
+        let (pk, sk) = seat_pk_sk(occ, member.seat);
+        let res = self
+            .client
+            .update_item()
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression("REMOVE player")
+            .condition_expression("player = :p")
+            .expression_attribute_values(":p", AttributeValue::S(player.to_string()))
+            .send()
+            .await;
+        match res {
+            Ok(_) => {}
+            // Already unnamed (a crash after this step), or never this player's.
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) => {}
+            Err(e) => return Err(StoreError::sdk("UpdateItem(seat)", e)),
+        }
+        let (pk, sk) = member_pk_sk(occ, player);
+        self.delete_item(key(pk, sk), "DeleteItem(member)").await?;
+        Ok(true)
+    }
+
+    #[instrument(skip(self))]
     async fn bump_seat_counter(
         &self,
         occ: &LeaderboardId,

@@ -94,6 +94,22 @@ impl TournamentStore for MemoryStore {
         })
     }
 
+    async fn forget_member(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+    ) -> Result<bool, StoreError> {
+        self.with(|t| {
+            let Some(m) = t.members.remove(&(occ.clone(), player.to_string())) else {
+                return false;
+            };
+            if let Some(holder) = t.seats.get_mut(&(occ.clone(), m.seat)) {
+                holder.clear();
+            }
+            true
+        })
+    }
+
     async fn bump_seat_counter(
         &self,
         occ: &LeaderboardId,

@@ -91,6 +91,16 @@ pub trait TournamentStore: Send + Sync {
         to: u64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Erases the player from the occurrence: their seat keeps its place (the cohorts
+    /// stay as seated) but no longer names them, and their membership goes. True if
+    /// they had one. Idempotent: a crash between the two leaves the membership, which
+    /// the next call finds again.
+    fn forget_member(
+        &self,
+        occ: &LeaderboardId,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// Who holds each of `seats` (`None`: not taken), in the order asked.
     fn seat_holders(
         &self,

@@ -1,6 +1,7 @@
 //! `DELETE /players/{p}`: a player erased (GDPR): every standing, tombstone and receipt
 //! of theirs on every board (closed windows included), their entries in the index, their
-//! id in sealed results (the place stays, unnamed), their history, their bans, their
+//! id in sealed results (the place stays, unnamed), their tournament seats (the seat
+//! stays, unnamed) and memberships, their history, their bans, their
 //! profile (and with their rows, every result's metadata), and their id in the audit
 //! trail. Idempotent and resumable:
 //! a call that runs out of time answers `complete: false` with a cursor to go on from
@@ -41,7 +42,11 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
         let lb = &board.leaderboard_id;
         // Results exist only for closed windows (sealed, or being sealed).
         let closed = board.closes_at().is_some_and(|at| at <= now_ms());
-        let unnamed = closed && ctx.store.redact_results(lb, player).await?;
+        let mut unnamed = closed && ctx.store.redact_results(lb, player).await?;
+        // A tournament occurrence's seat and membership name the player too.
+        if board.tournament.is_some() && !board.is_cohort() {
+            unnamed |= ctx.store.forget_member(lb, player).await?;
+        }
         let Some(version) = ctx.store.erase_player(lb, player).await? else {
             return Ok(unnamed);
         };
