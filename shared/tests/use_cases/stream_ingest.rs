@@ -295,3 +295,56 @@ async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
             .starts_with("every window refused it")
     );
 }
+
+#[tokio::test]
+async fn stream_results_count_in_the_tournaments_their_players_joined_each_match_once() {
+    use leaderboard::service::moderation::Operator;
+    use leaderboard::service::tournaments;
+
+    let ctx = ctx();
+    family(&ctx).await;
+    let cup = json!({"tournament_id": "cup", "game": "g1", "mode": "ranked", "policy": "SUM",
+        "title": "Cup", "schedule": {"period": "WEEKLY"}, "max_attempts": 2, "cohort_size": 2});
+    let cup = serde_json::from_value(cup).unwrap();
+    tournaments::create(&ctx, &Operator("test".into()), cup)
+        .await
+        .unwrap();
+    let ann = leaderboard::ids::PlayerId::parse("ann").unwrap();
+    tournaments::join(&ctx, "cup", &ann).await.unwrap();
+    let maps = mappings();
+    // Three matches of ann's, each delivered twice; one of bob's, who never joined.
+    let mut records = Vec::new();
+    for (i, p) in [(0, "ann"), (1, "ann"), (2, "ann"), (3, "bob")] {
+        let event =
+            json!({"player": p, "match": i, "points": 10 + i, "game": "g1", "region": "NA"});
+        records.push(record("pod-1", i, p, &event));
+        records.push(record("pod-1", i, p, &event));
+    }
+    let out = ingest_batch(&ctx, &records, |s| maps.get(s)).await;
+    assert!(
+        out.retry.is_empty() && out.dead_letters.is_empty(),
+        "{:?}",
+        out.dead_letters
+    );
+    // The family's board counts all three; the tournament the first two (its attempts).
+    let global = LeaderboardId::parse("g1:ranked:GLOBAL:ALL_TIME").unwrap();
+    assert_eq!(
+        standing(&ctx, &global, "ann").await.map(|s| s.score.get()),
+        Some(33)
+    );
+    let week = leaderboard::window::window_of(Period::Weekly, None, leaderboard::time::now_ms())
+        .unwrap()
+        .key
+        .unwrap();
+    let occ = LeaderboardId::parse(&format!("t:cup:{week}")).unwrap();
+    assert_eq!(
+        standing(&ctx, &occ, "ann").await.map(|s| s.score.get()),
+        Some(21)
+    );
+    let cohort = LeaderboardId::parse(&format!("t:cup:{week}:c0")).unwrap();
+    assert_eq!(
+        standing(&ctx, &cohort, "ann").await.map(|s| s.score.get()),
+        Some(21)
+    );
+    assert_eq!(standing(&ctx, &occ, "bob").await, None);
+}

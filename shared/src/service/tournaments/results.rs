@@ -139,15 +139,14 @@ async fn record<S: ScoreStore, I: RankIndex>(
     now: i64,
 ) -> Result<TournamentScoreReply, ServiceError> {
     let player = &req.player.clone();
-    let t = t.clone();
     let occ = (t.schedule.occurrence_at(req.event_ts.unwrap_or(now)))
-        .map_err(|n| refused(&t, not_running(n)))?;
+        .map_err(|n| refused(t, not_running(n)))?;
     let lb = t.board_id(&occ);
     let member = match member_of(ctx, &lb, player).await? {
         Some(m) => m,
-        None if t.join_required => return Err(not_joined(&t, player)),
-        None if now >= occ.end => return Err(not_joined(&t, player)),
-        None => enter(ctx, &t, &occ, player, now).await?.member,
+        None if t.join_required => return Err(not_joined(t, player)),
+        None if now >= occ.end => return Err(not_joined(t, player)),
+        None => enter(ctx, t, &occ, player, now).await?.member,
     };
     req.board = lb.clone();
     // Both boards tie-break this result alike.
@@ -157,7 +156,7 @@ async fn record<S: ScoreStore, I: RankIndex>(
         Prepared::Answered(reply) => (reply, false),
         Prepared::Write(row) => {
             if let Some(max) = t.max_attempts.filter(|max| member.attempts >= *max) {
-                return Err(exhausted(&t, player, max));
+                return Err(exhausted(t, player, max));
             }
             check_ban(ctx, &t.game, player).await?;
             let attempt = AttemptCount {
