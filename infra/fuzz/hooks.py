@@ -170,8 +170,10 @@ def filter_case(ctx, case):  # noqa: F811
         return True
     if not all(t is None or not isinstance(t, str) or _name_accepted(t, most) for t, most in texts):
         return False
+    # ... and both instants fall in 1970-9999 (an RFC 3339 text may name a year-0 date).
     schedule = body.get("schedule")
     if isinstance(schedule, dict) and "start" in schedule and "end" in schedule:
         start, end = _ms(schedule["start"]), _ms(schedule["end"])
-        return start is not None and end is not None and start < end
+        return (start is not None and end is not None and start < end
+                and 0 <= start and end <= 253402300799999)
     return True

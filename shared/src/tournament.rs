@@ -7,6 +7,7 @@ use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::profile::text;
+use crate::time::MAX_TS_MS;
 use crate::window::{Period, TimeWindow, parse_name, window_of};
 
 /// The smallest and largest cohort a definition may ask for.
@@ -43,6 +44,22 @@ pub struct Schedule {
     pub period: Option<Period>,
 }
 
+/// A tournament id as a request names it (`field`: where): 1-64 of `A-Z a-z 0-9 _ -`.
+pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {
+    let ok = !raw.is_empty()
+        && raw.len() <= MAX_ID_LEN
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(DomainError::invalid(
+            field,
+            format!("must be 1-{MAX_ID_LEN} of A-Z a-z 0-9 _ -"),
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
 /// A history scope: a family's (`GLOBAL` or a region), a tournament occurrence's board's
 /// (`t:{tournament}`) or a cohort's (`t:{tournament}:c{n}`).
 pub fn history_scope(raw: &str) -> Result<String, DomainError> {
@@ -73,11 +90,15 @@ pub fn history_scope(raw: &str) -> Result<String, DomainError> {
     }
 }
 
-/// A schedule's moment as the API takes it: RFC 3339, or ms since the epoch.
+/// A schedule's moment as the API takes it: RFC 3339, or ms since the epoch (any
+/// integer here: [`Tournament::validated`] bounds both, so what it stored reads back).
 fn instant<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
     let v = Option::<serde_json::Value>::deserialize(d)?;
-    v.map(|v| crate::time::parse_ts("schedule", &v).map_err(serde::de::Error::custom))
-        .transpose()
+    v.map(|v| match v.as_i64() {
+        Some(ms) => Ok(ms),
+        None => crate::time::parse_ts("schedule", &v).map_err(serde::de::Error::custom),
+    })
+    .transpose()
 }
 
 /// One occurrence of a tournament: `once` or its window's key (`2026-11-25`,
@@ -142,6 +163,10 @@ impl Schedule {
 
     fn checked(self) -> Result<Self, DomainError> {
         let bad = |why: &str| Err(DomainError::invalid("schedule", why));
+        let within = |t: Option<i64>| t.is_none_or(|t| (0..=MAX_TS_MS).contains(&t));
+        if !within(self.start) || !within(self.end) {
+            return bad("start and end must be from 1970 to 9999 (0 to 253402300799999 ms)");
+        }
         match (self.start, self.end, self.period) {
             (Some(start), Some(end), None) if end <= start => bad("end must be after start"),
             (Some(_), Some(_), None) => Ok(self),
@@ -192,16 +217,7 @@ fn default_grace_seconds() -> u32 {
 impl Tournament {
     /// Checks every field; the text fields come back in NFC.
     pub fn validated(mut self) -> Result<Self, DomainError> {
-        let id_ok = !self.tournament_id.is_empty()
-            && self.tournament_id.len() <= MAX_ID_LEN
-            && (self.tournament_id.bytes())
-                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-        if !id_ok {
-            return Err(DomainError::invalid(
-                "tournament_id",
-                format!("must be 1-{MAX_ID_LEN} of A-Z a-z 0-9 _ -"),
-            ));
-        }
+        parse_id("tournament_id", &self.tournament_id)?;
         self.game = parse_name("game", &self.game)?;
         self.mode = parse_name("mode", &self.mode)?;
         self.title = text("title", &self.title, MAX_TITLE_CHARS)?;
@@ -391,6 +407,13 @@ mod tests {
         assert_eq!(with("schedule", json!({"start": 5, "end": 5})), "schedule");
         assert_eq!(with("schedule", json!({"period": "ALL_TIME"})), "schedule");
         assert_eq!(with("schedule", json!({"start": 1})), "schedule");
+        // Instants outside what the service stores: before 1970 (an offset can take a
+        // year-0 date there) or past 9999, as ms or as text.
+        let early = json!({"start": "0000-01-01T00:00:00+01:00", "end": 5});
+        assert_eq!(with("schedule", early), "schedule");
+        assert_eq!(with("schedule", json!({"start": -5, "end": 5})), "schedule");
+        let late = json!({"start": 5, "end": "9999-12-31T23:59:59.999-01:00"});
+        assert_eq!(with("schedule", late), "schedule");
         let both = json!({"start": 1, "end": 2, "period": "DAILY"});
         assert_eq!(with("schedule", both), "schedule");
         assert_eq!(with("tournament_id", json!("has space")), "tournament_id");

@@ -110,8 +110,11 @@ pub async fn sweep<S: ScoreStore, E: EventPublisher>(
     settings: SealSettings,
     deadline: Instant,
 ) -> Result<SealReport, ServiceError> {
-    // Occurrences that opened since the last sweep announce their start first.
-    crate::service::tournaments::announce(store, events, now_ms()).await?;
+    // Occurrences that opened since the last sweep announce their start first; a failure
+    // there (the next sweep tries again) holds no window's seal back.
+    if let Err(error) = crate::service::tournaments::announce(store, events, now_ms()).await {
+        warn!(%error, "could not announce the tournaments that started; the next sweep will");
+    }
     let mut boards = Vec::new();
     let mut after: Option<String> = None;
     loop {

@@ -65,6 +65,7 @@ impl TournamentCache {
         store: &S,
         id: &str,
     ) -> Result<Tournament, ServiceError> {
+        crate::tournament::parse_id("t", id)?;
         if let Some(t) = self.definitions.get(&id.to_owned()) {
             return Ok(t);
         }
@@ -231,7 +232,10 @@ pub async fn list<S: ScoreStore, I>(
             .filter(|n| (1..=MAX_PAGE).contains(n))
             .ok_or_else(|| crate::error::DomainError::invalid("limit", "must be 1 to 100"))?,
     };
-    let page = ctx.store.list_tournaments(after, limit).await?;
+    let after = after
+        .map(|a| crate::tournament::parse_id("after", a))
+        .transpose()?;
+    let page = ctx.store.list_tournaments(after.as_deref(), limit).await?;
     let now = now_ms();
     Ok(TournamentList {
         tournaments: page.tournaments.into_iter().map(|t| view(t, now)).collect(),
