@@ -95,14 +95,8 @@ pub fn entry(lb: &LeaderboardId, p: &Player, version: u64) -> IndexEntry {
     }
 }
 
-/// The service context the benchmark reads through: the real adapters, the reply
-/// cache off (every read reaches Redis) and board definitions trusted for an hour (so
-/// DynamoDB is out of the measured loop).
-pub async fn context(
-    redis_url: &str,
-    dynamodb_url: &str,
-    table: &str,
-) -> anyhow::Result<AppContext> {
+/// The DynamoDB adapter over `table` at the endpoint `dynamodb_url`.
+pub async fn store(dynamodb_url: &str, table: &str) -> DynamoScoreStore {
     let aws = leaderboard::wiring::aws_defaults()
         .endpoint_url(dynamodb_url)
         .region(aws_config::Region::new("us-east-1"))
@@ -111,7 +105,18 @@ pub async fn context(
         ))
         .load()
         .await;
-    let store = DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table);
+    DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table)
+}
+
+/// The service context the benchmark reads through: the real adapters, the reply
+/// cache off (every read reaches Redis) and board definitions trusted for an hour (so
+/// DynamoDB is out of the measured loop).
+pub async fn context(
+    redis_url: &str,
+    dynamodb_url: &str,
+    table: &str,
+) -> anyhow::Result<AppContext> {
+    let store = store(dynamodb_url, table).await;
     let index = RedisRankIndex::new(redis_url, "bench:", Duration::from_secs(5))?;
     let settings = Settings {
         board_cache_ttl: Duration::from_secs(3600),

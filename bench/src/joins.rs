@@ -7,11 +7,9 @@
 //! one thing every join of the tier shares.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
-use futures::future::join_all;
-use leaderboard::dynamodb::DynamoScoreStore;
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::service::moderation::Operator;
@@ -22,7 +20,7 @@ use leaderboard::tournament::Tournament;
 use leaderboard::wiring::AppContext;
 use serde::Serialize;
 
-use crate::stats::Summary;
+use crate::stats::{Summary, in_tasks};
 
 /// One run of joins.
 #[derive(Debug, Serialize)]
@@ -75,53 +73,44 @@ pub struct Joins {
 async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<FloorRun> {
     use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
     let table = format!("bench-floor-{}", now_ms());
-    let store = store(dynamodb_url, &table).await;
+    let store = crate::board::store(dynamodb_url, &table).await;
     store
         .create_table()
         .await
         .context("create the floor table")?;
     let client = Arc::new(store.client().clone());
     let table = Arc::new(table);
-    let started = Instant::now();
-    let runs = (0..tasks).map(|w| {
+    let (done, took) = in_tasks(calls, tasks, move |i| {
         let (client, table) = (client.clone(), table.clone());
-        tokio::spawn(async move {
+        async move {
             let s = |v: String| AttributeValue::S(v);
-            let mut samples = Vec::new();
-            for i in (w as u64..calls).step_by(tasks) {
-                let at = Instant::now();
-                for pk in [format!("FM#{i}"), format!("FB#{i}")] {
-                    (client.get_item().table_name(&*table))
-                        .key("pk", s(pk))
-                        .key("sk", s("x".into()))
-                        .consistent_read(true)
-                        .send()
-                        .await?;
-                }
-                let put = |pk: String| -> anyhow::Result<TransactWriteItem> {
-                    let put = (Put::builder().table_name(&*table))
-                        .item("pk", s(pk))
-                        .item("sk", s("x".into()))
-                        .condition_expression("attribute_not_exists(pk)")
-                        .build()?;
-                    Ok(TransactWriteItem::builder().put(put).build())
-                };
-                (client.transact_write_items())
-                    .transact_items(put(format!("FS#{}#{i}", i % 16))?)
-                    .transact_items(put(format!("FJ#{i}"))?)
+            for pk in [format!("FM#{i}"), format!("FB#{i}")] {
+                (client.get_item().table_name(&*table))
+                    .key("pk", s(pk))
+                    .key("sk", s("x".into()))
+                    .consistent_read(true)
                     .send()
-                    .await
-                    .ok();
-                samples.push(at.elapsed());
+                    .await?;
             }
-            Ok::<_, anyhow::Error>(samples)
-        })
-    });
-    let mut samples = Vec::new();
-    for r in join_all(runs).await {
-        samples.extend(r??);
-    }
-    let seconds = started.elapsed().as_secs_f64();
+            let put = |pk: String| -> anyhow::Result<TransactWriteItem> {
+                let put = (Put::builder().table_name(&*table))
+                    .item("pk", s(pk))
+                    .item("sk", s("x".into()))
+                    .condition_expression("attribute_not_exists(pk)")
+                    .build()?;
+                Ok(TransactWriteItem::builder().put(put).build())
+            };
+            (client.transact_write_items())
+                .transact_items(put(format!("FS#{}#{i}", i % 16))?)
+                .transact_items(put(format!("FJ#{i}"))?)
+                .send()
+                .await?;
+            Ok(())
+        }
+    })
+    .await?;
+    let samples = done.into_iter().map(|(d, ())| d).collect();
+    let seconds = took.as_secs_f64();
     let run = FloorRun {
         calls,
         tasks,
@@ -135,18 +124,6 @@ async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<F
     Ok(run)
 }
 
-async fn store(dynamodb_url: &str, table: &str) -> DynamoScoreStore {
-    let aws = leaderboard::wiring::aws_defaults()
-        .endpoint_url(dynamodb_url)
-        .region(aws_config::Region::new("us-east-1"))
-        .credentials_provider(aws_sdk_dynamodb::config::Credentials::new(
-            "bench", "bench", None, None, "bench",
-        ))
-        .load()
-        .await;
-    DynamoScoreStore::new(aws_sdk_dynamodb::Client::new(&aws), table)
-}
-
 /// A context over a new table: the seat hints at `redis_url` (budget `timeout`).
 async fn context(
     redis_url: &str,
@@ -154,7 +131,7 @@ async fn context(
     timeout: Duration,
 ) -> anyhow::Result<AppContext> {
     let table = format!("bench-joins-{}", now_ms());
-    let store = store(dynamodb_url, &table).await;
+    let store = crate::board::store(dynamodb_url, &table).await;
     store
         .create_table()
         .await
@@ -172,6 +149,9 @@ fn cup() -> Tournament {
     .expect("a definition")
 }
 
+/// A join's seat, cohort and seat retries.
+type Placed = (u64, Option<u64>, u32);
+
 /// `joins` players joined by `writers` tasks, each task its own slice of players.
 async fn run_joins(
     label: &str,
@@ -182,36 +162,27 @@ async fn run_joins(
     let t = cup();
     tournaments::create(&ctx, &Operator("bench".into()), t.clone()).await?;
     let ctx = Arc::new(ctx);
+    let ctx_for_tasks = ctx.clone();
     println!("== {label}: {joins} joins from {writers} writers");
-    let started = Instant::now();
-    let tasks = (0..writers).map(|w| {
-        let ctx = ctx.clone();
-        tokio::spawn(async move {
-            let (mut samples, mut placed, mut gave_up) = (Vec::new(), Vec::new(), 0);
-            for i in (w as u64..joins).step_by(writers) {
-                let p = PlayerId::parse(&format!("j{i:07}")).expect("a player id");
-                let at = Instant::now();
-                match tournaments::join(&ctx, "bench-cup", &p).await {
-                    Ok((reply, joined)) => {
-                        samples.push(at.elapsed());
-                        placed.push((reply.seat, reply.cohort, joined.retries));
-                    }
-                    Err(ServiceError::Contention) => gave_up += 1,
-                    Err(e) => return Err(e.into()),
-                }
+    let (done, took) = in_tasks(joins, writers, move |i| {
+        let ctx = ctx_for_tasks.clone();
+        async move {
+            let p = PlayerId::parse(&format!("j{i:07}")).expect("a player id");
+            match tournaments::join(&ctx, "bench-cup", &p).await {
+                Ok((reply, joined)) => Ok(Some((reply.seat, reply.cohort, joined.retries))),
+                // Every seat tried was taken first: counted, not fatal.
+                Err(ServiceError::Contention) => Ok(None),
+                Err(e) => Err(e.into()),
             }
-            Ok::<_, anyhow::Error>((samples, placed, gave_up))
-        })
-    });
-    let (mut samples, mut placed, mut gave_up) = (Vec::new(), Vec::new(), 0);
-    for r in join_all(tasks).await {
-        let (s, p, g) = r??;
-        samples.extend(s);
-        placed.extend(p);
-        gave_up += g;
-    }
+        }
+    })
+    .await?;
+    let gave_up = done.iter().filter(|(_, p)| p.is_none()).count() as u64;
+    let (samples, placed): (Vec<Duration>, Vec<Placed>) = (done.into_iter())
+        .filter_map(|(d, p)| p.map(|p| (d, p)))
+        .unzip();
     let joined = placed.len() as u64;
-    let seconds = started.elapsed().as_secs_f64();
+    let seconds = took.as_secs_f64();
     let mut per_cohort = std::collections::BTreeMap::<u64, u64>::new();
     for (_, cohort, _) in &placed {
         *per_cohort.entry(cohort.context("a cohort")?).or_default() += 1;
@@ -267,24 +238,13 @@ async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<HintR
         Duration::from_secs(5),
     )?);
     let occ = LeaderboardId::parse("t:bench-hint:once")?;
-    let started = Instant::now();
-    let runs = (0..tasks).map(|w| {
+    let (done, took) = in_tasks(calls, tasks, move |_| {
         let (index, occ) = (index.clone(), occ.clone());
-        tokio::spawn(async move {
-            let mut samples = Vec::new();
-            for _ in (w as u64..calls).step_by(tasks) {
-                let at = Instant::now();
-                index.next_seat(&occ, 0, i64::from(u32::MAX)).await?;
-                samples.push(at.elapsed());
-            }
-            Ok::<_, anyhow::Error>(samples)
-        })
-    });
-    let mut samples = Vec::new();
-    for r in join_all(runs).await {
-        samples.extend(r??);
-    }
-    let seconds = started.elapsed().as_secs_f64();
+        async move { Ok(index.next_seat(&occ, 0, i64::from(u32::MAX)).await?) }
+    })
+    .await?;
+    let samples = done.into_iter().map(|(d, _)| d).collect();
+    let seconds = took.as_secs_f64();
     let run = HintRun {
         calls,
         tasks,

@@ -6,6 +6,38 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+/// Runs `op(i)` for `i` in `0..n` from `tasks` tasks at once (task `w` takes `w`,
+/// `w + tasks`, ...); each outcome with its latency, and the whole run's time.
+pub async fn in_tasks<T, F, Fut>(
+    n: u64,
+    tasks: usize,
+    op: F,
+) -> anyhow::Result<(Vec<(Duration, T)>, Duration)>
+where
+    T: Send + 'static,
+    F: Fn(u64) -> Fut + Clone + Send + Sync + 'static,
+    Fut: Future<Output = anyhow::Result<T>> + Send,
+{
+    let started = Instant::now();
+    let runs = (0..tasks).map(|w| {
+        let op = op.clone();
+        tokio::spawn(async move {
+            let mut out = Vec::new();
+            for i in (w as u64..n).step_by(tasks) {
+                let at = Instant::now();
+                let v = op(i).await?;
+                out.push((at.elapsed(), v));
+            }
+            Ok::<_, anyhow::Error>(out)
+        })
+    });
+    let mut all = Vec::with_capacity(n as usize);
+    for r in futures::future::join_all(runs).await {
+        all.extend(r??);
+    }
+    Ok((all, started.elapsed()))
+}
+
 /// Percentiles of one measured operation.
 #[derive(Debug, Clone, Copy, Serialize)]
 pub struct Summary {
