@@ -247,16 +247,7 @@ async fn prepare_window<S: ScoreStore, I: RankIndex>(
         Ok(board) => board,
         Err(refusal) => return Ok(Share::Done(outcome_of(Some(lb), refusal))),
     };
-    let req = SubmitScore {
-        board: lb.clone(),
-        player: m.player.clone(),
-        match_id: m.match_id.clone(),
-        score: m.score,
-        event_ts: Some(ts),
-        want_previous_rank: true,
-        reached_at: Some(now),
-        metadata: m.metadata.clone(),
-    };
+    let req = submission(m, lb.clone(), ts, now);
     Ok(
         match prepare(ctx, &board, &req, Consistency::Eventual).await {
             Ok(Prepared::Answered(reply)) => Share::Done(outcome_of(Some(lb), accepted(reply))),
@@ -270,6 +261,21 @@ async fn prepare_window<S: ScoreStore, I: RankIndex>(
             Err(e) => Share::Done(outcome_of(Some(lb), refused_or_fail(e)?)),
         },
     )
+}
+
+/// The match result as one board's submission: at `ts`, reached (for ties) at `now`, the
+/// same on every board it goes to.
+pub(crate) fn submission(m: &MatchResult, board: LeaderboardId, ts: i64, now: i64) -> SubmitScore {
+    SubmitScore {
+        board,
+        player: m.player.clone(),
+        match_id: m.match_id.clone(),
+        score: m.score,
+        event_ts: Some(ts),
+        want_previous_rank: true,
+        reached_at: Some(now),
+        metadata: m.metadata.clone(),
+    }
 }
 
 /// Writes one window's share (the ban already read), or passes on what it already is.

@@ -20,7 +20,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::ingest::{
     IngestReply, Prepared, ScoreBody, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
-use crate::service::scores::{MatchResult, Refusal};
+use crate::service::scores::{MatchResult, Refusal, submission};
 use crate::service::{Context, JoinRefusal, ServiceError};
 use crate::store::{AttemptCount, Consistency, RankIndex, ScoreStore};
 use crate::time::now_ms;
@@ -80,16 +80,7 @@ pub async fn for_match<S: ScoreStore, I: RankIndex>(
         .collect();
     let mut outcomes = Vec::new();
     for t in &mine {
-        let req = SubmitScore {
-            board: placeholder(),
-            player: m.player.clone(),
-            match_id: m.match_id.clone(),
-            score: m.score,
-            event_ts: Some(ts),
-            want_previous_rank: true,
-            reached_at: Some(now),
-            metadata: m.metadata.clone(),
-        };
+        let req = submission(m, placeholder(), ts, now);
         match record(ctx, t, req, now).await {
             Ok(reply) => outcomes.push(TournamentOutcome::Accepted(Box::new(reply))),
             // Not in this event, or no occurrence at the match's time: not its result.
