@@ -16,6 +16,8 @@
 //! - [`profile`]: player profiles (the card every row shows) and results' metadata;
 //! - [`live`]: live views (top n, a neighbourhood), their channels, versions and notices;
 //! - [`tournament`]: tournament definitions and how joins' seats become cohorts;
+//! - [`league`]: a tournament's tiers, promotion and demotion zones, rewards by rank, and
+//!   the settle rule (issue 37, in progress);
 //! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
 //! - [`error`]: the rules' error, `DomainError`.
 //!
@@ -67,6 +69,7 @@ pub mod ids;
 pub mod invoke;
 pub mod lambda_records;
 pub mod lambda_stream;
+pub mod league;
 pub mod live;
 pub mod mapping;
 pub mod match_result;
@@ -96,9 +99,10 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 15] = [
+    const RULES: [&str; 16] = [
         "ids",
         "profile",
+        "league",
         "tournament",
         "score",
         "order",

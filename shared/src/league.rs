@@ -1,0 +1,371 @@
+//! Leagues (issue 37, docs/leagues.md): a tournament's tiers, the zones that promote and
+//! demote when an occurrence seals, and rewards by rank. [`League::settle`] is a pure
+//! function of one sealed cohort's final order and the definition, so a seal can be run
+//! again with the same outcome and a changed definition can be tried on a sealed
+//! occurrence without storing anything.
+
+use std::collections::BTreeSet;
+
+use serde::{Deserialize, Serialize};
+
+use crate::error::DomainError;
+use crate::ids::PlayerId;
+use crate::window::parse_name;
+
+/// The most tiers a league may have.
+pub const MAX_TIERS: usize = 20;
+/// The most reward ranges a tier may have.
+pub const MAX_REWARDS: usize = 50;
+
+/// What happens to a member who joined and posted no result.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Absent {
+    /// Keeps their tier (the default).
+    #[default]
+    Stay,
+    /// Moves down a tier (none below the lowest).
+    Demote,
+}
+
+/// The top (promotion) or bottom (demotion) part of a cohort: `count` places, or
+/// `percent` of its members (rounded down); exactly one of the two.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Zone {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub count: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub percent: Option<u32>,
+}
+
+impl Zone {
+    /// How many places of a cohort of `members` the zone covers.
+    pub fn places(&self, members: u64) -> u64 {
+        match (self.count, self.percent) {
+            (Some(n), _) => u64::from(n).min(members),
+            (None, Some(p)) => members * u64::from(p) / 100,
+            (None, None) => 0,
+        }
+    }
+
+    fn checked(self, field: &'static str) -> Result<Self, DomainError> {
+        match (self.count, self.percent) {
+            (Some(n), None) if n >= 1 => Ok(self),
+            (None, Some(p)) if (1..=100).contains(&p) => Ok(self),
+            _ => Err(DomainError::invalid(
+                field,
+                "a zone is either count (at least 1) or percent (1 to 100)",
+            )),
+        }
+    }
+}
+
+/// Ranks `from_rank..=to_rank` of a cohort earn `reward`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RewardRange {
+    pub from_rank: u64,
+    pub to_rank: u64,
+    pub reward: String,
+}
+
+/// One tier: its id, its zones (none at the ends: no promotion from the top tier, no
+/// demotion from the lowest) and its rewards.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Tier {
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub promote: Option<Zone>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub demote: Option<Zone>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rewards: Vec<RewardRange>,
+}
+
+/// A league: tiers from the lowest up, the tier new players start in (the lowest
+/// unless named), and what happens to members without a result.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct League {
+    pub tiers: Vec<Tier>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub start_tier: Option<String>,
+    #[serde(default)]
+    pub absent: Absent,
+}
+
+/// One member's outcome of a sealed cohort.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Settled {
+    pub player_id: PlayerId,
+    /// The final place in the cohort; `None` for a member without a result.
+    pub rank: Option<u64>,
+    /// Tier indexes, 0 the lowest.
+    pub tier_before: usize,
+    pub tier_after: usize,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<String>,
+}
+
+impl League {
+    /// Checks every rule; each refusal names its field.
+    pub fn validated(self) -> Result<Self, DomainError> {
+        let n = self.tiers.len();
+        if n == 0 || n > MAX_TIERS {
+            return Err(DomainError::invalid(
+                "league.tiers",
+                format!("must be 1 to {MAX_TIERS} tiers"),
+            ));
+        }
+        let mut ids = BTreeSet::new();
+        for (i, tier) in self.tiers.iter().enumerate() {
+            parse_name("league.tiers.id", &tier.id)?;
+            if !ids.insert(tier.id.as_str()) {
+                return Err(DomainError::invalid(
+                    "league.tiers.id",
+                    "tier ids are unique",
+                ));
+            }
+            if let Some(z) = tier.promote {
+                if i + 1 == n {
+                    return Err(DomainError::invalid(
+                        "league.tiers.promote",
+                        "the top tier promotes no one",
+                    ));
+                }
+                z.checked("league.tiers.promote")?;
+            }
+            if let Some(z) = tier.demote {
+                if i == 0 {
+                    return Err(DomainError::invalid(
+                        "league.tiers.demote",
+                        "the lowest tier demotes no one",
+                    ));
+                }
+                z.checked("league.tiers.demote")?;
+            }
+            check_rewards(&tier.rewards)?;
+        }
+        if let Some(start) = &self.start_tier
+            && !ids.contains(start.as_str())
+        {
+            return Err(DomainError::invalid("league.start_tier", "names no tier"));
+        }
+        Ok(self)
+    }
+
+    /// The tier a player without one starts in.
+    pub fn start(&self) -> usize {
+        (self.start_tier.as_ref())
+            .and_then(|s| self.tiers.iter().position(|t| &t.id == s))
+            .unwrap_or(0)
+    }
+
+    /// The outcome of one sealed cohort of tier `tier`: `ranked` in final order (rank 1
+    /// first, the board's order, so equal scores are already ordered by who reached them
+    /// first) and the members without a result. The promotion zone is the top of the
+    /// ranked members; the demotion zone the bottom of all members (those without a
+    /// result last), never overlapping the promotion zone. A member without a result
+    /// never promotes and earns no reward; outside the demotion zone they stay or demote
+    /// as [`League::absent`] says.
+    pub fn settle(&self, tier: usize, ranked: &[PlayerId], absent: &[PlayerId]) -> Vec<Settled> {
+        let top = self.tiers.len().saturating_sub(1);
+        let tier = tier.min(top);
+        let t = &self.tiers[tier];
+        let members = (ranked.len() + absent.len()) as u64;
+        let promoted = match t.promote {
+            Some(z) if tier < top => z.places(members).min(ranked.len() as u64),
+            _ => 0,
+        };
+        let demoted = match t.demote {
+            Some(z) if tier > 0 => z.places(members).min(members - promoted),
+            _ => 0,
+        };
+        let first_demoted = members - demoted;
+        let order = ranked.iter().map(Some).chain(absent.iter().map(|_| None));
+        let players = ranked.iter().chain(absent.iter());
+        (order.zip(players).zip(0_u64..))
+            .map(|((ranked, player), i)| {
+                let rank = ranked.map(|_| i + 1);
+                let tier_after = if i < promoted {
+                    tier + 1
+                } else if i >= first_demoted || (rank.is_none() && self.absent == Absent::Demote) {
+                    tier.saturating_sub(1)
+                } else {
+                    tier
+                };
+                Settled {
+                    player_id: player.clone(),
+                    rank,
+                    tier_before: tier,
+                    tier_after,
+                    reward: rank.and_then(|r| reward_of(&t.rewards, r)),
+                }
+            })
+            .collect()
+    }
+}
+
+fn reward_of(rewards: &[RewardRange], rank: u64) -> Option<String> {
+    (rewards.iter())
+        .find(|r| (r.from_rank..=r.to_rank).contains(&rank))
+        .map(|r| r.reward.clone())
+}
+
+fn check_rewards(rewards: &[RewardRange]) -> Result<(), DomainError> {
+    let bad = |why: &str| Err(DomainError::invalid("league.tiers.rewards", why));
+    if rewards.len() > MAX_REWARDS {
+        return bad("at most 50 ranges a tier");
+    }
+    let mut ranges: Vec<&RewardRange> = rewards.iter().collect();
+    ranges.sort_by_key(|r| r.from_rank);
+    for (i, r) in ranges.iter().enumerate() {
+        if r.from_rank < 1 || r.to_rank < r.from_rank {
+            return bad("a range is from_rank 1 or more to a to_rank not below it");
+        }
+        crate::tournament::parse_id("league.tiers.rewards", &r.reward)?;
+        if i > 0 && ranges[i - 1].to_rank >= r.from_rank {
+            return bad("ranges do not overlap");
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn league(v: serde_json::Value) -> League {
+        serde_json::from_value::<League>(v)
+            .unwrap()
+            .validated()
+            .unwrap()
+    }
+
+    fn three() -> League {
+        league(json!({"tiers": [
+            {"id": "bronze", "promote": {"count": 3},
+             "rewards": [{"from_rank": 1, "to_rank": 1, "reward": "chest-b"}]},
+            {"id": "silver", "promote": {"percent": 20}, "demote": {"count": 2},
+             "rewards": [{"from_rank": 1, "to_rank": 3, "reward": "chest-s"}]},
+            {"id": "gold", "demote": {"percent": 10}}],
+            "absent": "DEMOTE"}))
+    }
+
+    fn players(prefix: &str, n: usize) -> Vec<PlayerId> {
+        (0..n)
+            .map(|i| PlayerId::parse(&format!("{prefix}{i}")).unwrap())
+            .collect()
+    }
+
+    /// (tier after, reward) per member, in order.
+    fn after(out: &[Settled]) -> Vec<(usize, Option<&str>)> {
+        out.iter()
+            .map(|s| (s.tier_after, s.reward.as_deref()))
+            .collect()
+    }
+
+    #[test]
+    fn zones_move_the_top_up_and_the_bottom_down_and_rewards_follow_the_rank() {
+        let l = three();
+        // Silver, 10 members, 8 with a result: top 20% = 2 up; bottom 2 (the two without
+        // a result) down; ranks 1-3 earn the chest.
+        let out = l.settle(1, &players("r", 8), &players("a", 2));
+        let want: Vec<(usize, Option<&str>)> = [
+            (2, Some("chest-s")),
+            (2, Some("chest-s")),
+            (1, Some("chest-s")),
+        ]
+        .into_iter()
+        .chain(std::iter::repeat_n((1, None), 5))
+        .chain(std::iter::repeat_n((0, None), 2))
+        .collect();
+        assert_eq!(after(&out), want);
+        assert_eq!(out[7].rank, Some(8));
+        assert_eq!(out[8].rank, None);
+        // None at the ends: bronze demotes no one, gold promotes no one.
+        let bronze = l.settle(0, &players("r", 5), &[]);
+        assert_eq!(
+            after(&bronze)[..4],
+            [(1, Some("chest-b")), (1, None), (1, None), (0, None)]
+        );
+        let gold = l.settle(2, &players("r", 30), &[]);
+        assert!(gold[..27].iter().all(|s| s.tier_after == 2));
+        assert!(gold[27..].iter().all(|s| s.tier_after == 1));
+    }
+
+    #[test]
+    fn small_cohorts_never_promote_and_demote_the_same_member() {
+        let l = league(json!({"tiers": [{"id": "a", "promote": {"count": 3}},
+            {"id": "b", "promote": {"count": 3}, "demote": {"count": 3}}, {"id": "c"}]}));
+        for n in 0..8 {
+            let out = l.settle(1, &players("r", n), &[]);
+            let up = out.iter().filter(|s| s.tier_after == 2).count();
+            let down = out.iter().filter(|s| s.tier_after == 0).count();
+            assert_eq!(up, n.min(3), "{n} members");
+            assert_eq!(down, n.saturating_sub(3).min(3), "{n} members");
+        }
+        // Members without a result never promote, even inside the top zone's size.
+        let out = l.settle(1, &players("r", 1), &players("a", 3));
+        assert_eq!(out.iter().filter(|s| s.tier_after == 2).count(), 1);
+        assert!(
+            out[1..]
+                .iter()
+                .all(|s| s.tier_after <= 1 && s.reward.is_none())
+        );
+    }
+
+    #[test]
+    fn settling_is_a_pure_function_of_the_order_and_the_definition() {
+        let l = three();
+        let (ranked, absent) = (players("r", 37), players("a", 4));
+        assert_eq!(l.settle(1, &ranked, &absent), l.settle(1, &ranked, &absent));
+        // A changed definition decides differently on the same sealed order.
+        let mut wider = l.clone();
+        wider.tiers[1].promote = Some(Zone {
+            count: Some(10),
+            percent: None,
+        });
+        let up = |out: Vec<Settled>| out.iter().filter(|s| s.tier_after == 2).count();
+        assert_eq!(
+            (
+                up(l.settle(1, &ranked, &absent)),
+                up(wider.settle(1, &ranked, &absent))
+            ),
+            (8, 10)
+        );
+    }
+
+    #[test]
+    fn impossible_leagues_are_refused_naming_the_field() {
+        let field =
+            |v: serde_json::Value| match serde_json::from_value::<League>(v).unwrap().validated() {
+                Err(DomainError::Invalid { field, .. }) => field,
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(field(json!({"tiers": []})), "league.tiers");
+        let dup = json!({"tiers": [{"id": "a"}, {"id": "a"}]});
+        assert_eq!(field(dup), "league.tiers.id");
+        let top = json!({"tiers": [{"id": "a"}, {"id": "b", "promote": {"count": 1}}]});
+        assert_eq!(field(top), "league.tiers.promote");
+        let low = json!({"tiers": [{"id": "a", "demote": {"count": 1}}, {"id": "b"}]});
+        assert_eq!(field(low), "league.tiers.demote");
+        let both =
+            json!({"tiers": [{"id": "a", "promote": {"count": 1, "percent": 5}}, {"id": "b"}]});
+        assert_eq!(field(both), "league.tiers.promote");
+        let pct = json!({"tiers": [{"id": "a", "promote": {"percent": 101}}, {"id": "b"}]});
+        assert_eq!(field(pct), "league.tiers.promote");
+        let overlap = json!({"tiers": [{"id": "a", "rewards": [
+            {"from_rank": 1, "to_rank": 3, "reward": "x"},
+            {"from_rank": 3, "to_rank": 5, "reward": "y"}]}]});
+        assert_eq!(field(overlap), "league.tiers.rewards");
+        let start = json!({"tiers": [{"id": "a"}], "start_tier": "z"});
+        assert_eq!(field(start), "league.start_tier");
+        assert_eq!(three().start(), 0);
+        let named = league(json!({"tiers": [{"id": "a"}, {"id": "b"}], "start_tier": "b"}));
+        assert_eq!(named.start(), 1);
+    }
+}
