@@ -341,6 +341,13 @@ pub struct Seating {
 }
 
 impl Seating {
+    /// The seats of `cohort`, in seat order: those [`Seating::place`] puts in it.
+    pub fn seats_of(&self, cohort: u64) -> Vec<u64> {
+        let (size, open) = (u64::from(self.size), u64::from(self.open));
+        let first = (cohort / open) * open * size + cohort % open;
+        (0..size).map(|k| first + k * open).collect()
+    }
+
     pub fn place(&self, seat: u64) -> Place {
         let (size, open) = (u64::from(self.size), u64::from(self.open));
         let (block, r) = (seat / (open * size), seat % (open * size));
@@ -519,6 +526,15 @@ mod tests {
         }
         assert_eq!(counts.len(), 20);
         assert!(counts.values().all(|&n| n == 50), "{counts:?}");
+        // Each cohort's seats are the ones placed in it, in order.
+        for c in 0..20 {
+            for (k, seat) in s.seats_of(c).into_iter().enumerate() {
+                assert_eq!(
+                    (s.place(seat).cohort, s.place(seat).position as usize),
+                    (c, k)
+                );
+            }
+        }
         // Consecutive joins spread over the open cohorts.
         let first: Vec<u64> = (0..4).map(|seat| s.place(seat).cohort).collect();
         assert_eq!(first, [0, 1, 2, 3]);

@@ -82,6 +82,39 @@ fn seat_of(sk: &str) -> Option<u64> {
     sk.parse().ok()
 }
 
+impl DynamoScoreStore {
+    /// One conditional `UpdateItem` of the occurrence's seat counter: the counter's new
+    /// attributes, or `None` when the condition did not hold (nothing written).
+    async fn update_counter(
+        &self,
+        occ: &LeaderboardId,
+        update: &str,
+        condition: &str,
+        values: Item,
+    ) -> Result<Option<Item>, StoreError> {
+        let (pk, sk) = seat_counter_pk_sk(occ);
+        let res = (self.client.update_item())
+            .table_name(&self.table)
+            .set_key(Some(key(pk, sk)))
+            .update_expression(update)
+            .condition_expression(condition)
+            .set_expression_attribute_values(Some(values))
+            .return_values(ReturnValue::UpdatedNew)
+            .send()
+            .await;
+        match res {
+            Ok(out) => Ok(Some(out.attributes.unwrap_or_default())),
+            Err(e)
+                if e.as_service_error()
+                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(StoreError::sdk("UpdateItem(seat counter)", e)),
+        }
+    }
+}
+
 impl TournamentStore for DynamoScoreStore {
     #[instrument(skip(self, t), fields(tournament = %t.tournament_id))]
     async fn create_tournament(&self, t: &Tournament) -> Result<Option<Tournament>, StoreError> {
@@ -256,64 +289,31 @@ impl TournamentStore for DynamoScoreStore {
         occ: &LeaderboardId,
         floor: u64,
     ) -> Result<Option<u64>, StoreError> {
-        let (pk, sk) = seat_counter_pk_sk(occ);
         let n = |v: u64| AttributeValue::N(v.to_string());
-        let res = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("ADD n :one")
-            .condition_expression("n >= :floor")
-            .expression_attribute_values(":one", n(1))
-            .expression_attribute_values(":floor", n(floor))
-            .return_values(ReturnValue::UpdatedNew)
-            .send()
-            .await;
-        match res {
-            Ok(out) => {
-                let next = (out.attributes.as_ref())
-                    .and_then(|a| a.get("n"))
-                    .and_then(|v| v.as_n().ok())
-                    .and_then(|v| v.parse::<u64>().ok())
-                    .ok_or_else(|| StoreError::Corrupt("seat counter without n".into()))?;
-                Ok(Some(next - 1))
-            }
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(None)
-            }
-            Err(e) => Err(StoreError::sdk("UpdateItem(seat counter)", e)),
-        }
+        let values = Item::from([(":one".into(), n(1)), (":floor".into(), n(floor))]);
+        let Some(out) = (self.update_counter(occ, "ADD n :one", "n >= :floor", values)).await?
+        else {
+            return Ok(None);
+        };
+        let next = (out.get("n"))
+            .and_then(|v| v.as_n().ok())
+            .and_then(|v| v.parse::<u64>().ok())
+            .ok_or_else(|| StoreError::Corrupt("seat counter without n".into()))?;
+        Ok(Some(next - 1))
     }
 
     #[instrument(skip(self))]
     async fn raise_seat_counter(&self, occ: &LeaderboardId, to: u64) -> Result<(), StoreError> {
-        let (pk, sk) = seat_counter_pk_sk(occ);
-        let res = self
-            .client
-            .update_item()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("SET n = :to, kind = :kind")
-            .condition_expression("attribute_not_exists(n) OR n < :to")
-            .expression_attribute_values(":to", AttributeValue::N(to.to_string()))
-            .expression_attribute_values(":kind", AttributeValue::S("seat_counter".into()))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(()),
-            // Already at least that high: what was asked for.
-            Err(e)
-                if e.as_service_error()
-                    .is_some_and(|s| s.is_conditional_check_failed_exception()) =>
-            {
-                Ok(())
-            }
-            Err(e) => Err(StoreError::sdk("UpdateItem(seat counter)", e)),
-        }
+        let values = Item::from([
+            (":to".into(), AttributeValue::N(to.to_string())),
+            (":kind".into(), AttributeValue::S("seat_counter".into())),
+        ]);
+        let (set, below) = (
+            "SET n = :to, kind = :kind",
+            "attribute_not_exists(n) OR n < :to",
+        );
+        // A counter already at least that high is what was asked for.
+        self.update_counter(occ, set, below, values).await.map(drop)
     }
 
     #[instrument(skip(self, seats), fields(count = seats.len()))]

@@ -38,13 +38,6 @@ pub struct CohortReply {
     pub rows: TopReply,
 }
 
-/// The seats of `cohort`, in seat order (see [`Seating::place`]).
-fn seats_of(s: Seating, cohort: u64) -> Vec<u64> {
-    let (size, open) = (u64::from(s.size), u64::from(s.open));
-    let first = (cohort / open) * open * size + cohort % open;
-    (0..size).map(|k| first + k * open).collect()
-}
-
 /// The player's cohort; see the module docs.
 #[instrument(skip(ctx))]
 pub async fn cohort<S: ScoreStore, I: RankIndex>(
@@ -109,25 +102,7 @@ async fn members<S: ScoreStore, I>(
     if let Some(held) = ctx.tournaments.members.get(cohort_lb) {
         return Ok(held);
     }
-    let held = ctx.store.seat_holders(occ, &seats_of(seating, c)).await?;
+    let held = ctx.store.seat_holders(occ, &seating.seats_of(c)).await?;
     ctx.tournaments.members.put(cohort_lb.clone(), held.clone());
     Ok(held)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_cohorts_seats_are_the_ones_seating_places_in_it() {
-        let s = Seating { size: 50, open: 4 };
-        for c in 0..12 {
-            let seats = seats_of(s, c);
-            assert_eq!(seats.len(), 50);
-            for (k, seat) in seats.iter().enumerate() {
-                let p = s.place(*seat);
-                assert_eq!((p.cohort, p.position as usize), (c, k), "seat {seat}");
-            }
-        }
-    }
 }
