@@ -216,6 +216,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "idempotency_conflict"
         | "tournament_conflict"
         | "tournament_full"
+        | "league_settling"
         | "tournament_not_started"
         | "tournament_ended"
         | "banned_from_tournament"

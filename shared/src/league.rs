@@ -99,7 +99,9 @@ pub struct League {
 /// One member's outcome of a sealed cohort.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Settled {
-    pub player_id: PlayerId,
+    /// Absent once the player was erased (the outcome itself stays).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player_id: Option<PlayerId>,
     /// The final place in the cohort; `None` for a member without a result.
     pub rank: Option<u64>,
     /// Tier indexes, 0 the lowest.
@@ -156,6 +158,11 @@ impl League {
         Ok(self)
     }
 
+    /// The index of the tier named `id`.
+    pub fn tier_index(&self, id: &str) -> Option<usize> {
+        self.tiers.iter().position(|t| t.id == id)
+    }
+
     /// The tier a player without one starts in.
     pub fn start(&self) -> usize {
         (self.start_tier.as_ref())
@@ -197,7 +204,7 @@ impl League {
                     tier
                 };
                 Settled {
-                    player_id: player.clone(),
+                    player_id: Some(player.clone()),
                     rank,
                     tier_before: tier,
                     tier_after,
@@ -205,6 +212,69 @@ impl League {
                 }
             })
             .collect()
+    }
+}
+
+/// Changes a player's league standing keeps (the oldest go first).
+pub const MAX_CHANGES: usize = 100;
+
+/// What one seal decided for one player: the occurrence and cohort, their final rank
+/// (none without a result), their tier before and after (the same when they stayed) and
+/// their reward.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TierChange {
+    pub occurrence: String,
+    pub cohort: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u64>,
+    pub tier_before: String,
+    pub tier_after: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<String>,
+    /// When the cohort was sealed, ms since the epoch.
+    pub settled_at: i64,
+}
+
+/// A player's place in a league: their tier and what each seal decided for them, the
+/// newest last (at most [`MAX_CHANGES`]).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct LeagueStanding {
+    pub tier: String,
+    pub changes: Vec<TierChange>,
+}
+
+impl LeagueStanding {
+    /// Whether a seal of `occurrence` was applied already.
+    pub fn has(&self, occurrence: &str) -> bool {
+        self.changes.iter().any(|c| c.occurrence == occurrence)
+    }
+
+    /// The standing with `change` applied (once: a change of an occurrence it has is
+    /// no change).
+    pub fn with(mut self, change: &TierChange) -> Self {
+        if !self.has(&change.occurrence) {
+            self.tier = change.tier_after.clone();
+            self.changes.push(change.clone());
+            let over = self.changes.len().saturating_sub(MAX_CHANGES);
+            self.changes.drain(..over);
+        }
+        self
+    }
+}
+
+impl Settled {
+    /// The change this outcome makes to its player's standing.
+    pub fn change(&self, league: &League, occurrence: &str, cohort: u64, at: i64) -> TierChange {
+        let name = |i: usize| league.tiers[i.min(league.tiers.len() - 1)].id.clone();
+        TierChange {
+            occurrence: occurrence.to_owned(),
+            cohort,
+            rank: self.rank,
+            tier_before: name(self.tier_before),
+            tier_after: name(self.tier_after),
+            reward: self.reward.clone(),
+            settled_at: at,
+        }
     }
 }
 

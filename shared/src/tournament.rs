@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
+use crate::league::League;
 use crate::profile::text;
 use crate::time::MAX_TS_MS;
 use crate::window::{Period, TimeWindow, parse_name, window_of};
@@ -17,6 +18,11 @@ pub const MAX_COHORT: u32 = 1_000;
 pub const MAX_PLAYERS: u32 = 10_000_000;
 /// Cohorts that fill at once (see [`Seating`]).
 pub const OPEN_COHORTS: u32 = 4;
+/// A league's tier `k` seats its players from seat `k × TIER_SEATS` and numbers its
+/// cohorts from `k × TIER_COHORTS`, so that a seat or a cohort number says its tier
+/// (a tournament without tiers is all tier 0: seats and cohorts from 0).
+pub const TIER_SEATS: u64 = 100_000_000;
+pub const TIER_COHORTS: u64 = 10_000_000;
 const MAX_TITLE_CHARS: usize = 80;
 const MAX_DESCRIPTION_CHARS: usize = 1_000;
 const MAX_ID_LEN: usize = 64;
@@ -204,6 +210,10 @@ pub struct Tournament {
     /// inside it are still taken (as a family window's grace).
     #[serde(default = "default_grace_seconds")]
     pub grace_seconds: u32,
+    /// Tiers, with promotion and demotion decided at each occurrence's seal
+    /// (docs/leagues.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub league: Option<League>,
 }
 
 fn joined_unless_said() -> bool {
@@ -244,7 +254,45 @@ impl Tournament {
             0,
             MAX_GRACE_SECONDS,
         )?;
+        if let Some(league) = self.league.take() {
+            if self.cohort_size.is_none() {
+                return Err(DomainError::invalid(
+                    "league",
+                    "a league settles cohorts: set cohort_size",
+                ));
+            }
+            if self.schedule.period.is_none() {
+                return Err(DomainError::invalid(
+                    "league",
+                    "a league recurs: its schedule is a period (DAILY, WEEKLY or MONTHLY)",
+                ));
+            }
+            self.league = Some(league.validated()?);
+        }
         Ok(self)
+    }
+
+    /// The name of the league tier a seat is in (none without a league).
+    pub fn tier_name(&self, seat: u64) -> Option<String> {
+        let tiers = &self.league.as_ref()?.tiers;
+        let tier = ((seat / TIER_SEATS) as usize).min(tiers.len().checked_sub(1)?);
+        Some(tiers[tier].id.clone())
+    }
+
+    /// The occurrence before `occ` of a recurring tournament (none for a one-off one).
+    pub fn previous(&self, occ: &Occurrence) -> Option<Occurrence> {
+        self.schedule.period?;
+        self.schedule.occurrence_at(occ.start - 1).ok()
+    }
+
+    /// Where the seat numbers of `tier` come from (the hints' and the table counter's
+    /// key): the occurrence's board for tier 0, `{board}:s{tier}` above it.
+    pub fn seat_pool(&self, occ: &Occurrence, tier: usize) -> LeaderboardId {
+        match tier {
+            0 => self.board_id(occ),
+            k => LeaderboardId::parse(&format!("{}:s{k}", self.board_id(occ)))
+                .expect("a board id and a tier number make a board id"),
+        }
     }
 
     /// The board of an occurrence (`cohort: None`) or of one of its cohorts, as the
@@ -323,17 +371,31 @@ pub struct Member {
     pub attempts: u32,
 }
 
-/// A seat's place: its cohort (0-based) and its position in it (0-based, first come).
+/// A seat's place: its tier, its cohort (numbered as [`TIER_COHORTS`] says) and its
+/// position in it (0-based, first come).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Place {
+    pub tier: usize,
     pub cohort: u64,
     pub position: u32,
+}
+
+/// The seat numbers of a league's tier `tier` ([`TIER_SEATS`]).
+pub fn tier_seats(tier: usize) -> std::ops::Range<u64> {
+    let first = tier as u64 * TIER_SEATS;
+    first..first + TIER_SEATS
+}
+
+/// The tier a cohort number belongs to ([`TIER_COHORTS`]).
+pub fn tier_of_cohort(cohort: u64) -> usize {
+    (cohort / TIER_COHORTS) as usize
 }
 
 /// How seat numbers (0, 1, 2, ... in the order joins took them) become cohorts: blocks
 /// of `open × size` seats, each block's seats dealt round the block's `open` cohorts.
 /// Consecutive joins therefore land in `open` cohorts at once; no cohort gets more than
-/// `size` seats; at most `open` cohorts are ever partly filled.
+/// `size` seats; at most `open` cohorts are ever partly filled. A league's tiers each
+/// seat this way from their own first seat ([`tier_seats`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Seating {
     pub size: u32,
@@ -344,15 +406,20 @@ impl Seating {
     /// The seats of `cohort`, in seat order: those [`Seating::place`] puts in it.
     pub fn seats_of(&self, cohort: u64) -> Vec<u64> {
         let (size, open) = (u64::from(self.size), u64::from(self.open));
-        let first = (cohort / open) * open * size + cohort % open;
+        let tier = tier_of_cohort(cohort);
+        let cohort = cohort % TIER_COHORTS;
+        let first = tier_seats(tier).start + (cohort / open) * open * size + cohort % open;
         (0..size).map(|k| first + k * open).collect()
     }
 
     pub fn place(&self, seat: u64) -> Place {
         let (size, open) = (u64::from(self.size), u64::from(self.open));
-        let (block, r) = (seat / (open * size), seat % (open * size));
+        let tier = (seat / TIER_SEATS) as usize;
+        let local = seat % TIER_SEATS;
+        let (block, r) = (local / (open * size), local % (open * size));
         Place {
-            cohort: block * open + r % open,
+            tier,
+            cohort: tier as u64 * TIER_COHORTS + block * open + r % open,
             position: (r / open) as u32,
         }
     }
@@ -538,5 +605,57 @@ mod tests {
         // Consecutive joins spread over the open cohorts.
         let first: Vec<u64> = (0..4).map(|seat| s.place(seat).cohort).collect();
         assert_eq!(first, [0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_leagues_tiers_seat_apart_and_their_cohort_numbers_say_the_tier() {
+        let s = Seating { size: 30, open: 4 };
+        for tier in [0, 1, 2, 19] {
+            let first = tier_seats(tier).start;
+            for local in [0, 1, 119, 120, 5_000] {
+                let p = s.place(first + local);
+                assert_eq!(p.tier, tier);
+                assert_eq!(tier_of_cohort(p.cohort), tier);
+                // The same place within the tier as tier 0's seat of that number.
+                let base = s.place(local);
+                assert_eq!(
+                    (p.cohort - tier as u64 * TIER_COHORTS, p.position),
+                    (base.cohort, base.position)
+                );
+                assert!(s.seats_of(p.cohort).contains(&(first + local)));
+            }
+        }
+        // A tournament's largest occurrence stays inside tier 0's numbers.
+        let smallest = Seating {
+            size: MIN_COHORT,
+            open: 1,
+        };
+        let last = smallest.place(u64::from(MAX_PLAYERS) - 1);
+        assert_eq!((last.tier, tier_of_cohort(last.cohort)), (0, 0));
+    }
+
+    #[test]
+    fn a_league_needs_cohorts_and_a_recurring_schedule_and_knows_its_previous_occurrence() {
+        let league = json!({"tiers": [{"id": "bronze", "promote": {"count": 3}},
+                                      {"id": "silver", "demote": {"count": 3}}]});
+        let mut v = weekly();
+        v["league"] = league.clone();
+        let t = checked(v.clone()).unwrap();
+        assert_eq!(t.league.as_ref().unwrap().tiers.len(), 2);
+        let mut no_cohorts = v.clone();
+        no_cohorts.as_object_mut().unwrap().remove("cohort_size");
+        assert_eq!(field_of(checked(no_cohorts).unwrap_err()), "league");
+        let mut once = v.clone();
+        once["schedule"] = json!({"start": 1_000, "end": 2_000});
+        assert_eq!(field_of(checked(once).unwrap_err()), "league");
+        let mut bad = v;
+        bad["league"]["tiers"][0]["demote"] = json!({"count": 1});
+        assert_eq!(field_of(checked(bad).unwrap_err()), "league.tiers.demote");
+
+        let occ = t.schedule.occurrence_at(1_795_600_000_000).unwrap();
+        let before = t.previous(&occ).unwrap();
+        assert_eq!((before.key.as_str(), before.end), ("2026-W47", occ.start));
+        assert_eq!(t.seat_pool(&occ, 0), t.board_id(&occ));
+        assert_eq!(t.seat_pool(&occ, 2).as_str(), "t:weekly-cup:2026-W48:s2");
     }
 }

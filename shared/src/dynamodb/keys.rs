@@ -165,6 +165,15 @@ pub(super) fn seat_counter_pk_sk(occ: &LeaderboardId) -> (String, String) {
     (format!("TC#{occ}"), "COUNTER".to_owned())
 }
 
+/// A player's standing in a tournament's league: `TL#{tournament}#{shard}`, `{player}`
+/// (sharded like memberships: a seal writes a whole league's at once).
+pub(super) fn league_pk_sk(tournament: &str, player: &PlayerId) -> (String, String) {
+    (
+        format!("TL#{tournament}#{:02}", shard_of(player.as_str())),
+        player.to_string(),
+    )
+}
+
 /// A rank sketch's `pk` and `sk`: `RS#{board}`, `SKETCH`.
 pub(super) fn sketch_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RS#{lb}"), "SKETCH".to_owned())

@@ -10,10 +10,12 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::keys::{
-    Item, SHARDS, TOURNAMENTS_PK, key, member_pk_sk, seat_counter_pk_sk, seat_partition, seat_pk_sk,
+    Item, SHARDS, TOURNAMENTS_PK, key, league_pk_sk, member_pk_sk, seat_counter_pk_sk,
+    seat_partition, seat_pk_sk,
 };
 use super::{DynamoScoreStore, next_sort_key};
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::league::{LeagueStanding, TierChange};
 use crate::store::{Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore};
 use crate::tournament::{Member, Tournament};
 
@@ -76,6 +78,20 @@ struct SeatItem {
     kind: String,
     player: String,
 }
+
+/// A player's league standing, kept as its JSON, with a version each write moves on
+/// (the condition of the next).
+#[derive(Debug, Serialize, Deserialize)]
+struct LeagueItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    standing: String,
+    v: u64,
+}
+
+/// Attempts at a standing's write when other writes move its version meanwhile.
+const LEAGUE_TRIES: u32 = 8;
 
 /// The seat number of a seat item's sort key.
 fn seat_of(sk: &str) -> Option<u64> {
@@ -227,14 +243,25 @@ impl TournamentStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
-    async fn highest_seat(&self, occ: &LeaderboardId) -> Result<Option<u64>, StoreError> {
+    async fn highest_seat(
+        &self,
+        occ: &LeaderboardId,
+        seats: std::ops::Range<u64>,
+    ) -> Result<Option<u64>, StoreError> {
+        if seats.is_empty() {
+            return Ok(None);
+        }
+        let (lo, hi) = (seat_pk_sk(occ, seats.start).1, seat_pk_sk(occ, seats.end - 1).1);
+        let (lo, hi) = (&lo, &hi);
         let last = (0..SHARDS).map(|shard| async move {
             let out = self
                 .client
                 .query()
                 .table_name(&self.table)
-                .key_condition_expression("pk = :pk")
+                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
                 .expression_attribute_values(":pk", AttributeValue::S(seat_partition(occ, shard)))
+                .expression_attribute_values(":lo", AttributeValue::S(lo.clone()))
+                .expression_attribute_values(":hi", AttributeValue::S(hi.clone()))
                 .projection_expression("sk")
                 .scan_index_forward(false)
                 .consistent_read(true)
@@ -346,5 +373,80 @@ impl TournamentStore for DynamoScoreStore {
             }
         }
         Ok(seats.iter().map(|s| held.remove(s)).collect())
+    }
+
+    #[instrument(skip(self))]
+    async fn get_league_standing(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> Result<Option<LeagueStanding>, StoreError> {
+        Ok(self.league_item(tournament, player).await?.map(|(s, _)| s))
+    }
+
+    #[instrument(skip(self, change), fields(occurrence = %change.occurrence))]
+    async fn settle_league_member(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+        change: &TierChange,
+    ) -> Result<bool, StoreError> {
+        for _ in 0..LEAGUE_TRIES {
+            let (standing, v) = match self.league_item(tournament, player).await? {
+                Some((s, _)) if s.has(&change.occurrence) => return Ok(false),
+                Some((s, v)) => (s, Some(v)),
+                None => (LeagueStanding::default(), None),
+            };
+            let (pk, sk) = league_pk_sk(tournament, player);
+            let item = LeagueItem {
+                pk,
+                sk,
+                kind: "league".into(),
+                standing: serde_json::to_string(&standing.with(change))
+                    .map_err(|e| StoreError::Corrupt(e.to_string()))?,
+                v: v.map_or(1, |v| v + 1),
+            };
+            let item = serde_dynamo::to_item(item)?;
+            let written = match v {
+                None => self.put_new(item, "PutItem(league standing)").await?,
+                Some(v) => {
+                    let values = Item::from([(":v".into(), AttributeValue::N(v.to_string()))]);
+                    (self.put_if(item, "v = :v", values, "PutItem(league standing)")).await?
+                }
+            };
+            if written {
+                return Ok(true);
+            }
+        }
+        Err(StoreError::Contended("a league standing"))
+    }
+
+    #[instrument(skip(self))]
+    async fn forget_league_standing(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> Result<bool, StoreError> {
+        let (pk, sk) = league_pk_sk(tournament, player);
+        let old = self.delete_item(key(pk, sk), "DeleteItem(league standing)").await?;
+        Ok(old.is_some())
+    }
+}
+
+impl DynamoScoreStore {
+    /// The player's standing and its version, strongly consistent.
+    async fn league_item(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> Result<Option<(LeagueStanding, u64)>, StoreError> {
+        let (pk, sk) = league_pk_sk(tournament, player);
+        let Some(item) = self.get_item(key(pk, sk), "GetItem(league standing)").await? else {
+            return Ok(None);
+        };
+        let item: LeagueItem = serde_dynamo::from_item(item)?;
+        let standing = serde_json::from_str(&item.standing)
+            .map_err(|e| StoreError::Corrupt(format!("league standing {}: {e}", item.sk)))?;
+        Ok(Some((standing, item.v)))
     }
 }

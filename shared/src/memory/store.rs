@@ -95,6 +95,8 @@ pub(super) struct Tables {
     pub(super) members: HashMap<(LeaderboardId, String), crate::tournament::Member>,
     /// Occurrences' seat counters (joins while the hints are away).
     pub(super) seat_counters: HashMap<LeaderboardId, u64>,
+    /// League standings by (tournament, player).
+    pub(super) leagues: HashMap<(String, String), crate::league::LeagueStanding>,
     /// Occurrences' seats by (occurrence board, seat): the player holding it.
     pub(super) seats: BTreeMap<(LeaderboardId, u64), String>,
     /// History rows by (player, board).

@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 use super::index::MemoryIndex;
 use super::store::MemoryStore;
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::league::{LeagueStanding, TierChange};
 use crate::store::{
     Consistency, IndexError, SeatHints, SeatTaken, StoreError, TournamentPage, TournamentStore,
 };
@@ -85,10 +86,14 @@ impl TournamentStore for MemoryStore {
         })
     }
 
-    async fn highest_seat(&self, occ: &LeaderboardId) -> Result<Option<u64>, StoreError> {
+    async fn highest_seat(
+        &self,
+        occ: &LeaderboardId,
+        seats: std::ops::Range<u64>,
+    ) -> Result<Option<u64>, StoreError> {
         self.with(|t| {
             (t.seats.keys())
-                .filter(|(o, _)| o == occ)
+                .filter(|(o, s)| o == occ && seats.contains(s))
                 .map(|(_, s)| *s)
                 .max()
         })
@@ -141,6 +146,39 @@ impl TournamentStore for MemoryStore {
                 .map(|s| (t.seats.get(&(occ.clone(), *s))).and_then(|p| PlayerId::parse(p).ok()))
                 .collect()
         })
+    }
+
+    async fn get_league_standing(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> Result<Option<LeagueStanding>, StoreError> {
+        let at = (tournament.to_owned(), player.to_string());
+        self.with(|t| t.leagues.get(&at).cloned())
+    }
+
+    async fn settle_league_member(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+        change: &TierChange,
+    ) -> Result<bool, StoreError> {
+        let at = (tournament.to_owned(), player.to_string());
+        self.with(|t| {
+            let standing = t.leagues.remove(&at).unwrap_or_default();
+            let new = !standing.has(&change.occurrence);
+            t.leagues.insert(at, standing.with(change));
+            new
+        })
+    }
+
+    async fn forget_league_standing(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> Result<bool, StoreError> {
+        let at = (tournament.to_owned(), player.to_string());
+        self.with(|t| t.leagues.remove(&at).is_some())
     }
 }
 

@@ -157,6 +157,12 @@ pub enum JoinRefusal {
     Ended,
     #[error("the player is banned from the tournament's game")]
     Banned,
+    /// A league's previous occurrence, which the player played, has not settled their
+    /// tier yet (its seal runs minutes after its end plus grace).
+    #[error(
+        "the player's previous occurrence of this league is being settled; try again in a minute"
+    )]
+    Settling,
 }
 
 impl JoinRefusal {
@@ -166,6 +172,7 @@ impl JoinRefusal {
             Self::NotStarted => "tournament_not_started",
             Self::Ended => "tournament_ended",
             Self::Banned => "banned_from_tournament",
+            Self::Settling => "league_settling",
         }
     }
 }

@@ -150,7 +150,7 @@ pub async fn submit_score<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     req: SubmitScore,
 ) -> Result<IngestReply, ServiceError> {
-    let now = now_ms();
+    let now = ctx.clock.now();
     check_event_ts(ctx, req.event_ts, now)?;
     let board = ctx.boards.current(&ctx.store, &req.board).await?;
     if let Some(tournament) = &board.tournament {
@@ -217,7 +217,7 @@ pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
     if let Some(reply) = replay(ctx, req, &row, dir).await? {
         return Ok(Prepared::Answered(reply));
     }
-    let Some(refusal) = refusal(board, req, now_ms()) else {
+    let Some(refusal) = refusal(board, req, ctx.clock.now()) else {
         return Ok(Prepared::Write(row));
     };
     if consistency == Consistency::Eventual {

@@ -92,6 +92,28 @@ impl Settings {
     }
 }
 
+/// The instant the write path takes as now where time decides the outcome (which
+/// occurrence a join or result falls in, whether a window still takes results): the
+/// system's, unless a replay or a test sets one ([`Clock::set`]), e.g. to play a past
+/// week of a league. Receipts and leases keep the system's time.
+#[derive(Debug, Default, Clone)]
+pub struct Clock(std::sync::Arc<std::sync::atomic::AtomicI64>);
+
+impl Clock {
+    /// Now, ms since the epoch.
+    pub fn now(&self) -> i64 {
+        match self.0.load(std::sync::atomic::Ordering::Relaxed) {
+            0 => crate::time::now_ms(),
+            at => at,
+        }
+    }
+
+    /// Sets the instant (`None`: the system's again).
+    pub fn set(&self, at: Option<i64>) {
+        (self.0).store(at.unwrap_or(0), std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
 /// What the ingest and read use cases work with.
 pub struct Context<S, I> {
     pub store: S,
@@ -107,6 +129,8 @@ pub struct Context<S, I> {
     pub repairs: repair::Reporter,
     /// Tournament definitions and cohorts' member lists, briefly cached.
     pub tournaments: tournaments::TournamentCache,
+    /// Now, for the write path's decisions of time.
+    pub clock: Clock,
 }
 
 impl<S, I> Context<S, I> {
@@ -120,6 +144,7 @@ impl<S, I> Context<S, I> {
             hot: reads::HotReads::new(settings.read_cache_ttl, settings.card_cache_ttl),
             repairs: repair::Reporter::default(),
             tournaments: tournaments::TournamentCache::new(settings.board_cache_ttl),
+            clock: Clock::default(),
             settings,
         }
     }

@@ -127,7 +127,7 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     m: MatchResult,
 ) -> Result<MatchReply, ServiceError> {
-    let now = now_ms();
+    let now = ctx.clock.now();
     check_event_ts(ctx, m.event_ts, now)?;
     let ts = m.event_ts.unwrap_or(now);
     let family = match ctx.families.get(&ctx.store, &m.game, &m.mode).await {

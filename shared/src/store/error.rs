@@ -20,6 +20,9 @@ pub enum StoreError {
     /// An item holds a value this code cannot read (e.g. a profile's attributes).
     #[error("a DynamoDB item holds an unreadable value: {0}")]
     Corrupt(String),
+    /// Other writes kept moving an item's version past each attempt's condition.
+    #[error("{0} kept changing under this write; try again")]
+    Contended(&'static str),
     #[error("a DynamoDB request could not be built")]
     Build(#[from] aws_sdk_dynamodb::error::BuildError),
     /// A stream range that was delivered once did not read back to its end this time.

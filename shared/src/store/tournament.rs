@@ -3,7 +3,10 @@
 
 use std::future::Future;
 
+use std::ops::Range;
+
 use crate::ids::{LeaderboardId, PlayerId};
+use crate::league::{LeagueStanding, TierChange};
 use crate::store::{Consistency, IndexError, StoreError};
 use crate::tournament::{Member, Tournament};
 
@@ -68,10 +71,12 @@ pub trait TournamentStore: Send + Sync {
         member: &Member,
     ) -> impl Future<Output = Result<SeatTaken, StoreError>> + Send;
 
-    /// The highest seat taken in the occurrence, if any (strongly consistent).
+    /// The highest seat taken among `seats` of the occurrence (a league's tier's, see
+    /// `tournament::tier_seats`), if any (strongly consistent).
     fn highest_seat(
         &self,
         occ: &LeaderboardId,
+        seats: Range<u64>,
     ) -> impl Future<Output = Result<Option<u64>, StoreError>> + Send;
 
     /// A seat number from the occurrence's counter in the table, for joins while the
@@ -107,6 +112,30 @@ pub trait TournamentStore: Send + Sync {
         occ: &LeaderboardId,
         seats: &[u64],
     ) -> impl Future<Output = Result<Vec<Option<PlayerId>>, StoreError>> + Send;
+
+    /// The player's standing in the tournament's league, once a seal settled them
+    /// (strongly consistent).
+    fn get_league_standing(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<Option<LeagueStanding>, StoreError>> + Send;
+
+    /// Applies one seal's decision to the player's standing (`LeagueStanding::with`),
+    /// once: false if the standing had that occurrence already (nothing written).
+    fn settle_league_member(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+        change: &TierChange,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Deletes the player's standing (an erasure); true if there was one.
+    fn forget_league_standing(
+        &self,
+        tournament: &str,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 }
 
 /// The next seat numbers of occurrences: a hint that keeps joins off one hot item. The

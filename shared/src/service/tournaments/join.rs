@@ -10,6 +10,12 @@
 //!    seat found held moves the hint past the highest seat taken; a player found joined
 //!    (a concurrent join of theirs won) gives the seat back and answers that join's
 //!    placement. Seats at or past `max_players` refuse the join: the occurrence is full.
+//!
+//! In a league (docs/leagues.md) the player joins their tier: the one their standing
+//! says, else the start tier. Each tier has its own seat numbers (`tier_seats`) and
+//! its own hints and counter (`Tournament::seat_pool`), so its cohorts hold only its
+//! players; `max_players` then caps each tier. A player whose previous occurrence is
+//! not settled yet is refused (`league_settling`) rather than seated in a stale tier.
 
 use serde::Serialize;
 use tracing::{instrument, warn};
@@ -19,8 +25,8 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::scores::ensure_board;
 use crate::service::{Context, JoinRefusal, ServiceError, backoff};
 use crate::store::{RankIndex, ScoreStore, SeatHints, SeatTaken};
-use crate::time::{now_ms, rfc3339_ms};
-use crate::tournament::{Member, NotRunning, Occurrence, Tournament};
+use crate::time::rfc3339_ms;
+use crate::tournament::{Member, NotRunning, Occurrence, Tournament, tier_seats};
 
 /// Seats tried before giving up with [`ServiceError::Contention`].
 const MAX_TRIES: u32 = 64;
@@ -37,6 +43,9 @@ pub struct JoinReply {
     /// The player's cohort and its board (absent without cohorts).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cohort: Option<u64>,
+    /// The league tier the player plays this occurrence in (absent without a league).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tier: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cohort_leaderboard_id: Option<LeaderboardId>,
     pub joined_at: String,
@@ -66,6 +75,7 @@ impl JoinReply {
             leaderboard_id: t.board_id(occ),
             seat: j.member.seat,
             cohort: j.member.cohort,
+            tier: t.tier_name(j.member.seat),
             cohort_leaderboard_id: j.member.cohort.map(|c| t.cohort_board_id(occ, c)),
             joined_at: rfc3339_ms(j.member.joined_at),
             ends_at: rfc3339_ms(occ.end),
@@ -84,7 +94,7 @@ pub async fn join<S: ScoreStore, I: RankIndex>(
     player: &PlayerId,
 ) -> Result<(JoinReply, Joined), ServiceError> {
     let t = ctx.tournaments.get(&ctx.store, tournament).await?;
-    let now = now_ms();
+    let now = ctx.clock.now();
     let occ = (t.schedule.occurrence_at(now)).map_err(|n| refused(&t, not_running(n)))?;
     let joined = enter(ctx, &t, &occ, player, now).await?;
     Ok((JoinReply::new(&t, &occ, player, &joined), joined))
@@ -128,19 +138,30 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
     if board.tournament.as_deref() != Some(t.tournament_id.as_str()) {
         return Err(ServiceError::BoardConflict(lb));
     }
+    let tier = tier_for(ctx, t, occ, player).await?;
+    let (pool, seats) = (t.seat_pool(occ, tier), tier_seats(tier));
     // The hints live as long as the occurrence's Redis keys.
     let expire_at = ctx
         .settings
         .index_expire_at(&board)
         .unwrap_or(i64::MAX / 1000);
-    let (mut floor, mut pending, mut retries) = (0, None, 0);
+    let pool_of = Pool {
+        pool: &pool,
+        occ: &lb,
+        seats: seats.clone(),
+        expire_at,
+    };
+    let (mut floor, mut pending, mut retries) = (seats.start, None, 0);
     for attempt in 0..MAX_TRIES {
         // A seat to try again, else the hints', else the table counter's.
         let seat = match pending.take() {
             Some(seat) => seat,
-            None => next_seat(ctx, &lb, floor, expire_at).await?,
+            None => next_seat(ctx, &pool_of, floor).await?,
         };
-        if t.max_players.is_some_and(|max| seat >= u64::from(max)) {
+        if t
+            .max_players
+            .is_some_and(|max| seat - seats.start >= u64::from(max))
+        {
             return Err(refused(t, JoinRefusal::Full));
         }
         let cohort = t.seating().map(|s| s.place(seat).cohort);
@@ -158,7 +179,7 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
             Err(e) => {
                 // Perhaps written after all: a seat given back that is held only costs
                 // the next joiner a retry.
-                give_back(ctx, &lb, seat, expire_at).await;
+                give_back(ctx, &pool, seat, expire_at).await;
                 return Err(e.into());
             }
         };
@@ -172,7 +193,7 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
             }
             SeatTaken::AlreadyJoined { seat_unused } => {
                 if seat_unused {
-                    give_back(ctx, &lb, seat, expire_at).await;
+                    give_back(ctx, &pool, seat, expire_at).await;
                 }
                 let member =
                     (member_of(ctx, &lb, player).await?).ok_or(ServiceError::Contention)?;
@@ -186,7 +207,8 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
             // away) was lost or is behind the other's: move it past the highest seat.
             SeatTaken::SeatHeld => {
                 retries += 1;
-                floor = (ctx.store.highest_seat(&lb).await?).map_or(0, |s| s + 1);
+                let highest = ctx.store.highest_seat(&lb, seats.clone()).await?;
+                floor = highest.map_or(seats.start, |s| s + 1);
             }
             SeatTaken::Busy => {
                 retries += 1;
@@ -199,26 +221,60 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
     Err(ServiceError::Contention)
 }
 
+/// The tier the player plays `occ` in: 0 without a league; else their standing's, or
+/// the start tier. Refused while the occurrence before, which they played, has not
+/// settled them.
+async fn tier_for<S: ScoreStore, I>(
+    ctx: &Context<S, I>,
+    t: &Tournament,
+    occ: &Occurrence,
+    player: &PlayerId,
+) -> Result<usize, ServiceError> {
+    let Some(league) = &t.league else {
+        return Ok(0);
+    };
+    let standing = (ctx.store)
+        .get_league_standing(&t.tournament_id, player)
+        .await?;
+    if let Some(before) = t.previous(occ)
+        && !standing.as_ref().is_some_and(|s| s.has(&before.key))
+        && member_of(ctx, &t.board_id(&before), player).await?.is_some()
+    {
+        return Err(refused(t, JoinRefusal::Settling));
+    }
+    Ok((standing.as_ref())
+        .and_then(|s| league.tier_index(&s.tier))
+        .unwrap_or_else(|| league.start()))
+}
+
+/// Where a join's seat numbers come from: the pool's hints and counter, the
+/// occurrence's seat items, the tier's seat numbers.
+struct Pool<'a> {
+    pool: &'a LeaderboardId,
+    occ: &'a LeaderboardId,
+    seats: std::ops::Range<u64>,
+    expire_at: i64,
+}
+
 /// The seat to try: the hints' (never below `floor`), or without them the table
 /// counter's.
 async fn next_seat<S: ScoreStore, I: SeatHints>(
     ctx: &Context<S, I>,
-    lb: &LeaderboardId,
+    p: &Pool<'_>,
     floor: u64,
-    expire_at: i64,
 ) -> Result<u64, ServiceError> {
-    match ctx.index.next_seat(lb, floor, expire_at).await {
+    match ctx.index.next_seat(p.pool, floor, p.expire_at).await {
         Ok(seat) => Ok(seat),
         Err(error) => {
             warn!(%error, "seat hints unavailable; taking a seat from the table's counter");
-            if let Some(seat) = ctx.store.bump_seat_counter(lb, floor).await? {
+            if let Some(seat) = ctx.store.bump_seat_counter(p.pool, floor).await? {
                 return Ok(seat);
             }
             // No counter yet (or one behind): set it past the highest seat, then take.
-            let highest = ctx.store.highest_seat(lb).await?;
-            let past = highest.map_or(0, |s| s + 1).max(floor);
-            ctx.store.raise_seat_counter(lb, past).await?;
-            let seat = ctx.store.bump_seat_counter(lb, floor).await?;
+            let highest = ctx.store.highest_seat(p.occ, p.seats.clone()).await?;
+            let past = highest.map_or(p.seats.start, |s| s + 1).max(floor);
+            ctx.store.raise_seat_counter(p.pool, past).await?;
+            let seat = ctx.store.bump_seat_counter(p.pool, floor).await?;
             // Raced past again: that join's retry takes it from the highest once more.
             Ok(seat.unwrap_or(past))
         }

@@ -15,6 +15,7 @@ pub use started::announce;
 
 use std::time::Duration;
 
+use futures::future::try_join_all;
 use serde::Serialize;
 use tracing::instrument;
 
@@ -25,7 +26,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::ServiceError;
 use crate::store::{AuditAction, Consistency, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
-use crate::tournament::{NotRunning, Occurrence, Tournament};
+use crate::tournament::{NotRunning, Occurrence, Tournament, tier_seats};
 use crate::ttl_cache::TtlCache;
 
 /// How long a container keeps a cohort's member list (a new member shows within this).
@@ -199,7 +200,8 @@ pub async fn create<S: ScoreStore, I>(
 }
 
 /// A tournament with its current occurrence, the players who joined it and whether it
-/// is full (one query per seat shard).
+/// is full (one query per seat shard; a league's, per tier: `max_players` caps each
+/// tier, and it is full once every tier is).
 #[instrument(skip(ctx))]
 pub async fn get<S: ScoreStore, I>(
     ctx: &Context<S, I>,
@@ -207,12 +209,17 @@ pub async fn get<S: ScoreStore, I>(
 ) -> Result<TournamentView, ServiceError> {
     let t = ctx.tournaments.get(&ctx.store, id).await?;
     let mut v = view(t, now_ms());
-    let joined = (ctx.store.highest_seat(&v.occurrence.leaderboard_id).await?).map_or(0, |s| s + 1);
-    v.occurrence.players_joined = Some(joined);
+    let tiers = v.definition.league.as_ref().map_or(1, |l| l.tiers.len());
+    let lb = &v.occurrence.leaderboard_id;
+    let per_tier = try_join_all((0..tiers).map(|tier| async move {
+        let seats = tier_seats(tier);
+        let highest = ctx.store.highest_seat(lb, seats.clone()).await?;
+        Ok::<_, ServiceError>(highest.map_or(0, |s| s + 1 - seats.start))
+    }))
+    .await?;
+    v.occurrence.players_joined = Some(per_tier.iter().sum());
     v.occurrence.full = Some(
-        v.definition
-            .max_players
-            .is_some_and(|m| joined >= u64::from(m)),
+        (v.definition.max_players).is_some_and(|m| per_tier.iter().all(|&n| n >= u64::from(m))),
     );
     Ok(v)
 }

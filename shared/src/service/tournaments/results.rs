@@ -23,7 +23,6 @@ use crate::service::ingest::{
 use crate::service::scores::{MatchResult, Refusal, submission};
 use crate::service::{Context, JoinRefusal, ServiceError};
 use crate::store::{AttemptCount, Consistency, RankIndex, ScoreStore};
-use crate::time::now_ms;
 use crate::tournament::Tournament;
 
 /// The result on the player's cohort board.
@@ -111,7 +110,7 @@ pub async fn submit<S: ScoreStore, I: RankIndex>(
     body: ScoreBody,
 ) -> Result<TournamentScoreReply, ServiceError> {
     let t = ctx.tournaments.get(&ctx.store, tournament).await?;
-    let now = now_ms();
+    let now = ctx.clock.now();
     let req = SubmitScore::new(placeholder(), player.clone(), body)?;
     check_event_ts(ctx, req.event_ts, now)?;
     record(ctx, &t, req, now).await
