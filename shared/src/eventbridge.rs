@@ -1,12 +1,13 @@
 //! `EventBridgePublisher`: the events other services react to, put on an EventBridge bus
 //! (`EVENT_BUS_NAME`) with source [`SOURCE`]. A rewards service subscribes with a rule on
 //! `detail-type` `leaderboard.window.closed`; start-of-event jobs on
-//! `leaderboard.tournament.started`.
+//! `leaderboard.tournament.started`; a league's rewards and tier changes on
+//! `leaderboard.league.settled`.
 
 use serde::Serialize;
 
 use crate::store::StoreError;
-use crate::store::{EventPublisher, TournamentStarted, WindowClosed};
+use crate::store::{EventPublisher, LeagueSettled, TournamentStarted, WindowClosed};
 
 /// The `source` of every event.
 pub const SOURCE: &str = "leaderboard";
@@ -14,6 +15,8 @@ pub const SOURCE: &str = "leaderboard";
 pub const WINDOW_CLOSED: &str = "leaderboard.window.closed";
 /// The `detail-type` of a tournament occurrence's start.
 pub const TOURNAMENT_STARTED: &str = "leaderboard.tournament.started";
+/// The `detail-type` of a league cohort's settlement.
+pub const LEAGUE_SETTLED: &str = "leaderboard.league.settled";
 
 /// The EventBridge adapter of [`EventPublisher`].
 #[derive(Clone)]
@@ -78,5 +81,10 @@ impl EventPublisher for EventBridgePublisher {
     async fn tournament_started(&self, event: &TournamentStarted) -> Result<(), StoreError> {
         let board = event.leaderboard_id.to_string();
         self.put(TOURNAMENT_STARTED, event, board).await
+    }
+
+    async fn league_settled(&self, event: &LeagueSettled) -> Result<(), StoreError> {
+        let board = event.leaderboard_id.to_string();
+        self.put(LEAGUE_SETTLED, event, board).await
     }
 }

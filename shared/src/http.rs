@@ -205,7 +205,8 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "not_sealed"
         | "mapping_not_found"
         | "tournament_not_found"
-        | "no_cohorts" => 404,
+        | "no_cohorts"
+        | "no_league" => 404,
         "window_closed"
         | "family_conflict"
         | "invalid_transition"

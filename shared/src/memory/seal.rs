@@ -127,6 +127,7 @@ impl SealStore for MemoryStore {
 pub struct MemoryEvents {
     published: Mutex<Vec<WindowClosed>>,
     started: Mutex<Vec<crate::store::TournamentStarted>>,
+    settled: Mutex<Vec<crate::store::LeagueSettled>>,
 }
 
 impl MemoryEvents {
@@ -137,6 +138,11 @@ impl MemoryEvents {
     /// The `tournament.started` events, in order.
     pub fn started(&self) -> Vec<crate::store::TournamentStarted> {
         lock(&self.started).clone()
+    }
+
+    /// The `league.settled` events, in order.
+    pub fn settled(&self) -> Vec<crate::store::LeagueSettled> {
+        lock(&self.settled).clone()
     }
 }
 
@@ -151,6 +157,11 @@ impl EventPublisher for MemoryEvents {
         event: &crate::store::TournamentStarted,
     ) -> Result<(), StoreError> {
         lock(&self.started).push(event.clone());
+        Ok(())
+    }
+
+    async fn league_settled(&self, event: &crate::store::LeagueSettled) -> Result<(), StoreError> {
+        lock(&self.settled).push(event.clone());
         Ok(())
     }
 }

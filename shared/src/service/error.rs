@@ -124,6 +124,9 @@ pub enum ServiceError {
         player: PlayerId,
         max: u32,
     },
+    /// A league's read or dry run of a tournament without a league.
+    #[error("tournament {0} has no league")]
+    NoLeague(String),
     /// A tournament without cohorts was asked for a player's cohort.
     #[error("tournament {0} has no cohorts; its occurrence's board has every player")]
     NoCohorts(String),
@@ -234,6 +237,7 @@ impl ServiceError {
             Self::NotJoined { .. } => "not_joined",
             Self::AttemptsExhausted { .. } => "attempts_exhausted",
             Self::NoCohorts(_) => "no_cohorts",
+            Self::NoLeague(_) => "no_league",
             Self::TournamentBoard { .. } => "tournament_board",
             Self::Store(_) => "store_unavailable",
             Self::Index(_) => "index_unavailable",

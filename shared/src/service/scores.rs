@@ -23,7 +23,7 @@ use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::service::ServiceError;
 use crate::store::{Consistency, RankIndex, Row, ScoreStore};
-use crate::time::{now_ms, rfc3339_ms};
+use crate::time::rfc3339_ms;
 use crate::window::{NoWindow, Period, TimeWindow, window_of};
 
 pub use crate::match_result::{MatchBody, MatchResult};

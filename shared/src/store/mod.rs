@@ -46,8 +46,8 @@ pub use score_store::{
     StandingStore,
 };
 pub use seal::{
-    EventPublisher, HistoryQuery, HistoryRow, Placing, Results, SealState, SealStore, SealedWindow,
-    TournamentStarted, WindowClosed,
+    EventPublisher, HistoryQuery, HistoryRow, LeagueRow, LeagueSettled, Placing, Results,
+    SealState, SealStore, SealedWindow, SettledMember, TournamentStarted, WindowClosed,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};
 pub use tournament::{SeatHints, SeatTaken, TournamentPage, TournamentStore};

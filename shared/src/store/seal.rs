@@ -27,6 +27,12 @@ pub struct SealState {
     /// Every participant is recorded and the results are stored.
     #[serde(default)]
     pub walked: bool,
+    /// A league cohort's outcome is applied to its members' standings and history.
+    #[serde(default)]
+    pub settled: bool,
+    /// Its `league.settled` event was published.
+    #[serde(default)]
+    pub league_published: bool,
     /// The window-closed event was published: the seal is done.
     #[serde(default)]
     pub published: bool,
@@ -90,6 +96,10 @@ pub struct Results {
     pub total: u64,
     /// The top, at most [`crate::service::seal::RESULTS_TOP`].
     pub top: Vec<Placing>,
+    /// A league cohort's outcome (docs/leagues.md): every member's, decided once from
+    /// `top` and the members without a result, in that order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub league: Option<Vec<crate::league::Settled>>,
 }
 
 impl Results {
@@ -99,6 +109,12 @@ impl Results {
         for p in &mut self.top {
             if p.player_id.as_ref() == Some(player) {
                 p.player_id = None;
+                changed = true;
+            }
+        }
+        for s in self.league.iter_mut().flatten() {
+            if s.player_id.as_ref() == Some(player) {
+                s.player_id = None;
                 changed = true;
             }
         }
@@ -115,6 +131,19 @@ pub struct HistoryRow {
     pub rank: u64,
     pub score: i64,
     pub reached_at: i64,
+    /// In a league's cohort: the tier the seal moved the player from and to, and
+    /// their reward.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub league: Option<LeagueRow>,
+}
+
+/// A history row's league outcome.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeagueRow {
+    pub tier_before: String,
+    pub tier_after: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<String>,
 }
 
 /// Which of a player's history rows to read: one family and scope, one period, windows
@@ -212,6 +241,46 @@ pub trait EventPublisher: Send + Sync {
         &self,
         event: &TournamentStarted,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes `leaderboard.league.settled`.
+    fn league_settled(
+        &self,
+        event: &LeagueSettled,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// The event a league's sealed cohort publishes once: every member's final rank,
+/// reward and tier before and after (docs/leagues.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LeagueSettled {
+    /// The same for every publication of this cohort (its board's id): a consumer that
+    /// sees an id twice drops the second.
+    pub settle_id: String,
+    pub tournament_id: String,
+    pub occurrence: String,
+    pub cohort: u64,
+    /// The cohort's tier.
+    pub tier: String,
+    /// The cohort's board.
+    pub leaderboard_id: LeaderboardId,
+    pub sealed_at: i64,
+    /// Ranked members first (rank 1 up), then those without a result.
+    pub members: Vec<SettledMember>,
+}
+
+/// One member in [`LeagueSettled`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SettledMember {
+    /// Absent once the player was erased.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub player_id: Option<PlayerId>,
+    /// None for a member without a result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rank: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward: Option<String>,
+    pub tier_before: String,
+    pub tier_after: String,
 }
 
 /// The event an occurrence of a tournament publishes once it has started, for

@@ -1,7 +1,8 @@
 //! `DELETE /players/{p}`: a player erased (GDPR): every standing, tombstone and receipt
 //! of theirs on every board (closed windows included), their entries in the index, their
 //! id in sealed results (the place stays, unnamed), their tournament seats (the seat
-//! stays, unnamed) and memberships, their history, their bans, their
+//! stays, unnamed) and memberships, their league standings (a sealed league cohort's
+//! outcome stays, unnamed), their history, their bans, their
 //! profile (and with their rows, every result's metadata), and their id in the audit
 //! trail. Idempotent and resumable:
 //! a call that runs out of time answers `complete: false` with a cursor to go on from
@@ -43,9 +44,11 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
         // Results exist only for closed windows (sealed, or being sealed).
         let closed = board.closes_at().is_some_and(|at| at <= now_ms());
         let mut unnamed = closed && ctx.store.redact_results(lb, player).await?;
-        // A tournament occurrence's seat and membership name the player too.
-        if board.tournament.is_some() && !board.is_cohort() {
+        // A tournament occurrence's seat and membership name the player too, and a
+        // league's standing (a sealed cohort's outcome is unnamed with its results).
+        if let Some(t) = board.tournament.as_deref().filter(|_| !board.is_cohort()) {
             unnamed |= ctx.store.forget_member(lb, player).await?;
+            unnamed |= ctx.store.forget_league_standing(t, player).await?;
         }
         let Some(version) = ctx.store.erase_player(lb, player).await? else {
             return Ok(unnamed);

@@ -4,8 +4,9 @@
 //! from DynamoDB, writes every participant's final rank and score into their history,
 //! stores the top [`RESULTS_TOP`] as the board's results, publishes
 //! `leaderboard.window.closed` with the top [`EVENT_TOP`] (a tournament cohort's every
-//! member), and marks the board sealed. Each sweep first publishes the start of every
-//! tournament occurrence that opened since (`tournaments::announce`).
+//! member), and marks the board sealed. A league's cohort settles its members first
+//! (`settle`: tiers and rewards, `league.settled`). Each sweep first publishes the start
+//! of every tournament occurrence that opened since (`tournaments::announce`).
 //!
 //! Runs on a schedule ([`sweep`]) and on demand ([`seal`]). Every run records at least
 //! one page; a run out of time saves its place and lets the lease go, a crashed one
@@ -16,6 +17,7 @@
 //! event's `seal_id` (the board) lets a consumer drop it.
 
 mod read;
+mod settle;
 mod walk;
 
 use std::time::{Duration, Instant};
@@ -245,6 +247,7 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
                         rank,
                         score: key.score.get(),
                         reached_at: key.reached_at,
+                        league: None,
                     })
                 })
                 .collect();
@@ -265,6 +268,7 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
                     sealed_at: now_ms(),
                     total: run.state.recorded,
                     top: placings(&top),
+                    league: None,
                 };
                 store.put_results(&results).await?;
                 run.state.walked = true;
@@ -290,6 +294,10 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
                 break;
             }
         }
+    }
+    // A league's cohort settles its members before its window-closed event.
+    if !settle::settle(&mut run, events, board, &window).await? {
+        return Ok(run.report(SealOutcome::Busy));
     }
     let results = store
         .get_results(lb)

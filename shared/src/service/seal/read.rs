@@ -192,6 +192,9 @@ pub struct HistoryEntry {
     pub reached_at: String,
     /// The metadata of the result that set the player's final standing in the window.
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
+    /// A league cohort's: the tier before and after its seal, and the reward.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub league: Option<crate::store::LeagueRow>,
 }
 
 /// `GET /games/{game}/modes/{mode}/players/{p}/history`.
@@ -275,6 +278,7 @@ pub async fn history<S: ScoreStore>(
                 score: r.score,
                 reached_at: rfc3339_ms(r.reached_at),
                 metadata: md.map(|m| m.to_object()),
+                league: r.league.clone(),
             })
             .collect(),
         player_id: req.player,

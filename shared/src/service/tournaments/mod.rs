@@ -5,11 +5,15 @@
 
 mod cohort;
 mod join;
+mod league;
 mod results;
 mod started;
 
 pub use cohort::{CohortReply, cohort};
 pub use join::{JoinReply, Joined, join};
+pub use league::{
+    DryRunBody, DryRunCohort, DryRunReply, StandingReply, decide, dry_run, member_view, standing,
+};
 pub use results::{CohortResult, TournamentOutcome, TournamentScoreReply, for_match, submit};
 pub use started::announce;
 
