@@ -214,6 +214,8 @@ const ROLES: [(&str, &[&str]); 12] = [
             "ranked_before",
             "count_before",
             "shard_after",
+            // A tournament cohort's rows, read whole (it keeps no rank order).
+            "standings_page",
             "get_seal",
             "claim_seal",
             "save_seal",
@@ -460,6 +462,8 @@ impl Fixture {
                     after: None,
                     recorded: 0,
                     walked: false,
+                    settled: false,
+                    league_published: false,
                     published: false,
                     started_at: 0,
                 };
@@ -544,6 +548,7 @@ impl Fixture {
             rank: 1,
             score: 1,
             reached_at: 0,
+            league: None,
         }
     }
 
@@ -558,6 +563,7 @@ impl Fixture {
                 score: 1,
                 reached_at: 0,
             }],
+            league: None,
         }
     }
 }

@@ -14,7 +14,7 @@ use leaderboard::service::moderation::Operator;
 use leaderboard::service::tournaments;
 use leaderboard::store::{Consistency, TournamentStore};
 use leaderboard::time::now_ms;
-use leaderboard::tournament::Tournament;
+use leaderboard::tournament::{Tournament, tier_seats};
 use serde_json::json;
 
 use crate::support::{Stack, TestEnv, player, redis_url, unique};
@@ -117,7 +117,7 @@ async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty()
     for r in join_all(again).await {
         r?;
     }
-    assert_eq!(env.ctx.store.highest_seat(&occ).await?, Some(999));
+    assert_eq!(env.ctx.store.highest_seat(&occ, tier_seats(0)).await?, Some(999));
     let view = tournaments::get(&env.ctx, &id).await?;
     assert_eq!(view.occurrence.players_joined, Some(1_000));
     Ok(())
@@ -671,7 +671,7 @@ async fn joins_take_dense_seats_from_the_table_while_redis_is_away_and_after_it_
         .collect();
     assert_eq!(held.len(), 400, "each player once");
     assert_eq!(
-        env.ctx.store.highest_seat(&occ).await?,
+        env.ctx.store.highest_seat(&occ, tier_seats(0)).await?,
         Some(399),
         "no seat past the 400th"
     );

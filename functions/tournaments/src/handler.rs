@@ -2,7 +2,10 @@
 //! /tournaments`, `GET /tournaments/{t}`; joins by the game's servers (`POST
 //! /tournaments/{t}/players/{p}/join`) or by the signed-in player (`POST
 //! /tournaments/{t}/join`); results (`POST /tournaments/{t}/players/{p}/score`,
-//! server-only); and a player's cohort (`GET /tournaments/{t}/players/{p}/cohort`).
+//! server-only); a player's cohort (`GET /tournaments/{t}/players/{p}/cohort`); and
+//! leagues (docs/leagues.md): a player's standing (`GET
+//! /tournaments/{t}/players/{p}/league`) and a changed definition tried on a sealed
+//! occurrence (`POST /tournaments/{t}/occurrences/{o}/league/dry-run`, server-only).
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::error::DomainError;
@@ -62,6 +65,17 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             200,
             async { tournaments::cohort(ctx, tournament(), &player()?).await }.await,
         ),
+        "GET /tournaments/{t}/players/{p}/league" => http::respond(
+            200,
+            async { tournaments::standing(ctx, tournament(), &player()?).await }.await,
+        ),
+        "POST /tournaments/{t}/occurrences/{o}/league/dry-run" => {
+            let result = async {
+                let occurrence = req.path_parameters.get("o").map_or("", String::as_str);
+                tournaments::dry_run(ctx, tournament(), occurrence, http::json_body(req)?).await
+            };
+            http::respond(200, result.await)
+        }
         _ => http::unknown_route(req),
     })
 }

@@ -30,6 +30,8 @@ impl SealStore for MemoryStore {
                 after: None,
                 recorded: 0,
                 walked: false,
+                settled: false,
+                league_published: false,
                 published: false,
                 started_at: now,
             });

@@ -226,6 +226,7 @@ async fn history_pages_newest_first_across_periods_with_no_gap_or_repeat() {
         rank: 1,
         score: end / day,
         reached_at: end - 1,
+        league: None,
     };
     // Seven days and the week they close share an end (Monday midnight), as in reality.
     let mut rows: Vec<HistoryRow> = (1..=14)
