@@ -197,7 +197,10 @@ async fn run_joins(
     seats.dedup();
     ensure!(seats.len() as u64 == joined, "a seat twice");
     let occ: LeaderboardId = t.board_id(&t.schedule.occurrence_at(now_ms()).expect("weekly"));
-    let highest = ctx.store.highest_seat(&occ, leaderboard::tournament::tier_seats(0)).await?;
+    let highest = ctx
+        .store
+        .highest_seat(&occ, leaderboard::tournament::tier_seats(0))
+        .await?;
     ensure!(
         highest == joined.checked_sub(1),
         "seats past the last: {highest:?}"

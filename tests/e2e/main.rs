@@ -13,6 +13,7 @@ mod http_boards;
 mod idempotency;
 mod index;
 mod integrity;
+mod leagues;
 mod live;
 mod metadata;
 mod moderation;

@@ -117,7 +117,10 @@ async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty()
     for r in join_all(again).await {
         r?;
     }
-    assert_eq!(env.ctx.store.highest_seat(&occ, tier_seats(0)).await?, Some(999));
+    assert_eq!(
+        env.ctx.store.highest_seat(&occ, tier_seats(0)).await?,
+        Some(999)
+    );
     let view = tournaments::get(&env.ctx, &id).await?;
     assert_eq!(view.occurrence.players_joined, Some(1_000));
     Ok(())

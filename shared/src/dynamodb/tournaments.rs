@@ -251,7 +251,10 @@ impl TournamentStore for DynamoScoreStore {
         if seats.is_empty() {
             return Ok(None);
         }
-        let (lo, hi) = (seat_pk_sk(occ, seats.start).1, seat_pk_sk(occ, seats.end - 1).1);
+        let (lo, hi) = (
+            seat_pk_sk(occ, seats.start).1,
+            seat_pk_sk(occ, seats.end - 1).1,
+        );
         let (lo, hi) = (&lo, &hi);
         let last = (0..SHARDS).map(|shard| async move {
             let out = self
@@ -428,7 +431,9 @@ impl TournamentStore for DynamoScoreStore {
         player: &PlayerId,
     ) -> Result<bool, StoreError> {
         let (pk, sk) = league_pk_sk(tournament, player);
-        let old = self.delete_item(key(pk, sk), "DeleteItem(league standing)").await?;
+        let old = self
+            .delete_item(key(pk, sk), "DeleteItem(league standing)")
+            .await?;
         Ok(old.is_some())
     }
 }
@@ -441,7 +446,10 @@ impl DynamoScoreStore {
         player: &PlayerId,
     ) -> Result<Option<(LeagueStanding, u64)>, StoreError> {
         let (pk, sk) = league_pk_sk(tournament, player);
-        let Some(item) = self.get_item(key(pk, sk), "GetItem(league standing)").await? else {
+        let Some(item) = self
+            .get_item(key(pk, sk), "GetItem(league standing)")
+            .await?
+        else {
             return Ok(None);
         };
         let item: LeagueItem = serde_dynamo::from_item(item)?;

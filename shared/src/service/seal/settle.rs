@@ -67,13 +67,17 @@ pub(super) async fn settle<S: ScoreStore, E: EventPublisher>(
                 Some((s.player_id.clone()?, change))
             })
             .collect::<Vec<_>>();
-        futures::stream::iter(changes.iter().map(|(player, change)| {
-            store.settle_league_member(&t.tournament_id, player, change)
-        }))
+        futures::stream::iter(
+            changes.iter().map(|(player, change)| {
+                store.settle_league_member(&t.tournament_id, player, change)
+            }),
+        )
         .buffer_unordered(WRITES)
         .try_collect::<Vec<_>>()
         .await?;
-        store.put_history(&history(&results, window, league)).await?;
+        store
+            .put_history(&history(&results, window, league))
+            .await?;
         run.state.settled = true;
         if !run.save().await? {
             return Ok(false);
@@ -116,7 +120,9 @@ fn history(
     (results.top.iter())
         .filter_map(|p| {
             let player_id = p.player_id.clone()?;
-            let s = decided.iter().find(|s| s.player_id.as_ref() == Some(&player_id))?;
+            let s = decided
+                .iter()
+                .find(|s| s.player_id.as_ref() == Some(&player_id))?;
             let view = member_view(league, s);
             Some(HistoryRow {
                 player_id,

@@ -30,6 +30,8 @@ use crate::tournament::{Member, NotRunning, Occurrence, Tournament, tier_seats};
 
 /// Seats tried before giving up with [`ServiceError::Contention`].
 const MAX_TRIES: u32 = 64;
+/// The shortest life of an occurrence's seat hints.
+const HINTS_AT_LEAST: std::time::Duration = std::time::Duration::from_secs(3_600);
 
 /// Reply of a join.
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
@@ -134,17 +136,17 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
     if ctx.store.get_ban(&t.game, player).await?.is_some() {
         return Err(refused(t, JoinRefusal::Banned));
     }
+    let tier = tier_for(ctx, t, occ, player).await?;
     let board = ensure_board(ctx, t.board(occ, None, now)).await?;
     if board.tournament.as_deref() != Some(t.tournament_id.as_str()) {
         return Err(ServiceError::BoardConflict(lb));
     }
-    let tier = tier_for(ctx, t, occ, player).await?;
     let (pool, seats) = (t.seat_pool(occ, tier), tier_seats(tier));
-    // The hints live as long as the occurrence's Redis keys.
-    let expire_at = ctx
-        .settings
-        .index_expire_at(&board)
-        .unwrap_or(i64::MAX / 1000);
+    // The hints live as long as the occurrence's Redis keys, and an hour at least (a
+    // replay of a past occurrence's joins still shares them).
+    let expire_at = (ctx.settings.index_expire_at(&board))
+        .unwrap_or(i64::MAX / 1000)
+        .max(crate::time::now_ms() / 1000 + HINTS_AT_LEAST.as_secs() as i64);
     let pool_of = Pool {
         pool: &pool,
         occ: &lb,
@@ -158,8 +160,7 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
             Some(seat) => seat,
             None => next_seat(ctx, &pool_of, floor).await?,
         };
-        if t
-            .max_players
+        if t.max_players
             .is_some_and(|max| seat - seats.start >= u64::from(max))
         {
             return Err(refused(t, JoinRefusal::Full));
@@ -238,7 +239,9 @@ async fn tier_for<S: ScoreStore, I>(
         .await?;
     if let Some(before) = t.previous(occ)
         && !standing.as_ref().is_some_and(|s| s.has(&before.key))
-        && member_of(ctx, &t.board_id(&before), player).await?.is_some()
+        && member_of(ctx, &t.board_id(&before), player)
+            .await?
+            .is_some()
     {
         return Err(refused(t, JoinRefusal::Settling));
     }

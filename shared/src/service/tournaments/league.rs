@@ -196,8 +196,9 @@ async fn occurrence<S: ScoreStore, I>(
     t: &Tournament,
     key: &str,
 ) -> Result<Occurrence, ServiceError> {
-    let lb = crate::ids::LeaderboardId::parse(&format!("t:{}:{key}", t.tournament_id))
-        .map_err(|_| crate::error::DomainError::invalid("occurrence", "is not an occurrence key"))?;
+    let lb = crate::ids::LeaderboardId::parse(&format!("t:{}:{key}", t.tournament_id)).map_err(
+        |_| crate::error::DomainError::invalid("occurrence", "is not an occurrence key"),
+    )?;
     let window = (ctx.store.get_board(&lb).await?)
         .and_then(|b| b.window)
         .filter(|w| w.window.key.as_deref() == Some(key))
