@@ -23,7 +23,10 @@ use leaderboard::tournament::Tournament;
 use leaderboard::window::Period;
 use serde_json::{Value, json};
 
-use crate::support::{Crash, CrashProxy, TestEnv, player, redis_url, unique};
+use crate::support::{
+    Crash, CrashProxy, Stack, StackOptions, TestEnv, drain, dynamodb_url, player, redis_url,
+    subscribe, unique,
+};
 
 const WEEK_MS: i64 = 7 * 86_400_000;
 const TIERS: [&str; 3] = ["bronze", "silver", "gold"];
@@ -599,4 +602,210 @@ async fn check_standings(
         );
     }
     Ok(())
+}
+
+/// Over the local stack: a league defined and refused by the routes, last week played
+/// (through the service, its clock set into it, on the stack's table), sealed by the
+/// stack's own scheduled seal with its role, one `leaderboard.league.settled` per cohort
+/// reaching a rule's queue on the stack's bus, the standing and the dry run read over
+/// HTTP, and this week's join in the tier the seal decided.
+#[tokio::test]
+async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_bus() -> Result<()>
+{
+    let stack = Stack::launch(
+        &redis_url(),
+        StackOptions {
+            env: &[("SEAL_SETTLE_SECONDS", "1")],
+            schedule_every: Some(1.0),
+            ..Default::default()
+        },
+    )
+    .await?;
+    let (sqs, queue) = subscribe(&stack, "leaderboard.league.settled").await?;
+    let id = unique("lg");
+    let def = json!({
+        "tournament_id": id, "game": unique("g"), "mode": "race", "title": "League",
+        "schedule": {"period": "WEEKLY"}, "cohort_size": 4, "grace_seconds": 0,
+        "league": {"tiers": [
+            {"id": "bronze", "promote": {"count": 1},
+             "rewards": [{"from_rank": 1, "to_rank": 1, "reward": "chest"}]},
+            {"id": "silver", "demote": {"count": 1}}]},
+    });
+    // Impossible leagues: 400 naming the field, nothing stored.
+    let no_cohorts = |d: &mut Value| {
+        d.as_object_mut().unwrap().remove("cohort_size");
+    };
+    let no_tiers = |d: &mut Value| d["league"]["tiers"] = json!([]);
+    let lowest_demotes = |d: &mut Value| d["league"]["tiers"][0]["demote"] = json!({"count": 1});
+    let no_such_start = |d: &mut Value| d["league"]["start_tier"] = json!("gold");
+    let cases: [(&dyn Fn(&mut Value), &str); 4] = [
+        (&no_cohorts, "league"),
+        (&no_tiers, "league.tiers"),
+        (&lowest_demotes, "league.tiers.demote"),
+        (&no_such_start, "league.start_tier"),
+    ];
+    for (change, field) in cases {
+        let mut bad = def.clone();
+        bad["tournament_id"] = json!(unique("bad"));
+        change(&mut bad);
+        let (status, body) = stack.post("/tournaments", bad).await?;
+        assert_eq!(status, 400, "{field}: {body}");
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(field), "{field}: {message}");
+    }
+    let (status, body) = stack.post("/tournaments", def.clone()).await?;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(body["league"]["tiers"][1]["id"], "silver");
+
+    // Last week: 6 players in 4 cohorts (2, 2, 1, 1); p5 posts nothing.
+    let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
+    let last_week = week_start(1);
+    env.ctx.clock.set(Some(last_week + 3_600_000));
+    let mut cohort_of = BTreeMap::new();
+    for i in 0..6 {
+        let p = player(&format!("p{i}"));
+        let (reply, _) = tournaments::join(&env.ctx, &id, &p).await?;
+        cohort_of.insert(format!("p{i}"), reply.cohort.unwrap());
+    }
+    for i in 0..5 {
+        let p = player(&format!("p{i}"));
+        tournaments::submit(&env.ctx, &id, &p, result("m1", 10 * i)).await?;
+    }
+    env.ctx.clock.set(None);
+    let key = t_week_key(&env, &id, last_week).await?;
+
+    // The stack's scheduled seal settles every cohort; one event each on the bus.
+    let mut events = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while events.len() < 4 {
+        assert!(
+            Instant::now() < deadline,
+            "4 league.settled events: {events:#?}"
+        );
+        events.extend(drain(&sqs, &queue).await?);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    events.extend(drain(&sqs, &queue).await?);
+    let cohorts: BTreeSet<u64> = (events.iter())
+        .map(|e| e["detail"]["cohort"].as_u64().unwrap())
+        .collect();
+    assert_eq!(events.len(), 4, "one event per cohort: {events:#?}");
+    assert_eq!(cohorts.len(), 4);
+    for e in &events {
+        assert_eq!(e["detail-type"], "leaderboard.league.settled");
+        assert_eq!(e["detail"]["occurrence"], key.as_str());
+        assert_eq!(e["detail"]["tier"], "bronze");
+        let members = e["detail"]["members"].as_array().unwrap();
+        let first = &members[0];
+        if first["rank"] == 1 {
+            // The cohort's best promotes with the chest.
+            assert_eq!(
+                (&first["tier_after"], &first["reward"]),
+                (&json!("silver"), &json!("chest"))
+            );
+        } else {
+            // p5 alone, without a result: stays in bronze (the lowest), no reward.
+            assert_eq!(first["player_id"], "p5");
+            assert_eq!(
+                (&first["tier_after"], first.get("reward")),
+                (&json!("bronze"), None)
+            );
+        }
+    }
+
+    // The standing over HTTP (a player's route), newest change first.
+    let best_of_first = (0..5)
+        .filter(|i| cohort_of[&format!("p{i}")] == 0)
+        .max()
+        .unwrap();
+    let who = format!("p{best_of_first}");
+    let (status, _, standing) = stack
+        .get_as(&format!("/tournaments/{id}/players/{who}/league"), &who)
+        .await?;
+    assert_eq!(status, 200, "{standing}");
+    assert_eq!(standing["tier"], "silver");
+    assert_eq!(standing["changes"][0]["occurrence"], key.as_str());
+    assert_eq!(standing["changes"][0]["rank"], 1);
+    assert_eq!(standing["changes"][0]["reward"], "chest");
+    let (_, _, fresh) = stack
+        .get_as(
+            &format!("/tournaments/{id}/players/nobody/league"),
+            "nobody",
+        )
+        .await?;
+    assert_eq!(
+        (&fresh["tier"], &fresh["changes"]),
+        (&json!("bronze"), &json!([]))
+    );
+
+    // The dry run (server-only): the same league changes nothing; promoting two does.
+    let dry = format!("/tournaments/{id}/occurrences/{key}/league/dry-run");
+    let (status, same) = stack.post(&dry, json!({"league": def["league"]})).await?;
+    assert_eq!(status, 200, "{same}");
+    assert_eq!(same["cohorts"].as_array().unwrap().len(), 4);
+    assert!(
+        same["cohorts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|c| c["differs"] == json!([]))
+    );
+    let mut two = def["league"].clone();
+    two["tiers"][0]["promote"]["count"] = json!(2);
+    let (status, tried) = stack.post(&dry, json!({"league": two})).await?;
+    assert_eq!(status, 200, "{tried}");
+    let differs: Vec<&Value> = (tried["cohorts"].as_array().unwrap().iter())
+        .flat_map(|c| c["differs"].as_array().unwrap())
+        .collect();
+    // Only p0 is second with a result in its cohort (p5, second in another, has none).
+    assert_eq!(differs, [&json!("p0")], "{tried}");
+    let (_, still) = stack
+        .get(&format!("/tournaments/{id}/players/{who}/league"))
+        .await?;
+    assert_eq!(
+        still["changes"].as_array().unwrap().len(),
+        1,
+        "a dry run stores nothing"
+    );
+    for (path, body, status, code) in [
+        (
+            dry.clone(),
+            json!({"league": {"tiers": []}}),
+            400,
+            "invalid_request",
+        ),
+        (dry.clone(), json!({"leagues": two}), 400, "malformed_json"),
+        (
+            format!("/tournaments/{id}/occurrences/2001-W01/league/dry-run"),
+            json!({"league": def["league"]}),
+            404,
+            "board_not_found",
+        ),
+    ] {
+        let (got, reply) = stack.post(&path, body).await?;
+        assert_eq!(
+            (got, reply["error"]["code"].as_str()),
+            (status, Some(code)),
+            "{path}: {reply}"
+        );
+    }
+
+    // This week the promoted player joins silver, the others bronze.
+    let (status, joined) = stack
+        .post_as(&format!("/tournaments/{id}/join"), &who, json!({}))
+        .await?;
+    assert_eq!(status, 200, "{joined}");
+    assert_eq!(joined["tier"], "silver");
+    let (_, other) = stack
+        .post_as(&format!("/tournaments/{id}/join"), "p5", json!({}))
+        .await?;
+    assert_eq!(other["tier"], "bronze");
+    Ok(())
+}
+
+/// The key of the week starting at `start`, as the tournament names it.
+async fn t_week_key(env: &TestEnv, id: &str, start: i64) -> Result<String> {
+    let t = env.ctx.tournaments.get(&env.ctx.store, id).await?;
+    Ok(t.schedule.occurrence_at(start + 1).unwrap().key)
 }

@@ -18,82 +18,11 @@ use leaderboard::service::seal::{self, PAGE, SealOutcome, SealSettings};
 use leaderboard::store::{BoardStore, HistoryQuery, RankedReads, SealStore};
 use leaderboard::window::{Period, TimeWindow};
 use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::json;
 
 use crate::support::{
-    Stack, StackOptions, TestEnv, dynamodb_url, events_clients, eventually, redis_url, unique,
+    Stack, StackOptions, TestEnv, drain, eventually, redis_url, subscribe, unique,
 };
-
-/// A rule on the stack's bus sending every window-closed event to a new queue; its URL.
-async fn subscribe(stack: &Stack) -> Result<(aws_sdk_sqs::Client, String)> {
-    let (events, sqs) = events_clients(&dynamodb_url()).await;
-    let bus = format!("{}-LeaderboardEventBus", stack.table);
-    let queue = sqs
-        .create_queue()
-        .queue_name(unique("rewards"))
-        .send()
-        .await?;
-    let url = queue.queue_url().context("queue url")?.to_owned();
-    let attrs = sqs
-        .get_queue_attributes()
-        .queue_url(&url)
-        .attribute_names(aws_sdk_sqs::types::QueueAttributeName::QueueArn)
-        .send()
-        .await?;
-    let arn = attrs
-        .attributes()
-        .and_then(|a| a.get(&aws_sdk_sqs::types::QueueAttributeName::QueueArn))
-        .context("queue arn")?
-        .clone();
-    let pattern = json!({"source": ["leaderboard"], "detail-type": ["leaderboard.window.closed"]});
-    events
-        .put_rule()
-        .name("rewards")
-        .event_bus_name(&bus)
-        .event_pattern(pattern.to_string())
-        .send()
-        .await?;
-    let target = aws_sdk_eventbridge::types::Target::builder()
-        .id("rewards-queue")
-        .arn(arn)
-        .build()?;
-    events
-        .put_targets()
-        .rule("rewards")
-        .event_bus_name(&bus)
-        .targets(target)
-        .send()
-        .await?;
-    Ok((sqs, url))
-}
-
-/// Every event the queue holds now (the details).
-async fn drain(sqs: &aws_sdk_sqs::Client, url: &str) -> Result<Vec<Value>> {
-    let mut out = Vec::new();
-    loop {
-        let got = sqs
-            .receive_message()
-            .queue_url(url)
-            .max_number_of_messages(10)
-            .send()
-            .await?;
-        let messages = got.messages();
-        if messages.is_empty() {
-            return Ok(out);
-        }
-        for m in messages {
-            let event: Value = serde_json::from_str(m.body().unwrap_or("{}"))?;
-            out.push(event);
-            if let Some(handle) = m.receipt_handle() {
-                sqs.delete_message()
-                    .queue_url(url)
-                    .receipt_handle(handle)
-                    .send()
-                    .await?;
-            }
-        }
-    }
-}
 
 fn rfc3339(ms: i64) -> String {
     chrono::DateTime::<Utc>::from_timestamp_millis(ms)
@@ -114,7 +43,7 @@ async fn a_closed_window_is_sealed_once_under_racing_runs_and_history_matches_th
         },
     )
     .await?;
-    let (sqs, queue) = subscribe(&stack).await?;
+    let (sqs, queue) = subscribe(&stack, "leaderboard.window.closed").await?;
     let game = {
         let u = unique("s");
         u[u.len().saturating_sub(30)..].to_owned()
