@@ -155,6 +155,44 @@ def filter_case(ctx, case):  # noqa: F811
     return not _has_null(metadata) and len(compact.encode()) <= 480
 
 
+# A league's rules the schema cannot say (league.rs, League::validated): unique tier ids,
+# no promotion from the top tier nor demotion from the lowest, a zone is a count or a
+# percent, reward ranges that do not overlap, a start tier that names a tier.
+def _league_accepted(league):
+    if not isinstance(league, dict) or not isinstance(league.get("tiers"), list):
+        return True
+    tiers = league["tiers"]
+    ids = [t.get("id") for t in tiers if isinstance(t, dict)]
+    if len(set(ids)) != len(ids):
+        return False
+    for i, tier in enumerate(tiers):
+        if not isinstance(tier, dict):
+            return True
+        for side, banned in (("promote", i + 1 == len(tiers)), ("demote", i == 0)):
+            zone = tier.get(side)
+            if zone is None:
+                continue
+            if banned or not isinstance(zone, dict) or len(zone) != 1:
+                return False
+        ranges = sorted((r.get("from_rank", 0), r.get("to_rank", 0))
+                        for r in tier.get("rewards") or [] if isinstance(r, dict))
+        if any(to < lo for lo, to in ranges):
+            return False
+        if any(ranges[k - 1][1] >= ranges[k][0] for k in range(1, len(ranges))):
+            return False
+    start = league.get("start_tier")
+    return start is None or start in ids
+
+
+# What a dry run tries is a league (the same rules).
+@schemathesis.hook.apply_to(operation_id="leagueDryRun")
+def filter_case(ctx, case):  # noqa: F811
+    body = case.body if isinstance(case.body, dict) else {}
+    if case.meta is not None and case.meta.generation.mode == "negative":
+        return True
+    return _league_accepted(body.get("league"))
+
+
 # A tournament's title and description follow a display name's character rules, at most
 # 80 and 1,000 characters (profile::text; an empty description is none); a one-off
 # schedule ends after it starts. The refusals: tournament.rs's tests and
@@ -170,6 +208,14 @@ def filter_case(ctx, case):  # noqa: F811
         return True
     if not all(t is None or not isinstance(t, str) or _name_accepted(t, most) for t, most in texts):
         return False
+    # A league needs cohorts and a recurring schedule, and its own rules.
+    league = body.get("league")
+    if league is not None:
+        schedule = body.get("schedule")
+        if not (isinstance(schedule, dict) and "period" in schedule and body.get("cohort_size")):
+            return False
+        if not _league_accepted(league):
+            return False
     # ... and both instants fall in 1970-9999 (an RFC 3339 text may name a year-0 date).
     schedule = body.get("schedule")
     if isinstance(schedule, dict) and "start" in schedule and "end" in schedule:
