@@ -197,4 +197,69 @@ mod tests {
             (404, Some("tournament_not_found"))
         );
     }
+
+    #[tokio::test]
+    async fn a_leagues_standing_and_dry_run_routes_answer_and_refuse() {
+        let ctx = memory::context();
+        let def = r#"{"tournament_id":"lg","game":"g1","mode":"race","title":"League",
+                      "schedule":{"period":"WEEKLY"},"cohort_size":3,
+                      "league":{"tiers":[{"id":"bronze","promote":{"count":1}},
+                                         {"id":"silver","demote":{"count":1}}],
+                                "start_tier":"silver"}}"#;
+        let (status, body) = call(&ctx, "POST /tournaments", &[], Some(def)).await;
+        assert_eq!(status, 201, "{body}");
+        let t = [("t", "lg"), ("p", "ada")];
+        let (status, joined) = call(&ctx, "POST /tournaments/{t}/players/{p}/join", &t, None).await;
+        assert_eq!(status, 200, "{joined}");
+        // Silver is tier 1: its cohorts are numbered from 10,000,000.
+        assert_eq!(
+            (joined["tier"].as_str(), joined["cohort"].as_u64()),
+            (Some("silver"), Some(10_000_000))
+        );
+        let (status, standing) =
+            call(&ctx, "GET /tournaments/{t}/players/{p}/league", &t, None).await;
+        assert_eq!(status, 200, "{standing}");
+        assert_eq!(standing["tier"], "silver");
+        assert_eq!(standing["changes"], serde_json::json!([]));
+
+        let dry = "POST /tournaments/{t}/occurrences/{o}/league/dry-run";
+        let league = r#"{"league":{"tiers":[{"id":"a"},{"id":"b"}]}}"#;
+        let at = |o| [("t", "lg"), ("o", o)];
+        let (status, body) = call(&ctx, dry, &at("2001-W01"), Some(league)).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (404, Some("board_not_found"))
+        );
+        let three = r#"{"league":{"tiers":[{"id":"a"},{"id":"b"},{"id":"c"}]}}"#;
+        let occurrence = joined["occurrence"].as_str().unwrap();
+        let (status, body) = call(&ctx, dry, &at(occurrence), Some(three)).await;
+        let message = body["error"]["message"].as_str().unwrap_or_default();
+        assert_eq!(status, 400, "{body}");
+        assert!(message.starts_with("league.tiers"), "{message}");
+        // The running occurrence's cohort is not sealed yet.
+        let (status, body) = call(&ctx, dry, &at(occurrence), Some(league)).await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (404, Some("not_sealed")),
+            "{body}"
+        );
+
+        let plain = r#"{"tournament_id":"cup","game":"g1","mode":"race","title":"Cup",
+                        "schedule":{"period":"WEEKLY"}}"#;
+        assert_eq!(
+            call(&ctx, "POST /tournaments", &[], Some(plain)).await.0,
+            201
+        );
+        let (status, body) = call(
+            &ctx,
+            "GET /tournaments/{t}/players/{p}/league",
+            &[("t", "cup"), ("p", "ada")],
+            None,
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (404, Some("no_league"))
+        );
+    }
 }
