@@ -691,6 +691,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
         .map(|e| e["detail"]["cohort"].as_u64().unwrap())
         .collect();
     assert_eq!(events.len(), 4, "one event per cohort: {events:#?}");
+    println!("league.settled: {}", events[0]["detail"]);
     assert_eq!(cohorts.len(), 4);
     for e in &events {
         assert_eq!(e["detail-type"], "leaderboard.league.settled");
@@ -724,6 +725,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
         .get_as(&format!("/tournaments/{id}/players/{who}/league"), &who)
         .await?;
     assert_eq!(status, 200, "{standing}");
+    println!("standing: {standing}");
     assert_eq!(standing["tier"], "silver");
     assert_eq!(standing["changes"][0]["occurrence"], key.as_str());
     assert_eq!(standing["changes"][0]["rank"], 1);
@@ -755,6 +757,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     two["tiers"][0]["promote"]["count"] = json!(2);
     let (status, tried) = stack.post(&dry, json!({"league": two})).await?;
     assert_eq!(status, 200, "{tried}");
+    println!("dry run: {tried}");
     let differs: Vec<&Value> = (tried["cohorts"].as_array().unwrap().iter())
         .flat_map(|c| c["differs"].as_array().unwrap())
         .collect();
@@ -796,6 +799,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
         .post_as(&format!("/tournaments/{id}/join"), &who, json!({}))
         .await?;
     assert_eq!(status, 200, "{joined}");
+    println!("join: {joined}");
     assert_eq!(joined["tier"], "silver");
     let (_, other) = stack
         .post_as(&format!("/tournaments/{id}/join"), "p5", json!({}))
