@@ -638,7 +638,8 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     let no_tiers = |d: &mut Value| d["league"]["tiers"] = json!([]);
     let lowest_demotes = |d: &mut Value| d["league"]["tiers"][0]["demote"] = json!({"count": 1});
     let no_such_start = |d: &mut Value| d["league"]["start_tier"] = json!("gold");
-    let cases: [(&dyn Fn(&mut Value), &str); 4] = [
+    type Change<'a> = &'a dyn Fn(&mut Value);
+    let cases: [(Change, &str); 4] = [
         (&no_cohorts, "league"),
         (&no_tiers, "league.tiers"),
         (&lowest_demotes, "league.tiers.demote"),
