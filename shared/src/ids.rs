@@ -15,6 +15,25 @@ use crate::error::DomainError;
 
 /// Longest id accepted, in bytes.
 pub const MAX_ID_LEN: usize = 128;
+/// The longest short id ([`parse_slug`]).
+pub const MAX_SLUG_LEN: usize = 64;
+
+/// A short id as a request names it (`field`: where): 1-64 of `A-Z a-z 0-9 _ -`, e.g. a
+/// tournament's or a league reward's.
+pub fn parse_slug(field: &'static str, raw: &str) -> Result<String, DomainError> {
+    let ok = !raw.is_empty()
+        && raw.len() <= MAX_SLUG_LEN
+        && raw
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+    if !ok {
+        return Err(DomainError::invalid(
+            field,
+            format!("must be 1-{MAX_SLUG_LEN} of A-Z a-z 0-9 _ -"),
+        ));
+    }
+    Ok(raw.to_owned())
+}
 
 /// Checks one id field; `field` names it in the error the client sees.
 pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {

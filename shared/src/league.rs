@@ -295,7 +295,7 @@ fn check_rewards(rewards: &[RewardRange]) -> Result<(), DomainError> {
         if r.from_rank < 1 || r.to_rank < r.from_rank {
             return bad("a range is from_rank 1 or more to a to_rank not below it");
         }
-        crate::tournament::parse_id("league.tiers.rewards", &r.reward)?;
+        crate::ids::parse_slug("league.tiers.rewards", &r.reward)?;
         if i > 0 && ranges[i - 1].to_rank >= r.from_rank {
             return bad("ranges do not overlap");
         }

@@ -25,7 +25,7 @@ pub const TIER_SEATS: u64 = 100_000_000;
 pub const TIER_COHORTS: u64 = 10_000_000;
 const MAX_TITLE_CHARS: usize = 80;
 const MAX_DESCRIPTION_CHARS: usize = 1_000;
-const MAX_ID_LEN: usize = 64;
+use crate::ids::MAX_SLUG_LEN as MAX_ID_LEN;
 /// The longest grace a definition may give late results, in seconds (a day).
 pub const MAX_GRACE_SECONDS: u32 = 86_400;
 
@@ -51,20 +51,7 @@ pub struct Schedule {
 }
 
 /// A tournament id as a request names it (`field`: where): 1-64 of `A-Z a-z 0-9 _ -`.
-pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {
-    let ok = !raw.is_empty()
-        && raw.len() <= MAX_ID_LEN
-        && raw
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
-    if !ok {
-        return Err(DomainError::invalid(
-            field,
-            format!("must be 1-{MAX_ID_LEN} of A-Z a-z 0-9 _ -"),
-        ));
-    }
-    Ok(raw.to_owned())
-}
+pub use crate::ids::parse_slug as parse_id;
 
 /// A history scope: a family's (`GLOBAL` or a region), a tournament occurrence's board's
 /// (`t:{tournament}`) or a cohort's (`t:{tournament}:c{n}`).

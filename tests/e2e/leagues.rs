@@ -13,7 +13,6 @@ use anyhow::Result;
 use futures::StreamExt;
 use leaderboard::memory::MemoryEvents;
 use leaderboard::service::ServiceError;
-use leaderboard::service::ingest::ScoreBody;
 use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, erase};
 use leaderboard::service::seal::{self, SealSettings};
 use leaderboard::service::tournaments::{self, DryRunBody};
@@ -25,7 +24,7 @@ use serde_json::{Value, json};
 
 use crate::support::{
     Crash, CrashProxy, Stack, StackOptions, TestEnv, drain, dynamodb_url, player, redis_url,
-    subscribe, unique,
+    result, subscribe, unique,
 };
 
 const WEEK_MS: i64 = 7 * 86_400_000;
@@ -130,15 +129,6 @@ fn week_start(weeks_back: i64) -> i64 {
     let monday = 4 * 86_400_000;
     let this = (now_ms() - monday).div_euclid(WEEK_MS) * WEEK_MS + monday;
     this - weeks_back * WEEK_MS
-}
-
-fn result(m: &str, s: i64) -> ScoreBody {
-    ScoreBody {
-        new_score: Some(json!(s)),
-        match_id: Some(json!(m)),
-        event_ts: None,
-        metadata: None,
-    }
 }
 
 /// One week as played: each player's cohort and seat, and the results the seal must rank.

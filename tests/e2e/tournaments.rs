@@ -9,7 +9,6 @@ use anyhow::Result;
 use futures::future::join_all;
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::service::ServiceError;
-use leaderboard::service::ingest::ScoreBody;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::tournaments;
 use leaderboard::store::{Consistency, TournamentStore};
@@ -17,7 +16,7 @@ use leaderboard::time::now_ms;
 use leaderboard::tournament::{Tournament, tier_seats};
 use serde_json::json;
 
-use crate::support::{Stack, TestEnv, player, redis_url, unique};
+use crate::support::{Stack, TestEnv, player, redis_url, result, unique};
 
 fn weekly(id: &str, cohort_size: u32, max_attempts: Option<u32>) -> Tournament {
     serde_json::from_value(json!({
@@ -35,15 +34,6 @@ async fn define(env: &TestEnv, t: Tournament) -> Result<Tournament> {
         leaderboard::service::boards::Created::New(v) => v.definition,
         leaderboard::service::boards::Created::Existing(v) => v.definition,
     })
-}
-
-fn result(m: &str, s: i64) -> ScoreBody {
-    ScoreBody {
-        new_score: Some(json!(s)),
-        match_id: Some(json!(m)),
-        event_ts: None,
-        metadata: None,
-    }
 }
 
 #[tokio::test]

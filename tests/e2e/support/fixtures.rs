@@ -161,3 +161,13 @@ where
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// A match result's body: `s` for match `m`, now.
+pub fn result(m: &str, s: i64) -> leaderboard::service::ingest::ScoreBody {
+    leaderboard::service::ingest::ScoreBody {
+        new_score: Some(serde_json::json!(s)),
+        match_id: Some(serde_json::json!(m)),
+        event_ts: None,
+        metadata: None,
+    }
+}
