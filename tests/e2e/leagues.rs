@@ -4,7 +4,8 @@
 //! from the rules in docs/leagues.md (not from `League::settle`). The first week's seal
 //! is cut off mid-walk (a standing's write fails, through `infra/local/meter.py`) and run
 //! again: the same outcome, one `league.settled` per cohort. The weeks are the two before
-//! this one, played with the service's clock set into them.
+//! this one but one (so both are past their end plus grace whenever this runs), played
+//! with the service's clock set into them.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
@@ -305,7 +306,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     let mut tier_of: HashMap<String, usize> = players.iter().map(|p| (p.clone(), 1)).collect();
 
     // Week A: everyone starts in silver; one in 17 posts nothing.
-    let a = play(&env, &t, week_start(2), &players, |i| i % 17 == 3, 1).await?;
+    let a = play(&env, &t, week_start(3), &players, |i| i % 17 == 3, 1).await?;
     // 300 seats dealt round 4 open cohorts: 8 full, and the last block's 60 seats
     // over 4 cohorts of 15.
     let sizes: Vec<usize> = a.cohorts.values().map(Vec::len).collect();
@@ -313,7 +314,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     let expected_a = a.expected(&rules, &tier_of);
 
     // Before week A is settled, its players cannot join week B; a newcomer can.
-    env.ctx.clock.set(Some(week_start(1) + 3_600_000));
+    env.ctx.clock.set(Some(week_start(2) + 3_600_000));
     let refused = tournaments::join(&env.ctx, &id, &player("p000")).await;
     assert!(
         matches!(
@@ -362,7 +363,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
 
     // Week B: the stored tiers form the cohorts (gold, silver and bronze apart); the
     // newcomers joined silver already. A player banned before the seal gets nothing.
-    let b_start = week_start(1);
+    let b_start = week_start(2);
     let mut b = play(&env, &t, b_start, &players, |i| i % 23 == 5, 2).await?;
     for p in &newcomers {
         // They joined before; posting now adds their results.
