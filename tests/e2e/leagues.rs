@@ -597,7 +597,7 @@ async fn check_standings(
 
 /// Over the local stack: a league defined and refused by the routes, last week played
 /// (through the service, its clock set into it, on the stack's table), sealed by the
-/// stack's own scheduled seal with its role, one `leaderboard.league.settled` per cohort
+/// stack's seal function with its role (`POST /admin/seal`), one `leaderboard.league.settled` per cohort
 /// reaching a rule's queue on the stack's bus, the standing and the dry run read over
 /// HTTP, and this week's join in the tier the seal decided.
 #[tokio::test]
@@ -605,9 +605,10 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
 {
     let stack = Stack::launch(
         &redis_url(),
+        // No scheduled seal (it would seal last week's cohorts while they are played);
+        // the test asks for it once they are.
         StackOptions {
             env: &[("SEAL_SETTLE_SECONDS", "1")],
-            schedule_every: Some(1.0),
             ..Default::default()
         },
     )
@@ -666,7 +667,16 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     env.ctx.clock.set(None);
     let key = t_week_key(&env, &id, last_week).await?;
 
-    // The stack's scheduled seal settles every cohort; one event each on the bus.
+    // The seal function, asked as the schedule asks it, settles every cohort; one event
+    // each on the bus.
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    loop {
+        let (status, report) = stack.post("/admin/seal", json!({})).await?;
+        assert!(status == 200 || status == 202, "{status} {report}");
+        if status == 200 {
+            break;
+        }
+    }
     let mut events = Vec::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while events.len() < 4 {
@@ -722,6 +732,18 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     assert_eq!(standing["changes"][0]["occurrence"], key.as_str());
     assert_eq!(standing["changes"][0]["rank"], 1);
     assert_eq!(standing["changes"][0]["reward"], "chest");
+    // The history row of the cohort carries the outcome.
+    let history = format!(
+        "/games/{}/modes/race/players/{who}/history?period=WEEKLY&scope=t:{id}:c0",
+        def["game"].as_str().unwrap()
+    );
+    let (status, _, rows) = stack.get_as(&history, &who).await?;
+    assert_eq!(status, 200, "{rows}");
+    assert_eq!(
+        rows["windows"][0]["league"],
+        json!({"tier_before": "bronze", "tier_after": "silver", "reward": "chest"}),
+        "{rows}"
+    );
     let (_, _, fresh) = stack
         .get_as(
             &format!("/tournaments/{id}/players/nobody/league"),
