@@ -158,6 +158,11 @@ impl League {
         Ok(self)
     }
 
+    /// The id of tier `i` (the top tier's past the top).
+    pub fn tier_id(&self, i: usize) -> &str {
+        &self.tiers[i.min(self.tiers.len() - 1)].id
+    }
+
     /// The index of the tier named `id`.
     pub fn tier_index(&self, id: &str) -> Option<usize> {
         self.tiers.iter().position(|t| t.id == id)
@@ -176,8 +181,14 @@ impl League {
     /// ranked members; the demotion zone the bottom of all members (those without a
     /// result last), never overlapping the promotion zone. A member without a result
     /// never promotes and earns no reward; outside the demotion zone they stay or demote
-    /// as [`League::absent`] says.
-    pub fn settle(&self, tier: usize, ranked: &[PlayerId], absent: &[PlayerId]) -> Vec<Settled> {
+    /// as [`League::absent`] says. A ranked member erased since the seal (`None`) keeps
+    /// their place, unnamed.
+    pub fn settle(
+        &self,
+        tier: usize,
+        ranked: &[Option<PlayerId>],
+        absent: &[PlayerId],
+    ) -> Vec<Settled> {
         let top = self.tiers.len().saturating_sub(1);
         let tier = tier.min(top);
         let t = &self.tiers[tier];
@@ -191,11 +202,10 @@ impl League {
             _ => 0,
         };
         let first_demoted = members - demoted;
-        let order = ranked.iter().map(Some).chain(absent.iter().map(|_| None));
-        let players = ranked.iter().chain(absent.iter());
-        (order.zip(players).zip(0_u64..))
-            .map(|((ranked, player), i)| {
-                let rank = ranked.map(|_| i + 1);
+        let players = (ranked.iter().cloned()).chain(absent.iter().cloned().map(Some));
+        (players.zip(0_u64..))
+            .map(|(player, i)| {
+                let rank = (i < ranked.len() as u64).then_some(i + 1);
                 let tier_after = if i < promoted {
                     tier + 1
                 } else if i >= first_demoted || (rank.is_none() && self.absent == Absent::Demote) {
@@ -204,7 +214,7 @@ impl League {
                     tier
                 };
                 Settled {
-                    player_id: Some(player.clone()),
+                    player_id: player,
                     rank,
                     tier_before: tier,
                     tier_after,
@@ -265,13 +275,12 @@ impl LeagueStanding {
 impl Settled {
     /// The change this outcome makes to its player's standing.
     pub fn change(&self, league: &League, occurrence: &str, cohort: u64, at: i64) -> TierChange {
-        let name = |i: usize| league.tiers[i.min(league.tiers.len() - 1)].id.clone();
         TierChange {
             occurrence: occurrence.to_owned(),
             cohort,
             rank: self.rank,
-            tier_before: name(self.tier_before),
-            tier_after: name(self.tier_after),
+            tier_before: league.tier_id(self.tier_before).to_owned(),
+            tier_after: league.tier_id(self.tier_after).to_owned(),
             reward: self.reward.clone(),
             settled_at: at,
         }
@@ -331,6 +340,11 @@ mod tests {
             .collect()
     }
 
+    /// Ranked members, every one named.
+    fn ranked(prefix: &str, n: usize) -> Vec<Option<PlayerId>> {
+        players(prefix, n).into_iter().map(Some).collect()
+    }
+
     /// (tier after, reward) per member, in order.
     fn after(out: &[Settled]) -> Vec<(usize, Option<&str>)> {
         out.iter()
@@ -343,7 +357,7 @@ mod tests {
         let l = three();
         // Silver, 10 members, 8 with a result: top 20% = 2 up; bottom 2 (the two without
         // a result) down; ranks 1-3 earn the chest.
-        let out = l.settle(1, &players("r", 8), &players("a", 2));
+        let out = l.settle(1, &ranked("r", 8), &players("a", 2));
         let want: Vec<(usize, Option<&str>)> = [
             (2, Some("chest-s")),
             (2, Some("chest-s")),
@@ -357,12 +371,12 @@ mod tests {
         assert_eq!(out[7].rank, Some(8));
         assert_eq!(out[8].rank, None);
         // None at the ends: bronze demotes no one, gold promotes no one.
-        let bronze = l.settle(0, &players("r", 5), &[]);
+        let bronze = l.settle(0, &ranked("r", 5), &[]);
         assert_eq!(
             after(&bronze)[..4],
             [(1, Some("chest-b")), (1, None), (1, None), (0, None)]
         );
-        let gold = l.settle(2, &players("r", 30), &[]);
+        let gold = l.settle(2, &ranked("r", 30), &[]);
         assert!(gold[..27].iter().all(|s| s.tier_after == 2));
         assert!(gold[27..].iter().all(|s| s.tier_after == 1));
     }
@@ -372,14 +386,14 @@ mod tests {
         let l = league(json!({"tiers": [{"id": "a", "promote": {"count": 3}},
             {"id": "b", "promote": {"count": 3}, "demote": {"count": 3}}, {"id": "c"}]}));
         for n in 0..8 {
-            let out = l.settle(1, &players("r", n), &[]);
+            let out = l.settle(1, &ranked("r", n), &[]);
             let up = out.iter().filter(|s| s.tier_after == 2).count();
             let down = out.iter().filter(|s| s.tier_after == 0).count();
             assert_eq!(up, n.min(3), "{n} members");
             assert_eq!(down, n.saturating_sub(3).min(3), "{n} members");
         }
         // Members without a result never promote, even inside the top zone's size.
-        let out = l.settle(1, &players("r", 1), &players("a", 3));
+        let out = l.settle(1, &ranked("r", 1), &players("a", 3));
         assert_eq!(out.iter().filter(|s| s.tier_after == 2).count(), 1);
         assert!(
             out[1..]
@@ -389,9 +403,24 @@ mod tests {
     }
 
     #[test]
+    fn a_ranked_place_erased_since_the_seal_keeps_its_rank_unnamed() {
+        let l = three();
+        let mut order = ranked("r", 8);
+        order[1] = None;
+        let out = l.settle(1, &order, &[]);
+        let ranks: Vec<(Option<&str>, Option<u64>)> = (out.iter())
+            .map(|s| (s.player_id.as_ref().map(PlayerId::as_str), s.rank))
+            .collect();
+        assert_eq!(ranks[1], (None, Some(2)));
+        assert_eq!(ranks[2], (Some("r2"), Some(3)));
+        // The same zones and rewards as with the place named.
+        assert_eq!(after(&out), after(&l.settle(1, &ranked("r", 8), &[])));
+    }
+
+    #[test]
     fn settling_is_a_pure_function_of_the_order_and_the_definition() {
         let l = three();
-        let (ranked, absent) = (players("r", 37), players("a", 4));
+        let (ranked, absent) = (ranked("r", 37), players("a", 4));
         assert_eq!(l.settle(1, &ranked, &absent), l.settle(1, &ranked, &absent));
         // A changed definition decides differently on the same sealed order.
         let mut wider = l.clone();

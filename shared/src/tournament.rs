@@ -261,9 +261,8 @@ impl Tournament {
 
     /// The name of the league tier a seat is in (none without a league).
     pub fn tier_name(&self, seat: u64) -> Option<String> {
-        let tiers = &self.league.as_ref()?.tiers;
-        let tier = ((seat / TIER_SEATS) as usize).min(tiers.len().checked_sub(1)?);
-        Some(tiers[tier].id.clone())
+        let league = self.league.as_ref()?;
+        Some(league.tier_id((seat / TIER_SEATS) as usize).to_owned())
     }
 
     /// The occurrence before `occ` of a recurring tournament (none for a one-off one).

@@ -94,9 +94,7 @@ pub(super) async fn settle<S: ScoreStore, E: EventPublisher>(
                 tournament_id: t.tournament_id.clone(),
                 occurrence: occ.key.clone(),
                 cohort,
-                tier: league.tiers[tier_of_cohort(cohort).min(league.tiers.len() - 1)]
-                    .id
-                    .clone(),
+                tier: league.tier_id(tier_of_cohort(cohort)).to_owned(),
                 leaderboard_id: window.leaderboard_id.clone(),
                 sealed_at: results.sealed_at,
                 members: decided.iter().map(|s| member_view(league, s)).collect(),

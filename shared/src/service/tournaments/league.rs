@@ -14,8 +14,8 @@ use crate::store::{Placing, ScoreStore, SettledMember};
 use crate::tournament::{Occurrence, Tournament, tier_of_cohort, tier_seats};
 
 /// The outcome of one sealed cohort of `occ` under `league`: its ranked members (the
-/// sealed top, in rank order) and the members without a result (the cohort's seat
-/// holders who are not ranked, in seat order).
+/// sealed top, in rank order, a place erased since unnamed) and the members without a
+/// result (the cohort's seat holders who are not ranked, in seat order).
 pub async fn decide<S: ScoreStore>(
     store: &S,
     t: &Tournament,
@@ -27,25 +27,25 @@ pub async fn decide<S: ScoreStore>(
     let seating = t
         .seating()
         .ok_or_else(|| ServiceError::NoCohorts(t.tournament_id.clone()))?;
-    let ranked: Vec<PlayerId> = top.iter().filter_map(|p| p.player_id.clone()).collect();
+    // A place whose player was erased since the seal keeps its rank, unnamed.
+    let ranked: Vec<Option<PlayerId>> = top.iter().map(|p| p.player_id.clone()).collect();
     let holders = (store)
         .seat_holders(&t.board_id(occ), &seating.seats_of(cohort))
         .await?;
     let absent: Vec<PlayerId> = (holders.into_iter().flatten())
-        .filter(|p| !ranked.contains(p))
+        .filter(|p| !ranked.iter().flatten().any(|r| r == p))
         .collect();
     Ok(league.settle(tier_of_cohort(cohort), &ranked, &absent))
 }
 
 /// One member's outcome as the API and the event show it: tier names, not indexes.
 pub fn member_view(league: &League, s: &Settled) -> SettledMember {
-    let change = s.change(league, "", 0, 0);
     SettledMember {
         player_id: s.player_id.clone(),
         rank: s.rank,
         reward: s.reward.clone(),
-        tier_before: change.tier_before,
-        tier_after: change.tier_after,
+        tier_before: league.tier_id(s.tier_before).to_owned(),
+        tier_after: league.tier_id(s.tier_after).to_owned(),
     }
 }
 
@@ -75,7 +75,7 @@ pub async fn standing<S: ScoreStore, I>(
         .await?;
     let (tier, mut changes) = match stored {
         Some(s) => (s.tier, s.changes),
-        None => (league.tiers[league.start()].id.clone(), Vec::new()),
+        None => (league.tier_id(league.start()).to_owned(), Vec::new()),
     };
     changes.reverse();
     Ok(StandingReply {
@@ -171,7 +171,7 @@ pub async fn dry_run<S: ScoreStore, I>(
                 .collect();
             cohorts.push(DryRunCohort {
                 cohort,
-                tier: league.tiers[tier].id.clone(),
+                tier: league.tier_id(tier).to_owned(),
                 members: tried.iter().map(|s| member_view(&league, s)).collect(),
                 differs,
             });
