@@ -15,6 +15,9 @@ pub enum DomainError {
     /// A score (or a SUM total) outside ±(2^53-1), the range that stays exact everywhere.
     #[error("{field}: {value} is outside the allowed range ±9007199254740991")]
     ScoreOutOfRange { field: &'static str, value: String },
+    /// A score with more decimal places than its board keeps (never rounded).
+    #[error("{field}: more than {allowed} decimal places; this leaderboard keeps {allowed}")]
+    TooManyDecimals { field: &'static str, allowed: u8 },
     /// The body is not the JSON object the route expects.
     #[error("request body is not valid JSON for this route: {0}")]
     MalformedJson(#[source] serde_json::Error),

@@ -227,6 +227,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         "window_expired" => 410,
         "payload_too_large" => 413,
         "score_out_of_range"
+        | "too_many_decimals"
         | "event_ts_in_future"
         | "event_outside_window"
         | "unknown_region"

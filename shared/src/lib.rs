@@ -60,6 +60,7 @@ pub mod board;
 pub mod caller;
 pub mod config;
 pub mod cursor;
+pub mod decimal;
 pub mod dynamodb;
 pub mod error;
 pub mod eventbridge;
@@ -99,8 +100,9 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 16] = [
+    const RULES: [&str; 17] = [
         "ids",
+        "decimal",
         "profile",
         "league",
         "tournament",

@@ -204,6 +204,7 @@ impl ServiceError {
                 DomainError::MalformedJson(_) => "malformed_json",
                 DomainError::BodyTooLarge { .. } => "payload_too_large",
                 DomainError::ScoreOutOfRange { .. } => "score_out_of_range",
+                DomainError::TooManyDecimals { .. } => "too_many_decimals",
                 DomainError::InvalidCursor => "invalid_cursor",
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
                 DomainError::DenseNotKept => "dense_ranks_not_kept",
