@@ -6,7 +6,7 @@
 //!
 //! [`parse`] reads a score from its decimal text, exactly: a JSON number as the client
 //! wrote it, or a string. More places than the board keeps is refused (never rounded);
-//! trailing zeros are not places (`1.50` on a board of 1 decimal is `1.5`). [`format`]
+//! trailing zeros are not places (`1.50` on a board of 1 decimal is `1.5`). [`format()`]
 //! writes a scaled score back as that text, with exactly `decimals` places.
 
 use crate::error::DomainError;
