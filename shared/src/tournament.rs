@@ -106,6 +106,17 @@ pub struct Occurrence {
 }
 
 impl Occurrence {
+    /// The occurrence whose boards have window `w` (the inverse of [`Self::window`]);
+    /// none for a window without a key, start and end.
+    pub fn of(w: &TimeWindow) -> Option<Self> {
+        Some(Self {
+            key: w.key.clone()?,
+            start: w.start?,
+            end: w.end?,
+            period: w.period,
+        })
+    }
+
     /// The time window of the occurrence's boards.
     pub fn window(&self) -> TimeWindow {
         TimeWindow {

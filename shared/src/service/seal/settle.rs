@@ -43,12 +43,9 @@ pub(super) async fn settle<S: ScoreStore, E: EventPublisher>(
     let cohort = (window.scope.rsplit_once(":c"))
         .and_then(|(_, n)| n.parse::<u64>().ok())
         .ok_or_else(|| ServiceError::NotSealed(window.leaderboard_id.clone()))?;
-    let occ = Occurrence {
-        key: window.window.clone(),
-        start: window.start,
-        end: window.end,
-        period: window.period,
-    };
+    let occ = (board.window.as_ref())
+        .and_then(|w| Occurrence::of(&w.window))
+        .ok_or_else(|| ServiceError::NotSealed(window.leaderboard_id.clone()))?;
     let mut results = (store.get_results(&window.leaderboard_id).await?)
         .ok_or_else(|| ServiceError::NotSealed(window.leaderboard_id.clone()))?;
     let decided = match &results.league {
@@ -108,22 +105,19 @@ pub(super) async fn settle<S: ScoreStore, E: EventPublisher>(
     Ok(true)
 }
 
-/// The ranked members' history rows of the cohort, with their league outcome.
+/// The ranked members' history rows of the cohort, with their league outcome: the
+/// outcome's first entries are the top's places, in order (`tournaments::decide`).
 fn history(
     results: &Results,
     window: &SealedWindow,
     league: &crate::league::League,
 ) -> Vec<HistoryRow> {
     let decided = results.league.as_deref().unwrap_or_default();
-    (results.top.iter())
-        .filter_map(|p| {
-            let player_id = p.player_id.clone()?;
-            let s = decided
-                .iter()
-                .find(|s| s.player_id.as_ref() == Some(&player_id))?;
+    (results.top.iter().zip(decided))
+        .filter_map(|(p, s)| {
             let view = member_view(league, s);
             Some(HistoryRow {
-                player_id,
+                player_id: p.player_id.clone()?,
                 window: window.clone(),
                 rank: p.rank,
                 score: p.score,

@@ -199,14 +199,8 @@ async fn occurrence<S: ScoreStore, I>(
     let lb = crate::ids::LeaderboardId::parse(&format!("t:{}:{key}", t.tournament_id)).map_err(
         |_| crate::error::DomainError::invalid("occurrence", "is not an occurrence key"),
     )?;
-    let window = (ctx.store.get_board(&lb).await?)
-        .and_then(|b| b.window)
-        .filter(|w| w.window.key.as_deref() == Some(key))
-        .ok_or(ServiceError::BoardNotFound(lb))?;
-    Ok(Occurrence {
-        key: key.to_owned(),
-        start: window.window.start.unwrap_or_default(),
-        end: window.window.end.unwrap_or_default(),
-        period: window.window.period,
-    })
+    (ctx.store.get_board(&lb).await?)
+        .and_then(|b| Occurrence::of(&b.window?.window))
+        .filter(|occ| occ.key == key)
+        .ok_or(ServiceError::BoardNotFound(lb))
 }
