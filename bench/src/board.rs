@@ -147,6 +147,7 @@ pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> 
         sealed_at: None,
         dense_ranks: true,
         rank_index: true,
+        scores: Default::default(),
     };
     ctx.store.create_board(&board).await?;
     Ok(())

@@ -103,7 +103,7 @@ fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore 
         id(PlayerId::parse, player),
         leaderboard::service::ingest::ScoreBody {
             metadata: None,
-            new_score: Some(json!(score)),
+            new_score: Some(serde_json::value::to_raw_value(&score).expect("a number")),
             match_id: Some(json!(m)),
             event_ts: None,
         },
@@ -119,7 +119,7 @@ fn result(game: &str, player: &str, m: &str, score: i64) -> MatchResult {
         region: Some("EU".into()),
         player_id: Some(player.into()),
         match_id: Some(m.into()),
-        score: Some(json!(score)),
+        score: Some(serde_json::value::to_raw_value(&score).expect("a number")),
         event_ts: None,
     })
     .expect("a valid result")

@@ -250,7 +250,10 @@ pub fn run(
                 board: lb.clone(),
                 player: PlayerId::parse(&format!("cpu{i:06}")).expect("valid"),
                 match_id: MatchId::parse(&format!("m{i}")).expect("valid"),
-                score: Score::new("score", 5_000_000 + i as i64).expect("in range"),
+                score: leaderboard::decimal::Amount::whole(
+                    "score",
+                    Score::new("score", 5_000_000 + i as i64).expect("in range"),
+                ),
                 event_ts: None,
                 want_previous_rank: false,
                 reached_at: None,

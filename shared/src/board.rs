@@ -5,6 +5,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
 use crate::order::{Direction, RankMode};
@@ -84,6 +85,10 @@ pub struct Board {
     /// (`tournament::Tournament::board`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tournament: Option<String>,
+    /// Its scores' decimal places and how replies write them (docs/decimals.md). Fixed
+    /// at creation; boards stored before it existed keep integers.
+    #[serde(default, skip_serializing_if = "ScoreFormat::is_integer")]
+    pub scores: ScoreFormat,
 }
 
 /// A board or family stored before `dense_ranks` (or `rank_index`) existed kept dense

@@ -9,6 +9,8 @@
 //! trailing zeros are not places (`1.50` on a board of 1 decimal is `1.5`). [`format()`]
 //! writes a scaled score back as that text, with exactly `decimals` places.
 
+use serde::{Deserialize, Serialize};
+
 use crate::error::DomainError;
 use crate::score::{MAX_ABS_SCORE, Score};
 
@@ -16,8 +18,115 @@ use crate::score::{MAX_ABS_SCORE, Score};
 pub const MAX_DECIMALS: u8 = 6;
 
 /// How many decimal places a board keeps (0 to [`MAX_DECIMALS`]; 0: integer scores).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default, Serialize, Deserialize,
+)]
+#[serde(try_from = "u8", into = "u8")]
 pub struct Decimals(u8);
+
+impl TryFrom<u8> for Decimals {
+    type Error = DomainError;
+
+    fn try_from(places: u8) -> Result<Self, DomainError> {
+        Self::new("decimals", places)
+    }
+}
+
+impl From<Decimals> for u8 {
+    fn from(d: Decimals) -> u8 {
+        d.0
+    }
+}
+
+/// How replies and events write a board's decimal scores: JSON numbers with exactly the
+/// board's places (the text is exact; a client that reads numbers as doubles keeps 15
+/// significant digits), or decimal strings (exact in every client). Integer boards
+/// always write integers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Style {
+    #[default]
+    Number,
+    String,
+}
+
+/// A board's scores: their places and how they are written. Fixed at creation, so a
+/// stored integer always means one value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+pub struct ScoreFormat {
+    #[serde(default)]
+    pub decimals: Decimals,
+    #[serde(default)]
+    pub style: Style,
+}
+
+impl ScoreFormat {
+    /// The format a create body asks for: `decimals` (default 0) and `score_format`
+    /// (default `NUMBER`; an integer board writes integers whatever it says, but keeps
+    /// it as part of its settings).
+    pub fn asked(decimals: Option<i64>, style: Option<Style>) -> Result<Self, DomainError> {
+        let places = decimals.unwrap_or(0);
+        let decimals = u8::try_from(places)
+            .map_err(|_| DomainError::invalid("decimals", format!("must be 0 to {MAX_DECIMALS}")))
+            .and_then(|p| Decimals::new("decimals", p))?;
+        Ok(Self {
+            decimals,
+            style: style.unwrap_or_default(),
+        })
+    }
+
+    /// Today's integer boards, stored without the setting.
+    pub fn is_integer(&self) -> bool {
+        *self == Self::default()
+    }
+
+    /// `score` as this board writes it.
+    pub fn show(self, score: Score) -> Shown {
+        self.show_scaled(score.get())
+    }
+
+    /// A scaled amount that need not be a score (a difference of two) as this board
+    /// writes it.
+    pub fn show_scaled(self, value: i64) -> Shown {
+        Shown {
+            value,
+            format: self,
+        }
+    }
+}
+
+/// A score as a reply writes it: an integer on an integer board, else the decimal text
+/// with exactly the board's places, as a JSON number or a string ([`Style`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shown {
+    /// The scaled integer.
+    pub value: i64,
+    pub format: ScoreFormat,
+}
+
+impl Shown {
+    /// The scaled integer.
+    pub fn get(self) -> i64 {
+        self.value
+    }
+}
+
+impl Serialize for Shown {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let ScoreFormat { decimals, style } = self.format;
+        if decimals.get() == 0 {
+            return s.serialize_i64(self.value);
+        }
+        let text = format(self.value, decimals);
+        match style {
+            Style::String => s.serialize_str(&text),
+            // A number's literal exactly as written: never through a double.
+            Style::Number => serde_json::value::RawValue::from_string(text)
+                .map_err(serde::ser::Error::custom)?
+                .serialize(s),
+        }
+    }
+}
 
 impl Decimals {
     pub fn new(field: &'static str, places: u8) -> Result<Self, DomainError> {
@@ -35,13 +144,86 @@ impl Decimals {
     }
 }
 
+/// A score as a client wrote it: exact decimal text, not yet scaled to a board.
+/// [`Amount::read`] checks its form (400 naming the field if malformed), and
+/// [`Amount::scaled`] reads it at a board's places once the board is known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Amount {
+    field: &'static str,
+    text: String,
+}
+
+impl Amount {
+    /// Reads a score from a body's field as written: a JSON number's literal or a
+    /// string's content (`raw` is the field's JSON text, see docs/decimals.md).
+    pub fn read(
+        field: &'static str,
+        raw: &serde_json::value::RawValue,
+    ) -> Result<Self, DomainError> {
+        let json = raw.get();
+        let text = match json.starts_with('"') {
+            true => serde_json::from_str::<String>(json).map_err(|_| malformed(field))?,
+            false if json.starts_with(['-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9']) => {
+                json.to_owned()
+            }
+            false => {
+                return Err(DomainError::invalid(
+                    field,
+                    "must be a number or a decimal string",
+                ));
+            }
+        };
+        Self::new(field, text)
+    }
+
+    /// A score from a parsed JSON value (the stream mappings, whose records are read
+    /// whole): a string exactly, a number as the shortest text of its double, which is
+    /// what the client wrote whenever it had at most 15 significant digits.
+    pub fn from_value(field: &'static str, value: &serde_json::Value) -> Result<Self, DomainError> {
+        match value {
+            serde_json::Value::String(s) => Self::new(field, s.clone()),
+            serde_json::Value::Number(n) => Self::new(field, n.to_string()),
+            _ => Err(DomainError::invalid(
+                field,
+                "must be a number or a decimal string",
+            )),
+        }
+    }
+
+    fn new(field: &'static str, text: String) -> Result<Self, DomainError> {
+        match parse(field, &text, Decimals(MAX_DECIMALS)) {
+            Err(e @ DomainError::Invalid { .. }) => Err(e),
+            // Places and range depend on the board: `scaled` checks them.
+            _ => Ok(Self { field, text }),
+        }
+    }
+
+    /// A whole-number score (what the service itself submits).
+    pub fn whole(field: &'static str, score: Score) -> Self {
+        Self {
+            field,
+            text: score.get().to_string(),
+        }
+    }
+
+    /// The score on a board of `d` places (see [`parse`]).
+    pub fn scaled(&self, d: Decimals) -> Result<Score, DomainError> {
+        parse(self.field, &self.text, d)
+    }
+
+    /// The field it came from, for errors about it.
+    pub fn field(&self) -> &'static str {
+        self.field
+    }
+}
+
 /// Reads `text` (a JSON number's literal, or a string's content: `-`, digits without a
 /// leading zero, optional `.` and digits, optional exponent) as a score of a board with
 /// `d` places: the value scaled by 10^d, exactly. Refuses malformed text (400), more
 /// places than `d` keeps ([`DomainError::TooManyDecimals`], 422) and a scaled value
 /// outside ±(2^53-1) ([`DomainError::ScoreOutOfRange`], 422).
 pub fn parse(field: &'static str, text: &str, d: Decimals) -> Result<Score, DomainError> {
-    let malformed = || DomainError::invalid(field, "must be a decimal number");
+    let malformed = || malformed(field);
     let out_of_range = || DomainError::ScoreOutOfRange {
         field,
         value: text.to_owned(),
@@ -118,6 +300,10 @@ pub fn parse(field: &'static str, text: &str, d: Decimals) -> Result<Score, Doma
     Score::new(field, if negative { -magnitude } else { magnitude })
 }
 
+fn malformed(field: &'static str) -> DomainError {
+    DomainError::invalid(field, "must be a decimal number")
+}
+
 fn too_many(field: &'static str, d: Decimals) -> DomainError {
     DomainError::TooManyDecimals {
         field,
@@ -125,10 +311,9 @@ fn too_many(field: &'static str, d: Decimals) -> DomainError {
     }
 }
 
-/// A scaled score as decimal text with exactly `d` places (`83.417`, `-0.050`, `12`).
-pub fn format(score: Score, d: Decimals) -> String {
+/// A scaled value as decimal text with exactly `d` places (`83.417`, `-0.050`, `12`).
+pub fn format(value: i64, d: Decimals) -> String {
     let places = usize::from(d.get());
-    let value = score.get();
     if places == 0 {
         return value.to_string();
     }
@@ -169,7 +354,7 @@ mod tests {
     #[test]
     fn the_exact_range_holds_on_the_scaled_value_at_every_scale() {
         for places in 0..=MAX_DECIMALS {
-            let top = format(Score::new("s", MAX_ABS_SCORE).unwrap(), d(places));
+            let top = format(MAX_ABS_SCORE, d(places));
             assert_eq!(scaled(&top, places).unwrap(), MAX_ABS_SCORE, "{top}");
             assert_eq!(scaled(&format!("-{top}"), places).unwrap(), -MAX_ABS_SCORE);
             // One unit of the last place more is out of range, not rounded.
@@ -234,9 +419,66 @@ mod tests {
             (-1, 6, "-0.000001"),
         ];
         for (value, places, text) in cases {
-            let s = Score::new("s", value).unwrap();
-            assert_eq!(format(s, d(places)), text);
+            assert_eq!(format(value, d(places)), text);
             assert_eq!(scaled(text, places).unwrap(), value);
+        }
+    }
+
+    fn raw(json: &str) -> Box<serde_json::value::RawValue> {
+        serde_json::from_str(json).unwrap()
+    }
+
+    #[test]
+    fn an_amount_is_read_as_written_and_scaled_only_at_the_boards_places() {
+        let three = d(3);
+        for json in ["83.417", "\"83.417\"", "\"83.4170\"", "8.3417e1"] {
+            let amount = Amount::read("new_score", &raw(json)).unwrap();
+            assert_eq!(amount.scaled(three).unwrap().get(), 83_417, "{json}");
+        }
+        // Places and range are the board's to judge: read now, refused when scaled.
+        let fine = Amount::read("new_score", &raw("83.4171")).unwrap();
+        assert!(matches!(
+            fine.scaled(three),
+            Err(DomainError::TooManyDecimals { .. })
+        ));
+        assert!(fine.scaled(d(4)).is_ok());
+        // Malformed text and what is not a number are refused when read, naming the field.
+        for json in ["\"83,4\"", "true", "null", "[1]", "{}", "\"\"", "\" 1\""] {
+            match Amount::read("score", &raw(json)) {
+                Err(DomainError::Invalid { field, .. }) => assert_eq!(field, "score"),
+                other => panic!("{json}: {other:?}"),
+            }
+        }
+        // A parsed value (the stream mappings): a string exactly, a number by its text.
+        let v: serde_json::Value = serde_json::from_str(r#"[83.417, "0.10"]"#).unwrap();
+        let amounts: Vec<i64> = (0..2)
+            .map(|i| {
+                Amount::from_value("score", &v[i])
+                    .unwrap()
+                    .scaled(three)
+                    .unwrap()
+                    .get()
+            })
+            .collect();
+        assert_eq!(amounts, [83_417, 100]);
+    }
+
+    #[test]
+    fn a_shown_score_is_an_integer_a_number_with_the_places_or_a_string() {
+        let show = |decimals, style| ScoreFormat {
+            decimals: d(decimals),
+            style,
+        };
+        let cases = [
+            (show(0, Style::Number), 1_200, "1200"),
+            (show(0, Style::String), -7, "-7"),
+            (show(3, Style::Number), 83_410, "83.410"),
+            (show(3, Style::String), -5, "\"-0.005\""),
+            (show(6, Style::Number), MAX_ABS_SCORE, "9007199254.740991"),
+        ];
+        for (format, value, json) in cases {
+            let shown = serde_json::to_string(&format.show_scaled(value)).unwrap();
+            assert_eq!(shown, json);
         }
     }
 }

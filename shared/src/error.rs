@@ -12,8 +12,12 @@ pub enum DomainError {
     /// A field is missing, mistyped or outside its allowed values.
     #[error("{field}: {reason}")]
     Invalid { field: &'static str, reason: String },
-    /// A score (or a SUM total) outside ±(2^53-1), the range that stays exact everywhere.
-    #[error("{field}: {value} is outside the allowed range ±9007199254740991")]
+    /// A score (or a SUM total) outside ±(2^53-1), the range that stays exact everywhere,
+    /// counted in units of the board's last decimal place.
+    #[error(
+        "{field}: {value} is outside the allowed range: ±9007199254740991 units of the \
+         board's last decimal place (±9007199254740991 on an integer board)"
+    )]
     ScoreOutOfRange { field: &'static str, value: String },
     /// A score with more decimal places than its board keeps (never rounded).
     #[error("{field}: more than {allowed} decimal places; this leaderboard keeps {allowed}")]

@@ -6,8 +6,10 @@
 
 use serde::Serialize;
 
+use crate::decimal::Shown;
+use crate::ids::PlayerId;
 use crate::store::StoreError;
-use crate::store::{EventPublisher, LeagueSettled, TournamentStarted, WindowClosed};
+use crate::store::{EventPublisher, LeagueSettled, SealedWindow, TournamentStarted, WindowClosed};
 
 /// The `source` of every event.
 pub const SOURCE: &str = "leaderboard";
@@ -72,10 +74,50 @@ impl EventBridgePublisher {
     }
 }
 
+/// A window-closed event as it goes on the bus: as stored, but its top's scores written
+/// as the board writes them (docs/decimals.md).
+#[derive(Serialize)]
+struct ClosedDetail<'a> {
+    seal_id: &'a str,
+    #[serde(flatten)]
+    window: &'a SealedWindow,
+    sealed_at: i64,
+    total: u64,
+    top: Vec<PlacedDetail<'a>>,
+}
+
+#[derive(Serialize)]
+struct PlacedDetail<'a> {
+    rank: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    player_id: Option<&'a PlayerId>,
+    score: Shown,
+    reached_at: i64,
+}
+
+impl<'a> ClosedDetail<'a> {
+    fn of(e: &'a WindowClosed) -> Self {
+        let top = e.top.iter().map(|p| PlacedDetail {
+            rank: p.rank,
+            player_id: p.player_id.as_ref(),
+            score: e.window.scores.show_scaled(p.score),
+            reached_at: p.reached_at,
+        });
+        Self {
+            seal_id: &e.seal_id,
+            window: &e.window,
+            sealed_at: e.sealed_at,
+            total: e.total,
+            top: top.collect(),
+        }
+    }
+}
+
 impl EventPublisher for EventBridgePublisher {
     async fn window_closed(&self, event: &WindowClosed) -> Result<(), StoreError> {
         let board = event.window.leaderboard_id.to_string();
-        self.put(WINDOW_CLOSED, event, board).await
+        self.put(WINDOW_CLOSED, &ClosedDetail::of(event), board)
+            .await
     }
 
     async fn tournament_started(&self, event: &TournamentStarted) -> Result<(), StoreError> {
@@ -86,5 +128,66 @@ impl EventPublisher for EventBridgePublisher {
     async fn league_settled(&self, event: &LeagueSettled) -> Result<(), StoreError> {
         let board = event.leaderboard_id.to_string();
         self.put(LEAGUE_SETTLED, event, board).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decimal::ScoreFormat;
+    use crate::store::Placing;
+    use crate::window::Period;
+
+    fn closed(scores: ScoreFormat) -> WindowClosed {
+        let place = |rank: u64, player: &str, score: i64| Placing {
+            rank,
+            player_id: Some(PlayerId::parse(player).unwrap()),
+            score,
+            reached_at: 7,
+        };
+        WindowClosed {
+            seal_id: "g:m:GLOBAL:WEEKLY:2026-W47".into(),
+            window: SealedWindow {
+                leaderboard_id: crate::ids::LeaderboardId::parse("g:m:GLOBAL:WEEKLY:2026-W47")
+                    .unwrap(),
+                game: "g".into(),
+                mode: "m".into(),
+                scope: "GLOBAL".into(),
+                period: Period::Weekly,
+                window: "2026-W47".into(),
+                start: 0,
+                end: 1,
+                scores,
+            },
+            sealed_at: 2,
+            total: 3,
+            top: vec![
+                place(1, "a", 83_417),
+                place(2, "b", -50),
+                Placing {
+                    player_id: None,
+                    ..place(3, "c", 0)
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn an_integer_windows_event_is_what_was_stored_and_a_decimal_ones_top_has_its_places() {
+        let integer = closed(ScoreFormat::default());
+        assert_eq!(
+            serde_json::to_value(ClosedDetail::of(&integer)).unwrap(),
+            serde_json::to_value(&integer).unwrap()
+        );
+        let three = ScoreFormat::asked(Some(3), None).unwrap();
+        let detail = serde_json::to_string(&ClosedDetail::of(&closed(three))).unwrap();
+        let scores: Vec<&str> = detail.split("\"score\":").skip(1).collect();
+        assert!(scores[0].starts_with("83.417,"), "{detail}");
+        assert!(scores[1].starts_with("-0.050,"), "{detail}");
+        assert!(scores[2].starts_with("0.000,"), "{detail}");
+        assert!(
+            detail.contains(r#""scores":{"decimals":3,"style":"NUMBER"}"#),
+            "{detail}"
+        );
     }
 }

@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::Policy;
+use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::window::{GLOBAL, Period, Season, TimeWindow, parse_name};
@@ -32,6 +33,10 @@ pub struct Family {
     /// setting existed, is all of them.
     #[serde(default)]
     pub rank_index_periods: Option<Vec<Period>>,
+    /// Its boards' decimal places and how replies write their scores
+    /// ([`crate::board::Board::scores`]).
+    #[serde(default, skip_serializing_if = "ScoreFormat::is_integer")]
+    pub scores: ScoreFormat,
 }
 
 impl Family {
@@ -152,6 +157,7 @@ mod tests {
             season: None,
             grace_ms: 0,
             dense_ranks: false,
+            scores: Default::default(),
             rank_index_periods: Some(vec![Period::AllTime, Period::AllTime]),
         };
         let v = f.clone().validated().unwrap();
@@ -181,6 +187,7 @@ mod tests {
             grace_ms: 0,
             dense_ranks: true,
             rank_index_periods: None,
+            scores: Default::default(),
         };
         let day = window_of(Period::Daily, None, at("2026-11-22T12:00:00Z")).unwrap();
         assert_eq!(
@@ -211,6 +218,7 @@ mod tests {
             grace_ms: 0,
             dense_ranks: true,
             rank_index_periods: None,
+            scores: Default::default(),
         };
         let v = f.clone().validated().unwrap();
         assert_eq!(v.regions, ["EU", "NA"]);

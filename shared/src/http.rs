@@ -154,7 +154,9 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
             format!("{at} is null; leave a field out rather than send null"),
         ));
     }
-    serde_json::from_value(value).map_err(DomainError::MalformedJson)
+    // From the text, not the value: a score's digits are read as the client wrote them
+    // (a parsed value keeps a fraction as a double; docs/decimals.md).
+    serde_json::from_slice(&bytes).map_err(DomainError::MalformedJson)
 }
 
 /// Where `value` holds a null (a JSON pointer, `/` for the whole body), if anywhere. No

@@ -21,6 +21,7 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 
 use crate::error::DomainError;
 use crate::ids::MAX_ID_LEN;
@@ -219,17 +220,27 @@ impl Mapping {
         })
     }
 
-    fn score(&self, event: &Value) -> Result<Value, Unmappable> {
+    /// The event's score: its text unchanged when the mapping does not scale it (a
+    /// decimal is read exactly at the family's places), else `raw * multiply /
+    /// divide`, which must be whole.
+    fn score(&self, event: &Value) -> Result<Box<RawValue>, Unmappable> {
         let raw = value(event, "score", &self.fields.score)?;
         let n = match raw {
             Value::Number(n) => n.to_string(),
             Value::String(s) => s.trim().to_owned(),
             _ => return Err(unmappable("score", "is not a number")),
         };
-        let scaled = scale(&n, self.score_scale)
-            .ok_or_else(|| unmappable("score", format!("{n} is not a number")))?
-            .map_err(|why| unmappable("score", why))?;
-        Ok(Value::from(scaled))
+        let text = match self.score_scale == ScoreScale::default() {
+            true => n,
+            false => scale(&n, self.score_scale)
+                .ok_or_else(|| unmappable("score", format!("{n} is not a number")))?
+                .map_err(|why| unmappable("score", why))?
+                .to_string(),
+        };
+        serde_json::to_string(&text)
+            .ok()
+            .and_then(|json| RawValue::from_string(json).ok())
+            .ok_or_else(|| unmappable("score", "is not a number"))
     }
 
     fn timestamp(&self, event: &Value, src: &FieldSource) -> Result<Value, Unmappable> {
@@ -328,6 +339,7 @@ fn scale(text: &str, s: ScoreScale) -> Option<Result<i64, String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decimal::Decimals;
     use crate::match_result::MatchResult;
     use serde_json::json;
 
@@ -373,13 +385,27 @@ mod tests {
             json!({"user": {"id": "ann"}, "m": 7, "result": {"seconds": "1.234"},
                    "dc": "NA", "at": 1_795_341_600}),
         );
-        assert_eq!((a.score.get(), b.score.get()), (1234, 1234));
+        let whole = |r: &MatchResult| r.score.scaled(Decimals::default()).unwrap().get();
+        assert_eq!((whole(&a), whole(&b)), (1234, 1234));
         assert_eq!((a.player.as_str(), b.player.as_str()), ("ann", "ann"));
         assert_eq!((a.game.as_str(), b.mode.as_str()), ("g1", "race"));
         assert_eq!(a.event_ts, b.event_ts);
         // The idempotency key names the source, so sources never collide.
         assert_eq!(a.match_id.as_str(), "pod-a:m7");
         assert_eq!(b.match_id.as_str(), "pod-b:7");
+    }
+
+    #[test]
+    fn an_unscaled_score_keeps_its_decimal_text_for_the_familys_places() {
+        let three = Decimals::new("decimals", 3).unwrap();
+        for score in [json!(83.417), json!("83.417"), json!(" 83.4170 ")] {
+            let event = json!({"player": "ann", "match": "m7", "score": score, "game": "g1",
+                               "mode": "race", "region": "NA", "ts": "2026-11-22T10:00:00Z"});
+            let r = result(&pod_a(), event);
+            assert_eq!(r.score.scaled(three).unwrap().get(), 83_417, "{score}");
+            // On an integer family the same result is refused, never rounded.
+            assert!(r.score.scaled(Decimals::default()).is_err());
+        }
     }
 
     #[test]

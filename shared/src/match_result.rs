@@ -2,11 +2,12 @@
 //! validated field by field ([`MatchResult`]).
 
 use serde::Deserialize;
+use serde_json::value::RawValue;
 
+use crate::decimal::Amount;
 use crate::error::DomainError;
 use crate::ids::{MatchId, PlayerId};
 use crate::profile::Metadata;
-use crate::score::Score;
 use crate::time::parse_ts;
 use crate::window::parse_name;
 
@@ -19,7 +20,8 @@ pub struct MatchBody {
     pub region: Option<String>,
     pub player_id: Option<String>,
     pub match_id: Option<String>,
-    pub score: Option<serde_json::Value>,
+    /// Read as written, so a decimal is exact (docs/decimals.md).
+    pub score: Option<Box<RawValue>>,
     pub event_ts: Option<serde_json::Value>,
     /// A JSON object of at most 512 bytes, kept with each standing this result sets.
     pub metadata: Option<serde_json::Value>,
@@ -33,7 +35,8 @@ pub struct MatchResult {
     pub region: String,
     pub player: PlayerId,
     pub match_id: MatchId,
-    pub score: Score,
+    /// The score as written; read at the family's places ([`Amount::scaled`]).
+    pub score: Amount,
     pub event_ts: Option<i64>,
     pub metadata: Option<Metadata>,
 }
@@ -46,8 +49,7 @@ fn required<'a>(field: &'static str, v: &'a Option<String>) -> Result<&'a str, D
 impl MatchResult {
     pub fn new(body: MatchBody) -> Result<Self, DomainError> {
         let score = match &body.score {
-            Some(serde_json::Value::Number(n)) => Score::from_json("score", n)?,
-            Some(_) => return Err(DomainError::invalid("score", "must be an integer")),
+            Some(raw) => Amount::read("score", raw)?,
             None => return Err(DomainError::invalid("score", "is required")),
         };
         Ok(Self {

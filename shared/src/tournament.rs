@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
+use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::league::League;
@@ -323,6 +324,8 @@ impl Tournament {
             // its rank order in DynamoDB, as a weekly family board does.
             rank_index: cohort.is_none(),
             tournament: Some(self.tournament_id.clone()),
+            // A tournament's scores are integers (docs/decimals.md).
+            scores: ScoreFormat::default(),
         }
     }
 

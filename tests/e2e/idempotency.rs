@@ -12,12 +12,13 @@ use leaderboard::service::ingest::IngestReply;
 use leaderboard::service::{Context, Settings};
 
 use crate::support::TestEnv;
+use leaderboard::decimal::Shown;
 
 /// The parts of a reply that make up the receipt.
 fn receipt(r: &IngestReply) -> (i64, Option<i64>, bool, String, String) {
     (
-        r.score,
-        r.previous_score,
+        r.score.get(),
+        r.previous_score.map(Shown::get),
         r.update_applied,
         r.updated_at.clone(),
         r.last_match_id.to_string(),
@@ -35,7 +36,10 @@ async fn when_match_id_is_replayed_sequentially_one_update_applies_and_receipts_
     }
     let first = &replies[0];
     assert!(!first.replayed && first.update_applied);
-    assert_eq!((first.score, first.previous_score), (50, Some(10)));
+    assert_eq!(
+        (first.score.get(), first.previous_score.map(Shown::get)),
+        (50, Some(10))
+    );
     for r in &replies[1..] {
         assert!(r.replayed);
         assert_eq!(receipt(r), receipt(first));
@@ -85,7 +89,7 @@ async fn concurrent_improving_writes_end_at_the_maximum_with_one_reply_applying_
     .collect();
     let winners: Vec<_> = replies
         .iter()
-        .filter(|r| r.update_applied && r.score == 25)
+        .filter(|r| r.update_applied && r.score.get() == 25)
         .collect();
     assert_eq!(winners.len(), 1, "exactly one reply applies the maximum");
     assert_eq!(winners[0].last_match_id.as_str(), "m25");
@@ -194,7 +198,7 @@ async fn submit(
         board: b.clone(),
         player: crate::support::player("p1"),
         match_id: leaderboard::ids::MatchId::parse(m).unwrap(),
-        score: crate::support::score(s),
+        score: crate::support::amount(s),
         event_ts: None,
         want_previous_rank: false,
         reached_at: None,
@@ -278,17 +282,21 @@ async fn rows_and_receipts_from_before_rows_kept_receipts_still_answer_and_count
 
     let old = env.submit(&lb, "ana", "old", 10).await.unwrap();
     assert_eq!(
-        (old.replayed, old.score, old.previous_score),
+        (old.replayed, old.score.get(), old.previous_score),
         (true, 10, None)
     );
     let new = env.submit(&lb, "ana", "new", 5).await.unwrap();
     assert_eq!(
-        (new.replayed, new.score, new.previous_score),
+        (
+            new.replayed,
+            new.score.get(),
+            new.previous_score.map(Shown::get)
+        ),
         (false, 15, Some(10))
     );
     for (m, value, score) in [("old", 10, 10), ("new", 5, 15)] {
         let again = env.submit(&lb, "ana", m, value).await.unwrap();
-        assert_eq!((again.replayed, again.score), (true, score), "{m}");
+        assert_eq!((again.replayed, again.score.get()), (true, score), "{m}");
     }
     let total = store.get_standing(&lb, &ana).await.unwrap().unwrap();
     assert_eq!((total.score.get(), total.version), (15, 2));

@@ -4,6 +4,7 @@
 
 mod cluster;
 mod crash;
+mod decimals;
 mod demo_page;
 mod faults;
 mod gateway;

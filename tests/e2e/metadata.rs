@@ -25,7 +25,7 @@ use reqwest::Method;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Stack, TestEnv, batch, cluster_url, dynamodb_url, eventually, player, redis_url, score,
+    Stack, TestEnv, amount, batch, cluster_url, dynamodb_url, eventually, player, redis_url,
 };
 
 /// One result with `metadata` through the ingest use case.
@@ -41,7 +41,7 @@ async fn post(
         board: lb.clone(),
         player: player(p),
         match_id: MatchId::parse(m).expect("test match id"),
-        score: score(value),
+        score: amount(value),
         event_ts: None,
         want_previous_rank: false,
         reached_at: None,
@@ -371,7 +371,7 @@ async fn a_fanned_out_match_keeps_its_metadata_on_every_board_it_sets() -> Resul
         region: "EU".into(),
         player: player("ana"),
         match_id: MatchId::parse("m1")?,
-        score: score(70),
+        score: amount(70),
         event_ts: None,
         metadata: Some(Metadata::parse(json!({"replay": "fan-1"}))?),
     };

@@ -94,8 +94,8 @@ async fn walk_while_writing(policy: Policy) -> (Vec<String>, usize) {
             for e in &page.entries {
                 seen.push(e.player_id.clone());
                 let z = match dir {
-                    leaderboard::order::Direction::Desc => -e.score,
-                    leaderboard::order::Direction::Asc => e.score,
+                    leaderboard::order::Direction::Desc => -e.score.get(),
+                    leaderboard::order::Direction::Asc => e.score.get(),
                 };
                 keys.push((z, e.updated_at.clone(), e.player_id.clone()));
             }

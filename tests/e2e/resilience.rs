@@ -493,7 +493,10 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
             r.global_rank,
             rank_of(p.as_str())
         );
-        assert_eq!(r.score, truth[rank_of(p.as_str()) as usize - 1].score.get());
+        assert_eq!(
+            r.score.get(),
+            truth[rank_of(p.as_str()) as usize - 1].score.get()
+        );
     }
     // The top of the board is exact; only its total is an estimate.
     let page = reads::top(&down, &b, 10, RankMode::Unique).await.unwrap();

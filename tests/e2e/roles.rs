@@ -538,6 +538,7 @@ impl Fixture {
             window: "2026-W47".into(),
             start: 0,
             end: 1,
+            scores: Default::default(),
         }
     }
 

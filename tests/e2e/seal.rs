@@ -308,6 +308,7 @@ pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Boa
         sealed_at: None,
         dense_ranks: true,
         rank_index,
+        scores: Default::default(),
     };
     env.ctx.store.create_board(&board).await?;
     Ok(board)

@@ -177,7 +177,7 @@ async fn attempts_are_exact_under_concurrent_retries() -> Result<()> {
         match reply {
             Ok(r) => {
                 assert!(
-                    r.result.score >= 10 + m,
+                    r.result.score.get() >= 10 + m,
                     "the standing is at least this result"
                 );
                 assert!(r.attempts_used <= 3);
@@ -520,7 +520,10 @@ async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_
     let q = HistoryRequest::parse("g1", "race", "p0", Some(&scope), None, None, None)?;
     let history = seal::history(&env.ctx.store, q).await?;
     assert_eq!(history.windows.len(), 1);
-    assert_eq!((history.windows[0].rank, history.windows[0].score), (2, 10));
+    assert_eq!(
+        (history.windows[0].rank, history.windows[0].score.get()),
+        (2, 10)
+    );
     Ok(())
 }
 

@@ -127,8 +127,8 @@ fn accepted(o: &BoardOutcome) -> (i64, Option<i64>, bool, Option<u64>, Option<u6
             previous_rank,
             ..
         } => (
-            *score,
-            *previous_score,
+            score.get(),
+            previous_score.map(|s| s.get()),
             *update_applied,
             *rank,
             *previous_rank,
@@ -371,7 +371,10 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     .await
     .unwrap();
     assert_eq!(serde_json::to_value(rank.meta.source).unwrap(), "dynamodb");
-    assert_eq!((rank.global_rank, rank.total, rank.score), (3, 4, 101));
+    assert_eq!(
+        (rank.global_rank, rank.total, rank.score.get()),
+        (3, 4, 101)
+    );
     let around: Vec<_> = rank
         .neighbors
         .iter()

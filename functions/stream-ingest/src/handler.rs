@@ -71,6 +71,8 @@ mod tests {
             grace_seconds: 0,
             dense_ranks: true,
             rank_index_periods: None,
+            decimals: None,
+            score_format: None,
         };
         boards::create_family(&deps.ctx.store, family)
             .await

@@ -28,6 +28,7 @@ pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 
 use crate::board::Policy;
+use crate::decimal::Amount;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::score::Score;
 use crate::service::boards::{self, CreateBoard};
@@ -74,6 +75,8 @@ pub async fn seed(
         policy,
         dense_ranks: true,
         rank_index: true,
+        decimals: None,
+        score_format: None,
     };
     boards::create_board(&ctx.store, &ctx.index, create)
         .await
@@ -83,7 +86,10 @@ pub async fn seed(
             board: lb.clone(),
             player: PlayerId::parse(player).expect("a valid player id"),
             match_id: MatchId::parse(&format!("m-{player}")).expect("a valid match id"),
-            score: Score::new("score", *score).expect("a score in range"),
+            score: Amount::whole(
+                "score",
+                Score::new("score", *score).expect("a score in range"),
+            ),
             event_ts: None,
             want_previous_rank: false,
             reached_at: None,

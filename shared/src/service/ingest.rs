@@ -18,10 +18,12 @@
 //!    stream projector applies it later.
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use tracing::{instrument, warn};
 
 use super::Context;
 use crate::board::{Board, BoardStatus, Fold, Standing};
+use crate::decimal::{Amount, Shown};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
@@ -43,7 +45,9 @@ const MAX_ATTEMPTS: u32 = 64;
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ScoreBody {
-    pub new_score: Option<serde_json::Value>,
+    /// Read as written (a number's literal or a string), so a decimal is exact
+    /// (docs/decimals.md).
+    pub new_score: Option<Box<RawValue>>,
     pub match_id: Option<serde_json::Value>,
     /// When the match ended (RFC 3339 or ms); defaults to now. On a time-window board it
     /// must fall inside the window.
@@ -59,7 +63,8 @@ pub struct SubmitScore {
     pub board: LeaderboardId,
     pub player: PlayerId,
     pub match_id: MatchId,
-    pub score: Score,
+    /// The score as written; read at the board's places ([`Amount::scaled`]).
+    pub score: Amount,
     /// When the match ended, ms; `None` means now.
     pub event_ts: Option<i64>,
     /// Read the player's rank before the write and keep it in the receipt.
@@ -78,8 +83,7 @@ impl SubmitScore {
         body: ScoreBody,
     ) -> Result<Self, DomainError> {
         let score = match body.new_score {
-            Some(serde_json::Value::Number(n)) => Score::from_json("new_score", &n)?,
-            Some(_) => return Err(DomainError::invalid("new_score", "must be an integer")),
+            Some(raw) => Amount::read("new_score", &raw)?,
             None => return Err(DomainError::invalid("new_score", "is required")),
         };
         let match_id = match body.match_id {
@@ -111,8 +115,9 @@ impl SubmitScore {
 pub struct IngestReply {
     pub player_id: PlayerId,
     pub leaderboard_id: LeaderboardId,
-    pub score: i64,
-    pub previous_score: Option<i64>,
+    /// Written as the board writes scores (docs/decimals.md).
+    pub score: Shown,
+    pub previous_score: Option<Shown>,
     pub last_match_id: MatchId,
     /// Reached-at of `score`, RFC 3339 with ms: what the board orders ties by.
     pub updated_at: String,
@@ -127,12 +132,13 @@ pub struct IngestReply {
 }
 
 impl IngestReply {
-    fn new(req: &SubmitScore, r: &Receipt, replayed: bool) -> Self {
+    fn new(board: &Board, req: &SubmitScore, r: &Receipt, replayed: bool) -> Self {
+        let show = |s| board.scores.show(s);
         Self {
             player_id: req.player.clone(),
             leaderboard_id: req.board.clone(),
-            score: r.score.get(),
-            previous_score: r.previous_score.map(Score::get),
+            score: show(r.score),
+            previous_score: r.previous_score.map(show),
             last_match_id: r.last_match_id.clone(),
             updated_at: rfc3339_ms(r.updated_at),
             update_applied: r.update_applied,
@@ -209,12 +215,12 @@ pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
     req: &SubmitScore,
     consistency: Consistency,
 ) -> Result<Prepared, ServiceError> {
-    let dir = board.policy.direction();
+    let score = req.score.scaled(board.scores.decimals)?;
     let mut row = ctx
         .store
         .get_row(&req.board, &req.player, consistency)
         .await?;
-    if let Some(reply) = replay(ctx, req, &row, dir).await? {
+    if let Some(reply) = replay(ctx, board, req, score, &row).await? {
         return Ok(Prepared::Answered(reply));
     }
     let Some(refusal) = refusal(board, req, ctx.clock.now()) else {
@@ -225,7 +231,7 @@ pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
             .store
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
-        if let Some(reply) = replay(ctx, req, &row, dir).await? {
+        if let Some(reply) = replay(ctx, board, req, score, &row).await? {
             return Ok(Prepared::Answered(reply));
         }
     }
@@ -266,6 +272,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     counted: Option<AttemptCount<'_>>,
 ) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
+    let score = req.score.scaled(board.scores.decimals)?;
     let mut before = place_before(ctx, &req, dir).await;
     let previous_rank = match &before {
         Some(Ok(Placed::At(rank, _))) => Some(*rank),
@@ -275,29 +282,28 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     for attempt in 0..MAX_ATTEMPTS {
         let current = row.standing.as_ref();
         let now = now_ms();
-        let fold = match board.policy.fold(
-            current,
-            req.score,
-            &req.match_id,
-            req.reached_at.unwrap_or(now),
-        ) {
-            // A player whose standing was removed starts over after the removal.
-            Ok(fold) if current.is_none() => fold
-                .after_removal(row.version)
-                .carrying(req.metadata.clone()),
-            Ok(fold) => fold.carrying(req.metadata.clone()),
-            // A retry of an accepted match must replay, even if folding it again would
-            // now be refused (a SUM total near the limit); the row may have been stale.
-            Err(e) => {
-                let fresh = (ctx.store)
-                    .get_row(&req.board, &req.player, Consistency::Strong)
-                    .await?;
-                return replay(ctx, &req, &fresh, dir)
-                    .await?
-                    .ok_or_else(|| e.into());
-            }
-        };
-        let (standing, mut receipt) = outcome(&req, current, &fold);
+        let fold =
+            match board
+                .policy
+                .fold(current, score, &req.match_id, req.reached_at.unwrap_or(now))
+            {
+                // A player whose standing was removed starts over after the removal.
+                Ok(fold) if current.is_none() => fold
+                    .after_removal(row.version)
+                    .carrying(req.metadata.clone()),
+                Ok(fold) => fold.carrying(req.metadata.clone()),
+                // A retry of an accepted match must replay, even if folding it again would
+                // now be refused (a SUM total near the limit); the row may have been stale.
+                Err(e) => {
+                    let fresh = (ctx.store)
+                        .get_row(&req.board, &req.player, Consistency::Strong)
+                        .await?;
+                    return replay(ctx, board, &req, score, &fresh)
+                        .await?
+                        .ok_or_else(|| e.into());
+                }
+            };
+        let (standing, mut receipt) = outcome(&req, score, current, &fold);
         receipt.previous_rank = previous_rank;
         let commit = Commit {
             board: &req.board,
@@ -320,7 +326,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
             return Err(attempt_refused(ctx, &req.player, counted).await);
         }
         if outcome == CommitOutcome::Committed {
-            let mut reply = IngestReply::new(&req, &receipt, false);
+            let mut reply = IngestReply::new(board, &req, &receipt, false);
             let applied = receipt.update_applied.then_some(standing);
             // Unchanged, the player's place is the one just read before the write.
             let known = before.take().filter(|_| applied.is_none());
@@ -331,7 +337,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         row = (ctx.store)
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
-        if let Some(reply) = replay(ctx, &req, &row, dir).await? {
+        if let Some(reply) = replay(ctx, board, &req, score, &row).await? {
             return Ok(reply);
         }
         if let Some(game) = game_of(board) {
@@ -430,6 +436,7 @@ async fn placed_now<S, I: RankIndex>(
 /// when the fold changed nothing) and the receipt to keep for it.
 fn outcome<'a>(
     req: &SubmitScore,
+    score: Score,
     current: Option<&'a Standing>,
     fold: &'a Fold,
 ) -> (&'a Standing, Receipt) {
@@ -441,7 +448,7 @@ fn outcome<'a>(
         (Fold::Unchanged, None) => unreachable!("a fold without a standing always applies"),
     };
     let receipt = Receipt {
-        submitted: req.score,
+        submitted: score,
         score: standing.score,
         previous_score,
         update_applied,
@@ -454,13 +461,16 @@ fn outcome<'a>(
 }
 
 /// Answers a retry from its receipt, kept in `row` or (while one may be) in a receipt
-/// item of its own; `None` if the match is new to the row.
+/// item of its own; `None` if the match is new to the row. `score` is the submission's
+/// score at the board's places.
 async fn replay<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
+    board: &Board,
     req: &SubmitScore,
+    score: Score,
     row: &Row,
-    dir: Direction,
 ) -> Result<Option<IngestReply>, ServiceError> {
+    let dir = board.policy.direction();
     let receipt = match row.kept_receipt(&req.match_id) {
         Some(r) => Some(r.clone()),
         None if row.may_have_archived(now_ms() / 1000) => {
@@ -474,10 +484,10 @@ async fn replay<S: ScoreStore, I: RankIndex>(
         return Ok(None);
     };
     let digest = req.metadata.as_ref().map(Metadata::digest);
-    if receipt.submitted != req.score || receipt.metadata_digest != digest {
+    if receipt.submitted != score || receipt.metadata_digest != digest {
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
     }
-    let mut reply = IngestReply::new(req, &receipt, true);
+    let mut reply = IngestReply::new(board, req, &receipt, true);
     place(ctx, req, dir, None, None, None, &mut reply).await;
     Ok(Some(reply))
 }

@@ -26,6 +26,7 @@ use crate::store::{Consistency, RankIndex, Row, ScoreStore};
 use crate::time::rfc3339_ms;
 use crate::window::{NoWindow, Period, TimeWindow, window_of};
 
+use crate::decimal::Shown;
 pub use crate::match_result::{MatchBody, MatchResult};
 
 /// Why one board did not take the result.
@@ -40,8 +41,8 @@ pub struct Refusal {
 #[serde(untagged)]
 pub enum Outcome {
     Accepted {
-        score: i64,
-        previous_score: Option<i64>,
+        score: Shown,
+        previous_score: Option<Shown>,
         update_applied: bool,
         rank: Option<u64>,
         previous_rank: Option<u64>,
@@ -195,7 +196,7 @@ enum Share {
         scope: String,
         period: Period,
         board: Box<Board>,
-        req: SubmitScore,
+        req: Box<SubmitScore>,
         row: Row,
     },
 }
@@ -255,7 +256,7 @@ async fn prepare_window<S: ScoreStore, I: RankIndex>(
                 scope: scope.into(),
                 period,
                 board: Box::new(board),
-                req,
+                req: Box::new(req),
                 row,
             },
             Err(e) => Share::Done(outcome_of(Some(lb), refused_or_fail(e)?)),
@@ -270,7 +271,7 @@ pub(crate) fn submission(m: &MatchResult, board: LeaderboardId, ts: i64, now: i6
         board,
         player: m.player.clone(),
         match_id: m.match_id.clone(),
-        score: m.score,
+        score: m.score.clone(),
         event_ts: Some(ts),
         want_previous_rank: true,
         reached_at: Some(now),
@@ -295,7 +296,7 @@ async fn write_share<S: ScoreStore, I: RankIndex>(
             scope,
             period,
             leaderboard_id: Some(req.board.clone()),
-            outcome: match write(ctx, &board, req, row, None).await {
+            outcome: match write(ctx, &board, *req, row, None).await {
                 Ok(reply) => accepted(reply),
                 Err(e) => refused_or_fail(e)?,
             },

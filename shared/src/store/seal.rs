@@ -6,6 +6,7 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 
 use crate::board::Board;
+use crate::decimal::ScoreFormat;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::store::StoreError;
 use crate::window::Period;
@@ -65,6 +66,10 @@ pub struct SealedWindow {
     /// `[start, end)`, ms since the epoch.
     pub start: i64,
     pub end: i64,
+    /// How the board wrote its scores, so its results and history rows write them alike
+    /// (docs/decimals.md); absent on integer boards and rows sealed before it existed.
+    #[serde(default, skip_serializing_if = "ScoreFormat::is_integer")]
+    pub scores: ScoreFormat,
 }
 
 impl SealedWindow {
@@ -81,6 +86,7 @@ impl SealedWindow {
             window: w.window.key.clone()?,
             start: w.window.start?,
             end: w.window.end?,
+            scores: board.scores,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! One match result fanned out to every scope and period of its family.
 
 use leaderboard::board::Policy;
+use leaderboard::decimal::Amount;
 use leaderboard::score::Score;
 use leaderboard::service::boards::{self, CreateFamily};
 use leaderboard::service::scores::{self, MatchReply, MatchResult, Outcome};
@@ -20,6 +21,8 @@ async fn family(ctx: &Ctx, game: &str) {
         grace_seconds: 300,
         dense_ranks: true,
         rank_index_periods: None,
+        decimals: None,
+        score_format: None,
     };
     boards::create_family(&ctx.store, req)
         .await
@@ -34,7 +37,7 @@ fn result(game: &str, region: &str, m: &str, score: i64, event_ts: Option<i64>) 
         region: region.into(),
         player: player("alice"),
         match_id: match_id(m),
-        score: Score::new("score", score).unwrap(),
+        score: Amount::whole("score", Score::new("score", score).unwrap()),
         event_ts,
     }
 }
@@ -59,10 +62,10 @@ async fn one_result_lands_once_on_every_scope_and_period() {
     assert!(reply.results.iter().all(|r| matches!(
         r.outcome,
         Outcome::Accepted {
-            score: 100,
+            score,
             replayed: false,
             ..
-        }
+        } if score.get() == 100
     )));
     assert_eq!(ctx.store.stream_since(1).len(), 6);
     let again = scores::submit_match(&ctx, result("g1", "EU", "m1", 100, None))
@@ -92,7 +95,7 @@ async fn a_closed_window_refuses_its_share_and_the_others_still_apply() {
         }
         assert!(matches!(
             outcome(&reply, scope, Period::AllTime),
-            Outcome::Accepted { score: 100, .. }
+            Outcome::Accepted { score, .. } if score.get() == 100
         ));
     }
 }

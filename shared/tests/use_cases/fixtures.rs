@@ -2,6 +2,7 @@
 
 use futures::future::BoxFuture;
 use leaderboard::board::{Policy, Standing};
+use leaderboard::decimal::Amount;
 use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard::memory::{MemoryIndex, MemoryStore};
 use leaderboard::order::Direction;
@@ -57,7 +58,7 @@ pub async fn submit(
         board: board.clone(),
         player: player(p),
         match_id: match_id(m),
-        score: Score::new("score", score).expect("score"),
+        score: Amount::whole("score", Score::new("score", score).expect("score")),
         event_ts: None,
         want_previous_rank: false,
         reached_at: None,

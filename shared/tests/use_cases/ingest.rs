@@ -15,7 +15,7 @@ async fn a_retried_match_returns_its_first_receipt_and_changes_nothing() {
     let first = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
     assert!(!first.replayed);
     assert_eq!(
-        (first.score, first.rank, first.total),
+        (first.score.get(), first.rank, first.total),
         (100, Some(1), Some(1))
     );
     let again = submit(&ctx, &b, "alice", "m1", 100).await.unwrap();

@@ -39,7 +39,7 @@ async fn a_removal_survives_every_replay_of_the_stream_and_a_rebuild_and_a_new_r
     let reply = remove::remove_entry(&ctx, &b, &player("p03"), reason("cheat"), &op())
         .await
         .unwrap();
-    assert_eq!(reply.taken_off.previous_score, 45);
+    assert_eq!(reply.taken_off.previous_score.get(), 45);
     assert_eq!(reply.taken_off.previous_rank, Some(3));
     assert_index_matches_store(&ctx, &b).await;
     // The whole stream again, in order and reversed: the removal holds.
@@ -64,7 +64,7 @@ async fn a_removal_survives_every_replay_of_the_stream_and_a_rebuild_and_a_new_r
     let retry = submit(&ctx, &b, "p03", "m-extra", 5).await.unwrap();
     assert!(retry.replayed);
     let fresh = submit(&ctx, &b, "p03", "m-new", 7).await.unwrap();
-    assert_eq!((fresh.score, fresh.previous_score), (7, None));
+    assert_eq!((fresh.score.get(), fresh.previous_score), (7, None));
     project(&ctx.index, &Reporter::default(), ctx.store.stream_batch()).await;
     assert_index_matches_store(&ctx, &b).await;
     // Nothing to remove: not ranked.

@@ -16,7 +16,7 @@ use crate::fixtures::{board, ctx, ctx_reporting, player, populate};
 fn rows(entries: &[Entry]) -> Vec<(u64, String, i64)> {
     entries
         .iter()
-        .map(|e| (e.rank, e.player_id.clone(), e.score))
+        .map(|e| (e.rank, e.player_id.clone(), e.score.get()))
         .collect()
 }
 
@@ -65,8 +65,14 @@ async fn with_the_index_away_reads_come_from_the_store_flagged_and_equal() {
         (rank.global_rank, rank.total)
     );
     assert_eq!((rank2.global_rank, rank2.total), (13, 20));
-    assert_eq!((rank.percentile, rank.points_to_next), (40.0, Some(11)));
-    assert_eq!((rank2.percentile, rank2.points_to_next), (40.0, Some(11)));
+    assert_eq!(
+        (rank.percentile, rank.points_to_next.map(|p| p.get())),
+        (40.0, Some(11))
+    );
+    assert_eq!(
+        (rank2.percentile, rank2.points_to_next.map(|p| p.get())),
+        (40.0, Some(11))
+    );
     assert_eq!(rows(&rank2.neighbors), rows(&rank.neighbors));
     assert_eq!(rows(&page2.entries), rows(&page.entries));
     let next = reads::ranks(

@@ -46,6 +46,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
         sealed_at: None,
         dense_ranks: true,
         rank_index: true,
+        scores: Default::default(),
     };
     ctx.store.create_board(&board).await.unwrap();
     board
@@ -124,7 +125,7 @@ async fn a_window_is_sealed_once_however_often_the_schedule_runs_and_history_mat
         let h = history(&ctx.store, req).await.unwrap();
         assert_eq!(h.windows.len(), 1, "{}", key.player);
         assert_eq!(h.windows[0].rank, rank as u64 + 1);
-        assert_eq!(h.windows[0].score, key.score.get());
+        assert_eq!(h.windows[0].score.get(), key.score.get());
         assert_eq!(h.windows[0].window.leaderboard_id, *lb);
     }
     // Erased: history gone, the place in the results stays, unnamed.
@@ -198,7 +199,7 @@ async fn a_run_out_of_time_leaves_its_place_and_the_next_goes_on_from_it() {
             HistoryRequest::parse("g", "m", &key.player, None, Some("SEASON"), None, None).unwrap();
         let h = history(&ctx.store, req).await.unwrap();
         assert_eq!(
-            (h.windows[0].rank, h.windows[0].score),
+            (h.windows[0].rank, h.windows[0].score.get()),
             (i as u64 + 1, key.score.get())
         );
     }
@@ -222,6 +223,7 @@ async fn history_pages_newest_first_across_periods_with_no_gap_or_repeat() {
             window: key.into(),
             start: end - day,
             end,
+            scores: Default::default(),
         },
         rank: 1,
         score: end / day,

@@ -61,6 +61,8 @@ async fn family(ctx: &Ctx) {
         grace_seconds: 0,
         dense_ranks: true,
         rank_index_periods: None,
+        decimals: None,
+        score_format: None,
     };
     boards::create_family(&ctx.store, req).await.unwrap();
 }
@@ -261,6 +263,8 @@ async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
         grace_seconds: 0,
         dense_ranks: true,
         rank_index_periods: None,
+        decimals: None,
+        score_format: None,
     };
     boards::create_family(&ctx.store, req).await.unwrap();
     let m = mapping(

@@ -86,6 +86,7 @@ impl TestEnv {
             sealed_at: None,
             dense_ranks,
             rank_index: true,
+            scores: Default::default(),
         };
         let existing = self
             .ctx
@@ -142,6 +143,8 @@ impl TestEnv {
             grace_seconds,
             dense_ranks: true,
             rank_index_periods,
+            decimals: None,
+            score_format: None,
         };
         let created = boards::create_family(&self.ctx.store, req)
             .await
@@ -182,7 +185,7 @@ impl TestEnv {
             region: region.into(),
             player: player(p),
             match_id: MatchId::parse(match_id).expect("test match id"),
-            score: score(value),
+            score: amount(value),
             event_ts,
         };
         scores::submit_match(&self.ctx, m).await
@@ -200,7 +203,7 @@ impl TestEnv {
             board: board.clone(),
             player: player(p),
             match_id: MatchId::parse(match_id).expect("test match id"),
-            score: score(value),
+            score: amount(value),
             event_ts: None,
             want_previous_rank: false,
             reached_at: None,

@@ -28,6 +28,11 @@ pub fn player(raw: &str) -> PlayerId {
     PlayerId::parse(raw).expect("test player id")
 }
 
+/// A whole-number score as a submission carries it.
+pub fn amount(v: i64) -> leaderboard::decimal::Amount {
+    leaderboard::decimal::Amount::whole("new_score", score(v))
+}
+
 pub fn score(v: i64) -> Score {
     Score::new("score", v).expect("test score")
 }
@@ -165,7 +170,7 @@ where
 /// A match result's body: `s` for match `m`, now.
 pub fn result(m: &str, s: i64) -> leaderboard::service::ingest::ScoreBody {
     leaderboard::service::ingest::ScoreBody {
-        new_score: Some(serde_json::json!(s)),
+        new_score: Some(serde_json::value::to_raw_value(&s).expect("a number")),
         match_id: Some(serde_json::json!(m)),
         event_ts: None,
         metadata: None,

@@ -204,19 +204,33 @@ impl Stack {
         path: &str,
         body: Option<serde_json::Value>,
     ) -> Result<(u16, serde_json::Value)> {
+        let body = body.map(|b| b.to_string());
+        let (status, text) = self.call_text(method, path, body.as_deref()).await?;
+        let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
+        Ok((status, json))
+    }
+
+    /// [`Stack::call`] with the body sent and answered as text, exactly as written (a
+    /// number's digits as the client wrote them).
+    pub async fn call_text(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&str>,
+    ) -> Result<(u16, String)> {
         let mut req = self
             .http
             .request(method, format!("{}{path}", self.api))
             .header("x-api-key", API_KEY)
             .header("authorization", any_reader());
         if let Some(b) = body {
-            req = req.json(&b);
+            req = req
+                .header("content-type", "application/json")
+                .body(b.to_owned());
         }
         let resp = req.send().await?;
         let status = resp.status().as_u16();
-        let text = resp.text().await?;
-        let json = serde_json::from_str(&text).with_context(|| format!("not JSON: {text}"))?;
-        Ok((status, json))
+        Ok((status, resp.text().await?))
     }
 
     /// A GET as `player` (a token with that subject); returns the response headers too.

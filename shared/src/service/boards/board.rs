@@ -5,6 +5,7 @@ use tracing::{instrument, warn};
 
 use super::Created;
 use crate::board::{Board, BoardStatus, Policy, dense_unless_asked};
+use crate::decimal::{ScoreFormat, Style};
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
 use crate::service::moderation::{Operator, audit};
@@ -27,6 +28,10 @@ pub struct CreateBoard {
     /// [`Board::rank_index`]).
     #[serde(default = "ranked_unless_asked")]
     pub rank_index: bool,
+    /// Decimal places of its scores, 0 to 6 (default 0: integers; docs/decimals.md).
+    pub decimals: Option<i64>,
+    /// How replies write a decimal board's scores: `NUMBER` (default) or `STRING`.
+    pub score_format: Option<Style>,
 }
 
 fn ranked_unless_asked() -> bool {
@@ -43,6 +48,8 @@ pub struct BoardView {
     pub created_at: String,
     pub dense_ranks: bool,
     pub rank_index: bool,
+    pub decimals: u8,
+    pub score_format: Style,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub game: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -77,6 +84,8 @@ impl BoardView {
             created_at: rfc3339_ms(b.created_at),
             dense_ranks: b.dense_ranks,
             rank_index: b.rank_index,
+            decimals: b.scores.decimals.get(),
+            score_format: b.scores.style,
             game: w.as_ref().map(|w| w.game.clone()),
             mode: w.as_ref().map(|w| w.mode.clone()),
             scope: w.as_ref().map(|w| w.scope.clone()),
@@ -104,8 +113,10 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
         let why = "ids starting with t: are tournaments' boards (docs/tournaments.md)";
         return Err(crate::error::DomainError::invalid("leaderboard_id", why).into());
     }
+    let scores = ScoreFormat::asked(req.decimals, req.score_format)?;
     let now = now_ms();
     let board = Board {
+        scores,
         tournament: None,
         leaderboard_id: req.leaderboard_id,
         policy: req.policy,
@@ -125,6 +136,7 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
             if existing.policy == board.policy
                 && existing.dense_ranks == board.dense_ranks
                 && existing.rank_index == board.rank_index
+                && existing.scores == board.scores
                 && existing.window.is_none() =>
         {
             Ok(Created::Existing(BoardView::at(existing, now)))

@@ -7,6 +7,7 @@ use tracing::instrument;
 
 use super::Created;
 use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
+use crate::decimal::{ScoreFormat, Style};
 use crate::error::DomainError;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
@@ -37,6 +38,10 @@ pub struct CreateFamily {
     /// period but DAILY; see [`Board::rank_index`]).
     #[serde(default)]
     pub rank_index_periods: Option<Vec<Period>>,
+    /// Decimal places of its boards' scores, 0 to 6 (default 0; docs/decimals.md).
+    pub decimals: Option<i64>,
+    /// How replies write its boards' decimal scores: `NUMBER` (default) or `STRING`.
+    pub score_format: Option<Style>,
 }
 
 /// The periods that keep a rank order in DynamoDB unless the family says: all but
@@ -76,6 +81,8 @@ pub struct FamilyView {
     pub grace_seconds: i64,
     pub dense_ranks: bool,
     pub rank_index_periods: Vec<Period>,
+    pub decimals: u8,
+    pub score_format: Style,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -118,6 +125,8 @@ impl FamilyView {
             grace_seconds: f.grace_ms / 1000,
             dense_ranks: f.dense_ranks,
             rank_index_periods,
+            decimals: f.scores.decimals.get(),
+            score_format: f.scores.style,
             current,
         }
     }
@@ -148,6 +157,7 @@ impl CreateFamily {
             grace_ms: self.grace_seconds.saturating_mul(1000),
             dense_ranks: self.dense_ranks,
             rank_index_periods: Some(rank_index_periods),
+            scores: ScoreFormat::asked(self.decimals, self.score_format)?,
         }
         .validated()
     }
@@ -212,5 +222,6 @@ pub fn family_board(
         sealed_at: None,
         dense_ranks: family.dense_ranks,
         rank_index,
+        scores: family.scores,
     }
 }

@@ -21,6 +21,7 @@ use tracing::warn;
 
 use super::Context;
 use crate::board::Board;
+use crate::decimal::Shown;
 use crate::error::DomainError;
 use crate::ids::PlayerId;
 use crate::order::RankMode;
@@ -90,7 +91,8 @@ pub(crate) fn record(op: &Operator, action: AuditAction, reason: &Reason) -> Aud
 /// What taking a standing off a board found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TakenOff {
-    pub previous_score: i64,
+    /// Written as the board writes scores (docs/decimals.md).
+    pub previous_score: Shown,
     /// The player's rank just before, when the index could say.
     pub previous_rank: Option<u64>,
     /// The tombstone's version.
@@ -164,7 +166,7 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
                     warn!(%error, "index unavailable; the stream will take the entry out");
                 }
                 return Ok(Some(TakenOff {
-                    previous_score: standing.score.get(),
+                    previous_score: board.scores.show(standing.score),
                     previous_rank,
                     version,
                 }));

@@ -93,7 +93,7 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
         .collect();
     let mut entries: Vec<Entry> = rows
         .into_iter()
-        .map(|r| Entry::new(r.place, r.key, None))
+        .map(|r| Entry::new(r.place, r.key, None, board.scores))
         .collect();
     let from_index = meta.source == Source::Redis;
     let names_missing = !names::name(ctx, lb, &mut entries, known, from_index).await;

@@ -69,9 +69,9 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     let score = keys
         .iter()
         .find(|key| key.player == player.as_str())
-        .map(|key| key.score.get());
+        .map(|key| board.scores.show(key.score));
     let (friends_rank, window) = place_in_group(dir, mode, player, keys, k);
-    let mut neighbors = entries(mode, window.start, window.keys, Some(player));
+    let mut neighbors = entries(mode, window.start, window.keys, Some(player), board.scores);
     // Every friend's metadata came with their key: the rows picked need no more call.
     let known = names::Known::picked(&group, metadata, &neighbors);
     let from_index = meta.source == Source::Redis;
@@ -162,7 +162,10 @@ mod tests {
         assert_eq!(place(RankMode::Competition), (Some(2), 2));
         assert_eq!(place(RankMode::Dense), (Some(2), 2));
         let (_, w) = place_in_group(Direction::Desc, RankMode::Dense, &me, keys, 0);
-        assert_eq!(entries(RankMode::Dense, w.start, w.keys, None)[0].rank, 2);
+        assert_eq!(
+            entries(RankMode::Dense, w.start, w.keys, None, Default::default())[0].rank,
+            2
+        );
     }
 
     #[test]

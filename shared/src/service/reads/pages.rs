@@ -32,6 +32,7 @@
 //! writes stopped before the walk; under writes, a result posted during a degraded walk
 //! with an `event_ts` from before it is judged by that time (see `docs/walks.md`).
 
+use crate::board::Board;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -244,7 +245,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
         }
     };
     let from_index = page.meta.source == Source::Redis;
-    let mut reply = walk_on(signer, &scope, lb, mode, cursor, page);
+    let mut reply = walk_on(signer, &scope, &board, mode, cursor, page);
     reply.meta.names_missing = !names::name(ctx, lb, &mut reply.entries, known, from_index).await;
     Ok(reply)
 }
@@ -255,7 +256,7 @@ async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
 fn walk_on(
     signer: &CursorSigner,
     scope: &str,
-    lb: &LeaderboardId,
+    board: &Board,
     mode: RankMode,
     cursor: Option<PageCursor>,
     page: Page,
@@ -270,7 +271,7 @@ fn walk_on(
             left_out += 1;
         } else {
             returned += 1;
-            entries.push(Entry::new(rank, key.clone(), None));
+            entries.push(Entry::new(rank, key.clone(), None, board.scores));
         }
     }
     let read = page.keys.len() as u64;
@@ -312,7 +313,7 @@ fn walk_on(
         .filter(|_| first_rank > 1)
         .map(|k| cursor_at(k, true));
     PageReply {
-        leaderboard_id: lb.clone(),
+        leaderboard_id: board.leaderboard_id.clone(),
         rank_mode: mode,
         total: page.total,
         entries,

@@ -9,6 +9,7 @@ use super::names;
 use super::params::board_for;
 use super::reply::{Entry, Provenance, RankReply, Source, entries};
 use crate::caller::Caller;
+use crate::decimal::Shown;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
@@ -78,7 +79,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         rank: around.first_rank,
         place: around.first_place,
     };
-    let rows = entries(mode, start, around.entries, Some(player));
+    let rows = entries(mode, start, around.entries, Some(player), board.scores);
     let (points_to_next, mut neighbors) = standing_in(rows, k).ok_or_else(not_ranked)?;
     let from_index = meta.source == Source::Redis;
     let names_missing = !names::name(ctx, lb, &mut neighbors, known, from_index).await;
@@ -108,11 +109,13 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
 /// when that row is not in `rows`), and `rows` trimmed to `k` on each side of the
 /// player's own; `None` if the player's row is missing. Passing needs one point more
 /// than the gap: an equal score reached later ranks behind.
-fn standing_in(mut rows: Vec<Entry>, k: u64) -> Option<(Option<i64>, Vec<Entry>)> {
+fn standing_in(mut rows: Vec<Entry>, k: u64) -> Option<(Option<Shown>, Vec<Entry>)> {
     let me = rows.iter().position(|e| e.is_self)?;
-    let points = me
-        .checked_sub(1)
-        .map(|above| (rows[above].score - rows[me].score).abs() + 1);
+    // One unit of the board's last place more than the gap (0.001 on 3 decimals).
+    let points = me.checked_sub(1).map(|above| {
+        let (them, mine) = (rows[above].score, rows[me].score);
+        mine.format.show_scaled((them.get() - mine.get()).abs() + 1)
+    });
     let lo = me.saturating_sub(k as usize);
     let hi = (me + k as usize + 1).min(rows.len());
     Some((points, rows.drain(lo..hi).collect()))
@@ -172,6 +175,7 @@ async fn around_from_store<S: ScoreStore>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decimal::ScoreFormat;
     use crate::order::test_key as key;
 
     #[test]
@@ -188,18 +192,41 @@ mod tests {
         let rows = |mode| {
             let keys = vec![key("a", 90), key("me", 80), key("c", 70)];
             let start = Start { rank: 4, place: 4 };
-            entries(mode, start, keys, Some(&me))
+            entries(mode, start, keys, Some(&me), ScoreFormat::default())
         };
         let (points, trimmed) = standing_in(rows(RankMode::Unique), 0).unwrap();
-        assert_eq!(points, Some(11));
+        assert_eq!(points.map(Shown::get), Some(11));
         assert_eq!((trimmed[0].rank, trimmed.len()), (5, 1));
         let (points, trimmed) = standing_in(rows(RankMode::Unique), 1).unwrap();
-        assert_eq!((points, trimmed.len()), (Some(11), 3));
+        assert_eq!((points.map(Shown::get), trimmed.len()), (Some(11), 3));
         let top = vec![key("me", 80), key("c", 70)];
-        let top = entries(RankMode::Unique, Start::TOP, top, Some(&me));
-        assert_eq!(standing_in(top, 1).unwrap().0, None);
-        let nobody = entries(RankMode::Unique, Start::TOP, vec![key("c", 70)], Some(&me));
+        let top = entries(
+            RankMode::Unique,
+            Start::TOP,
+            top,
+            Some(&me),
+            ScoreFormat::default(),
+        );
+        assert!(standing_in(top, 1).unwrap().0.is_none());
+        let nobody = entries(
+            RankMode::Unique,
+            Start::TOP,
+            vec![key("c", 70)],
+            Some(&me),
+            ScoreFormat::default(),
+        );
         assert!(standing_in(nobody, 1).is_none());
+    }
+
+    #[test]
+    fn on_a_decimal_board_points_to_next_is_the_gap_and_one_unit_of_the_last_place() {
+        let me = PlayerId::parse("me").unwrap();
+        let three = ScoreFormat::asked(Some(3), None).unwrap();
+        let keys = vec![key("a", 90_000), key("me", 80_250)];
+        let rows = entries(RankMode::Unique, Start::TOP, keys, Some(&me), three);
+        let (points, rows) = standing_in(rows, 1).unwrap();
+        let shown = serde_json::to_string(&(points, rows[1].score)).unwrap();
+        assert_eq!(shown, "[9.751,80.250]");
     }
 
     #[test]
@@ -208,12 +235,31 @@ mod tests {
         // "a" and "me" share 80; "a" sorts first (same reached-at, "a" < "me").
         let keys = || vec![key("a", 80), key("me", 80), key("c", 70)];
         let start = Start { rank: 2, place: 2 };
-        let (points, rows) =
-            standing_in(entries(RankMode::Competition, start, keys(), Some(&me)), 1).unwrap();
-        assert_eq!(points, Some(1));
+        let (points, rows) = standing_in(
+            entries(
+                RankMode::Competition,
+                start,
+                keys(),
+                Some(&me),
+                ScoreFormat::default(),
+            ),
+            1,
+        )
+        .unwrap();
+        assert_eq!(points.map(Shown::get), Some(1));
         let ranks: Vec<u64> = rows.iter().map(|e| e.rank).collect();
         assert_eq!(ranks, [2, 2, 4]);
-        let (_, rows) = standing_in(entries(RankMode::Dense, start, keys(), Some(&me)), 1).unwrap();
+        let (_, rows) = standing_in(
+            entries(
+                RankMode::Dense,
+                start,
+                keys(),
+                Some(&me),
+                ScoreFormat::default(),
+            ),
+            1,
+        )
+        .unwrap();
         let ranks: Vec<u64> = rows.iter().map(|e| e.rank).collect();
         assert_eq!(ranks, [2, 2, 3]);
     }

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::estimate::Estimate;
+use crate::decimal::{ScoreFormat, Shown};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{RankKey, RankMode, Start, places};
 use crate::profile::Card;
@@ -75,7 +76,8 @@ pub struct Entry {
     /// The row's place under the reply's `rank_mode`.
     pub rank: u64,
     pub player_id: String,
-    pub score: i64,
+    /// Written as the board writes scores (docs/decimals.md).
+    pub score: Shown,
     pub updated_at: String,
     /// True on the requesting player's own row.
     #[serde(rename = "self")]
@@ -93,7 +95,7 @@ impl From<&Entry> for crate::live::Row {
         Self {
             rank: e.rank,
             player_id: e.player_id.clone(),
-            score: e.score,
+            score: e.score.get(),
             card: e.card.clone(),
             metadata: e.metadata.clone(),
         }
@@ -101,11 +103,11 @@ impl From<&Entry> for crate::live::Row {
 }
 
 impl Entry {
-    pub(super) fn new(rank: u64, key: RankKey, me: Option<&PlayerId>) -> Self {
+    pub(super) fn new(rank: u64, key: RankKey, me: Option<&PlayerId>, f: ScoreFormat) -> Self {
         Self {
             rank,
             is_self: me.is_some_and(|p| p.as_str() == key.player),
-            score: key.score.get(),
+            score: f.show(key.score),
             updated_at: rfc3339_ms(key.reached_at),
             player_id: key.player,
             card: Card::default(),
@@ -114,17 +116,19 @@ impl Entry {
     }
 }
 
-/// Rows for consecutive `keys` in rank order, the first standing at `start`.
+/// Rows for consecutive `keys` in rank order, the first standing at `start`, their
+/// scores written as `f` says.
 pub(super) fn entries(
     mode: RankMode,
     start: Start,
     keys: Vec<RankKey>,
     me: Option<&PlayerId>,
+    f: ScoreFormat,
 ) -> Vec<Entry> {
     let ranks = places(mode, start, &keys);
     keys.into_iter()
         .zip(ranks)
-        .map(|(key, rank)| Entry::new(rank, key, me))
+        .map(|(key, rank)| Entry::new(rank, key, me, f))
         .collect()
 }
 
@@ -133,7 +137,7 @@ pub(super) fn entries(
 pub struct RankReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
-    pub score: i64,
+    pub score: Shown,
     /// The player's 1-based place on the whole board, under `rank_mode`.
     pub global_rank: u64,
     pub rank_mode: RankMode,
@@ -142,7 +146,7 @@ pub struct RankReply {
     /// broken as `unique` breaks them, whatever `rank_mode`), in percent, two decimals.
     pub percentile: f64,
     /// The points needed to pass the player directly above; `null` at rank 1.
-    pub points_to_next: Option<i64>,
+    pub points_to_next: Option<Shown>,
     pub updated_at: String,
     /// Up to k rows above and k below, the player's own row included and flagged.
     pub neighbors: Vec<Entry>,
@@ -169,7 +173,7 @@ pub struct FriendsReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
     /// The player's score on the board; `null` if the player has none.
-    pub score: Option<i64>,
+    pub score: Option<Shown>,
     /// The player's 1-based place in the group under `rank_mode`; `null` if the player
     /// has no score.
     pub friends_rank: Option<u64>,

@@ -61,7 +61,7 @@ async fn top_fresh<S: ScoreStore, I: RankIndex>(
         Ok((known, keys, total)) => (known, keys, total, Provenance::now(Source::Redis, false)),
         Err(e) => with_none(from_store(rank_order_after(ctx, &board, &e).await?).await?),
     };
-    let mut rows = entries(mode, Start::TOP, keys, None);
+    let mut rows = entries(mode, Start::TOP, keys, None, board.scores);
     let from_index = meta.source == Source::Redis;
     let names_missing = !names::name(ctx, lb, &mut rows, known, from_index).await;
     Ok(TopReply {

@@ -5,6 +5,7 @@
 use futures::future::try_join_all;
 use serde::Serialize;
 
+use crate::decimal::Shown;
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::profile::Card;
@@ -55,7 +56,8 @@ pub struct PlacingView {
     /// Absent for an erased player (their place stays).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub player_id: Option<PlayerId>,
-    pub score: i64,
+    /// Written as the board wrote scores (docs/decimals.md).
+    pub score: Shown,
     pub reached_at: String,
     /// The player's current display name, avatar and country (null for an erased
     /// player or one without a profile): read now, so a rename shows.
@@ -102,7 +104,7 @@ pub async fn results<S: ScoreStore>(
         .map(|p: &Placing| PlacingView {
             rank: p.rank,
             player_id: p.player_id.clone(),
-            score: p.score,
+            score: r.window.scores.show_scaled(p.score),
             reached_at: rfc3339_ms(p.reached_at),
             card: match p.player_id {
                 Some(_) => cards.next().map(|c| c.card).unwrap_or_default(),
@@ -188,7 +190,8 @@ pub struct HistoryEntry {
     #[serde(flatten)]
     pub window: WindowView,
     pub rank: u64,
-    pub score: i64,
+    /// Written as the window's board wrote scores (docs/decimals.md).
+    pub score: Shown,
     pub reached_at: String,
     /// The metadata of the result that set the player's final standing in the window.
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
@@ -275,7 +278,7 @@ pub async fn history<S: ScoreStore>(
             .map(|(r, md)| HistoryEntry {
                 window: WindowView::of(&r.window),
                 rank: r.rank,
-                score: r.score,
+                score: r.window.scores.show_scaled(r.score),
                 reached_at: rfc3339_ms(r.reached_at),
                 metadata: md.map(|m| m.to_object()),
                 league: r.league.clone(),
