@@ -20,7 +20,9 @@ pub enum DomainError {
     )]
     ScoreOutOfRange { field: &'static str, value: String },
     /// A score with more decimal places than its board keeps (never rounded).
-    #[error("{field}: more than {allowed} decimal places; this leaderboard keeps {allowed}")]
+    #[error(
+        "{field}: more decimal places than this leaderboard keeps ({allowed}); it never rounds"
+    )]
     TooManyDecimals { field: &'static str, allowed: u8 },
     /// The body is not the JSON object the route expects.
     #[error("request body is not valid JSON for this route: {0}")]

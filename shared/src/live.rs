@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::decimal::Shown;
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
 
@@ -144,9 +145,9 @@ pub struct Rows {
     /// The player's own rank (neighbourhoods only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rank: Option<u64>,
-    /// The player's score (neighbourhoods only).
+    /// The player's score (neighbourhoods only), as the board writes scores.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub score: Option<i64>,
+    pub score: Option<Shown>,
     pub entries: Vec<Row>,
 }
 
@@ -155,7 +156,8 @@ pub struct Rows {
 pub struct Row {
     pub rank: u64,
     pub player_id: String,
-    pub score: i64,
+    /// As the board writes scores (docs/decimals.md).
+    pub score: Shown,
     #[serde(flatten)]
     pub card: crate::profile::Card,
     /// The metadata of the result that set the row's standing.
@@ -281,6 +283,7 @@ impl Push {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::decimal::{ScoreFormat, Style};
 
     fn p(id: &str) -> PlayerId {
         PlayerId::parse(id).unwrap()
@@ -296,7 +299,7 @@ mod tests {
                 .map(|(i, (id, score))| Row {
                     rank: first + i as u64,
                     player_id: (*id).into(),
-                    score: *score,
+                    score: ScoreFormat::default().show_scaled(*score),
                     card: Default::default(),
                     metadata: None,
                 })
@@ -343,11 +346,45 @@ mod tests {
     }
 
     #[test]
+    fn a_decimal_boards_kept_rows_read_back_as_the_same_scores() {
+        for style in [Style::Number, Style::String] {
+            let three = ScoreFormat {
+                style,
+                ..ScoreFormat::asked(Some(3), None).unwrap()
+            };
+            let mut kept = rows(1, &[("x", 83_417), ("me", -1_250)], 1);
+            // The range's edge, whose double has more places than any board keeps.
+            for row in &mut kept.entries {
+                row.score.format = three;
+            }
+            kept.entries[0].score = ScoreFormat {
+                style,
+                ..ScoreFormat::asked(Some(6), None).unwrap()
+            }
+            .show_scaled(9_007_199_254_740_991);
+            kept.score = Some(three.show_scaled(-1_250));
+            let json = serde_json::to_string(&kept).unwrap();
+            assert!(
+                json.contains("9007199254.740991") && json.contains("-1.250"),
+                "{json}"
+            );
+            let back: Rows = serde_json::from_str(&json).unwrap();
+            let again = serde_json::to_string(&back).unwrap();
+            // Strings exactly; numbers through a double, so the same numbers.
+            let value = |s: &str| serde_json::from_str::<serde_json::Value>(s).unwrap();
+            assert_eq!(value(&again), value(&json));
+            if style == Style::String {
+                assert_eq!((again, back), (json, kept));
+            }
+        }
+    }
+
+    #[test]
     fn the_digest_ignores_nothing_in_the_rows_and_nothing_else_exists() {
         let a = rows(2, &[("x", 9), ("me", 8)], 1);
         let mut b = a.clone();
         assert_eq!(a.digest(), b.digest());
-        b.entries[0].score = 10;
+        b.entries[0].score.value = 10;
         assert_ne!(a.digest(), b.digest());
     }
 

@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use leaderboard::time::rfc3339_ms as rfc3339;
 
-use crate::support::{Stack, drain, eventually, redis_url, subscribe, unique};
+use crate::support::{Stack, Subscriber, drain, eventually, redis_url, subscribe, unique};
 
 /// One scale of the test: a board's places, how it writes scores, the range's top at
 /// that scale (2^53-1 scaled), a score the client writes with trailing zeros or an
@@ -197,6 +197,31 @@ async fn decimal_boards_take_and_answer_scores_exactly_on_every_route_at_the_ran
             friends.contains(&s.field("score", s.mid))
                 && friends.contains(&s.field("score", s.top)),
             "{friends}"
+        );
+        // The live top: read, then pushed when a new score enters it.
+        let path = format!("/leaderboards/{lb}/live/top?n=3");
+        let (status, view) = stack.call_text(Method::GET, &path, None).await?;
+        assert_eq!(status, 200, "{view}");
+        assert!(
+            view.contains(&s.field("score", s.top)) && view.contains(&s.field("score", &bottom)),
+            "{view}"
+        );
+        let channel: Value = serde_json::from_str(&view)?;
+        let mut viewer = Subscriber::signed_in(&stack, "viewer").await?;
+        viewer
+            .subscribe(channel["channel"].as_str().context("channel")?)
+            .await?
+            .expect("a board's channel is open to players");
+        let (status, reply) = submit(&stack, &lb, "new", "m1", s.mid_to_top).await?;
+        assert_eq!(status, 200, "{reply}");
+        let want = s.field("score", s.mid_to_top);
+        let (push, _) = viewer
+            .push_where(Duration::from_secs(10), |p| p.text.contains(&want))
+            .await?;
+        assert!(
+            push.text.contains(&s.field("score", s.top)),
+            "{}",
+            push.text
         );
         // Taking a standing off answers the score it had, as the board writes it.
         let (status, removed) = stack

@@ -202,8 +202,9 @@ const ROLES: [(&str, &[&str]); 12] = [
         ],
     ),
     ("ProjectorFunction", &[]),
-    // It reads the stream (the mapping) and Redis, and publishes to the events API.
-    ("LiveFunction", &[]),
+    // It reads the stream (the mapping) and Redis, and publishes to the events API; a
+    // watched board's definition says how it writes its scores.
+    ("LiveFunction", &["get_board"]),
     (
         "SealFunction",
         &[

@@ -23,6 +23,7 @@ use serde::Serialize;
 use tracing::{info, instrument, warn};
 
 use crate::caller::Caller;
+use crate::decimal::ScoreFormat;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::live::{
     PUSH_GAP_MS, Published, Push, Row, Rows, View, WATCH_TTL_MS, next_version, notices,
@@ -91,8 +92,10 @@ async fn snapshot<S: ScoreStore, I: RankIndex + LiveViews>(
     let dir = board.policy.direction();
     ctx.index.watch(lb, dir, &id, now + WATCH_TTL_MS).await?;
     // Names that could not be read go out null here; the next push brings them.
-    let ((rows, _), last) =
-        futures::try_join!(rows_of(ctx, lb, dir, &view), ctx.index.last_push(lb, &id),)?;
+    let ((rows, _), last) = futures::try_join!(
+        rows_of(ctx, lb, dir, board.scores, &view),
+        ctx.index.last_push(lb, &id),
+    )?;
     let version = match last {
         Some(l) => l.version,
         None => seed(&ctx.index, lb, &id, &rows).await?,
@@ -143,12 +146,13 @@ async fn rows_of<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
+    scores: ScoreFormat,
     view: &View,
 ) -> Result<(Rows, bool), IndexError> {
     let row = |rank, key: crate::order::RankKey| Row {
         rank,
         player_id: key.player,
-        score: key.score.get(),
+        score: scores.show(key.score),
         card: Card::default(),
         metadata: None,
     };
@@ -175,7 +179,7 @@ async fn rows_of<S: ScoreStore, I: RankIndex>(
                         .entries
                         .iter()
                         .find(|e| e.player == player.as_str())
-                        .map(|e| e.score.get());
+                        .map(|e| scores.show(e.score));
                     let rows = Rows {
                         rank: Some(a.rank),
                         score,
@@ -283,10 +287,18 @@ pub async fn publish<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
         .collect();
     let per_board = boards.iter().map(|(lb, &dir)| async move {
         let watched = index.watched(lb, now).await?;
+        if watched.is_empty() {
+            return Ok(Vec::new());
+        }
+        // How the board writes its scores (a cached read of its definition).
+        let scores = match ctx.boards.get(&ctx.store, lb).await {
+            Ok(board) => board.scores,
+            Err(ServiceError::BoardNotFound(_)) => return Ok(Vec::new()),
+            Err(e) => return Err(e),
+        };
         let views = watched.iter().filter_map(|id| View::from_id(id));
-        let outcomes =
-            futures::future::join_all(views.map(|view| push_view(ctx, out, lb, dir, view))).await;
-        Ok::<_, IndexError>(outcomes)
+        let pushes = views.map(|view| push_view(ctx, out, lb, dir, scores, view));
+        Ok::<_, ServiceError>(futures::future::join_all(pushes).await)
     });
     for outcomes in futures::future::join_all(per_board).await {
         let outcomes = match outcomes {
@@ -333,6 +345,7 @@ async fn push_view<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
     out: &B,
     lb: &LeaderboardId,
     dir: Direction,
+    scores: ScoreFormat,
     view: View,
 ) -> Result<Outcome, PushError> {
     let index = &ctx.index;
@@ -349,7 +362,7 @@ async fn push_view<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
         };
         // Holding the gate: a push keeps it for its gap; anything else frees it.
         let pushed = async {
-            let (rows, named) = rows_of(ctx, lb, dir, &view).await?;
+            let (rows, named) = rows_of(ctx, lb, dir, scores, &view).await?;
             if !named {
                 // Not pushed without its names (which would take them away until the
                 // next change): the batch is retried.

@@ -19,6 +19,8 @@ use super::Stack;
 pub struct Received {
     pub at: Instant,
     pub push: Value,
+    /// The push as the events API carried it, digit for digit.
+    pub text: String,
 }
 
 impl Received {
@@ -152,6 +154,7 @@ impl Subscriber {
                 Ok(Some(Received {
                     at: Instant::now(),
                     push: serde_json::from_str(event)?,
+                    text: event.to_owned(),
                 }))
             }
             Ok(v) => bail!("unexpected message: {v}"),

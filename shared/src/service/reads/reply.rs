@@ -95,7 +95,7 @@ impl From<&Entry> for crate::live::Row {
         Self {
             rank: e.rank,
             player_id: e.player_id.clone(),
-            score: e.score.get(),
+            score: e.score,
             card: e.card.clone(),
             metadata: e.metadata.clone(),
         }
