@@ -411,9 +411,11 @@ class IamTest(unittest.TestCase):
             s for s in roles.functions[f]
             if any(a.startswith("dynamodb:") for a in s.actions) and not s.resources[0].endswith("/stream/*")]
         self.assertEqual(table_statements("ProjectorFunction"), [])
-        # The live pushes read players' cards (their names), nothing else of the table.
+        # The live pushes read players' cards (their names) and the boards' definitions
+        # (how they write scores), nothing else of the table.
         self.assertEqual([(s.actions, s.leading_keys) for s in table_statements("LiveFunction")],
-                         [(["dynamodb:BatchGetItem"], ("ForAllValues:StringLike", ["P#*"]))])
+                         [(["dynamodb:BatchGetItem"], ("ForAllValues:StringLike", ["P#*"])),
+                          (["dynamodb:GetItem"], ("ForAllValues:StringLike", ["B#*"]))])
         self.assertTrue(all(s.leading_keys for f in roles.functions for s in table_statements(f)),
                         "every statement on the table names the keys it covers")
 
@@ -478,6 +480,11 @@ class OpenApiTest(unittest.TestCase):
         renamed = {**{k: v for k, v in rank.items() if k != "neighbors"}, "neighbours": [row]}
         self.assertIn("neighbours", verdict(renamed))
         self.assertIn("points_to_next", verdict({**rank, "points_to_next": 0}))
+        # A decimal board's scores: numbers with places, or decimal strings; nothing else.
+        self.assertIsNone(verdict({**rank, "score": 83.417, "points_to_next": 0.008}))
+        self.assertIsNone(verdict({**rank, "score": "-83.410", "points_to_next": "0.008"}))
+        self.assertIn("score", verdict({**rank, "score": "83,41"}))
+        self.assertIn("points_to_next", verdict({**rank, "points_to_next": "-0.008"}))
         self.assertIn("rank_mode", verdict({**rank, "rank_mode": "olympic"}))
         self.assertIsNotNone(verdict({"error": {"code": "no_such_code", "message": "x"}}, 404))
         self.assertIn("418", verdict({"error": {"code": "not_ranked", "message": "x"}}, 418))
