@@ -59,6 +59,7 @@ pub struct Player {
 impl Player {
     pub fn key(&self) -> RankKey {
         RankKey {
+            ties: leaderboard::tiebreak::Ties::none(),
             score: Score::new("score", self.score).expect("generated scores are in range"),
             reached_at: self.reached_at,
             player: self.id.clone(),

@@ -102,6 +102,7 @@ fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore 
         lb.clone(),
         id(PlayerId::parse, player),
         leaderboard::service::ingest::ScoreBody {
+            subscores: None,
             metadata: None,
             new_score: Some(serde_json::value::to_raw_value(&score).expect("a number")),
             match_id: Some(json!(m)),
@@ -113,6 +114,7 @@ fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore 
 
 fn result(game: &str, player: &str, m: &str, score: i64) -> MatchResult {
     MatchResult::new(MatchBody {
+        subscores: None,
         metadata: None,
         game: Some(game.into()),
         mode: Some("cost".into()),

@@ -125,6 +125,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let player = |i: usize| PlayerId::parse(&format!("cpc{i:06}")).expect("valid");
     let now = leaderboard::time::now_ms();
     let standing = |i: usize| Standing {
+        ties: leaderboard::tiebreak::Ties::none(),
         metadata: None,
         score: Score::new("score", 4_000_000 + i as i64).expect("in range"),
         reached_at: now,
@@ -134,6 +135,8 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let dynamodb_commit_us = per_call_us(count, |i| async move {
         let (player, s) = (player(i), standing(i));
         let receipt = Receipt {
+            submitted_ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard::tiebreak::Ties::none(),
             metadata_digest: None,
             submitted: s.score,
             score: s.score,
@@ -182,6 +185,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
             board: lb.clone(),
             direction: Direction::Desc,
             key: RankKey {
+                ties: leaderboard::tiebreak::Ties::none(),
                 score: s.score,
                 reached_at: s.reached_at,
                 player: player(i).to_string(),
@@ -246,6 +250,7 @@ pub fn run(
         rt.block_on(async move {
             let ctx = context(&redis_url, &dynamodb_url, &table).await?;
             let submit = |i: usize| SubmitScore {
+                subscores: Vec::new(),
                 metadata: None,
                 board: lb.clone(),
                 player: PlayerId::parse(&format!("cpu{i:06}")).expect("valid"),

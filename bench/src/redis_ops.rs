@@ -151,6 +151,7 @@ fn moved(p: &Player, rng: &mut Rng, seq: usize) -> Player {
 /// A stream record as the DynamoDB stream delivers a changed standing.
 fn record(lb: &LeaderboardId, p: &Player, version: u64, seq: usize) -> EventRecord {
     let standing = Standing {
+        ties: leaderboard::tiebreak::Ties::none(),
         metadata: None,
         score: p.key().score,
         reached_at: p.reached_at,

@@ -8,9 +8,10 @@ use serde::{Deserialize, Serialize};
 use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
-use crate::order::{Direction, RankMode};
+use crate::order::{Direction, RankKey, RankMode};
 use crate::profile::Metadata;
 use crate::score::Score;
+use crate::tiebreak::{Columns, Ties};
 use crate::window::TimeWindow;
 
 /// How a board combines a player's submissions. Fixed when the board is created.
@@ -175,6 +176,8 @@ impl Board {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Standing {
     pub score: Score,
+    /// The tie-break columns' values, encoded (empty on a board without columns).
+    pub ties: Ties,
     /// When the current score was reached, ms since the Unix epoch (the tie-breaker).
     pub reached_at: i64,
     /// Increases by one on every applied change; Redis applies only newer versions.
@@ -184,6 +187,18 @@ pub struct Standing {
     /// The metadata of the result that set the standing (BEST/MIN: the best result's;
     /// SUM/LATEST: the last applied one's), if it carried any.
     pub metadata: Option<Metadata>,
+}
+
+impl Standing {
+    /// The standing's position key on its board, for `player`.
+    pub fn key(&self, player: &str) -> RankKey {
+        RankKey {
+            score: self.score,
+            ties: self.ties.clone(),
+            reached_at: self.reached_at,
+            player: player.to_owned(),
+        }
+    }
 }
 
 /// What one submission does to a standing.
@@ -228,21 +243,26 @@ impl Policy {
         }
     }
 
-    /// Folds one submission into the current standing.
+    /// Folds one submission (`score` with its tie-break values `ties`, on a board of
+    /// `columns`) into the current standing.
     ///
-    /// Ties keep the earlier standing (BEST/MIN), so the player who reached a score
-    /// first stays ahead. A SUM delta of 0 changes nothing. A SUM total leaving the
+    /// BEST and MIN compare the whole tuple: the score in the board's direction, then
+    /// the columns in theirs. Ties on every column keep the earlier standing, so the
+    /// player who reached a result first stays ahead. SUM adds the score and each
+    /// column; a delta of 0 on all of them changes nothing. A SUM total leaving the
     /// exact range is refused with [`DomainError::ScoreOutOfRange`].
     pub fn fold(
         self,
+        columns: &Columns,
         current: Option<&Standing>,
-        submitted: Score,
+        (score, ties): (Score, &Ties),
         match_id: &MatchId,
         now_ms: i64,
     ) -> Result<Fold, DomainError> {
-        let next = |score: Score| {
+        let next = |score: Score, ties: Ties| {
             Fold::Applied(Standing {
                 score,
+                ties,
                 reached_at: now_ms,
                 version: current.map_or(1, |c| c.version + 1),
                 last_match_id: match_id.clone(),
@@ -250,19 +270,32 @@ impl Policy {
             })
         };
         let Some(cur) = current else {
-            return Ok(next(submitted));
+            return Ok(next(score, ties.clone()));
+        };
+        // Strictly better in the board's order: the score first, then the ties' bytes
+        // (which are the columns' order, see `tiebreak`).
+        let better = |score_better: bool| {
+            score_better || (score == cur.score && ties.as_str() < cur.ties.as_str())
         };
         Ok(match self {
-            Self::Best if submitted > cur.score => next(submitted),
-            Self::Min if submitted < cur.score => next(submitted),
-            Self::Latest => next(submitted),
-            Self::Sum if submitted.get() != 0 => next(Score::new(
-                "score total",
-                cur.score.get() + submitted.get(),
-            )?),
+            Self::Best if better(score > cur.score) => next(score, ties.clone()),
+            Self::Min if better(score < cur.score) => next(score, ties.clone()),
+            Self::Latest => next(score, ties.clone()),
+            Self::Sum if !is_zero(columns, score, ties) => next(
+                Score::new("score total", cur.score.get() + score.get())?,
+                columns.add(&cur.ties, ties)?,
+            ),
             _ => Fold::Unchanged,
         })
     }
+}
+
+/// Whether a SUM delta adds nothing: a zero score and zero in every column.
+fn is_zero(columns: &Columns, score: Score, ties: &Ties) -> bool {
+    score == Score::ZERO
+        && columns
+            .values(ties)
+            .is_none_or(|values| values.iter().all(|v| *v == 0))
 }
 
 #[cfg(test)]
@@ -288,6 +321,7 @@ mod tests {
         Standing {
             metadata: None,
             score: Score::new("s", score).unwrap(),
+            ties: Ties::none(),
             reached_at: 1_000,
             version,
             last_match_id: MatchId::parse("old").unwrap(),
@@ -297,7 +331,13 @@ mod tests {
     fn fold(policy: Policy, cur: Option<&Standing>, score: i64) -> Fold {
         let m = MatchId::parse("m").unwrap();
         policy
-            .fold(cur, Score::new("s", score).unwrap(), &m, 2_000)
+            .fold(
+                &Columns::NONE,
+                cur,
+                (Score::new("s", score).unwrap(), &Ties::none()),
+                &m,
+                2_000,
+            )
             .unwrap()
     }
 
@@ -375,7 +415,7 @@ mod tests {
         let m = MatchId::parse("m").unwrap();
         let one = Score::new("s", 1).unwrap();
         assert!(matches!(
-            Policy::Sum.fold(Some(&near), one, &m, 0),
+            Policy::Sum.fold(&Columns::NONE, Some(&near), (one, &Ties::none()), &m, 0),
             Err(DomainError::ScoreOutOfRange { .. })
         ));
     }
@@ -384,5 +424,82 @@ mod tests {
     fn min_boards_rank_ascending() {
         assert_eq!(Policy::Min.direction(), Direction::Asc);
         assert_eq!(Policy::Best.direction(), Direction::Desc);
+    }
+
+    /// Folds `(score, subscores)` on a board whose columns are DESC then ASC.
+    fn fold_tuple(policy: Policy, cur: Option<&Standing>, score: i64, subs: [i64; 2]) -> Fold {
+        use crate::tiebreak::ColumnOrder::{Asc, Desc};
+        let columns = Columns::new(&[Desc, Asc]).unwrap();
+        let values: Vec<Score> = subs.iter().map(|v| Score::new("s", *v).unwrap()).collect();
+        let ties = columns.encode(&values).unwrap();
+        let m = MatchId::parse("m").unwrap();
+        policy
+            .fold(
+                &columns,
+                cur,
+                (Score::new("s", score).unwrap(), &ties),
+                &m,
+                2_000,
+            )
+            .unwrap()
+    }
+
+    fn tuple_standing(policy: Policy, score: i64, subs: [i64; 2]) -> Standing {
+        match fold_tuple(policy, None, score, subs) {
+            Fold::Applied(s) => s,
+            Fold::Unchanged => unreachable!("a first result applies"),
+        }
+    }
+
+    fn values(f: &Fold) -> Option<(i64, Vec<i64>)> {
+        use crate::tiebreak::ColumnOrder::{Asc, Desc};
+        let columns = Columns::new(&[Desc, Asc]).unwrap();
+        match f {
+            Fold::Applied(s) => Some((s.score.get(), columns.values(&s.ties).unwrap())),
+            Fold::Unchanged => None,
+        }
+    }
+
+    #[test]
+    fn best_and_min_compare_the_whole_tuple_column_by_column_and_keep_the_earlier_on_a_full_tie() {
+        // Columns: the first DESC (more is better), the second ASC (fewer is better).
+        let best = tuple_standing(Policy::Best, 10, [5, 3]);
+        let f = |score, subs| values(&fold_tuple(Policy::Best, Some(&best), score, subs));
+        assert_eq!(
+            f(11, [0, 99]),
+            Some((11, vec![0, 99])),
+            "a better score wins"
+        );
+        assert_eq!(
+            f(9, [99, 0]),
+            None,
+            "a worse score loses whatever its columns"
+        );
+        assert_eq!(f(10, [6, 99]), Some((10, vec![6, 99])), "the first column");
+        assert_eq!(f(10, [4, 0]), None);
+        assert_eq!(f(10, [5, 2]), Some((10, vec![5, 2])), "the second column");
+        assert_eq!(f(10, [5, 4]), None);
+        assert_eq!(f(10, [5, 3]), None, "a full tie keeps the earlier standing");
+
+        let min = tuple_standing(Policy::Min, 10, [5, 3]);
+        let f = |score, subs| values(&fold_tuple(Policy::Min, Some(&min), score, subs));
+        assert_eq!(f(9, [0, 99]), Some((9, vec![0, 99])));
+        assert_eq!(f(11, [99, 0]), None);
+        assert_eq!(f(10, [6, 3]), Some((10, vec![6, 3])));
+        assert_eq!(f(10, [5, 2]), Some((10, vec![5, 2])));
+        assert_eq!(f(10, [5, 3]), None);
+
+        let latest = tuple_standing(Policy::Latest, 10, [5, 3]);
+        let worse = fold_tuple(Policy::Latest, Some(&latest), 1, [0, 9]);
+        assert_eq!(values(&worse), Some((1, vec![0, 9])));
+    }
+
+    #[test]
+    fn sum_adds_every_column_and_a_delta_of_zero_everywhere_changes_nothing() {
+        let cur = tuple_standing(Policy::Sum, 10, [5, 3]);
+        let f = |score, subs| values(&fold_tuple(Policy::Sum, Some(&cur), score, subs));
+        assert_eq!(f(2, [-1, 4]), Some((12, vec![4, 7])));
+        assert_eq!(f(0, [0, 1]), Some((10, vec![5, 4])), "a column alone adds");
+        assert_eq!(f(0, [0, 0]), None);
     }
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
 use crate::score::{MAX_ABS_SCORE, Score};
+use crate::tiebreak::Columns;
 
 /// The most places a board may keep.
 pub const MAX_DECIMALS: u8 = 6;
@@ -50,21 +51,29 @@ pub enum Style {
     String,
 }
 
-/// A board's scores: their places and how they are written. Fixed at creation, so a
-/// stored integer always means one value.
+/// A board's scores: their places and how they are written, and the tie-break
+/// columns that follow the score in its order (docs/tiebreaks.md), whose values every
+/// row shows beside the score. Fixed at creation, so a stored integer (and stored ties)
+/// always mean one value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 pub struct ScoreFormat {
     #[serde(default)]
     pub decimals: Decimals,
     #[serde(default)]
     pub style: Style,
+    #[serde(default, skip_serializing_if = "Columns::is_empty")]
+    pub tiebreaks: Columns,
 }
 
 impl ScoreFormat {
-    /// The format a create body asks for: `decimals` (default 0) and `score_format`
+    /// The format a create body asks for: `decimals` (default 0), `score_format`
     /// (default `NUMBER`; an integer board writes integers whatever it says, but keeps
-    /// it as part of its settings).
-    pub fn asked(decimals: Option<i64>, style: Option<Style>) -> Result<Self, DomainError> {
+    /// it as part of its settings) and `tiebreaks` (default none; [`Columns::asked`]).
+    pub fn asked(
+        decimals: Option<i64>,
+        style: Option<Style>,
+        tiebreaks: Option<&serde_json::Value>,
+    ) -> Result<Self, DomainError> {
         let places = decimals.unwrap_or(0);
         let decimals = u8::try_from(places)
             .map_err(|_| DomainError::invalid("decimals", format!("must be 0 to {MAX_DECIMALS}")))
@@ -72,10 +81,11 @@ impl ScoreFormat {
         Ok(Self {
             decimals,
             style: style.unwrap_or_default(),
+            tiebreaks: Columns::asked(tiebreaks)?,
         })
     }
 
-    /// Today's integer boards, stored without the setting.
+    /// Today's integer boards without tie-break columns, stored without the setting.
     pub fn is_integer(&self) -> bool {
         *self == Self::default()
     }
@@ -167,13 +177,19 @@ fn read_back(text: &str, style: Style) -> Result<Shown, DomainError> {
     };
     Ok(Shown {
         value,
-        format: ScoreFormat { decimals, style },
+        format: ScoreFormat {
+            decimals,
+            style,
+            tiebreaks: Columns::NONE,
+        },
     })
 }
 
 impl Serialize for Shown {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let ScoreFormat { decimals, style } = self.format;
+        let ScoreFormat {
+            decimals, style, ..
+        } = self.format;
         if decimals.get() == 0 {
             return s.serialize_i64(self.value);
         }
@@ -526,6 +542,7 @@ mod tests {
     #[test]
     fn a_shown_score_is_an_integer_a_number_with_the_places_or_a_string() {
         let show = |decimals, style| ScoreFormat {
+            tiebreaks: crate::tiebreak::Columns::NONE,
             decimals: d(decimals),
             style,
         };

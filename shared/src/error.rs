@@ -24,6 +24,13 @@ pub enum DomainError {
         "{field}: more decimal places than this leaderboard keeps ({allowed}); it never rounds"
     )]
     TooManyDecimals { field: &'static str, allowed: u8 },
+    /// A result whose `subscores` do not give one value per tie-break column of its
+    /// board (docs/tiebreaks.md): well formed, refused by the board's settings (422).
+    #[error(
+        "subscores: this leaderboard breaks ties by {expected} column(s) and takes exactly \
+         that many values; {got} given"
+    )]
+    SubscoresMismatch { expected: usize, got: usize },
     /// The body is not the JSON object the route expects.
     #[error("request body is not valid JSON for this route: {0}")]
     MalformedJson(#[source] serde_json::Error),

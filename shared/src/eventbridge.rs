@@ -92,6 +92,8 @@ struct PlacedDetail<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     player_id: Option<&'a PlayerId>,
     score: Shown,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    subscores: Option<Vec<i64>>,
     reached_at: i64,
 }
 
@@ -101,6 +103,7 @@ impl<'a> ClosedDetail<'a> {
             rank: p.rank,
             player_id: p.player_id.as_ref(),
             score: e.window.scores.show_scaled(p.score),
+            subscores: e.window.scores.tiebreaks.shown(&p.ties),
             reached_at: p.reached_at,
         });
         Self {
@@ -140,6 +143,7 @@ mod tests {
 
     fn closed(scores: ScoreFormat) -> WindowClosed {
         let place = |rank: u64, player: &str, score: i64| Placing {
+            ties: crate::tiebreak::Ties::none(),
             rank,
             player_id: Some(PlayerId::parse(player).unwrap()),
             score,
@@ -179,7 +183,7 @@ mod tests {
             serde_json::to_value(ClosedDetail::of(&integer)).unwrap(),
             serde_json::to_value(&integer).unwrap()
         );
-        let three = ScoreFormat::asked(Some(3), None).unwrap();
+        let three = ScoreFormat::asked(Some(3), None, None).unwrap();
         let detail = serde_json::to_string(&ClosedDetail::of(&closed(three))).unwrap();
         let scores: Vec<&str> = detail.split("\"score\":").skip(1).collect();
         assert!(scores[0].starts_with("83.417,"), "{detail}");

@@ -230,6 +230,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         "payload_too_large" => 413,
         "score_out_of_range"
         | "too_many_decimals"
+        | "subscores_mismatch"
         | "event_ts_in_future"
         | "event_outside_window"
         | "unknown_region"

@@ -6,7 +6,8 @@
 //! Rules (plain functions over plain values, unit-tested without I/O):
 //! - [`ids`]: validated board, player and match ids;
 //! - [`caller`]: who is asking (player, IP), decoded at the edge;
-//! - [`score`]: scores within ±(2^53-1);
+//! - [`score`]: scores within ±(2^53-1); [`decimal`]: exact decimal scores (scaled
+//!   integers); [`tiebreak`]: tie-break columns and their order-preserving encoding;
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
 //! - [`window`]: UTC time windows;
@@ -86,6 +87,7 @@ pub mod social;
 pub mod sqs;
 pub mod store;
 pub mod telemetry;
+pub mod tiebreak;
 pub mod time;
 pub mod tls;
 pub mod tournament;
@@ -100,9 +102,10 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 17] = [
+    const RULES: [&str; 18] = [
         "ids",
         "decimal",
+        "tiebreak",
         "profile",
         "league",
         "tournament",

@@ -158,6 +158,9 @@ pub struct Row {
     pub player_id: String,
     /// As the board writes scores (docs/decimals.md).
     pub score: Shown,
+    /// The tie-break values, on a board with columns (docs/tiebreaks.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     #[serde(flatten)]
     pub card: crate::profile::Card,
     /// The metadata of the result that set the row's standing.
@@ -297,6 +300,7 @@ mod tests {
                 .iter()
                 .enumerate()
                 .map(|(i, (id, score))| Row {
+                    subscores: None,
                     rank: first + i as u64,
                     player_id: (*id).into(),
                     score: ScoreFormat::default().show_scaled(*score),
@@ -350,7 +354,7 @@ mod tests {
         for style in [Style::Number, Style::String] {
             let three = ScoreFormat {
                 style,
-                ..ScoreFormat::asked(Some(3), None).unwrap()
+                ..ScoreFormat::asked(Some(3), None, None).unwrap()
             };
             let mut kept = rows(1, &[("x", 83_417), ("me", -1_250)], 1);
             // The range's edge, whose double has more places than any board keeps.
@@ -359,7 +363,7 @@ mod tests {
             }
             kept.entries[0].score = ScoreFormat {
                 style,
-                ..ScoreFormat::asked(Some(6), None).unwrap()
+                ..ScoreFormat::asked(Some(6), None, None).unwrap()
             }
             .show_scaled(9_007_199_254_740_991);
             kept.score = Some(three.show_scaled(-1_250));

@@ -59,6 +59,10 @@ pub struct Fields {
     /// or when the event has nothing there, the result carries none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<FieldSource>,
+    /// Where each tie-break value is, one pointer per column of the family
+    /// (docs/tiebreaks.md); absent for a family without columns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub subscores: Vec<FieldSource>,
 }
 
 /// A score's units: the canonical score is `raw * multiply / divide`, exactly.
@@ -177,6 +181,29 @@ impl Mapping {
                 return Err(DomainError::invalid(name, "must come from the event"));
             }
         }
+        if f.subscores.len() > crate::tiebreak::MAX_COLUMNS {
+            return Err(DomainError::invalid(
+                "fields.subscores",
+                format!("at most {} pointers", crate::tiebreak::MAX_COLUMNS),
+            ));
+        }
+        for source in &f.subscores {
+            match source {
+                FieldSource::Path(p) if p.is_empty() || p.starts_with('/') => {}
+                FieldSource::Path(_) => {
+                    return Err(DomainError::invalid(
+                        "fields.subscores",
+                        "a JSON pointer starts with / (or is empty for the whole event)",
+                    ));
+                }
+                FieldSource::Const { .. } => {
+                    return Err(DomainError::invalid(
+                        "fields.subscores",
+                        "must come from the event",
+                    ));
+                }
+            }
+        }
         let s = self.score_scale;
         let whole = 1..=MAX_ABS_SCORE;
         if !whole.contains(&s.multiply) || !whole.contains(&s.divide) {
@@ -217,7 +244,20 @@ impl Mapping {
                 Some(FieldSource::Path(p)) => event.pointer(p).filter(|v| !v.is_null()).cloned(),
                 Some(FieldSource::Const { .. }) | None => None,
             },
+            subscores: self.subscores(event)?,
         })
+    }
+
+    /// The event's tie-break values, in the mapping's order (`None` when it maps none);
+    /// each must be there (the canonical rules judge them as `POST /scores` does).
+    fn subscores(&self, event: &Value) -> Result<Option<Value>, Unmappable> {
+        if self.fields.subscores.is_empty() {
+            return Ok(None);
+        }
+        let values = (self.fields.subscores.iter())
+            .map(|src| value(event, "subscores", src))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Some(Value::Array(values)))
     }
 
     /// The event's score: its text unchanged when the mapping does not scale it (a

@@ -8,6 +8,8 @@ use crate::decimal::Amount;
 use crate::error::DomainError;
 use crate::ids::{MatchId, PlayerId};
 use crate::profile::Metadata;
+use crate::score::Score;
+use crate::tiebreak::read_subscores;
 use crate::time::parse_ts;
 use crate::window::parse_name;
 
@@ -25,6 +27,8 @@ pub struct MatchBody {
     pub event_ts: Option<serde_json::Value>,
     /// A JSON object of at most 512 bytes, kept with each standing this result sets.
     pub metadata: Option<serde_json::Value>,
+    /// One integer per tie-break column of the family (docs/tiebreaks.md).
+    pub subscores: Option<serde_json::Value>,
 }
 
 /// A validated match result.
@@ -37,6 +41,8 @@ pub struct MatchResult {
     pub match_id: MatchId,
     /// The score as written; read at the family's places ([`Amount::scaled`]).
     pub score: Amount,
+    /// The tie-break values; their count is the family's to judge.
+    pub subscores: Vec<Score>,
     pub event_ts: Option<i64>,
     pub metadata: Option<Metadata>,
 }
@@ -59,6 +65,7 @@ impl MatchResult {
             player: PlayerId::parse(required("player_id", &body.player_id)?)?,
             match_id: MatchId::parse(required("match_id", &body.match_id)?)?,
             score,
+            subscores: read_subscores(body.subscores.as_ref())?,
             event_ts: body
                 .event_ts
                 .as_ref()

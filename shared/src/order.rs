@@ -1,13 +1,15 @@
 //! The rank order and its exact Redis encoding.
 //!
-//! Order (docs/api.md): score DESC (ASC for MIN boards), then reached-at ASC, then player id
-//! ASC. A sorted set orders by (double score ASC, member bytes ASC), so a standing is
+//! Order (docs/api.md): score DESC (ASC for MIN boards), then the board's tie-break
+//! columns (each in its own order), then reached-at ASC, then player id ASC. A sorted set orders by (double score ASC, member bytes ASC), so a standing is
 //! stored as
 //!
 //! - zscore = `-score` on descending boards and `score` on ascending ones: an integer
 //!   within ±(2^53-1), exact in a double, never mixed with anything else;
-//! - member = reached-at as 13 zero-padded decimal digits (ms, good until year 2286),
-//!   `:`, player id. Fixed width makes byte order equal (reached-at, player) order.
+//! - member = the tie-break columns' digits (none on a board without columns; see
+//!   `tiebreak`), reached-at as 13 zero-padded decimal digits (ms, good until year 2286),
+//!   `:`, player id. Every member of a board has the same fixed-width prefix, so byte
+//!   order equals (ties, reached-at, player) order; the first `:` ends the prefix.
 //!
 //! Reads always walk the set in ascending order (ZRANK / ZRANGE), never ZREV*, whose tie
 //! order would reverse the tie-breakers.
@@ -18,6 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
 use crate::score::Score;
+use crate::tiebreak::Ties;
 
 /// Digits of the reached-at prefix of a member.
 pub const REACHED_AT_WIDTH: usize = 13;
@@ -37,6 +40,8 @@ pub enum Direction {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RankKey {
     pub score: Score,
+    /// The tie-break columns' values, encoded (empty on a board without columns).
+    pub ties: Ties,
     pub reached_at: i64,
     pub player: String,
 }
@@ -54,13 +59,22 @@ impl RankKey {
     /// so that a clock error can never produce a wider, mis-ordered member.
     pub fn member(&self) -> String {
         let at = self.reached_at.clamp(0, MAX_REACHED_AT);
-        format!("{at:0width$}:{}", self.player, width = REACHED_AT_WIDTH)
+        format!(
+            "{}{at:0width$}:{}",
+            self.ties.as_str(),
+            self.player,
+            width = REACHED_AT_WIDTH
+        )
     }
 
     /// Rebuilds a key from a sorted-set entry; `None` if the member is not ours.
     pub fn from_entry(dir: Direction, member: &str, zscore: f64) -> Option<Self> {
-        let (at, player) = member.split_at_checked(REACHED_AT_WIDTH)?;
-        let player = player.strip_prefix(':')?;
+        let (prefix, player) = member.split_once(':')?;
+        let (ties, at) = prefix.split_at_checked(prefix.len().checked_sub(REACHED_AT_WIDTH)?)?;
+        let ties = Ties::stored(ties)?;
+        if !at.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
         let reached_at = at.parse().ok()?;
         if zscore.fract() != 0.0 || zscore.abs() > crate::score::MAX_ABS_SCORE as f64 {
             return None;
@@ -72,6 +86,7 @@ impl RankKey {
         };
         Some(Self {
             score: Score::new("zscore", score).ok()?,
+            ties,
             reached_at,
             player: player.to_owned(),
         })
@@ -107,6 +122,12 @@ impl RankKey {
         Self::from_entry(dir, member, zscore as f64)
     }
 
+    /// Whether two keys share a place under the shared rank modes: the same score and
+    /// the same tie-break values (reached-at and the player id break only `unique`).
+    pub fn ties_with(&self, other: &Self) -> bool {
+        self.score == other.score && self.ties == other.ties
+    }
+
     /// The documented order, written directly: the reference the encoding must match.
     pub fn cmp_in(&self, other: &Self, dir: Direction) -> Ordering {
         let by_score = match dir {
@@ -114,6 +135,7 @@ impl RankKey {
             Direction::Asc => self.score.cmp(&other.score),
         };
         by_score
+            .then_with(|| self.ties.cmp(&other.ties))
             .then(self.reached_at.cmp(&other.reached_at))
             .then_with(|| self.player.as_bytes().cmp(other.player.as_bytes()))
     }
@@ -193,7 +215,7 @@ pub fn places(mode: RankMode, start: Start, keys: &[RankKey]) -> Vec<u64> {
         let place = match (mode, out.last()) {
             (RankMode::Unique, _) => rank,
             (_, None) => start.place,
-            (_, Some(&prev)) if keys[i - 1].score == key.score => prev,
+            (_, Some(&prev)) if keys[i - 1].ties_with(key) => prev,
             (RankMode::Competition, Some(_)) => rank,
             (RankMode::Dense, Some(&prev)) => prev + 1,
         };
@@ -202,11 +224,12 @@ pub fn places(mode: RankMode, start: Start, keys: &[RankKey]) -> Vec<u64> {
     out
 }
 
-/// The first key of `key`'s score in rank order (reached-at 0, empty player id): the
-/// entries strictly before it are the ones with a strictly better score.
+/// The first key of `key`'s score and tie-break values in rank order (reached-at 0,
+/// empty player id): the entries strictly before it are the ones strictly better.
 pub fn tie_floor(key: &RankKey) -> RankKey {
     RankKey {
         score: key.score,
+        ties: key.ties.clone(),
         reached_at: 0,
         player: String::new(),
     }
@@ -217,6 +240,7 @@ pub fn tie_floor(key: &RankKey) -> RankKey {
 pub(crate) fn test_key(player: &str, score: i64) -> RankKey {
     RankKey {
         score: Score::new("s", score).expect("a test score in range"),
+        ties: Ties::none(),
         reached_at: 1,
         player: player.into(),
     }
@@ -297,6 +321,7 @@ mod tests {
     fn key(score: i64, reached_at: i64, player: &str) -> RankKey {
         RankKey {
             score: Score::new("s", score).unwrap(),
+            ties: Ties::none(),
             reached_at,
             player: player.into(),
         }
@@ -400,5 +425,84 @@ mod tests {
     fn foreign_members_are_not_decoded() {
         assert!(RankKey::from_entry(Direction::Desc, "alice", 1.0).is_none());
         assert!(RankKey::from_entry(Direction::Desc, "0000000000001:a", 1.5).is_none());
+    }
+
+    /// Keys on a board of two columns (DESC, ASC), colliding on the score, on each
+    /// column and on reached-at, at the range's edges.
+    fn tied_sample() -> Vec<RankKey> {
+        use crate::tiebreak::{ColumnOrder, Columns};
+        let columns = Columns::new(&[ColumnOrder::Desc, ColumnOrder::Asc]).unwrap();
+        let mut out = Vec::new();
+        for score in [MAX_ABS_SCORE, 7, 0, -MAX_ABS_SCORE] {
+            for first in [MAX_ABS_SCORE, 3, 0, -MAX_ABS_SCORE] {
+                for second in [-MAX_ABS_SCORE, -1, 2] {
+                    for (at, player) in [(4, "a"), (4, "b"), (1, "z")] {
+                        let values = [first, second].map(|v| Score::new("s", v).unwrap());
+                        out.push(RankKey {
+                            score: Score::new("s", score).unwrap(),
+                            ties: columns.encode(&values).unwrap(),
+                            reached_at: at,
+                            player: player.into(),
+                        });
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn ties_order_after_the_score_and_before_reached_at_in_redis_and_sort_keys() {
+        for dir in [Direction::Desc, Direction::Asc] {
+            let reference = reference_order(&tied_sample(), dir);
+            assert_eq!(redis_order(&tied_sample(), dir), reference, "{dir:?}");
+            let mut by_sort_key = tied_sample();
+            by_sort_key.sort_by_key(|k| k.sort_key(dir));
+            assert_eq!(by_sort_key, reference, "{dir:?}");
+            for k in tied_sample() {
+                let back = RankKey::from_entry(dir, &k.member(), k.zscore(dir) as f64);
+                assert_eq!(back.as_ref(), Some(&k));
+                assert_eq!(RankKey::from_sort_key(dir, &k.sort_key(dir)), Some(k));
+            }
+        }
+        // The first column (DESC) decides before the second (ASC), both before time.
+        let order = reference_order(&tied_sample(), Direction::Desc);
+        let first = &order[0];
+        assert_eq!(
+            (first.score.get(), first.reached_at, first.player.as_str()),
+            (MAX_ABS_SCORE, 1, "z")
+        );
+    }
+
+    #[test]
+    fn shared_places_tie_only_on_the_score_and_every_column() {
+        let keys = reference_order(&tied_sample(), Direction::Desc);
+        let competition = places(RankMode::Competition, Start::TOP, &keys);
+        let dense = places(RankMode::Dense, Start::TOP, &keys);
+        for i in 1..keys.len() {
+            let same = keys[i].ties_with(&keys[i - 1]);
+            assert_eq!(competition[i] == competition[i - 1], same);
+            assert_eq!(dense[i] == dense[i - 1], same);
+            if same {
+                assert_eq!(keys[i].ties, keys[i - 1].ties);
+            }
+            // The floor of a tuple ranks before every key of it and after every better one.
+            let floor = tie_floor(&keys[i]);
+            assert_eq!(
+                position_before(&keys, Direction::Desc, &floor) as u64 + 1,
+                competition[i]
+            );
+        }
+        // 4 scores x 4 first values x 3 second values, 3 keys each.
+        assert_eq!(*dense.last().unwrap(), 48);
+    }
+
+    #[test]
+    fn members_of_foreign_shapes_are_not_decoded() {
+        assert!(RankKey::from_entry(Direction::Desc, "12:0000000000001:a", 1.0).is_none());
+        assert!(RankKey::from_entry(Direction::Desc, "x0000000000001:a", 1.0).is_none());
+        assert!(RankKey::from_entry(Direction::Desc, "000000000000001:a", 1.0).is_none());
+        let k = RankKey::from_entry(Direction::Desc, "0000000000001:a:b", 1.0).unwrap();
+        assert_eq!(k.player, "a:b");
     }
 }

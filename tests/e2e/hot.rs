@@ -61,6 +61,7 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
                 board: b.clone(),
                 direction: Direction::Desc,
                 key: leaderboard::order::RankKey {
+                    ties: leaderboard::tiebreak::Ties::none(),
                     score: score(1000 - i),
                     reached_at: 1,
                     player: format!("p{i:02}"),
@@ -148,6 +149,7 @@ fn standing(
         board: b.clone(),
         direction: Direction::Desc,
         key: leaderboard::order::RankKey {
+            ties: leaderboard::tiebreak::Ties::none(),
             score: score(value),
             reached_at: 1,
             player,

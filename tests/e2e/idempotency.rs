@@ -194,6 +194,7 @@ async fn submit(
     s: i64,
 ) -> Result<IngestReply, ServiceError> {
     let req = leaderboard::service::ingest::SubmitScore {
+        subscores: Vec::new(),
         metadata: None,
         board: b.clone(),
         player: crate::support::player("p1"),
@@ -248,6 +249,7 @@ async fn rows_and_receipts_from_before_rows_kept_receipts_still_answer_and_count
     let now = leaderboard::time::now_ms();
     let ana = PlayerId::parse("ana").unwrap();
     let standing = Standing {
+        ties: leaderboard::tiebreak::Ties::none(),
         metadata: None,
         score: Score::new("score", 10).unwrap(),
         reached_at: now,

@@ -28,6 +28,7 @@ on_both_topologies!(
 
 fn keys() -> Vec<RankKey> {
     let k = |s: i64, at: i64, p: &str| RankKey {
+        ties: leaderboard::tiebreak::Ties::none(),
         score: score(s),
         reached_at: at,
         player: p.into(),
@@ -95,6 +96,7 @@ async fn versions(url: &str) {
         board: board.clone(),
         direction: Direction::Desc,
         key: RankKey {
+            ties: leaderboard::tiebreak::Ties::none(),
             score: score(s),
             reached_at: 10 + version as i64,
             player: "p".into(),

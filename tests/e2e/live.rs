@@ -146,6 +146,7 @@ async fn write_standings(
     let mut batch = Vec::new();
     for i in from..from + count {
         let standing = Standing {
+            ties: leaderboard::tiebreak::Ties::none(),
             metadata: None,
             score: Score::new("score", 10_000 + i)?,
             reached_at: leaderboard::time::now_ms(),

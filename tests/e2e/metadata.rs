@@ -38,6 +38,7 @@ async fn post(
     metadata: Option<Value>,
 ) -> Result<IngestReply, ServiceError> {
     let req = SubmitScore {
+        subscores: Vec::new(),
         board: lb.clone(),
         player: player(p),
         match_id: MatchId::parse(m).expect("test match id"),
@@ -366,6 +367,7 @@ async fn a_fanned_out_match_keeps_its_metadata_on_every_board_it_sets() -> Resul
         .family(Policy::Best, &[Period::AllTime, Period::Daily], None, 0)
         .await;
     let m = MatchResult {
+        subscores: Vec::new(),
         game,
         mode,
         region: "EU".into(),

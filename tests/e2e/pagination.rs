@@ -30,6 +30,7 @@ fn entry(
         board: b.clone(),
         direction: dir,
         key: RankKey {
+            ties: leaderboard::tiebreak::Ties::none(),
             score: score(s),
             reached_at: at,
             player: format!("p{p:04}"),

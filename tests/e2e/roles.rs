@@ -545,6 +545,7 @@ impl Fixture {
 
     fn history_row(&self) -> HistoryRow {
         HistoryRow {
+            ties: leaderboard::tiebreak::Ties::none(),
             player_id: PlayerId::parse("roles-nobody").unwrap(),
             window: self.sealed_window(),
             rank: 1,
@@ -560,6 +561,7 @@ impl Fixture {
             sealed_at: 1,
             total: 1,
             top: vec![Placing {
+                ties: leaderboard::tiebreak::Ties::none(),
                 rank: 1,
                 player_id: Some(PlayerId::parse("roles-nobody").unwrap()),
                 score: 1,

@@ -43,6 +43,7 @@ mod tests {
         version: u64,
     ) -> EventRecord {
         let s = Standing {
+            ties: leaderboard::tiebreak::Ties::none(),
             metadata: None,
             score: Score::new("score", score).unwrap(),
             reached_at: 1_000,

@@ -42,6 +42,7 @@ mod tests {
 
     fn standing(lb: &LeaderboardId, player: &str, score: i64) -> serde_dynamo::Item {
         let s = Standing {
+            ties: leaderboard::tiebreak::Ties::none(),
             metadata: None,
             score: Score::new("score", score).unwrap(),
             reached_at: 1_000,

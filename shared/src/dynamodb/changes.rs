@@ -142,6 +142,7 @@ mod tests {
 
     fn image(version: u64, score: i64) -> serde_dynamo::Item {
         let s = Standing {
+            ties: crate::tiebreak::Ties::none(),
             metadata: None,
             score: Score::new("score", score).unwrap(),
             reached_at: 1,

@@ -10,6 +10,7 @@ use crate::order::{Direction, RankKey};
 use crate::profile::Metadata;
 use crate::score::Score;
 use crate::store::{EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Row};
+use crate::tiebreak::Ties;
 
 /// A standing as stored, and as the stream delivers it to the projector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -21,6 +22,9 @@ pub struct StandingItem {
     pub player_id: PlayerId,
     pub direction: Direction,
     pub score: Score,
+    /// The tie-break values, encoded (absent on a board without columns).
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    pub ties: Ties,
     pub reached_at: i64,
     pub version: u64,
     pub last_match_id: MatchId,
@@ -84,8 +88,12 @@ pub struct InlineReceipt {
     match_id: MatchId,
     #[serde(rename = "s")]
     submitted: Score,
+    #[serde(rename = "t", default, skip_serializing_if = "Ties::is_empty")]
+    submitted_ties: Ties,
     #[serde(rename = "c")]
     score: Score,
+    #[serde(rename = "x", default, skip_serializing_if = "Ties::is_empty")]
+    ties: Ties,
     #[serde(rename = "p", default, skip_serializing_if = "Option::is_none")]
     previous_score: Option<Score>,
     #[serde(rename = "a")]
@@ -110,7 +118,9 @@ impl InlineReceipt {
         Self {
             match_id: k.match_id.clone(),
             submitted: r.submitted,
+            submitted_ties: r.submitted_ties.clone(),
             score: r.score,
+            ties: r.ties.clone(),
             previous_score: r.previous_score,
             update_applied: r.update_applied,
             updated_at: r.updated_at,
@@ -125,7 +135,9 @@ impl InlineReceipt {
         KeptReceipt {
             receipt: Receipt {
                 submitted: self.submitted,
+                submitted_ties: self.submitted_ties,
                 score: self.score,
+                ties: self.ties,
                 previous_score: self.previous_score,
                 update_applied: self.update_applied,
                 updated_at: self.updated_at,
@@ -150,11 +162,7 @@ impl StandingItem {
         s: &Standing,
         index_expire_at: Option<i64>,
     ) -> Self {
-        let rank_key = RankKey {
-            score: s.score,
-            reached_at: s.reached_at,
-            player: player.to_string(),
-        };
+        let rank_key = s.key(player.as_str());
         Self {
             pk: standing_partition(board, player),
             sk: player.to_string(),
@@ -163,6 +171,7 @@ impl StandingItem {
             player_id: player.clone(),
             direction,
             score: s.score,
+            ties: s.ties.clone(),
             reached_at: s.reached_at,
             version: s.version,
             last_match_id: s.last_match_id.clone(),
@@ -180,6 +189,7 @@ impl StandingItem {
             direction: self.direction,
             key: RankKey {
                 score: self.score,
+                ties: self.ties.clone(),
                 reached_at: self.reached_at,
                 player: self.player_id.to_string(),
             },
@@ -199,6 +209,7 @@ impl StandingItem {
         Standing {
             metadata: self.metadata(),
             score: self.score,
+            ties: self.ties,
             reached_at: self.reached_at,
             version: self.version,
             last_match_id: self.last_match_id,
@@ -324,7 +335,11 @@ pub(super) struct ReceiptItem {
     sk: String,
     kind: String,
     submitted: Score,
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    submitted_ties: Ties,
     score: Score,
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    ties: Ties,
     previous_score: Option<Score>,
     update_applied: bool,
     updated_at: i64,
@@ -346,7 +361,9 @@ impl ReceiptItem {
             sk,
             kind: "receipt".into(),
             submitted: r.submitted,
+            submitted_ties: r.submitted_ties.clone(),
             score: r.score,
+            ties: r.ties.clone(),
             previous_score: r.previous_score,
             update_applied: r.update_applied,
             updated_at: r.updated_at,
@@ -361,7 +378,9 @@ impl ReceiptItem {
     pub(super) fn receipt(self) -> Receipt {
         Receipt {
             submitted: self.submitted,
+            submitted_ties: self.submitted_ties,
             score: self.score,
+            ties: self.ties,
             previous_score: self.previous_score,
             update_applied: self.update_applied,
             updated_at: self.updated_at,

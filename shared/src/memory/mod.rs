@@ -77,6 +77,7 @@ pub async fn seed(
         rank_index: true,
         decimals: None,
         score_format: None,
+        tiebreaks: None,
     };
     boards::create_board(&ctx.store, &ctx.index, create)
         .await
@@ -90,6 +91,7 @@ pub async fn seed(
                 "score",
                 Score::new("score", *score).expect("a score in range"),
             ),
+            subscores: Vec::new(),
             event_ts: None,
             want_previous_rank: false,
             reached_at: None,

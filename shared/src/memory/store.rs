@@ -36,11 +36,7 @@ struct Stored {
 
 impl Stored {
     fn key(&self, player: &str) -> RankKey {
-        RankKey {
-            score: self.standing.score,
-            reached_at: self.standing.reached_at,
-            player: player.to_owned(),
-        }
+        self.standing.key(player)
     }
 
     fn entry(&self, board: &LeaderboardId, player: &str) -> IndexEntry {

@@ -205,6 +205,7 @@ impl ServiceError {
                 DomainError::BodyTooLarge { .. } => "payload_too_large",
                 DomainError::ScoreOutOfRange { .. } => "score_out_of_range",
                 DomainError::TooManyDecimals { .. } => "too_many_decimals",
+                DomainError::SubscoresMismatch { .. } => "subscores_mismatch",
                 DomainError::InvalidCursor => "invalid_cursor",
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
                 DomainError::DenseNotKept => "dense_ranks_not_kept",

@@ -26,7 +26,7 @@ use crate::board::{Board, BoardStatus, Fold, Standing};
 use crate::decimal::{Amount, Shown};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::order::{Direction, RankKey, RankMode};
+use crate::order::{Direction, RankMode};
 use crate::profile::Metadata;
 use crate::score::Score;
 use crate::service::ServiceError;
@@ -35,6 +35,7 @@ use crate::store::{
     AttemptCount, Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex,
     Receipt, Row, ScoreStore,
 };
+use crate::tiebreak::{Ties, read_subscores};
 use crate::time::{now_ms, rfc3339_ms};
 
 /// Optimistic attempts before giving up with [`ServiceError::Contention`].
@@ -55,6 +56,8 @@ pub struct ScoreBody {
     /// A JSON object of at most 512 bytes, kept with the standing when this result sets
     /// it and shown on the player's row.
     pub metadata: Option<serde_json::Value>,
+    /// One integer per tie-break column of the board (docs/tiebreaks.md).
+    pub subscores: Option<serde_json::Value>,
 }
 
 /// A validated submission.
@@ -65,6 +68,8 @@ pub struct SubmitScore {
     pub match_id: MatchId,
     /// The score as written; read at the board's places ([`Amount::scaled`]).
     pub score: Amount,
+    /// The tie-break values, as many as the board has columns ([`Columns::encode`]).
+    pub subscores: Vec<Score>,
     /// When the match ended, ms; `None` means now.
     pub event_ts: Option<i64>,
     /// Read the player's rank before the write and keep it in the receipt.
@@ -97,16 +102,28 @@ impl SubmitScore {
             .map(|v| crate::time::parse_ts("event_ts", v))
             .transpose()?;
         let metadata = body.metadata.map(Metadata::parse).transpose()?;
+        let subscores = read_subscores(body.subscores.as_ref())?;
         Ok(Self {
             board,
             player,
             match_id,
             score,
+            subscores,
             event_ts,
             want_previous_rank: true,
             reached_at: None,
             metadata,
         })
+    }
+}
+
+impl SubmitScore {
+    /// The result as `board` keeps it: the score at its places and the tie-break values
+    /// at its columns.
+    pub(crate) fn on(&self, board: &Board) -> Result<(Score, Ties), DomainError> {
+        let score = self.score.scaled(board.scores.decimals)?;
+        let ties = board.scores.tiebreaks.encode(&self.subscores)?;
+        Ok((score, ties))
     }
 }
 
@@ -117,6 +134,9 @@ pub struct IngestReply {
     pub leaderboard_id: LeaderboardId,
     /// Written as the board writes scores (docs/decimals.md).
     pub score: Shown,
+    /// The standing's tie-break values, on a board with columns (docs/tiebreaks.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     pub previous_score: Option<Shown>,
     pub last_match_id: MatchId,
     /// Reached-at of `score`, RFC 3339 with ms: what the board orders ties by.
@@ -138,6 +158,7 @@ impl IngestReply {
             player_id: req.player.clone(),
             leaderboard_id: req.board.clone(),
             score: show(r.score),
+            subscores: board.scores.tiebreaks.shown(&r.ties),
             previous_score: r.previous_score.map(show),
             last_match_id: r.last_match_id.clone(),
             updated_at: rfc3339_ms(r.updated_at),
@@ -215,12 +236,12 @@ pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
     req: &SubmitScore,
     consistency: Consistency,
 ) -> Result<Prepared, ServiceError> {
-    let score = req.score.scaled(board.scores.decimals)?;
+    let result = req.on(board)?;
     let mut row = ctx
         .store
         .get_row(&req.board, &req.player, consistency)
         .await?;
-    if let Some(reply) = replay(ctx, board, req, score, &row).await? {
+    if let Some(reply) = replay(ctx, board, req, &result, &row).await? {
         return Ok(Prepared::Answered(reply));
     }
     let Some(refusal) = refusal(board, req, ctx.clock.now()) else {
@@ -231,7 +252,7 @@ pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
             .store
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
-        if let Some(reply) = replay(ctx, board, req, score, &row).await? {
+        if let Some(reply) = replay(ctx, board, req, &result, &row).await? {
             return Ok(Prepared::Answered(reply));
         }
     }
@@ -272,7 +293,8 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     counted: Option<AttemptCount<'_>>,
 ) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
-    let score = req.score.scaled(board.scores.decimals)?;
+    let result = req.on(board)?;
+    let (score, ties) = &result;
     let mut before = place_before(ctx, &req, dir).await;
     let previous_rank = match &before {
         Some(Ok(Placed::At(rank, _))) => Some(*rank),
@@ -282,28 +304,26 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     for attempt in 0..MAX_ATTEMPTS {
         let current = row.standing.as_ref();
         let now = now_ms();
-        let fold =
-            match board
-                .policy
-                .fold(current, score, &req.match_id, req.reached_at.unwrap_or(now))
-            {
-                // A player whose standing was removed starts over after the removal.
-                Ok(fold) if current.is_none() => fold
-                    .after_removal(row.version)
-                    .carrying(req.metadata.clone()),
-                Ok(fold) => fold.carrying(req.metadata.clone()),
-                // A retry of an accepted match must replay, even if folding it again would
-                // now be refused (a SUM total near the limit); the row may have been stale.
-                Err(e) => {
-                    let fresh = (ctx.store)
-                        .get_row(&req.board, &req.player, Consistency::Strong)
-                        .await?;
-                    return replay(ctx, board, &req, score, &fresh)
-                        .await?
-                        .ok_or_else(|| e.into());
-                }
-            };
-        let (standing, mut receipt) = outcome(&req, score, current, &fold);
+        let at = req.reached_at.unwrap_or(now);
+        let columns = &board.scores.tiebreaks;
+        let fold = match (board.policy).fold(columns, current, (*score, ties), &req.match_id, at) {
+            // A player whose standing was removed starts over after the removal.
+            Ok(fold) if current.is_none() => fold
+                .after_removal(row.version)
+                .carrying(req.metadata.clone()),
+            Ok(fold) => fold.carrying(req.metadata.clone()),
+            // A retry of an accepted match must replay, even if folding it again would
+            // now be refused (a SUM total near the limit); the row may have been stale.
+            Err(e) => {
+                let fresh = (ctx.store)
+                    .get_row(&req.board, &req.player, Consistency::Strong)
+                    .await?;
+                return replay(ctx, board, &req, &result, &fresh)
+                    .await?
+                    .ok_or_else(|| e.into());
+            }
+        };
+        let (standing, mut receipt) = outcome(&req, &result, current, &fold);
         receipt.previous_rank = previous_rank;
         let commit = Commit {
             board: &req.board,
@@ -337,7 +357,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         row = (ctx.store)
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
-        if let Some(reply) = replay(ctx, board, &req, score, &row).await? {
+        if let Some(reply) = replay(ctx, board, &req, &result, &row).await? {
             return Ok(reply);
         }
         if let Some(game) = game_of(board) {
@@ -436,7 +456,7 @@ async fn placed_now<S, I: RankIndex>(
 /// when the fold changed nothing) and the receipt to keep for it.
 fn outcome<'a>(
     req: &SubmitScore,
-    score: Score,
+    (score, ties): &(Score, Ties),
     current: Option<&'a Standing>,
     fold: &'a Fold,
 ) -> (&'a Standing, Receipt) {
@@ -448,8 +468,10 @@ fn outcome<'a>(
         (Fold::Unchanged, None) => unreachable!("a fold without a standing always applies"),
     };
     let receipt = Receipt {
-        submitted: score,
+        submitted: *score,
+        submitted_ties: ties.clone(),
         score: standing.score,
+        ties: standing.ties.clone(),
         previous_score,
         update_applied,
         updated_at: standing.reached_at,
@@ -461,13 +483,13 @@ fn outcome<'a>(
 }
 
 /// Answers a retry from its receipt, kept in `row` or (while one may be) in a receipt
-/// item of its own; `None` if the match is new to the row. `score` is the submission's
-/// score at the board's places.
+/// item of its own; `None` if the match is new to the row. `result` is the submission
+/// at the board's places and columns ([`SubmitScore::on`]).
 async fn replay<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: &SubmitScore,
-    score: Score,
+    (score, ties): &(Score, Ties),
     row: &Row,
 ) -> Result<Option<IngestReply>, ServiceError> {
     let dir = board.policy.direction();
@@ -484,7 +506,10 @@ async fn replay<S: ScoreStore, I: RankIndex>(
         return Ok(None);
     };
     let digest = req.metadata.as_ref().map(Metadata::digest);
-    if receipt.submitted != score || receipt.metadata_digest != digest {
+    if receipt.submitted != *score
+        || receipt.submitted_ties != *ties
+        || receipt.metadata_digest != digest
+    {
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
     }
     let mut reply = IngestReply::new(board, req, &receipt, true);
@@ -512,11 +537,7 @@ async fn place<S, I: RankIndex>(
             let entry = IndexEntry {
                 board: req.board.clone(),
                 direction: dir,
-                key: RankKey {
-                    score: s.score,
-                    reached_at: s.reached_at,
-                    player: req.player.to_string(),
-                },
+                key: s.key(req.player.as_str()),
                 version: s.version,
                 expire_at,
                 kind: crate::store::EntryKind::Standing,

@@ -153,6 +153,7 @@ async fn rows_of<S: ScoreStore, I: RankIndex>(
         rank,
         player_id: key.player,
         score: scores.show(key.score),
+        subscores: scores.tiebreaks.shown(&key.ties),
         card: Card::default(),
         metadata: None,
     };

@@ -56,6 +56,7 @@ impl IndexEntry {
             direction,
             key: RankKey {
                 score: crate::score::Score::ZERO,
+                ties: crate::tiebreak::Ties::none(),
                 reached_at: 0,
                 player: player.to_string(),
             },

@@ -94,7 +94,9 @@ mod tests {
             receipt: Receipt {
                 metadata_digest: None,
                 submitted: Score::new("score", 1).unwrap(),
+                submitted_ties: crate::tiebreak::Ties::none(),
                 score: Score::new("score", 1).unwrap(),
+                ties: crate::tiebreak::Ties::none(),
                 previous_score: None,
                 update_applied: true,
                 updated_at: 0,

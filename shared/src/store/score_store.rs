@@ -11,14 +11,19 @@ use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::score::Score;
 use crate::store::StoreError;
+use crate::tiebreak::Ties;
 
 /// The stored outcome of one accepted submission, returned again on every retry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Receipt {
     /// The score the request carried (to spot a key reused with another payload).
     pub submitted: Score,
+    /// The tie-break values the request carried, encoded (empty without columns).
+    pub submitted_ties: Ties,
     /// The player's score on the board after this submission.
     pub score: Score,
+    /// The standing's tie-break values after this submission, encoded.
+    pub ties: Ties,
     pub previous_score: Option<Score>,
     pub update_applied: bool,
     /// Reached-at of `score`, ms since the epoch.

@@ -9,6 +9,7 @@ use crate::board::Board;
 use crate::decimal::ScoreFormat;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::store::StoreError;
+use crate::tiebreak::Ties;
 use crate::window::Period;
 
 /// Where the sealing of one window stands. One run at a time holds it (`owner`, until
@@ -49,6 +50,9 @@ pub struct Placing {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub player_id: Option<PlayerId>,
     pub score: i64,
+    /// The tie-break values, encoded (absent on a board without columns).
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    pub ties: Ties,
     /// When the score was reached, ms since the epoch.
     pub reached_at: i64,
 }
@@ -136,6 +140,9 @@ pub struct HistoryRow {
     pub window: SealedWindow,
     pub rank: u64,
     pub score: i64,
+    /// The tie-break values, encoded (absent on a board without columns).
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    pub ties: Ties,
     pub reached_at: i64,
     /// In a league's cohort: the tier the seal moved the player from and to, and
     /// their reward.

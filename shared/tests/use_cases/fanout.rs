@@ -12,6 +12,7 @@ use crate::fixtures::{Ctx, ctx, match_id, player};
 
 async fn family(ctx: &Ctx, game: &str) {
     let req = CreateFamily {
+        tiebreaks: None,
         game: game.into(),
         mode: "ranked".into(),
         policy: Policy::Best,
@@ -31,6 +32,7 @@ async fn family(ctx: &Ctx, game: &str) {
 
 fn result(game: &str, region: &str, m: &str, score: i64, event_ts: Option<i64>) -> MatchResult {
     MatchResult {
+        subscores: Vec::new(),
         metadata: None,
         game: game.into(),
         mode: "ranked".into(),

@@ -54,6 +54,7 @@ pub async fn submit(
     score: i64,
 ) -> Result<IngestReply, ServiceError> {
     let req = SubmitScore {
+        subscores: Vec::new(),
         metadata: None,
         board: board.clone(),
         player: player(p),

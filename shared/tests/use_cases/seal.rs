@@ -212,6 +212,7 @@ async fn history_pages_newest_first_across_periods_with_no_gap_or_repeat() {
     let ctx = ctx();
     let day = 86_400_000_i64;
     let row = |period: Period, key: &str, end: i64| HistoryRow {
+        ties: leaderboard::tiebreak::Ties::none(),
         player_id: player("ann"),
         window: SealedWindow {
             leaderboard_id: LeaderboardId::parse(&format!("g:m:GLOBAL:{}:{key}", period.as_str()))

@@ -130,6 +130,7 @@ impl TestEnv {
         let game = unique("g").replace(['-'], "_");
         let game = game[game.len().saturating_sub(30)..].to_owned();
         let req = CreateFamily {
+            tiebreaks: None,
             game: game.clone(),
             mode: "ranked".into(),
             policy,
@@ -179,6 +180,7 @@ impl TestEnv {
         event_ts: Option<i64>,
     ) -> Result<MatchReply, leaderboard::service::ServiceError> {
         let m = MatchResult {
+            subscores: Vec::new(),
             metadata: None,
             game: game.clone(),
             mode: mode.clone(),
@@ -199,6 +201,7 @@ impl TestEnv {
         value: i64,
     ) -> Result<IngestReply, leaderboard::service::ServiceError> {
         let req = SubmitScore {
+            subscores: Vec::new(),
             metadata: None,
             board: board.clone(),
             player: player(p),
@@ -219,6 +222,7 @@ impl TestEnv {
         let items: Vec<WriteRequest> = (0..players)
             .map(|i| {
                 let standing = leaderboard::board::Standing {
+                    ties: leaderboard::tiebreak::Ties::none(),
                     metadata: None,
                     score: score((i * 7_919 % 100_000) as i64),
                     reached_at: 1_700_000_000_000 + i as i64,

@@ -100,6 +100,7 @@ pub fn index_entry(
         board: board.clone(),
         direction: leaderboard::order::Direction::Desc,
         key: leaderboard::order::RankKey {
+            ties: leaderboard::tiebreak::Ties::none(),
             score: score(s),
             reached_at: 1_000 + version as i64,
             player: p.into(),
@@ -170,6 +171,7 @@ where
 /// A match result's body: `s` for match `m`, now.
 pub fn result(m: &str, s: i64) -> leaderboard::service::ingest::ScoreBody {
     leaderboard::service::ingest::ScoreBody {
+        subscores: None,
         new_score: Some(serde_json::value::to_raw_value(&s).expect("a number")),
         match_id: Some(serde_json::json!(m)),
         event_ts: None,

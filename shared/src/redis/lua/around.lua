@@ -22,7 +22,7 @@ if not r then
 end
 local lo = math.max(0, r - k)
 local rows = redis.call('ZRANGE', z, lo, r + k, 'WITHSCORES')
-local first = place(z, d, m, mode, lo, rows[2])
+local first = place(z, d, m, mode, lo, rows[2], rows[1])
 if not first then
   return {'stale', -1, 0, 0, {}, 0, false, {}}
 end

@@ -18,7 +18,7 @@ if #ARGV > 2 then
       local _, member, zscore, _, md = parse(values[i])
       local r = redis.call('ZRANK', z, member)
       if r then
-        local p = place(z, d, m, mode, r, zscore)
+        local p = place(z, d, m, mode, r, zscore, member)
         if not p then
           return {'stale', 0, {}, false, {}}
         end

@@ -29,7 +29,7 @@ for i = 1, n do
       keep = false
     elseif keep then
       zrem[#zrem + 1] = cm
-      gone[#gone + 1] = cz
+      gone[#gone + 1] = {cz, ties_of(cm)}
     end
   end
   if keep and zscore == '' then
@@ -57,17 +57,18 @@ end
 if not dense then
   return #zadd / 2
 end
-for _, cz in ipairs(gone) do
-  if not seen[cz] and redis.call('ZCOUNT', tz, cz, cz) == 0 then
-    redis.call('ZREM', td, cz)
+for _, old in ipairs(gone) do
+  local tuple = tuple_of(old[1], old[2])
+  if not seen[tuple] and not holds(tz, old[1], old[2]) then
+    redis.call('ZREM', td, tuple)
   end
-  seen[cz] = true
+  seen[tuple] = true
 end
 if #zadd > 0 then
   local dadd = {}
   for i = 1, #zadd, 2 do
     dadd[#dadd + 1] = zadd[i]
-    dadd[#dadd + 1] = zadd[i]
+    dadd[#dadd + 1] = tuple_of(zadd[i], ties_of(zadd[i + 1]))
   end
   redis.call('ZADD', td, unpack(dadd))
 end

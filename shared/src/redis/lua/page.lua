@@ -5,37 +5,10 @@
 -- Returns {state, 0-based rank of the first entry, size, entries with zscores, place,
 -- stamps, clock, the entries' card copies (`cards_of`, with the card prefix `cards`),
 -- their metadata (as `metadata_of`)}.
--- A key's position is ZCOUNT over lower scores plus a binary search among equal scores,
--- comparing members byte by byte (Lua's `<` on strings follows the server's locale).
+-- A key's position is found as the prelude's `position` finds it.
 local z, h, m, d = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local kind, key_zscore, key_member, rank0 = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local limit, mode, cards = tonumber(ARGV[5]), ARGV[6], ARGV[7]
-
-local function bytes_after(a, b)
-  for i = 1, math.min(#a, #b) do
-    local x, y = string.byte(a, i), string.byte(b, i)
-    if x ~= y then
-      return x > y
-    end
-  end
-  return #a > #b
-end
-
--- The 0-based rank of the first entry after the key (`past`), or at or after it.
-local function position(past)
-  local lo = redis.call('ZCOUNT', z, '-inf', '(' .. key_zscore)
-  local hi = redis.call('ZCOUNT', z, '-inf', key_zscore)
-  while lo < hi do
-    local mid = math.floor((lo + hi) / 2)
-    local at = redis.call('ZRANGE', z, mid, mid)[1]
-    if bytes_after(at, key_member) or (not past and at == key_member) then
-      hi = mid
-    else
-      lo = mid + 1
-    end
-  end
-  return lo
-end
 
 local state = checked(m, z, h)
 if state ~= 'ok' then
@@ -43,9 +16,9 @@ if state ~= 'ok' then
 end
 local pos, count = 0, limit
 if kind == 'after' then
-  pos = position(true)
+  pos = position(z, key_zscore, key_member, true)
 elseif kind == 'before' then
-  local stop = position(false)
+  local stop = position(z, key_zscore, key_member, false)
   pos = math.max(0, stop - limit)
   count = stop - pos
 elseif kind == 'at' then
@@ -57,14 +30,13 @@ if count > 0 then
 end
 local first = 1
 if #rows > 0 then
-  first = place(z, d, m, mode, pos, rows[2])
+  first = place(z, d, m, mode, pos, rows[2], rows[1])
   if not first then
     return {'stale', 0, 0, {}, 0, {}, 0, false, {}}
   end
   local players = {}
   for i = 1, #rows, 2 do
-    -- A member is the 13-digit reached-at, ':', then the player (order.rs).
-    players[#players + 1] = string.sub(rows[i], 15)
+    players[#players + 1] = player_of(rows[i])
   end
   local values = redis.call('HMGET', h, unpack(players))
   for i = 1, #values do

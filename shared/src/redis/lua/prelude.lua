@@ -1,5 +1,6 @@
 -- Shared by every script of the rank index (prepended to each). A board's keys:
---   z   sorted set: zscore -> member (reached-at + player, see order.rs)
+--   z   sorted set: zscore -> member (tie-break digits + reached-at, ':', player; see
+--       order.rs and `player_of`)
 --   h   hash: player -> 'version:stamp|zscore|member'; the stamp (microseconds on this
 --       server's clock, see `clock`) says when the entry took its current place, so a
 --       walk of the board can tell who moved since it began (values written before
@@ -7,8 +8,9 @@
 --   m   marker hash: state ('ok' | 'rebuilding' | 'stale'), lineage (the replication id
 --       the index was built on), size (players in z and h), gen (the running rebuild),
 --       dense ('0' when the board keeps no dense ranks, so no d; absent or '1': kept)
---   d   sorted set of the board's distinct zscores (member and score both the zscore),
---       for dense ranks: a player's dense rank is one more than ZCOUNT of d below theirs
+--   d   sorted set of the board's distinct tuples, for dense ranks: on a board without
+--       tie-break columns member and score are both the zscore, and a player's dense
+--       rank is one more than ZCOUNT of d below theirs; with columns see `tuple_of`
 --   x   hash of removed players' tombstones: player -> the version of the removal (an
 --       older change of theirs must not bring them back); kept through rebuilds
 --   tz, th, td  a rebuild's sorted set, hash and distinct zscores; tv the top-window
@@ -42,16 +44,81 @@ local function card_copy(value)
   return string.sub(value, #from + 2)
 end
 
+-- A member (order.rs) is a fixed-width prefix of digits, the tie-break columns' (none
+-- on a board without columns) then the 13 of reached-at, then ':' and the player: the
+-- first ':' ends the prefix.
+local function player_of(member)
+  return string.sub(member, string.find(member, ':', 1, true) + 1)
+end
+
+-- The tie-break digits of a member ('' on a board without columns).
+local function ties_of(member)
+  return string.sub(member, 1, string.find(member, ':', 1, true) - 14)
+end
+
+-- Whether string `a` sorts after `b` byte by byte, as sorted-set members do (Lua's `<`
+-- on strings follows the server's locale).
+local function bytes_after(a, b)
+  for i = 1, math.min(#a, #b) do
+    local x, y = string.byte(a, i), string.byte(b, i)
+    if x ~= y then
+      return x > y
+    end
+  end
+  return #a > #b
+end
+
+-- The 0-based rank in `z` of the first entry of zscore `zscore` whose member is at or
+-- after `member` (strictly after, when `past`): ZCOUNT over lower scores plus a binary
+-- search among the equal ones. `member` may be a prefix, e.g. tie-break digits: the
+-- first entry with ties at or after them.
+local function position(z, zscore, member, past)
+  local lo = redis.call('ZCOUNT', z, '-inf', '(' .. zscore)
+  local hi = redis.call('ZCOUNT', z, '-inf', zscore)
+  while lo < hi do
+    local mid = math.floor((lo + hi) / 2)
+    local at = redis.call('ZRANGE', z, mid, mid)[1]
+    if bytes_after(at, member) or (not past and at == member) then
+      hi = mid
+    else
+      lo = mid + 1
+    end
+  end
+  return lo
+end
+
+-- The member of `d` for an entry's tuple: on a board without columns the zscore (as
+-- given); with columns the zscore (as an integer) then ':' and the ties, scored by the
+-- zscore, so equal scores order by their ties and a tuple's rank in `d` is the number
+-- of distinct tuples before it.
+local function tuple_of(zscore, ties)
+  if ties == '' then
+    return zscore
+  end
+  return string.format('%.0f', tonumber(zscore)) .. ':' .. ties
+end
+
+-- Whether some entry of `z` still has zscore `zscore` and tie-break digits `ties`.
+local function holds(z, zscore, ties)
+  if ties == '' then
+    return redis.call('ZCOUNT', z, zscore, zscore) > 0
+  end
+  local at = position(z, zscore, ties, false)
+  if at >= redis.call('ZCOUNT', z, '-inf', zscore) then
+    return false
+  end
+  return string.sub(redis.call('ZRANGE', z, at, at)[1], 1, #ties) == ties
+end
+
 -- The players of `list`: sorted-set entries with their scores (`kind` 'scored',
--- members at odd places), members alone ('members'; a member is the 13-digit
--- reached-at, ':', then the player) or players ('players').
+-- members at odd places), members alone ('members') or players ('players').
 local function players_in(list, kind)
   local players = {}
   local step = kind == 'scored' and 2 or 1
   for i = 1, #list, step do
     local player = list[i]
     if kind ~= 'players' then
-      player = string.sub(player, 15)
+      player = player_of(player)
     end
     players[#players + 1] = player
   end
@@ -184,18 +251,18 @@ local function distinct_keys(keeps, d, td)
   return false, false
 end
 
--- Keeps the distinct zscores `dk` in step with the sorted set `zk` after one of its
--- entries moved from zscore `old` (nil: a new entry) to `new` (nil: the entry left).
--- `dk` false: the board keeps none.
-local function track_distinct(zk, dk, old, new)
-  if old == new or not dk then
+-- Keeps the distinct tuples `dk` in step with the sorted set `zk` after one of its
+-- entries moved from zscore `old` with ties `old_ties` (nil: a new entry) to `new` with
+-- `new_ties` (nil: the entry left). `dk` false: the board keeps none.
+local function track_distinct(zk, dk, old, old_ties, new, new_ties)
+  if (old == new and old_ties == new_ties) or not dk then
     return
   end
-  if old and redis.call('ZCOUNT', zk, old, old) == 0 then
-    redis.call('ZREM', dk, old)
+  if old and not holds(zk, old, old_ties) then
+    redis.call('ZREM', dk, tuple_of(old, old_ties))
   end
   if new then
-    redis.call('ZADD', dk, new, new)
+    redis.call('ZADD', dk, new, tuple_of(new, new_ties))
   end
 end
 
@@ -250,7 +317,7 @@ local function drop(zk, hk, dk, xk, player, version, removed, window)
     end
     redis.call('ZREM', zk, cm)
     redis.call('HDEL', hk, player)
-    track_distinct(zk, dk, cz, nil)
+    track_distinct(zk, dk, cz, ties_of(cm), nil, nil)
     delta = -1
   end
   if removed then
@@ -279,11 +346,11 @@ local function put(zk, hk, dk, xk, player, version, zscore, entry, window)
   end
   local member, md = split_md(entry)
   local touched = false
-  local old
+  local old, old_ties
   local cur = redis.call('HGET', hk, player)
   if cur then
     local cv, cm, cz, stamp, cmd = parse(cur)
-    old = cz
+    old, old_ties = cz, ties_of(cm)
     if cv >= tonumber(version) then
       return 0, cm, false, 0
     end
@@ -309,22 +376,27 @@ local function put(zk, hk, dk, xk, player, version, zscore, entry, window)
   end
   redis.call('ZADD', zk, zscore, member)
   redis.call('HSET', hk, player, value_of(version, clock(), zscore, member, md))
-  track_distinct(zk, dk, old, zscore)
+  track_distinct(zk, dk, old, old_ties, zscore, ties_of(member))
   if window and not touched then
     touched = inside(zk, window, zscore, member)
   end
   return 1, member, touched, cur and 0 or 1
 end
 
--- The place of the entry with zscore `zs` under rank mode `mode` ('unique' gives
--- `rank0` + 1): one more than the entries (competition) or the distinct zscores (dense)
--- strictly below it. False when the distinct zscores are missing from a board that has
--- entries (evicted): the caller marks the board stale rather than count from nothing.
--- A dense place on a board that keeps no dense ranks is the error `NODENSE` (callers
--- refuse such reads before asking).
-local function place(z, d, m, mode, rank0, zs)
+-- The place of the entry (`zs`, `member`) at 0-based rank `rank0` under rank mode
+-- `mode` ('unique' gives `rank0` + 1): one more than the entries (competition) or the
+-- distinct tuples (dense) strictly better, a tuple being the zscore and the tie-break
+-- digits. False when the distinct tuples are missing from a board that has entries
+-- (evicted): the caller marks the board stale rather than count from nothing. A dense
+-- place on a board that keeps no dense ranks is the error `NODENSE` (callers refuse
+-- such reads before asking).
+local function place(z, d, m, mode, rank0, zs, member)
+  local ties = ties_of(member)
   if mode == 'competition' then
-    return redis.call('ZCOUNT', z, '-inf', '(' .. zs) + 1
+    if ties == '' then
+      return redis.call('ZCOUNT', z, '-inf', '(' .. zs) + 1
+    end
+    return position(z, zs, ties, false) + 1
   elseif mode == 'dense' then
     if not keeps_distinct(m) then
       error({err = 'NODENSE the board keeps no dense ranks'})
@@ -333,7 +405,15 @@ local function place(z, d, m, mode, rank0, zs)
       redis.call('HSET', m, 'state', 'stale')
       return false
     end
-    return redis.call('ZCOUNT', d, '-inf', '(' .. zs) + 1
+    if ties == '' then
+      return redis.call('ZCOUNT', d, '-inf', '(' .. zs) + 1
+    end
+    local r = redis.call('ZRANK', d, tuple_of(zs, ties))
+    if not r then
+      redis.call('HSET', m, 'state', 'stale')
+      return false
+    end
+    return r + 1
   end
   return rank0 + 1
 end

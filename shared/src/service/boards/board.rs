@@ -10,6 +10,7 @@ use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
 use crate::service::moderation::{Operator, audit};
 use crate::store::{RankIndex, ScoreStore};
+use crate::tiebreak::Columns;
 use crate::time::{now_ms, rfc3339_ms};
 use crate::window::Period;
 
@@ -32,6 +33,9 @@ pub struct CreateBoard {
     pub decimals: Option<i64>,
     /// How replies write a decimal board's scores: `NUMBER` (default) or `STRING`.
     pub score_format: Option<Style>,
+    /// Tie-break columns after the score, each `ASC` or `DESC` (at most 3;
+    /// docs/tiebreaks.md).
+    pub tiebreaks: Option<serde_json::Value>,
 }
 
 fn ranked_unless_asked() -> bool {
@@ -50,6 +54,8 @@ pub struct BoardView {
     pub rank_index: bool,
     pub decimals: u8,
     pub score_format: Style,
+    #[serde(skip_serializing_if = "Columns::is_empty")]
+    pub tiebreaks: Columns,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub game: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -86,6 +92,7 @@ impl BoardView {
             rank_index: b.rank_index,
             decimals: b.scores.decimals.get(),
             score_format: b.scores.style,
+            tiebreaks: b.scores.tiebreaks,
             game: w.as_ref().map(|w| w.game.clone()),
             mode: w.as_ref().map(|w| w.mode.clone()),
             scope: w.as_ref().map(|w| w.scope.clone()),
@@ -113,7 +120,7 @@ pub async fn create_board<S: ScoreStore, I: RankIndex>(
         let why = "ids starting with t: are tournaments' boards (docs/tournaments.md)";
         return Err(crate::error::DomainError::invalid("leaderboard_id", why).into());
     }
-    let scores = ScoreFormat::asked(req.decimals, req.score_format)?;
+    let scores = ScoreFormat::asked(req.decimals, req.score_format, req.tiebreaks.as_ref())?;
     let now = now_ms();
     let board = Board {
         scores,

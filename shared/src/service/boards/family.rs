@@ -13,6 +13,7 @@ use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
 use crate::store::ScoreStore;
+use crate::tiebreak::Columns;
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
 use crate::window::{GLOBAL, Period, Season, parse_name, window_of};
 
@@ -40,8 +41,11 @@ pub struct CreateFamily {
     pub rank_index_periods: Option<Vec<Period>>,
     /// Decimal places of its boards' scores, 0 to 6 (default 0; docs/decimals.md).
     pub decimals: Option<i64>,
-    /// How replies write its boards' decimal scores: `NUMBER` (default) or `STRING`.
+    /// How replies write a decimal board's scores: `NUMBER` (default) or `STRING`.
     pub score_format: Option<Style>,
+    /// Tie-break columns after the score, each `ASC` or `DESC` (at most 3;
+    /// docs/tiebreaks.md).
+    pub tiebreaks: Option<serde_json::Value>,
 }
 
 /// The periods that keep a rank order in DynamoDB unless the family says: all but
@@ -83,6 +87,8 @@ pub struct FamilyView {
     pub rank_index_periods: Vec<Period>,
     pub decimals: u8,
     pub score_format: Style,
+    #[serde(skip_serializing_if = "Columns::is_empty")]
+    pub tiebreaks: Columns,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -127,6 +133,7 @@ impl FamilyView {
             rank_index_periods,
             decimals: f.scores.decimals.get(),
             score_format: f.scores.style,
+            tiebreaks: f.scores.tiebreaks,
             current,
         }
     }
@@ -157,7 +164,7 @@ impl CreateFamily {
             grace_ms: self.grace_seconds.saturating_mul(1000),
             dense_ranks: self.dense_ranks,
             rank_index_periods: Some(rank_index_periods),
-            scores: ScoreFormat::asked(self.decimals, self.score_format)?,
+            scores: ScoreFormat::asked(self.decimals, self.score_format, self.tiebreaks.as_ref())?,
         }
         .validated()
     }

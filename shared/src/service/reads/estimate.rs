@@ -88,9 +88,9 @@ fn before_from(
 
 /// The place under `mode` of `first`, a key `est` says stands after `est.before` entries,
 /// on a board read from DynamoDB; and whether it is an estimate.
-/// - competition: the entries before the first key of `first`'s score, counted as
-///   [`estimate`] counts (exact below the cap, from the sketch past it);
-/// - dense: the distinct scores among the entries before `first`, read while they are
+/// - competition: the entries before the first key of `first`'s score and tie-break
+///   values, counted as [`estimate`] counts (exact below the cap, from the sketch past it);
+/// - dense: the distinct scores (with their tie-break values) among the entries before `first`, read while they are
 ///   exactly known and no more than [`COUNT_CAP`]; past it no bounded read can know
 ///   them, so `rank_unavailable` (503) rather than a wrong place.
 pub(super) async fn place<S: ScoreStore>(
@@ -121,10 +121,11 @@ pub(super) async fn place<S: ScoreStore>(
         }
         _ => {
             let above = store.ranked_before(lb, dir, first, est.before).await?;
-            let better: HashSet<i64> = above
+            // Distinct tuples: the score and the tie-break values.
+            let better: HashSet<(i64, &str)> = above
                 .iter()
-                .map(|k| k.score.get())
-                .filter(|&s| s != first.score.get())
+                .filter(|k| !k.ties_with(first))
+                .map(|k| (k.score.get(), k.ties.as_str()))
                 .collect();
             Ok((better.len() as u64 + 1, false))
         }

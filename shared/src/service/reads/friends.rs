@@ -66,10 +66,9 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         ),
     };
     let keys: Vec<RankKey> = keys.into_iter().flatten().collect();
-    let score = keys
-        .iter()
-        .find(|key| key.player == player.as_str())
-        .map(|key| board.scores.show(key.score));
+    let mine = keys.iter().find(|key| key.player == player.as_str());
+    let score = mine.map(|key| board.scores.show(key.score));
+    let subscores = mine.and_then(|key| board.scores.tiebreaks.shown(&key.ties));
     let (friends_rank, window) = place_in_group(dir, mode, player, keys, k);
     let mut neighbors = entries(mode, window.start, window.keys, Some(player), board.scores);
     // Every friend's metadata came with their key: the rows picked need no more call.
@@ -80,6 +79,7 @@ async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
         score,
+        subscores,
         friends_rank,
         rank_mode: mode,
         friends_total: window.total,

@@ -51,6 +51,7 @@ use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::IndexError;
 use crate::store::{PageAt, RankIndex, ScoreStore, Slice, TOP_WINDOW};
+use crate::tiebreak::Ties;
 use crate::time::now_us;
 
 /// Where a `ranks` read starts: at the top, at a 1-based rank, or from a cursor.
@@ -68,6 +69,9 @@ pub enum PageStart<'a> {
 struct PageCursor {
     /// The key the page starts after (walking back: before).
     score: i64,
+    /// Its tie-break values, encoded (absent on a board without columns).
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    ties: Ties,
     reached_at: i64,
     player: String,
     /// Walking back, toward the top.
@@ -88,6 +92,7 @@ impl PageCursor {
     fn key(&self) -> Result<RankKey, DomainError> {
         Ok(RankKey {
             score: Score::new("cursor", self.score).map_err(|_| DomainError::InvalidCursor)?,
+            ties: self.ties.clone(),
             reached_at: self.reached_at,
             player: self.player.clone(),
         })
@@ -289,6 +294,7 @@ fn walk_on(
     let cursor_at = |key: &RankKey, back: bool| {
         let c = PageCursor {
             score: key.score.get(),
+            ties: key.ties.clone(),
             reached_at: key.reached_at,
             player: key.player.clone(),
             back,

@@ -91,6 +91,7 @@ async fn rank_fresh<S: ScoreStore, I: RankIndex>(
         leaderboard_id: lb.clone(),
         player_id: player.clone(),
         score: me.score,
+        subscores: me.subscores.clone(),
         global_rank: me.rank,
         rank_mode: mode,
         total: around.total,
@@ -142,11 +143,7 @@ async fn around_from_store<S: ScoreStore>(
     let Some(standing) = store.get_standing(lb, player).await? else {
         return Ok(None);
     };
-    let me = RankKey {
-        score: standing.score,
-        reached_at: standing.reached_at,
-        player: player.to_string(),
-    };
+    let me = standing.key(player.as_str());
     let (above, below, est) = futures::try_join!(
         async { Ok::<_, ServiceError>(store.ranked_before(lb, dir, &me, k).await?) },
         async { Ok(store.ranked_after(lb, dir, Some(&me), k).await?) },
@@ -221,7 +218,7 @@ mod tests {
     #[test]
     fn on_a_decimal_board_points_to_next_is_the_gap_and_one_unit_of_the_last_place() {
         let me = PlayerId::parse("me").unwrap();
-        let three = ScoreFormat::asked(Some(3), None).unwrap();
+        let three = ScoreFormat::asked(Some(3), None, None).unwrap();
         let keys = vec![key("a", 90_000), key("me", 80_250)];
         let rows = entries(RankMode::Unique, Start::TOP, keys, Some(&me), three);
         let (points, rows) = standing_in(rows, 1).unwrap();

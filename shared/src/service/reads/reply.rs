@@ -78,6 +78,9 @@ pub struct Entry {
     pub player_id: String,
     /// Written as the board writes scores (docs/decimals.md).
     pub score: Shown,
+    /// The tie-break values, on a board with columns (docs/tiebreaks.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     pub updated_at: String,
     /// True on the requesting player's own row.
     #[serde(rename = "self")]
@@ -96,6 +99,7 @@ impl From<&Entry> for crate::live::Row {
             rank: e.rank,
             player_id: e.player_id.clone(),
             score: e.score,
+            subscores: e.subscores.clone(),
             card: e.card.clone(),
             metadata: e.metadata.clone(),
         }
@@ -108,6 +112,7 @@ impl Entry {
             rank,
             is_self: me.is_some_and(|p| p.as_str() == key.player),
             score: f.show(key.score),
+            subscores: f.tiebreaks.shown(&key.ties),
             updated_at: rfc3339_ms(key.reached_at),
             player_id: key.player,
             card: Card::default(),
@@ -138,6 +143,9 @@ pub struct RankReply {
     pub leaderboard_id: LeaderboardId,
     pub player_id: PlayerId,
     pub score: Shown,
+    /// The player's tie-break values, on a board with columns.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     /// The player's 1-based place on the whole board, under `rank_mode`.
     pub global_rank: u64,
     pub rank_mode: RankMode,
@@ -174,6 +182,9 @@ pub struct FriendsReply {
     pub player_id: PlayerId,
     /// The player's score on the board; `null` if the player has none.
     pub score: Option<Shown>,
+    /// The player's tie-break values, on a board with columns when they have a score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     /// The player's 1-based place in the group under `rank_mode`; `null` if the player
     /// has no score.
     pub friends_rank: Option<u64>,

@@ -246,6 +246,7 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
                         window: window.clone(),
                         rank,
                         score: key.score.get(),
+                        ties: key.ties.clone(),
                         reached_at: key.reached_at,
                         league: None,
                     })
@@ -369,6 +370,7 @@ fn placings(keys: &[RankKey]) -> Vec<Placing> {
             rank,
             player_id: crate::ids::PlayerId::parse(&k.player).ok(),
             score: k.score.get(),
+            ties: k.ties.clone(),
             reached_at: k.reached_at,
         })
         .collect()

@@ -58,6 +58,9 @@ pub struct PlacingView {
     pub player_id: Option<PlayerId>,
     /// Written as the board wrote scores (docs/decimals.md).
     pub score: Shown,
+    /// The tie-break values, on a board with columns (docs/tiebreaks.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     pub reached_at: String,
     /// The player's current display name, avatar and country (null for an erased
     /// player or one without a profile): read now, so a rename shows.
@@ -105,6 +108,7 @@ pub async fn results<S: ScoreStore>(
             rank: p.rank,
             player_id: p.player_id.clone(),
             score: r.window.scores.show_scaled(p.score),
+            subscores: r.window.scores.tiebreaks.shown(&p.ties),
             reached_at: rfc3339_ms(p.reached_at),
             card: match p.player_id {
                 Some(_) => cards.next().map(|c| c.card).unwrap_or_default(),
@@ -192,6 +196,9 @@ pub struct HistoryEntry {
     pub rank: u64,
     /// Written as the window's board wrote scores (docs/decimals.md).
     pub score: Shown,
+    /// The tie-break values, on a board with columns (docs/tiebreaks.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub subscores: Option<Vec<i64>>,
     pub reached_at: String,
     /// The metadata of the result that set the player's final standing in the window.
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
@@ -279,6 +286,7 @@ pub async fn history<S: ScoreStore>(
                 window: WindowView::of(&r.window),
                 rank: r.rank,
                 score: r.window.scores.show_scaled(r.score),
+                subscores: r.window.scores.tiebreaks.shown(&r.ties),
                 reached_at: rfc3339_ms(r.reached_at),
                 metadata: md.map(|m| m.to_object()),
                 league: r.league.clone(),

@@ -121,6 +121,7 @@ fn history(
                 window: window.clone(),
                 rank: p.rank,
                 score: p.score,
+                ties: p.ties.clone(),
                 reached_at: p.reached_at,
                 league: Some(LeagueRow {
                     tier_before: view.tier_before,
