@@ -436,6 +436,44 @@ mod tests {
     }
 
     #[test]
+    fn subscores_come_from_the_event_one_pointer_per_column_and_each_must_be_there() {
+        let mut m = pod_a();
+        m.fields.subscores = vec![
+            FieldSource::Path("/stats/stars".into()),
+            FieldSource::Path("/stats/moves".into()),
+        ];
+        let m = m.validated().unwrap();
+        let event = json!({"player": "ann", "match": "m7", "score": 3, "game": "g1",
+                           "mode": "race", "region": "NA", "ts": "2026-11-22T10:00:00Z",
+                           "stats": {"stars": 2, "moves": 40}});
+        let r = result(&m, event.clone());
+        assert_eq!(
+            r.subscores.iter().map(|s| s.get()).collect::<Vec<_>>(),
+            [2, 40]
+        );
+        let mut missing = event;
+        missing["stats"]["moves"] = Value::Null;
+        assert_eq!(m.apply(&missing).unwrap_err().field, "subscores");
+        // No pointers: no subscores, as before columns existed.
+        assert!(
+            result(
+                &pod_a(),
+                json!({"player": "ann", "match": "m7", "score": 3, "game": "g1",
+                       "mode": "race", "region": "NA", "ts": "2026-11-22T10:00:00Z"})
+            )
+            .subscores
+            .is_empty()
+        );
+        let mut constant = m.clone();
+        constant.fields.subscores = vec![FieldSource::Const { value: "1".into() }];
+        let e = constant.validated().unwrap_err();
+        assert!(e.to_string().starts_with("fields.subscores"), "{e}");
+        let mut four = m;
+        four.fields.subscores = vec![FieldSource::Path("/a".into()); 4];
+        assert!(four.validated().is_err());
+    }
+
+    #[test]
     fn an_unscaled_score_keeps_its_decimal_text_for_the_familys_places() {
         let three = Decimals::new("decimals", 3).unwrap();
         for score in [json!(83.417), json!("83.417"), json!(" 83.4170 ")] {

@@ -12,6 +12,7 @@ use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::MAX_ABS_SCORE;
 use leaderboard::store::{Health, IndexEntry, RankIndex, RateCounter, TOP_WINDOW};
+use leaderboard::tiebreak::{ColumnOrder, Columns, Ties};
 use redis::cluster_routing::Slot;
 
 use crate::on_both_topologies;
@@ -23,7 +24,8 @@ on_both_topologies!(
     many_boards_in_one_call,
     rebuild_window_and_pages,
     shared_places,
-    places_without_dense_ranks
+    places_without_dense_ranks,
+    places_with_tie_break_columns
 );
 
 fn keys() -> Vec<RankKey> {
@@ -272,18 +274,25 @@ async fn rebuild_window_and_pages(url: &str) {
 }
 
 /// Each key's place under `mode` counted the long way, for a descending board in rank
-/// order: one more than the keys (competition) or the distinct scores (dense) above.
+/// order: one more than the keys (competition) or the distinct scores with their
+/// tie-break values (dense) strictly better, compared as plain values.
 fn model_places(mode: RankMode, ranked: &[RankKey]) -> Vec<u64> {
+    let columns = Columns::new(&TIE_COLUMNS).unwrap();
+    // (score, then each column with DESC columns negated): higher is better.
+    let value = |k: &RankKey| {
+        let ties = columns.values(&k.ties).unwrap_or_default();
+        let mut v = vec![k.score.get()];
+        for (order, t) in TIE_COLUMNS.iter().zip(ties) {
+            v.push(if *order == ColumnOrder::Desc { t } else { -t });
+        }
+        v
+    };
     ranked
         .iter()
         .enumerate()
         .map(|(i, k)| {
-            let above: Vec<i64> = ranked
-                .iter()
-                .map(|o| o.score.get())
-                .filter(|&s| s > k.score.get())
-                .collect();
-            let distinct: HashSet<i64> = above.iter().copied().collect();
+            let above: Vec<Vec<i64>> = ranked.iter().map(value).filter(|s| *s > value(k)).collect();
+            let distinct: HashSet<Vec<i64>> = above.iter().cloned().collect();
             match mode {
                 RankMode::Unique => i as u64 + 1,
                 RankMode::Competition => above.len() as u64 + 1,
@@ -298,7 +307,7 @@ fn model_places(mode: RankMode, ranked: &[RankKey]) -> Vec<u64> {
 /// loads a snapshot while newer writes land; a board that lost its distinct scores
 /// (evicted) turns stale rather than answer a wrong dense place.
 async fn shared_places(url: &str) {
-    let (index, b, want) = places_through_a_rebuild(url, true).await;
+    let (index, b, want) = places_through_a_rebuild(url, true, false).await;
     assert_places(
         &index,
         &b,
@@ -335,7 +344,7 @@ async fn dense_refused(index: &RedisRankIndex, b: &LeaderboardId, who: &RankKey,
 /// write that lands before the board's marker (its creation racing it) keeps distinct
 /// scores, as an unmarked board must, and marking the board drops them.
 async fn places_without_dense_ranks(url: &str) {
-    let (index, b, want) = places_through_a_rebuild(url, false).await;
+    let (index, b, want) = places_through_a_rebuild(url, false, false).await;
     assert_places(
         &index,
         &b,
@@ -374,6 +383,28 @@ async fn places_without_dense_ranks(url: &str) {
     assert_eq!((around.rank, around.first_place), (2, 1));
 }
 
+/// The columns of the tie-break scenario: the first DESC, the second ASC.
+const TIE_COLUMNS: [ColumnOrder; 2] = [ColumnOrder::Desc, ColumnOrder::Asc];
+
+/// Tie-break columns (docs/tiebreaks.md) through the same rounds and rebuild: scores
+/// and both columns take few values, so entries tie on the score, on the first column,
+/// on both, and move on and off shared tuples (a tuple's last holder leaving it must
+/// drop it from the distinct tuples); every place in every mode is the model's, and the
+/// same board without dense ranks serves unique and competition places alike.
+async fn places_with_tie_break_columns(url: &str) {
+    for dense in [true, false] {
+        let (index, b, want) = places_through_a_rebuild(url, dense, true).await;
+        let ties: HashSet<_> = want.iter().map(|k| (k.score, k.ties.clone())).collect();
+        let scores: HashSet<_> = want.iter().map(|k| k.score).collect();
+        assert!(ties.len() > 2 * scores.len(), "ties at every column");
+        let modes: &[RankMode] = match dense {
+            true => &[RankMode::Unique, RankMode::Competition, RankMode::Dense],
+            false => &[RankMode::Unique, RankMode::Competition],
+        };
+        assert_places(&index, &b, &want, modes).await;
+    }
+}
+
 /// Whether the board's distinct scores are in Redis.
 async fn distinct_kept(url: &str, index: &RedisRankIndex, b: &LeaderboardId) -> bool {
     let mut raw = crate::support::raw_redis(url).await;
@@ -381,28 +412,41 @@ async fn distinct_kept(url: &str, index: &RedisRankIndex, b: &LeaderboardId) -> 
 }
 
 /// A board (keeping dense ranks or not) after three rounds of writes over 200 players
-/// and 25 scores, a rebuild whose snapshot loads while newer writes land, and writes
-/// after it; returns the index, the board and its entries in rank order. Checks that
-/// the distinct scores are in Redis exactly when the board keeps dense ranks, before
-/// and after the rebuild.
+/// and 25 scores (with `ties`, 6 scores and two tie-break columns of 3 values each), a
+/// rebuild whose snapshot loads while newer writes land, and writes after it; returns
+/// the index, the board and its entries in rank order. Checks that the distinct scores
+/// are in Redis exactly when the board keeps dense ranks, before and after the rebuild.
 async fn places_through_a_rebuild(
     url: &str,
     dense_ranks: bool,
+    ties: bool,
 ) -> (RedisRankIndex, LeaderboardId, Vec<RankKey>) {
     let index = adapter(url);
     let b = lb("places");
     index.init_board(&b, None, dense_ranks).await.unwrap();
     let mut rng = Rng::new(7);
-    let mut newest: BTreeMap<String, (u64, i64)> = BTreeMap::new();
+    let columns = Columns::new(&TIE_COLUMNS).unwrap();
+    let mut newest: BTreeMap<String, (u64, i64, Ties)> = BTreeMap::new();
+    let tied = |p: &str, s: i64, t: &Ties, v: u64| {
+        let mut e = entry(&b, p, s, v);
+        e.key.ties = t.clone();
+        e
+    };
     let mut version = 0;
-    let mut round = |rng: &mut Rng, newest: &mut BTreeMap<String, (u64, i64)>, n: usize| {
+    let mut round = |rng: &mut Rng, newest: &mut BTreeMap<String, _>, n: usize| {
         (0..n)
             .map(|_| {
                 version += 1;
                 let p = format!("p{:03}", rng.below(200));
-                let s = rng.below(25) as i64;
-                newest.insert(p.clone(), (version, s));
-                entry(&b, &p, s, version)
+                let (s, t) = match ties {
+                    false => (rng.below(25) as i64, Ties::none()),
+                    true => {
+                        let values = [score(rng.below(3) as i64 - 1), score(rng.below(3) as i64)];
+                        (rng.below(6) as i64, columns.encode(&values).unwrap())
+                    }
+                };
+                newest.insert(p.clone(), (version, s, t.clone()));
+                tied(&p, s, &t, version)
             })
             .collect::<Vec<_>>()
     };
@@ -414,7 +458,7 @@ async fn places_through_a_rebuild(
     // A rebuild loads the snapshot taken now while newer writes keep landing.
     let snapshot: Vec<IndexEntry> = newest
         .iter()
-        .map(|(p, (v, s))| entry(&b, p, *s, *v))
+        .map(|(p, (v, s, t))| tied(p, *s, t, *v))
         .collect();
     assert!(
         !index
@@ -440,7 +484,7 @@ async fn places_through_a_rebuild(
 
     let mut want: Vec<RankKey> = newest
         .iter()
-        .map(|(p, (v, s))| entry(&b, p, *s, *v).key)
+        .map(|(p, (v, s, t))| tied(p, *s, t, *v).key)
         .collect();
     want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
     (index, b, want)

@@ -27,6 +27,7 @@ mod roles;
 mod seal;
 mod stream_ingest;
 mod support;
+mod tiebreaks;
 mod tournaments;
 mod walks;
 mod windows;

@@ -42,6 +42,9 @@ pub struct Refusal {
 pub enum Outcome {
     Accepted {
         score: Shown,
+        /// The standing's tie-break values, on a family with columns.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        subscores: Option<Vec<i64>>,
         previous_score: Option<Shown>,
         update_applied: bool,
         rank: Option<u64>,
@@ -81,6 +84,7 @@ pub struct MatchReply {
 fn accepted(r: IngestReply) -> Outcome {
     Outcome::Accepted {
         score: r.score,
+        subscores: r.subscores,
         previous_score: r.previous_score,
         update_applied: r.update_applied,
         rank: r.rank,
