@@ -102,12 +102,15 @@ fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore 
         lb.clone(),
         id(PlayerId::parse, player),
         leaderboard::service::ingest::ScoreBody {
+            op: Default::default(),
+            reason: None,
             subscores: None,
             metadata: None,
             new_score: Some(serde_json::value::to_raw_value(&score).expect("a number")),
             match_id: Some(json!(m)),
             event_ts: None,
         },
+        &leaderboard::service::moderation::Operator("bench".into()),
     )
     .expect("a valid submission")
 }

@@ -135,6 +135,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let dynamodb_commit_us = per_call_us(count, |i| async move {
         let (player, s) = (player(i), standing(i));
         let receipt = Receipt {
+            set: false,
             submitted_ties: leaderboard::tiebreak::Ties::none(),
             ties: leaderboard::tiebreak::Ties::none(),
             metadata_digest: None,
@@ -149,6 +150,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
         let outcome = ctx
             .store
             .commit(&Commit {
+                audit: None,
                 attempt: None,
                 board: lb,
                 player: &player,
@@ -250,6 +252,7 @@ pub fn run(
         rt.block_on(async move {
             let ctx = context(&redis_url, &dynamodb_url, &table).await?;
             let submit = |i: usize| SubmitScore {
+                op: Default::default(),
                 subscores: Vec::new(),
                 metadata: None,
                 board: lb.clone(),

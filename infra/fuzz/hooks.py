@@ -148,6 +148,16 @@ def filter_case(ctx, case):  # noqa: F811
 @schemathesis.hook.apply_to(operation_id=["submitScore", "submitMatch", "submitTournamentScore"])
 def filter_case(ctx, case):  # noqa: F811
     body = case.body if isinstance(case.body, dict) else {}
+    negative = case.meta is not None and case.meta.generation.mode == "negative"
+    # A correction (`op: set`) needs a `reason`, and a reason comes only with one; a
+    # tournament's result takes no correction (docs/corrections.md; the refusals:
+    # shared/tests/use_cases/ingest.rs and tests/e2e/corrections.rs).
+    if not negative:
+        correcting = body.get("op") == "set"
+        if correcting != ("reason" in body):
+            return False
+        if correcting and case.path.startswith("/tournaments/"):
+            return False
     metadata = body.get("metadata")
     if not isinstance(metadata, dict) or (case.meta is not None and case.meta.generation.mode == "negative"):
         return True

@@ -235,6 +235,16 @@ impl Fold {
 }
 
 impl Policy {
+    /// The name the API uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Best => "BEST",
+            Self::Min => "MIN",
+            Self::Latest => "LATEST",
+            Self::Sum => "SUM",
+        }
+    }
+
     /// The rank order of this policy's boards.
     pub fn direction(self) -> Direction {
         match self {
@@ -288,6 +298,29 @@ impl Policy {
             _ => Fold::Unchanged,
         })
     }
+}
+
+/// `op: set`, an operator's correction: the standing becomes exactly `(score, ties)`,
+/// reached now, whatever the policy (a BEST board's score may go down, a SUM total is
+/// replaced). The same standing again changes nothing, so the player keeps their place
+/// among equal scores.
+pub fn correct(
+    current: Option<&Standing>,
+    (score, ties): (Score, &Ties),
+    match_id: &MatchId,
+    now_ms: i64,
+) -> Fold {
+    if current.is_some_and(|c| c.score == score && c.ties == *ties) {
+        return Fold::Unchanged;
+    }
+    Fold::Applied(Standing {
+        score,
+        ties: ties.clone(),
+        reached_at: now_ms,
+        version: current.map_or(1, |c| c.version + 1),
+        last_match_id: match_id.clone(),
+        metadata: None,
+    })
 }
 
 /// Whether a SUM delta adds nothing: a zero score and zero in every column.
@@ -501,5 +534,30 @@ mod tests {
         assert_eq!(f(2, [-1, 4]), Some((12, vec![4, 7])));
         assert_eq!(f(0, [0, 1]), Some((10, vec![5, 4])), "a column alone adds");
         assert_eq!(f(0, [0, 0]), None);
+    }
+
+    #[test]
+    fn a_correction_sets_the_standing_whatever_the_policy_and_the_same_one_changes_nothing() {
+        let m = MatchId::parse("fix").unwrap();
+        let cur = standing(10, 3);
+        let lower = correct(
+            Some(&cur),
+            (Score::new("s", 4).unwrap(), &Ties::none()),
+            &m,
+            9,
+        );
+        match lower {
+            Fold::Applied(s) => {
+                assert_eq!((s.score.get(), s.version, s.reached_at), (4, 4, 9));
+                assert_eq!(s.last_match_id, m);
+            }
+            Fold::Unchanged => panic!("a correction down applies"),
+        }
+        let same = correct(Some(&cur), (cur.score, &Ties::none()), &m, 9);
+        assert_eq!(same, Fold::Unchanged);
+        assert_eq!(
+            applied_score(correct(None, (cur.score, &Ties::none()), &m, 9)),
+            Some((10, 1))
+        );
     }
 }

@@ -31,6 +31,12 @@ pub enum DomainError {
          that many values; {got} given"
     )]
     SubscoresMismatch { expected: usize, got: usize },
+    /// A result's `op` its board's policy does not take (`incr` is SUM's; docs/api.md).
+    #[error("op: {op} is not taken by a {policy} leaderboard")]
+    OpNotAllowed {
+        op: &'static str,
+        policy: &'static str,
+    },
     /// The body is not the JSON object the route expects.
     #[error("request body is not valid JSON for this route: {0}")]
     MalformedJson(#[source] serde_json::Error),

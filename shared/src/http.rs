@@ -231,6 +231,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         "score_out_of_range"
         | "too_many_decimals"
         | "subscores_mismatch"
+        | "op_not_allowed"
         | "event_ts_in_future"
         | "event_outside_window"
         | "unknown_region"

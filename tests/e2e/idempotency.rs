@@ -194,6 +194,7 @@ async fn submit(
     s: i64,
 ) -> Result<IngestReply, ServiceError> {
     let req = leaderboard::service::ingest::SubmitScore {
+        op: Default::default(),
         subscores: Vec::new(),
         metadata: None,
         board: b.clone(),

@@ -208,7 +208,14 @@ async fn play(
         env.ctx.clock.set(Some(at));
         let score = ((i as i64 * 7 + week_no * 3) % 6) * 100;
         let p = player(&players[i]);
-        tournaments::submit(&env.ctx, &t.tournament_id, &p, result("m1", score)).await?;
+        tournaments::submit(
+            &env.ctx,
+            &t.tournament_id,
+            &p,
+            result("m1", score),
+            &crate::support::operator(),
+        )
+        .await?;
         week.results.insert(players[i].clone(), (score, at));
     }
     env.ctx.clock.set(None);
@@ -369,7 +376,14 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
         // They joined before; posting now adds their results.
         let at = b_start + 9_000_000;
         env.ctx.clock.set(Some(at));
-        tournaments::submit(&env.ctx, &id, &player(p), result("m1", 250)).await?;
+        tournaments::submit(
+            &env.ctx,
+            &id,
+            &player(p),
+            result("m1", 250),
+            &crate::support::operator(),
+        )
+        .await?;
         env.ctx.clock.set(None);
         b.results.insert(p.clone(), (250, at));
     }
@@ -662,7 +676,14 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     }
     for i in 0..5 {
         let p = player(&format!("p{i}"));
-        tournaments::submit(&env.ctx, &id, &p, result("m1", 10 * i)).await?;
+        tournaments::submit(
+            &env.ctx,
+            &id,
+            &p,
+            result("m1", 10 * i),
+            &crate::support::operator(),
+        )
+        .await?;
     }
     env.ctx.clock.set(None);
     let key = t_week_key(&env, &id, last_week).await?;

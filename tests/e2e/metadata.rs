@@ -38,6 +38,7 @@ async fn post(
     metadata: Option<Value>,
 ) -> Result<IngestReply, ServiceError> {
     let req = SubmitScore {
+        op: Default::default(),
         subscores: Vec::new(),
         board: lb.clone(),
         player: player(p),

@@ -24,7 +24,7 @@ use leaderboard::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 44] = [
+const CALLS: [&str; 45] = [
     "get_board",
     "create_board",
     "set_status",
@@ -34,6 +34,7 @@ const CALLS: [&str; 44] = [
     "get_standing",
     "get_receipt",
     "commit",
+    "commit_correction",
     "ranked_after",
     "ranked_before",
     "count_before",
@@ -86,6 +87,10 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_row",
             "get_receipt",
             "commit",
+            // A result with `op: set` writes its audit record with the row (a PutItem
+            // IAM cannot tell from appending any other record).
+            "commit_correction",
+            "append_audit",
             // A PutItem on a standing, which IAM cannot tell from the commit's.
             "remove_standing",
             "get_ban",
@@ -168,8 +173,10 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_standing",
             "get_row",
             "remove_standing",
-            // A PutItem on a row, which IAM cannot tell from the removal's.
+            // A PutItem on a row, which IAM cannot tell from the removal's (and with an
+            // audit record, which it also writes).
             "commit",
+            "commit_correction",
             "erase_player",
             "put_ban",
             "get_ban",
@@ -336,29 +343,21 @@ impl Fixture {
                 .get_receipt(lb, &self.player, &self.match_id)
                 .await
                 .map(drop),
-            "commit" => {
-                // A row read before a write that has since happened: refused.
-                let stale = Row {
-                    rev: self.row.rev.map(|r| r + 100),
-                    ..self.row.clone()
+            "commit" => self.commit_stale(store, lb, dir, None).await,
+            "commit_correction" => {
+                let mut audit = AuditRecord {
+                    id: format!("{:013}-role", 1),
+                    at: 1,
+                    actor: "roles".into(),
+                    action: AuditAction::SetScore,
+                    reason: "a correction".into(),
+                    leaderboard_id: Some(lb.clone()),
+                    game: None,
+                    player_id: Some(self.player.clone()),
+                    detail: serde_json::Value::Null,
                 };
-                let receipt = stale.receipts[0].clone();
-                let outcome = store
-                    .commit(&Commit {
-                        attempt: None,
-                        board: lb,
-                        player: &self.player,
-                        direction: dir,
-                        row: &stale,
-                        standing: &self.standing,
-                        receipt,
-                        index_expire_at: None,
-                        ranked: true,
-                        now_s: 0,
-                    })
-                    .await?;
-                assert_eq!(outcome, CommitOutcome::StandingChanged);
-                Ok(())
+                audit.detail = serde_json::json!({"score": 1});
+                self.commit_stale(store, lb, dir, Some(&audit)).await
             }
             "ranked_after" => store.ranked_after(lb, dir, None, 5).await.map(drop),
             "ranked_before" => store.ranked_before(lb, dir, &self.key, 5).await.map(drop),
@@ -529,6 +528,39 @@ fn roles_lb() -> LeaderboardId {
 }
 
 impl Fixture {
+    /// A commit of a row read before a write that has since happened (refused by its
+    /// condition), with a correction's audit record or not.
+    async fn commit_stale(
+        &self,
+        store: &DynamoScoreStore,
+        lb: &LeaderboardId,
+        dir: Direction,
+        audit: Option<&AuditRecord>,
+    ) -> Result<(), StoreError> {
+        let stale = Row {
+            rev: self.row.rev.map(|r| r + 100),
+            ..self.row.clone()
+        };
+        let receipt = stale.receipts[0].clone();
+        let outcome = store
+            .commit(&Commit {
+                audit,
+                attempt: None,
+                board: lb,
+                player: &self.player,
+                direction: dir,
+                row: &stale,
+                standing: &self.standing,
+                receipt,
+                index_expire_at: None,
+                ranked: true,
+                now_s: 0,
+            })
+            .await?;
+        assert_eq!(outcome, CommitOutcome::StandingChanged);
+        Ok(())
+    }
+
     fn sealed_window(&self) -> SealedWindow {
         SealedWindow {
             leaderboard_id: roles_lb(),

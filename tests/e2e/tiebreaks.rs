@@ -158,6 +158,7 @@ async fn play<S: ScoreStore, I: RankIndex>(
     let mut rng = Rng::new(100 + seed);
     let mut held: BTreeMap<String, Held> = BTreeMap::new();
     let submit = |p: &str, m: &str, s: i64, subs: [i64; 2]| SubmitScore {
+        op: Default::default(),
         board: b.clone(),
         player: player(p),
         match_id: MatchId::parse(m).unwrap(),

@@ -166,8 +166,14 @@ async fn attempts_are_exact_under_concurrent_retries() -> Result<()> {
         let (env, id, p) = (env.clone(), id.clone(), p.clone());
         let m = i % 6;
         async move {
-            let reply =
-                tournaments::submit(&env.ctx, &id, &p, result(&format!("m{m}"), 10 + m)).await;
+            let reply = tournaments::submit(
+                &env.ctx,
+                &id,
+                &p,
+                result(&format!("m{m}"), 10 + m),
+                &crate::support::operator(),
+            )
+            .await;
             (m, reply)
         }
     });
@@ -215,7 +221,14 @@ async fn attempts_are_exact_under_concurrent_retries() -> Result<()> {
     }
     // A retry of an accepted match still replays after the attempts ran out.
     let m = accepted.keys().next().unwrap();
-    let again = tournaments::submit(&env.ctx, &id, &p, result(&format!("m{m}"), 10 + m)).await?;
+    let again = tournaments::submit(
+        &env.ctx,
+        &id,
+        &p,
+        result(&format!("m{m}"), 10 + m),
+        &crate::support::operator(),
+    )
+    .await?;
     assert!(again.result.replayed);
     assert_eq!(again.attempts_used, 3);
     Ok(())
@@ -461,7 +474,14 @@ async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_
     for (i, s) in [10, 20, 30, 40].into_iter().enumerate() {
         let p = player(&format!("p{i}"));
         tournaments::join(&env.ctx, &id, &p).await?;
-        tournaments::submit(&env.ctx, &id, &p, result("m1", s)).await?;
+        tournaments::submit(
+            &env.ctx,
+            &id,
+            &p,
+            result("m1", s),
+            &crate::support::operator(),
+        )
+        .await?;
     }
     let events = MemoryEvents::default();
     let settled = SealSettings {

@@ -6,6 +6,7 @@ use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::service::Context;
 use leaderboard::service::ingest::{self, SubmitScore};
+use leaderboard::service::moderation::Operator;
 use leaderboard::service::scores::{self, MatchResult};
 use leaderboard::store::{RankIndex, ScoreStore};
 
@@ -31,7 +32,8 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             let result = async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let player = http::path(req, "p", PlayerId::parse)?;
-                let cmd = SubmitScore::new(lb, player, http::json_body(req)?)?;
+                let actor = Operator(http::operator(req));
+                let cmd = SubmitScore::new(lb, player, http::json_body(req)?, &actor)?;
                 Box::pin(ingest::submit_score(ctx, cmd)).await
             };
             http::respond(200, result.await)

@@ -57,7 +57,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         }
         "POST /tournaments/{t}/players/{p}/score" => {
             let result = async {
-                tournaments::submit(ctx, tournament(), &player()?, http::json_body(req)?).await
+                let op = Operator(http::operator(req));
+                let body = http::json_body(req)?;
+                tournaments::submit(ctx, tournament(), &player()?, body, &op).await
             };
             http::respond(200, result.await)
         }

@@ -108,6 +108,9 @@ pub struct InlineReceipt {
     /// The digest of the metadata the request carried, if any.
     #[serde(rename = "d", default, skip_serializing_if = "Option::is_none")]
     metadata_digest: Option<String>,
+    /// An operator's correction (`op: set`).
+    #[serde(rename = "o", default, skip_serializing_if = "std::ops::Not::not")]
+    set: bool,
     #[serde(rename = "e")]
     expires_at: i64,
 }
@@ -127,6 +130,7 @@ impl InlineReceipt {
             last_match_id: (r.last_match_id != k.match_id).then(|| r.last_match_id.clone()),
             previous_rank: r.previous_rank,
             metadata_digest: r.metadata_digest.clone(),
+            set: r.set,
             expires_at: k.expires_at,
         }
     }
@@ -144,6 +148,7 @@ impl InlineReceipt {
                 last_match_id: self.last_match_id.unwrap_or_else(|| self.match_id.clone()),
                 previous_rank: self.previous_rank,
                 metadata_digest: self.metadata_digest,
+                set: self.set,
             },
             match_id: self.match_id,
             expires_at: self.expires_at,
@@ -348,6 +353,8 @@ pub(super) struct ReceiptItem {
     previous_rank: Option<u64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     metadata_digest: Option<String>,
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    set: bool,
     expires_at: i64,
 }
 
@@ -370,6 +377,7 @@ impl ReceiptItem {
             last_match_id: r.last_match_id.clone(),
             previous_rank: r.previous_rank,
             metadata_digest: r.metadata_digest.clone(),
+            set: r.set,
             expires_at: k.expires_at,
         }
     }
@@ -387,6 +395,7 @@ impl ReceiptItem {
             last_match_id: self.last_match_id,
             previous_rank: self.previous_rank,
             metadata_digest: self.metadata_digest,
+            set: self.set,
         }
     }
 }

@@ -24,12 +24,24 @@ struct BanItem {
 }
 
 #[derive(Debug, Serialize, Deserialize)]
-struct AuditItem {
+pub(super) struct AuditItem {
     pk: String,
     sk: String,
     kind: String,
     #[serde(flatten)]
     record: AuditRecord,
+}
+
+impl AuditItem {
+    /// The stored item of `record`.
+    pub(super) fn of(record: &AuditRecord) -> Self {
+        Self {
+            pk: AUDIT_PK.into(),
+            sk: record.id.clone(),
+            kind: "audit".into(),
+            record: record.clone(),
+        }
+    }
 }
 
 impl ModerationStore for DynamoScoreStore {
@@ -105,13 +117,8 @@ impl ModerationStore for DynamoScoreStore {
 
     #[instrument(skip_all, fields(action = ?record.action))]
     async fn append_audit(&self, record: &AuditRecord) -> Result<(), StoreError> {
-        let item = AuditItem {
-            pk: AUDIT_PK.into(),
-            sk: record.id.clone(),
-            kind: "audit".into(),
-            record: record.clone(),
-        };
-        self.put_plain(item, "PutItem(audit)").await
+        self.put_plain(AuditItem::of(record), "PutItem(audit)")
+            .await
     }
 
     #[instrument(skip(self))]

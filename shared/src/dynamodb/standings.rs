@@ -12,6 +12,7 @@ use super::items::{KeptItems, ReceiptItem, RemovedItem, Slot, StandingItem};
 use super::keys::{
     Item, key, member_pk_sk, receipt_key, receipts_partition, standing_key, standing_partition,
 };
+use super::moderation::AuditItem;
 use super::tournaments::{cancellation, conflicted, failed};
 use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -59,39 +60,29 @@ impl DynamoScoreStore {
 }
 
 impl DynamoScoreStore {
-    /// Writes the row item `item` and counts the result's attempt on the player's
-    /// membership, both or neither: one `TransactWriteItems` of the row's put
-    /// (conditional on its revision) and the membership's update (conditional on the
-    /// membership existing with attempts left).
-    async fn commit_counted(
+    /// Writes the row item `item` together with what must be written with it, all or
+    /// nothing, in one `TransactWriteItems`: the row's put (conditional on its
+    /// revision), a tournament result's attempt counted on the player's membership
+    /// (conditional on the membership existing with attempts left), a correction's
+    /// audit record.
+    async fn commit_together(
         &self,
         item: Item,
         c: &Commit<'_>,
-        attempt: AttemptCount<'_>,
     ) -> Result<CommitOutcome, StoreError> {
         let (condition, values) = unchanged(c.row);
-        let row = self.put(item, condition, values)?;
-        let (pk, sk) = member_pk_sk(attempt.occurrence, c.player);
-        let n = |v: u64| AttributeValue::N(v.to_string());
-        let mut counted = Update::builder()
-            .table_name(&self.table)
-            .set_key(Some(key(pk, sk)))
-            .update_expression("SET attempts = attempts + :one")
-            .expression_attribute_values(":one", n(1));
-        counted = match attempt.max {
-            Some(max) => counted
-                .condition_expression("attribute_exists(pk) AND attempts < :max")
-                .expression_attribute_values(":max", n(u64::from(max))),
-            None => counted.condition_expression("attribute_exists(pk)"),
-        };
-        let counted = TransactWriteItem::builder()
-            .update(counted.build()?)
-            .build();
-        let res = self
-            .client
-            .transact_write_items()
-            .transact_items(row)
-            .transact_items(counted)
+        let mut items = vec![self.put(item, condition, values)?];
+        let mut counted_at = None;
+        if let Some(attempt) = c.attempt {
+            items.push(counted(&self.table, c.player, attempt)?);
+            counted_at = Some(items.len() - 1);
+        }
+        if let Some(audit) = c.audit {
+            let audit = serde_dynamo::to_item(AuditItem::of(audit))?;
+            items.push(self.put(audit, "attribute_not_exists(pk)", Item::new())?);
+        }
+        let res = (self.client.transact_write_items())
+            .set_transact_items(Some(items))
             .send()
             .await;
         match res {
@@ -101,11 +92,36 @@ impl DynamoScoreStore {
                 Some(reasons) if failed(&reasons, 0) || conflicted(&reasons) => {
                     Ok(CommitOutcome::StandingChanged)
                 }
-                Some(reasons) if failed(&reasons, 1) => Ok(CommitOutcome::AttemptRefused),
-                _ => Err(StoreError::sdk("TransactWriteItems(counted result)", e)),
+                Some(reasons) if counted_at.is_some_and(|at| failed(&reasons, at)) => {
+                    Ok(CommitOutcome::AttemptRefused)
+                }
+                _ => Err(StoreError::sdk("TransactWriteItems(result)", e)),
             },
         }
     }
+}
+
+/// A tournament result's attempt, counted on the player's membership if it exists
+/// with attempts left.
+fn counted(
+    table: &str,
+    player: &PlayerId,
+    attempt: AttemptCount<'_>,
+) -> Result<TransactWriteItem, StoreError> {
+    let (pk, sk) = member_pk_sk(attempt.occurrence, player);
+    let n = |v: u64| AttributeValue::N(v.to_string());
+    let mut update = Update::builder()
+        .table_name(table)
+        .set_key(Some(key(pk, sk)))
+        .update_expression("SET attempts = attempts + :one")
+        .expression_attribute_values(":one", n(1));
+    update = match attempt.max {
+        Some(max) => update
+            .condition_expression("attribute_exists(pk) AND attempts < :max")
+            .expression_attribute_values(":max", n(u64::from(max))),
+        None => update.condition_expression("attribute_exists(pk)"),
+    };
+    Ok(TransactWriteItem::builder().update(update.build()?).build())
 }
 
 impl StandingStore for DynamoScoreStore {
@@ -226,9 +242,9 @@ impl StandingStore for DynamoScoreStore {
             item.rk = None;
         }
         let item = serde_dynamo::to_item(item)?;
-        match c.attempt {
-            None => self.put_row(item, c.row, "PutItem(standing)").await,
-            Some(attempt) => self.commit_counted(item, c, attempt).await,
+        match (c.attempt, c.audit) {
+            (None, None) => self.put_row(item, c.row, "PutItem(standing)").await,
+            _ => self.commit_together(item, c).await,
         }
     }
 }

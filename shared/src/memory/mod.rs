@@ -84,6 +84,7 @@ pub async fn seed(
         .expect("the board is created");
     for (player, score) in scores {
         let req = SubmitScore {
+            op: Default::default(),
             board: lb.clone(),
             player: PlayerId::parse(player).expect("a valid player id"),
             match_id: MatchId::parse(&format!("m-{player}")).expect("a valid match id"),

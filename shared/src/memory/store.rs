@@ -403,6 +403,9 @@ impl StandingStore for MemoryStore {
                 archived_until: kept.archived_until,
             };
             t.kept.insert(key.clone(), row);
+            if let Some(audit) = c.audit {
+                t.audit.insert(audit.id.clone(), audit.clone());
+            }
             let stored = Stored {
                 standing: c.standing.clone(),
                 direction: c.direction,

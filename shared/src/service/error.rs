@@ -206,6 +206,7 @@ impl ServiceError {
                 DomainError::ScoreOutOfRange { .. } => "score_out_of_range",
                 DomainError::TooManyDecimals { .. } => "too_many_decimals",
                 DomainError::SubscoresMismatch { .. } => "subscores_mismatch",
+                DomainError::OpNotAllowed { .. } => "op_not_allowed",
                 DomainError::InvalidCursor => "invalid_cursor",
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
                 DomainError::DenseNotKept => "dense_ranks_not_kept",

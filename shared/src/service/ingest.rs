@@ -22,7 +22,7 @@ use serde_json::value::RawValue;
 use tracing::{instrument, warn};
 
 use super::Context;
-use crate::board::{Board, BoardStatus, Fold, Standing};
+use crate::board::{Board, BoardStatus, Fold, Policy, Standing, correct};
 use crate::decimal::{Amount, Shown};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -30,11 +30,13 @@ use crate::order::{Direction, RankMode};
 use crate::profile::Metadata;
 use crate::score::Score;
 use crate::service::ServiceError;
+use crate::service::moderation::{Operator, Reason, ReasonBody, record};
 use crate::store::IndexError;
 use crate::store::{
     AttemptCount, Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex,
     Receipt, Row, ScoreStore,
 };
+use crate::store::{AuditAction, AuditRecord};
 use crate::tiebreak::{Ties, read_subscores};
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -58,6 +60,63 @@ pub struct ScoreBody {
     pub metadata: Option<serde_json::Value>,
     /// One integer per tie-break column of the board (docs/tiebreaks.md).
     pub subscores: Option<serde_json::Value>,
+    /// `"set"` (an operator's correction, with `reason`) or `"incr"` (SUM's own);
+    /// absent: the board's policy (see [`Op`]).
+    pub op: Option<serde_json::Value>,
+    /// Why a correction (`op: set`) is made; only with it. Kept in the audit trail.
+    pub reason: Option<serde_json::Value>,
+}
+
+/// What a result does to the player's standing: the board's policy, or (`op: set`) an
+/// operator's correction to exactly its score.
+#[derive(Debug, Clone, Default)]
+pub enum Op {
+    /// The board's policy: `op` absent, or `incr`, which only a SUM board takes (it is
+    /// what SUM does; any other board answers 422 `op_not_allowed`).
+    #[default]
+    Policy,
+    Incr,
+    /// `op: set`: the standing becomes this result's score (and subscores) whatever the
+    /// policy, audited in the same write as the row (`board::correct`).
+    Set(Correction),
+}
+
+/// Who corrects a standing, and why.
+#[derive(Debug, Clone)]
+pub struct Correction {
+    pub actor: Operator,
+    pub reason: Reason,
+}
+
+impl Op {
+    /// Reads `op` and `reason`: a reason comes only with `op: set`, which needs one.
+    fn parse(
+        op: Option<&serde_json::Value>,
+        reason: Option<serde_json::Value>,
+        actor: &Operator,
+    ) -> Result<Self, DomainError> {
+        let op = match op {
+            None => Self::Policy,
+            Some(v) if v == "incr" => Self::Incr,
+            Some(v) if v == "set" => {
+                let reason = Reason::parse(ReasonBody { reason })?;
+                return Ok(Self::Set(Correction {
+                    actor: actor.clone(),
+                    reason,
+                }));
+            }
+            Some(_) => return Err(DomainError::invalid("op", "must be \"set\" or \"incr\"")),
+        };
+        match reason {
+            Some(_) => Err(DomainError::invalid("reason", "only with op set")),
+            None => Ok(op),
+        }
+    }
+
+    /// Whether this is an operator's correction.
+    pub fn is_set(&self) -> bool {
+        matches!(self, Self::Set(_))
+    }
 }
 
 /// A validated submission.
@@ -79,13 +138,18 @@ pub struct SubmitScore {
     pub reached_at: Option<i64>,
     /// The result's metadata, kept with the standing if this result sets it.
     pub metadata: Option<Metadata>,
+    /// What the result does to the standing (`op`).
+    pub op: Op,
 }
 
 impl SubmitScore {
+    /// A result of `body` on `board`, sent by `actor` (the caller's IAM principal, which
+    /// a correction's audit record names).
     pub fn new(
         board: LeaderboardId,
         player: PlayerId,
         body: ScoreBody,
+        actor: &Operator,
     ) -> Result<Self, DomainError> {
         let score = match body.new_score {
             Some(raw) => Amount::read("new_score", &raw)?,
@@ -103,7 +167,9 @@ impl SubmitScore {
             .transpose()?;
         let metadata = body.metadata.map(Metadata::parse).transpose()?;
         let subscores = read_subscores(body.subscores.as_ref())?;
+        let op = Op::parse(body.op.as_ref(), body.reason, actor)?;
         Ok(Self {
+            op,
             board,
             player,
             match_id,
@@ -121,6 +187,12 @@ impl SubmitScore {
     /// The result as `board` keeps it: the score at its places and the tie-break values
     /// at its columns.
     pub(crate) fn on(&self, board: &Board) -> Result<(Score, Ties), DomainError> {
+        if matches!(self.op, Op::Incr) && board.policy != Policy::Sum {
+            return Err(DomainError::OpNotAllowed {
+                op: "incr",
+                policy: board.policy.as_str(),
+            });
+        }
         let score = self.score.scaled(board.scores.decimals)?;
         let ties = board.scores.tiebreaks.encode(&self.subscores)?;
         Ok((score, ties))
@@ -306,7 +378,13 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         let now = now_ms();
         let at = req.reached_at.unwrap_or(now);
         let columns = &board.scores.tiebreaks;
-        let fold = match (board.policy).fold(columns, current, (*score, ties), &req.match_id, at) {
+        let folded = match &req.op {
+            Op::Set(_) => Ok(correct(current, (*score, ties), &req.match_id, at)),
+            Op::Policy | Op::Incr => {
+                (board.policy).fold(columns, current, (*score, ties), &req.match_id, at)
+            }
+        };
+        let fold = match folded {
             // A player whose standing was removed starts over after the removal.
             Ok(fold) if current.is_none() => fold
                 .after_removal(row.version)
@@ -325,6 +403,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         };
         let (standing, mut receipt) = outcome(&req, &result, current, &fold);
         receipt.previous_rank = previous_rank;
+        let audit = correction_audit(&req, board, &receipt);
         let commit = Commit {
             board: &req.board,
             player: &req.player,
@@ -340,6 +419,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
             ranked: board.rank_index,
             now_s: now / 1000,
             attempt: counted,
+            audit: audit.as_ref(),
         };
         let outcome = ctx.store.commit(&commit).await?;
         if outcome == CommitOutcome::AttemptRefused {
@@ -478,8 +558,29 @@ fn outcome<'a>(
         last_match_id: standing.last_match_id.clone(),
         previous_rank: None,
         metadata_digest: req.metadata.as_ref().map(Metadata::digest),
+        set: req.op.is_set(),
     };
     (standing, receipt)
+}
+
+/// A correction's audit record (`op: set`): who, why, and the standing before and
+/// after, written with the row so that no correction goes unrecorded.
+fn correction_audit(req: &SubmitScore, board: &Board, r: &Receipt) -> Option<AuditRecord> {
+    let Op::Set(c) = &req.op else {
+        return None;
+    };
+    let mut audit = record(&c.actor, AuditAction::SetScore, &c.reason);
+    audit.leaderboard_id = Some(req.board.clone());
+    audit.player_id = Some(req.player.clone());
+    let show = |s| board.scores.show(s);
+    audit.detail = serde_json::json!({
+        "match_id": req.match_id,
+        "previous_score": r.previous_score.map(show),
+        "score": show(r.score),
+        "subscores": board.scores.tiebreaks.shown(&r.ties),
+        "update_applied": r.update_applied,
+    });
+    Some(audit)
 }
 
 /// Answers a retry from its receipt, kept in `row` or (while one may be) in a receipt
@@ -506,10 +607,11 @@ async fn replay<S: ScoreStore, I: RankIndex>(
         return Ok(None);
     };
     let digest = req.metadata.as_ref().map(Metadata::digest);
-    if receipt.submitted != *score
-        || receipt.submitted_ties != *ties
-        || receipt.metadata_digest != digest
-    {
+    let same = receipt.submitted == *score
+        && receipt.submitted_ties == *ties
+        && receipt.metadata_digest == digest
+        && receipt.set == req.op.is_set();
+    if !same {
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
     }
     let mut reply = IngestReply::new(board, req, &receipt, true);

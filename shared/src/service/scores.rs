@@ -277,6 +277,7 @@ pub(crate) fn submission(m: &MatchResult, board: LeaderboardId, ts: i64, now: i6
         match_id: m.match_id.clone(),
         score: m.score.clone(),
         subscores: m.subscores.clone(),
+        op: Default::default(),
         event_ts: Some(ts),
         want_previous_rank: true,
         reached_at: Some(now),

@@ -35,6 +35,8 @@ pub enum AuditAction {
     ResetProfile,
     /// A tournament defined (`POST /tournaments`).
     CreateTournament,
+    /// A standing corrected by a result with `op: set`, audited in the same write.
+    SetScore,
 }
 
 /// One operator action, as the audit trail keeps it.

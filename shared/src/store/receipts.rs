@@ -92,6 +92,7 @@ mod tests {
         KeptReceipt {
             match_id: MatchId::parse(m).unwrap(),
             receipt: Receipt {
+                set: false,
                 metadata_digest: None,
                 submitted: Score::new("score", 1).unwrap(),
                 submitted_ties: crate::tiebreak::Ties::none(),

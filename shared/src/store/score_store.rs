@@ -4,7 +4,10 @@
 use std::future::Future;
 
 use super::receipts::KeptReceipt;
-use super::{IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore, TournamentStore};
+use super::{
+    AuditRecord, IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore,
+    TournamentStore,
+};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -35,6 +38,8 @@ pub struct Receipt {
     /// The digest of the metadata the request carried ([`crate::profile::Metadata::digest`]),
     /// so that a retry with other metadata is a conflict, not a replay.
     pub metadata_digest: Option<String>,
+    /// The result was an operator's correction (`op: set`): a retry must be one too.
+    pub set: bool,
 }
 
 /// One conditional write of the player's row: the new standing (if the fold applied)
@@ -61,6 +66,8 @@ pub struct Commit<'a> {
     pub now_s: i64,
     /// A tournament result's attempt, counted with the row or not at all.
     pub attempt: Option<AttemptCount<'a>>,
+    /// A correction's audit record (`op: set`), written with the row or not at all.
+    pub audit: Option<&'a AuditRecord>,
 }
 
 /// One attempt of a tournament result, counted on the player's membership of the

@@ -54,6 +54,7 @@ pub async fn submit(
     score: i64,
 ) -> Result<IngestReply, ServiceError> {
     let req = SubmitScore {
+        op: Default::default(),
         subscores: Vec::new(),
         metadata: None,
         board: board.clone(),

@@ -4,7 +4,7 @@
 use futures::future::join_all;
 use leaderboard::board::{BoardStatus, Policy};
 use leaderboard::service::boards;
-use leaderboard::store::RankIndex;
+use leaderboard::store::{ModerationStore, RankIndex};
 
 use crate::fixtures::{assert_index_matches_store, board, ctx, standing, submit};
 
@@ -141,5 +141,110 @@ async fn with_the_store_away_a_write_fails_and_nothing_changes() {
         ctx.index
             .snapshot(&b, leaderboard::order::Direction::Desc)
             .is_empty()
+    );
+}
+
+/// A result of `body` on `b` as the ingest route reads it, sent by "ops@studio".
+async fn post(
+    ctx: &crate::fixtures::Ctx,
+    b: &leaderboard::ids::LeaderboardId,
+    p: &str,
+    body: serde_json::Value,
+) -> Result<leaderboard::service::ingest::IngestReply, leaderboard::service::ServiceError> {
+    use leaderboard::service::ingest::{self, ScoreBody, SubmitScore};
+    use leaderboard::service::moderation::Operator;
+    let body: ScoreBody = serde_json::from_str(&body.to_string()).unwrap();
+    let actor = Operator("ops@studio".into());
+    let req = SubmitScore::new(b.clone(), crate::fixtures::player(p), body, &actor)?;
+    ingest::submit_score(ctx, req).await
+}
+
+#[tokio::test]
+async fn a_correction_sets_the_standing_on_any_policy_is_audited_with_it_and_replays() {
+    use serde_json::json;
+    let ctx = ctx();
+    for policy in [Policy::Best, Policy::Min, Policy::Latest, Policy::Sum] {
+        let b = board(
+            &ctx,
+            &format!("ingest:set:{policy:?}").to_lowercase(),
+            policy,
+        )
+        .await;
+        submit(&ctx, &b, "alice", "m1", 100).await.unwrap();
+        submit(&ctx, &b, "alice", "m2", 120).await.unwrap();
+        let before = standing(&ctx, &b, "alice").await.unwrap();
+        // A correction to 7: below a BEST board's best, above a MIN board's, a SUM reset.
+        let fix = json!({"new_score": 7, "match_id": "fix-1", "op": "set", "reason": "cheat"});
+        let reply = post(&ctx, &b, "alice", fix.clone()).await.unwrap();
+        assert!(reply.update_applied && !reply.replayed, "{policy:?}");
+        assert_eq!(reply.score.get(), 7);
+        let after = standing(&ctx, &b, "alice").await.unwrap();
+        assert_eq!((after.score.get(), after.version), (7, before.version + 1));
+        // Audited, once, with the row: who, why, from what to what.
+        let page = ctx.store.audit_page(None, 50).await.unwrap();
+        let audits: Vec<_> = (page.records.iter())
+            .filter(|r| r.leaderboard_id.as_ref() == Some(&b))
+            .collect();
+        assert_eq!(audits.len(), 1, "{policy:?}");
+        let a = audits[0];
+        assert_eq!(
+            (a.actor.as_str(), a.reason.as_str()),
+            ("ops@studio", "cheat")
+        );
+        assert_eq!(a.detail["score"], 7);
+        assert_eq!(a.detail["previous_score"], before.score.get());
+        // A retry replays (no second audit); the same match without `op` is a conflict.
+        let again = post(&ctx, &b, "alice", fix).await.unwrap();
+        assert!(again.replayed && again.score.get() == 7);
+        let plain = json!({"new_score": 7, "match_id": "fix-1"});
+        let err = post(&ctx, &b, "alice", plain).await.unwrap_err();
+        assert_eq!(err.code(), "idempotency_conflict");
+        let page = ctx.store.audit_page(None, 50).await.unwrap();
+        let count = (page.records.iter()).filter(|r| r.leaderboard_id.as_ref() == Some(&b));
+        assert_eq!(count.count(), 1);
+        // The same standing again changes nothing, and says so.
+        let same = json!({"new_score": 7, "match_id": "fix-2", "op": "set", "reason": "again"});
+        assert!(!post(&ctx, &b, "alice", same).await.unwrap().update_applied);
+        assert_index_matches_store(&ctx, &b).await;
+    }
+}
+
+#[tokio::test]
+async fn incr_is_sums_own_and_a_reason_comes_only_with_a_correction() {
+    use serde_json::json;
+    let ctx = ctx();
+    let sum = board(&ctx, "ingest:incr", Policy::Sum).await;
+    let best = board(&ctx, "ingest:incr-best", Policy::Best).await;
+    for m in ["a", "b"] {
+        let body = json!({"new_score": 5, "match_id": m, "op": "incr"});
+        post(&ctx, &sum, "alice", body).await.unwrap();
+    }
+    assert_eq!(standing(&ctx, &sum, "alice").await.unwrap().score.get(), 10);
+    let incr = json!({"new_score": 5, "match_id": "c", "op": "incr"});
+    let err = post(&ctx, &best, "alice", incr).await.unwrap_err();
+    assert_eq!(err.code(), "op_not_allowed");
+    for (body, field) in [
+        (
+            json!({"new_score": 5, "match_id": "d", "op": "set"}),
+            "reason",
+        ),
+        (
+            json!({"new_score": 5, "match_id": "d", "op": "set", "reason": " "}),
+            "reason",
+        ),
+        (
+            json!({"new_score": 5, "match_id": "d", "reason": "why"}),
+            "reason",
+        ),
+        (json!({"new_score": 5, "match_id": "d", "op": "decr"}), "op"),
+        (json!({"new_score": 5, "match_id": "d", "op": 1}), "op"),
+    ] {
+        let err = post(&ctx, &best, "alice", body.clone()).await.unwrap_err();
+        assert_eq!(err.code(), "invalid_request", "{body}");
+        assert!(err.to_string().starts_with(field), "{body}: {err}");
+    }
+    assert!(
+        standing(&ctx, &best, "alice").await.is_none(),
+        "nothing written"
     );
 }

@@ -201,6 +201,7 @@ impl TestEnv {
         value: i64,
     ) -> Result<IngestReply, leaderboard::service::ServiceError> {
         let req = SubmitScore {
+            op: Default::default(),
             subscores: Vec::new(),
             metadata: None,
             board: board.clone(),

@@ -171,10 +171,17 @@ where
 /// A match result's body: `s` for match `m`, now.
 pub fn result(m: &str, s: i64) -> leaderboard::service::ingest::ScoreBody {
     leaderboard::service::ingest::ScoreBody {
+        op: Default::default(),
+        reason: None,
         subscores: None,
         new_score: Some(serde_json::value::to_raw_value(&s).expect("a number")),
         match_id: Some(serde_json::json!(m)),
         event_ts: None,
         metadata: None,
     }
+}
+
+/// The operator a test acts as (what the gateway's IAM principal would be).
+pub fn operator() -> leaderboard::service::moderation::Operator {
+    leaderboard::service::moderation::Operator("test-operator".into())
 }

@@ -20,6 +20,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::ingest::{
     IngestReply, Prepared, ScoreBody, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
+use crate::service::moderation::Operator;
 use crate::service::scores::{MatchResult, Refusal, submission};
 use crate::service::{Context, JoinRefusal, ServiceError};
 use crate::store::{AttemptCount, Consistency, RankIndex, ScoreStore};
@@ -108,10 +109,15 @@ pub async fn submit<S: ScoreStore, I: RankIndex>(
     tournament: &str,
     player: &PlayerId,
     body: ScoreBody,
+    actor: &Operator,
 ) -> Result<TournamentScoreReply, ServiceError> {
     let t = ctx.tournaments.get(&ctx.store, tournament).await?;
     let now = ctx.clock.now();
-    let req = SubmitScore::new(placeholder(), player.clone(), body)?;
+    let req = SubmitScore::new(placeholder(), player.clone(), body, actor)?;
+    if req.op.is_set() {
+        let why = "set corrects a board's standing, not a tournament's result (its attempts)";
+        return Err(crate::error::DomainError::invalid("op", why).into());
+    }
     check_event_ts(ctx, req.event_ts, now)?;
     record(ctx, &t, req, now).await
 }
