@@ -115,6 +115,10 @@ pub struct BoardWindow {
     pub window: TimeWindow,
     /// Late results are accepted until the window's end plus this.
     pub grace_ms: i64,
+    /// On a rolling schedule's board: how far back results count, in ms
+    /// (docs/schedules.md).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rolling_ms: Option<i64>,
 }
 
 impl Board {

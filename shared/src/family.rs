@@ -9,7 +9,8 @@ use crate::board::Policy;
 use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
-use crate::window::{GLOBAL, Period, Season, TimeWindow, parse_name};
+use crate::schedule::{Kind, MAX_SCHEDULES, Schedule, ScheduleId};
+use crate::window::{GLOBAL, NoWindow, Period, Season, TimeWindow, parse_name, window_of};
 
 /// The longest grace a family may give late results: a year (openapi.yaml).
 pub const MAX_GRACE_MS: i64 = 365 * 86_400_000;
@@ -37,6 +38,10 @@ pub struct Family {
     /// ([`crate::board::Board::scores`]).
     #[serde(default, skip_serializing_if = "ScoreFormat::is_integer")]
     pub scores: ScoreFormat,
+    /// The family's own periods (`schedule`): crons in time zones and rolling windows,
+    /// each counted like a period (`Period::Custom`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<Schedule>,
 }
 
 impl Family {
@@ -74,10 +79,30 @@ impl Family {
             }
             (None, false) => {}
         }
+        if self.periods.iter().any(|p| p.schedule().is_some()) {
+            return Err(DomainError::invalid(
+                "periods",
+                "names the built-in periods; a family's own go in schedules",
+            ));
+        }
+        if self.schedules.len() > MAX_SCHEDULES {
+            return Err(DomainError::invalid(
+                "schedules",
+                format!("at most {MAX_SCHEDULES}"),
+            ));
+        }
+        self.schedules.sort_by_key(|s| s.id);
+        if self.schedules.windows(2).any(|w| w[0].id == w[1].id) {
+            return Err(DomainError::invalid("schedules", "each id once"));
+        }
+        self.schedules = (self.schedules.into_iter())
+            .map(Schedule::validated)
+            .collect::<Result<_, _>>()?;
+        let all = self.all_periods();
         if let Some(ranked) = &mut self.rank_index_periods {
             ranked.sort();
             ranked.dedup();
-            if let Some(p) = ranked.iter().find(|p| !self.periods.contains(p)) {
+            if let Some(p) = ranked.iter().find(|p| !all.contains(p)) {
                 return Err(DomainError::invalid(
                     "rank_index_periods",
                     format!(
@@ -94,6 +119,43 @@ impl Family {
             ));
         }
         Ok(self)
+    }
+
+    /// Every period a result counts in: the built-in ones, then the family's schedules.
+    pub fn all_periods(&self) -> Vec<Period> {
+        let own = self.schedules.iter().map(|s| Period::Custom(s.id));
+        self.periods.iter().copied().chain(own).collect()
+    }
+
+    /// The family's schedule of that id.
+    pub fn schedule(&self, id: ScheduleId) -> Option<&Schedule> {
+        self.schedules.iter().find(|s| s.id == id)
+    }
+
+    /// The window of `period` that contains `ts_ms`: a built-in period's (in UTC), a
+    /// cron schedule's (from its firing at or before to the next), or a rolling
+    /// schedule's one board (which never closes).
+    pub fn window_of(&self, period: Period, ts_ms: i64) -> Result<TimeWindow, NoWindow> {
+        let Some(id) = period.schedule() else {
+            return window_of(period, self.season.as_ref(), ts_ms);
+        };
+        match &self.schedule(id).ok_or(NoWindow::NoFiring)?.kind {
+            Kind::Rolling { .. } => Ok(TimeWindow {
+                period,
+                key: None,
+                start: None,
+                end: None,
+            }),
+            Kind::Cron(c) => {
+                let w = c.window_of(ts_ms).ok_or(NoWindow::NoFiring)?;
+                Ok(TimeWindow {
+                    period,
+                    key: Some(w.key),
+                    start: Some(w.start),
+                    end: Some(w.end),
+                })
+            }
+        }
     }
 
     /// Whether the boards of `period` keep their rank order in DynamoDB.
@@ -149,6 +211,7 @@ mod tests {
     #[test]
     fn only_the_named_periods_keep_a_rank_order_and_only_the_familys_own_may_be_named() {
         let f = Family {
+            schedules: Vec::new(),
             game: "g1".into(),
             mode: "m".into(),
             policy: Policy::Best,
@@ -178,6 +241,7 @@ mod tests {
     #[test]
     fn board_ids_follow_the_documented_shape() {
         let f = Family {
+            schedules: Vec::new(),
             game: "g1".into(),
             mode: "ranked".into(),
             policy: Policy::Best,
@@ -209,6 +273,7 @@ mod tests {
     #[test]
     fn families_are_validated_and_normalised() {
         let f = Family {
+            schedules: Vec::new(),
             game: "g1".into(),
             mode: "ranked".into(),
             policy: Policy::Best,

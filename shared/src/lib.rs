@@ -10,7 +10,8 @@
 //!   integers); [`tiebreak`]: tie-break columns and their order-preserving encoding;
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
-//! - [`window`]: UTC time windows;
+//! - [`window`]: UTC time windows; [`schedule`]: a family's own periods (cron in a time
+//!   zone, rolling windows);
 //! - [`family`]: board families and the ids of their boards;
 //! - [`match_result`]: a match result as the API and the streams give it, validated;
 //! - [`mapping`]: event sources' schema mappings to the canonical match result;
@@ -81,6 +82,7 @@ pub mod metrics;
 pub mod order;
 pub mod profile;
 pub mod redis;
+pub mod schedule;
 pub mod score;
 pub mod service;
 pub mod social;
@@ -102,7 +104,7 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 18] = [
+    const RULES: [&str; 19] = [
         "ids",
         "decimal",
         "tiebreak",
@@ -112,6 +114,7 @@ mod layers {
         "score",
         "order",
         "window",
+        "schedule",
         "board",
         "family",
         "mapping",

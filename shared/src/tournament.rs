@@ -312,6 +312,7 @@ impl Tournament {
             status: BoardStatus::Active,
             created_at: now,
             window: Some(BoardWindow {
+                rolling_ms: None,
                 game: self.game.clone(),
                 mode: self.mode.clone(),
                 scope,

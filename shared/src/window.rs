@@ -20,6 +20,7 @@ use chrono::{DateTime, Datelike, Months, NaiveDate, Utc, Weekday};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
+use crate::schedule::ScheduleId;
 
 /// The scope every result also counts in.
 pub const GLOBAL: &str = "GLOBAL";
@@ -48,26 +49,74 @@ pub fn parse_name(field: &'static str, raw: &str) -> Result<String, DomainError>
     Ok(raw.to_owned())
 }
 
-/// How long a board of a family collects scores.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+/// How long a board of a family collects scores: a built-in UTC period, or one of the
+/// family's own schedules (`schedule`), by its id.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Period {
     AllTime,
     Season,
     Monthly,
     Weekly,
     Daily,
+    /// A family's own schedule: a cron in a time zone, or a rolling window.
+    Custom(ScheduleId),
 }
 
 impl Period {
-    pub fn as_str(self) -> &'static str {
+    /// The built-in periods, by their names.
+    const BUILT_IN: [(Period, &'static str); 5] = [
+        (Self::AllTime, "ALL_TIME"),
+        (Self::Season, "SEASON"),
+        (Self::Monthly, "MONTHLY"),
+        (Self::Weekly, "WEEKLY"),
+        (Self::Daily, "DAILY"),
+    ];
+
+    pub fn as_str(&self) -> &str {
         match self {
             Self::AllTime => "ALL_TIME",
             Self::Season => "SEASON",
             Self::Monthly => "MONTHLY",
             Self::Weekly => "WEEKLY",
             Self::Daily => "DAILY",
+            Self::Custom(id) => id.as_str(),
         }
+    }
+
+    /// A built-in period's name (`DAILY`, ...) or a schedule's id.
+    pub fn parse(field: &'static str, raw: &str) -> Result<Self, DomainError> {
+        if let Some((p, _)) = Self::BUILT_IN.iter().find(|(_, name)| *name == raw) {
+            return Ok(*p);
+        }
+        ScheduleId::parse(field, raw)
+            .map(Self::Custom)
+            .map_err(|_| {
+                DomainError::invalid(
+                    field,
+                    "must be ALL_TIME, SEASON, MONTHLY, WEEKLY, DAILY or a schedule's id",
+                )
+            })
+    }
+
+    /// The schedule it names, if it is a family's own.
+    pub fn schedule(&self) -> Option<ScheduleId> {
+        match self {
+            Self::Custom(id) => Some(*id),
+            _ => None,
+        }
+    }
+}
+
+impl Serialize for Period {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.as_str())
+    }
+}
+
+impl<'de> Deserialize<'de> for Period {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let raw = String::deserialize(d)?;
+        Self::parse("period", &raw).map_err(serde::de::Error::custom)
     }
 }
 
@@ -95,6 +144,9 @@ pub struct TimeWindow {
 pub enum NoWindow {
     /// SEASON without a configured season, or a timestamp outside it.
     OutsideSeason,
+    /// A family's own schedule whose cron has no firing on one side of the timestamp
+    /// (or which the family does not have).
+    NoFiring,
 }
 
 fn ms(date: NaiveDate) -> i64 {
@@ -103,7 +155,8 @@ fn ms(date: NaiveDate) -> i64 {
         .unwrap_or_default()
 }
 
-/// The window of `period` that contains `ts_ms`, in UTC whatever the machine's zone.
+/// The window of a built-in `period` that contains `ts_ms`, in UTC whatever the
+/// machine's zone (a family's own schedules: `family::Family::window_of`).
 pub fn window_of(
     period: Period,
     season: Option<&Season>,
@@ -149,6 +202,8 @@ pub fn window_of(
             Some(s) if (s.start..s.end).contains(&ts_ms) => window(s.id.clone(), s.start, s.end),
             _ => return Err(NoWindow::OutsideSeason),
         },
+        // A family's own schedule: `family::Family::window_of`.
+        Period::Custom(_) => return Err(NoWindow::NoFiring),
     })
 }
 

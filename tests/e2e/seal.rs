@@ -294,6 +294,7 @@ pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Boa
         status: BoardStatus::Active,
         created_at: end - 7 * 86_400_000,
         window: Some(BoardWindow {
+            rolling_ms: None,
             game,
             mode: "m".into(),
             scope: "GLOBAL".into(),

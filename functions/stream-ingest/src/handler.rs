@@ -62,6 +62,7 @@ mod tests {
             dead_letters: MemoryDeadLetters::default(),
         };
         let family = CreateFamily {
+            schedules: None,
             tiebreaks: None,
             game: "k".into(),
             mode: "m".into(),

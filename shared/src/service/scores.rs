@@ -24,7 +24,7 @@ use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::service::ServiceError;
 use crate::store::{Consistency, RankIndex, Row, ScoreStore};
 use crate::time::rfc3339_ms;
-use crate::window::{NoWindow, Period, TimeWindow, window_of};
+use crate::window::{NoWindow, Period, TimeWindow};
 
 use crate::decimal::Shown;
 pub use crate::match_result::{MatchBody, MatchResult};
@@ -179,7 +179,7 @@ async fn to_family<S: ScoreStore, I: RankIndex>(
     let targets = family
         .scopes(&m.region)
         .into_iter()
-        .flat_map(|scope| family.periods.iter().map(move |p| (scope, *p)));
+        .flat_map(|scope| family.all_periods().into_iter().map(move |p| (scope, p)));
     let shares = try_join_all(
         targets.map(|(scope, period)| prepare_window(ctx, family, m, scope, period, ts, now)),
     )
@@ -237,12 +237,21 @@ async fn prepare_window<S: ScoreStore, I: RankIndex>(
         leaderboard_id,
         outcome,
     };
-    let window = match window_of(period, family.season.as_ref(), ts) {
+    let window = match family.window_of(period, ts) {
         Ok(w) => w,
         Err(NoWindow::OutsideSeason) => {
             let refused = Refusal {
                 code: "outside_season",
                 message: "event_ts is outside the configured season".into(),
+            };
+            return Ok(Share::Done(outcome_of(None, Outcome::Refused { refused })));
+        }
+        Err(NoWindow::NoFiring) => {
+            let refused = Refusal {
+                code: "no_window",
+                message:
+                    "the schedule has no window around event_ts (no firing before or after it)"
+                        .into(),
             };
             return Ok(Share::Done(outcome_of(None, Outcome::Refused { refused })));
         }

@@ -12,6 +12,7 @@ use crate::fixtures::{Ctx, ctx, match_id, player};
 
 async fn family(ctx: &Ctx, game: &str) {
     let req = CreateFamily {
+        schedules: None,
         tiebreaks: None,
         game: game.into(),
         mode: "ranked".into(),

@@ -32,6 +32,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
         status: BoardStatus::Active,
         created_at: now,
         window: Some(BoardWindow {
+            rolling_ms: None,
             game: "g".into(),
             mode: "m".into(),
             scope: "GLOBAL".into(),

@@ -11,11 +11,12 @@ use crate::decimal::{ScoreFormat, Style};
 use crate::error::DomainError;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
+use crate::schedule::Schedule;
 use crate::service::ServiceError;
 use crate::store::ScoreStore;
 use crate::tiebreak::Columns;
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
-use crate::window::{GLOBAL, Period, Season, parse_name, window_of};
+use crate::window::{GLOBAL, Period, Season, parse_name};
 
 /// Body of `POST /families`.
 #[derive(Debug, Deserialize)]
@@ -46,6 +47,9 @@ pub struct CreateFamily {
     /// Tie-break columns after the score, each `ASC` or `DESC` (at most 3;
     /// docs/tiebreaks.md).
     pub tiebreaks: Option<serde_json::Value>,
+    /// The family's own periods: crons in time zones and rolling windows
+    /// (docs/schedules.md).
+    pub schedules: Option<serde_json::Value>,
 }
 
 /// The periods that keep a rank order in DynamoDB unless the family says: all but
@@ -89,6 +93,8 @@ pub struct FamilyView {
     pub score_format: Style,
     #[serde(skip_serializing_if = "Columns::is_empty")]
     pub tiebreaks: Columns,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub schedules: Vec<serde_json::Value>,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -104,12 +110,12 @@ impl FamilyView {
     fn at(f: Family, now: i64) -> Self {
         let mut current: BTreeMap<String, BTreeMap<Period, LeaderboardId>> = BTreeMap::new();
         for scope in std::iter::once(GLOBAL).chain(f.regions.iter().map(String::as_str)) {
-            for period in &f.periods {
-                if let Ok(w) = window_of(*period, f.season.as_ref(), now) {
+            for period in f.all_periods() {
+                if let Ok(w) = f.window_of(period, now) {
                     current
                         .entry(scope.to_owned())
                         .or_default()
-                        .insert(*period, f.board_id(scope, &w));
+                        .insert(period, f.board_id(scope, &w));
                 }
             }
         }
@@ -134,6 +140,7 @@ impl FamilyView {
             decimals: f.scores.decimals.get(),
             score_format: f.scores.style,
             tiebreaks: f.scores.tiebreaks,
+            schedules: f.schedules.iter().map(Schedule::view).collect(),
             current,
         }
     }
@@ -151,9 +158,14 @@ impl CreateFamily {
                 })
             })
             .transpose()?;
-        let rank_index_periods = self
-            .rank_index_periods
-            .unwrap_or_else(|| ranked_unless_asked(&self.periods));
+        let schedules = Schedule::asked(self.schedules.as_ref())?;
+        let rank_index_periods = self.rank_index_periods.unwrap_or_else(|| {
+            let own = schedules.iter().map(|s| Period::Custom(s.id));
+            ranked_unless_asked(&self.periods)
+                .into_iter()
+                .chain(own)
+                .collect()
+        });
         Family {
             game: self.game,
             mode: self.mode,
@@ -165,6 +177,7 @@ impl CreateFamily {
             dense_ranks: self.dense_ranks,
             rank_index_periods: Some(rank_index_periods),
             scores: ScoreFormat::asked(self.decimals, self.score_format, self.tiebreaks.as_ref())?,
+            schedules,
         }
         .validated()
     }
@@ -213,6 +226,9 @@ pub fn family_board(
     now: i64,
 ) -> Board {
     let rank_index = family.rank_index(window.period);
+    let rolling_ms = (window.period.schedule())
+        .and_then(|id| family.schedule(id))
+        .and_then(Schedule::rolling_ms);
     Board {
         tournament: None,
         leaderboard_id: family.board_id(scope, &window),
@@ -225,6 +241,7 @@ pub fn family_board(
             scope: scope.to_owned(),
             window,
             grace_ms: family.grace_ms,
+            rolling_ms,
         }),
         sealed_at: None,
         dense_ranks: family.dense_ranks,

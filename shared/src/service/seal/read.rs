@@ -169,11 +169,16 @@ impl HistoryRequest {
     }
 }
 
+/// A sealed period: a built-in one with windows, or a family's cron schedule by its id
+/// (a rolling schedule's board never closes, so has no history).
 fn parse_period(raw: &str) -> Result<Period, DomainError> {
-    SEALED_PERIODS
-        .into_iter()
-        .find(|p| p.as_str() == raw)
-        .ok_or_else(|| DomainError::invalid("period", "must be DAILY, WEEKLY, MONTHLY or SEASON"))
+    match Period::parse("period", raw) {
+        Ok(p) if SEALED_PERIODS.contains(&p) || p.schedule().is_some() => Ok(p),
+        _ => Err(DomainError::invalid(
+            "period",
+            "must be DAILY, WEEKLY, MONTHLY, SEASON or a schedule's id",
+        )),
+    }
 }
 
 /// A history cursor: `{end ms}.{PERIOD}` of the last row of the previous page, the end

@@ -1,0 +1,247 @@
+//! A family's own schedules (docs/schedules.md): crons in a named time zone, across the
+//! autumn DST change, over the local stack (every reply checked against openapi.yaml);
+//! a cron window sealed like any window, its history read by the schedule's id; and the
+//! schedules the service cannot run refused naming their field.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Result;
+use serde_json::{Value, json};
+
+use leaderboard::memory::MemoryEvents;
+use leaderboard::service::boards::{self, CreateFamily};
+use leaderboard::service::seal::{self, HistoryRequest, SealSettings};
+use leaderboard::window::Period;
+
+use crate::support::{Stack, TestEnv, redis_url, unique};
+
+fn game() -> String {
+    let u = unique("g");
+    u[u.len().saturating_sub(30)..].to_owned()
+}
+
+/// The board a fan-out reply put the result on for `period` (GLOBAL scope).
+fn board_of(reply: &Value, period: &str) -> String {
+    let found = (reply["results"].as_array().into_iter().flatten())
+        .find(|r| r["scope"] == "GLOBAL" && r["period"] == period);
+    found
+        .and_then(|r| r["leaderboard_id"].as_str())
+        .unwrap_or_default()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_stockholm_cron_turns_at_its_own_4am_through_the_dst_change_with_sortable_keys()
+-> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let g = game();
+    let family = json!({
+        "game": g, "mode": "m", "regions": ["EU"], "periods": ["ALL_TIME"],
+        // A year of grace keeps October's windows open for the test.
+        "grace_seconds": 31_536_000,
+        "schedules": [
+            {"id": "nightly", "cron": "0 4 * * *", "time_zone": "Europe/Stockholm"},
+            {"id": "hourly", "cron": "0 * * * *", "time_zone": "Europe/Stockholm"}
+        ]
+    });
+    let (status, fam) = stack.post("/families", family.clone()).await?;
+    assert_eq!(status, 201, "{fam}");
+    assert_eq!(fam["schedules"][0]["id"], "hourly", "sorted by id");
+    assert!(
+        fam["current"]["GLOBAL"]["nightly"].as_str().is_some(),
+        "{fam}"
+    );
+    assert_eq!(stack.post("/families", family).await?.0, 200);
+
+    // Stockholm leaves summer time on 2026-10-25 at 03:00 CEST (01:00Z): 04:00 is 02:00Z
+    // before and 03:00Z after.
+    let mut seen = Vec::new();
+    for (i, (ts, nightly_key, start, end)) in [
+        (
+            "2026-10-24T01:59:59Z",
+            "20261023T0200Z",
+            "2026-10-23T02:00:00.000Z",
+            "2026-10-24T02:00:00.000Z",
+        ),
+        (
+            "2026-10-24T02:00:00Z",
+            "20261024T0200Z",
+            "2026-10-24T02:00:00.000Z",
+            "2026-10-25T03:00:00.000Z",
+        ),
+        (
+            "2026-10-25T03:00:00Z",
+            "20261025T0300Z",
+            "2026-10-25T03:00:00.000Z",
+            "2026-10-26T03:00:00.000Z",
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let result = json!({"game": g, "mode": "m", "region": "EU", "player_id": format!("p{i}"),
+                            "match_id": "m1", "score": 10 + i, "event_ts": ts});
+        let (status, reply) = stack.post("/scores", result).await?;
+        assert_eq!(status, 200, "{reply}");
+        let lb = board_of(&reply, "nightly");
+        assert_eq!(lb, format!("{g}:m:GLOBAL:nightly:{nightly_key}"), "{ts}");
+        let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
+        assert_eq!(
+            (board["starts_at"].as_str(), board["ends_at"].as_str()),
+            (Some(start), Some(end))
+        );
+        assert_eq!(
+            (&board["period"], &board["window"]),
+            (&json!("nightly"), &json!(nightly_key))
+        );
+        seen.push(nightly_key);
+    }
+    assert!(seen.windows(2).all(|w| w[0] < w[1]), "keys sort as time");
+    // The day the clocks go back lasts 25 hours.
+    let (_, day) = stack
+        .get(&format!(
+            "/leaderboards/{g}:m:GLOBAL:nightly:20261024T0200Z"
+        ))
+        .await?;
+    let len = |v: &Value| {
+        let t = |f: &str| chrono::DateTime::parse_from_rfc3339(v[f].as_str().unwrap()).unwrap();
+        (t("ends_at") - t("starts_at")).num_hours()
+    };
+    assert_eq!(len(&day), 25);
+
+    // The repeated hour, 02:00-03:00 twice, is one hourly window of two hours: results in
+    // its first and second pass land on the same board.
+    let mut hourly = Vec::new();
+    for (p, ts) in [
+        ("early", "2026-10-25T00:30:00Z"),
+        ("late", "2026-10-25T01:30:00Z"),
+    ] {
+        let result = json!({"game": g, "mode": "m", "region": "EU", "player_id": p,
+                            "match_id": "h1", "score": 1, "event_ts": ts});
+        hourly.push(board_of(&stack.post("/scores", result).await?.1, "hourly"));
+    }
+    assert_eq!(hourly[0], hourly[1]);
+    assert_eq!(hourly[0], format!("{g}:m:GLOBAL:hourly:20261025T0000Z"));
+    let (_, both) = stack
+        .get(&format!("/leaderboards/{}/top", hourly[0]))
+        .await?;
+    assert_eq!(both["total"], 2);
+    assert_eq!(
+        len(&stack.get(&format!("/leaderboards/{}", hourly[0])).await?.1),
+        2
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn schedules_the_service_cannot_run_are_refused_naming_their_field() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let body = |schedules: Value| json!({"game": game(), "mode": "m", "periods": ["ALL_TIME"], "schedules": schedules});
+    let cron = |c: &str, tz: &str| json!({"id": "s", "cron": c, "time_zone": tz});
+    for (schedules, field) in [
+        (json!([cron("0 4 * *", "UTC")]), "schedules.cron"),
+        (json!([cron("0 0 4 * * *", "UTC")]), "schedules.cron"),
+        (json!([cron("0 25 * * *", "UTC")]), "schedules.cron"),
+        (json!([cron("*/10 * * * *", "UTC")]), "schedules.cron"),
+        (
+            json!([cron("0 4 * * *", "Europe/Atlantis")]),
+            "schedules.time_zone",
+        ),
+        (
+            json!([{"id": "f", "cron": "0 0 * * MON", "time_zone": "UTC", "every": 2}]),
+            "schedules.anchor",
+        ),
+        (
+            json!([{"id": "f", "cron": "0 0 * * MON", "time_zone": "UTC", "every": 2,
+                 "anchor": "2026-01-06T00:00:00Z"}]),
+            "schedules.anchor",
+        ),
+        (
+            json!([{"id": "f", "cron": "0 * * * *", "time_zone": "UTC", "every": 2,
+                 "anchor": "2026-01-06T00:00:00Z"}]),
+            "schedules.every",
+        ),
+        (
+            json!([{"id": "r", "rolling_seconds": 60}]),
+            "schedules.rolling_seconds",
+        ),
+        (
+            json!([{"id": "DAILY", "rolling_seconds": 3600}]),
+            "schedules.id",
+        ),
+        (
+            json!([cron("0 4 * * *", "UTC"), cron("0 5 * * *", "UTC")]),
+            "schedules",
+        ),
+    ] {
+        let (status, e) = stack.post("/families", body(schedules.clone())).await?;
+        assert_eq!(status, 400, "{schedules}: {e}");
+        let message = e["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(field), "{schedules}: {message}");
+    }
+    let mut own_in_periods = body(json!([cron("0 4 * * *", "UTC")]));
+    own_in_periods["periods"] = json!(["ALL_TIME", "s"]);
+    assert_eq!(stack.post("/families", own_in_periods).await?.0, 400);
+    // A fortnight from a Monday anchor is fine.
+    let fortnight = json!([{"id": "fortnight", "cron": "0 0 * * MON", "time_zone": "UTC",
+                            "every": 2, "anchor": "2026-01-05T00:00:00Z"}]);
+    let (status, fam) = stack.post("/families", body(fortnight)).await?;
+    assert_eq!(status, 201, "{fam}");
+    assert_eq!(fam["schedules"][0]["anchor"], "2026-01-05T00:00:00.000Z");
+    Ok(())
+}
+
+/// A cron window closes like a built-in one: sealed once, its history read by the
+/// schedule's id, its event naming the schedule as its period.
+#[tokio::test]
+async fn a_cron_window_is_sealed_and_its_history_is_read_by_the_schedules_id() -> Result<()> {
+    let env = TestEnv::new().await;
+    let g = game();
+    let req: CreateFamily = serde_json::from_value(json!({
+        "game": g, "mode": "m", "regions": ["EU"], "periods": ["ALL_TIME"], "grace_seconds": 0,
+        "schedules": [{"id": "shift", "cron": "0 */8 * * *", "time_zone": "Asia/Kolkata"}]
+    }))?;
+    boards::create_family(&env.ctx.store, req).await?;
+    // Play a result 20 hours ago, its window long closed now.
+    let then = leaderboard::time::now_ms() - 20 * 3_600_000;
+    env.ctx.clock.set(Some(then));
+    let fam = (g.clone(), "m".to_owned());
+    let reply = env
+        .submit_match(&fam, "EU", "ann", "m1", 7, Some(then))
+        .await?;
+    env.ctx.clock.set(None);
+    let shift = reply
+        .results
+        .iter()
+        .find(|r| r.period.schedule().is_some())
+        .unwrap();
+    let lb = shift.leaderboard_id.clone().unwrap();
+    let events = MemoryEvents::default();
+    let settled = SealSettings {
+        settle: Duration::ZERO,
+    };
+    let report = seal::seal(
+        &env.ctx.store,
+        &events,
+        settled,
+        &lb,
+        Instant::now() + Duration::from_secs(30),
+    )
+    .await?;
+    assert!(report.done);
+    let closed = events.published();
+    assert_eq!(closed.len(), 1);
+    assert_eq!(closed[0].window.period.as_str(), "shift");
+    let history = seal::history(
+        &env.ctx.store,
+        HistoryRequest::parse(&g, "m", "ann", None, Some("shift"), None, None)?,
+    )
+    .await?;
+    assert_eq!(history.windows.len(), 1);
+    assert_eq!(history.windows[0].window.leaderboard_id, lb);
+    assert_eq!(
+        history.windows[0].window.period,
+        Period::parse("period", "shift")?
+    );
+    Ok(())
+}
