@@ -316,6 +316,9 @@ mod tests {
             Some((1_763_769_600_000, Period::Daily))
         );
         assert_eq!(parse_cursor("0.SEASON").ok(), Some((0, Period::Season)));
+        // A cron schedule's windows page by its id (docs/schedules.md).
+        let nightly = Period::parse("period", "nightly").unwrap();
+        assert_eq!(parse_cursor("5.nightly").ok(), Some((5, nightly)));
         for bad in [
             "",
             ".DAILY",
@@ -323,7 +326,8 @@ mod tests {
             "-5.DAILY",
             "1234567890123456.DAILY",
             "5.ALL_TIME",
-            "5.daily",
+            "5.Daily",
+            "5.9to5",
             "5",
             "5.DAILY.x",
         ] {
