@@ -2,14 +2,17 @@
 //! (`EVENT_BUS_NAME`) with source [`SOURCE`]. A rewards service subscribes with a rule on
 //! `detail-type` `leaderboard.window.closed`; start-of-event jobs on
 //! `leaderboard.tournament.started`; a league's rewards and tier changes on
-//! `leaderboard.league.settled`.
+//! `leaderboard.league.settled`; "next reset in ..." displays on
+//! `leaderboard.window.opened` and `leaderboard.window.closing`.
 
 use serde::Serialize;
 
 use crate::decimal::Shown;
 use crate::ids::PlayerId;
 use crate::store::StoreError;
-use crate::store::{EventPublisher, LeagueSettled, SealedWindow, TournamentStarted, WindowClosed};
+use crate::store::{
+    EventPublisher, LeagueSettled, SealedWindow, TournamentStarted, Turn, WindowClosed, WindowTurn,
+};
 
 /// The `source` of every event.
 pub const SOURCE: &str = "leaderboard";
@@ -19,6 +22,9 @@ pub const WINDOW_CLOSED: &str = "leaderboard.window.closed";
 pub const TOURNAMENT_STARTED: &str = "leaderboard.tournament.started";
 /// The `detail-type` of a league cohort's settlement.
 pub const LEAGUE_SETTLED: &str = "leaderboard.league.settled";
+/// The `detail-type`s of a family window's opening and its coming close.
+pub const WINDOW_OPENED: &str = "leaderboard.window.opened";
+pub const WINDOW_CLOSING: &str = "leaderboard.window.closing";
 
 /// The EventBridge adapter of [`EventPublisher`].
 #[derive(Clone)]
@@ -131,6 +137,15 @@ impl EventPublisher for EventBridgePublisher {
     async fn league_settled(&self, event: &LeagueSettled) -> Result<(), StoreError> {
         let board = event.leaderboard_id.to_string();
         self.put(LEAGUE_SETTLED, event, board).await
+    }
+
+    async fn window_turned(&self, event: &WindowTurn) -> Result<(), StoreError> {
+        let detail_type = match event.turn {
+            Turn::Opened => WINDOW_OPENED,
+            Turn::Closing => WINDOW_CLOSING,
+        };
+        let family = format!("{}:{}", event.game, event.mode);
+        self.put(detail_type, event, family).await
     }
 }
 

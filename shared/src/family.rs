@@ -42,7 +42,19 @@ pub struct Family {
     /// each counted like a period (`Period::Custom`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub schedules: Vec<Schedule>,
+    /// How long before a window's end its `leaderboard.window.closing` event goes out, in
+    /// ms (families stored before the setting: the default).
+    #[serde(default = "default_closing_lead_ms")]
+    pub closing_lead_ms: i64,
 }
+
+/// The default lead of `window.closing`: 15 minutes.
+pub fn default_closing_lead_ms() -> i64 {
+    15 * 60_000
+}
+
+/// The lead's bounds: a minute to a week.
+pub const CLOSING_LEAD_MS: std::ops::RangeInclusive<i64> = 60_000..=7 * 86_400_000;
 
 impl Family {
     /// Checks names, periods and the season; sorts and dedups regions and periods so
@@ -111,6 +123,12 @@ impl Family {
                     ),
                 ));
             }
+        }
+        if !CLOSING_LEAD_MS.contains(&self.closing_lead_ms) {
+            return Err(DomainError::invalid(
+                "closing_lead_seconds",
+                "must be from 60 (a minute) to 604800 (a week)",
+            ));
         }
         if !(0..=MAX_GRACE_MS).contains(&self.grace_ms) {
             return Err(DomainError::invalid(
@@ -211,6 +229,7 @@ mod tests {
     #[test]
     fn only_the_named_periods_keep_a_rank_order_and_only_the_familys_own_may_be_named() {
         let f = Family {
+            closing_lead_ms: crate::family::default_closing_lead_ms(),
             schedules: Vec::new(),
             game: "g1".into(),
             mode: "m".into(),
@@ -241,6 +260,7 @@ mod tests {
     #[test]
     fn board_ids_follow_the_documented_shape() {
         let f = Family {
+            closing_lead_ms: crate::family::default_closing_lead_ms(),
             schedules: Vec::new(),
             game: "g1".into(),
             mode: "ranked".into(),
@@ -273,6 +293,7 @@ mod tests {
     #[test]
     fn families_are_validated_and_normalised() {
         let f = Family {
+            closing_lead_ms: crate::family::default_closing_lead_ms(),
             schedules: Vec::new(),
             game: "g1".into(),
             mode: "ranked".into(),

@@ -24,13 +24,14 @@ use leaderboard::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 45] = [
+const CALLS: [&str; 46] = [
     "get_board",
     "create_board",
     "set_status",
     "list_boards",
     "get_family",
     "create_family",
+    "list_families",
     "get_standing",
     "get_receipt",
     "commit",
@@ -234,6 +235,8 @@ const ROLES: [(&str, &[&str]); 12] = [
             "mark_sealed",
             // UpdateItems on the board and its list entry, as marking it sealed is.
             "set_status",
+            // The families whose windows' turns the sweep announces.
+            "list_families",
         ],
     ),
     (
@@ -338,6 +341,7 @@ impl Fixture {
                 assert!(store.create_family(&self.family).await?.is_some());
                 Ok(())
             }
+            "list_families" => store.list_families(None, 5).await.map(drop),
             "get_standing" => store.get_standing(lb, &self.player).await.map(drop),
             "get_receipt" => store
                 .get_receipt(lb, &self.player, &self.match_id)

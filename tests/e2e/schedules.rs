@@ -245,3 +245,113 @@ async fn a_cron_window_is_sealed_and_its_history_is_read_by_the_schedules_id() -
     );
     Ok(())
 }
+
+/// `window.opened` and `window.closing` go out once per window, however many sweeps run
+/// at once (real DynamoDB: the markers' conditional claims), and the next window's turn
+/// once it comes.
+#[tokio::test]
+async fn each_windows_turns_are_published_once_by_racing_sweeps() -> Result<()> {
+    let env = TestEnv::new().await;
+    let g = game();
+    let req: CreateFamily = serde_json::from_value(json!({
+        "game": g, "mode": "m", "regions": ["EU"], "periods": ["ALL_TIME", "DAILY"],
+        "grace_seconds": 0, "closing_lead_seconds": 3600,
+        "schedules": [{"id": "hourly", "cron": "0 * * * *", "time_zone": "Asia/Kathmandu"}]
+    }))?;
+    boards::create_family(&env.ctx.store, req).await?;
+    let events = MemoryEvents::default();
+    // 12:10Z: Kathmandu is UTC+5:45, so its hour runs from 11:15Z to 12:15Z.
+    let noon = leaderboard::time::parse_ts("t", &json!("2026-11-27T12:10:00Z"))?;
+    let store = &env.ctx.store;
+    let sweeps = (0..8).map(|_| seal::announce_turns(store, &events, noon));
+    futures::future::try_join_all(sweeps).await?;
+    seal::announce_turns(store, &events, noon).await?;
+    let mine = |events: &MemoryEvents| -> Vec<String> {
+        let mut ids: Vec<String> = (events.turns().into_iter())
+            .filter(|t| t.game == g)
+            .map(|t| t.turn_id)
+            .collect();
+        ids.sort();
+        ids
+    };
+    let day = format!("{g}:m:DAILY:2026-11-27");
+    let hour = format!("{g}:m:hourly:20261127T1115Z");
+    assert_eq!(
+        mine(&events),
+        [
+            format!("{day}:opened"),
+            format!("{hour}:closing"),
+            format!("{hour}:opened")
+        ],
+        "each once; the day is not near its end"
+    );
+    let turn = (events.turns().into_iter())
+        .find(|t| t.turn_id == format!("{hour}:opened"))
+        .unwrap();
+    assert_eq!(
+        turn.boards["EU"].as_str(),
+        format!("{g}:m:EU:hourly:20261127T1115Z")
+    );
+    assert_eq!(turn.end - turn.start, 3_600_000);
+    // The next hour's turns, once more each.
+    let later = noon + 3_600_000;
+    let sweeps = (0..4).map(|_| seal::announce_turns(store, &events, later));
+    futures::future::try_join_all(sweeps).await?;
+    let next = format!("{g}:m:hourly:20261127T1215Z");
+    let ids = mine(&events);
+    assert_eq!(ids.len(), 5, "{ids:?}");
+    assert!(ids.contains(&format!("{next}:opened")) && ids.contains(&format!("{next}:closing")));
+    Ok(())
+}
+
+/// Over the stack, with its sweep running every second: a subscriber's queue gets each
+/// turn of the current window once, through many sweeps.
+#[tokio::test]
+async fn over_the_stack_a_window_announces_its_opening_and_closing_once_on_the_bus() -> Result<()> {
+    use crate::support::{StackOptions, drain, subscribe};
+    let stack = Stack::launch(
+        &redis_url(),
+        StackOptions {
+            schedule_every: Some(1.0),
+            ..Default::default()
+        },
+    )
+    .await?;
+    let (sqs, opened) = subscribe(&stack, "leaderboard.window.opened").await?;
+    let (_, closing) = subscribe(&stack, "leaderboard.window.closing").await?;
+    let g = game();
+    let family = json!({"game": g, "mode": "m", "regions": ["EU"], "periods": ["ALL_TIME"],
+        "grace_seconds": 0, "closing_lead_seconds": 3600,
+        "schedules": [{"id": "hourly", "cron": "30 * * * *", "time_zone": "UTC"}]});
+    let (status, fam) = stack.post("/families", family).await?;
+    assert_eq!(
+        (status, &fam["closing_lead_seconds"]),
+        (201, &json!(3600)),
+        "{fam}"
+    );
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    for (queue, kind) in [(&opened, "opened"), (&closing, "closing")] {
+        let got = drain(&sqs, queue).await?;
+        let mine: Vec<&Value> = got
+            .iter()
+            .filter(|e| e["detail"]["game"] == json!(g))
+            .collect();
+        assert!(!mine.is_empty(), "{kind}: {got:?}");
+        let mut ids: Vec<&str> = mine
+            .iter()
+            .filter_map(|e| e["detail"]["turn_id"].as_str())
+            .collect();
+        let all = ids.len();
+        ids.dedup();
+        assert_eq!(ids.len(), all, "{kind} published once each: {ids:?}");
+        let d = &mine[0]["detail"];
+        assert_eq!((&d["turn"], &d["period"]), (&json!(kind), &json!("hourly")));
+        assert!(
+            d["boards"]["GLOBAL"]
+                .as_str()
+                .unwrap_or_default()
+                .starts_with(&format!("{g}:m:GLOBAL:hourly:"))
+        );
+    }
+    Ok(())
+}

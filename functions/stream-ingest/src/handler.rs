@@ -62,6 +62,7 @@ mod tests {
             dead_letters: MemoryDeadLetters::default(),
         };
         let family = CreateFamily {
+            closing_lead_seconds: None,
             schedules: None,
             tiebreaks: None,
             game: "k".into(),

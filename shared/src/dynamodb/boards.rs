@@ -8,14 +8,14 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use super::keys::{Item, LIST_PK, board_key, family_pk_sk, key};
+use super::keys::{FAMILY_LIST_PK, Item, LIST_PK, board_key, family_pk_sk, key};
 use super::tournaments::{cancellation, failed};
 use super::{DynamoScoreStore, next_sort_key};
 use crate::board::{Board, BoardStatus};
 use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::store::StoreError;
-use crate::store::{BoardPage, BoardStore};
+use crate::store::{BoardPage, BoardStore, FamilyPage};
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {
@@ -185,16 +185,48 @@ impl BoardStore for DynamoScoreStore {
             kind: "family".into(),
             family: family.clone(),
         };
-        if self
+        let created = self
             .put_new(serde_dynamo::to_item(item)?, "PutItem(family)")
-            .await?
-        {
-            return Ok(None);
-        }
-        Ok(Some(
-            self.get_family(&family.game, &family.mode)
-                .await?
+            .await?;
+        let stored = match created {
+            true => family.clone(),
+            false => (self.get_family(&family.game, &family.mode).await?)
                 .unwrap_or_else(|| family.clone()),
-        ))
+        };
+        // Listed after it exists, every time it is asked for: a crash between the two
+        // puts leaves it unlisted only until the same request is made again (and a
+        // family stored before the list existed joins it then).
+        let listed = FamilyItem {
+            pk: FAMILY_LIST_PK.into(),
+            sk: format!("{}#{}", stored.game, stored.mode),
+            kind: "family_listed".into(),
+            family: stored.clone(),
+        };
+        self.put_plain(listed, "PutItem(family list)").await?;
+        Ok((!created).then_some(stored))
+    }
+
+    #[instrument(skip(self))]
+    async fn list_families(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<FamilyPage, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(FAMILY_LIST_PK.into()))
+            .set_exclusive_start_key(after.map(|sk| key(FAMILY_LIST_PK.into(), sk.to_owned())))
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(family list)", e))?;
+        let next = next_sort_key(&out);
+        let families = (out.items.unwrap_or_default().into_iter())
+            .map(|item| serde_dynamo::from_item::<_, FamilyItem>(item).map(|f| f.family))
+            .collect::<Result<_, _>>()?;
+        Ok(FamilyPage { families, next })
     }
 }

@@ -18,6 +18,10 @@ pub(super) type Item = HashMap<String, AttributeValue>;
 /// Partition of the board list.
 pub(super) const LIST_PK: &str = "BL";
 
+/// Partition of the list of families (each a copy of its definition, which never
+/// changes): `FL`, `{game}#{mode}`.
+pub(super) const FAMILY_LIST_PK: &str = "FL";
+
 /// Partition of the audit trail.
 pub(super) const AUDIT_PK: &str = "AU";
 

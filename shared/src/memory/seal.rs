@@ -130,6 +130,7 @@ pub struct MemoryEvents {
     published: Mutex<Vec<WindowClosed>>,
     started: Mutex<Vec<crate::store::TournamentStarted>>,
     settled: Mutex<Vec<crate::store::LeagueSettled>>,
+    turns: Mutex<Vec<crate::store::WindowTurn>>,
 }
 
 impl MemoryEvents {
@@ -145,6 +146,11 @@ impl MemoryEvents {
     /// The `league.settled` events, in order.
     pub fn settled(&self) -> Vec<crate::store::LeagueSettled> {
         lock(&self.settled).clone()
+    }
+
+    /// The `window.opened` and `window.closing` events, in order.
+    pub fn turns(&self) -> Vec<crate::store::WindowTurn> {
+        lock(&self.turns).clone()
     }
 }
 
@@ -164,6 +170,11 @@ impl EventPublisher for MemoryEvents {
 
     async fn league_settled(&self, event: &crate::store::LeagueSettled) -> Result<(), StoreError> {
         lock(&self.settled).push(event.clone());
+        Ok(())
+    }
+
+    async fn window_turned(&self, event: &crate::store::WindowTurn) -> Result<(), StoreError> {
+        lock(&self.turns).push(event.clone());
         Ok(())
     }
 }

@@ -13,12 +13,12 @@ use crate::board::{Board, BoardStatus, Standing};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, position_after, position_before};
-use crate::store::StoreError;
 use crate::store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count, EntryKind,
     IndexEntry, KeptReceipt, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row,
     SketchStore, StandingStore,
 };
+use crate::store::{FamilyPage, StoreError};
 use crate::ttl_cache::lock;
 
 /// Write shards a board's standings are spread over here (few, but more than one, so
@@ -225,6 +225,26 @@ impl BoardStore for MemoryStore {
             None => {
                 t.families.insert(key, family.clone());
                 None
+            }
+        })
+    }
+
+    async fn list_families(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<FamilyPage, StoreError> {
+        self.with(|t| {
+            let mut listed: Vec<(String, Family)> = (t.families.values())
+                .map(|f| (format!("{}#{}", f.game, f.mode), f.clone()))
+                .filter(|(k, _)| after.is_none_or(|a| k.as_str() > a))
+                .collect();
+            listed.sort_by(|a, b| a.0.cmp(&b.0));
+            let more = listed.len() > limit as usize;
+            listed.truncate(limit as usize);
+            FamilyPage {
+                next: listed.last().filter(|_| more).map(|(k, _)| k.clone()),
+                families: listed.into_iter().map(|(_, f)| f).collect(),
             }
         })
     }

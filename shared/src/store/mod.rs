@@ -42,12 +42,13 @@ pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
     AttemptCount, BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count,
-    RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row, ScoreStore, SketchStore,
-    StandingStore,
+    FamilyPage, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row, ScoreStore,
+    SketchStore, StandingStore,
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, LeagueRow, LeagueSettled, Placing, Results,
-    SealState, SealStore, SealedWindow, SettledMember, TournamentStarted, WindowClosed,
+    SealState, SealStore, SealedWindow, SettledMember, TournamentStarted, Turn, WindowClosed,
+    WindowTurn,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};
 pub use tournament::{SeatHints, SeatTaken, TournamentPage, TournamentStore};

@@ -200,10 +200,27 @@ pub trait BoardStore: Send + Sync {
     ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
 
     /// Creates `family` unless one exists for its game and mode; returns that one if so.
+    /// Either way the family is in the list of families afterwards.
     fn create_family(
         &self,
         family: &Family,
     ) -> impl Future<Output = Result<Option<Family>, StoreError>> + Send;
+
+    /// Families by `{game}#{mode}`, after `after`, at most `limit` (the window events'
+    /// sweep).
+    fn list_families(
+        &self,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<FamilyPage, StoreError>> + Send;
+}
+
+/// One page of the list of families.
+#[derive(Debug, Clone, Default)]
+pub struct FamilyPage {
+    pub families: Vec<Family>,
+    /// Where the next page starts, if there is one.
+    pub next: Option<String>,
 }
 
 /// Standings and receipts: the idempotent write path.

@@ -260,6 +260,46 @@ pub trait EventPublisher: Send + Sync {
         &self,
         event: &LeagueSettled,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes `leaderboard.window.opened` or `leaderboard.window.closing`.
+    fn window_turned(
+        &self,
+        event: &WindowTurn,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// Which turn of a window an event announces.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Turn {
+    /// The window has begun (`leaderboard.window.opened`).
+    Opened,
+    /// The window ends within the family's lead time (`leaderboard.window.closing`).
+    Closing,
+}
+
+/// The event a family's window publishes once when it opens and once when it is about
+/// to close, for "next reset in ..." displays and start- or end-of-event jobs
+/// (docs/schedules.md).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WindowTurn {
+    /// The same for every publication of this turn of this window: a consumer that sees
+    /// an id twice drops the second.
+    pub turn_id: String,
+    pub turn: Turn,
+    pub game: String,
+    pub mode: String,
+    pub period: Period,
+    /// The window's key, e.g. `2026-W47` or `20261127T0300Z`.
+    pub window: String,
+    /// `[start, end)`, ms since the epoch.
+    pub start: i64,
+    pub end: i64,
+    /// When results stop being taken: the end plus the family's grace.
+    pub closes_at: i64,
+    /// Each scope's board of the window (`GLOBAL` and every region), whether or not it
+    /// has a result yet.
+    pub boards: std::collections::BTreeMap<String, LeaderboardId>,
 }
 
 /// The event a league's sealed cohort publishes once: every member's final rank,

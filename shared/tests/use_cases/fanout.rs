@@ -12,6 +12,7 @@ use crate::fixtures::{Ctx, ctx, match_id, player};
 
 async fn family(ctx: &Ctx, game: &str) {
     let req = CreateFamily {
+        closing_lead_seconds: None,
         schedules: None,
         tiebreaks: None,
         game: game.into(),

@@ -52,6 +52,7 @@ fn record(source: &str, position: usize, player: &str, event: &Value) -> StreamR
 
 async fn family(ctx: &Ctx) {
     let req = CreateFamily {
+        closing_lead_seconds: None,
         schedules: None,
         tiebreaks: None,
         game: "g1".into(),
@@ -256,6 +257,7 @@ async fn a_mapping_gets_a_new_version_per_change_and_refuses_a_stale_edit() {
 async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
     let ctx = ctx();
     let req = CreateFamily {
+        closing_lead_seconds: None,
         schedules: None,
         tiebreaks: None,
         game: "g9".into(),

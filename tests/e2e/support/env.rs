@@ -130,6 +130,7 @@ impl TestEnv {
         let game = unique("g").replace(['-'], "_");
         let game = game[game.len().saturating_sub(30)..].to_owned();
         let req = CreateFamily {
+            closing_lead_seconds: None,
             schedules: None,
             tiebreaks: None,
             game: game.clone(),

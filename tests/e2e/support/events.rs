@@ -29,9 +29,10 @@ pub async fn subscribe(stack: &Stack, detail_type: &str) -> Result<(aws_sdk_sqs:
         .context("queue arn")?
         .clone();
     let pattern = json!({"source": ["leaderboard"], "detail-type": [detail_type]});
+    let rule = unique("rule");
     events
         .put_rule()
-        .name("rewards")
+        .name(&rule)
         .event_bus_name(&bus)
         .event_pattern(pattern.to_string())
         .send()
@@ -42,7 +43,7 @@ pub async fn subscribe(stack: &Stack, detail_type: &str) -> Result<(aws_sdk_sqs:
         .build()?;
     events
         .put_targets()
-        .rule("rewards")
+        .rule(&rule)
         .event_bus_name(&bus)
         .targets(target)
         .send()

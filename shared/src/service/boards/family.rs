@@ -9,7 +9,7 @@ use super::Created;
 use crate::board::{Board, BoardStatus, BoardWindow, Policy, dense_unless_asked};
 use crate::decimal::{ScoreFormat, Style};
 use crate::error::DomainError;
-use crate::family::Family;
+use crate::family::{Family, default_closing_lead_ms};
 use crate::ids::LeaderboardId;
 use crate::schedule::Schedule;
 use crate::service::ServiceError;
@@ -50,6 +50,9 @@ pub struct CreateFamily {
     /// The family's own periods: crons in time zones and rolling windows
     /// (docs/schedules.md).
     pub schedules: Option<serde_json::Value>,
+    /// How long before a window's end `leaderboard.window.closing` goes out (default
+    /// 900: 15 minutes; a minute to a week).
+    pub closing_lead_seconds: Option<i64>,
 }
 
 /// The periods that keep a rank order in DynamoDB unless the family says: all but
@@ -95,6 +98,7 @@ pub struct FamilyView {
     pub tiebreaks: Columns,
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schedules: Vec<serde_json::Value>,
+    pub closing_lead_seconds: i64,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -141,6 +145,7 @@ impl FamilyView {
             score_format: f.scores.style,
             tiebreaks: f.scores.tiebreaks,
             schedules: f.schedules.iter().map(Schedule::view).collect(),
+            closing_lead_seconds: f.closing_lead_ms / 1000,
             current,
         }
     }
@@ -178,6 +183,8 @@ impl CreateFamily {
             rank_index_periods: Some(rank_index_periods),
             scores: ScoreFormat::asked(self.decimals, self.score_format, self.tiebreaks.as_ref())?,
             schedules,
+            closing_lead_ms: (self.closing_lead_seconds)
+                .map_or(default_closing_lead_ms(), |s| s.saturating_mul(1000)),
         }
         .validated()
     }

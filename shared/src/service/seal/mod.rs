@@ -18,6 +18,7 @@
 
 mod read;
 mod settle;
+mod turns;
 mod walk;
 
 use std::time::{Duration, Instant};
@@ -26,6 +27,7 @@ use serde::Serialize;
 use tracing::{info, instrument, warn};
 
 pub use read::{HistoryReply, HistoryRequest, history, results};
+pub use turns::{announce as announce_turns, due as turns_due};
 pub use walk::Walk;
 
 use crate::board::Board;
@@ -117,6 +119,10 @@ pub async fn sweep<S: ScoreStore, E: EventPublisher>(
     if let Err(error) = crate::service::tournaments::announce(store, events, now_ms()).await {
         warn!(%error, "could not announce the tournaments that started; the next sweep will");
     }
+    // So do the windows that opened or are about to close.
+    if let Err(error) = turns::announce(store, events, now_ms()).await {
+        warn!(%error, "could not announce the windows' turns; the next sweep will");
+    }
     let mut boards = Vec::new();
     let mut after: Option<String> = None;
     loop {
@@ -147,6 +153,36 @@ pub async fn sweep<S: ScoreStore, E: EventPublisher>(
             return Ok(SealReport { boards, done: true });
         }
     }
+}
+
+/// Publishes an event at most once per `marker` (a lease-held seal state of its own):
+/// a run claims the marker, publishes with the lease held, then records it published;
+/// only a run that loses its lease between the two (a crash, or a stall longer than
+/// [`LEASE`]) publishes again, with the same event id. False when it was published
+/// before or another run holds the marker.
+pub(crate) async fn publish_once<S, F, Fut>(
+    store: &S,
+    marker: &LeaderboardId,
+    now: i64,
+    publish: F,
+) -> Result<bool, ServiceError>
+where
+    S: ScoreStore,
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<(), StoreError>>,
+{
+    if (store.get_seal(marker).await?).is_some_and(|s| s.published) {
+        return Ok(false);
+    }
+    let owner = crate::service::run_id();
+    let lease = now + LEASE.as_millis() as i64;
+    let Some(mut state) = store.claim_seal(marker, &owner, now, lease).await? else {
+        return Ok(false);
+    };
+    publish().await?;
+    state.published = true;
+    store.save_seal(marker, &state).await?;
+    Ok(true)
 }
 
 /// Seals one board on demand: refused unless it is due.

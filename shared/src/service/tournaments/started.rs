@@ -8,7 +8,7 @@ use tracing::{info, instrument};
 
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
-use crate::service::seal::LEASE;
+use crate::service::seal::publish_once;
 use crate::store::{EventPublisher, ScoreStore, TournamentStarted};
 use crate::tournament::Tournament;
 
@@ -48,19 +48,10 @@ pub async fn announce<S: ScoreStore, E: EventPublisher>(
         let page = store.list_tournaments(after.as_deref(), PAGE).await?;
         for event in page.tournaments.iter().filter_map(|t| started(t, now)) {
             let marker = LeaderboardId::parse(&format!("{}:started", event.leaderboard_id))?;
-            if (store.get_seal(&marker).await?).is_some_and(|s| s.published) {
-                continue;
+            if publish_once(store, &marker, now, || events.tournament_started(&event)).await? {
+                info!(occurrence = %event.leaderboard_id, "tournament started");
+                announced.push(event.leaderboard_id);
             }
-            let owner = crate::service::run_id();
-            let lease = now + LEASE.as_millis() as i64;
-            let Some(mut state) = store.claim_seal(&marker, &owner, now, lease).await? else {
-                continue;
-            };
-            events.tournament_started(&event).await?;
-            state.published = true;
-            store.save_seal(&marker, &state).await?;
-            info!(occurrence = %event.leaderboard_id, "tournament started");
-            announced.push(event.leaderboard_id);
         }
         after = page.next;
         if after.is_none() {
