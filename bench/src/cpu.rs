@@ -150,6 +150,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
         let outcome = ctx
             .store
             .commit(&Commit {
+                buckets: None,
                 audit: None,
                 attempt: None,
                 board: lb,

@@ -11,7 +11,7 @@
 //! - [`board`]: board definitions, policies (BEST, MIN, LATEST, SUM) and the fold;
 //! - [`order`]: the rank order and its exact Redis sorted-set encoding;
 //! - [`window`]: UTC time windows; [`schedule`]: a family's own periods (cron in a time
-//!   zone, rolling windows);
+//!   zone, rolling windows); [`rolling`]: a rolling window's buckets and standings;
 //! - [`family`]: board families and the ids of their boards;
 //! - [`match_result`]: a match result as the API and the streams give it, validated;
 //! - [`mapping`]: event sources' schema mappings to the canonical match result;
@@ -82,6 +82,7 @@ pub mod metrics;
 pub mod order;
 pub mod profile;
 pub mod redis;
+pub mod rolling;
 pub mod schedule;
 pub mod score;
 pub mod service;
@@ -104,7 +105,7 @@ pub mod wiring;
 mod layers {
     use std::collections::{BTreeMap, BTreeSet};
 
-    const RULES: [&str; 19] = [
+    const RULES: [&str; 20] = [
         "ids",
         "decimal",
         "tiebreak",
@@ -115,6 +116,7 @@ mod layers {
         "order",
         "window",
         "schedule",
+        "rolling",
         "board",
         "family",
         "mapping",

@@ -25,6 +25,7 @@ mod projector;
 mod proxy;
 mod resilience;
 mod roles;
+mod rolling;
 mod schedules;
 mod seal;
 mod stream_ingest;

@@ -24,7 +24,7 @@ use leaderboard::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name.
-const CALLS: [&str; 46] = [
+const CALLS: [&str; 48] = [
     "get_board",
     "create_board",
     "set_status",
@@ -36,6 +36,8 @@ const CALLS: [&str; 46] = [
     "get_receipt",
     "commit",
     "commit_correction",
+    "roll",
+    "expiring",
     "ranked_after",
     "ranked_before",
     "count_before",
@@ -92,8 +94,9 @@ const ROLES: [(&str, &[&str]); 12] = [
             // IAM cannot tell from appending any other record).
             "commit_correction",
             "append_audit",
-            // A PutItem on a standing, which IAM cannot tell from the commit's.
+            // PutItems on a standing, which IAM cannot tell from the commit's.
             "remove_standing",
+            "roll",
             "get_ban",
         ],
     ),
@@ -109,6 +112,7 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_receipt",
             "commit",
             "remove_standing",
+            "roll",
             "get_ban",
             "get_mapping",
         ],
@@ -178,6 +182,7 @@ const ROLES: [(&str, &[&str]); 12] = [
             // audit record, which it also writes).
             "commit",
             "commit_correction",
+            "roll",
             "erase_player",
             "put_ban",
             "get_ban",
@@ -207,6 +212,14 @@ const ROLES: [(&str, &[&str]); 12] = [
             "delete_checkpoint",
             "get_sketch",
             "put_sketch",
+            // A rolling board's rows, rolled as their results leave the window.
+            "get_row",
+            "get_standing",
+            "expiring",
+            "roll",
+            // A PutItem on a row, which IAM cannot tell from the roll's.
+            "commit",
+            "remove_standing",
         ],
     ),
     ("ProjectorFunction", &[]),
@@ -348,6 +361,29 @@ impl Fixture {
                 .await
                 .map(drop),
             "commit" => self.commit_stale(store, lb, dir, None).await,
+            "roll" => {
+                // A row read before a write that has since happened: refused.
+                let stale = Row {
+                    rev: self.row.rev.map(|r| r + 100),
+                    ..self.row.clone()
+                };
+                let roll = leaderboard::store::Roll {
+                    board: lb,
+                    player: &self.player,
+                    direction: dir,
+                    row: &stale,
+                    standing: &self.standing,
+                    buckets: leaderboard::store::Buckets {
+                        buckets: &[],
+                        next_expiry: None,
+                    },
+                    index_expire_at: None,
+                    ranked: true,
+                };
+                assert_eq!(store.roll(&roll).await?, CommitOutcome::StandingChanged);
+                Ok(())
+            }
+            "expiring" => store.expiring(lb, 0, 0, 5).await.map(drop),
             "commit_correction" => {
                 let mut audit = AuditRecord {
                     id: format!("{:013}-role", 1),
@@ -548,6 +584,7 @@ impl Fixture {
         let receipt = stale.receipts[0].clone();
         let outcome = store
             .commit(&Commit {
+                buckets: None,
                 audit,
                 attempt: None,
                 board: lb,

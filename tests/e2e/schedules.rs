@@ -41,7 +41,8 @@ async fn a_stockholm_cron_turns_at_its_own_4am_through_the_dst_change_with_sorta
         "grace_seconds": 31_536_000,
         "schedules": [
             {"id": "nightly", "cron": "0 4 * * *", "time_zone": "Europe/Stockholm"},
-            {"id": "hourly", "cron": "0 * * * *", "time_zone": "Europe/Stockholm"}
+            {"id": "hourly", "cron": "0 * * * *", "time_zone": "Europe/Stockholm"},
+            {"id": "last-24h", "rolling_seconds": 86400}
         ]
     });
     let (status, fam) = stack.post("/families", family.clone()).await?;
@@ -129,6 +130,33 @@ async fn a_stockholm_cron_turns_at_its_own_4am_through_the_dst_change_with_sorta
     assert_eq!(
         len(&stack.get(&format!("/leaderboards/{}", hourly[0])).await?.1),
         2
+    );
+
+    // The rolling board takes the results of its last day, and is one board per scope.
+    let result = json!({"game": g, "mode": "m", "region": "EU", "player_id": "now",
+                        "match_id": "r1", "score": 3});
+    let reply = stack.post("/scores", result).await?.1;
+    let rolling = board_of(&reply, "last-24h");
+    assert_eq!(rolling, format!("{g}:m:GLOBAL:last-24h"));
+    let (_, board) = stack.get(&format!("/leaderboards/{rolling}")).await?;
+    assert_eq!(
+        (&board["rolling_seconds"], &board["period"]),
+        (&json!(86400), &json!("last-24h"))
+    );
+    assert!(
+        board["ends_at"].is_null(),
+        "a rolling board never closes: {board}"
+    );
+    // October's results are out of its window; a correction would age out with it.
+    let (_, top) = stack.get(&format!("/leaderboards/{rolling}/top")).await?;
+    assert_eq!(top["total"], 1);
+    let fix = json!({"new_score": 1, "match_id": "fix", "op": "set", "reason": "test"});
+    let (status, e) = stack
+        .post(&format!("/leaderboards/{rolling}/players/now/score"), fix)
+        .await?;
+    assert_eq!(
+        (status, &e["error"]["code"]),
+        (422, &json!("op_not_allowed"))
     );
     Ok(())
 }

@@ -8,8 +8,14 @@ use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
 use crate::profile::Metadata;
+use crate::rolling::Bucket;
 use crate::score::Score;
-use crate::store::{EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Row};
+use crate::store::{Buckets, EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Row};
+
+/// A `by_expiry` sort key: ms, 13 digits, so keys sort as times.
+pub(super) fn expiry_key(ms: i64) -> String {
+    format!("{:013}", ms.max(0))
+}
 use crate::tiebreak::Ties;
 
 /// A standing as stored, and as the stream delivers it to the projector.
@@ -38,6 +44,13 @@ pub struct StandingItem {
     /// The standing's metadata, compact JSON (absent when its result carried none).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub md: Option<String>,
+    /// On a rolling board: the buckets of the player's results in the window.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rb: Vec<Bucket>,
+    /// On a rolling board: when the first bucket leaves the window, 13 digits of ms
+    /// (the `by_expiry` index's sort key; absent elsewhere, so the index is sparse).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub xk: Option<String>,
     #[serde(flatten)]
     pub kept: KeptItems,
 }
@@ -183,7 +196,21 @@ impl StandingItem {
             rk: Some(rank_key.sort_key(direction)),
             index_expire_at,
             md: s.metadata.as_ref().map(|m| m.as_str().to_owned()),
+            rb: Vec::new(),
+            xk: None,
             kept: KeptItems::default(),
+        }
+    }
+
+    /// The item with a rolling board's buckets and its place in `by_expiry`.
+    pub fn with_buckets(self, b: Option<Buckets<'_>>) -> Self {
+        let Some(b) = b else {
+            return self;
+        };
+        Self {
+            rb: b.buckets.to_vec(),
+            xk: b.next_expiry.map(expiry_key),
+            ..self
         }
     }
 
@@ -313,9 +340,11 @@ impl Slot {
         match self {
             Self::Standing(mut s) => {
                 let kept = std::mem::take(&mut s.kept);
+                let buckets = std::mem::take(&mut s.rb);
                 kept.into_row(Row {
                     version: Some(s.version),
                     standing: Some(s.standing()),
+                    buckets,
                     ..Row::default()
                 })
             }

@@ -78,6 +78,9 @@ pub use streams::{DynamoStreams, cmp_sequence, lambda_record};
 pub const TTL_ATTRIBUTE: &str = "expires_at";
 /// The rank-ordered index of standings.
 pub const RANK_INDEX: &str = "by_rank";
+/// The sparse index of rolling boards' rows by when their first bucket leaves
+/// (`pk` = the row's shard partition, `xk` = that time; keys only).
+pub const EXPIRY_INDEX: &str = "by_expiry";
 /// BatchWriteItem calls one bulk write keeps in flight.
 const BATCHES_IN_FLIGHT: usize = 16;
 

@@ -8,9 +8,11 @@ use aws_sdk_dynamodb::types::{AttributeValue, TransactWriteItem, Update};
 use tracing::instrument;
 
 use super::DynamoScoreStore;
-use super::items::{KeptItems, ReceiptItem, RemovedItem, Slot, StandingItem};
+use super::EXPIRY_INDEX;
+use super::items::{KeptItems, ReceiptItem, RemovedItem, Slot, StandingItem, expiry_key};
 use super::keys::{
-    Item, key, member_pk_sk, receipt_key, receipts_partition, standing_key, standing_partition,
+    Item, key, member_pk_sk, receipt_key, receipts_partition, shard_partition, standing_key,
+    standing_partition,
 };
 use super::moderation::AuditItem;
 use super::tournaments::{cancellation, conflicted, failed};
@@ -19,7 +21,7 @@ use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::profile::Metadata;
 use crate::store::StoreError;
 use crate::store::{
-    AttemptCount, Commit, CommitOutcome, Consistency, Receipt, Removal, Row, StandingStore,
+    AttemptCount, Commit, CommitOutcome, Consistency, Receipt, Removal, Roll, Row, StandingStore,
 };
 
 /// The condition that the row is still as `row` was read: absent, at its revision, or
@@ -188,6 +190,50 @@ impl StandingStore for DynamoScoreStore {
         self.put_row(item, r.row, "PutItem(removed)").await
     }
 
+    #[instrument(skip_all, fields(board = %r.board, player = %r.player))]
+    async fn roll(&self, r: &Roll<'_>) -> Result<CommitOutcome, StoreError> {
+        let mut item = StandingItem::new(
+            r.board,
+            r.player,
+            r.direction,
+            r.standing,
+            r.index_expire_at,
+        )
+        .with_buckets(Some(r.buckets));
+        item.kept = KeptItems::written(r.row, &r.row.receipts, r.row.archived_until);
+        if !r.ranked {
+            item.rk = None;
+        }
+        self.put_row(serde_dynamo::to_item(item)?, r.row, "PutItem(rolled)")
+            .await
+    }
+
+    #[instrument(skip(self))]
+    async fn expiring(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<PlayerId>, StoreError> {
+        let out = self
+            .client
+            .query()
+            .table_name(&self.table)
+            .index_name(EXPIRY_INDEX)
+            .key_condition_expression("pk = :pk AND xk <= :now")
+            .expression_attribute_values(":pk", AttributeValue::S(shard_partition(lb, shard)))
+            .expression_attribute_values(":now", AttributeValue::S(expiry_key(now)))
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(by_expiry)", e))?;
+        (out.items.unwrap_or_default().iter())
+            .filter_map(|item| item.get("sk").and_then(|v| v.as_s().ok()))
+            .map(|sk| PlayerId::parse(sk).map_err(|e| StoreError::sdk("Query(by_expiry)", e)))
+            .collect()
+    }
+
     #[instrument(skip(self))]
     async fn erase_player(
         &self,
@@ -238,6 +284,7 @@ impl StandingStore for DynamoScoreStore {
             c.index_expire_at,
         );
         item.kept = KeptItems::written(c.row, &kept.inline, kept.archived_until);
+        let mut item = item.with_buckets(c.buckets);
         if !c.ranked {
             item.rk = None;
         }

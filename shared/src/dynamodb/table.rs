@@ -6,11 +6,12 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveSpecification,
 };
 
-use super::{DynamoScoreStore, RANK_INDEX, TTL_ATTRIBUTE};
+use super::{DynamoScoreStore, EXPIRY_INDEX, RANK_INDEX, TTL_ATTRIBUTE};
 use crate::store::StoreError;
 
 impl DynamoScoreStore {
-    /// Creates the table as `template.yaml` declares it (keys, the `by_rank` index, stream
+    /// Creates the table as `template.yaml` declares it (keys, the `by_rank` and
+    /// `by_expiry` indexes, stream
     /// with both images, on-demand billing, receipt TTL). For tests.
     pub async fn create_table(&self) -> Result<(), StoreError> {
         let attr = |name: &str| {
@@ -31,6 +32,7 @@ impl DynamoScoreStore {
             .attribute_definitions(attr("pk")?)
             .attribute_definitions(attr("sk")?)
             .attribute_definitions(attr("rk")?)
+            .attribute_definitions(attr("xk")?)
             .key_schema(key("pk", KeyType::Hash)?)
             .key_schema(key("sk", KeyType::Range)?)
             .global_secondary_indexes(
@@ -38,6 +40,18 @@ impl DynamoScoreStore {
                     .index_name(RANK_INDEX)
                     .key_schema(key("pk", KeyType::Hash)?)
                     .key_schema(key("rk", KeyType::Range)?)
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::KeysOnly)
+                            .build(),
+                    )
+                    .build()?,
+            )
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(EXPIRY_INDEX)
+                    .key_schema(key("pk", KeyType::Hash)?)
+                    .key_schema(key("xk", KeyType::Range)?)
                     .projection(
                         Projection::builder()
                             .projection_type(ProjectionType::KeysOnly)

@@ -15,7 +15,7 @@ use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey, position_after, position_before};
 use crate::store::{
     BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count, EntryKind,
-    IndexEntry, KeptReceipt, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row,
+    IndexEntry, KeptReceipt, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Roll, Row,
     SketchStore, StandingStore,
 };
 use crate::store::{FamilyPage, StoreError};
@@ -32,6 +32,9 @@ struct Stored {
     standing: Standing,
     direction: Direction,
     expire_at: Option<i64>,
+    /// A rolling board's buckets and when the first leaves.
+    buckets: Vec<crate::rolling::Bucket>,
+    next_expiry: Option<i64>,
 }
 
 impl Stored {
@@ -321,6 +324,7 @@ impl StandingStore for MemoryStore {
             };
             Row {
                 standing: t.standings.get(&key).map(|s| s.standing.clone()),
+                buckets: (t.standings.get(&key)).map_or_else(Vec::new, |s| s.buckets.clone()),
                 version: t.row_version(&key),
                 rev,
                 receipts,
@@ -430,6 +434,8 @@ impl StandingStore for MemoryStore {
                 standing: c.standing.clone(),
                 direction: c.direction,
                 expire_at: c.index_expire_at,
+                buckets: c.buckets.map_or_else(Vec::new, |b| b.buckets.to_vec()),
+                next_expiry: c.buckets.and_then(|b| b.next_expiry),
             };
             if c.receipt.receipt.update_applied {
                 t.stream.push(stored.entry(c.board, c.player.as_str()));
@@ -438,6 +444,57 @@ impl StandingStore for MemoryStore {
             t.standings.insert(key, stored);
             CommitOutcome::Committed
         })
+    }
+
+    async fn roll(&self, r: &Roll<'_>) -> Result<CommitOutcome, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let key = (r.board.clone(), r.player.to_string());
+            if !t.unchanged(&key, r.row) {
+                return CommitOutcome::StandingChanged;
+            }
+            let kept = KeptRow {
+                rev: r.row.next_rev(),
+                receipts: r.row.receipts.clone(),
+                archived_until: r.row.archived_until,
+            };
+            t.kept.insert(key.clone(), kept);
+            let stored = Stored {
+                standing: r.standing.clone(),
+                direction: r.direction,
+                expire_at: r.index_expire_at,
+                buckets: r.buckets.buckets.to_vec(),
+                next_expiry: r.buckets.next_expiry,
+            };
+            if r.row.version != Some(r.standing.version) {
+                t.stream.push(stored.entry(r.board, r.player.as_str()));
+            }
+            t.standings.insert(key, stored);
+            CommitOutcome::Committed
+        })
+    }
+
+    async fn expiring(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        now: i64,
+        limit: u32,
+    ) -> Result<Vec<PlayerId>, StoreError> {
+        self.with(|t| {
+            let mut due: Vec<(i64, String)> = (t.standings.iter())
+                .filter(|((b, p), _)| b == lb && shard_of(p) == shard)
+                .filter_map(|((_, p), s)| {
+                    s.next_expiry
+                        .filter(|at| *at <= now)
+                        .map(|at| (at, p.clone()))
+                })
+                .collect();
+            due.sort();
+            (due.into_iter().take(limit as usize))
+                .map(|(_, p)| PlayerId::parse(&p).map_err(|e| StoreError::sdk("expiring", e)))
+                .collect::<Result<Vec<_>, _>>()
+        })?
     }
 }
 

@@ -28,9 +28,11 @@ use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankMode};
 use crate::profile::Metadata;
+use crate::rolling::{Bucket, Rolling, refold};
 use crate::score::Score;
 use crate::service::ServiceError;
 use crate::service::moderation::{Operator, Reason, ReasonBody, record};
+use crate::store::Buckets;
 use crate::store::IndexError;
 use crate::store::{
     AttemptCount, Commit, CommitOutcome, Consistency, Health, IndexEntry, KeptReceipt, RankIndex,
@@ -191,6 +193,13 @@ impl SubmitScore {
             return Err(DomainError::OpNotAllowed {
                 op: "incr",
                 policy: board.policy.as_str(),
+            });
+        }
+        // A correction of a rolling board's standing would age out with the window.
+        if self.op.is_set() && rolling_of(board).is_some() {
+            return Err(DomainError::OpNotAllowed {
+                op: "set",
+                policy: "rolling",
             });
         }
         let score = self.score.scaled(board.scores.decimals)?;
@@ -377,12 +386,10 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         let current = row.standing.as_ref();
         let now = now_ms();
         let at = req.reached_at.unwrap_or(now);
-        let columns = &board.scores.tiebreaks;
-        let folded = match &req.op {
-            Op::Set(_) => Ok(correct(current, (*score, ties), &req.match_id, at)),
-            Op::Policy | Op::Incr => {
-                (board.policy).fold(columns, current, (*score, ties), &req.match_id, at)
-            }
+        let as_of = ctx.clock.now();
+        let (folded, buckets) = match fold_result(board, &req, &row, (*score, ties), at, as_of) {
+            Ok((fold, buckets)) => (Ok(fold), buckets),
+            Err(e) => (Err(e), None),
         };
         let fold = match folded {
             // A player whose standing was removed starts over after the removal.
@@ -420,6 +427,12 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
             now_s: now / 1000,
             attempt: counted,
             audit: audit.as_ref(),
+            buckets: rolling_of(board)
+                .zip(buckets.as_deref())
+                .map(|(r, b)| Buckets {
+                    buckets: b,
+                    next_expiry: r.next_expiry(b),
+                }),
         };
         let outcome = ctx.store.commit(&commit).await?;
         if outcome == CommitOutcome::AttemptRefused {
@@ -446,6 +459,40 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
     Err(ServiceError::Contention)
+}
+
+/// A rolling board's window and buckets (docs/schedules.md), if `board` is one.
+pub(crate) fn rolling_of(board: &Board) -> Option<Rolling> {
+    board.window.as_ref()?.rolling_ms.map(Rolling::of)
+}
+
+/// The fold of `result`, reached `at`, into `row`: the board's policy, or an operator's
+/// correction; on a rolling board the result joins its time's bucket, the buckets that
+/// have left by `as_of` (the context's clock) are dropped, and the standing is what the
+/// live ones give (returned with them).
+fn fold_result(
+    board: &Board,
+    req: &SubmitScore,
+    row: &Row,
+    (score, ties): (Score, &Ties),
+    at: i64,
+    as_of: i64,
+) -> Result<(Fold, Option<Vec<Bucket>>), DomainError> {
+    let current = row.standing.as_ref();
+    let columns = &board.scores.tiebreaks;
+    if let Op::Set(_) = &req.op {
+        return Ok((correct(current, (score, ties), &req.match_id, at), None));
+    }
+    let Some(r) = rolling_of(board) else {
+        let fold = (board.policy).fold(columns, current, (score, ties), &req.match_id, at)?;
+        return Ok((fold, None));
+    };
+    let live = r.live(&row.buckets, as_of);
+    let ts = req.event_ts.unwrap_or(as_of);
+    let buckets = r.with(board.policy, columns, &live, (score, ties), ts, at)?;
+    let fold = refold(board.policy, columns, current, &buckets, &req.match_id, at)?;
+    // Adding a result always leaves a bucket.
+    Ok((fold.unwrap_or(Fold::Unchanged), Some(buckets)))
 }
 
 /// Why a tournament result's attempt was not counted: the player is no member of the
@@ -485,6 +532,11 @@ fn refusal(board: &Board, req: &SubmitScore, now: i64) -> Option<ServiceError> {
         .as_ref()
         .zip(req.event_ts)
         .is_some_and(|(w, ts)| !w.window.contains(ts));
+    // On a rolling board: a result already out of the window would never count.
+    let aged = rolling_of(board)
+        .zip(req.event_ts)
+        .is_some_and(|(r, ts)| !r.counts(ts, now));
+    let outside = outside || aged;
     if outside {
         Some(ServiceError::EventOutsideWindow(req.board.clone()))
     } else if let Some(at) = board.closes_at().filter(|at| now >= *at) {

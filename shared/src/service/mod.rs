@@ -25,6 +25,7 @@ pub mod projector;
 pub mod reads;
 pub mod rebuild;
 pub mod repair;
+pub mod rolling;
 pub mod scores;
 pub mod seal;
 pub mod sketch;

@@ -263,6 +263,16 @@ pub async fn sweep<S: ScoreStore, I: RankIndex>(
             .iter()
             .filter(|b| b.effective_status(now) != crate::board::BoardStatus::Closed)
             .collect();
+        // Rolling boards' results that left the window leave their standings first: that
+        // needs DynamoDB only (the index follows), whatever Redis's health.
+        for board in open
+            .iter()
+            .filter(|b| super::ingest::rolling_of(b).is_some())
+        {
+            if let Err(error) = super::rolling::age(ctx, board, now).await {
+                warn!(board = %board.leaderboard_id, %error, "could not roll the board; the next sweep will");
+            }
+        }
         let ids: Vec<LeaderboardId> = open.iter().map(|b| b.leaderboard_id.clone()).collect();
         let health = ctx.index.health(&ids).await?;
         for (board, h) in open.into_iter().zip(health) {

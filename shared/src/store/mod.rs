@@ -41,9 +41,9 @@ pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
 pub use score_store::{
-    AttemptCount, BoardPage, BoardStore, Checkpoint, Commit, CommitOutcome, Consistency, Count,
-    FamilyPage, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Row, ScoreStore,
-    SketchStore, StandingStore,
+    AttemptCount, BoardPage, BoardStore, Buckets, Checkpoint, Commit, CommitOutcome, Consistency,
+    Count, FamilyPage, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Roll, Row,
+    ScoreStore, SketchStore, StandingStore,
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, LeagueRow, LeagueSettled, Placing, Results,

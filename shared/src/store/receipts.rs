@@ -110,6 +110,7 @@ mod tests {
 
     fn row(receipts: Vec<KeptReceipt>, archived_until: Option<i64>) -> Row {
         Row {
+            buckets: Vec::new(),
             standing: None,
             version: Some(1),
             rev: Some(1),

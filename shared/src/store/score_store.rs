@@ -12,6 +12,7 @@ use crate::board::{Board, BoardStatus, Standing};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::order::{Direction, RankKey};
+use crate::rolling::Bucket;
 use crate::score::Score;
 use crate::store::StoreError;
 use crate::tiebreak::Ties;
@@ -68,6 +69,33 @@ pub struct Commit<'a> {
     pub attempt: Option<AttemptCount<'a>>,
     /// A correction's audit record (`op: set`), written with the row or not at all.
     pub audit: Option<&'a AuditRecord>,
+    /// On a rolling board: the row's buckets after this result.
+    pub buckets: Option<Buckets<'a>>,
+}
+
+/// A rolling board's part of a row (docs/schedules.md): the live buckets of the
+/// player's results, and when the first of them leaves the window (the row's place in
+/// the `by_expiry` index, which the minute's sweep reads).
+#[derive(Debug, Clone, Copy)]
+pub struct Buckets<'a> {
+    pub buckets: &'a [Bucket],
+    pub next_expiry: Option<i64>,
+}
+
+/// A rolling board's row rewritten as its buckets leave the window: the standing they
+/// now give (a new version, or the same one with fewer buckets), the receipts kept as
+/// they are. Conditional on the row's revision, as every write of it is. (A row left
+/// without a bucket becomes a tombstone instead: [`StandingStore::remove_standing`].)
+#[derive(Debug)]
+pub struct Roll<'a> {
+    pub board: &'a LeaderboardId,
+    pub player: &'a PlayerId,
+    pub direction: Direction,
+    pub row: &'a Row,
+    pub standing: &'a Standing,
+    pub buckets: Buckets<'a>,
+    pub index_expire_at: Option<i64>,
+    pub ranked: bool,
 }
 
 /// One attempt of a tournament result, counted on the player's membership of the
@@ -98,6 +126,8 @@ pub struct Row {
     pub rev: Option<u64>,
     /// The receipts of the player's latest matches on the board, newest first.
     pub receipts: Vec<KeptReceipt>,
+    /// On a rolling board: the buckets of the player's results in the window.
+    pub buckets: Vec<Bucket>,
     /// Epoch seconds until which a receipt that left the row may still answer.
     pub archived_until: Option<i64>,
 }
@@ -286,6 +316,22 @@ pub trait StandingStore: Send + Sync {
         &self,
         commit: &Commit<'_>,
     ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+
+    /// Rewrites a rolling board's row as its buckets leave (see [`Roll`]).
+    fn roll(
+        &self,
+        roll: &Roll<'_>,
+    ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+
+    /// The players of `lb`'s rows whose first bucket leaves the window at or before
+    /// `now` (the `by_expiry` index: one shard, after `after`, at most `limit`).
+    fn expiring(
+        &self,
+        lb: &LeaderboardId,
+        shard: u64,
+        now: i64,
+        limit: u32,
+    ) -> impl Future<Output = Result<Vec<PlayerId>, StoreError>> + Send;
 }
 
 /// Standings in rank order, served by the `by_rank` index: history and degraded reads.

@@ -76,6 +76,9 @@ pub struct BoardView {
     /// When the window's results were sealed (`GET /leaderboards/{lb}/results`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sealed_at: Option<String>,
+    /// A rolling schedule's board: how far back its results count (docs/schedules.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rolling_seconds: Option<i64>,
 }
 
 impl BoardView {
@@ -102,6 +105,7 @@ impl BoardView {
             ends_at: w.as_ref().and_then(|w| w.window.end).map(rfc3339_ms),
             closes_at,
             sealed_at: b.sealed_at.map(rfc3339_ms),
+            rolling_seconds: w.as_ref().and_then(|w| w.rolling_ms).map(|ms| ms / 1000),
         }
     }
 }
