@@ -629,9 +629,14 @@ fn correction_audit(req: &SubmitScore, board: &Board, r: &Receipt) -> Option<Aud
         "match_id": req.match_id,
         "previous_score": r.previous_score.map(show),
         "score": show(r.score),
-        "subscores": board.scores.tiebreaks.shown(&r.ties),
         "update_applied": r.update_applied,
     });
+    if let (Some(subscores), Some(detail)) = (
+        board.scores.tiebreaks.shown(&r.ties),
+        audit.detail.as_object_mut(),
+    ) {
+        detail.insert("subscores".into(), subscores.into());
+    }
     Some(audit)
 }
 
