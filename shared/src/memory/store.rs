@@ -43,15 +43,13 @@ impl Stored {
     }
 
     fn entry(&self, board: &LeaderboardId, player: &str) -> IndexEntry {
-        IndexEntry {
-            board: board.clone(),
-            direction: self.direction,
-            key: self.key(player),
-            version: self.standing.version,
-            expire_at: self.expire_at,
-            kind: crate::store::EntryKind::Standing,
-            metadata: self.standing.metadata.clone(),
-        }
+        IndexEntry::standing(
+            board,
+            self.direction,
+            player,
+            &self.standing,
+            self.expire_at,
+        )
     }
 }
 

@@ -693,15 +693,7 @@ async fn place<S, I: RankIndex>(
     }
     let placed = match (standing, known) {
         (Some(s), _) => {
-            let entry = IndexEntry {
-                board: req.board.clone(),
-                direction: dir,
-                key: s.key(req.player.as_str()),
-                version: s.version,
-                expire_at,
-                kind: crate::store::EntryKind::Standing,
-                metadata: s.metadata.clone(),
-            };
+            let entry = IndexEntry::standing(&req.board, dir, req.player.as_str(), s, expire_at);
             ctx.index.apply(&entry).await.map(|p| match p.health {
                 Health::Ready => Placed::At(p.rank, p.total),
                 // A rank from an incomplete index (wiped, stale, rebuilding) would be wrong.

@@ -17,8 +17,7 @@ use crate::board::{Board, Fold};
 use crate::ids::PlayerId;
 use crate::rolling::refold;
 use crate::store::{
-    Buckets, CommitOutcome, Consistency, EntryKind, IndexEntry, RankIndex, Removal, Roll,
-    ScoreStore,
+    Buckets, CommitOutcome, Consistency, IndexEntry, RankIndex, Removal, Roll, ScoreStore,
 };
 
 /// Rows read per shard per query.
@@ -102,15 +101,7 @@ async fn roll<S: ScoreStore, I: RankIndex>(
                     removed_at: now,
                     index_expire_at,
                 };
-                let version = removal.version();
-                let entry = IndexEntry::removal(
-                    lb,
-                    dir,
-                    player,
-                    version,
-                    index_expire_at,
-                    EntryKind::Removed,
-                );
+                let entry = removal.index_entry();
                 (ctx.store.remove_standing(&removal).await?, Some(entry))
             }
             Some(fold) => {
@@ -131,14 +122,8 @@ async fn roll<S: ScoreStore, I: RankIndex>(
                     index_expire_at,
                     ranked: board.rank_index,
                 };
-                let entry = matches!(fold, Fold::Applied(_)).then(|| IndexEntry {
-                    board: lb.clone(),
-                    direction: dir,
-                    key: standing.key(player.as_str()),
-                    version: standing.version,
-                    expire_at: index_expire_at,
-                    kind: EntryKind::Standing,
-                    metadata: standing.metadata.clone(),
+                let entry = matches!(fold, Fold::Applied(_)).then(|| {
+                    IndexEntry::standing(lb, dir, player.as_str(), standing, index_expire_at)
                 });
                 (ctx.store.roll(&roll).await?, entry)
             }

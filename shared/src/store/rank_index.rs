@@ -41,6 +41,25 @@ pub enum EntryKind {
 }
 
 impl IndexEntry {
+    /// The entry of `player`'s standing `s` on `board`.
+    pub fn standing(
+        board: &LeaderboardId,
+        direction: Direction,
+        player: &str,
+        s: &crate::board::Standing,
+        expire_at: Option<i64>,
+    ) -> Self {
+        Self {
+            board: board.clone(),
+            direction,
+            key: s.key(player),
+            version: s.version,
+            expire_at,
+            kind: EntryKind::Standing,
+            metadata: s.metadata.clone(),
+        }
+    }
+
     /// The entry that takes `player` off `board` (`kind` [`EntryKind::Removed`] or
     /// [`EntryKind::Erased`]) at `version`.
     pub fn removal(

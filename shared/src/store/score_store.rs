@@ -150,6 +150,19 @@ impl Removal<'_> {
     pub fn version(&self) -> u64 {
         self.row.version.map_or(1, |v| v + 1)
     }
+
+    /// The index entry that takes the player off the board at the tombstone's version.
+    pub fn index_entry(&self) -> IndexEntry {
+        let kind = super::EntryKind::Removed;
+        IndexEntry::removal(
+            self.board,
+            self.direction,
+            self.player,
+            self.version(),
+            self.index_expire_at,
+            kind,
+        )
+    }
 }
 
 /// Whether a conditional write happened. Nothing was written when it did not.

@@ -27,8 +27,7 @@ use crate::ids::PlayerId;
 use crate::order::RankMode;
 use crate::service::ServiceError;
 use crate::store::{
-    AuditAction, AuditRecord, CommitOutcome, Consistency, EntryKind, IndexEntry, RankIndex,
-    Removal, ScoreStore,
+    AuditAction, AuditRecord, CommitOutcome, Consistency, RankIndex, Removal, ScoreStore,
 };
 use crate::time::now_ms;
 
@@ -150,18 +149,10 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
         };
         match ctx.store.remove_standing(&removal).await? {
             CommitOutcome::Committed => {
-                let version = removal.version();
+                let (version, entry) = (removal.version(), removal.index_entry());
                 let Some(standing) = row.standing else {
                     return Ok(None);
                 };
-                let entry = IndexEntry::removal(
-                    lb,
-                    dir,
-                    player,
-                    version,
-                    index_expire_at,
-                    EntryKind::Removed,
-                );
                 if let Err(error) = ctx.index.apply_many(&[entry]).await {
                     warn!(%error, "index unavailable; the stream will take the entry out");
                 }
