@@ -129,7 +129,8 @@ pub struct SubmitScore {
     pub match_id: MatchId,
     /// The score as written; read at the board's places ([`Amount::scaled`]).
     pub score: Amount,
-    /// The tie-break values, as many as the board has columns ([`Columns::encode`]).
+    /// The tie-break values, as many as the board has columns
+    /// ([`crate::tiebreak::Columns::encode`]).
     pub subscores: Vec<Score>,
     /// When the match ended, ms; `None` means now.
     pub event_ts: Option<i64>,
