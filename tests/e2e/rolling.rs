@@ -100,7 +100,8 @@ async fn rolling_sum_and_best_boards_equal_a_model_while_results_age_out() -> Re
                 .get_board(&lb)
                 .await?
                 .expect("the rolling board");
-            rolling::age(&env.ctx, &board, now).await?;
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+            rolling::age(&env.ctx, &board, now, deadline).await?;
             let want = model(policy, &results, now);
 
             // DynamoDB: every row's standing.

@@ -269,7 +269,7 @@ pub async fn sweep<S: ScoreStore, I: RankIndex>(
             .iter()
             .filter(|b| super::ingest::rolling_of(b).is_some())
         {
-            if let Err(error) = super::rolling::age(ctx, board, now).await {
+            if let Err(error) = super::rolling::age(ctx, board, now, deadline).await {
                 warn!(board = %board.leaderboard_id, %error, "could not roll the board; the next sweep will");
             }
         }

@@ -8,6 +8,8 @@
 //! them read the row again: nothing is lost or counted twice. The index follows through
 //! the write-through here and the table's stream, version-checked as always.
 
+use std::time::Instant;
+
 use tracing::{instrument, warn};
 
 use super::Context;
@@ -25,13 +27,15 @@ const PAGE: u32 = 200;
 /// Optimistic attempts at one row racing results.
 const MAX_ATTEMPTS: u32 = 16;
 
-/// Rolls every row of `board` whose first bucket has left by `now`; returns how many
-/// rows were rewritten. Not a rolling board: nothing.
+/// Rolls every row of `board` whose first bucket has left by `now`, until `deadline`
+/// (the rest waits for the next sweep, still due); returns how many rows were
+/// rewritten. Not a rolling board: nothing.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
 pub async fn age<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     now: i64,
+    deadline: Instant,
 ) -> Result<u64, ServiceError> {
     if rolling_of(board).is_none() {
         return Ok(0);
@@ -44,6 +48,9 @@ pub async fn age<S: ScoreStore, I: RankIndex>(
                 .await?;
             let mut moved = 0;
             for player in &due {
+                if Instant::now() >= deadline {
+                    return Ok(rolled + moved);
+                }
                 moved += u64::from(roll(ctx, board, player, now).await?);
             }
             rolled += moved;
