@@ -25,11 +25,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex + LiveViews, B: Broadcaster>(
 mod tests {
     use aws_lambda_events::event::dynamodb::EventRecord;
     use lambda_runtime::Context as Invocation;
-    use leaderboard::board::Standing;
+    use leaderboard::board::{Policy, Standing};
     use leaderboard::dynamodb::StandingItem;
     use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
     use leaderboard::live::{Push, View};
-    use leaderboard::memory::{MemoryBroadcasts, context};
+    use leaderboard::memory::{MemoryBroadcasts, context, seed};
     use leaderboard::order::Direction;
     use leaderboard::score::Score;
 
@@ -70,8 +70,8 @@ mod tests {
         let ctx = context();
         let index = &ctx.index;
         let events = MemoryBroadcasts::default();
-        let lb = LeaderboardId::parse("h:live").unwrap();
-        index.init_board(&lb, None, true).await.unwrap();
+        // The board is defined: the live function writes scores as its definition says.
+        let lb = seed(&ctx, "h:live", Policy::Best, &[]).await;
         let top = View::top(2).unwrap();
         index
             .watch(&lb, Direction::Desc, &top.id(), i64::MAX)
