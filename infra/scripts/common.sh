@@ -6,7 +6,8 @@ VENV="$ROOT/.venv"
 RUN_DIR="$ROOT/.local/run"
 export PATH="$VENV/bin:$HOME/.cargo/bin:$PATH"
 
-log() { printf '==> %s\n' "$*" >&2; }
+# Each step says how long the script has run (bash's SECONDS), so a slow phase shows.
+log() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
 # apt packages the local stack needs; installed only when missing.
 ensure_apt() {

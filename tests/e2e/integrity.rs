@@ -195,9 +195,12 @@ async fn ranked_truth(env: &TestEnv, board: &str) -> Vec<(u64, String, i64)> {
 }
 
 /// Waits until every board's index equals DynamoDB and the API serves it from Redis;
-/// returns how long that took after `since` (the start of the check that found it so).
-/// Cheap checks come first (the index's own health, the API's source), so that comparing
-/// every standing does not load the endpoints the repair itself is using.
+/// returns how long that took after `since`: when every board's index said it was ready
+/// again, if the comparison that followed found it exact; otherwise the start of the
+/// first comparison that did. The index's own health is polled cheaply first, so that
+/// the comparison's granularity (reading every standing from the local DynamoDB takes
+/// seconds on a big board) is not counted as recovery time, and so that comparing does
+/// not load the endpoint the repair itself is using.
 async fn converged(
     stack: &Stack,
     env: &TestEnv,
@@ -205,15 +208,21 @@ async fn converged(
     since: Instant,
 ) -> Result<Duration> {
     let ids: Vec<_> = boards.iter().map(|b| lb(b)).collect();
-    eventually(
-        CONVERGE_WITHIN + Duration::from_secs(20),
-        "the index equals DynamoDB",
-        || async {
-            let at = since.elapsed();
-            let ready = env.ctx.index.health(&ids).await.ok();
-            if ready.is_none_or(|h| h.iter().any(|h| *h != leaderboard::store::Health::Ready)) {
-                return Ok(None);
-            }
+    let within = CONVERGE_WITHIN + Duration::from_secs(20);
+    let ready = eventually(within, "every board's index ready", || async {
+        let health = env.ctx.index.health(&ids).await.ok();
+        let all = health.is_some_and(|h| h.iter().all(|h| *h == leaderboard::store::Health::Ready));
+        Ok(all.then(|| since.elapsed()))
+    })
+    .await?;
+    let mut first = true;
+    eventually(within, "the index equals DynamoDB", || {
+        let at = if std::mem::take(&mut first) {
+            ready
+        } else {
+            since.elapsed()
+        };
+        async move {
             for board in boards {
                 if env.index_vs_store(&lb(board)).await.is_err()
                     || !api_agrees(stack, env, board).await?
@@ -223,8 +232,8 @@ async fn converged(
                 }
             }
             Ok(Some(at))
-        },
-    )
+        }
+    })
     .await
 }
 
@@ -549,10 +558,13 @@ async fn a_board_of_ten_thousand_players_is_exact_within_ten_seconds_of_redis_co
         .get(&format!("/leaderboards/{}/top?n=3", boards[0]))
         .await?;
     ensure!(status == 200 && top["degraded"] == true, "{top}");
+    let first_read = back.elapsed();
     let took = converged(&stack, &env, &boards, back).await?;
     println!(
-        "redis restarted empty under a {PLAYERS}-player board: exact again {:.1} s after Redis answered",
-        took.as_secs_f64()
+        "redis restarted empty under a {PLAYERS}-player board: exact again {:.1} s after Redis answered \
+         (its first read, degraded, answered in {:.1} s)",
+        took.as_secs_f64(),
+        first_read.as_secs_f64()
     );
     assert!(
         took <= CONVERGE_WITHIN,
