@@ -97,6 +97,16 @@ async fn converged(env: &TestEnv, board: &str, within: Duration) -> Result<(usiz
     Ok((players, start.elapsed()))
 }
 
+/// Waits (30 s at most) for a read of `board`'s top served from Redis again: the index
+/// rebuilt and its marker whole.
+async fn reads_back_on_redis(stack: &Stack, board: &str) -> Result<()> {
+    eventually(Duration::from_secs(30), "reads back on Redis", || async {
+        let (_, top) = stack.get(&format!("/leaderboards/{board}/top")).await?;
+        Ok((top["source"] == "redis").then_some(()))
+    })
+    .await
+}
+
 /// Every accepted write counted exactly once: the SUM of all standings.
 async fn total_in_dynamodb(env: &TestEnv, board: &str) -> i64 {
     env.standings(&lb(board))
@@ -151,11 +161,7 @@ async fn redis_killed_mid_load_loses_and_double_counts_nothing() -> Result<()> {
         // Recovery is timed while the load goes on: from the restart to the first read
         // served from Redis again (no rebuild is asked for: the first write or read that
         // finds the empty index reports the board, and the repair rebuilds it).
-        eventually(Duration::from_secs(30), "reads back on Redis", || async {
-            let (_, top) = stack.get(&format!("/leaderboards/{board}/top")).await?;
-            Ok((top["source"] == "redis").then_some(()))
-        })
-        .await?;
+        reads_back_on_redis(&stack, &board).await?;
         recovered = Some(restarted.elapsed());
         Ok::<_, anyhow::Error>(())
     };
@@ -213,11 +219,7 @@ async fn flushall_mid_load_is_detected_and_repaired_within_seconds_without_the_s
             status == 200 && top["degraded"] == true,
             "read after FLUSHALL: {status} {top}"
         );
-        eventually(Duration::from_secs(30), "reads back on Redis", || async {
-            let (_, top) = stack.get(&format!("/leaderboards/{board}/top")).await?;
-            Ok((top["source"] == "redis").then_some(()))
-        })
-        .await?;
+        reads_back_on_redis(&stack, &board).await?;
         recovered = Some(flushed.elapsed());
         Ok::<_, anyhow::Error>(())
     };
