@@ -1,5 +1,5 @@
-//! Leagues (issue 37): two weekly occurrences of a league with 3 tiers and 300 players in
-//! cohorts of 30, played through the service on the real DynamoDB endpoint and
+//! Leagues (issue 37): two weekly occurrences of a league with 3 tiers and 160 players in
+//! cohorts of 16, played through the service on the real DynamoDB endpoint and
 //! redis-server, every tier change and reward checked against a model written here
 //! from the rules in docs/leagues.md (not from `League::settle`). The first week's seal
 //! is cut off mid-walk (a standing's write fails, through `infra/local/meter.py`) and run
@@ -297,27 +297,37 @@ fn operator() -> (Reason, Operator) {
 #[tokio::test]
 async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off_seal_replays_once()
 -> Result<()> {
+    let env = TestEnv::new().await;
+    // The same table and keys reached through a proxy that can cut a call: only the
+    // seal that is cut off goes this way (a hop through Python for every call of the
+    // test was most of its time).
     let proxy = CrashProxy::start().await?;
-    let env = TestEnv::reaching(&redis_url(), &proxy.url()).await;
+    let cut = TestEnv::attach(
+        &redis_url(),
+        &proxy.url(),
+        env.ctx.store.table(),
+        &env.prefix,
+    )
+    .await;
     let rules = rules();
     let id = unique("league");
     let game = unique("g");
     let def: Tournament = serde_json::from_value(json!({
         "tournament_id": id, "game": game, "mode": "race", "title": "Weekly league",
-        "schedule": {"period": "WEEKLY"}, "cohort_size": 30, "league": rules.league(),
+        "schedule": {"period": "WEEKLY"}, "cohort_size": 16, "league": rules.league(),
     }))?;
     let op = Operator("test".into());
     tournaments::create(&env.ctx, &op, def).await?;
     let t = env.ctx.tournaments.get(&env.ctx.store, &id).await?;
-    let players: Vec<String> = (0..300).map(|i| format!("p{i:03}")).collect();
+    let players: Vec<String> = (0..160).map(|i| format!("p{i:03}")).collect();
     let mut tier_of: HashMap<String, usize> = players.iter().map(|p| (p.clone(), 1)).collect();
 
     // Week A: everyone starts in silver; one in 17 posts nothing.
     let a = play(&env, &t, week_start(3), &players, |i| i % 17 == 3, 1).await?;
-    // 300 seats dealt round 4 open cohorts: 8 full, and the last block's 60 seats
-    // over 4 cohorts of 15.
+    // 160 seats dealt round 4 open cohorts: 8 full, and the last block's 32 seats
+    // over 4 cohorts of 8.
     let sizes: Vec<usize> = a.cohorts.values().map(Vec::len).collect();
-    assert_eq!(sizes, [[30; 8].as_slice(), &[15; 4]].concat());
+    assert_eq!(sizes, [[16; 8].as_slice(), &[8; 4]].concat());
     let expected_a = a.expected(&rules, &tier_of);
 
     // Before week A is settled, its players cannot join week B; a newcomer can.
@@ -349,7 +359,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     // run again.
     let events = MemoryEvents::default();
     proxy.arm("PutItem", "TL#", 40, Crash::Before).await?;
-    let failures = seal_all(&env, &events, Some(&a.key)).await?;
+    let failures = seal_all(&cut, &events, Some(&a.key)).await?;
     assert_eq!(proxy.fired().await?.0, 1, "the cut fired");
     assert_eq!(failures, 1, "one run was cut off");
     check_settled(&env, &t, &a, &expected_a, &tier_of, &events, 1).await?;
@@ -364,8 +374,8 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     );
     assert_eq!(moved(2), 60, "5 a cohort promote");
     assert!(
-        moved(0) >= 28,
-        "10% of each cohort demote (3 or 1), and the absent"
+        moved(0) >= 10,
+        "10% of each cohort demote (1 of 16, none of 8), and the absent (10)"
     );
 
     // Week B: the stored tiers form the cohorts (gold, silver and bronze apart); the
@@ -400,7 +410,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     for members in b.cohorts.values() {
         let tiers: BTreeSet<usize> = members.iter().map(|(_, p)| tier_of[p]).collect();
         assert_eq!(tiers.len(), 1, "a cohort holds one tier: {members:?}");
-        assert!(members.len() <= 30);
+        assert!(members.len() <= 16);
     }
     // The best result of the first gold cohort, banned before the seal.
     let banned = {
@@ -482,6 +492,8 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     // goes.
     let gone = players[1].clone();
     let (reason, ops) = operator();
+    // Its own minute: the deadline above is long past on a slow machine.
+    let later = Instant::now() + Duration::from_secs(60);
     let erased = erase::erase(&env.ctx, &player(&gone), reason, &ops, None, later).await?;
     assert!(erased.sweep.complete);
     let standing = tournaments::standing(&env.ctx, &id, &player(&gone)).await?;
