@@ -37,7 +37,7 @@ async fn define(env: &TestEnv, t: Tournament) -> Result<Tournament> {
 }
 
 #[tokio::test]
-async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty() -> Result<()> {
+async fn five_hundred_joins_from_32_writers_fill_exactly_ten_cohorts_of_fifty() -> Result<()> {
     let env = Arc::new(TestEnv::new().await);
     let t = define(&env, weekly(&unique("cup"), 50, None)).await?;
     let id = t.tournament_id.clone();
@@ -45,7 +45,7 @@ async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty()
         let (env, id) = (env.clone(), id.clone());
         tokio::spawn(async move {
             let mut placed = Vec::new();
-            for i in (w..1_000).step_by(32) {
+            for i in (w..500).step_by(32) {
                 let p = player(&format!("p{i:04}"));
                 let (reply, joined) = tournaments::join(&env.ctx, &id, &p).await?;
                 assert!(!reply.already_joined, "{p} joined once");
@@ -59,18 +59,18 @@ async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty()
         placed.extend(w??);
     }
     let retries: u32 = placed.iter().map(|p| p.3).sum();
-    println!("1,000 joins from 32 writers: {retries} seat retries");
+    println!("500 joins from 32 writers: {retries} seat retries");
 
-    // Each player once, the seats 0..999 each once, 20 cohorts of exactly 50.
+    // Each player once, the seats 0..499 each once, 10 cohorts of exactly 50.
     let players: BTreeSet<&PlayerId> = placed.iter().map(|p| &p.0).collect();
-    assert_eq!(players.len(), 1_000);
+    assert_eq!(players.len(), 500);
     let seats: BTreeSet<u64> = placed.iter().map(|p| p.1).collect();
-    assert_eq!(seats, (0..1_000).collect(), "seats are dense and unique");
+    assert_eq!(seats, (0..500).collect(), "seats are dense and unique");
     let mut cohorts: BTreeMap<u64, u32> = BTreeMap::new();
     for (_, _, cohort, _) in &placed {
         *cohorts.entry(cohort.expect("a cohort")).or_default() += 1;
     }
-    assert_eq!(cohorts.len(), 20, "{cohorts:?}");
+    assert_eq!(cohorts.len(), 10, "{cohorts:?}");
     assert!(cohorts.values().all(|&n| n == 50), "{cohorts:?}");
 
     // What the table holds says the same: the seat items name each player once, and
@@ -79,10 +79,10 @@ async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty()
     let holders = env
         .ctx
         .store
-        .seat_holders(&occ, &(0..1_000).collect::<Vec<_>>())
+        .seat_holders(&occ, &(0..500).collect::<Vec<_>>())
         .await?;
     let held: BTreeSet<PlayerId> = holders.into_iter().map(|h| h.expect("held")).collect();
-    assert_eq!(held.len(), 1_000);
+    assert_eq!(held.len(), 500);
     for (p, seat, cohort, _) in placed.iter().step_by(37) {
         let m = env
             .ctx
@@ -109,10 +109,10 @@ async fn a_thousand_joins_from_32_writers_fill_exactly_twenty_cohorts_of_fifty()
     }
     assert_eq!(
         env.ctx.store.highest_seat(&occ, tier_seats(0)).await?,
-        Some(999)
+        Some(499)
     );
     let view = tournaments::get(&env.ctx, &id).await?;
-    assert_eq!(view.occurrence.players_joined, Some(1_000));
+    assert_eq!(view.occurrence.players_joined, Some(500));
     Ok(())
 }
 
@@ -463,7 +463,9 @@ async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_
 
     let env = TestEnv::new().await;
     let now = now_ms();
-    let end = now + 3_000;
+    // Long enough for the joins, results and two sweeps before it ends on a loaded
+    // machine (3 s was not, beside two other tests).
+    let end = now + 10_000;
     let id = unique("night");
     let t: Tournament = serde_json::from_value(json!({
         "tournament_id": id, "game": "g1", "mode": "race", "title": "Launch night",

@@ -97,22 +97,24 @@ async fn latest_takes_the_last_accepted_result_and_ignores_retries_of_older_ones
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
-async fn sum_adds_fifty_concurrent_matches_once_each_despite_retries() {
+async fn sum_adds_twenty_five_concurrent_matches_once_each_despite_retries() {
     let env = TestEnv::new().await;
     let b = env.board(Policy::Sum).await;
-    // Every match posted twice at once, plus a late third copy of every fifth one.
-    let posts = (1..=50).flat_map(|m| std::iter::repeat_n(m, if m % 5 == 0 { 3 } else { 2 }));
+    // Every match posted twice at once, plus a late third copy of every fifth one: 55
+    // writers on one row. (Fifty matches, 110 writers, took 73 s on a loaded machine:
+    // each write that loses the row's condition tries again.)
+    let posts = (1..=25).flat_map(|m| std::iter::repeat_n(m, if m % 5 == 0 { 3 } else { 2 }));
     let replies = join_all(posts.map(|m| {
         let (env, b) = (&env, &b);
         async move { env.submit(b, "p1", &format!("m{m}"), m).await }
     }))
     .await;
     let replies: Vec<_> = replies.into_iter().map(Result::unwrap).collect();
-    assert_eq!(replies.iter().filter(|r| !r.replayed).count(), 50);
+    assert_eq!(replies.iter().filter(|r| !r.replayed).count(), 25);
     let rows = env.standings(&b).await;
     assert_eq!(
         (rows[0].score.get(), rows[0].version),
-        ((1..=50).sum::<i64>(), 50)
+        ((1..=25).sum::<i64>(), 25)
     );
     env.assert_index_matches_store(&b).await;
 }
@@ -321,8 +323,9 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     // Keys of closed windows expire at once in this test.
     env.ctx.settings.redis_retention = Duration::ZERO;
     let now = now_ms();
-    // Long enough for the writes below even on a loaded machine.
-    let end = now + 5_000;
+    // Long enough for the writes below even on a loaded machine (5 s was not, beside
+    // two other tests).
+    let end = now + 12_000;
     let fam = env
         .family(
             Policy::Best,
@@ -430,7 +433,8 @@ async fn a_window_without_a_rank_order_in_dynamodb_says_so_when_redis_cannot_ans
     let mut env = TestEnv::new().await;
     env.ctx.settings.redis_retention = Duration::ZERO;
     let now = now_ms();
-    let end = now + 5_000;
+    // Long enough for the writes and reads below on a loaded machine (5 s was not).
+    let end = now + 12_000;
     let ranked = Some(vec![Period::AllTime]);
     let fam = env
         .family_ranking(

@@ -36,8 +36,17 @@ pub async fn key_exists(conn: &mut Conn, key: &str) -> bool {
     n == 1
 }
 
+/// The DynamoDB endpoint this test process uses: one of `LB_TEST_DYNAMODB_URLS` (a
+/// comma-separated list; infra/test.sh starts two, as one Python process bounds the
+/// suite), chosen by the process id and the same for the whole process, or else
+/// `LB_TEST_DYNAMODB_URL`. Everything a test makes lives on the endpoint it chose.
 pub fn dynamodb_url() -> String {
-    required_env("LB_TEST_DYNAMODB_URL")
+    let urls = std::env::var("LB_TEST_DYNAMODB_URLS").unwrap_or_default();
+    let urls: Vec<&str> = urls.split(',').filter(|u| !u.is_empty()).collect();
+    match urls.len() {
+        0 => required_env("LB_TEST_DYNAMODB_URL"),
+        n => urls[std::process::id() as usize % n].to_owned(),
+    }
 }
 
 /// The run's Kafka broker (`host:port`).
