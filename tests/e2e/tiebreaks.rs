@@ -138,9 +138,10 @@ async fn every_policy_ranks_ties_as_the_model_does(url: &str) {
         );
         check_reads(&env.ctx, &b, &want, Source::Redis, policy, 1).await;
         // DynamoDB's answers do not depend on Redis's topology: read once, and the ranks
-        // of a few players only (each degraded rank is some 50 queries of the endpoint).
+        // of two players a mode only (each degraded rank is some 50 queries of the
+        // endpoint; every ninth took the test past two minutes on a loaded machine).
         if let Some(degraded) = &degraded {
-            check_reads(degraded, &b, &want, Source::Dynamodb, policy, 9).await;
+            check_reads(degraded, &b, &want, Source::Dynamodb, policy, 13).await;
         }
     }
 }
