@@ -51,7 +51,9 @@ ensure_venv() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     log "installing Python tools into the venv (infra/requirements.txt)"
     "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null
-    "$VENV/bin/python" -m pip install -q -r "$req"
+    # No bytecode compiled ahead: the build runs beside this install (infra/test.sh), and
+    # Python compiles what it imports, once.
+    "$VENV/bin/python" -m pip install -q --no-compile -r "$req"
     echo "$want" >"$stamp"
   fi
 }
