@@ -23,12 +23,10 @@ log "building (functions and tests, linted by Clippy as they compile) in the bac
 # on a fresh clone. Exported, so the test runs below build nothing again.
 RUSTC_WORKSPACE_WRAPPER="$(rustup which clippy-driver 2>/dev/null || command -v clippy-driver)"
 export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
-setsid -w bash -c '
-  set -e
-  cargo build --workspace --bins --tests --locked
-  # The library'"'"'s module docs are its map: every link in them must resolve.
-  RUSTDOCFLAGS="-D warnings" cargo doc -p leaderboard --no-deps --locked -q
-' >"$work/build.log" 2>&1 &
+# (The library's doc links are not checked here: `cargo doc` checks every dependency
+# again, 2 minutes the run cannot spend within its 30; run
+# `RUSTDOCFLAGS="-D warnings" cargo doc -p leaderboard --no-deps` after editing them.)
+setsid -w cargo build --workspace --bins --tests --locked >"$work/build.log" 2>&1 &
 build_pid=$!
 # Its own process group: a failed step below stops the whole build (with_workdir).
 pids+=("-$build_pid")
