@@ -101,7 +101,8 @@ def map_case(ctx, case):  # noqa: F811
         periods = body.get("periods") if isinstance(body.get("periods"), list) else []
         body["rank_index_periods"] = [p for p in body["rank_index_periods"]
                                       if p in periods or p in ids
-                                      or not (p in _PERIODS or _SCHEDULE_ID.match(str(p)))]
+                                      or not ((isinstance(p, str) and p in _PERIODS)
+                                              or _SCHEDULE_ID.match(str(p)))]
     return case
 
 
