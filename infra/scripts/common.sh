@@ -151,12 +151,12 @@ start_backends() {
   redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \
     >"$work/redis.log" 2>&1 &
   pids+=($!)
-  "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port" \
-    >"$work/dynamodb.log" 2>&1 &
-  pids+=($!)
-  "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$dynamodb_port2" \
-    >"$work/dynamodb2.log" 2>&1 &
-  pids+=($!)
+  local port
+  for port in "$dynamodb_port" "$dynamodb_port2"; do
+    "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$port" \
+      >"$work/dynamodb-$port.log" 2>&1 &
+    pids+=($!)
+  done
   # shellcheck disable=SC2046 # the command's words
   $(tansu_cmd "$kafka_port") >"$work/kafka.log" 2>&1 &
   pids+=($!)
