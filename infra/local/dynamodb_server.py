@@ -57,10 +57,12 @@ import io
 import json
 import os
 import pickle
+import re
 import signal
 import sys
 import threading
 import time
+import urllib.parse
 
 from moto.core import responses as moto_responses
 from moto.dynamodb.comparisons import get_filter_expression
@@ -263,6 +265,19 @@ class FairLock:
         self.release()
 
 
+def _unoffered_elasticache_action(environ):
+    """The Action of an ElastiCache request that moto does not implement, else None."""
+    if "/elasticache/aws4_request" not in environ.get("HTTP_AUTHORIZATION", ""):
+        return None
+    from moto.elasticache.responses import ElastiCacheResponse
+
+    body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+    environ["wsgi.input"] = io.BytesIO(body)
+    action = (urllib.parse.parse_qs(body.decode("utf-8", "replace")).get("Action") or [""])[0]
+    snake = re.sub(r"(?<!^)(?=[A-Z])", "_", action).lower()
+    return None if hasattr(ElastiCacheResponse, snake) else action
+
+
 class Serialized:
     """WSGI middleware: one request at a time through the wrapped application, after the
     calling function's role allowed it."""
@@ -278,12 +293,26 @@ class Serialized:
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             target = environ.get("HTTP_X_AMZ_TARGET", "")
-            wanted = iam.accesses(target, json.loads(body or b"{}"), self.roles.hash_key)
+            if target:
+                wanted = iam.accesses(target, json.loads(body or b"{}"), self.roles.hash_key)
+            else:  # the Query protocol (ElastiCache): a form naming its Action
+                wanted = iam.query_accesses(urllib.parse.parse_qs(body.decode("utf-8", "replace")))
             access = self.roles.denied(function, wanted)
             if access is not None:
                 print(f"denied {function}: {access}", file=sys.stderr, flush=True)
+                if not target:
+                    start_response("403 Forbidden", [("Content-Type", "text/xml")])
+                    return [f"<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>{access}"
+                            "</Message></Error></ErrorResponse>".encode()]
                 start_response("400 Bad Request", [("Content-Type", "application/x-amz-json-1.0")])
                 return [iam.denial(function, access)]
+        unoffered = _unoffered_elasticache_action(environ)
+        if unoffered:
+            # moto answers an action it lacks with a bare 500, which the SDKs retry;
+            # AWS's answer to an action a service does not know is a 400.
+            start_response("400 Bad Request", [("Content-Type", "text/xml")])
+            return [f"<ErrorResponse><Error><Type>Sender</Type><Code>InvalidAction</Code><Message>{unoffered} "
+                    "is not offered by the local control plane (moto)</Message></Error></ErrorResponse>".encode()]
         target = environ.get("HTTP_X_AMZ_TARGET", "")
         if target.startswith(STREAMS_TARGET):
             # Stream records are immutable once written (moto appends them to a list),

@@ -20,7 +20,8 @@ Transactions are checked item by item against PutItem, UpdateItem, DeleteItem,
 ConditionCheckItem and GetItem, as IAM does; a batch is one BatchGetItem/BatchWriteItem
 access over all its keys. As in AWS, a request with no partition key (Scan) satisfies any
 `ForAllValues` condition. Stream reads (GetShardIterator, GetRecords) are checked against
-the stream's ARN, SQS sends against the queue's, PutEvents against the bus's. Managed policies (logging, VPC, the event
+the stream's ARN, SQS sends against the queue's, PutEvents against the bus's, ElastiCache
+calls (the Query protocol) against the replication group's ARN (`!Sub ...${RankCache}`). Managed policies (logging, VPC, the event
 source mappings' pollers) are not read: they grant nothing the functions call themselves.
 """
 
@@ -39,7 +40,7 @@ _ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem
 _EQUALITY = re.compile(r"(#?[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(:[A-Za-z0-9_]+)")
 
 
-_SERVICES = ("dynamodb:", "sqs:", "events:")
+_SERVICES = ("dynamodb:", "sqs:", "events:", "elasticache:")
 
 
 def table_arn(table):
@@ -90,7 +91,7 @@ class Statement:
                    for k in access.leading_keys)
 
 
-_PLACEHOLDER = re.compile(r"\{(table|(?:queue|bus):[A-Za-z0-9]+)\}")
+_PLACEHOLDER = re.compile(r"\{(table|cache|(?:queue|bus):[A-Za-z0-9]+)\}")
 
 
 def _arn_matches(pattern, arn):
@@ -101,7 +102,7 @@ def _arn_matches(pattern, arn):
     parts = []
     for i, piece in enumerate(_PLACEHOLDER.split(pattern)):
         if i % 2:
-            parts.append("[^/]+" if piece == "table" else "[^:/]*" + re.escape(piece.split(":", 1)[1]))
+            parts.append("[^/]+" if piece in ("table", "cache") else "[^:/]*" + re.escape(piece.split(":", 1)[1]))
         else:
             parts.append(re.escape(piece).replace(re.escape("*"), ".*").replace(re.escape("?"), "."))
     return re.fullmatch("".join(parts), arn) is not None
@@ -115,6 +116,7 @@ class Roles:
         self.table_resources = {n for n, r in res.items() if r["Type"] == "AWS::DynamoDB::Table"}
         self.queue_resources = {n for n, r in res.items() if r["Type"] == "AWS::SQS::Queue"}
         self.bus_resources = {n for n, r in res.items() if r["Type"] == "AWS::Events::EventBus"}
+        self.cache_resources = {n for n, r in res.items() if r["Type"] == "AWS::ElastiCache::ReplicationGroup"}
         # One table in this template; its partition key is the leading key of every request.
         (table,) = self.table_resources
         self.hash_key = next(k["AttributeName"] for k in res[table]["Properties"]["KeySchema"]
@@ -169,6 +171,10 @@ class Roles:
             text = r["Fn::Sub"]
             for t in self.table_resources:
                 text = text.replace("${" + t + ".Arn}", table_arn("{table}"))
+            for c in self.cache_resources:
+                text = text.replace("${" + c + "}", "{cache}")
+            for name, value in (("AWS::Partition", "aws"), ("AWS::Region", REGION), ("AWS::AccountId", ACCOUNT)):
+                text = text.replace("${" + name + "}", value)
             if "${" not in text:
                 return text
         raise ValueError(f"{fn}: a resource the local check cannot resolve: {r}")
@@ -256,6 +262,15 @@ def accesses(target, body, hash_key):
     # Table-level calls (DescribeTable, ListTables, ...).
     arn = table_arn(body["TableName"]) if "TableName" in body else "*"
     return [Access(op, arn, [])]
+
+
+def query_accesses(form):
+    """What an ElastiCache request (the Query protocol: a form with `Action`) asks IAM for:
+    a replication group's ARN where it names one, else `*`."""
+    action = (form.get("Action") or [""])[0]
+    group = (form.get("ReplicationGroupId") or [None])[0]
+    arn = f"arn:aws:elasticache:{REGION}:{ACCOUNT}:replicationgroup:{group}" if group else "*"
+    return [Access(action, arn, [], "elasticache")]
 
 
 def _query_pk(body, hash_key):

@@ -1,7 +1,9 @@
 """What the stack creates on the local endpoint before it serves: the table as the
-template declares it, and the template's queues, event buses and Kinesis streams
-(named `<table>-<LogicalId>`, so stacks sharing an endpoint stay apart).
+template declares it, the template's queues, event buses, Kinesis streams and SNS topics
+(named `<table>-<LogicalId>`, so stacks sharing an endpoint stay apart), and the rank
+index's replication group as ElastiCache's control plane describes it.
 """
+import hashlib
 import json
 
 from template import logical_id
@@ -55,6 +57,34 @@ def ensure_kinesis_streams(kinesis, streams, table):
         if made[name] not in existing:
             kinesis.create_stream(StreamName=made[name], ShardCount=2)
     return made
+
+
+def ensure_topics(sns, topics, table):
+    """Creates the template's SNS topics (named `<table>-<LogicalId>`); returns logical id
+    -> ARN (creating a topic that exists answers its ARN)."""
+    return {name: sns.create_topic(Name=f"{table}-{name}")["TopicArn"] for name in topics}
+
+
+# The local Redis Cluster's split of the slots over its three masters (redis-cli's).
+LOCAL_SHARDS = ("0-5460", "5461-10922", "10923-16383")
+
+
+def ensure_cache_group(elasticache, table):
+    """The rank index's replication group on the control plane (moto): three shards of a
+    primary and a replica, with the local Redis Cluster's slots; returns its id."""
+    group = "rank-" + hashlib.sha1(table.encode()).hexdigest()[:12]
+    try:
+        elasticache.describe_replication_groups(ReplicationGroupId=group)
+        return group
+    except elasticache.exceptions.ReplicationGroupNotFoundFault:
+        pass
+    elasticache.create_replication_group(
+        ReplicationGroupId=group, ReplicationGroupDescription=f"rank index of {table}", Engine="redis",
+        CacheNodeType="cache.t4g.micro", ClusterMode="enabled", NumNodeGroups=len(LOCAL_SHARDS),
+        ReplicasPerNodeGroup=1,
+        NodeGroupConfiguration=[{"NodeGroupId": f"{i + 1:04}", "Slots": slots, "ReplicaCount": 1}
+                                for i, slots in enumerate(LOCAL_SHARDS)])
+    return group
 
 
 def ensure_table(dynamodb, tpl, table):

@@ -41,13 +41,17 @@ class QueuePoller:
             self.slots.acquire()
             threading.Thread(target=self._deliver, args=(got,), daemon=True).start()
 
+    def event(self, messages):
+        """The function's event for a batch of the queue's messages."""
+        return {"Records": [{
+            "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
+            "attributes": m.get("Attributes", {}), "messageAttributes": {},
+            "md5OfBody": m.get("MD5OfBody"), "eventSource": "aws:sqs",
+            "eventSourceARN": self.arn, "awsRegion": "us-east-1"} for m in messages]}
+
     def _deliver(self, messages):
         try:
-            event = {"Records": [{
-                "messageId": m["MessageId"], "receiptHandle": m["ReceiptHandle"], "body": m["Body"],
-                "attributes": m.get("Attributes", {}), "messageAttributes": {},
-                "md5OfBody": m.get("MD5OfBody"), "eventSource": "aws:sqs",
-                "eventSourceARN": self.arn, "awsRegion": "us-east-1"} for m in messages]}
+            event = self.event(messages)
             log("queue batch handed over", function=self.host.name, messages=len(messages))
             result, error = self.host.invoke(event)
             if error is not None:
@@ -70,3 +74,26 @@ class QueuePoller:
             log("queue delivery failed", function=self.host.name, error=repr(e))
         finally:
             self.slots.release()
+
+
+class TopicPoller(QueuePoller):
+    """Plays an SNS subscription of a function: the topic delivers into a queue of its
+    own (moto's SNS fans out to SQS as AWS's does), and each notification is handed to
+    the function alone, as SNS's event (`EventSource` `aws:sns`, the envelope under `Sns`).
+    A failed invocation leaves the notification in the queue, to come back after the
+    visibility timeout: the stand-in for SNS's retries of an asynchronous invocation."""
+
+    def __init__(self, host, sqs, sns, topic_arn, queue_name, interval):
+        url = sqs.create_queue(QueueName=queue_name, Attributes={"VisibilityTimeout": "30"})["QueueUrl"]
+        arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        self.subscription = sns.subscribe(TopicArn=topic_arn, Protocol="sqs", Endpoint=arn)["SubscriptionArn"]
+        super().__init__(host, {"BatchSize": 1}, sqs, (url, arn), interval)
+
+    def event(self, messages):
+        records = []
+        for m in messages:
+            envelope = json.loads(m["Body"])
+            envelope.setdefault("MessageAttributes", {})
+            records.append({"EventSource": "aws:sns", "EventVersion": "1.0",
+                            "EventSubscriptionArn": self.subscription, "Sns": envelope})
+        return {"Records": records}

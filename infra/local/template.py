@@ -1,5 +1,5 @@
 """What the local stack reads from template.yaml: functions, routes, event source mappings,
-schedules, queues, event buses and Kinesis streams (CloudFormation's short tags read as
+schedules, queues, event buses, Kinesis streams and SNS topics (CloudFormation's short tags read as
 data).
 """
 import re
@@ -49,7 +49,7 @@ def read_template(path, kafka_topics=None):
     tpl = template_stats.expand_for_each(load_template(path), values)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
     defaults = {k: v.get("Default") for k, v in tpl.get("Parameters", {}).items()}
-    queues, queue_mappings, buses = {}, [], []
+    queues, queue_mappings, buses, topics, topic_mappings = {}, [], [], [], []
 
     def resolved(props):
         # A `!Ref Parameter` becomes the parameter's default, as an undeployed stack has it.
@@ -72,6 +72,8 @@ def read_template(path, kafka_topics=None):
                 kinesis.append(p)  # MSK's (same topics) is not played locally
         if res.get("Type") == "AWS::Events::EventBus":
             buses.append(name)
+        if res.get("Type") == "AWS::SNS::Topic":
+            topics.append(name)
         if res.get("Type") != "AWS::Serverless::Function":
             continue
         props = {**globals_fn, **res.get("Properties", {})}
@@ -98,10 +100,13 @@ def read_template(path, kafka_topics=None):
                 schedules.append({"function": name, **p})
             elif ev.get("Type") == "SQS":
                 queue_mappings.append({"function": name, **resolved(p)})
+            elif ev.get("Type") == "SNS":
+                topic_mappings.append({"function": name, **resolved(p)})
     # Most specific first: literal segments beat parameters (as API Gateway matches).
     routes.sort(key=lambda r: (-r.path.count("/"), r.path.count("{")))
     t = Template(tpl, functions, routes, streams, schedules, queues, queue_mappings, buses)
     t.kinesis, t.kafka, t.kinesis_streams = kinesis, kafka, kinesis_streams
+    t.topics, t.topic_mappings = topics, topic_mappings
     return t
 
 

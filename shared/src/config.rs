@@ -88,6 +88,8 @@ pub struct Config {
     pub dead_letter_queue_url: Option<String>,
     pub seal_settle: Option<Duration>,
     pub live_events_url: Option<String>,
+    /// The rank index's ElastiCache replication group (`CACHE_REPLICATION_GROUP_ID`).
+    pub cache_replication_group: Option<String>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -158,6 +160,7 @@ impl Config {
             dead_letter_queue_url: var("DEAD_LETTER_QUEUE_URL"),
             seal_settle: seconds("SEAL_SETTLE_SECONDS", 1)?,
             live_events_url: var("LIVE_EVENTS_URL"),
+            cache_replication_group: var("CACHE_REPLICATION_GROUP_ID"),
         })
     }
 

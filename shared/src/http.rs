@@ -26,12 +26,50 @@ pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
 /// The matched route, e.g. `GET /leaderboards/{lb}/top`.
 pub fn route(req: &Request) -> &str {
-    req.request_context
+    let key = req
+        .request_context
         .route_key
         .as_deref()
         .or(req.route_key.as_deref())
-        .unwrap_or_default()
+        .unwrap_or_default();
+    OPERATOR_VIEWS
+        .iter()
+        .find(|(view, _)| *view == key)
+        .map_or(key, |(_, public)| public)
 }
+
+/// The operators' views of the players' reads (docs/console.md): each `GET /admin/view/...`
+/// route is the same read as its public route, server-only (IAM) instead of a player's
+/// token, so the console reads what players read, signed as an operator. A handler sees
+/// the public route's key.
+pub const OPERATOR_VIEWS: &[(&str, &str)] = &[
+    ("GET /admin/view/leaderboards", "GET /leaderboards"),
+    (
+        "GET /admin/view/leaderboards/{lb}",
+        "GET /leaderboards/{lb}",
+    ),
+    (
+        "GET /admin/view/leaderboards/{lb}/top",
+        "GET /leaderboards/{lb}/top",
+    ),
+    (
+        "GET /admin/view/leaderboards/{lb}/ranks",
+        "GET /leaderboards/{lb}/ranks",
+    ),
+    (
+        "GET /admin/view/leaderboards/{lb}/players/{p}/rank",
+        "GET /leaderboards/{lb}/players/{p}/rank",
+    ),
+    (
+        "GET /admin/view/games/{game}/modes/{mode}/players/{p}/history",
+        "GET /games/{game}/modes/{mode}/players/{p}/history",
+    ),
+    (
+        "GET /admin/view/players/{p}/profile",
+        "GET /players/{p}/profile",
+    ),
+    ("GET /admin/view/tournaments", "GET /tournaments"),
+];
 
 /// A request as API Gateway (HTTP API, payload 2.0) delivers one for `route_key` (e.g.
 /// `GET /leaderboards/{lb}/top`): its path and query parameters and body. For handler
@@ -106,15 +144,23 @@ pub fn caller(req: &Request) -> Caller {
     }
 }
 
-/// Who is acting on a server-only route: the IAM principal API Gateway verified (its
-/// ARN, else its caller id); `unknown` when the gateway passed none.
+/// Who is acting on a server-only route: the IAM principal API Gateway verified (the
+/// Cognito identity an operator signed in as, else its ARN, else its caller id);
+/// `unknown` when the gateway passed none.
 pub fn operator(req: &Request) -> String {
     let iam = req
         .request_context
         .authorizer
         .as_ref()
         .and_then(|a| a.iam.as_ref());
-    iam.and_then(|i| i.user_arn.clone().or_else(|| i.caller_id.clone()))
+    // An operator signed in to the console: the identity pool's id of that person (the
+    // role's ARN names only the role all operators assume).
+    let cognito = iam
+        .and_then(|i| i.cognito_identity.as_ref())
+        .and_then(|c| c.identity_id.as_ref())
+        .map(|id| format!("cognito:{id}"));
+    cognito
+        .or_else(|| iam.and_then(|i| i.user_arn.clone().or_else(|| i.caller_id.clone())))
         .unwrap_or_else(|| "unknown".to_owned())
 }
 

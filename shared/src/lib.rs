@@ -64,6 +64,7 @@ pub mod config;
 pub mod cursor;
 pub mod decimal;
 pub mod dynamodb;
+pub mod elasticache;
 pub mod error;
 pub mod eventbridge;
 pub mod family;

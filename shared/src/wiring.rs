@@ -113,6 +113,14 @@ pub async fn repair_reporter(config: &Config) -> Reporter {
     }
 }
 
+/// The rank index's control plane, when `CACHE_REPLICATION_GROUP_ID` names its
+/// replication group (none on a deployment without one).
+pub async fn cache_plane(config: &Config) -> Option<crate::elasticache::ElastiCachePlane> {
+    let group = config.cache_replication_group.clone()?;
+    let client = aws_sdk_elasticache::Client::new(&budgeted(config).await);
+    Some(crate::elasticache::ElastiCachePlane::new(client, group))
+}
+
 /// The social graph client: `SOCIAL_GRAPH_URL`, within `SOCIAL_GRAPH_TIMEOUT_MS`.
 pub fn friends_source(config: &Config) -> Result<crate::social::HttpFriendsSource, InitError> {
     let url = config.require_social_graph_url()?;
@@ -241,6 +249,7 @@ mod tests {
             dead_letter_queue_url: None,
             seal_settle: None,
             live_events_url: None,
+            cache_replication_group: None,
         }
     }
 

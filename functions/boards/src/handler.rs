@@ -2,26 +2,31 @@
 //! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`, and the
 //! reads of sealed windows: `GET /leaderboards/{lb}/results`,
 //! `GET /games/{game}/modes/{mode}/players/{p}/history`; and the event sources' schema
-//! mappings (server-only): `PUT` / `GET /admin/mappings/{source}`.
+//! mappings (server-only): `PUT` / `GET /admin/mappings/{source}`; the rank index as the
+//! console shows it (server-only): `GET /admin/index?leaderboard_id=`.
 //! Creates answer 201, or 200 when the same settings already exist.
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
+use leaderboard::error::DomainError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::ServiceError;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
+use leaderboard::service::cache;
 use leaderboard::service::mappings;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::seal::{self, HistoryRequest};
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::store::{CachePlane, RankIndex, ScoreStore};
 use serde::Serialize;
 
-pub struct Deps<S, I> {
+pub struct Deps<S, I, P> {
     pub store: S,
-    /// Marks a new board's index complete.
+    /// Marks a new board's index complete; answers a board's index health.
     pub index: I,
     pub signer: CursorSigner,
+    /// The rank index's control plane, when the deployment names its replication group.
+    pub plane: Option<P>,
 }
 
 fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
@@ -32,8 +37,8 @@ fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
     }
 }
 
-pub async fn handle<S: ScoreStore, I: RankIndex>(
-    deps: &Deps<S, I>,
+pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane>(
+    deps: &Deps<S, I, P>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
@@ -99,13 +104,33 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             };
             http::respond(200, result.await)
         }
-        "PUT /admin/mappings/{source}" => created(
-            async { mappings::put_mapping(store, source(), http::json_body(req)?).await }.await,
-        ),
+        "PUT /admin/mappings/{source}" => match http::query(req, "dry_run") {
+            None | Some("false") => created(
+                async { mappings::put_mapping(store, source(), http::json_body(req)?).await }.await,
+            ),
+            Some("true") => http::respond(
+                200,
+                async { mappings::check_mapping(store, source(), http::json_body(req)?).await }
+                    .await,
+            ),
+            Some(_) => http::respond::<()>(
+                200,
+                Err(DomainError::invalid("dry_run", "must be true or false").into()),
+            ),
+        },
         "GET /admin/mappings/{source}" => http::respond(
             200,
             mappings::get_mapping(store, source(), http::query(req, "version")).await,
         ),
+        "GET /admin/index" => {
+            let result = async {
+                let lb = http::query(req, "leaderboard_id")
+                    .map(LeaderboardId::parse)
+                    .transpose()?;
+                cache::index_view(store, &deps.index, deps.plane.as_ref(), lb.as_ref()).await
+            };
+            http::respond(200, result.await)
+        }
         _ => http::unknown_route(req),
     })
 }
@@ -113,7 +138,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
 #[cfg(test)]
 mod tests {
     use lambda_runtime::Context as Invocation;
-    use leaderboard::memory::{MemoryIndex, MemoryStore};
+    use leaderboard::memory::{MemoryIndex, MemoryPlane, MemoryStore};
 
     use super::*;
 
@@ -123,6 +148,7 @@ mod tests {
             store: MemoryStore::default(),
             index: MemoryIndex::default(),
             signer: CursorSigner::new("test"),
+            plane: None::<MemoryPlane>,
         };
         let call = |route: &'static str, body: Option<&'static str>| {
             let req = http::request(route, &[("lb", "h:boards")], &[], body);

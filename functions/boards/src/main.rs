@@ -15,6 +15,7 @@ async fn main() -> Result<(), Error> {
         signer: CursorSigner::new(config.require_cursor_secret()?),
         index: wiring::rank_index(&config).await?,
         store: wiring::dynamo_store(&config).await?,
+        plane: wiring::cache_plane(&config).await,
     };
     // Boxed: the handler's future is deep enough to overflow the compiler's layout queries
     // once it is also instantiated over the in-memory ports (its tests).

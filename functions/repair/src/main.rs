@@ -1,5 +1,5 @@
 //! Lambda entry point: configuration and clients once per container, then the runtime
-//! loop over batches of the repair queue.
+//! loop over batches of the repair queue and the rank index's notifications.
 
 mod handler;
 
@@ -14,6 +14,7 @@ async fn main() -> Result<(), Error> {
     let deps = handler::Deps {
         ctx: wiring::app_context(&config).await?,
         stream: wiring::stream_source(&config).await,
+        plane: wiring::cache_plane(&config).await,
     };
     run(service_fn(|event| handler::handle(&deps, event))).await
 }

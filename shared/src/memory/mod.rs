@@ -13,6 +13,7 @@ mod index;
 mod live;
 mod mappings;
 mod moderation;
+mod plane;
 mod profiles;
 mod seal;
 mod store;
@@ -24,6 +25,7 @@ use std::time::Duration;
 pub use dead_letters::MemoryDeadLetters;
 pub use index::MemoryIndex;
 pub use live::MemoryBroadcasts;
+pub use plane::MemoryPlane;
 pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 

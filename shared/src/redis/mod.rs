@@ -155,3 +155,22 @@ impl RedisRankIndex {
         BoardKeys::new(&self.prefix, lb)
     }
 }
+
+/// The Redis Cluster hash slot a board's keys live in (they share the `{<board>}` tag,
+/// whatever the key prefix). A board id holds no braces, so the tag is the id itself.
+pub fn board_slot(lb: &LeaderboardId) -> u16 {
+    crc16::State::<crc16::XMODEM>::calculate(lb.as_str().as_bytes()) % 16_384
+}
+
+#[cfg(test)]
+mod slot_tests {
+    use super::*;
+
+    #[test]
+    fn a_boards_slot_is_the_one_redis_gives_its_hash_tag() {
+        // `CLUSTER KEYSLOT foo` is 12182 and `CLUSTER KEYSLOT 123456789` 12739 on any Redis.
+        for (id, slot) in [("foo", 12_182), ("123456789", 12_739)] {
+            assert_eq!(board_slot(&LeaderboardId::parse(id).unwrap()), slot);
+        }
+    }
+}

@@ -19,6 +19,42 @@ use crate::window::parse_name;
 pub async fn put_mapping<S: MappingStore>(
     store: &S,
     source: &str,
+    body: Value,
+) -> Result<Created<Mapping>, ServiceError> {
+    let mapping = match next_version(store, source, body).await? {
+        Created::Existing(current) => return Ok(Created::Existing(current)),
+        Created::New(mapping) => mapping,
+    };
+    let at = mapping.version - 1;
+    if !store.put_mapping(&mapping).await? {
+        // Another change took this version between the read and the write.
+        return Err(ServiceError::MappingConflict {
+            name: source.to_owned(),
+            current: at + 1,
+            expected: at,
+        });
+    }
+    Ok(Created::New(mapping))
+}
+
+/// What [`put_mapping`] would store, checked the same way, stored nowhere: the
+/// console's editor validates a mapping with it before saving
+/// (`PUT /admin/mappings/{source}?dry_run=true`).
+pub async fn check_mapping<S: MappingStore>(
+    store: &S,
+    source: &str,
+    body: Value,
+) -> Result<Mapping, ServiceError> {
+    match next_version(store, source, body).await? {
+        Created::Existing(m) | Created::New(m) => Ok(m),
+    }
+}
+
+/// The mapping `body` makes the next version of `source` (`Existing`: the current one
+/// already is it).
+async fn next_version<S: MappingStore>(
+    store: &S,
+    source: &str,
     mut body: Value,
 ) -> Result<Created<Mapping>, ServiceError> {
     parse_name("source", source)?;
@@ -57,14 +93,6 @@ pub async fn put_mapping<S: MappingStore>(
         }
     }
     mapping.version = at + 1;
-    if !store.put_mapping(&mapping).await? {
-        // Another change took this version between the read and the write.
-        return Err(ServiceError::MappingConflict {
-            name: source.to_owned(),
-            current: at + 1,
-            expected: at,
-        });
-    }
     Ok(Created::New(mapping))
 }
 

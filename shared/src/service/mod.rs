@@ -14,6 +14,7 @@
 //! (see [`crate::wiring`]).
 
 pub mod boards;
+pub mod cache;
 mod error;
 pub mod hot;
 pub mod ingest;

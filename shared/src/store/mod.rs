@@ -10,6 +10,7 @@
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `tournament` (tournaments, their seats and members, and the seat hints), `friends`.
 
+mod cache_plane;
 mod dead_letter;
 mod error;
 mod friends;
@@ -26,6 +27,9 @@ mod seal;
 mod stream;
 mod tournament;
 
+pub use cache_plane::{
+    CacheEvent, CachePlane, NodeGroup, NodeMember, PlaneError, ReplicationGroup,
+};
 pub use dead_letter::{DeadLetter, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use friends::FriendsSource;
