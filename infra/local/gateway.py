@@ -67,15 +67,32 @@ def json_error(status, code, message):
     ).encode()
 
 
-def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None):
+# The template's HttpApi CorsConfiguration (the console's origin is the stack's own).
+CORS_HEADERS = "authorization, content-type, x-amz-date, x-amz-security-token, x-amz-content-sha256, x-api-key, x-operator"
+CORS_METHODS = "GET, POST, PUT, PATCH, DELETE"
+
+
+def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None, origins=()):
     """API Gateway's HTTP API in front of the functions: IAM routes take `x-api-key`, the
     rest (the template's default authorizer, `PlayerJwt`) a player's token checked by
-    `players` (idp.Idp) as the JWT authorizer checks it."""
+    `players` (idp.Idp) as the JWT authorizer checks it. Browsers from `origins` (the
+    console's) get CORS as the template's CorsConfiguration gives them: preflights
+    answered by the gateway itself, replies marked for the origin."""
 
     class Gateway(Handler):
         def _handle(self):
             try:
-                self.reply(*self._dispatch())
+                origin = self.headers.get("Origin")
+                allowed = origin in origins
+                if allowed and self.command == "OPTIONS" and self.headers.get("Access-Control-Request-Method"):
+                    return self.reply(204, {"Access-Control-Allow-Origin": origin, "Vary": "Origin",
+                                            "Access-Control-Allow-Headers": CORS_HEADERS,
+                                            "Access-Control-Allow-Methods": CORS_METHODS,
+                                            "Access-Control-Max-Age": "600"}, b"")
+                status, headers, body = self._dispatch()
+                if allowed:
+                    headers = {**headers, "Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+                self.reply(status, headers, body)
             except BrokenPipeError:
                 pass
 

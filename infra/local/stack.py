@@ -34,8 +34,9 @@ from gateway import ReplyCheck, gateway_handler, load_openapi
 from httpd import Admitting, Server
 from kafka_mapping import KafkaPoller
 from lambda_host import FunctionHost
-from provision import ensure_buses, ensure_kinesis_streams, ensure_queues, ensure_table
-from queue_mapping import QueuePoller
+from provision import ensure_buses, ensure_cache_group, ensure_kinesis_streams, ensure_queues, ensure_table, ensure_topics
+from queue_mapping import QueuePoller, TopicPoller
+import console
 from schedules import rate_seconds, run_schedule
 from social import social_handler
 from streams import JsonApi, KinesisStream, StreamPoller, TableStream
@@ -63,6 +64,8 @@ def main():
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379")
     ap.add_argument("--key-prefix", default="")
     ap.add_argument("--api-key", default=os.environ.get("LB_API_KEY", "local-dev-key"))
+    ap.add_argument("--console-port", type=int, default=int(os.environ.get("LB_CONSOLE_PORT", 3004)),
+                    help="the operator console's static files (infra/console/dist); 0: any free port")
     ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
     ap.add_argument("--max-queue-wait", type=float, default=None,
                     help="seconds an API request may wait for a free process of its function before "
@@ -103,6 +106,8 @@ def main():
         "AWS_ENDPOINT_URL_SQS": args.dynamodb_url,
         "AWS_ENDPOINT_URL_EVENTBRIDGE": args.dynamodb_url,
         "AWS_ENDPOINT_URL_KINESIS": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_ELASTICACHE": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_SNS": args.dynamodb_url,
     }
     boto_cfg = BotoConfig(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10)
     kw = {
@@ -118,6 +123,9 @@ def main():
     sqs = boto3.client("sqs", **kw)
     queues = ensure_queues(sqs, t.queues, args.table)
     buses = ensure_buses(boto3.client("events", **kw), t.buses, args.table)
+    sns = boto3.client("sns", **kw)
+    topics = ensure_topics(sns, t.topics, args.table)
+    cache_group = ensure_cache_group(boto3.client("elasticache", **kw), args.table)
     kinesis = boto3.client("kinesis", **kw)
     streams_made = ensure_kinesis_streams(kinesis, t.kinesis_streams, args.table) if args.kinesis else {}
 
@@ -163,6 +171,7 @@ def main():
         "READS_PER_IP_PER_S": os.environ.get("READS_PER_IP_PER_S", "200"),
         "WRITE_THROUGH": os.environ.get("WRITE_THROUGH", "true"),
         "SEAL_SETTLE_SECONDS": os.environ.get("SEAL_SETTLE_SECONDS", "60"),
+        "CACHE_REPLICATION_GROUP_ID": cache_group,
     }
     if events_url:
         declared["LIVE_EVENTS_URL"] = f"{events_url}/event"
@@ -217,6 +226,13 @@ def main():
         p.start()
         pollers.append(p)
 
+    for mapping in t.topic_mappings:
+        name = mapping["function"]
+        p = TopicPoller(hosts[name], sqs, sns, topics[logical_id(mapping["Topic"])],
+                        f"{args.table}-{name}-sns", args.poll_interval)
+        p.start()
+        pollers.append(p)
+
     stopped = threading.Event()
     for mapping in schedules:
         every = args.schedule_every or rate_seconds(mapping.get("Schedule", ""))
@@ -227,10 +243,18 @@ def main():
 
     openapi = load_openapi()
     check = ReplyCheck(openapi) if args.check_openapi else None
-    gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait)
+    # The console is served before the API so the gateway knows its origin (CORS); it
+    # learns the API's address from config.json once the API has one.
+    console_config = {"mode": "local", "api_key": args.api_key, "topic_arn": next(iter(topics.values()), None)}
+    console_srv = Server(("127.0.0.1", args.console_port), console.handler(console_config))
+    threading.Thread(target=console_srv.serve_forever, daemon=True).start()
+    console_url = f"http://127.0.0.1:{console_srv.server_address[1]}"
+    gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait,
+                              origins={console_url, console_url.replace("127.0.0.1", "localhost")})
     api = Admitting(("127.0.0.1", args.port), gateway, args.max_connections)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url
+    console_config["api"] = api_url
 
     def shutdown(*_):
         stopped.set()
@@ -242,9 +266,10 @@ def main():
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
-    log("serving", api=api_url, social=social_url, events=events_url, events_realtime=events_ws,
+    log("serving", api=api_url, social=social_url, events=events_url, events_realtime=events_ws, console=console_url,
         routes=[r.key for r in routes], functions=sorted(hosts), table=args.table)
-    print(f"READY api={api_url} social={social_url} events={events_url} realtime={events_ws}", flush=True)
+    print(f"READY api={api_url} social={social_url} events={events_url} realtime={events_ws} console={console_url}",
+          flush=True)
     api.serve_forever()
 
 

@@ -1,131 +1,12 @@
 //! The live demo page the local stack serves, in a real headless Chromium (from apt),
 //! driven over the DevTools protocol: a posted score shows on the page within a second.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context as _, Result, bail};
-use base64::Engine as _;
-use futures::{SinkExt, StreamExt};
-use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio_tungstenite::tungstenite::Message;
+use anyhow::Result;
+use serde_json::json;
 
 use crate::support::*;
-
-/// One page in a headless Chromium, over the DevTools protocol (one flat session).
-struct Browser {
-    _child: tokio::process::Child,
-    ws: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
-    session: String,
-    next: u64,
-}
-
-impl Browser {
-    async fn open(url: &str, profile: &std::path::Path) -> Result<Self> {
-        let chromium = std::env::var("LB_TEST_CHROMIUM").unwrap_or_else(|_| "chromium".into());
-        let mut child = tokio::process::Command::new(&chromium)
-            .args([
-                "--headless=new",
-                "--no-sandbox",
-                "--disable-gpu",
-                "--disable-dev-shm-usage",
-                "--no-first-run",
-                "--remote-debugging-port=0",
-                "--window-size=1000,640",
-            ])
-            .arg(format!("--user-data-dir={}", profile.display()))
-            .arg("about:blank")
-            .stderr(Stdio::piped())
-            .stdout(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("start {chromium} (infra/test.sh installs it from apt)"))?;
-        let mut lines = BufReader::new(child.stderr.take().context("stderr")?).lines();
-        let endpoint = tokio::time::timeout(Duration::from_secs(30), async {
-            while let Some(line) = lines.next_line().await? {
-                if let Some(ws) = line.strip_prefix("DevTools listening on ") {
-                    return Ok::<_, anyhow::Error>(ws.trim().to_owned());
-                }
-            }
-            bail!("chromium exited before listening")
-        })
-        .await
-        .context("chromium did not start in 30 s")??;
-        tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
-        let (ws, _) = tokio_tungstenite::connect_async(endpoint.as_str()).await?;
-        let mut me = Self {
-            _child: child,
-            ws,
-            session: String::new(),
-            next: 0,
-        };
-        let target = me.call("Target.createTarget", json!({"url": url})).await?;
-        let attached = me
-            .call(
-                "Target.attachToTarget",
-                json!({"targetId": target["targetId"], "flatten": true}),
-            )
-            .await?;
-        me.session = attached["sessionId"]
-            .as_str()
-            .context("no session")?
-            .to_owned();
-        Ok(me)
-    }
-
-    async fn call(&mut self, method: &str, params: Value) -> Result<Value> {
-        self.next += 1;
-        let id = self.next;
-        let mut msg = json!({"id": id, "method": method, "params": params});
-        if !self.session.is_empty() {
-            msg["sessionId"] = json!(self.session);
-        }
-        self.ws.send(Message::text(msg.to_string())).await?;
-        loop {
-            let msg = tokio::time::timeout(Duration::from_secs(10), self.ws.next())
-                .await
-                .context("DevTools did not answer")?
-                .context("DevTools closed")??;
-            let Message::Text(text) = msg else { continue };
-            let v: Value = serde_json::from_str(&text)?;
-            if v["id"] == id {
-                if let Some(e) = v.get("error") {
-                    bail!("{method}: {e}");
-                }
-                return Ok(v["result"].clone());
-            }
-        }
-    }
-
-    /// The value of a JavaScript expression in the page.
-    async fn eval(&mut self, expr: &str) -> Result<Value> {
-        let r = self
-            .call(
-                "Runtime.evaluate",
-                json!({"expression": expr, "returnByValue": true}),
-            )
-            .await?;
-        Ok(r["result"]["value"].clone())
-    }
-
-    /// Polls `expr` every 20 ms until it equals `want`; the time it took.
-    async fn until(&mut self, expr: &str, want: Value, wait: Duration) -> Result<Duration> {
-        let start = Instant::now();
-        loop {
-            let got = self.eval(expr).await?;
-            if got == want {
-                return Ok(start.elapsed());
-            }
-            if start.elapsed() > wait {
-                bail!("{expr} is {got}, not {want}, after {wait:?}");
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    }
-}
 
 const FIRST_ON_TOP: &str = "document.querySelector('#top tbody tr')?.dataset.player ?? null";
 /// What the top row shows of its player: name and country.
@@ -212,12 +93,7 @@ async fn a_posted_score_shows_on_the_demo_page_within_a_second() -> Result<()> {
         "slower than a second: {took:?}"
     );
 
-    let shot = page
-        .call("Page.captureScreenshot", json!({"format": "png"}))
-        .await?;
-    let png =
-        base64::engine::general_purpose::STANDARD.decode(shot["data"].as_str().unwrap_or(""))?;
-    assert!(png.starts_with(b"\x89PNG"), "not a PNG");
+    let png = page.screenshot().await?;
     std::fs::write(stack.run_dir.join("live-demo.png"), &png)?;
     if let Ok(path) = std::env::var("LB_DEMO_SCREENSHOT") {
         std::fs::write(path, &png)?;

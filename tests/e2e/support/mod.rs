@@ -9,6 +9,7 @@
 //! `dynamo_server`, `crash_proxy` (calls to DynamoDB broken on purpose), `stack`.
 
 mod backends;
+mod browser;
 mod checks;
 mod crash_proxy;
 mod dynamo_server;
@@ -22,6 +23,7 @@ mod stack;
 mod stream;
 
 pub use backends::*;
+pub use browser::*;
 pub use crash_proxy::*;
 pub use dynamo_server::*;
 pub use env::*;

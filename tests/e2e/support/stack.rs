@@ -20,6 +20,8 @@ pub struct Stack {
     /// real-time (WebSocket) endpoint.
     pub events: String,
     pub realtime: String,
+    /// The operator console's static files and config (the local stand-in of CloudFront).
+    pub console: String,
     pub http: reqwest::Client,
     /// The stack's own table and key prefix, to inspect its state.
     pub table: String,
@@ -128,7 +130,14 @@ impl Stack {
         let mut child = tokio::process::Command::new(python())
             .arg(root.join("infra/local/stack.py"))
             .args(["--port", "0", "--social-port", "0"])
-            .args(["--events-port", "0", "--events-ws-port", "0"])
+            .args([
+                "--events-port",
+                "0",
+                "--events-ws-port",
+                "0",
+                "--console-port",
+                "0",
+            ])
             .arg("--workers")
             .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
@@ -188,6 +197,7 @@ impl Stack {
             social: field("social")?,
             events: field("events")?,
             realtime: field("realtime")?,
+            console: field("console")?,
             child,
             http: leaderboard::tls::http().build()?,
             table,

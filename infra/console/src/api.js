@@ -1,0 +1,46 @@
+// The API as the console calls it: every call through the public API (no back door),
+// each answer as {ok, status, data, error}; an error keeps the API's code and message,
+// and the field its message names ("score: must be ..."), so a form shows it there.
+
+// The first `name: ` at the start of the message or after another `: ` (a body the
+// route cannot read says "request body is not valid JSON for this route: <field>: ...").
+const FIELD = /(?:^|: )([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+|\[\d+\])*): /;
+
+/** A path segment: ids are [A-Za-z0-9_.:-], kept as they are; anything else escaped. */
+export function seg(id) {
+  return encodeURIComponent(id).replace(/%3A/gi, ":");
+}
+
+export function makeApi(config, session) {
+  async function call(method, path, { query = {}, body } = {}) {
+    const url = new URL(config.api.replace(/\/$/, "") + path);
+    for (const [k, v] of Object.entries(query)) {
+      if (v !== undefined && v !== null && v !== "") url.searchParams.set(k, String(v));
+    }
+    const init = { method, headers: {} };
+    if (body !== undefined) {
+      init.headers["content-type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let res;
+    try {
+      res = await session.fetch(url.toString(), init);
+    } catch (e) {
+      return { ok: false, status: 0, data: null, error: { code: "network", message: String(e), field: null } };
+    }
+    let data = null;
+    try {
+      data = await res.json();
+    } catch {
+      data = null;
+    }
+    if (res.ok) return { ok: true, status: res.status, data, error: null };
+    const code = data?.error?.code ?? (data?.message ? "gateway" : `http_${res.status}`);
+    const message = data?.error?.message ?? data?.message ?? res.statusText;
+    return { ok: false, status: res.status, data, error: { code, message, field: FIELD.exec(message)?.[1] ?? null } };
+  }
+  return {
+    get: (path, query) => call("GET", path, { query }),
+    send: (method, path, body, query) => call(method, path, { body, query }),
+  };
+}

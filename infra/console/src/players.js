@@ -1,0 +1,115 @@
+// A player: profile, standings on every board of a game, history in a family, and the
+// operator's actions (remove an entry, ban, lift a ban, erase), each with a reason and a
+// confirmation. A ban or an erasure that ran out of time answers 202 with a cursor: the
+// console calls again with it until the sweep is complete.
+import { useEffect, useState } from "preact/hooks";
+import { ActionForm, Problem, html, when } from "./ui.js";
+import { seg } from "./api.js";
+
+async function sweep(api, method, path, body) {
+  let res = await api.send(method, path, body);
+  for (let i = 0; res.ok && res.status === 202 && i < 50; i++) {
+    res = await api.send(method, path, body, { cursor: res.data.cursor });
+  }
+  return res;
+}
+
+function Standings({ api, p }) {
+  const [game, setGame] = useState("");
+  const [rows, setRows] = useState(null);
+  async function load(g) {
+    const boards = await api.get("/admin/view/leaderboards", { game: g, status: "ACTIVE", limit: 200 });
+    if (!boards.ok) return setRows({ error: boards.error });
+    const out = [];
+    for (const b of boards.data.boards) {
+      const r = await api.get(`/admin/view/leaderboards/${seg(b.leaderboard_id)}/players/${seg(p)}/rank`, { k: 0 });
+      out.push({ board: b, rank: r });
+    }
+    setRows({ out });
+  }
+  return html`<section>
+    <h2>Standings in a game</h2>
+    <form id="standings" onSubmit=${(e) => { e.preventDefault(); const g = new FormData(e.target).get("game"); setGame(g); load(g); }}>
+      <div class="field"><label>Game</label><input name="game" /></div><button type="submit">Show</button>
+    </form>
+    ${rows?.error && html`<${Problem} error=${rows.error} />`}
+    ${rows?.out && html`<table id="standings-rows"><thead><tr><th>Board</th><th>Rank</th><th>Score</th></tr></thead><tbody>
+      ${rows.out.map(({ board, rank }) => html`<tr data-board=${board.leaderboard_id}>
+        <td><a href=${`#/boards/${board.leaderboard_id}`}>${board.leaderboard_id}</a></td>
+        ${rank.ok ? html`<td>#${rank.data.global_rank} of ${rank.data.total}</td><td>${String(rank.data.score)}</td>`
+                  : html`<td colspan="2" class="muted">${rank.error.code}</td>`}</tr>`)}
+      </tbody></table>${rows.out.length === 0 && html`<p class="muted">No open board of ${game}.</p>`}`}
+  </section>`;
+}
+
+function History({ api, p }) {
+  const [hist, setHist] = useState(null);
+  return html`<section>
+    <h2>History (sealed windows)</h2>
+    <form id="history" onSubmit=${async (e) => {
+      e.preventDefault();
+      const f = new FormData(e.target);
+      setHist(await api.get(`/admin/view/games/${seg(f.get("game"))}/modes/${seg(f.get("mode"))}/players/${seg(p)}/history`, { limit: 20 }));
+    }}>
+      <div class="field"><label>Game</label><input name="game" /></div>
+      <div class="field"><label>Mode</label><input name="mode" /></div><button type="submit">Show</button>
+    </form>
+    ${hist && !hist.ok && html`<${Problem} error=${hist.error} />`}
+    ${hist?.ok && html`<table><thead><tr><th>Window</th><th>Board</th><th>Rank</th><th>Score</th></tr></thead><tbody>
+      ${hist.data.windows.map((w) => html`<tr><td>${w.period} ${w.window}</td><td>${w.leaderboard_id}</td><td>#${w.rank}</td><td>${String(w.score)}</td></tr>`)}
+    </tbody></table>${hist.data.windows.length === 0 && html`<p class="muted">No sealed window.</p>`}`}
+  </section>`;
+}
+
+function Actions({ api, p, changed }) {
+  return html`<section id="player-actions">
+    <h2>Actions</h2>
+    <h3>Remove an entry</h3>
+    <${ActionForm} id="remove-entry" label="Remove" danger
+      fields=${[{ name: "leaderboard_id", label: "Board" }, { name: "reason", label: "Reason" }]}
+      confirm=${(v) => `Remove ${p} from ${v.leaderboard_id}?`}
+      submit=${(v) => api.send("DELETE", `/leaderboards/${seg(v.leaderboard_id.trim())}/players/${seg(p)}`, { reason: v.reason })}
+      done=${(r) => { changed(); return `Removed from ${r.leaderboard_id}.`; }} />
+    <h3>Ban from a game</h3>
+    <${ActionForm} id="ban" label="Ban" danger
+      fields=${[{ name: "game", label: "Game" }, { name: "reason", label: "Reason" }]}
+      confirm=${(v) => `Ban ${p} from ${v.game}? Their standings leave every board of the game.`}
+      submit=${(v) => sweep(api, "PUT", `/games/${seg(v.game.trim())}/bans/${seg(p)}`, { reason: v.reason })}
+      done=${(r, v) => { changed(); return `Banned from ${v.game}; ${r.entries} standings removed.`; }} />
+    <h3>Lift a ban</h3>
+    <${ActionForm} id="unban" label="Lift ban"
+      fields=${[{ name: "game", label: "Game" }, { name: "reason", label: "Reason" }]}
+      confirm=${(v) => `Lift ${p}'s ban from ${v.game}? (Removed standings do not come back.)`}
+      submit=${(v) => api.send("DELETE", `/games/${seg(v.game.trim())}/bans/${seg(p)}`, { reason: v.reason })}
+      done=${(_r, v) => { changed(); return `The ban from ${v.game} is lifted.`; }} />
+    <h3>Erase (right to erasure)</h3>
+    <${ActionForm} id="erase" label="Erase" danger
+      fields=${[{ name: "reason", label: "Reason" }]}
+      confirm=${() => `Erase every trace of ${p}? This cannot be undone.`}
+      submit=${(v) => sweep(api, "DELETE", `/players/${seg(p)}`, { reason: v.reason })}
+      done=${() => { changed(); return `${p} is erased.`; }} />
+  </section>`;
+}
+
+export function PlayerPage({ api, p }) {
+  const [profile, setProfile] = useState(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => { api.get(`/admin/view/players/${seg(p)}/profile`).then(setProfile); }, [p, tick]);
+  return html`<section>
+      <h2>Player <span id="player-id">${p}</span></h2>
+      ${profile && !profile.ok && html`<${Problem} error=${profile.error} />`}
+      ${profile?.ok && html`<dl id="profile">
+        <dt>Name</dt><dd>${profile.data.display_name ?? "-"}</dd><dt>Country</dt><dd>${profile.data.country ?? "-"}</dd>
+        <dt>Avatar</dt><dd>${profile.data.avatar ?? "-"}</dd><dt>Profile version</dt><dd>${profile.data.version}</dd>
+        ${profile.data.updated_at && html`<dt>Updated</dt><dd>${when(profile.data.updated_at)}</dd>`}</dl>`}
+    </section>
+    <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
+      <div><${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} /></div></div>`;
+}
+
+export function FindPlayerPage({ go }) {
+  return html`<section><h2>Players</h2>
+    <form id="goto-player" onSubmit=${(e) => { e.preventDefault(); go(`#/players/${new FormData(e.target).get("player").trim()}`); }}>
+      <div class="field"><label>Player id</label><input name="player" /></div><button type="submit">Open</button>
+    </form></section>`;
+}

@@ -1,0 +1,96 @@
+// Who the console acts as, and how its calls are authorized (docs/console.md):
+// - on AWS, an operator signs in on the user pool's sign-in page (OIDC authorization
+//   code with PKCE, oidc-client-ts); the identity pool trades the ID token for the
+//   operators group's role's temporary credentials, and every call is signed with them
+//   (SigV4, aws4fetch), so the audit trail names the operator's identity;
+// - on the local stack, calls carry the local key (`x-api-key`, the local gateway's
+//   stand-in for SigV4) and the operator's name (`x-operator`, which the gateway hands
+//   on as the IAM caller).
+import { UserManager, WebStorageStateStore } from "oidc-client-ts";
+import { CognitoIdentityClient } from "@aws-sdk/client-cognito-identity";
+import { fromCognitoIdentityPool } from "@aws-sdk/credential-provider-cognito-identity";
+import { AwsClient } from "aws4fetch";
+
+const OPERATOR_KEY = "lb-console-operator";
+
+export async function loadConfig() {
+  const res = await fetch("config.json", { cache: "no-store" });
+  if (!res.ok) throw new Error(`config.json: HTTP ${res.status}`);
+  return res.json();
+}
+
+function localSession(config) {
+  let operator = localStorage.getItem(OPERATOR_KEY) || "console";
+  return {
+    mode: "local",
+    get who() { return operator; },
+    rename(name) {
+      operator = name.trim() || "console";
+      localStorage.setItem(OPERATOR_KEY, operator);
+    },
+    fetch(url, init = {}) {
+      const headers = { ...(init.headers || {}), "x-api-key": config.api_key, "x-operator": operator };
+      return fetch(url, { ...init, headers });
+    },
+    signOut: null,
+  };
+}
+
+async function awsSession(config) {
+  const provider = `cognito-idp.${config.region}.amazonaws.com/${config.user_pool_id}`;
+  const users = new UserManager({
+    authority: `https://${provider}`,
+    client_id: config.client_id,
+    redirect_uri: `${location.origin}/`,
+    post_logout_redirect_uri: `${location.origin}/`,
+    response_type: "code",
+    scope: "openid email",
+    userStore: new WebStorageStateStore({ store: sessionStorage }),
+  });
+  if (new URLSearchParams(location.search).has("code")) {
+    await users.signinRedirectCallback();
+    history.replaceState(null, "", `/${location.hash}`);
+  }
+  const user = await users.getUser();
+  if (!user || user.expired) {
+    await users.signinRedirect();
+    return null; // the browser is on its way to the sign-in page
+  }
+  const credentials = fromCognitoIdentityPool({
+    client: new CognitoIdentityClient({ region: config.region }),
+    identityPoolId: config.identity_pool_id,
+    logins: { [provider]: user.id_token },
+  });
+  let signer = null;
+  let until = 0;
+  async function client() {
+    if (!signer || Date.now() > until) {
+      const c = await credentials();
+      signer = new AwsClient({
+        accessKeyId: c.accessKeyId,
+        secretAccessKey: c.secretAccessKey,
+        sessionToken: c.sessionToken,
+        service: "execute-api",
+        region: config.region,
+      });
+      until = (c.expiration ? c.expiration.getTime() : Date.now() + 3_600_000) - 300_000;
+    }
+    return signer;
+  }
+  return {
+    mode: "aws",
+    who: user.profile.email || user.profile.sub,
+    rename: null,
+    async fetch(url, init = {}) {
+      return (await client()).fetch(url, init);
+    },
+    async signOut() {
+      await users.removeUser();
+      location.href = `${config.sign_in}/logout?client_id=${config.client_id}&logout_uri=${encodeURIComponent(`${location.origin}/`)}`;
+    },
+  };
+}
+
+export async function startSession(config) {
+  return config.mode === "local" ? localSession(config) : awsSession(config);
+}

@@ -1,0 +1,279 @@
+//! The operator console (infra/console) in a real headless Chromium over the local
+//! stack: an operator creates a board, finds a player, removes their entry and sees
+//! the top recover, bans a cheater and sees their next result refused, reads the audit
+//! trail naming them, and edits a stream mapping. Every step asserts what the page
+//! shows, and the API confirms what the page claims. Screenshots of the main pages go
+//! to the stack's run folder (and to `LB_CONSOLE_SCREENSHOTS`, the docs' copies).
+
+use std::time::Duration;
+
+use anyhow::{Context as _, Result};
+use serde_json::json;
+
+use crate::support::*;
+
+const WAIT: Duration = Duration::from_secs(10);
+
+/// Saves what the page shows as `name`.png.
+async fn shoot(page: &mut Browser, stack: &Stack, name: &str) -> Result<()> {
+    // Let the last replies paint.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let png = page.screenshot().await?;
+    std::fs::write(stack.run_dir.join(format!("console-{name}.png")), &png)?;
+    if let Ok(dir) = std::env::var("LB_CONSOLE_SCREENSHOTS") {
+        std::fs::write(
+            std::path::Path::new(&dir).join(format!("console-{name}.png")),
+            &png,
+        )?;
+    }
+    Ok(())
+}
+
+/// The players on the page's top table, in order.
+const TOP: &str = "[...document.querySelectorAll('#top tbody tr')].map(r => r.dataset.player)";
+
+#[tokio::test]
+async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_console() -> Result<()> {
+    let built = root().join("infra/console/dist/app.js");
+    anyhow::ensure!(
+        built.exists(),
+        "the console is not built ({}): infra/test.sh runs `npm ci && npm run build` in infra/console",
+        built.display()
+    );
+    let stack = Stack::start(&redis_url()).await?;
+    let profile = stack.run_dir.join("chromium");
+    let mut page = Browser::open(&format!("{}/#/boards", stack.console), &profile).await?;
+    page.until_text("h2", "Boards", Duration::from_secs(20))
+        .await?;
+    page.fill("#operator", "ana-ops").await?;
+
+    // A board id the API refuses: its error, next to the field; nothing is created.
+    page.fill("#create-board-leaderboard_id", "bad id!").await?;
+    page.click("#create-board button[type=submit]").await?;
+    let refused = page
+        .until_text(
+            "#create-board .error[data-for=leaderboard_id]",
+            "malformed_json",
+            WAIT,
+        )
+        .await?;
+    assert!(
+        refused.contains("leaderboard_id: contains ' '"),
+        "{refused}"
+    );
+    let (_, listed) = stack.get("/admin/view/leaderboards").await?;
+    assert_eq!(listed["boards"], json!([]), "a refused board was created");
+
+    // The board, created in the console; results posted by the game servers.
+    let lb = "cg:duel:s1";
+    page.fill("#create-board-leaderboard_id", lb).await?;
+    page.click("#create-board button[type=submit]").await?;
+    page.until_text("#board-id", lb, WAIT).await?;
+    for (i, p) in ["ana", "ben", "cleo", "dev", "eli", "cheat"]
+        .iter()
+        .enumerate()
+    {
+        stack.post_score(lb, p, "m1", 100 * (i as i64 + 1)).await?;
+    }
+    page.until(
+        TOP,
+        json!(["cheat", "eli", "dev", "cleo", "ben", "ana"]),
+        WAIT,
+    )
+    .await?;
+    // One more through the console's own form (a correction needs its reason).
+    page.fill("#post-result-player", "fay").await?;
+    page.fill("#post-result-new_score", "350").await?;
+    page.fill("#post-result-op", "set").await?;
+    page.click("#post-result button[type=submit]").await?;
+    page.until_text("#post-result .error[data-for=reason]", "reason", WAIT)
+        .await?;
+    page.fill("#post-result-reason", "support ticket 4411")
+        .await?;
+    page.click("#post-result button[type=submit]").await?;
+    page.until_text("#post-result .done", "fay: 350, #4 of 7", WAIT)
+        .await?;
+    page.until(
+        TOP,
+        json!(["cheat", "eli", "dev", "fay", "cleo", "ben", "ana"]),
+        WAIT,
+    )
+    .await?;
+
+    // Find a player: their rank and neighbours.
+    page.fill("#find-player input[name=player]", "cleo").await?;
+    page.click("#find-player button").await?;
+    let found = page.until_text("#found", "#5 of 7", WAIT).await?;
+    assert!(found.contains("score 300"), "{found}");
+    page.until(
+        "[...document.querySelectorAll('#neighbours tbody tr')].map(r => [r.dataset.player, r.className])",
+        json!([["eli", ""], ["dev", ""], ["fay", ""], ["cleo", "me"], ["ben", ""], ["ana", ""]]),
+        WAIT,
+    )
+    .await?;
+    page.until_text("#health", "ready", WAIT).await?;
+    shoot(&mut page, &stack, "board").await?;
+
+    // The cheater's page: remove the entry (asked first), and the top recovers.
+    page.goto(&format!("{}/#/players/cheat", stack.console))
+        .await?;
+    page.until_text("#player-id", "cheat", WAIT).await?;
+    page.fill("#remove-entry-leaderboard_id", lb).await?;
+    page.fill("#remove-entry-reason", "aimbot, ticket 4412")
+        .await?;
+    page.click("#remove-entry button[type=submit]").await?;
+    page.until_text(
+        "#remove-entry .confirm",
+        "Remove cheat from cg:duel:s1?",
+        WAIT,
+    )
+    .await?;
+    let (status, _) = stack
+        .get(&format!("/admin/view/leaderboards/{lb}/players/cheat/rank"))
+        .await?;
+    assert_eq!(status, 200, "removed before the confirmation");
+    page.click("#remove-entry .confirm-yes").await?;
+    page.until_text("#remove-entry .done", "Removed from cg:duel:s1", WAIT)
+        .await?;
+    page.goto(&format!("{}/#/boards/{lb}", stack.console))
+        .await?;
+    page.until(
+        TOP,
+        json!(["eli", "dev", "fay", "cleo", "ben", "ana"]),
+        WAIT,
+    )
+    .await?;
+
+    // A ban: the game's family board refuses the cheater's next result, in the page.
+    let (status, body) = stack
+        .post(
+            "/families",
+            json!({"game": "cg", "mode": "ranked", "regions": ["eu"], "periods": ["ALL_TIME"]}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{body}");
+    let (status, played) = stack
+        .post(
+            "/scores",
+            json!({"game": "cg", "mode": "ranked", "region": "eu", "player_id": "cheat", "match_id": "r1", "score": 900}),
+        )
+        .await?;
+    assert_eq!(status, 200, "{played}");
+    let family_board = played["results"][0]["leaderboard_id"]
+        .as_str()
+        .context("no family board")?
+        .to_owned();
+    page.goto(&format!("{}/#/players/cheat", stack.console))
+        .await?;
+    page.until_text("#player-id", "cheat", WAIT).await?;
+    page.fill("#ban-game", "cg").await?;
+    page.fill("#ban-reason", "aimbot confirmed").await?;
+    page.click("#ban button[type=submit]").await?;
+    page.click("#ban .confirm-yes").await?;
+    let boards = played["results"].as_array().map_or(0, Vec::len);
+    page.until_text(
+        "#ban .done",
+        &format!("Banned from cg; {boards} standings removed"),
+        WAIT,
+    )
+    .await?;
+    page.fill("#standings input[name=game]", "cg").await?;
+    page.click("#standings button").await?;
+    page.until_text("#standings-rows", "not_ranked", WAIT)
+        .await?;
+    shoot(&mut page, &stack, "player").await?;
+    page.goto(&format!("{}/#/boards/{family_board}", stack.console))
+        .await?;
+    page.until_text("#board-id", &family_board, WAIT).await?;
+    page.fill("#post-result-player", "cheat").await?;
+    page.fill("#post-result-new_score", "950").await?;
+    page.click("#post-result button[type=submit]").await?;
+    page.until_text("#post-result .form-error", "player_banned", WAIT)
+        .await?;
+    let (status, _) = stack
+        .get(&format!(
+            "/admin/view/leaderboards/{family_board}/players/cheat/rank"
+        ))
+        .await?;
+    assert_eq!(status, 404, "a banned player's result was taken");
+
+    // The audit trail names the operator, each action and its reason; it filters.
+    page.goto(&format!("{}/#/audit", stack.console)).await?;
+    let rows = "[...document.querySelectorAll('#audit tbody tr')].map(r => [r.dataset.action, r.querySelector('.actor').textContent, r.querySelector('.reason').textContent])";
+    let ops = "arn:aws:iam::000000000000:user/ana-ops";
+    page.until(
+        rows,
+        json!([
+            ["ban", ops, "aimbot confirmed"],
+            ["remove_entry", ops, "aimbot, ticket 4412"],
+            ["set_score", ops, "support ticket 4411"]
+        ]),
+        WAIT,
+    )
+    .await?;
+    page.fill("#audit-filter", "ban").await?;
+    page.until(
+        "[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action)",
+        json!(["ban"]),
+        WAIT,
+    )
+    .await?;
+    page.fill("#audit-filter", "").await?;
+    shoot(&mut page, &stack, "audit").await?;
+
+    // A mapping: a broken one is refused before saving and stores nothing; then saved.
+    page.goto(&format!("{}/#/ingest", stack.console)).await?;
+    page.fill("#open-mapping input[name=source]", "pod-9")
+        .await?;
+    page.click("#open-mapping button").await?;
+    page.until_text("#mapping-version", "no mapping yet", WAIT)
+        .await?;
+    let good = json!({"fields": {"player_id": "/user/id", "match_id": "/match", "score": "/points",
+        "game": {"const": "cg"}, "mode": {"const": "ranked"}, "region": {"const": "eu"}}});
+    let mut broken = good.clone();
+    broken["fields"]["score"] = json!({"const": "5"});
+    page.fill("#mapping-text", &serde_json::to_string_pretty(&broken)?)
+        .await?;
+    page.click("#validate-mapping").await?;
+    let note = page
+        .until_text("#mapping-note", "invalid_request", WAIT)
+        .await?;
+    assert!(note.contains("score"), "{note}");
+    page.click("#save-mapping").await?;
+    page.until_text("#mapping-note", "invalid_request", WAIT)
+        .await?;
+    let (status, _) = stack.get("/admin/mappings/pod-9").await?;
+    assert_eq!(status, 404, "a refused mapping was stored");
+    page.fill("#mapping-text", &serde_json::to_string_pretty(&good)?)
+        .await?;
+    page.click("#validate-mapping").await?;
+    page.until_text("#mapping-note", "Valid: it would be version 1", WAIT)
+        .await?;
+    page.click("#save-mapping").await?;
+    page.until_text("#mapping-note", "Saved as version 1", WAIT)
+        .await?;
+    page.until_text("#mapping-version", "version 1", WAIT)
+        .await?;
+    let (status, stored) = stack.get("/admin/mappings/pod-9").await?;
+    assert_eq!(
+        (status, &stored["fields"]["score"]),
+        (200, &json!("/points"))
+    );
+    shoot(&mut page, &stack, "ingest").await?;
+
+    // The cache as its control plane describes it: three shards and their slots.
+    page.goto(&format!("{}/#/cache", stack.console)).await?;
+    page.until(
+        "[...document.querySelectorAll('#shards tbody tr .slots')].map(c => c.textContent)",
+        json!(["0-5460", "5461-10922", "10923-16383"]),
+        WAIT,
+    )
+    .await?;
+    page.until_text("#unavailable", "DescribeEvents is not offered", WAIT)
+        .await?;
+    shoot(&mut page, &stack, "cache").await?;
+    page.goto(&format!("{}/#/boards", stack.console)).await?;
+    page.until_text("#boards", &family_board, WAIT).await?;
+    shoot(&mut page, &stack, "boards").await?;
+    Ok(())
+}
