@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs what is missing (apt: redis-server, openssl,
-# chromium for the demo page's test;
+# chromium for the browser tests, nodejs and npm for the console's build;
 # the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
 # own redis-server, 3-master Redis Cluster, two DynamoDB endpoints and a Kafka broker on free
 # loopback ports (never the up
@@ -33,14 +33,20 @@ pids+=("-$build_pid")
 
 ensure_deps
 chromium_bin="$(ensure_browser)"
+ensure_console
 
 start_backends
 
 log "checking formatting, the template and the local-stack scripts"
 cargo fmt --all -- --check
-cfn-lint template.yaml
-# SAM's own checks offline: no account, no network (the region only names the partition).
-AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template template.yaml
+# The template as it deploys by default, and with the operator console on.
+sed '/^  Console:$/,/Default:/ s/Default: "false"/Default: "true"/' template.yaml >"$work/console-on.yaml"
+! cmp -s template.yaml "$work/console-on.yaml" || { echo "could not turn the console on" >&2; exit 1; }
+for tpl in template.yaml "$work/console-on.yaml"; do
+  cfn-lint "$tpl"
+  # SAM's own checks offline: no account, no network (the region only names the partition).
+  AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template "$tpl"
+done
 # The SAM translator's full expansion (what CloudFormation would create), offline.
 "$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
 "$VENV/bin/python" -m py_compile infra/local/*.py

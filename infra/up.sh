@@ -10,6 +10,7 @@
 #   social graph        http://127.0.0.1:3001  (stand-in: GET/PUT /players/{p}/friends)
 #   events API          http://127.0.0.1:3002 (publish, demo page /demo/) and
 #                       ws://127.0.0.1:3003/event/realtime (AppSync Events stand-in)
+#   operator console    http://127.0.0.1:${LB_CONSOLE_PORT:-3004} (infra/console, the local key)
 # Installs what is missing, builds the functions, starts what is not running yet, creates
 # the table, and returns once the API answers. Safe to run twice. infra/down.sh stops
 # exactly what this started (pid files in .local/run).
@@ -24,8 +25,9 @@ LB_API_KEY="${LB_API_KEY:-local-dev-key}"
 TABLE="${TABLE_NAME:-leaderboard}"
 export LB_API_KEY
 
-log "building the functions"
+log "building the functions and the console"
 cargo build --workspace --bins --locked
+ensure_console
 
 running() { [ -f "$RUN_DIR/$1.pid" ] && kill -0 "$(cat "$RUN_DIR/$1.pid")" 2>/dev/null; }
 port_busy() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -74,7 +76,7 @@ start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
   --table "$TABLE" --port "$LB_PORT" --social-port 3001 --events-port 3002 --events-ws-port 3003 \
   --dynamodb-url http://127.0.0.1:8000 --redis-url "$redis_url" \
   --kinesis --kafka-bootstrap 127.0.0.1:9092 --kafka-topics "${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}" \
-  --api-key "$LB_API_KEY" --run-dir "$RUN_DIR" --workers "${LB_WORKERS:-8}" --max-queue-wait "${LB_MAX_QUEUE_WAIT:-2}" \
+  --api-key "$LB_API_KEY" --console-port "${LB_CONSOLE_PORT:-3004}" --run-dir "$RUN_DIR" --workers "${LB_WORKERS:-8}" --max-queue-wait "${LB_MAX_QUEUE_WAIT:-2}" \
   --max-connections "${LB_MAX_CONNECTIONS:-128}"
 
 cat <<MSG
@@ -84,6 +86,7 @@ The leaderboard API is serving at http://127.0.0.1:$LB_PORT
   social-graph stand-in: http://127.0.0.1:3001   DynamoDB: http://127.0.0.1:8000 (table $TABLE)
   match results over streams: Kafka 127.0.0.1:9092 (topics ${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}),
     Kinesis stream $TABLE-ScoreEventsStream on http://127.0.0.1:8000; mappings: PUT /admin/mappings/{source}
+  operator console: http://127.0.0.1:${LB_CONSOLE_PORT:-3004}/ (signs its calls with the local key)
   live views: ws://127.0.0.1:3003/event/realtime; demo page http://127.0.0.1:3002/demo/?board=<board>&player=<player>
   rank index: $redis_url   (Redis Cluster on 127.0.0.1:7001-7003)
   logs: .local/run/*.log    stop: infra/down.sh

@@ -25,18 +25,18 @@ def _signed_cursor(case, env):
     return case
 
 
-@schemathesis.hook.apply_to(operation_id="getRanks")
+@schemathesis.hook.apply_to(operation_id=["getRanks", "viewGetRanks"])
 def filter_case(ctx, case):
     # `cursor` and `from_rank` never together (tests/e2e/walks.rs).
     return not (case.query and "cursor" in case.query and "from_rank" in case.query)
 
 
-@schemathesis.hook.apply_to(operation_id="getRanks")
+@schemathesis.hook.apply_to(operation_id=["getRanks", "viewGetRanks"])
 def map_case(ctx, case):
     return _signed_cursor(case, "FUZZ_RANKS_CURSOR")
 
 
-@schemathesis.hook.apply_to(operation_id="listBoards")
+@schemathesis.hook.apply_to(operation_id=["listBoards", "viewListBoards"])
 def map_case(ctx, case):  # noqa: F811  (one hook per operation)
     # A cursor is bound to the filters it was read with: the config always sends the
     # fixtures' game and mode, so `mode` never comes without `game` either.

@@ -6,6 +6,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import sys
 import tempfile
 import threading
 import time
@@ -430,6 +431,58 @@ class IamTest(unittest.TestCase):
         self.assertIsNotNone(roles.denied("ModerationFunction", wanted))
         other_bus = iam.accesses("AWSEvents.PutEvents", {"Entries": [{"EventBusName": "default"}]}, roles.hash_key)
         self.assertIsNotNone(roles.denied("SealFunction", other_bus))
+
+    def test_only_the_console_and_the_repair_read_the_cache_control_plane(self):
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        roles = iam.load(os.path.join(root, "template.yaml"))
+        group = iam.query_accesses({"Action": ["DescribeReplicationGroups"], "ReplicationGroupId": ["rank-1"]})
+        events = iam.query_accesses({"Action": ["DescribeEvents"], "Duration": ["60"]})
+        self.assertEqual([(a.service, a.action, a.resource) for a in group],
+                         [("elasticache", "DescribeReplicationGroups",
+                           "arn:aws:elasticache:us-east-1:123456789012:replicationgroup:rank-1")])
+        self.assertIsNone(roles.denied("BoardsFunction", group + events))
+        self.assertIsNone(roles.denied("RepairFunction", group))
+        self.assertIsNotNone(roles.denied("RepairFunction", events))
+        self.assertIsNotNone(roles.denied("IngestFunction", group))
+        every_group = iam.query_accesses({"Action": ["DescribeReplicationGroups"]})
+        self.assertIsNotNone(roles.denied("BoardsFunction", every_group), "any group but its own")
+
+
+class ConsolePublishTest(unittest.TestCase):
+    """infra/console/publish.py: the stack's outputs make config.json, and the built files
+    land in the bucket with their types (on moto's S3)."""
+
+    def test_the_outputs_make_the_config_and_every_file_is_uploaded_with_its_type(self):
+        import tempfile
+
+        import boto3
+        from moto import mock_aws
+
+        sys.path.insert(0, os.path.join(base.ROOT, "infra", "console"))
+        import publish
+
+        outputs = {"ApiUrl": "https://abc.execute-api.eu-west-1.amazonaws.com", "ConsoleBucketName": "console-b",
+                   "ConsoleUrl": "https://d1.cloudfront.net/",
+                   "ConsoleSignIn": json.dumps({"region": "eu-west-1", "user_pool_id": "eu-west-1_x", "client_id": "c",
+                                                "identity_pool_id": "eu-west-1:i", "sign_in": "https://s"})}
+        config = publish.config_of(outputs)
+        self.assertEqual((config["mode"], config["api"], config["client_id"]),
+                         ("aws", "https://abc.execute-api.eu-west-1.amazonaws.com", "c"))
+        with self.assertRaises(SystemExit):
+            publish.config_of({"ApiUrl": "x"})
+        with tempfile.TemporaryDirectory() as dist, mock_aws():
+            for name, text in (("index.html", "<!doctype html>"), ("app.js", "1"), ("style.css", "a{}")):
+                with open(os.path.join(dist, name), "w") as f:
+                    f.write(text)
+            s3 = boto3.client("s3", region_name="us-east-1")
+            s3.create_bucket(Bucket="console-b")
+            self.assertEqual(publish.upload(s3, "console-b", dist, config),
+                             ["app.js", "index.html", "style.css", "config.json"])
+            head = s3.head_object(Bucket="console-b", Key="app.js")
+            self.assertIn(head["ContentType"], ("text/javascript", "application/javascript"))
+            self.assertEqual(head["CacheControl"], "no-cache")
+            stored = json.loads(s3.get_object(Bucket="console-b", Key="config.json")["Body"].read())
+            self.assertEqual(stored, config)
 
 
 class OpenApiTest(unittest.TestCase):

@@ -38,6 +38,28 @@ ensure_browser() {
   command -v chromium
 }
 
+# The operator console (infra/console, docs/console.md): Node and npm (apt, when
+# missing), its pinned packages (`npm ci` from package-lock.json, again only when the lock
+# changed; --prefer-offline takes what npm's cache holds), and its build (esbuild, a
+# fraction of a second) into infra/console/dist.
+ensure_console() {
+  if ! command -v npm >/dev/null 2>&1; then
+    log "installing nodejs and npm (apt; the console's build)"
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+  fi
+  local dir="$ROOT/infra/console" want
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [ "$(cat "$dir/node_modules/.lock.sha" 2>/dev/null)" != "$want" ]; then
+    log "installing the console's packages (npm ci, infra/console/package-lock.json)"
+    (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$dir/node_modules/.lock.sha"
+  fi
+  (cd "$dir" && npm run --silent build >/dev/null)
+}
+
 # The project venv: moto_server (DynamoDB + Streams), cargo-lambda, cfn-lint and the
 # shim's own libraries, pinned in infra/requirements.txt.
 ensure_venv() {

@@ -365,3 +365,47 @@ mod null_tests {
         assert_eq!(super::null_in(&json!({"a": [1, "x", {"b": false}]})), None);
     }
 }
+
+#[cfg(test)]
+mod operator_tests {
+    use super::*;
+
+    /// `req` as the IAM authorizer hands it on, for a console operator's temporary
+    /// credentials from the identity pool when `identity` is given.
+    fn signed(identity: Option<&str>) -> Request {
+        let mut req = request(
+            "GET /admin/view/leaderboards/{lb}/top",
+            &[("lb", "g:x")],
+            &[],
+            None,
+        );
+        let iam = serde_json::json!({"iam": {
+            "accountId": "111122223333",
+            "callerId": "AROAEXAMPLE:CognitoIdentityCredentials",
+            "userArn": "arn:aws:sts::111122223333:assumed-role/OperatorRole/CognitoIdentityCredentials",
+            "cognitoIdentity": identity.map(|id| serde_json::json!({
+                "amr": ["authenticated"], "identityId": id, "identityPoolId": "eu-west-1:pool"})),
+        }});
+        req.request_context.authorizer = Some(serde_json::from_value(iam).unwrap());
+        req
+    }
+
+    #[test]
+    fn an_operator_view_is_its_public_read_and_a_console_operator_is_named_by_identity() {
+        let console = signed(Some("eu-west-1:7f3c"));
+        assert_eq!(route(&console), "GET /leaderboards/{lb}/top");
+        assert_eq!(operator(&console), "cognito:eu-west-1:7f3c");
+        let server = signed(None);
+        assert_eq!(
+            operator(&server),
+            "arn:aws:sts::111122223333:assumed-role/OperatorRole/CognitoIdentityCredentials"
+        );
+        assert_eq!(
+            route(&request("GET /admin/audit", &[], &[], None)),
+            "GET /admin/audit"
+        );
+        for (view, public) in OPERATOR_VIEWS {
+            assert_eq!(view.replacen("/admin/view", "", 1), *public);
+        }
+    }
+}

@@ -9,7 +9,7 @@ use futures::future::BoxFuture;
 use crate::store::QueueError;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 
-use crate::store::{DeadLetter, DeadLetters, RebuildNeeded, RepairQueue};
+use crate::store::{DeadLetter, DeadLetterCount, DeadLetters, RebuildNeeded, RepairQueue};
 
 /// The SQS adapter of [`RepairQueue`].
 #[derive(Clone)]
@@ -98,5 +98,31 @@ impl DeadLetters for SqsDeadLetters {
             }
         }
         Ok(())
+    }
+    async fn count(&self) -> Result<DeadLetterCount, QueueError> {
+        use aws_sdk_sqs::types::QueueAttributeName as A;
+        let out = self
+            .client
+            .get_queue_attributes()
+            .queue_url(&self.url)
+            .attribute_names(A::ApproximateNumberOfMessages)
+            .attribute_names(A::ApproximateNumberOfMessagesNotVisible)
+            .send()
+            .await
+            .map_err(|e| QueueError::Sqs {
+                op: "GetQueueAttributes",
+                source: Box::new(e),
+            })?;
+        let attrs = out.attributes();
+        let number = |name: A| {
+            attrs
+                .and_then(|a| a.get(&name))
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(0)
+        };
+        Ok(DeadLetterCount {
+            waiting: number(A::ApproximateNumberOfMessages),
+            in_flight: number(A::ApproximateNumberOfMessagesNotVisible),
+        })
     }
 }

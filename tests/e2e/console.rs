@@ -20,12 +20,38 @@ async fn shoot(page: &mut Browser, stack: &Stack, name: &str) -> Result<()> {
     tokio::time::sleep(Duration::from_millis(300)).await;
     let png = page.screenshot().await?;
     std::fs::write(stack.run_dir.join(format!("console-{name}.png")), &png)?;
+    // A relative folder is the repository's (the test runs in tests/).
     if let Ok(dir) = std::env::var("LB_CONSOLE_SCREENSHOTS") {
-        std::fs::write(
-            std::path::Path::new(&dir).join(format!("console-{name}.png")),
-            &png,
-        )?;
+        std::fs::write(root().join(dir).join(format!("console-{name}.png")), &png)?;
     }
+    Ok(())
+}
+
+/// Puts a letter on the stack's dead-letter queue (SQS on the local endpoint).
+async fn dead_letter(stack: &Stack, body: &str) -> Result<()> {
+    let url = format!(
+        "{}/123456789012/{}-StreamDeadLetterQueue",
+        dynamodb_url(),
+        stack.table
+    );
+    let resp = stack
+        .http
+        .post(dynamodb_url())
+        .header("content-type", "application/x-amz-json-1.0")
+        .header("x-amz-target", "AmazonSQS.SendMessage")
+        .header(
+            "authorization",
+            "AWS4-HMAC-SHA256 Credential=test/20261127/us-east-1/sqs/aws4_request, SignedHeaders=host, Signature=0",
+        )
+        .body(json!({"QueueUrl": url, "MessageBody": body}).to_string())
+        .send()
+        .await?;
+    let status = resp.status();
+    anyhow::ensure!(
+        status.is_success(),
+        "SendMessage: {status} {}",
+        resp.text().await?
+    );
     Ok(())
 }
 
@@ -81,6 +107,27 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
         WAIT,
     )
     .await?;
+    // Rows carry the players' names (as text, never markup) and countries.
+    let (status, body) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/players/eli/profile",
+            Some(json!({"display_name": "Eli <b>Swift</b>", "country": "SE"})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{body}");
+    page.until(
+        "(r => r && [r.querySelector('.player').textContent, r.querySelector('.cc')?.textContent])\
+         (document.querySelector('#top tr[data-player=eli]'))",
+        json!(["Eli <b>Swift</b>", "SE"]),
+        WAIT,
+    )
+    .await?;
+    assert_eq!(
+        page.eval("document.querySelectorAll('#top b').length")
+            .await?,
+        json!(0)
+    );
     // One more through the console's own form (a correction needs its reason).
     page.fill("#post-result-player", "fay").await?;
     page.fill("#post-result-new_score", "350").await?;
@@ -222,7 +269,15 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
     shoot(&mut page, &stack, "audit").await?;
 
     // A mapping: a broken one is refused before saving and stores nothing; then saved.
+    // The page counts stream ingest's dead letters (one put there as stream ingest does).
+    dead_letter(
+        &stack,
+        r#"{"source":"pod-9","code":"not_json","payload":"{oops"}"#,
+    )
+    .await?;
     page.goto(&format!("{}/#/ingest", stack.console)).await?;
+    page.until_text("#dead-letters", "Dead letters: 1 waiting", WAIT)
+        .await?;
     page.fill("#open-mapping input[name=source]", "pod-9")
         .await?;
     page.click("#open-mapping button").await?;

@@ -2,6 +2,7 @@
 //! (moto), and for the HTTP tests the functions themselves behind the API Gateway shim.
 //! `infra/test.sh` starts the shared servers; each test makes its own table and keys.
 
+mod cache_events;
 mod cluster;
 mod console;
 mod corrections;

@@ -168,6 +168,8 @@ const ROLES: [(&str, &[&str]); 12] = [
             "get_mapping",
             "get_mapping_version",
             "put_mapping",
+            // GET /admin/index: a rebuild in progress, from its checkpoint.
+            "get_checkpoint",
         ],
     ),
     (

@@ -3,7 +3,8 @@
 //! reads of sealed windows: `GET /leaderboards/{lb}/results`,
 //! `GET /games/{game}/modes/{mode}/players/{p}/history`; and the event sources' schema
 //! mappings (server-only): `PUT` / `GET /admin/mappings/{source}`; the rank index as the
-//! console shows it (server-only): `GET /admin/index?leaderboard_id=`.
+//! console shows it (server-only): `GET /admin/index?leaderboard_id=`; and stream
+//! ingest's dead letters waiting (server-only): `GET /admin/dead-letters`.
 //! Creates answer 201, or 200 when the same settings already exist.
 
 use lambda_runtime::{Error, LambdaEvent};
@@ -17,16 +18,18 @@ use leaderboard::service::cache;
 use leaderboard::service::mappings;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::seal::{self, HistoryRequest};
-use leaderboard::store::{CachePlane, RankIndex, ScoreStore};
+use leaderboard::store::{CachePlane, DeadLetters, RankIndex, ScoreStore};
 use serde::Serialize;
 
-pub struct Deps<S, I, P> {
+pub struct Deps<S, I, P, D> {
     pub store: S,
     /// Marks a new board's index complete; answers a board's index health.
     pub index: I,
     pub signer: CursorSigner,
     /// The rank index's control plane, when the deployment names its replication group.
     pub plane: Option<P>,
+    /// Stream ingest's dead-letter queue, whose counts the console shows.
+    pub dead_letters: Option<D>,
 }
 
 fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
@@ -37,8 +40,8 @@ fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
     }
 }
 
-pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane>(
-    deps: &Deps<S, I, P>,
+pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane, D: DeadLetters>(
+    deps: &Deps<S, I, P, D>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
@@ -122,6 +125,16 @@ pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane>(
             200,
             mappings::get_mapping(store, source(), http::query(req, "version")).await,
         ),
+        "GET /admin/dead-letters" => match &deps.dead_letters {
+            Some(queue) => match queue.count().await {
+                Ok(count) => http::json(200, &count),
+                Err(e) => http::error_response(&ServiceError::from(e)),
+            },
+            None => http::error_response(&ServiceError::from(DomainError::invalid(
+                "dead_letters",
+                "this deployment has no dead-letter queue (DEAD_LETTER_QUEUE_URL)",
+            ))),
+        },
         "GET /admin/index" => {
             let result = async {
                 let lb = http::query(req, "leaderboard_id")
@@ -138,7 +151,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane>(
 #[cfg(test)]
 mod tests {
     use lambda_runtime::Context as Invocation;
-    use leaderboard::memory::{MemoryIndex, MemoryPlane, MemoryStore};
+    use leaderboard::memory::{MemoryDeadLetters, MemoryIndex, MemoryPlane, MemoryStore};
 
     use super::*;
 
@@ -149,6 +162,7 @@ mod tests {
             index: MemoryIndex::default(),
             signer: CursorSigner::new("test"),
             plane: None::<MemoryPlane>,
+            dead_letters: None::<MemoryDeadLetters>,
         };
         let call = |route: &'static str, body: Option<&'static str>| {
             let req = http::request(route, &[("lb", "h:boards")], &[], body);
@@ -195,5 +209,58 @@ mod tests {
                 .map(Vec::len),
             Some(1)
         );
+    }
+
+    #[tokio::test]
+    async fn the_index_view_answers_what_it_can_read_and_names_the_rest() {
+        let index = |plane: MemoryPlane| Deps {
+            store: MemoryStore::default(),
+            index: MemoryIndex::default(),
+            signer: CursorSigner::new("test"),
+            plane: Some(plane),
+            dead_letters: Some(MemoryDeadLetters::default()),
+        };
+        for (deps, group_read) in [
+            (index(MemoryPlane::even("rg", 3)), true),
+            (index(MemoryPlane(None)), false),
+        ] {
+            let create = http::request(
+                "POST /leaderboards",
+                &[],
+                &[],
+                Some(r#"{"leaderboard_id": "h:idx"}"#),
+            );
+            handle(&deps, LambdaEvent::new(create, Invocation::default()))
+                .await
+                .unwrap();
+            let view = |q: &'static str| {
+                let req = http::request("GET /admin/index", &[], &[("leaderboard_id", q)], None);
+                handle(&deps, LambdaEvent::new(req, Invocation::default()))
+            };
+            let got = view("h:idx").await.unwrap();
+            let body = http::response_json(&got).unwrap();
+            assert_eq!(got.status_code, 200, "{body}");
+            assert_eq!(body["board"]["health"], "ready");
+            assert_eq!(
+                body["board"]["slot"],
+                leaderboard::redis::board_slot(&LeaderboardId::parse("h:idx").unwrap())
+            );
+            assert_eq!(body["replication_group"].is_object(), group_read, "{body}");
+            assert_eq!(
+                body["board"]["node_group_id"].is_string(),
+                group_read,
+                "{body}"
+            );
+            // The twin offers no events: said, not an error.
+            let said = body["unavailable"].to_string();
+            assert!(said.contains("DescribeEvents"), "{said}");
+            assert_eq!(
+                said.contains("DescribeReplicationGroups"),
+                !group_read,
+                "{said}"
+            );
+            assert_eq!(view("h:none").await.unwrap().status_code, 404);
+            assert_eq!(view("bad id").await.unwrap().status_code, 400);
+        }
     }
 }

@@ -16,6 +16,7 @@ async fn main() -> Result<(), Error> {
         index: wiring::rank_index(&config).await?,
         store: wiring::dynamo_store(&config).await?,
         plane: wiring::cache_plane(&config).await,
+        dead_letters: wiring::dead_letters(&config).await.ok(),
     };
     // Boxed: the handler's future is deep enough to overflow the compiler's layout queries
     // once it is also instantiated over the in-memory ports (its tests).

@@ -181,6 +181,20 @@ export function IndexHealth({ api, lb }) {
   </section>`;
 }
 
+function SealedResults({ api, lb }) {
+  const [res, setRes] = useState(null);
+  useEffect(() => { api.get(`/admin/view/leaderboards/${seg(lb)}/results`).then(setRes); }, [lb]);
+  return html`<section>
+    <h2>Sealed results</h2>
+    ${res && !res.ok && html`<${Problem} error=${res.error} />`}
+    ${res?.ok && html`<p class="muted">${res.data.total} players, sealed ${when(res.data.sealed_at)}</p>
+      <table id="results"><thead><tr><th>Rank</th><th>Player</th><th>Score</th></tr></thead><tbody>
+      ${res.data.entries.slice(0, 100).map((e) => html`<tr><td>${e.rank}</td>
+        <td>${e.player_id ? html`<a href=${`#/players/${e.player_id}`}>${e.player_id}</a>` : html`<span class="muted">(erased)</span>`}</td>
+        <td>${String(e.score)}</td></tr>`)}</tbody></table>`}
+  </section>`;
+}
+
 export function BoardPage({ api, lb }) {
   const [board, setBoard] = useState(null);
   const [tick, setTick] = useState(0);
@@ -193,5 +207,6 @@ export function BoardPage({ api, lb }) {
       <div><${LiveTop} api=${api} lb=${lb} tick=${tick} /><${PostResult} api=${api} lb=${lb} changed=${() => setTick(tick + 1)} /></div>
       <div><${FindPlayer} api=${api} lb=${lb} /><${IndexHealth} api=${api} lb=${lb} /></div>
     </div>
+    ${board.data.sealed_at && html`<${SealedResults} api=${api} lb=${lb} />`}
     <${Walk} api=${api} lb=${lb} />`;
 }

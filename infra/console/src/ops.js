@@ -41,6 +41,8 @@ const EXAMPLE = {
 };
 
 export function IngestPage({ api }) {
+  const [letters, setLetters] = useState(null);
+  useEffect(() => { api.get("/admin/dead-letters").then(setLetters); }, []);
   const [source, setSource] = useState("");
   const [current, setCurrent] = useState(null);
   const [text, setText] = useState("");
@@ -79,6 +81,9 @@ export function IngestPage({ api }) {
       <form id="open-mapping" onSubmit=${(e) => { e.preventDefault(); open(new FormData(e.target).get("source").trim()); }}>
         <div class="field"><label>Source</label><input name="source" placeholder="pod-1-score-updates" /></div><button type="submit">Open</button>
       </form>
+      ${letters && !letters.ok && html`<${Problem} error=${letters.error} />`}
+      ${letters?.ok && html`<p id="dead-letters">Dead letters: <b>${letters.data.waiting}</b> waiting, ${letters.data.in_flight} being read
+        <span class="muted">(records that can never apply, with why, in the dead-letter queue)</span></p>`}
     </section>
     ${source && html`<section>
       <h2>${source} ${current && html`<span class="pill" id="mapping-version">${version ? `version ${version}` : "no mapping yet"}</span>`}</h2>

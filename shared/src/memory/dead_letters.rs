@@ -4,7 +4,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::store::QueueError;
-use crate::store::{DeadLetter, DeadLetters};
+use crate::store::{DeadLetter, DeadLetterCount, DeadLetters};
 use crate::ttl_cache::lock;
 
 #[derive(Default)]
@@ -29,5 +29,12 @@ impl DeadLetters for MemoryDeadLetters {
         }
         lock(&self.sent).extend_from_slice(letters);
         Ok(())
+    }
+
+    async fn count(&self) -> Result<DeadLetterCount, QueueError> {
+        Ok(DeadLetterCount {
+            waiting: lock(&self.sent).len() as u64,
+            in_flight: 0,
+        })
     }
 }

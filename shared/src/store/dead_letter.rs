@@ -29,4 +29,15 @@ pub struct DeadLetter {
 /// send sends its letters again (a consumer tells them apart by partition and position).
 pub trait DeadLetters: Send + Sync {
     fn send(&self, letters: &[DeadLetter]) -> impl Future<Output = Result<(), QueueError>> + Send;
+
+    /// How many letters wait to be read, and how many a reader holds right now (SQS's
+    /// approximate counts).
+    fn count(&self) -> impl Future<Output = Result<DeadLetterCount, QueueError>> + Send;
+}
+
+/// What the dead-letter destination holds: `GET /admin/dead-letters`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DeadLetterCount {
+    pub waiting: u64,
+    pub in_flight: u64,
 }

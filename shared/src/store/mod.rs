@@ -30,7 +30,7 @@ mod tournament;
 pub use cache_plane::{
     CacheEvent, CachePlane, NodeGroup, NodeMember, PlaneError, ReplicationGroup,
 };
-pub use dead_letter::{DeadLetter, DeadLetters};
+pub use dead_letter::{DeadLetter, DeadLetterCount, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use friends::FriendsSource;
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};

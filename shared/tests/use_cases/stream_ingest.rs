@@ -358,3 +358,48 @@ async fn stream_results_count_in_the_tournaments_their_players_joined_each_match
     );
     assert_eq!(standing(&ctx, &occ, "bob").await, None);
 }
+
+#[tokio::test]
+async fn a_dry_run_checks_a_mapping_as_a_store_would_and_stores_nothing() {
+    use leaderboard::service::mappings::{check_mapping, get_mapping, put_mapping};
+
+    let ctx = ctx();
+    let body = |score: Value| {
+        json!({"fields": {"player_id": "/p", "match_id": "/m", "score": score,
+            "game": {"const": "g1"}, "mode": {"const": "ranked"}, "region": "/r"}})
+    };
+    let would = check_mapping(&ctx.store, "pod-3", body(json!("/s")))
+        .await
+        .unwrap();
+    assert_eq!(would.version, 1);
+    assert_eq!(
+        get_mapping(&ctx.store, "pod-3", None)
+            .await
+            .unwrap_err()
+            .code(),
+        "mapping_not_found"
+    );
+    let refused = check_mapping(&ctx.store, "pod-3", body(json!({"const": "5"})))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), "invalid_request");
+    assert!(refused.to_string().contains("fields.score"), "{refused}");
+    put_mapping(&ctx.store, "pod-3", body(json!("/s")))
+        .await
+        .unwrap();
+    // The same again would change nothing; another would be version 2, still unstored.
+    let same = check_mapping(&ctx.store, "pod-3", body(json!("/s")))
+        .await
+        .unwrap();
+    let next = check_mapping(&ctx.store, "pod-3", body(json!("/points")))
+        .await
+        .unwrap();
+    assert_eq!((same.version, next.version), (1, 2));
+    assert_eq!(
+        get_mapping(&ctx.store, "pod-3", None)
+            .await
+            .unwrap()
+            .version,
+        1
+    );
+}
