@@ -75,7 +75,7 @@ function Actions({ api, p, changed }) {
       fields=${[{ name: "game", label: "Game" }, { name: "reason", label: "Reason" }]}
       confirm=${(v) => `Ban ${p} from ${v.game}? Their standings leave every board of the game.`}
       submit=${(v) => sweep(api, "PUT", `/games/${seg(v.game.trim())}/bans/${seg(p)}`, { reason: v.reason })}
-      done=${(r, v) => { changed(); return `Banned from ${v.game}; ${r.entries} standings removed.`; }} />
+      done=${(r, v) => { changed(); return `Banned from ${v.game}; ${r.entries} standings removed.${r.complete ? "" : " The sweep is not finished: submit again to go on."}`; }} />
     <h3>Lift a ban</h3>
     <${ActionForm} id="unban" label="Lift ban"
       fields=${[{ name: "game", label: "Game" }, { name: "reason", label: "Reason" }]}
@@ -87,7 +87,7 @@ function Actions({ api, p, changed }) {
       fields=${[{ name: "reason", label: "Reason" }]}
       confirm=${() => `Erase every trace of ${p}? This cannot be undone.`}
       submit=${(v) => sweep(api, "DELETE", `/players/${seg(p)}`, { reason: v.reason })}
-      done=${() => { changed(); return `${p} is erased.`; }} />
+      done=${(r) => { changed(); return r.complete ? `${p} is erased.` : "The erasure is not finished: submit again to go on."; }} />
   </section>`;
 }
 
