@@ -2,7 +2,7 @@
 # Runs every test of the project. Installs what is missing (apt: redis-server, openssl,
 # chromium for the browser tests, nodejs and npm for the console's build;
 # the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
-# own redis-server, 3-master Redis Cluster, two DynamoDB endpoints and a Kafka broker on free
+# own redis-server, 3-master Redis Cluster, three DynamoDB endpoints and a Kafka broker on free
 # loopback ports (never the up
 # stack's), checks the template, builds, runs the whole test suite and the API fuzzer
 # (Schemathesis, in the venv), and stops what it started. Safe to run twice, and while infra/up.sh's stack is running. Extra arguments go to the test runner, e.g.
@@ -65,17 +65,18 @@ tail -1 "$work/build.log" >&2
 wait_tcp 127.0.0.1 "$redis_port" 30
 wait_tcp 127.0.0.1 "$dynamodb_port" 60
 wait_tcp 127.0.0.1 "$dynamodb_port2" 60
+wait_tcp 127.0.0.1 "$dynamodb_port3" 60
 wait_tcp 127.0.0.1 "$kafka_port" 30
 export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 export LB_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${cluster_ports[0]},127.0.0.1:${cluster_ports[1]},127.0.0.1:${cluster_ports[2]}"
 export LB_TEST_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
-export LB_TEST_DYNAMODB_URLS="$LB_TEST_DYNAMODB_URL,http://127.0.0.1:$dynamodb_port2"
+export LB_TEST_DYNAMODB_URLS="$LB_TEST_DYNAMODB_URL,http://127.0.0.1:$dynamodb_port2,http://127.0.0.1:$dynamodb_port3"
 export LB_TEST_KAFKA="127.0.0.1:$kafka_port"
 export LB_TEST_PYTHON="$VENV/bin/python"
 export LB_TEST_BIN_DIR="$ROOT/target/debug"
 export LB_TEST_CHROMIUM="$chromium_bin"
 
-log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port :$dynamodb_port2, Kafka :$kafka_port)"
+log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port :$dynamodb_port2 :$dynamodb_port3, Kafka :$kafka_port)"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run --workspace --locked --no-fail-fast "$@"
 else

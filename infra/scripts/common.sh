@@ -157,16 +157,21 @@ tansu_cmd() {
     --advertised-listener-url "tcp://127.0.0.1:$1" --storage-engine memory://tansu/
 }
 
-# start_backends: a redis-server, a 3-master Redis Cluster, two DynamoDB endpoints and a
-# Kafka broker of this run's own, on free loopback ports ($redis_port, $cluster_ports,
-# $dynamodb_port and $dynamodb_port2, $kafka_port), logging into $work, stopped on exit.
-# Two endpoints because one (a Python process) is the suite's bottleneck: each test
-# process takes one of them (tests/e2e/support/backends.rs).
+# start_backends: a redis-server, a 3-master Redis Cluster, three DynamoDB endpoints and
+# a Kafka broker of this run's own, on free loopback ports ($redis_port, $cluster_ports,
+# $dynamodb_port, $dynamodb_port2 and $dynamodb_port3, $kafka_port), logging into $work,
+# stopped on exit. Three endpoints, one per test the suite runs at once, because an
+# endpoint (a Python process serving one request at a time) is the suite's bottleneck:
+# each test process takes one of them (tests/e2e/support/backends.rs).
 start_backends() {
   redis_port="$(free_port)"
   dynamodb_port="$(free_port)"
   dynamodb_port2="$(free_port)"
   while [ "$dynamodb_port2" = "$dynamodb_port" ]; do dynamodb_port2="$(free_port)"; done
+  dynamodb_port3="$(free_port)"
+  while [ "$dynamodb_port3" = "$dynamodb_port" ] || [ "$dynamodb_port3" = "$dynamodb_port2" ]; do
+    dynamodb_port3="$(free_port)"
+  done
   kafka_port="$(free_port)"
   read -r -a cluster_ports <<<"$(free_cluster_ports 3)"
   start_cluster "$work/cluster" "${cluster_ports[@]}"
@@ -174,7 +179,7 @@ start_backends() {
     >"$work/redis.log" 2>&1 &
   pids+=($!)
   local port
-  for port in "$dynamodb_port" "$dynamodb_port2"; do
+  for port in "$dynamodb_port" "$dynamodb_port2" "$dynamodb_port3"; do
     "$VENV/bin/python" "$ROOT/infra/local/dynamodb_server.py" --port "$port" \
       >"$work/dynamodb-$port.log" 2>&1 &
     pids+=($!)

@@ -37,8 +37,8 @@ pub async fn key_exists(conn: &mut Conn, key: &str) -> bool {
 }
 
 /// The DynamoDB endpoint this test process uses: one of `LB_TEST_DYNAMODB_URLS` (a
-/// comma-separated list; infra/test.sh starts two, as one Python process bounds the
-/// suite), chosen by the process id and the same for the whole process, or else
+/// comma-separated list; infra/test.sh starts three, one per test it runs at once, as a
+/// Python process bounds the suite), chosen by the process id and the same for the whole process, or else
 /// `LB_TEST_DYNAMODB_URL`. Everything a test makes lives on the endpoint it chose.
 pub fn dynamodb_url() -> String {
     let urls = std::env::var("LB_TEST_DYNAMODB_URLS").unwrap_or_default();
