@@ -331,7 +331,9 @@ pub async fn run(
                 .find(|r| r.scope == "GLOBAL")
                 .and_then(|r| r.leaderboard_id)
         };
-        (ranked, sorted) = (global(a), global(b));
+        // The first result names the boards: on a slow machine the last ones may come
+        // after the season's end and name none (the seal then records fewer players).
+        (ranked, sorted) = (ranked.or(global(a)), sorted.or(global(b)));
     }
     let wait = end + 1_000 - leaderboard::time::now_ms();
     tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)).await;
