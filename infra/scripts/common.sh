@@ -9,6 +9,14 @@ export PATH="$VENV/bin:$HOME/.cargo/bin:$PATH"
 # Each step says how long the script has run (bash's SECONDS), so a slow phase shows.
 log() { printf '==> [%dm%02ds] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*" >&2; }
 
+# apt_install PKG...: installs the packages from apt (with sudo when not root).
+apt_install() {
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
 # apt packages the local stack needs; installed only when missing.
 ensure_apt() {
   local missing=()
@@ -18,10 +26,7 @@ ensure_apt() {
   python3 -c 'import venv, ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
   if ((${#missing[@]})); then
     log "installing ${missing[*]} (apt)"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    apt_install "${missing[@]}"
   fi
 }
 
@@ -30,10 +35,7 @@ ensure_apt() {
 ensure_browser() {
   if ! command -v chromium >/dev/null 2>&1; then
     log "installing chromium (apt; the demo page's test browser)"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends chromium >/dev/null
+    apt_install chromium
   fi
   command -v chromium
 }
@@ -45,10 +47,7 @@ ensure_browser() {
 ensure_console() {
   if ! command -v npm >/dev/null 2>&1; then
     log "installing nodejs and npm (apt; the console's build)"
-    local sudo=""
-    [ "$(id -u)" -eq 0 ] || sudo="sudo"
-    $sudo apt-get update -qq >/dev/null
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+    apt_install nodejs npm
   fi
   local dir="$ROOT/infra/console" want
   want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"

@@ -15,7 +15,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
 use leaderboard::invoke::{InvokeError, work_until};
 use leaderboard::service::Context;
-use leaderboard::service::cache::{self, Noticed};
+use leaderboard::service::cache;
 use leaderboard::service::repair::{self, Handled, RepairMessage};
 use leaderboard::store::{CachePlane, RankIndex, ScoreStore, StreamSource};
 use serde_json::Value;
@@ -52,12 +52,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex, T: StreamSource, P: CachePlane>
                     &source,
                 ))
                 .await;
-                match noticed {
-                    Ok(Noticed::Ignored | Noticed::Marked(_)) => {}
-                    Err(e) => {
-                        error!(%event, %source, code = e.code(), chain = %leaderboard::error::error_chain(&e), "could not mark the boards of a cache notification");
-                        return Err(InvokeError::from(e));
-                    }
+                if let Err(e) = noticed {
+                    error!(%event, %source, code = e.code(), chain = %leaderboard::error::error_chain(&e), "could not mark the boards of a cache notification");
+                    return Err(InvokeError::from(e));
                 }
             }
         }
