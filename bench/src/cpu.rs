@@ -146,6 +146,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
             updated_at: s.reached_at,
             last_match_id: s.last_match_id.clone(),
             previous_rank: None,
+            attempt: None,
         };
         let outcome = ctx
             .store

@@ -124,6 +124,9 @@ pub struct InlineReceipt {
     /// An operator's correction (`op: set`).
     #[serde(rename = "o", default, skip_serializing_if = "std::ops::Not::not")]
     set: bool,
+    /// A tournament result's count of attempts as its write left it.
+    #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
     #[serde(rename = "e")]
     expires_at: i64,
 }
@@ -144,6 +147,7 @@ impl InlineReceipt {
             previous_rank: r.previous_rank,
             metadata_digest: r.metadata_digest.clone(),
             set: r.set,
+            attempt: r.attempt,
             expires_at: k.expires_at,
         }
     }
@@ -162,6 +166,7 @@ impl InlineReceipt {
                 previous_rank: self.previous_rank,
                 metadata_digest: self.metadata_digest,
                 set: self.set,
+                attempt: self.attempt,
             },
             match_id: self.match_id,
             expires_at: self.expires_at,
@@ -384,6 +389,8 @@ pub(super) struct ReceiptItem {
     metadata_digest: Option<String>,
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     set: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    attempt: Option<u32>,
     expires_at: i64,
 }
 
@@ -407,6 +414,7 @@ impl ReceiptItem {
             previous_rank: r.previous_rank,
             metadata_digest: r.metadata_digest.clone(),
             set: r.set,
+            attempt: r.attempt,
             expires_at: k.expires_at,
         }
     }
@@ -425,6 +433,7 @@ impl ReceiptItem {
             previous_rank: self.previous_rank,
             metadata_digest: self.metadata_digest,
             set: self.set,
+            attempt: self.attempt,
         }
     }
 }

@@ -104,7 +104,7 @@ impl DynamoScoreStore {
 }
 
 /// A tournament result's attempt, counted on the player's membership if it exists
-/// with attempts left.
+/// and still holds the count read.
 fn counted(
     table: &str,
     player: &PlayerId,
@@ -112,17 +112,15 @@ fn counted(
 ) -> Result<TransactWriteItem, StoreError> {
     let (pk, sk) = member_pk_sk(attempt.occurrence, player);
     let n = |v: u64| AttributeValue::N(v.to_string());
-    let mut update = Update::builder()
+    // From the count read to the next, so the count this result leaves is known
+    // exactly (the reply says it); `seen` is below the maximum, checked before.
+    let update = Update::builder()
         .table_name(table)
         .set_key(Some(key(pk, sk)))
-        .update_expression("SET attempts = attempts + :one")
-        .expression_attribute_values(":one", n(1));
-    update = match attempt.max {
-        Some(max) => update
-            .condition_expression("attribute_exists(pk) AND attempts < :max")
-            .expression_attribute_values(":max", n(u64::from(max))),
-        None => update.condition_expression("attribute_exists(pk)"),
-    };
+        .update_expression("SET attempts = :next")
+        .condition_expression("attribute_exists(pk) AND attempts = :seen")
+        .expression_attribute_values(":seen", n(u64::from(attempt.seen)))
+        .expression_attribute_values(":next", n(u64::from(attempt.after())));
     Ok(TransactWriteItem::builder().update(update.build()?).build())
 }
 

@@ -415,7 +415,7 @@ impl StandingStore for MemoryStore {
             if let Some(a) = c.attempt {
                 let member = (t.members).get_mut(&(a.occurrence.clone(), c.player.to_string()));
                 match member {
-                    Some(m) if a.max.is_none_or(|max| m.attempts < max) => m.attempts += 1,
+                    Some(m) if m.attempts == a.seen => m.attempts = a.after(),
                     _ => return CommitOutcome::AttemptRefused,
                 }
             }

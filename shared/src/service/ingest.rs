@@ -231,6 +231,10 @@ pub struct IngestReply {
     /// the index could not say); kept in the receipt, so a retry answers the same.
     pub previous_rank: Option<u64>,
     pub replayed: bool,
+    /// A tournament result's count of attempts as its write left it (from the receipt,
+    /// so a retry answers the original's); the tournament's reply shows it.
+    #[serde(skip)]
+    pub attempts_used: Option<u32>,
 }
 
 impl IngestReply {
@@ -249,6 +253,7 @@ impl IngestReply {
             total: None,
             previous_rank: r.previous_rank,
             replayed,
+            attempts_used: r.attempt,
         }
     }
 }
@@ -372,7 +377,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
     board: &Board,
     req: SubmitScore,
     mut row: Row,
-    counted: Option<AttemptCount<'_>>,
+    mut counted: Option<AttemptCount<'_>>,
 ) -> Result<IngestReply, ServiceError> {
     let dir = board.policy.direction();
     let result = req.on(board)?;
@@ -411,6 +416,7 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         };
         let (standing, mut receipt) = outcome(&req, &result, current, &fold);
         receipt.previous_rank = previous_rank;
+        receipt.attempt = counted.map(|a| a.after());
         let audit = correction_audit(&req, board, &receipt);
         let commit = Commit {
             board: &req.board,
@@ -436,9 +442,6 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
                 }),
         };
         let outcome = ctx.store.commit(&commit).await?;
-        if outcome == CommitOutcome::AttemptRefused {
-            return Err(attempt_refused(ctx, &req.player, counted).await);
-        }
         if outcome == CommitOutcome::Committed {
             let mut reply = IngestReply::new(board, &req, &receipt, false);
             let applied = receipt.update_applied.then_some(standing);
@@ -448,11 +451,20 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
             return Ok(reply);
         }
         tokio::time::sleep(super::backoff(attempt)).await;
+        // A tournament result's count moved: read again before the row, so that a count
+        // that includes a copy of this match comes with that copy's receipt.
+        let recounted = match outcome {
+            CommitOutcome::AttemptRefused => Some(recount(ctx, &req.player, counted).await?),
+            _ => None,
+        };
         row = (ctx.store)
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
         if let Some(reply) = replay(ctx, board, &req, &result, &row).await? {
             return Ok(reply);
+        }
+        if let Some(recounted) = recounted {
+            counted = Some(recounted?);
         }
         if let Some(game) = game_of(board) {
             check_ban(ctx, game, &req.player).await?;
@@ -496,32 +508,46 @@ fn fold_result(
     Ok((fold.unwrap_or(Fold::Unchanged), Some(buckets)))
 }
 
-/// Why a tournament result's attempt was not counted: the player is no member of the
-/// occurrence, or has no attempts left (read again to tell which).
-async fn attempt_refused<S: ScoreStore, I>(
+/// A tournament result's attempt whose count moved: the membership read again, as the
+/// next write's count, or why it can count no more (no member, no attempts left; the
+/// inner error, which stands only if the match turns out not to have been written by a
+/// copy of this request meanwhile).
+async fn recount<'a, S: ScoreStore, I>(
     ctx: &Context<S, I>,
     player: &PlayerId,
-    attempt: Option<AttemptCount<'_>>,
-) -> ServiceError {
+    attempt: Option<AttemptCount<'a>>,
+) -> Result<Result<AttemptCount<'a>, ServiceError>, ServiceError> {
     let Some(a) = attempt else {
-        return ServiceError::Contention;
+        return Err(ServiceError::Contention);
     };
-    let tournament = a.tournament.to_owned();
     let member = ctx
         .store
         .get_member(a.occurrence, player, Consistency::Strong)
-        .await;
+        .await?;
+    Ok(next_count(a, player, member))
+}
+
+/// The count the next write of `a` starts from, given the membership as read now.
+fn next_count<'a>(
+    a: AttemptCount<'a>,
+    player: &PlayerId,
+    member: Option<crate::tournament::Member>,
+) -> Result<AttemptCount<'a>, ServiceError> {
+    let tournament = a.tournament.to_owned();
     match (member, a.max) {
-        (Err(e), _) => e.into(),
-        (Ok(Some(_)), Some(max)) => ServiceError::AttemptsExhausted {
+        (Some(m), Some(max)) if m.attempts >= max => Err(ServiceError::AttemptsExhausted {
             tournament,
             player: player.clone(),
             max,
-        },
-        _ => ServiceError::NotJoined {
+        }),
+        (Some(m), _) => Ok(AttemptCount {
+            seen: m.attempts,
+            ..a
+        }),
+        (None, _) => Err(ServiceError::NotJoined {
             tournament,
             player: player.clone(),
-        },
+        }),
     }
 }
 
@@ -612,6 +638,7 @@ fn outcome<'a>(
         previous_rank: None,
         metadata_digest: req.metadata.as_ref().map(Metadata::digest),
         set: req.op.is_set(),
+        attempt: None,
     };
     (standing, receipt)
 }

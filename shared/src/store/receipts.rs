@@ -103,6 +103,7 @@ mod tests {
                 updated_at: 0,
                 last_match_id: MatchId::parse(m).unwrap(),
                 previous_rank: None,
+                attempt: None,
             },
             expires_at,
         }

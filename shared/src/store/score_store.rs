@@ -41,6 +41,9 @@ pub struct Receipt {
     pub metadata_digest: Option<String>,
     /// The result was an operator's correction (`op: set`): a retry must be one too.
     pub set: bool,
+    /// A tournament result's attempt: the player's count of results in the occurrence
+    /// as this result's write left it, which a retry answers again.
+    pub attempt: Option<u32>,
 }
 
 /// One conditional write of the player's row: the new standing (if the fold applied)
@@ -100,7 +103,9 @@ pub struct Roll<'a> {
 
 /// One attempt of a tournament result, counted on the player's membership of the
 /// occurrence in the same transaction as the row's write: the result is written only
-/// if the player is a member with attempts left, and counted only if it is written.
+/// if the membership still holds `seen` attempts, and counted only if it is written, so
+/// the count it leaves is exactly `seen + 1` (a count that moved meanwhile refuses the
+/// write: [`CommitOutcome::AttemptRefused`], and the caller reads it again).
 #[derive(Debug, Clone, Copy)]
 pub struct AttemptCount<'a> {
     /// The tournament (for what a refusal says).
@@ -109,6 +114,15 @@ pub struct AttemptCount<'a> {
     pub occurrence: &'a LeaderboardId,
     /// The attempts a member may make; `None`: unlimited (still counted).
     pub max: Option<u32>,
+    /// The attempts the membership held when read (below `max`).
+    pub seen: u32,
+}
+
+impl AttemptCount<'_> {
+    /// The count this attempt leaves once written.
+    pub fn after(&self) -> u32 {
+        self.seen + 1
+    }
 }
 
 /// A player's row on a board: their standing, if they have one, the row's version (a
@@ -172,7 +186,8 @@ pub enum CommitOutcome {
     /// Another write changed the row since it was read.
     StandingChanged,
     /// The result's attempt could not be counted: the player is not a member of the
-    /// occurrence, or has no attempts left.
+    /// occurrence, or its count is no longer the one read (another result counted, or
+    /// none are left).
     AttemptRefused,
 }
 

@@ -148,8 +148,8 @@ async fn record<S: ScoreStore, I: RankIndex>(
     // Both boards tie-break this result alike.
     req.reached_at = Some(now);
     let board = ctx.boards.current(&ctx.store, &lb).await?;
-    let (result, counted) = match prepare(ctx, &board, &req, Consistency::Strong).await? {
-        Prepared::Answered(reply) => (reply, false),
+    let result = match prepare(ctx, &board, &req, Consistency::Strong).await? {
+        Prepared::Answered(reply) => reply,
         Prepared::Write(row) => {
             if let Some(max) = t.max_attempts.filter(|max| member.attempts >= *max) {
                 return Err(exhausted(t, player, max));
@@ -159,13 +159,12 @@ async fn record<S: ScoreStore, I: RankIndex>(
                 tournament: &t.tournament_id,
                 occurrence: &lb,
                 max: t.max_attempts,
+                seen: member.attempts,
             };
-            (
-                write(ctx, &board, req.clone(), row, Some(attempt)).await?,
-                true,
-            )
+            write(ctx, &board, req.clone(), row, Some(attempt)).await?
         }
     };
+    let attempts_used = result.attempts_used;
     let cohort = match member.cohort {
         Some(c) => Some(CohortResult {
             cohort: c,
@@ -178,7 +177,9 @@ async fn record<S: ScoreStore, I: RankIndex>(
         occurrence: occ.key,
         result,
         cohort,
-        attempts_used: member.attempts + u32::from(counted),
+        // As the write that counted this match left it (a retry: as its receipt says);
+        // a receipt from before receipts kept it answers the count read.
+        attempts_used: attempts_used.unwrap_or(member.attempts.max(1)),
         max_attempts: t.max_attempts,
     })
 }
