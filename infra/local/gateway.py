@@ -62,8 +62,10 @@ def unauthorized(why):
 
 
 def json_error(status, code, message):
+    """An error the gateway answers itself, in the functions' shape (with a request id
+    of its own, as every error reply carries one)."""
     return status, {"Content-Type": "application/json"}, json.dumps(
-        {"error": {"code": code, "message": message}}
+        {"error": {"code": code, "message": message, "request_id": request_id()}}
     ).encode()
 
 

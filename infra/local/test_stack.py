@@ -539,9 +539,15 @@ class OpenApiTest(unittest.TestCase):
         self.assertIn("score", verdict({**rank, "score": "83,41"}))
         self.assertIn("points_to_next", verdict({**rank, "points_to_next": "-0.008"}))
         self.assertIn("rank_mode", verdict({**rank, "rank_mode": "olympic"}))
-        self.assertIsNotNone(verdict({"error": {"code": "no_such_code", "message": "x"}}, 404))
-        self.assertIn("418", verdict({"error": {"code": "not_ranked", "message": "x"}}, 418))
-        self.assertIsNone(verdict({"error": {"code": "not_ranked", "message": "x"}}, 404))
+        error = {"code": "not_ranked", "message": "x", "request_id": "r-1"}
+        self.assertIsNotNone(verdict({"error": {**error, "code": "no_such_code"}}, 404))
+        self.assertIn("418", verdict({"error": error}, 418))
+        self.assertIsNone(verdict({"error": error}, 404))
+        # Every error carries its request id; every 400 and 422 names its field.
+        self.assertIn("request_id", verdict({"error": {"code": "not_ranked", "message": "x"}}, 404))
+        bad = {"code": "invalid_request", "message": "k: x", "request_id": "r-1"}
+        self.assertIn("field", verdict({"error": bad}, 400))
+        self.assertIsNone(verdict({"error": {**bad, "field": "k"}}, 400))
 
 
 if __name__ == "__main__":

@@ -4,14 +4,21 @@
 //! `ServiceError` in `service::error`, cold start's `InitError` in `wiring`. Which
 //! HTTP status and stable code a client sees is decided in one place, `http`.
 
+use std::borrow::Cow;
+
 use thiserror::Error;
+
+/// Where in a request a refused value is: a body field's path (`schedules[0].time_zone`,
+/// `league.tiers[1].promote`), a query or path parameter's name (`k`, `lb`), or a
+/// header's (`Authorization`). Clients show an error beside the field it names.
+pub type Field = Cow<'static, str>;
 
 /// Input that breaks a rule. Nothing was changed when one of these is returned.
 #[derive(Debug, Error)]
 pub enum DomainError {
     /// A field is missing, mistyped or outside its allowed values.
     #[error("{field}: {reason}")]
-    Invalid { field: &'static str, reason: String },
+    Invalid { field: Field, reason: String },
     /// A score (or a SUM total) outside ±(2^53-1), the range that stays exact everywhere,
     /// counted in units of the board's last decimal place.
     #[error(
@@ -37,8 +44,9 @@ pub enum DomainError {
         op: &'static str,
         policy: &'static str,
     },
-    /// The body is not the JSON object the route expects.
-    #[error("request body is not valid JSON for this route: {0}")]
+    /// The body's bytes are not JSON at all (a JSON body of the wrong shape is
+    /// [`DomainError::Invalid`], naming the field).
+    #[error("request body is not JSON: {0}")]
     MalformedJson(#[source] serde_json::Error),
     /// The body exceeds the route's limit.
     #[error("request body is larger than {limit} bytes")]
@@ -56,10 +64,45 @@ pub enum DomainError {
 }
 
 impl DomainError {
-    pub fn invalid(field: &'static str, reason: impl Into<String>) -> Self {
+    pub fn invalid(field: impl Into<Field>, reason: impl Into<String>) -> Self {
         Self::Invalid {
-            field,
+            field: field.into(),
             reason: reason.into(),
+        }
+    }
+
+    /// The field this error names (`body` for a body that is not JSON); `None` only for
+    /// a body too large (413).
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::Invalid { field, .. } => Some(field),
+            Self::ScoreOutOfRange { field, .. } | Self::TooManyDecimals { field, .. } => {
+                Some(field)
+            }
+            Self::SubscoresMismatch { .. } => Some("subscores"),
+            Self::OpNotAllowed { .. } => Some("op"),
+            Self::InvalidCursor => Some("cursor"),
+            Self::EventInFuture { .. } => Some("event_ts"),
+            Self::DenseNotKept => Some("rank_mode"),
+            Self::MalformedJson(_) => Some("body"),
+            Self::BodyTooLarge { .. } => None,
+        }
+    }
+
+    /// This error as found in item `index` of the list `list`: a field `list` or
+    /// `list.x` becomes `list[index]` or `list[index].x` (the rules name a list's
+    /// fields; the code that walks the list knows which item it was).
+    pub fn in_item(self, list: &str, index: usize) -> Self {
+        match self {
+            Self::Invalid { field, reason } => {
+                let field = match field.strip_prefix(list) {
+                    Some("") => format!("{list}[{index}]").into(),
+                    Some(rest) if rest.starts_with('.') => format!("{list}[{index}]{rest}").into(),
+                    _ => field,
+                };
+                Self::Invalid { field, reason }
+            }
+            other => other,
         }
     }
 }
@@ -74,4 +117,22 @@ pub fn error_chain(err: &dyn std::error::Error) -> String {
         cur = e.source();
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lists_rule_is_named_by_the_items_place() {
+        let at =
+            |field: &'static str| match DomainError::invalid(field, "x").in_item("schedules", 2) {
+                DomainError::Invalid { field, .. } => field.into_owned(),
+                other => panic!("{other:?}"),
+            };
+        assert_eq!(at("schedules.cron"), "schedules[2].cron");
+        assert_eq!(at("schedules"), "schedules[2]");
+        assert_eq!(at("schedules_other"), "schedules_other");
+        assert_eq!(at("season"), "season");
+    }
 }

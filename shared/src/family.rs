@@ -103,13 +103,14 @@ impl Family {
                 format!("at most {MAX_SCHEDULES}"),
             ));
         }
+        // Checked in the order asked, so a refusal names the schedule by its place.
+        self.schedules = (self.schedules.into_iter().enumerate())
+            .map(|(i, s)| s.validated().map_err(|e| e.in_item("schedules", i)))
+            .collect::<Result<_, _>>()?;
         self.schedules.sort_by_key(|s| s.id);
         if self.schedules.windows(2).any(|w| w[0].id == w[1].id) {
             return Err(DomainError::invalid("schedules", "each id once"));
         }
-        self.schedules = (self.schedules.into_iter())
-            .map(Schedule::validated)
-            .collect::<Result<_, _>>()?;
         let all = self.all_periods();
         if let Some(ranked) = &mut self.rank_index_periods {
             ranked.sort();

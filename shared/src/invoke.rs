@@ -18,9 +18,13 @@ use crate::service::ServiceError;
 /// request is the JSON body; an empty body is `{}`), or directly or by its schedule (the
 /// request is the payload).
 pub enum Call<T> {
-    Http(Result<T, ServiceError>),
+    /// Over HTTP: the body read, and the request (without it) to answer.
+    Http(Result<T, ServiceError>, Box<ApiGatewayV2httpRequest>),
     Direct(T),
 }
+
+/// An HTTP request a [`Call`] came in, kept to answer it ([`answer`]).
+pub type Asked = Option<Box<ApiGatewayV2httpRequest>>;
 
 impl<T: DeserializeOwned> Call<T> {
     pub fn of(payload: Value) -> Result<Self, InvokeError> {
@@ -31,19 +35,23 @@ impl<T: DeserializeOwned> Call<T> {
         if req.body.as_deref().is_none_or(str::is_empty) {
             req.body = Some("{}".into());
         }
-        Ok(Self::Http(
-            http::json_body(&req).map_err(ServiceError::from),
-        ))
+        let body = http::json_body(&req).map_err(ServiceError::from);
+        req.body = None;
+        Ok(Self::Http(body, Box::new(req)))
     }
 
-    pub fn over_http(&self) -> bool {
-        matches!(self, Self::Http(_))
+    /// The HTTP request this call came in, if it came over HTTP.
+    pub fn over_http(&self) -> Asked {
+        match self {
+            Self::Http(_, req) => Some(req.clone()),
+            Self::Direct(_) => None,
+        }
     }
 
     /// The request (a bad body over HTTP is the caller's error).
     pub fn request(self) -> Result<T, ServiceError> {
         match self {
-            Self::Http(body) => body,
+            Self::Http(body, _) => body,
             Self::Direct(req) => Ok(req),
         }
     }
@@ -52,18 +60,18 @@ impl<T: DeserializeOwned> Call<T> {
 /// The answer to a [`Call`]: over HTTP a JSON reply (200 when `done`, else 202, or the
 /// error's status); otherwise the report itself, an error failing the invocation.
 pub fn answer<R: Serialize>(
-    over_http: bool,
+    over_http: Asked,
     result: Result<R, ServiceError>,
     done: impl Fn(&R) -> bool,
 ) -> Result<Value, InvokeError> {
-    if !over_http {
+    let Some(req) = over_http else {
         return Ok(serde_json::to_value(result?)?);
-    }
+    };
     let response = match result {
         Ok(report) => http::json(if done(&report) { 200 } else { 202 }, &report),
         Err(e) => http::error_response(&e),
     };
-    Ok(serde_json::to_value(response)?)
+    Ok(serde_json::to_value(http::stamped(&req, response))?)
 }
 
 /// When a resumable invocation stops working: `margin` before the Lambda deadline

@@ -123,32 +123,8 @@ impl League {
         }
         let mut ids = BTreeSet::new();
         for (i, tier) in self.tiers.iter().enumerate() {
-            parse_name("league.tiers.id", &tier.id)?;
-            if !ids.insert(tier.id.as_str()) {
-                return Err(DomainError::invalid(
-                    "league.tiers.id",
-                    "tier ids are unique",
-                ));
-            }
-            if let Some(z) = tier.promote {
-                if i + 1 == n {
-                    return Err(DomainError::invalid(
-                        "league.tiers.promote",
-                        "the top tier promotes no one",
-                    ));
-                }
-                z.checked("league.tiers.promote")?;
-            }
-            if let Some(z) = tier.demote {
-                if i == 0 {
-                    return Err(DomainError::invalid(
-                        "league.tiers.demote",
-                        "the lowest tier demotes no one",
-                    ));
-                }
-                z.checked("league.tiers.demote")?;
-            }
-            check_rewards(&tier.rewards)?;
+            let fresh = ids.insert(tier.id.as_str());
+            check_tier(tier, fresh, i, n).map_err(|e| e.in_item("league.tiers", i))?;
         }
         if let Some(start) = &self.start_tier
             && !ids.contains(start.as_str())
@@ -285,6 +261,37 @@ impl Settled {
             settled_at: at,
         }
     }
+}
+
+/// Tier `i` of `n`'s own rules (`fresh`: its id is not an earlier tier's); a refusal
+/// names the field as `league.tiers.…` ([`DomainError::in_item`] adds the place).
+fn check_tier(tier: &Tier, fresh: bool, i: usize, n: usize) -> Result<(), DomainError> {
+    parse_name("league.tiers.id", &tier.id)?;
+    if !fresh {
+        return Err(DomainError::invalid(
+            "league.tiers.id",
+            "tier ids are unique",
+        ));
+    }
+    if let Some(z) = tier.promote {
+        if i + 1 == n {
+            return Err(DomainError::invalid(
+                "league.tiers.promote",
+                "the top tier promotes no one",
+            ));
+        }
+        z.checked("league.tiers.promote")?;
+    }
+    if let Some(z) = tier.demote {
+        if i == 0 {
+            return Err(DomainError::invalid(
+                "league.tiers.demote",
+                "the lowest tier demotes no one",
+            ));
+        }
+        z.checked("league.tiers.demote")?;
+    }
+    check_rewards(&tier.rewards)
 }
 
 fn reward_of(rewards: &[RewardRange], rank: u64) -> Option<String> {
@@ -447,20 +454,20 @@ mod tests {
             };
         assert_eq!(field(json!({"tiers": []})), "league.tiers");
         let dup = json!({"tiers": [{"id": "a"}, {"id": "a"}]});
-        assert_eq!(field(dup), "league.tiers.id");
+        assert_eq!(field(dup), "league.tiers[1].id");
         let top = json!({"tiers": [{"id": "a"}, {"id": "b", "promote": {"count": 1}}]});
-        assert_eq!(field(top), "league.tiers.promote");
+        assert_eq!(field(top), "league.tiers[1].promote");
         let low = json!({"tiers": [{"id": "a", "demote": {"count": 1}}, {"id": "b"}]});
-        assert_eq!(field(low), "league.tiers.demote");
+        assert_eq!(field(low), "league.tiers[0].demote");
         let both =
             json!({"tiers": [{"id": "a", "promote": {"count": 1, "percent": 5}}, {"id": "b"}]});
-        assert_eq!(field(both), "league.tiers.promote");
+        assert_eq!(field(both), "league.tiers[0].promote");
         let pct = json!({"tiers": [{"id": "a", "promote": {"percent": 101}}, {"id": "b"}]});
-        assert_eq!(field(pct), "league.tiers.promote");
+        assert_eq!(field(pct), "league.tiers[0].promote");
         let overlap = json!({"tiers": [{"id": "a", "rewards": [
             {"from_rank": 1, "to_rank": 3, "reward": "x"},
             {"from_rank": 3, "to_rank": 5, "reward": "y"}]}]});
-        assert_eq!(field(overlap), "league.tiers.rewards");
+        assert_eq!(field(overlap), "league.tiers[0].rewards");
         let start = json!({"tiers": [{"id": "a"}], "start_tier": "z"});
         assert_eq!(field(start), "league.start_tier");
         assert_eq!(three().start(), 0);

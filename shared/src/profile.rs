@@ -268,9 +268,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn field_of(e: DomainError) -> &'static str {
+    fn field_of(e: DomainError) -> String {
         match e {
-            DomainError::Invalid { field, .. } => field,
+            DomainError::Invalid { field, .. } => field.into_owned(),
             other => panic!("{other:?}"),
         }
     }
@@ -406,5 +406,69 @@ mod tests {
         };
         assert_eq!(field_of(body.validate().unwrap_err()), "country");
         assert!(ProfileBody::default().validate().unwrap().card.is_empty());
+    }
+
+    /// `text`'s rule as a regular expression over the code points a name may hold:
+    /// none of `refused_in_name` (or a surrogate) anywhere, and none of the white space
+    /// at either end. Code points below U+10000 as the regex escape `\uXXXX`, the rest
+    /// as YAML's `\UXXXXXXXX` (the character itself in the pattern: ECMA-262 without
+    /// the `u` flag and Python's `re` share no escape for them).
+    fn text_pattern_core() -> String {
+        let class = |keep: &dyn Fn(u32) -> bool| {
+            let esc = |cp: u32| match cp {
+                0..=0xFFFF => format!("\\\\u{cp:04X}"),
+                _ => format!("\\U{cp:08X}"),
+            };
+            let mut out = String::new();
+            let mut cp = 0;
+            while cp <= 0x10FFFF {
+                if !keep(cp) {
+                    cp += 1;
+                    continue;
+                }
+                let start = cp;
+                while cp < 0x10FFFF && keep(cp + 1) {
+                    cp += 1;
+                }
+                out.push_str(&esc(start));
+                if cp > start {
+                    out.push('-');
+                    out.push_str(&esc(cp));
+                }
+                cp += 1;
+            }
+            out
+        };
+        let refused = |cp: u32| char::from_u32(cp).is_none_or(refused_in_name);
+        let edge = |cp: u32| refused(cp) || char::from_u32(cp).is_some_and(char::is_whitespace);
+        let (inside, ends) = (class(&refused), class(&edge));
+        format!("[^{ends}](?:[^{inside}]*[^{ends}])?")
+    }
+
+    /// The document states the characters `text` refuses as patterns, so a client
+    /// generated from it checks names as the service does (the fuzzer sends strings
+    /// on both sides of each pattern).
+    #[test]
+    fn the_documents_name_patterns_are_the_rule_here() {
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi.yaml"));
+        let core = text_pattern_core();
+        let required = format!("pattern: \"^{core}$\"");
+        let optional = format!("pattern: \"^(?:{core})?$\"");
+        let found = |line: &str, name: &str| {
+            (doc.lines())
+                .skip_while(|l| !l.trim_start().starts_with(name))
+                .take(8)
+                .any(|l| l.trim() == line)
+        };
+        for name in ["DisplayName:", "NullableDisplayName:", "TournamentTitle:"] {
+            assert!(
+                found(&required, name),
+                "{name} in openapi.yaml needs\n      {required}"
+            );
+        }
+        assert!(
+            found(&optional, "TournamentDescription:"),
+            "TournamentDescription in openapi.yaml needs\n      {optional}"
+        );
     }
 }

@@ -175,7 +175,9 @@ impl Schedule {
             Some(serde_json::Value::Array(items)) => items,
             Some(_) => return Err(DomainError::invalid("schedules", "must be an array")),
         };
-        items.iter().map(Self::read).collect()
+        (items.iter().enumerate())
+            .map(|(i, v)| Self::read(v).map_err(|e| e.in_item("schedules", i)))
+            .collect()
     }
 
     /// One schedule of a create body: `{id, cron, time_zone, every?, anchor?}` or
@@ -190,10 +192,10 @@ impl Schedule {
         let known: &[&str] = if rolling { &ROLLING } else { &CRON };
         if let Some(k) = obj.keys().find(|k| !known.contains(&k.as_str())) {
             let why = format!(
-                "{k} is not a field of a {} schedule",
+                "is not a field of a {} schedule",
                 if rolling { "rolling" } else { "cron" }
             );
-            return Err(DomainError::invalid("schedules", why));
+            return Err(DomainError::invalid(format!("schedules.{k}"), why));
         }
         let text = |field: &'static str, key: &str| match obj.get(key) {
             Some(serde_json::Value::String(s)) => Ok(s.clone()),

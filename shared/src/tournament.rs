@@ -431,9 +431,9 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn field_of(e: DomainError) -> &'static str {
+    fn field_of(e: DomainError) -> String {
         match e {
-            DomainError::Invalid { field, .. } => field,
+            DomainError::Invalid { field, .. } => field.into_owned(),
             other => panic!("not a field error: {other:?}"),
         }
     }
@@ -651,7 +651,10 @@ mod tests {
         assert_eq!(field_of(checked(once).unwrap_err()), "league");
         let mut bad = v;
         bad["league"]["tiers"][0]["demote"] = json!({"count": 1});
-        assert_eq!(field_of(checked(bad).unwrap_err()), "league.tiers.demote");
+        assert_eq!(
+            field_of(checked(bad).unwrap_err()),
+            "league.tiers[0].demote"
+        );
 
         let occ = t.schedule.occurrence_at(1_795_600_000_000).unwrap();
         let before = t.previous(&occ).unwrap();

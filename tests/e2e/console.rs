@@ -79,7 +79,7 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
     let refused = page
         .until_text(
             "#create-board .error[data-for=leaderboard_id]",
-            "malformed_json",
+            "invalid_request",
             WAIT,
         )
         .await?;

@@ -241,95 +241,97 @@ async fn a_body_the_document_refuses_is_refused_and_changes_nothing() -> Result<
                "season": season})
     };
     let season = |start: i64, end: i64| json!({"id": "s1", "start": start, "end": end});
-    let invalid = "invalid_request";
-    let unknown = "malformed_json";
+    // Valid JSON of another shape than the route's is a 400 `invalid_request` naming the
+    // field (issue 51: an unknown field was called "not valid JSON").
     let cases: Vec<(Method, String, Value, &str)> = vec![
         (
             Method::POST,
             "/admin/rebuild".into(),
             json!({"leaderboard_id": lb, "budget_ms": null}),
-            invalid,
+            "budget_ms",
         ),
         (
             Method::POST,
             "/admin/seal".into(),
             json!({"leaderboard_id": null}),
-            invalid,
+            "leaderboard_id",
         ),
         (
             Method::POST,
             score.clone(),
             json!({"new_score": 99, "match_id": "m2", "event_ts": null}),
-            invalid,
+            "event_ts",
         ),
         (
             Method::POST,
             "/admin/rebuild".into(),
             json!({"all": true, "budget_ms": 9_007_199_254_740_992_u64}),
-            invalid,
+            "budget_ms",
         ),
         (
             Method::POST,
             score.clone(),
             json!({"new_score": 99, "match_id": "m2", "eventTs": "2020-01-01T00:00:00Z"}),
-            unknown,
+            "eventTs",
         ),
         (
             Method::POST,
             score.clone(),
             json!({"new_score": 99, "match_id": "m2", "event_ts": 253_402_300_800_000_i64}),
-            invalid,
+            "event_ts",
         ),
         (
             Method::POST,
             "/leaderboards".into(),
             json!({"leaderboard_id": lb, "polcy": "MIN"}),
-            unknown,
+            "polcy",
         ),
         (
             Method::PATCH,
             format!("/leaderboards/{lb}"),
             json!({"status": "FROZEN", "why": "x"}),
-            unknown,
+            "why",
         ),
         (
             Method::POST,
             "/admin/rebuild".into(),
             json!({"all": true, "board": lb}),
-            unknown,
+            "board",
         ),
         (
             Method::DELETE,
             format!("/leaderboards/{lb}/players/alice"),
             json!({"reason": "cheat", "extra": 1}),
-            unknown,
+            "extra",
         ),
         (
             Method::POST,
             "/families".into(),
             family(season(5, 5)),
-            invalid,
+            "season",
         ),
         (
             Method::POST,
             "/families".into(),
             family(json!({"id": "s1", "start": 1, "end": 2, "tz": "UTC"})),
-            unknown,
+            "season.tz",
         ),
         (
             Method::POST,
             "/scores".into(),
             json!({"game": game, "mode": "m", "region": "EU", "player_id": "alice",
                    "match_id": "m3", "score": 5, "extra": true}),
-            unknown,
+            "extra",
         ),
     ];
-    for (method, path, body, code) in cases {
+    for (method, path, body, field) in cases {
         let (status, reply) = stack
             .call(method.clone(), &path, Some(body.clone()))
             .await?;
         ensure!(
-            status == 400 && reply["error"]["code"] == code,
+            status == 400
+                && reply["error"]["code"] == "invalid_request"
+                && reply["error"]["field"] == field,
             "{method} {path} {body}: {status} {reply}"
         );
     }

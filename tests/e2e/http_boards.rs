@@ -212,7 +212,14 @@ async fn status_transitions_and_the_writes_they_refuse() -> Result<()> {
     let (status, body) = patch("OPEN").await?;
     assert_eq!(
         (status, body["error"]["code"].as_str()),
-        (400, Some("malformed_json"))
+        (400, Some("invalid_request"))
+    );
+    // A wrong enum value names its field and the values it takes.
+    assert_eq!(body["error"]["field"], "status", "{body}");
+    let message = body["error"]["message"].as_str().unwrap_or_default();
+    assert!(
+        message.contains("ACTIVE") && message.contains("FROZEN"),
+        "{message}"
     );
     tokio::time::sleep(std::time::Duration::from_millis(1_100)).await;
     let (status, body) = score("m3").await?;
@@ -301,7 +308,7 @@ async fn boards_without_dense_ranks_refuse_them_on_every_read_and_serve_the_rest
     assert_eq!(status, 200, "the same settings again");
     for (dense, want) in [
         (json!(true), (409, "board_conflict")),
-        (json!("no"), (400, "malformed_json")),
+        (json!("no"), (400, "invalid_request")),
     ] {
         let (status, body) = stack.post("/leaderboards", create(dense)).await?;
         assert_eq!(

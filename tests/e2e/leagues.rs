@@ -660,7 +660,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     let cases: [(Change, &str); 4] = [
         (&no_cohorts, "league"),
         (&no_tiers, "league.tiers"),
-        (&lowest_demotes, "league.tiers.demote"),
+        (&lowest_demotes, "league.tiers[0].demote"),
         (&no_such_start, "league.start_tier"),
     ];
     for (change, field) in cases {
@@ -669,6 +669,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
         change(&mut bad);
         let (status, body) = stack.post("/tournaments", bad).await?;
         assert_eq!(status, 400, "{field}: {body}");
+        assert_eq!(body["error"]["field"], field, "{body}");
         let message = body["error"]["message"].as_str().unwrap_or_default();
         assert!(message.starts_with(field), "{field}: {message}");
     }
@@ -825,7 +826,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
             400,
             "invalid_request",
         ),
-        (dry.clone(), json!({"leagues": two}), 400, "malformed_json"),
+        (dry.clone(), json!({"leagues": two}), 400, "invalid_request"),
         (
             format!("/tournaments/{id}/occurrences/2001-W01/league/dry-run"),
             json!({"league": def["league"]}),

@@ -5,6 +5,7 @@
 mod cache_events;
 mod cluster;
 mod console;
+mod contract;
 mod corrections;
 mod crash;
 mod decimals;

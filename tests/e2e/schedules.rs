@@ -167,43 +167,54 @@ async fn schedules_the_service_cannot_run_are_refused_naming_their_field() -> Re
     let body = |schedules: Value| json!({"game": game(), "mode": "m", "periods": ["ALL_TIME"], "schedules": schedules});
     let cron = |c: &str, tz: &str| json!({"id": "s", "cron": c, "time_zone": tz});
     for (schedules, field) in [
-        (json!([cron("0 4 * *", "UTC")]), "schedules.cron"),
-        (json!([cron("0 0 4 * * *", "UTC")]), "schedules.cron"),
-        (json!([cron("0 25 * * *", "UTC")]), "schedules.cron"),
-        (json!([cron("*/10 * * * *", "UTC")]), "schedules.cron"),
+        (json!([cron("0 4 * *", "UTC")]), "schedules[0].cron"),
+        (json!([cron("0 0 4 * * *", "UTC")]), "schedules[0].cron"),
+        (json!([cron("0 25 * * *", "UTC")]), "schedules[0].cron"),
+        (json!([cron("*/10 * * * *", "UTC")]), "schedules[0].cron"),
         (
             json!([cron("0 4 * * *", "Europe/Atlantis")]),
-            "schedules.time_zone",
+            "schedules[0].time_zone",
         ),
         (
             json!([{"id": "f", "cron": "0 0 * * MON", "time_zone": "UTC", "every": 2}]),
-            "schedules.anchor",
+            "schedules[0].anchor",
         ),
         (
             json!([{"id": "f", "cron": "0 0 * * MON", "time_zone": "UTC", "every": 2,
                  "anchor": "2026-01-06T00:00:00Z"}]),
-            "schedules.anchor",
+            "schedules[0].anchor",
         ),
         (
             json!([{"id": "f", "cron": "0 * * * *", "time_zone": "UTC", "every": 2,
                  "anchor": "2026-01-06T00:00:00Z"}]),
-            "schedules.every",
+            "schedules[0].every",
         ),
         (
             json!([{"id": "r", "rolling_seconds": 60}]),
-            "schedules.rolling_seconds",
+            "schedules[0].rolling_seconds",
         ),
         (
             json!([{"id": "DAILY", "rolling_seconds": 3600}]),
-            "schedules.id",
+            "schedules[0].id",
         ),
         (
             json!([cron("0 4 * * *", "UTC"), cron("0 5 * * *", "UTC")]),
             "schedules",
         ),
+        // The second schedule's, named by its place in the request.
+        (
+            json!([{"id": "b", "cron": "0 4 * * *", "time_zone": "UTC"},
+                   {"id": "a", "cron": "0 4 * *", "time_zone": "UTC"}]),
+            "schedules[1].cron",
+        ),
+        (
+            json!([{"id": "a", "cron": "0 4 * * *", "time_zone": "UTC", "zone": "UTC"}]),
+            "schedules[0].zone",
+        ),
     ] {
         let (status, e) = stack.post("/families", body(schedules.clone())).await?;
         assert_eq!(status, 400, "{schedules}: {e}");
+        assert_eq!(e["error"]["field"], field, "{schedules}: {e}");
         let message = e["error"]["message"].as_str().unwrap_or_default();
         assert!(message.starts_with(field), "{schedules}: {message}");
     }

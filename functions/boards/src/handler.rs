@@ -48,104 +48,110 @@ pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane, D: DeadLetters>(
     let store = &deps.store;
     let lb = || http::path(req, "lb", LeaderboardId::parse);
     let source = || req.path_parameters.get("source").map_or("", String::as_str);
-    Ok(match http::route(req) {
-        "POST /leaderboards" => created(
-            async { boards::create_board(store, &deps.index, http::json_body(req)?).await }.await,
-        ),
-        "GET /leaderboards" => {
-            let result = async {
-                let q = ListQuery::parse(
-                    http::query(req, "game"),
-                    http::query(req, "mode"),
-                    http::query(req, "status"),
-                    http::query(req, "limit"),
-                    http::query(req, "cursor"),
-                )?;
-                boards::list_boards(store, &deps.signer, q).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /leaderboards/{lb}" => {
-            http::respond(200, async { boards::get_board(store, &lb()?).await }.await)
-        }
-        "PATCH /leaderboards/{lb}" => {
-            let result = async {
-                let patch: PatchBoard = http::json_body(req)?;
-                let lb = lb()?;
-                let op = Operator(http::operator(req));
-                boards::change_status(store, &op, &lb, patch).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /leaderboards/{lb}/results" => {
-            http::respond(200, async { seal::results(store, &lb()?).await }.await)
-        }
-        "GET /games/{game}/modes/{mode}/players/{p}/history" => {
-            let result = async {
-                let param = |name: &str| req.path_parameters.get(name).map_or("", String::as_str);
-                let q = HistoryRequest::parse(
-                    param("game"),
-                    param("mode"),
-                    param("p"),
-                    http::query(req, "scope"),
-                    http::query(req, "period"),
-                    http::query(req, "limit"),
-                    http::query(req, "cursor"),
-                )?;
-                seal::history(store, q).await
-            };
-            http::respond(200, result.await)
-        }
-        "POST /families" => {
-            created(async { boards::create_family(store, http::json_body(req)?).await }.await)
-        }
-        "GET /families/{game}/{mode}" => {
-            let result = async {
-                let game = req.path_parameters.get("game").map_or("", String::as_str);
-                let mode = req.path_parameters.get("mode").map_or("", String::as_str);
-                boards::get_family(store, game, mode).await
-            };
-            http::respond(200, result.await)
-        }
-        "PUT /admin/mappings/{source}" => match http::query(req, "dry_run") {
-            None | Some("false") => created(
-                async { mappings::put_mapping(store, source(), http::json_body(req)?).await }.await,
-            ),
-            Some("true") => http::respond(
-                200,
-                async { mappings::check_mapping(store, source(), http::json_body(req)?).await }
+    Ok(http::stamped(
+        req,
+        match http::route(req) {
+            "POST /leaderboards" => created(
+                async { boards::create_board(store, &deps.index, http::json_body(req)?).await }
                     .await,
             ),
-            Some(_) => http::respond::<()>(
-                200,
-                Err(DomainError::invalid("dry_run", "must be true or false").into()),
-            ),
-        },
-        "GET /admin/mappings/{source}" => http::respond(
-            200,
-            mappings::get_mapping(store, source(), http::query(req, "version")).await,
-        ),
-        "GET /admin/dead-letters" => match &deps.dead_letters {
-            Some(queue) => match queue.count().await {
-                Ok(count) => http::json(200, &count),
-                Err(e) => http::error_response(&ServiceError::from(e)),
+            "GET /leaderboards" => {
+                let result = async {
+                    let q = ListQuery::parse(
+                        http::query(req, "game"),
+                        http::query(req, "mode"),
+                        http::query(req, "status"),
+                        http::query(req, "limit"),
+                        http::query(req, "cursor"),
+                    )?;
+                    boards::list_boards(store, &deps.signer, q).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /leaderboards/{lb}" => {
+                http::respond(200, async { boards::get_board(store, &lb()?).await }.await)
+            }
+            "PATCH /leaderboards/{lb}" => {
+                let result = async {
+                    let patch: PatchBoard = http::json_body(req)?;
+                    let lb = lb()?;
+                    let op = Operator(http::operator(req));
+                    boards::change_status(store, &op, &lb, patch).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /leaderboards/{lb}/results" => {
+                http::respond(200, async { seal::results(store, &lb()?).await }.await)
+            }
+            "GET /games/{game}/modes/{mode}/players/{p}/history" => {
+                let result = async {
+                    let param =
+                        |name: &str| req.path_parameters.get(name).map_or("", String::as_str);
+                    let q = HistoryRequest::parse(
+                        param("game"),
+                        param("mode"),
+                        param("p"),
+                        http::query(req, "scope"),
+                        http::query(req, "period"),
+                        http::query(req, "limit"),
+                        http::query(req, "cursor"),
+                    )?;
+                    seal::history(store, q).await
+                };
+                http::respond(200, result.await)
+            }
+            "POST /families" => {
+                created(async { boards::create_family(store, http::json_body(req)?).await }.await)
+            }
+            "GET /families/{game}/{mode}" => {
+                let result = async {
+                    let game = req.path_parameters.get("game").map_or("", String::as_str);
+                    let mode = req.path_parameters.get("mode").map_or("", String::as_str);
+                    boards::get_family(store, game, mode).await
+                };
+                http::respond(200, result.await)
+            }
+            "PUT /admin/mappings/{source}" => match http::query(req, "dry_run") {
+                None | Some("false") => created(
+                    async { mappings::put_mapping(store, source(), http::json_body(req)?).await }
+                        .await,
+                ),
+                Some("true") => http::respond(
+                    200,
+                    async { mappings::check_mapping(store, source(), http::json_body(req)?).await }
+                        .await,
+                ),
+                Some(_) => http::respond::<()>(
+                    200,
+                    Err(DomainError::invalid("dry_run", "must be true or false").into()),
+                ),
             },
-            None => http::error_response(&ServiceError::from(DomainError::invalid(
-                "dead_letters",
-                "this deployment has no dead-letter queue (DEAD_LETTER_QUEUE_URL)",
-            ))),
+            "GET /admin/mappings/{source}" => http::respond(
+                200,
+                mappings::get_mapping(store, source(), http::query(req, "version")).await,
+            ),
+            "GET /admin/dead-letters" => match &deps.dead_letters {
+                Some(queue) => match queue.count().await {
+                    Ok(count) => http::json(200, &count),
+                    Err(e) => http::error_response(&ServiceError::from(e)),
+                },
+                None => http::error_response(&ServiceError::from(DomainError::invalid(
+                    "dead_letters",
+                    "this deployment has no dead-letter queue (DEAD_LETTER_QUEUE_URL)",
+                ))),
+            },
+            "GET /admin/index" => {
+                let result = async {
+                    let lb = http::query(req, "leaderboard_id")
+                        .map(LeaderboardId::parse)
+                        .transpose()?;
+                    cache::index_view(store, &deps.index, deps.plane.as_ref(), lb.as_ref()).await
+                };
+                http::respond(200, result.await)
+            }
+            _ => http::unknown_route(req),
         },
-        "GET /admin/index" => {
-            let result = async {
-                let lb = http::query(req, "leaderboard_id")
-                    .map(LeaderboardId::parse)
-                    .transpose()?;
-                cache::index_view(store, &deps.index, deps.plane.as_ref(), lb.as_ref()).await
-            };
-            http::respond(200, result.await)
-        }
-        _ => http::unknown_route(req),
-    })
+    ))
 }
 
 #[cfg(test)]

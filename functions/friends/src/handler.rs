@@ -26,7 +26,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter, F: FriendsSource>
         reads::admit(&deps.ctx, &caller).await?;
         reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k, mode).await
     };
-    Ok(http::respond(200, result.await))
+    Ok(http::stamped(req, http::respond(200, result.await)))
 }
 
 #[cfg(test)]

@@ -17,29 +17,32 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
-    Ok(match http::route(req) {
-        "POST /scores" => {
-            let result = async {
-                Box::pin(scores::submit_match(
-                    ctx,
-                    MatchResult::new(http::json_body(req)?)?,
-                ))
-                .await
-            };
-            http::respond(200, result.await)
-        }
-        "POST /leaderboards/{lb}/players/{p}/score" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let player = http::path(req, "p", PlayerId::parse)?;
-                let actor = Operator(http::operator(req));
-                let cmd = SubmitScore::new(lb, player, http::json_body(req)?, &actor)?;
-                Box::pin(ingest::submit_score(ctx, cmd)).await
-            };
-            http::respond(200, result.await)
-        }
-        _ => http::unknown_route(req),
-    })
+    Ok(http::stamped(
+        req,
+        match http::route(req) {
+            "POST /scores" => {
+                let result = async {
+                    Box::pin(scores::submit_match(
+                        ctx,
+                        MatchResult::new(http::json_body(req)?)?,
+                    ))
+                    .await
+                };
+                http::respond(200, result.await)
+            }
+            "POST /leaderboards/{lb}/players/{p}/score" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let player = http::path(req, "p", PlayerId::parse)?;
+                    let actor = Operator(http::operator(req));
+                    let cmd = SubmitScore::new(lb, player, http::json_body(req)?, &actor)?;
+                    Box::pin(ingest::submit_score(ctx, cmd)).await
+                };
+                http::respond(200, result.await)
+            }
+            _ => http::unknown_route(req),
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -67,47 +67,50 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let raw_player = || req.path_parameters.get("p").map_or("", String::as_str);
     let ban_scope = || format!("sweep:ban:{}:{}", game(), raw_player());
     let erase_scope = || format!("sweep:erase:{}", raw_player());
-    Ok(match http::route(req) {
-        "DELETE /leaderboards/{lb}/players/{p}" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                moderation::remove::remove_entry(ctx, &lb, &player()?, reason()?, &op).await
-            };
-            http::respond(200, result.await)
-        }
-        "PUT /games/{game}/bans/{p}" => {
-            let scope = ban_scope();
-            let result = async {
-                let at = cursor(&scope)?;
-                moderation::ban::ban(ctx, game(), &player()?, reason()?, &op, at, until).await
-            };
-            swept(signer, &scope, result.await, |r| &mut r.sweep)
-        }
-        "DELETE /games/{game}/bans/{p}" => {
-            let result =
-                async { moderation::ban::unban(ctx, game(), &player()?, reason()?, &op).await };
-            http::respond(200, result.await)
-        }
-        "DELETE /players/{p}" => {
-            let scope = erase_scope();
-            let result = async {
-                let at = cursor(&scope)?;
-                moderation::erase::erase(ctx, &player()?, reason()?, &op, at, until).await
-            };
-            swept(signer, &scope, result.await, |r| &mut r.sweep)
-        }
-        "GET /admin/audit" => {
-            let result = async {
-                let (limit, cursor) = moderation::audit::parse_query(
-                    http::query(req, "limit"),
-                    http::query(req, "cursor"),
-                )?;
-                moderation::audit::list(&ctx.store, limit, cursor).await
-            };
-            http::respond(200, result.await)
-        }
-        _ => http::unknown_route(req),
-    })
+    Ok(http::stamped(
+        req,
+        match http::route(req) {
+            "DELETE /leaderboards/{lb}/players/{p}" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    moderation::remove::remove_entry(ctx, &lb, &player()?, reason()?, &op).await
+                };
+                http::respond(200, result.await)
+            }
+            "PUT /games/{game}/bans/{p}" => {
+                let scope = ban_scope();
+                let result = async {
+                    let at = cursor(&scope)?;
+                    moderation::ban::ban(ctx, game(), &player()?, reason()?, &op, at, until).await
+                };
+                swept(signer, &scope, result.await, |r| &mut r.sweep)
+            }
+            "DELETE /games/{game}/bans/{p}" => {
+                let result =
+                    async { moderation::ban::unban(ctx, game(), &player()?, reason()?, &op).await };
+                http::respond(200, result.await)
+            }
+            "DELETE /players/{p}" => {
+                let scope = erase_scope();
+                let result = async {
+                    let at = cursor(&scope)?;
+                    moderation::erase::erase(ctx, &player()?, reason()?, &op, at, until).await
+                };
+                swept(signer, &scope, result.await, |r| &mut r.sweep)
+            }
+            "GET /admin/audit" => {
+                let result = async {
+                    let (limit, cursor) = moderation::audit::parse_query(
+                        http::query(req, "limit"),
+                        http::query(req, "cursor"),
+                    )?;
+                    moderation::audit::list(&ctx.store, limit, cursor).await
+                };
+                http::respond(200, result.await)
+            }
+            _ => http::unknown_route(req),
+        },
+    ))
 }
 
 #[cfg(test)]

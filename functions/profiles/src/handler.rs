@@ -43,9 +43,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             }
             .await
         }
-        _ => return Ok(http::unknown_route(req)),
+        _ => return Ok(http::stamped(req, http::unknown_route(req))),
     };
-    Ok(http::respond(200, result))
+    Ok(http::stamped(req, http::respond(200, result)))
 }
 
 #[cfg(test)]

@@ -13,33 +13,36 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
-    Ok(match http::route(req) {
-        "GET /leaderboards/{lb}/players/{p}/rank" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let player = http::path(req, "p", PlayerId::parse)?;
-                let k = reads::parse_k(http::query(req, "k"))?;
-                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                let caller = http::caller(req);
-                reads::admit(ctx, &caller).await?;
-                reads::rank(ctx, &caller, &lb, &player, k, mode).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /leaderboards/{lb}/players/{p}/live" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let player = http::path(req, "p", PlayerId::parse)?;
-                let k = reads::parse_k(http::query(req, "k"))?;
-                let caller = http::caller(req);
-                reads::admit(ctx, &caller).await?;
-                // Boxed: the reads' futures are deep enough already for one state machine.
-                Box::pin(live::watch_near(ctx, &caller, &lb, &player, k)).await
-            };
-            http::respond(200, result.await)
-        }
-        _ => http::unknown_route(req),
-    })
+    Ok(http::stamped(
+        req,
+        match http::route(req) {
+            "GET /leaderboards/{lb}/players/{p}/rank" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let player = http::path(req, "p", PlayerId::parse)?;
+                    let k = reads::parse_k(http::query(req, "k"))?;
+                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                    let caller = http::caller(req);
+                    reads::admit(ctx, &caller).await?;
+                    reads::rank(ctx, &caller, &lb, &player, k, mode).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /leaderboards/{lb}/players/{p}/live" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let player = http::path(req, "p", PlayerId::parse)?;
+                    let k = reads::parse_k(http::query(req, "k"))?;
+                    let caller = http::caller(req);
+                    reads::admit(ctx, &caller).await?;
+                    // Boxed: the reads' futures are deep enough already for one state machine.
+                    Box::pin(live::watch_near(ctx, &caller, &lb, &player, k)).await
+                };
+                http::respond(200, result.await)
+            }
+            _ => http::unknown_route(req),
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -50,8 +50,8 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
     let deadline_ms = event.context.deadline;
     let call = Call::<SealRequest>::of(event.payload)?;
     let over_http = call.over_http();
+    let budget = over_http.is_some().then_some(HTTP_BUDGET);
     let result = async {
-        let budget = over_http.then_some(HTTP_BUDGET);
         run(
             deps,
             call.request()?,

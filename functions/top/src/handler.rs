@@ -21,51 +21,57 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
-    Ok(match http::route(req) {
-        "GET /leaderboards/{lb}/top" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let n = reads::parse_n(http::query(req, "n"))?;
-                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::top(&deps.ctx, &lb, n, mode).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /leaderboards/{lb}/ranks" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let limit = reads::parse_limit(http::query(req, "limit"))?;
-                let start =
-                    reads::parse_start(http::query(req, "from_rank"), http::query(req, "cursor"))?;
-                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /leaderboards/{lb}/entries" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let players = reads::parse_players(http::query_list(req, "players").as_deref())?;
-                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::entries(&deps.ctx, &lb, &players, mode).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /leaderboards/{lb}/live/top" => {
-            let result = async {
-                let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                let n = reads::parse_n(http::query(req, "n"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                // Boxed: the reads' futures are deep enough already for one state machine.
-                Box::pin(live::watch_top(&deps.ctx, &lb, n)).await
-            };
-            http::respond(200, result.await)
-        }
-        _ => http::unknown_route(req),
-    })
+    Ok(http::stamped(
+        req,
+        match http::route(req) {
+            "GET /leaderboards/{lb}/top" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let n = reads::parse_n(http::query(req, "n"))?;
+                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                    reads::admit(&deps.ctx, &http::caller(req)).await?;
+                    reads::top(&deps.ctx, &lb, n, mode).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /leaderboards/{lb}/ranks" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let limit = reads::parse_limit(http::query(req, "limit"))?;
+                    let start = reads::parse_start(
+                        http::query(req, "from_rank"),
+                        http::query(req, "cursor"),
+                    )?;
+                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                    reads::admit(&deps.ctx, &http::caller(req)).await?;
+                    reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /leaderboards/{lb}/entries" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let players =
+                        reads::parse_players(http::query_list(req, "players").as_deref())?;
+                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                    reads::admit(&deps.ctx, &http::caller(req)).await?;
+                    reads::entries(&deps.ctx, &lb, &players, mode).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /leaderboards/{lb}/live/top" => {
+                let result = async {
+                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                    let n = reads::parse_n(http::query(req, "n"))?;
+                    reads::admit(&deps.ctx, &http::caller(req)).await?;
+                    // Boxed: the reads' futures are deep enough already for one state machine.
+                    Box::pin(live::watch_top(&deps.ctx, &lb, n)).await
+                };
+                http::respond(200, result.await)
+            }
+            _ => http::unknown_route(req),
+        },
+    ))
 }
 
 #[cfg(test)]

@@ -24,62 +24,65 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let req = &event.payload;
     let player = || http::path(req, "p", PlayerId::parse);
     let tournament = || req.path_parameters.get("t").map_or("", String::as_str);
-    Ok(match http::route(req) {
-        "POST /tournaments" => {
-            let result = async {
-                let op = Operator(http::operator(req));
-                tournaments::create(ctx, &op, http::json_body(req)?).await
-            };
-            match result.await {
-                Ok(Created::New(v)) => http::json(201, &v),
-                Ok(Created::Existing(v)) => http::json(200, &v),
-                Err(e) => http::error_response(&e),
+    Ok(http::stamped(
+        req,
+        match http::route(req) {
+            "POST /tournaments" => {
+                let result = async {
+                    let op = Operator(http::operator(req));
+                    tournaments::create(ctx, &op, http::json_body(req)?).await
+                };
+                match result.await {
+                    Ok(Created::New(v)) => http::json(201, &v),
+                    Ok(Created::Existing(v)) => http::json(200, &v),
+                    Err(e) => http::error_response(&e),
+                }
             }
-        }
-        "GET /tournaments" => http::respond(
-            200,
-            tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
-        ),
-        "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
-        "POST /tournaments/{t}/players/{p}/join" => http::respond(
-            200,
-            async { Ok(tournaments::join(ctx, tournament(), &player()?).await?.0) }.await,
-        ),
-        "POST /tournaments/{t}/join" => {
-            let result = async {
-                // The JWT authorizer admits only signed-in players; the subject joins.
-                let me = (http::caller(req).player).ok_or_else(|| {
-                    DomainError::invalid("Authorization", "the token names no player")
-                })?;
-                Ok(tournaments::join(ctx, tournament(), &me).await?.0)
-            };
-            http::respond(200, result.await)
-        }
-        "POST /tournaments/{t}/players/{p}/score" => {
-            let result = async {
-                let op = Operator(http::operator(req));
-                let body = http::json_body(req)?;
-                tournaments::submit(ctx, tournament(), &player()?, body, &op).await
-            };
-            http::respond(200, result.await)
-        }
-        "GET /tournaments/{t}/players/{p}/cohort" => http::respond(
-            200,
-            async { tournaments::cohort(ctx, tournament(), &player()?).await }.await,
-        ),
-        "GET /tournaments/{t}/players/{p}/league" => http::respond(
-            200,
-            async { tournaments::standing(ctx, tournament(), &player()?).await }.await,
-        ),
-        "POST /tournaments/{t}/occurrences/{o}/league/dry-run" => {
-            let result = async {
-                let occurrence = req.path_parameters.get("o").map_or("", String::as_str);
-                tournaments::dry_run(ctx, tournament(), occurrence, http::json_body(req)?).await
-            };
-            http::respond(200, result.await)
-        }
-        _ => http::unknown_route(req),
-    })
+            "GET /tournaments" => http::respond(
+                200,
+                tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
+            ),
+            "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
+            "POST /tournaments/{t}/players/{p}/join" => http::respond(
+                200,
+                async { Ok(tournaments::join(ctx, tournament(), &player()?).await?.0) }.await,
+            ),
+            "POST /tournaments/{t}/join" => {
+                let result = async {
+                    // The JWT authorizer admits only signed-in players; the subject joins.
+                    let me = (http::caller(req).player).ok_or_else(|| {
+                        DomainError::invalid("Authorization", "the token names no player")
+                    })?;
+                    Ok(tournaments::join(ctx, tournament(), &me).await?.0)
+                };
+                http::respond(200, result.await)
+            }
+            "POST /tournaments/{t}/players/{p}/score" => {
+                let result = async {
+                    let op = Operator(http::operator(req));
+                    let body = http::json_body(req)?;
+                    tournaments::submit(ctx, tournament(), &player()?, body, &op).await
+                };
+                http::respond(200, result.await)
+            }
+            "GET /tournaments/{t}/players/{p}/cohort" => http::respond(
+                200,
+                async { tournaments::cohort(ctx, tournament(), &player()?).await }.await,
+            ),
+            "GET /tournaments/{t}/players/{p}/league" => http::respond(
+                200,
+                async { tournaments::standing(ctx, tournament(), &player()?).await }.await,
+            ),
+            "POST /tournaments/{t}/occurrences/{o}/league/dry-run" => {
+                let result = async {
+                    let occurrence = req.path_parameters.get("o").map_or("", String::as_str);
+                    tournaments::dry_run(ctx, tournament(), occurrence, http::json_body(req)?).await
+                };
+                http::respond(200, result.await)
+            }
+            _ => http::unknown_route(req),
+        },
+    ))
 }
 
 #[cfg(test)]

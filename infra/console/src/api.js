@@ -1,10 +1,7 @@
 // The API as the console calls it: every call through the public API (no back door),
-// each answer as {ok, status, data, error}; an error keeps the API's code and message,
-// and the field its message names ("score: must be ..."), so a form shows it there.
-
-// The first `name: ` at the start of the message or after another `: ` (a body the
-// route cannot read says "request body is not valid JSON for this route: <field>: ...").
-const FIELD = /(?:^|: )([a-z_][a-z0-9_]*(?:\.[a-z0-9_]+|\[\d+\])*): /;
+// each answer as {ok, status, data, error}; an error keeps the API's code, message and
+// the field it names (`error.field`: `score`, `schedules[0].cron`), so a form shows it
+// there.
 
 /** A path segment: ids are [A-Za-z0-9_.:-], kept as they are; anything else escaped. */
 export function seg(id) {
@@ -37,7 +34,7 @@ export function makeApi(config, session) {
     if (res.ok) return { ok: true, status: res.status, data, error: null };
     const code = data?.error?.code ?? (data?.message ? "gateway" : `http_${res.status}`);
     const message = data?.error?.message ?? data?.message ?? res.statusText;
-    return { ok: false, status: res.status, data, error: { code, message, field: FIELD.exec(message)?.[1] ?? null } };
+    return { ok: false, status: res.status, data, error: { code, message, field: data?.error?.field ?? null } };
   }
   return {
     get: (path, query) => call("GET", path, { query }),

@@ -32,7 +32,9 @@ export function ActionForm({ id, fields, submit, confirm, done, label, danger })
     setOutcome(null);
     const text = `${res.error.code}: ${res.error.message}`;
     const names = fields.map((f) => f.name);
-    const field = names.find((n) => n === res.error.field) ?? names.find((n) => res.error.field?.startsWith(`${n}.`));
+    // The form's field the error names, or holds (`schedules[0].cron` is in `schedules`).
+    const f = res.error.field ?? "";
+    const field = names.find((n) => f === n || f.startsWith(`${n}.`) || f.startsWith(`${n}[`));
     if (field) {
       setErrors({ [field]: text });
       setFormError(null);

@@ -196,6 +196,16 @@ impl ServiceError {
         )
     }
 
+    /// The field a refusal names (`{error: {field}}`): every 400 and 422 names one.
+    pub fn field(&self) -> Option<&str> {
+        match self {
+            Self::Domain(d) => d.field(),
+            Self::EventOutsideWindow(_) => Some("event_ts"),
+            Self::UnknownRegion { .. } => Some("region"),
+            _ => None,
+        }
+    }
+
     /// The stable code clients and logs see (`{error: {code}}`, Lambda's `errorType`).
     pub fn code(&self) -> &'static str {
         match self {
