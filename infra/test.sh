@@ -26,7 +26,11 @@ export RUSTC_WORKSPACE_WRAPPER CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY
 # (The library's doc links are not checked here: `cargo doc` checks every dependency
 # again, 2 minutes the run cannot spend within its 30; run
 # `RUSTDOCFLAGS="-D warnings" cargo doc -p leaderboard --no-deps` after editing them.)
-setsid -w cargo build --workspace --bins --tests --locked >"$work/build.log" 2>&1 &
+# Both tiers: the unit, use-case and handler tests and the e2e tier (`--test '*'` names
+# the e2e target, which a plain `cargo test` leaves out: tests/Cargo.toml).
+TIERS=(--workspace --locked --lib --bins --test '*')
+setsid -w bash -c 'cargo build --workspace --locked --bins && cargo test --no-run "$@"' build "${TIERS[@]}" \
+  >"$work/build.log" 2>&1 &
 build_pid=$!
 # Its own process group: a failed step below stops the whole build (with_workdir).
 pids+=("-$build_pid")
@@ -78,9 +82,9 @@ export LB_TEST_CHROMIUM="$chromium_bin"
 
 log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port :$dynamodb_port2 :$dynamodb_port3, Kafka :$kafka_port)"
 if cargo nextest --version >/dev/null 2>&1; then
-  cargo nextest run --workspace --locked --no-fail-fast "$@"
+  cargo nextest run "${TIERS[@]}" --no-fail-fast "$@"
 else
-  cargo test --workspace --locked --no-fail-fast "$@"
+  cargo test "${TIERS[@]}" --no-fail-fast "$@"
 fi
 
 # The Redis adapter's scenarios (every index call, the hot-spot paths) again on Valkey,
@@ -92,9 +96,9 @@ if [ $# -eq 0 ]; then
   export LB_TEST_REDIS_URL="redis://127.0.0.1:$valkey_port"
   export LB_TEST_REDIS_CLUSTER_URL="redis+cluster://127.0.0.1:${valkey_cluster_ports[0]},127.0.0.1:${valkey_cluster_ports[1]},127.0.0.1:${valkey_cluster_ports[2]}"
   if cargo nextest --version >/dev/null 2>&1; then
-    cargo nextest run --workspace --locked --no-fail-fast -E 'test(/^index::/) | test(/^hot::/)'
+    cargo nextest run --workspace --locked --test e2e --no-fail-fast -E 'test(/^index::/) | test(/^hot::/)'
   else
-    cargo test --workspace --locked --no-fail-fast -- index:: hot::
+    cargo test --workspace --locked --test e2e --no-fail-fast -- index:: hot::
   fi
   export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
 fi
