@@ -14,7 +14,7 @@ use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::ServiceError;
 use leaderboard::service::boards::{self, Created, ListQuery, PatchBoard};
-use leaderboard::service::cache;
+use leaderboard::service::cache_plane;
 use leaderboard::service::mappings;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::seal::{self, HistoryRequest};
@@ -145,7 +145,8 @@ pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane, D: DeadLetters>(
                     let lb = http::query(req, "leaderboard_id")
                         .map(LeaderboardId::parse)
                         .transpose()?;
-                    cache::index_view(store, &deps.index, deps.plane.as_ref(), lb.as_ref()).await
+                    cache_plane::index_view(store, &deps.index, deps.plane.as_ref(), lb.as_ref())
+                        .await
                 };
                 http::respond(200, result.await)
             }

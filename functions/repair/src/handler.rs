@@ -5,7 +5,7 @@
 //!   in the failures queue (and its alarm) instead of vanishing;
 //! - the rank index's ElastiCache notifications (SNS): after a failover, a node
 //!   replacement or a reboot, the boards on the affected shard's slots are marked stale
-//!   and reported for rebuild (`service::cache::on_notice`). A failure is returned, so
+//!   and reported for rebuild (`service::cache_plane::on_notice`). A failure is returned, so
 //!   SNS delivers the notification again.
 
 use std::time::Duration;
@@ -15,7 +15,7 @@ use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
 use leaderboard::invoke::{InvokeError, work_until};
 use leaderboard::service::Context;
-use leaderboard::service::cache;
+use leaderboard::service::cache_plane;
 use leaderboard::service::repair::{self, Handled, RepairMessage};
 use leaderboard::store::{CachePlane, RankIndex, ScoreStore, StreamSource};
 use serde_json::Value;
@@ -44,8 +44,8 @@ pub async fn handle<S: ScoreStore, I: RankIndex, T: StreamSource, P: CachePlane>
     if from_sns(&payload) {
         let sns: SnsEvent = serde_json::from_value(payload)?;
         for record in sns.records {
-            for (event, source) in cache::notices(&record.sns.message) {
-                let noticed = Box::pin(cache::on_notice(
+            for (event, source) in cache_plane::notices(&record.sns.message) {
+                let noticed = Box::pin(cache_plane::on_notice(
                     &deps.ctx,
                     deps.plane.as_ref(),
                     &event,

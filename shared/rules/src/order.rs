@@ -236,8 +236,9 @@ pub fn tie_floor(key: &RankKey) -> RankKey {
 }
 
 /// A key with reached-at 1, for the unit tests of the modules that order keys.
-#[cfg(test)]
-pub(crate) fn test_key(player: &str, score: i64) -> RankKey {
+/// For tests (feature `test-util`).
+#[cfg(any(test, feature = "test-util"))]
+pub fn test_key(player: &str, score: i64) -> RankKey {
     RankKey {
         score: Score::new("s", score).expect("a test score in range"),
         ties: Ties::none(),

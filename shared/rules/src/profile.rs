@@ -450,7 +450,7 @@ mod tests {
     /// on both sides of each pattern).
     #[test]
     fn the_documents_name_patterns_are_the_rule_here() {
-        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../openapi.yaml"));
+        let doc = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/../../openapi.yaml"));
         let core = text_pattern_core();
         let required = format!("pattern: \"^{core}$\"");
         let optional = format!("pattern: \"^(?:{core})?$\"");

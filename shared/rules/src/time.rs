@@ -47,8 +47,9 @@ pub fn parse_ts(field: &'static str, value: &serde_json::Value) -> Result<i64, D
 }
 
 /// Ms since the epoch of an RFC 3339 instant (tests' dates).
-#[cfg(test)]
-pub(crate) fn at(rfc3339: &str) -> i64 {
+/// For tests (feature `test-util`).
+#[cfg(any(test, feature = "test-util"))]
+pub fn at(rfc3339: &str) -> i64 {
     chrono::DateTime::parse_from_rfc3339(rfc3339)
         .expect("an RFC 3339 instant")
         .timestamp_millis()

@@ -92,6 +92,11 @@ impl MemoryIndex {
 }
 
 impl RankIndex for MemoryIndex {
+    /// As the Redis adapter's keys would lie, so the control plane's views agree.
+    fn slot_of(&self, lb: &LeaderboardId) -> u16 {
+        crate::redis::board_slot(lb)
+    }
+
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
         self.with(&entry.board, |b| {
             let applied = b.apply(entry);

@@ -15,7 +15,6 @@ use tracing::{info, warn};
 
 use super::{Context, ServiceError, rebuild};
 use crate::ids::LeaderboardId;
-use crate::redis::board_slot;
 use crate::store::{CacheEvent, CachePlane, Health, RankIndex, ReplicationGroup, ScoreStore};
 
 /// How far back the index view reads the control plane's events.
@@ -91,7 +90,7 @@ pub async fn index_view<S: ScoreStore, I: RankIndex, P: CachePlane>(
                     None
                 }
             };
-            let slot = board_slot(lb);
+            let slot = index.slot_of(lb);
             let rebuild = store.get_checkpoint(lb).await?.map(|c| RebuildProgress {
                 loaded: c.loaded,
                 started_at: c.started_at,
@@ -187,7 +186,7 @@ pub async fn on_notice<S: ScoreStore, I: RankIndex, P: CachePlane>(
     let touched: Vec<LeaderboardId> = match &shard {
         Some(shard) => boards
             .into_iter()
-            .filter(|lb| shard.holds(board_slot(lb)))
+            .filter(|lb| shard.holds(ctx.index.slot_of(lb)))
             .collect(),
         None => boards,
     };

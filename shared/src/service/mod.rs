@@ -14,12 +14,13 @@
 //! (see [`crate::wiring`]).
 
 pub mod boards;
-pub mod cache;
+pub mod cache_plane;
 mod error;
 pub mod hot;
 pub mod ingest;
 pub mod live;
 pub mod mappings;
+pub mod metrics;
 pub mod moderation;
 pub mod profiles;
 pub mod projector;
@@ -32,6 +33,7 @@ pub mod seal;
 pub mod sketch;
 pub mod stream_ingest;
 pub mod tournaments;
+pub mod ttl_cache;
 
 pub use error::{JoinRefusal, ServiceError};
 

@@ -334,6 +334,10 @@ pub trait RankIndex: super::SeatHints + Send + Sync {
         dense_ranks: bool,
     ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
+    /// The hash slot a board's keys live on (Redis Cluster's: CRC16/XMODEM of the
+    /// board's hash tag, mod 16384), which names the shard serving it.
+    fn slot_of(&self, lb: &LeaderboardId) -> u16;
+
     /// The index health of each board.
     fn health(
         &self,

@@ -1,6 +1,14 @@
 //! Wiring: configuration in, the clients and adapters a function needs out, built once
 //! per container (cold start). Each `main.rs` calls one of these and nothing else builds
 //! AWS clients; the use cases get their ports already built.
+//!
+//! Beside it, what every function starts with: [`config`] (the environment, read once),
+//! [`telemetry`] (JSON logs) and [`tls`] (the one TLS crypto provider, ring, every
+//! client uses).
+
+pub mod config;
+pub mod telemetry;
+pub mod tls;
 
 use thiserror::Error;
 

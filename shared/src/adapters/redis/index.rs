@@ -41,6 +41,10 @@ impl RedisRankIndex {
 }
 
 impl RankIndex for RedisRankIndex {
+    fn slot_of(&self, lb: &LeaderboardId) -> u16 {
+        super::board_slot(lb)
+    }
+
     #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
         let keys = self.board_keys(&entry.board);

@@ -6,10 +6,10 @@
 //! (`BOARD_CACHE_TTL_MS`, default 1 s); time windows close by the clock, exactly.
 //!
 //! `board` (standalone boards), `family` (families and their windows' boards), `list`
-//! (the board list), `cache` (definitions cached per container).
+//! (the board list), `definitions` (definitions cached per container).
 
 mod board;
-mod cache;
+mod definitions;
 mod family;
 mod list;
 
@@ -17,7 +17,7 @@ pub use board::{
     BoardView, CreateBoard, PatchBoard, change_status, create_board, get_board, init_index,
     set_status,
 };
-pub use cache::{BoardCache, FamilyCache};
+pub use definitions::{BoardCache, FamilyCache};
 pub use family::{
     CreateFamily, FamilyView, SeasonBody, SeasonView, create_family, family_board, get_family,
 };

@@ -6,9 +6,9 @@
 
 use tracing::instrument;
 
-use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate};
 use super::fallback::{history, rank_order_after};
+use super::hot_reads::cached;
 use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{EntriesReply, Entry, Provenance, Source};

@@ -2,8 +2,8 @@
 
 use tracing::instrument;
 
-use super::cache::cached;
 use super::fallback::{degraded_by, history};
+use super::hot_reads::cached;
 use super::names;
 use super::params::board_for;
 use super::reply::{FriendsReply, Provenance, Source, entries};

@@ -12,14 +12,14 @@
 //! is served with `stale_ms`; with none, the error (503 with Retry-After).
 //!
 //! One file per read (`rank`, `top`, `pages`, `entries`, `friends`); around them the replies
-//! (`reply`), the names on their rows (`names`), their parameters (`params`), the reply cache (`cache`), the bounded
+//! (`reply`), the names on their rows (`names`), their parameters (`params`), the reply caches (`hot_reads`), the bounded
 //! DynamoDB counts (`estimate`) and the fallbacks (`fallback`).
 
-mod cache;
 mod entries;
 mod estimate;
 mod fallback;
 mod friends;
+mod hot_reads;
 pub(crate) mod names;
 mod pages;
 mod params;
@@ -27,11 +27,11 @@ mod rank;
 mod reply;
 mod top;
 
-pub use cache::HotReads;
 pub use entries::{MAX_PLAYERS, entries, parse_players};
 pub use estimate::COUNT_CAP;
 pub use fallback::{LAST_KNOWN_TTL, LastKnown};
 pub use friends::friends_rank;
+pub use hot_reads::HotReads;
 pub use pages::{PageStart, ranks, ranks_from};
 pub use params::{
     DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_FROM_RANK, MAX_K, MAX_N, MAX_PAGE, admit, limit_within,

@@ -36,9 +36,9 @@ use crate::board::Board;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use super::cache::cached;
 use super::estimate::{COUNT_CAP, estimate, place};
 use super::fallback::{history, rank_order_after};
+use super::hot_reads::cached;
 use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};

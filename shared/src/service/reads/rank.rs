@@ -2,9 +2,9 @@
 
 use tracing::instrument;
 
-use super::cache::cached;
 use super::estimate::{Estimate, estimate, place};
 use super::fallback::{history, rank_order_after};
+use super::hot_reads::cached;
 use super::names;
 use super::params::board_for;
 use super::reply::{Entry, Provenance, RankReply, Source, entries};

@@ -2,9 +2,9 @@
 
 use tracing::instrument;
 
-use super::cache::cached;
 use super::estimate::estimate;
 use super::fallback::{history, rank_order_after};
+use super::hot_reads::cached;
 use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{Provenance, Source, TopReply, entries};
