@@ -1,0 +1,160 @@
+//! Replies: JSON bodies, the one mapping from [`ServiceError`] to a status and a stable
+//! code, and error replies `{"error": {"code", "message", "field", "request_id"}}`; a
+//! client never sees `Debug` output or a 500 for bad input. 5xx answers are logged with
+//! their full error chain.
+
+use aws_lambda_events::encodings::Body;
+use http::HeaderValue;
+use http::header::{CONTENT_TYPE, RETRY_AFTER};
+use serde::Serialize;
+use tracing::error;
+
+use super::http::{Request, Response, response_json, route};
+use crate::error::error_chain;
+use crate::service::ServiceError;
+
+/// A JSON reply.
+pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
+    let mut resp = Response::default();
+    resp.status_code = i64::from(status);
+    resp.headers
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    resp.body = Some(Body::Text(
+        serde_json::to_string(body).unwrap_or_else(|_| "{}".to_owned()),
+    ));
+    resp
+}
+
+/// Status and stable code for every error a client can get.
+pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
+    let code = err.code();
+    let status = match code {
+        "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
+        "player_banned" | "not_your_view" | "profiles_server_only" => 403,
+        "board_not_found"
+        | "family_not_found"
+        | "not_ranked"
+        | "not_banned"
+        | "not_sealed"
+        | "mapping_not_found"
+        | "tournament_not_found"
+        | "no_cohorts"
+        | "no_league" => 404,
+        "window_closed"
+        | "family_conflict"
+        | "invalid_transition"
+        | "board_conflict"
+        | "board_not_active"
+        | "not_sealable"
+        | "mapping_conflict"
+        | "idempotency_conflict"
+        | "tournament_conflict"
+        | "tournament_full"
+        | "league_settling"
+        | "tournament_not_started"
+        | "tournament_ended"
+        | "banned_from_tournament"
+        | "not_joined"
+        | "attempts_exhausted"
+        | "tournament_board" => 409,
+        "window_expired" => 410,
+        "payload_too_large" => 413,
+        "score_out_of_range"
+        | "too_many_decimals"
+        | "subscores_mismatch"
+        | "op_not_allowed"
+        | "event_ts_in_future"
+        | "event_outside_window"
+        | "unknown_region"
+        | "dense_ranks_not_kept" => 422,
+        "rate_limited" => 429,
+        _ => 503,
+    };
+    (status, code)
+}
+
+#[derive(Serialize)]
+struct ErrorBody<'a> {
+    error: ErrorDetail<'a>,
+}
+
+/// `{code, message, field?}`: `field` names what was refused (every 400 and 422 but a
+/// body that is not JSON), as a body path (`schedules[0].time_zone`) or a parameter's
+/// or header's name. [`stamped`] adds `request_id`.
+#[derive(Serialize)]
+struct ErrorDetail<'a> {
+    code: &'a str,
+    message: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    field: Option<&'a str>,
+}
+
+/// The error reply for `err`; 503s carry `Retry-After: 1`, 429s the seconds until the
+/// caller's window ends.
+pub fn error_response(err: &ServiceError) -> Response {
+    let (status, code) = status_and_code(err);
+    if status >= 500 {
+        error!(error = %err, chain = %error_chain(err), code, "request failed");
+    }
+    let mut resp = json(
+        status,
+        &ErrorBody {
+            error: ErrorDetail {
+                code,
+                message: err.to_string(),
+                field: err.field(),
+            },
+        },
+    );
+    let retry_after = match err {
+        ServiceError::RateLimited { retry_after_s } => Some(*retry_after_s),
+        _ if status == 503 => Some(1),
+        _ => None,
+    };
+    if let Some(s) = retry_after {
+        resp.headers.insert(RETRY_AFTER, HeaderValue::from(s));
+    }
+    resp
+}
+
+/// `resp` to `req` with the request's id (the one API Gateway logs, `requestContext.
+/// requestId`) in its error, if it is one: a player's support ticket quoting it finds
+/// the request in the logs. Every HTTP handler's reply passes through here.
+pub fn stamped(req: &Request, mut resp: Response) -> Response {
+    let Some(id) = req.request_context.request_id.as_deref() else {
+        return resp;
+    };
+    if resp.status_code < 400 {
+        return resp;
+    }
+    let Some(mut body) = response_json(&resp) else {
+        return resp;
+    };
+    if let Some(error) = body.get_mut("error").and_then(|e| e.as_object_mut()) {
+        error.insert("request_id".to_owned(), id.into());
+        resp.body = Some(Body::Text(body.to_string()));
+    }
+    resp
+}
+
+/// `Ok` as a JSON reply with `status`, `Err` through [`error_response`].
+pub fn respond<T: Serialize>(status: u16, result: Result<T, ServiceError>) -> Response {
+    match result {
+        Ok(body) => json(status, &body),
+        Err(e) => error_response(&e),
+    }
+}
+
+/// Reply for a route this function does not serve (a template/handler mismatch).
+pub fn unknown_route(req: &Request) -> Response {
+    json(
+        404,
+        &ErrorBody {
+            error: ErrorDetail {
+                code: "route_not_found",
+                message: format!("no handler for route {:?}", route(req)),
+                field: None,
+            },
+        },
+    )
+}
