@@ -8,7 +8,7 @@ use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::service::Context;
 use leaderboard::store::{
     Commit, CommitOutcome, Consistency, EntryKind, IndexEntry, KeptReceipt, RankIndex, Receipt,
-    Row, ScoreStore,
+    Row, RowAt, ScoreStore,
 };
 use std::time::Duration;
 
@@ -154,17 +154,19 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
                 buckets: None,
                 audit: None,
                 attempt: None,
-                board: lb,
-                player: &player,
-                direction: Direction::Desc,
-                row: &Row::default(),
+                at: RowAt {
+                    board: lb,
+                    player: &player,
+                    direction: Direction::Desc,
+                    row: &Row::default(),
+                    index_expire_at: None,
+                },
                 standing: &s,
                 receipt: KeptReceipt {
                     match_id: s.last_match_id.clone(),
                     receipt,
                     expires_at: now / 1000 + 86_400,
                 },
-                index_expire_at: None,
                 ranked: true,
                 now_s: now / 1000,
             })

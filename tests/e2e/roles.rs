@@ -370,16 +370,12 @@ impl Fixture {
                     ..self.row.clone()
                 };
                 let roll = leaderboard::store::Roll {
-                    board: lb,
-                    player: &self.player,
-                    direction: dir,
-                    row: &stale,
+                    at: self.at(lb, dir, &stale),
                     standing: &self.standing,
                     buckets: leaderboard::store::Buckets {
                         buckets: &[],
                         next_expiry: None,
                     },
-                    index_expire_at: None,
                     ranked: true,
                 };
                 assert_eq!(store.roll(&roll).await?, CommitOutcome::StandingChanged);
@@ -445,15 +441,15 @@ impl Fixture {
             "remove_standing" => {
                 let outcome = store
                     .remove_standing(&Removal {
-                        board: lb,
-                        player: &self.player,
-                        direction: dir,
-                        row: &Row {
-                            rev: self.row.rev.map(|r| r + 100),
-                            ..self.row.clone()
-                        },
+                        at: self.at(
+                            lb,
+                            dir,
+                            &Row {
+                                rev: self.row.rev.map(|r| r + 100),
+                                ..self.row.clone()
+                            },
+                        ),
                         removed_at: 0,
-                        index_expire_at: None,
                     })
                     .await?;
                 assert_eq!(outcome, CommitOutcome::StandingChanged);
@@ -589,19 +585,31 @@ impl Fixture {
                 buckets: None,
                 audit,
                 attempt: None,
-                board: lb,
-                player: &self.player,
-                direction: dir,
-                row: &stale,
+                at: self.at(lb, dir, &stale),
                 standing: &self.standing,
                 receipt,
-                index_expire_at: None,
                 ranked: true,
                 now_s: 0,
             })
             .await?;
         assert_eq!(outcome, CommitOutcome::StandingChanged);
         Ok(())
+    }
+
+    /// The player's row on `lb` as `row` says it was read.
+    fn at<'a>(
+        &'a self,
+        lb: &'a LeaderboardId,
+        direction: Direction,
+        row: &'a Row,
+    ) -> leaderboard::store::RowAt<'a> {
+        leaderboard::store::RowAt {
+            board: lb,
+            player: &self.player,
+            direction,
+            row,
+            index_expire_at: None,
+        }
     }
 
     fn sealed_window(&self) -> SealedWindow {

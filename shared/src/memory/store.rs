@@ -334,27 +334,27 @@ impl StandingStore for MemoryStore {
     async fn remove_standing(&self, r: &Removal<'_>) -> Result<CommitOutcome, StoreError> {
         tokio::task::yield_now().await;
         self.with(|t| {
-            let key = (r.board.clone(), r.player.to_string());
-            if !t.unchanged(&key, r.row) {
+            let key = (r.at.board.clone(), r.at.player.to_string());
+            if !t.unchanged(&key, r.at.row) {
                 return CommitOutcome::StandingChanged;
             }
             t.standings.remove(&key);
             let version = r.version();
             t.removed
-                .insert(key.clone(), (version, r.direction, r.index_expire_at));
-            let row = r.row.clone();
+                .insert(key.clone(), (version, r.at.direction, r.at.index_expire_at));
+            let row = r.at.row.clone();
             let kept = KeptRow {
-                rev: r.row.next_rev(),
+                rev: r.at.row.next_rev(),
                 receipts: row.receipts,
                 archived_until: row.archived_until,
             };
             t.kept.insert(key, kept);
             t.stream.push(IndexEntry::removal(
-                r.board,
-                r.direction,
-                r.player,
+                r.at.board,
+                r.at.direction,
+                r.at.player,
                 version,
-                r.index_expire_at,
+                r.at.index_expire_at,
                 EntryKind::Removed,
             ));
             CommitOutcome::Committed
@@ -403,24 +403,24 @@ impl StandingStore for MemoryStore {
     async fn commit(&self, c: &Commit<'_>) -> Result<CommitOutcome, StoreError> {
         tokio::task::yield_now().await;
         self.with(|t| {
-            let key = (c.board.clone(), c.player.to_string());
-            let kept = c.row.keep(c.receipt.clone(), c.now_s);
+            let key = (c.at.board.clone(), c.at.player.to_string());
+            let kept = c.at.row.keep(c.receipt.clone(), c.now_s);
             for k in &kept.archived {
                 let at = (key.0.clone(), key.1.clone(), k.match_id.to_string());
                 t.receipts.insert(at, k.receipt.clone());
             }
-            if !t.unchanged(&key, c.row) {
+            if !t.unchanged(&key, c.at.row) {
                 return CommitOutcome::StandingChanged;
             }
             if let Some(a) = c.attempt {
-                let member = (t.members).get_mut(&(a.occurrence.clone(), c.player.to_string()));
+                let member = (t.members).get_mut(&(a.occurrence.clone(), c.at.player.to_string()));
                 match member {
                     Some(m) if m.attempts == a.seen => m.attempts = a.after(),
                     _ => return CommitOutcome::AttemptRefused,
                 }
             }
             let row = KeptRow {
-                rev: c.row.next_rev(),
+                rev: c.at.row.next_rev(),
                 receipts: kept.inline,
                 archived_until: kept.archived_until,
             };
@@ -430,13 +430,14 @@ impl StandingStore for MemoryStore {
             }
             let stored = Stored {
                 standing: c.standing.clone(),
-                direction: c.direction,
-                expire_at: c.index_expire_at,
+                direction: c.at.direction,
+                expire_at: c.at.index_expire_at,
                 buckets: c.buckets.map_or_else(Vec::new, |b| b.buckets.to_vec()),
                 next_expiry: c.buckets.and_then(|b| b.next_expiry),
             };
             if c.receipt.receipt.update_applied {
-                t.stream.push(stored.entry(c.board, c.player.as_str()));
+                t.stream
+                    .push(stored.entry(c.at.board, c.at.player.as_str()));
             }
             t.removed.remove(&key);
             t.standings.insert(key, stored);
@@ -447,25 +448,26 @@ impl StandingStore for MemoryStore {
     async fn roll(&self, r: &Roll<'_>) -> Result<CommitOutcome, StoreError> {
         tokio::task::yield_now().await;
         self.with(|t| {
-            let key = (r.board.clone(), r.player.to_string());
-            if !t.unchanged(&key, r.row) {
+            let key = (r.at.board.clone(), r.at.player.to_string());
+            if !t.unchanged(&key, r.at.row) {
                 return CommitOutcome::StandingChanged;
             }
             let kept = KeptRow {
-                rev: r.row.next_rev(),
-                receipts: r.row.receipts.clone(),
-                archived_until: r.row.archived_until,
+                rev: r.at.row.next_rev(),
+                receipts: r.at.row.receipts.clone(),
+                archived_until: r.at.row.archived_until,
             };
             t.kept.insert(key.clone(), kept);
             let stored = Stored {
                 standing: r.standing.clone(),
-                direction: r.direction,
-                expire_at: r.index_expire_at,
+                direction: r.at.direction,
+                expire_at: r.at.index_expire_at,
                 buckets: r.buckets.buckets.to_vec(),
                 next_expiry: r.buckets.next_expiry,
             };
-            if r.row.version != Some(r.standing.version) {
-                t.stream.push(stored.entry(r.board, r.player.as_str()));
+            if r.at.row.version != Some(r.standing.version) {
+                t.stream
+                    .push(stored.entry(r.at.board, r.at.player.as_str()));
             }
             t.standings.insert(key, stored);
             CommitOutcome::Committed

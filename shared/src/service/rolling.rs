@@ -18,6 +18,7 @@ use super::ingest::rolling_of;
 use crate::board::{Board, Fold};
 use crate::ids::PlayerId;
 use crate::rolling::refold;
+use crate::store::RowAt;
 use crate::store::{
     Buckets, CommitOutcome, Consistency, IndexEntry, RankIndex, Removal, Roll, ScoreStore,
 };
@@ -98,15 +99,18 @@ async fn roll<S: ScoreStore, I: RankIndex>(
             &current.last_match_id,
             now,
         )?;
+        let at = RowAt {
+            board: lb,
+            player,
+            direction: dir,
+            row: &row,
+            index_expire_at,
+        };
         let (outcome, entry) = match folded {
             None => {
                 let removal = Removal {
-                    board: lb,
-                    player,
-                    direction: dir,
-                    row: &row,
+                    at,
                     removed_at: now,
-                    index_expire_at,
                 };
                 let entry = removal.index_entry();
                 (ctx.store.remove_standing(&removal).await?, Some(entry))
@@ -117,16 +121,12 @@ async fn roll<S: ScoreStore, I: RankIndex>(
                     Fold::Unchanged => current,
                 };
                 let roll = Roll {
-                    board: lb,
-                    player,
-                    direction: dir,
-                    row: &row,
+                    at,
                     standing,
                     buckets: Buckets {
                         buckets: &live,
                         next_expiry: r.next_expiry(&live),
                     },
-                    index_expire_at,
                     ranked: board.rank_index,
                 };
                 let entry = matches!(fold, Fold::Applied(_)).then(|| {

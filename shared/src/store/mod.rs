@@ -5,7 +5,7 @@
 //! [`crate::social::HttpFriendsSource`].
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
-//! `profile` (players' profiles), `rate_counter`, `receipts` (the receipts a player's row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
+//! `profile` (players' profiles), `rate_counter`, `row` (a player's row and the writes of it), `receipts` (the receipts a row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `tournament` (tournaments, their seats and members, and the seat hints), `friends`.
@@ -22,6 +22,7 @@ mod rank_index;
 mod rate_counter;
 mod receipts;
 mod repair;
+mod row;
 mod score_store;
 mod seal;
 mod stream;
@@ -44,10 +45,10 @@ pub use rank_index::{
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
+pub use row::{AttemptCount, Buckets, Commit, CommitOutcome, Receipt, Removal, Roll, Row, RowAt};
 pub use score_store::{
-    AttemptCount, BoardPage, BoardStore, Buckets, Checkpoint, Commit, CommitOutcome, Consistency,
-    Count, FamilyPage, RankSketch, RankedReads, RebuildStore, Receipt, Removal, Roll, Row,
-    ScoreStore, SketchStore, StandingStore,
+    BoardPage, BoardStore, Checkpoint, Consistency, Count, FamilyPage, RankSketch, RankedReads,
+    RebuildStore, ScoreStore, SketchStore, StandingStore,
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, LeagueRow, LeagueSettled, Placing, Results,

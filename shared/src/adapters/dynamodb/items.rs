@@ -279,16 +279,16 @@ impl RemovedItem {
 
     pub(super) fn of(r: &Removal<'_>) -> Self {
         Self {
-            pk: standing_partition(r.board, r.player),
-            sk: r.player.to_string(),
+            pk: standing_partition(r.at.board, r.at.player),
+            sk: r.at.player.to_string(),
             kind: Self::KIND.into(),
-            leaderboard_id: r.board.clone(),
-            player_id: r.player.clone(),
-            direction: r.direction,
+            leaderboard_id: r.at.board.clone(),
+            player_id: r.at.player.clone(),
+            direction: r.at.direction,
             version: r.version(),
             removed_at: r.removed_at,
-            index_expire_at: r.index_expire_at,
-            kept: KeptItems::written(r.row, &r.row.receipts, r.row.archived_until),
+            index_expire_at: r.at.index_expire_at,
+            kept: KeptItems::written(r.at.row, &r.at.row.receipts, r.at.row.archived_until),
         }
     }
 }

@@ -72,11 +72,11 @@ impl DynamoScoreStore {
         item: Item,
         c: &Commit<'_>,
     ) -> Result<CommitOutcome, StoreError> {
-        let (condition, values) = unchanged(c.row);
+        let (condition, values) = unchanged(c.at.row);
         let mut items = vec![self.put(item, condition, values)?];
         let mut counted_at = None;
         if let Some(attempt) = c.attempt {
-            items.push(counted(&self.table, c.player, attempt)?);
+            items.push(counted(&self.table, c.at.player, attempt)?);
             counted_at = Some(items.len() - 1);
         }
         if let Some(audit) = c.audit {
@@ -182,27 +182,27 @@ impl StandingStore for DynamoScoreStore {
         })
     }
 
-    #[instrument(skip_all, fields(board = %r.board, player = %r.player))]
+    #[instrument(skip_all, fields(board = %r.at.board, player = %r.at.player))]
     async fn remove_standing(&self, r: &Removal<'_>) -> Result<CommitOutcome, StoreError> {
         let item = serde_dynamo::to_item(RemovedItem::of(r))?;
-        self.put_row(item, r.row, "PutItem(removed)").await
+        self.put_row(item, r.at.row, "PutItem(removed)").await
     }
 
-    #[instrument(skip_all, fields(board = %r.board, player = %r.player))]
+    #[instrument(skip_all, fields(board = %r.at.board, player = %r.at.player))]
     async fn roll(&self, r: &Roll<'_>) -> Result<CommitOutcome, StoreError> {
         let mut item = StandingItem::new(
-            r.board,
-            r.player,
-            r.direction,
+            r.at.board,
+            r.at.player,
+            r.at.direction,
             r.standing,
-            r.index_expire_at,
+            r.at.index_expire_at,
         )
         .with_buckets(Some(r.buckets));
-        item.kept = KeptItems::written(r.row, &r.row.receipts, r.row.archived_until);
+        item.kept = KeptItems::written(r.at.row, &r.at.row.receipts, r.at.row.archived_until);
         if !r.ranked {
             item.rk = None;
         }
-        self.put_row(serde_dynamo::to_item(item)?, r.row, "PutItem(rolled)")
+        self.put_row(serde_dynamo::to_item(item)?, r.at.row, "PutItem(rolled)")
             .await
     }
 
@@ -265,30 +265,30 @@ impl StandingStore for DynamoScoreStore {
         ))
     }
 
-    #[instrument(skip_all, fields(board = %c.board, player = %c.player, match_id = %c.receipt.match_id))]
+    #[instrument(skip_all, fields(board = %c.at.board, player = %c.at.player, match_id = %c.receipt.match_id))]
     async fn commit(&self, c: &Commit<'_>) -> Result<CommitOutcome, StoreError> {
-        let kept = c.row.keep(c.receipt.clone(), c.now_s);
+        let kept = c.at.row.keep(c.receipt.clone(), c.now_s);
         // The receipts leaving the row are stored first: a crash after this leaves them
         // both in the row and on their own, and the next write stores them again.
         for k in &kept.archived {
-            let item = ReceiptItem::of(c.board, c.player, k);
+            let item = ReceiptItem::of(c.at.board, c.at.player, k);
             self.put_plain(item, "PutItem(receipt)").await?;
         }
         let mut item = StandingItem::new(
-            c.board,
-            c.player,
-            c.direction,
+            c.at.board,
+            c.at.player,
+            c.at.direction,
             c.standing,
-            c.index_expire_at,
+            c.at.index_expire_at,
         );
-        item.kept = KeptItems::written(c.row, &kept.inline, kept.archived_until);
+        item.kept = KeptItems::written(c.at.row, &kept.inline, kept.archived_until);
         let mut item = item.with_buckets(c.buckets);
         if !c.ranked {
             item.rk = None;
         }
         let item = serde_dynamo::to_item(item)?;
         match (c.attempt, c.audit) {
-            (None, None) => self.put_row(item, c.row, "PutItem(standing)").await,
+            (None, None) => self.put_row(item, c.at.row, "PutItem(standing)").await,
             _ => self.commit_together(item, c).await,
         }
     }

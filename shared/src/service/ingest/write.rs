@@ -16,6 +16,7 @@ use crate::score::Score;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::Buckets;
+use crate::store::RowAt;
 use crate::store::{
     AttemptCount, Commit, CommitOutcome, Consistency, KeptReceipt, RankIndex, Row, ScoreStore,
 };
@@ -76,17 +77,19 @@ pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
         receipt.attempt = counted.map(|a| a.after());
         let audit = correction_audit(&req, board, &receipt);
         let commit = Commit {
-            board: &req.board,
-            player: &req.player,
-            direction: dir,
-            row: &row,
+            at: RowAt {
+                board: &req.board,
+                player: &req.player,
+                direction: dir,
+                row: &row,
+                index_expire_at,
+            },
             standing,
             receipt: KeptReceipt {
                 match_id: req.match_id.clone(),
                 receipt: receipt.clone(),
                 expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
             },
-            index_expire_at,
             ranked: board.rank_index,
             now_s: now / 1000,
             attempt: counted,

@@ -26,6 +26,7 @@ use crate::error::DomainError;
 use crate::ids::PlayerId;
 use crate::order::RankMode;
 use crate::service::ServiceError;
+use crate::store::RowAt;
 use crate::store::{
     AuditAction, AuditRecord, CommitOutcome, Consistency, RankIndex, Removal, ScoreStore,
 };
@@ -140,12 +141,14 @@ async fn take_off<S: ScoreStore, I: RankIndex>(
             return Ok(None);
         }
         let removal = Removal {
-            board: lb,
-            player,
-            direction: dir,
-            row: &row,
+            at: RowAt {
+                board: lb,
+                player,
+                direction: dir,
+                row: &row,
+                index_expire_at,
+            },
             removed_at: now_ms(),
-            index_expire_at,
         };
         match ctx.store.remove_standing(&removal).await? {
             CommitOutcome::Committed => {
