@@ -19,11 +19,14 @@
 //! tournament joins, to `joins.json`: see `joins`), `--out DIR`.
 
 mod board;
+mod column;
 mod cost;
 mod cpu;
 mod freshness;
 mod joins;
 mod load;
+mod machine;
+mod markdown;
 mod postgres;
 mod redis_ops;
 mod report;
@@ -96,7 +99,7 @@ async fn redis_column(
     lb: &LeaderboardId,
     players: &[board::Player],
     rounds: Rounds,
-) -> anyhow::Result<report::Column> {
+) -> anyhow::Result<column::Column> {
     println!("== loading the index");
     let rebuild = board::load_by_rebuild(url, ctx, lb, players, true).await?;
     let bare_load = board::load_bare(bare, players).await?;
@@ -130,12 +133,12 @@ async fn redis_column(
         .arg(ctx.index.marker_key(&plain))
         .query_async(bare)
         .await?;
-    Ok(report::Column {
+    Ok(column::Column {
         rebuild,
         bare_load,
         latency,
         sharded,
-        without_dense: report::WithoutDense {
+        without_dense: column::WithoutDense {
             rebuild: plain_rebuild,
             sharded: plain_sharded,
             projector_batch_1000: projector,
@@ -216,7 +219,7 @@ async fn main() -> anyhow::Result<()> {
             let vctx = board::context(&url, &dynamodb_url, &table).await?;
             let mut vbare = board::bare_connection(&url).await?;
             let c = redis_column(&vctx, &url, &mut vbare, &lb, &players, rounds).await?;
-            Some((report::server_version(&mut vbare).await, c))
+            Some((machine::server_version(&mut vbare).await, c))
         }
         None => None,
     };
@@ -292,7 +295,7 @@ async fn main() -> anyhow::Result<()> {
         None => None,
     };
 
-    let machine = report::machine(&mut bare).await;
+    let machine = machine::machine(&mut bare).await;
     let results = report::Results::new(
         machine,
         args.players,
