@@ -191,7 +191,7 @@ pub async fn load_by_rebuild(
         .map(|page| page.iter().map(|p| entry(lb, p, 1)).collect())
         .collect();
     let mut stats = bare_connection(redis_url).await?;
-    crate::redis_ops::reset_server_stats(&mut stats).await?;
+    crate::projector::reset_server_stats(&mut stats).await?;
     let label = match dense_ranks {
         true => "rebuild load (ours)",
         false => "rebuild load (no dense ranks)",
@@ -212,7 +212,7 @@ pub async fn load_by_rebuild(
     let took = start.elapsed();
     bar.finish_and_clear();
     let mut rate = LoadRate::new(players.len() as u64, took);
-    rate.redis_seconds = Some(crate::redis_ops::server_usec(&mut stats, "evalsha").await? / 1e6);
+    rate.redis_seconds = Some(crate::projector::server_usec(&mut stats, "evalsha").await? / 1e6);
     println!(
         "{:>28}: {} players in {:.2} s = {:.0} players/s ({:.2} s in Redis)",
         label,
@@ -235,7 +235,7 @@ pub async fn load_bare(
     players: &[Player],
 ) -> anyhow::Result<LoadRate> {
     let key = BARE_LOAD_KEY;
-    crate::redis_ops::reset_server_stats(conn).await?;
+    crate::projector::reset_server_stats(conn).await?;
     let bar = bar(players.len() as u64, "bulk ZADD (bare)");
     let start = Instant::now();
     for page in players.chunks(1_000) {
@@ -250,7 +250,7 @@ pub async fn load_bare(
     let took = start.elapsed();
     bar.finish_and_clear();
     let mut rate = LoadRate::new(players.len() as u64, took);
-    rate.redis_seconds = Some(crate::redis_ops::server_usec(conn, "zadd").await? / 1e6);
+    rate.redis_seconds = Some(crate::projector::server_usec(conn, "zadd").await? / 1e6);
     println!(
         "{:>28}: {} players in {:.2} s = {:.0} players/s",
         "bulk ZADD (bare)", rate.players, rate.seconds, rate.players_per_s

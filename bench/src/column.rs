@@ -5,7 +5,8 @@ use serde::Serialize;
 
 use crate::board::LoadRate;
 use crate::postgres::PostgresResults;
-use crate::redis_ops::{RedisResults, Sharded};
+use crate::projector::Sharded;
+use crate::redis_ops::RedisResults;
 use crate::report::{Ratios, Throughput};
 use crate::stats::Summary;
 

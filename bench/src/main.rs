@@ -27,7 +27,9 @@ mod joins;
 mod load;
 mod machine;
 mod markdown;
+mod names;
 mod postgres;
+mod projector;
 mod redis_ops;
 mod report;
 mod stats;
@@ -106,7 +108,7 @@ async fn redis_column(
     println!("== index paths: ours vs bare commands");
     let latency = redis_ops::run(ctx, url, bare, lb, players, rounds).await?;
     let sharded =
-        redis_ops::projector_sharded(ctx, bare, "", lb, players, rounds.batches_1000).await?;
+        projector::projector_sharded(ctx, bare, "", lb, players, rounds.batches_1000).await?;
     let _: () = redis::cmd("UNLINK")
         .arg(board::BARE_LOAD_KEY)
         .query_async(bare)
@@ -116,8 +118,8 @@ async fn redis_column(
     let plain = LeaderboardId::parse("bench-plain").expect("valid");
     let plain_rebuild = board::load_by_rebuild(url, ctx, &plain, players, false).await?;
     let (projector, redis_us) =
-        redis_ops::projector_without_dense(ctx, bare, &plain, players, rounds.batches_1000).await?;
-    let plain_sharded = redis_ops::projector_sharded(
+        projector::projector_without_dense(ctx, bare, &plain, players, rounds.batches_1000).await?;
+    let plain_sharded = projector::projector_sharded(
         ctx,
         bare,
         " without dense ranks",

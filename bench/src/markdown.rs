@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
-use crate::redis_ops::Sharded;
+use crate::projector::Sharded;
 use crate::report::Results;
 
 impl Results {

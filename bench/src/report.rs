@@ -11,7 +11,8 @@ use crate::freshness::Freshness;
 use crate::load::LoadRun;
 use crate::machine::Machine;
 use crate::postgres::PostgresResults;
-use crate::redis_ops::{RedisResults, Sharded};
+use crate::projector::Sharded;
+use crate::redis_ops::RedisResults;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Ratios {

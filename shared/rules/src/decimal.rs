@@ -1,4 +1,4 @@
-//! Exact decimal scores (issue 38, in progress; docs/decimals.md): a board may declare
+//! Exact decimal scores (docs/decimals.md): a board may declare
 //! `decimals` (0 to 6), and its scores are then decimal numbers with at most that many
 //! places, kept as integers scaled by 10^decimals (83.417 on a board of 3 decimals is
 //! 83417). Every rule of scores (the ±(2^53-1) range, SUM's overflow) applies to the
@@ -7,13 +7,17 @@
 //! [`parse`] reads a score from its decimal text, exactly: a JSON number as the client
 //! wrote it, or a string. More places than the board keeps is refused (never rounded);
 //! trailing zeros are not places (`1.50` on a board of 1 decimal is `1.5`). [`format()`]
-//! writes a scaled score back as that text, with exactly `decimals` places.
+//! writes a scaled score back as that text, with exactly `decimals` places; [`Shown`]
+//! (`decimal/shown.rs`) is a score as a reply writes it.
 
 use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
 use crate::score::{MAX_ABS_SCORE, Score};
 use crate::tiebreak::Columns;
+
+mod shown;
+pub use shown::Shown;
 
 /// The most places a board may keep.
 pub const MAX_DECIMALS: u8 = 6;
@@ -101,105 +105,6 @@ impl ScoreFormat {
         Shown {
             value,
             format: self,
-        }
-    }
-}
-
-/// A score as a reply writes it: an integer on an integer board, else the decimal text
-/// with exactly the board's places, as a JSON number or a string ([`Style`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Shown {
-    /// The scaled integer.
-    pub value: i64,
-    pub format: ScoreFormat,
-}
-
-impl Shown {
-    /// The scaled integer.
-    pub fn get(self) -> i64 {
-        self.value
-    }
-}
-
-/// Reads back what [`Serialize`] wrote: an integer; a string with the board's places,
-/// exactly; a number with them, through a double (its places then are those of the
-/// double's shortest text, at most [`MAX_DECIMALS`]: a stored live view's rows, the one
-/// place this is read, only compare ranks and players).
-impl<'de> Deserialize<'de> for Shown {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct Written;
-        impl serde::de::Visitor<'_> for Written {
-            type Value = Shown;
-
-            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-                f.write_str("a score: an integer, or a decimal number or string")
-            }
-
-            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Shown, E> {
-                Ok(ScoreFormat::default().show_scaled(v))
-            }
-
-            fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Shown, E> {
-                i64::try_from(v)
-                    .map(|v| self.visit_i64(v))
-                    .map_err(E::custom)?
-            }
-
-            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Shown, E> {
-                let places = usize::from(MAX_DECIMALS);
-                let text = match v.to_string() {
-                    t if t.split_once('.').is_some_and(|(_, f)| f.len() > places) => {
-                        format!("{v:.places$}")
-                    }
-                    t => t,
-                };
-                read_back(&text, Style::Number).map_err(E::custom)
-            }
-
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Shown, E> {
-                read_back(v, Style::String).map_err(E::custom)
-            }
-        }
-        d.deserialize_any(Written)
-    }
-}
-
-/// A score's decimal text at the places it shows. A number read through a double may
-/// land a unit past the range's edge: it is taken as the edge.
-fn read_back(text: &str, style: Style) -> Result<Shown, DomainError> {
-    let places = text.split_once('.').map_or(0, |(_, frac)| frac.len());
-    let decimals = Decimals::new("score", u8::try_from(places).unwrap_or(u8::MAX))?;
-    let value = match parse("score", text, decimals) {
-        Err(DomainError::ScoreOutOfRange { .. }) if style == Style::Number => {
-            MAX_ABS_SCORE * if text.starts_with('-') { -1 } else { 1 }
-        }
-        read => read?.get(),
-    };
-    Ok(Shown {
-        value,
-        format: ScoreFormat {
-            decimals,
-            style,
-            tiebreaks: Columns::NONE,
-        },
-    })
-}
-
-impl Serialize for Shown {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let ScoreFormat {
-            decimals, style, ..
-        } = self.format;
-        if decimals.get() == 0 {
-            return s.serialize_i64(self.value);
-        }
-        let text = format(self.value, decimals);
-        match style {
-            Style::String => s.serialize_str(&text),
-            // A number's literal exactly as written: never through a double.
-            Style::Number => serde_json::value::RawValue::from_string(text)
-                .map_err(serde::ser::Error::custom)?
-                .serialize(s),
         }
     }
 }

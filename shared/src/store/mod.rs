@@ -14,6 +14,7 @@ mod cache_plane;
 mod dead_letter;
 mod error;
 mod friends;
+mod index_entry;
 mod live;
 mod mapping;
 mod moderation;
@@ -34,13 +35,14 @@ pub use cache_plane::{
 pub use dead_letter::{DeadLetter, DeadLetterCount, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use friends::FriendsSource;
+pub use index_entry::{EntryKind, IndexEntry};
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use profile::{ProfileStore, StoredProfile, VersionedCard};
 pub use rank_index::{
-    Around, BatchApplied, EntryKind, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
+    Around, BatchApplied, Health, PageAt, Placement, PlayerRow, PlayerRows, REPAIR_CLAIM,
+    RankIndex, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
