@@ -115,12 +115,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
 
 #[cfg(test)]
 mod tests {
-    use lambda_runtime::Context as Invocation;
+
     use leaderboard::board::Policy;
     use leaderboard::memory::{self, MemoryIndex, MemoryStore};
 
     use super::*;
-    use leaderboard::time::now_ms;
 
     fn deps() -> Deps<MemoryStore, MemoryIndex> {
         Deps {
@@ -137,11 +136,7 @@ mod tests {
         body: Option<&str>,
     ) -> (u16, serde_json::Value) {
         let req = http::request(route, params, query, body);
-        let mut inv = Invocation::default();
-        inv.deadline = (now_ms() + 60_000) as u64;
-        let resp = handle(deps, LambdaEvent::new(req, inv)).await.unwrap();
-        let json = http::response_json(&resp).unwrap_or_default();
-        (resp.status_code as u16, json)
+        memory::reply(|e| handle(deps, e), req).await
     }
 
     #[tokio::test]

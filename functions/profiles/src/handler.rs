@@ -63,11 +63,7 @@ mod tests {
         body: Option<&str>,
     ) -> (u16, serde_json::Value) {
         let req = http::request(route, params, &[], body);
-        let resp = handle(ctx, LambdaEvent::new(req, Invocation::default()))
-            .await
-            .unwrap();
-        let json = http::response_json(&resp).unwrap_or_default();
-        (resp.status_code as u16, json)
+        memory::reply(|e| handle(ctx, e), req).await
     }
 
     #[tokio::test]

@@ -87,7 +87,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
 
 #[cfg(test)]
 mod tests {
-    use lambda_runtime::Context as Invocation;
+
     use leaderboard::memory::{self, MemoryIndex, MemoryStore};
 
     use super::*;
@@ -99,11 +99,7 @@ mod tests {
         body: Option<&str>,
     ) -> (u16, serde_json::Value) {
         let req = http::request(route, params, &[], body);
-        let resp = handle(ctx, LambdaEvent::new(req, Invocation::default()))
-            .await
-            .unwrap();
-        let json = http::response_json(&resp).unwrap_or_default();
-        (resp.status_code as u16, json)
+        memory::reply(|e| handle(ctx, e), req).await
     }
 
     #[tokio::test]

@@ -52,6 +52,24 @@ pub fn context() -> Context<MemoryStore, MemoryIndex> {
     Context::new(MemoryStore::default(), MemoryIndex::default(), settings)
 }
 
+/// What an HTTP handler answers `req`, called as the runtime calls it (an invocation with
+/// a minute before its deadline): the status and the JSON body (null when none). The
+/// handler tests' one way to call their function.
+pub async fn reply<F, Fut, E>(handle: F, req: crate::http::Request) -> (u16, serde_json::Value)
+where
+    F: FnOnce(lambda_runtime::LambdaEvent<crate::http::Request>) -> Fut,
+    Fut: std::future::Future<Output = Result<crate::http::Response, E>>,
+    E: std::fmt::Debug,
+{
+    let mut invocation = lambda_runtime::Context::default();
+    invocation.deadline = (crate::time::now_ms() + 60_000) as u64;
+    let resp = handle(lambda_runtime::LambdaEvent::new(req, invocation))
+        .await
+        .expect("a handler answers every request");
+    let json = crate::http::response_json(&resp).unwrap_or_default();
+    (resp.status_code as u16, json)
+}
+
 /// The error an unreachable Redis gives (a timeout).
 fn outage() -> IndexError {
     IndexError::Timeout(Duration::ZERO)
