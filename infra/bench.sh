@@ -9,8 +9,16 @@
 #
 # Results: bench/results/latest.{json,md,png}. Arguments go to `bench`:
 # `--players N` (default 1000000), `--quick`, `--out DIR`.
+#
+# `--check`: the test command's proof that this script still starts what it starts: debug
+# binaries (built, not release), every server and stack above, one request to each
+# (`bench --check`), then everything stopped; nothing measured or written.
+# `BENCH_BIN_DIR` takes the functions from another folder (the test command points it at
+# an empty one to show that a stack that cannot start fails the run).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/scripts/common.sh"
+check=false
+for a in "$@"; do [ "$a" = --check ] && check=true; done
 ensure_deps
 cd "$ROOT"
 
@@ -31,8 +39,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$stamp"
 fi
 
-log "building release binaries (functions and bench)"
-cargo build --release --locked --workspace --bins
+if $check; then
+  log "building debug binaries (functions and bench)"
+  cargo build --locked --workspace --bins
+  profile=debug
+else
+  log "building release binaries (functions and bench)"
+  cargo build --release --locked --workspace --bins
+  profile=release
+fi
+bin_dir="${BENCH_BIN_DIR:-$ROOT/target/$profile}"
 
 with_workdir
 chmod 755 "$work"
@@ -63,13 +79,13 @@ wait_tcp 127.0.0.1 "$pg_port" 60
 start_stack() {
   local name=$1 port=$2
   shift 2
-  "$VENV/bin/python" infra/local/stack.py --table "$name-$port" --bin-dir target/release \
+  "$VENV/bin/python" infra/local/stack.py --table "$name-$port" --bin-dir "$bin_dir" \
     --port "$port" --social-port 0 --events-port 0 --events-ws-port 0 \
     --dynamodb-url "http://127.0.0.1:$dynamodb_port" --redis-url "redis://127.0.0.1:$redis_port" \
     --key-prefix "$name$port:" --api-key bench-key --run-dir "$work/stack-$name" "$@" \
     >"$work/stack-$name.log" 2>&1 &
   pids+=($!)
-  wait_stack_ready "$work/stack-$name.log" || exit 1
+  wait_stack_ready "$work/stack-$name.log" "$!" || exit 1
 }
 
 # Two stacks for the freshness runs: write-through off (the stream alone carries each
@@ -96,7 +112,7 @@ start_valkey
 binaries=""
 for dir in functions/*/; do
   name="$(basename "$dir")"
-  binaries="${binaries:+$binaries,}$name=$ROOT/target/release/$name"
+  binaries="${binaries:+$binaries,}$name=$bin_dir/$name"
 done
 
 export BENCH_REDIS_URL="redis://127.0.0.1:$redis_port"
@@ -116,6 +132,12 @@ export BENCH_POLL_INTERVAL_S="$poll"
 export BENCH_COMMAND="infra/bench.sh${*:+ $*}"
 export RUST_LOG=warn
 
+if $check; then
+  log "one request to each server and stack (bench --check)"
+  "target/$profile/bench" --check
+  log "the benchmark's servers and stacks all answered; stopping them"
+  exit 0
+fi
 log "running the benchmark"
 target/release/bench "$@"
 out="bench/results"

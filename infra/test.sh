@@ -108,7 +108,8 @@ fi
 # one (printed, to replay). Beside it, on a DynamoDB endpoint of its own, the benchmark
 # harness still runs end to end (a few rounds of every Redis path on a small board;
 # infra/bench.sh is the real run): a smoke run checks what it records, not how fast, so
-# it can share the machine. Both skipped when a test filter was given.
+# it can share the machine; then `infra/bench.sh --check` starts every server and stack
+# the benchmark starts and sends each a request. Skipped when a test filter was given.
 if [ $# -eq 0 ]; then
   log "benchmark smoke run, beside the fuzzer"
   bench_dynamodb="http://127.0.0.1:$dynamodb_port3"
@@ -121,7 +122,13 @@ if [ $# -eq 0 ]; then
       grep -q '"family_6_first"' "$work/bench/latest.json" &&
       BENCH_REDIS_URL="$LB_TEST_REDIS_URL" BENCH_DYNAMODB_URL="$bench_dynamodb" \
         target/debug/bench --joins-only --smoke --out "$work/bench" >"$work/bench-joins.log" 2>&1 &&
-      grep -q '"joins_vs_floor"' "$work/bench/joins.json"
+      grep -q '"joins_vs_floor"' "$work/bench/joins.json" &&
+      # The benchmark script still starts every server and stack it starts (each answers
+      # one request), and a stack that cannot start fails it (here: no binaries).
+      infra/bench.sh --check >"$work/bench-check.log" 2>&1 &&
+      mkdir -p "$work/no-binaries" &&
+      ! BENCH_BIN_DIR="$work/no-binaries" infra/bench.sh --check >"$work/bench-check-broken.log" 2>&1 &&
+      grep -q "did not start" "$work/bench-check-broken.log"
   ) &
   bench_pid=$!
   pids+=("$bench_pid")
@@ -129,9 +136,9 @@ if [ $# -eq 0 ]; then
   seed="${FUZZ_SEED:-20261124}"
   if [ "$seed" = random ]; then infra/fuzz/run.sh; else infra/fuzz/run.sh --seed "$seed"; fi
   if ! wait "$bench_pid"; then
-    cat "$work/bench.log" "$work/bench-joins.log" >&2 2>/dev/null || true
-    log "the benchmark smoke run failed: above"
+    cat "$work/bench.log" "$work/bench-joins.log" "$work/bench-check.log" "$work/bench-check-broken.log" >&2 2>/dev/null || true
+    log "the benchmark smoke run or the check of infra/bench.sh failed: above"
     exit 1
   fi
-  log "benchmark smoke run done"
+  log "benchmark smoke run and infra/bench.sh --check done"
 fi

@@ -16,9 +16,11 @@
 //! Flags: `--players N` (default 1,000,000), `--quick` (fewer rounds), `--smoke` (a
 //! few rounds of everything: the test command's check that the harness works),
 //! `--cost-only` (only the DynamoDB bill, to `cost.json`), `--joins-only` (only
-//! tournament joins, to `joins.json`: see `joins`), `--out DIR`.
+//! tournament joins, to `joins.json`: see `joins`), `--check` (one request to every server
+//! and stack, nothing measured: see `check`), `--out DIR`.
 
 mod board;
+mod check;
 mod column;
 mod cost;
 mod cpu;
@@ -58,6 +60,8 @@ struct Args {
     cost_only: bool,
     /// Only tournament joins, written to `joins.json`.
     joins_only: bool,
+    /// One request to every server and stack, nothing measured (`check`).
+    check: bool,
 }
 
 fn args() -> anyhow::Result<Args> {
@@ -67,6 +71,7 @@ fn args() -> anyhow::Result<Args> {
         out: PathBuf::from("bench/results"),
         cost_only: false,
         joins_only: false,
+        check: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
@@ -79,9 +84,10 @@ fn args() -> anyhow::Result<Args> {
             "--smoke" => args.size = Size::Smoke,
             "--cost-only" => args.cost_only = true,
             "--joins-only" => args.joins_only = true,
+            "--check" => args.check = true,
             "--out" => args.out = it.next().context("--out needs a directory")?.into(),
             other => anyhow::bail!(
-                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --joins-only, --out DIR)"
+                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --joins-only, --check, --out DIR)"
             ),
         }
     }
@@ -152,6 +158,9 @@ async fn redis_column(
 #[tokio::main]
 async fn main() -> anyhow::Result<()> {
     let args = args()?;
+    if args.check {
+        return check::run().await;
+    }
     let redis_url =
         env("BENCH_REDIS_URL").context("BENCH_REDIS_URL is required (run infra/bench.sh)")?;
     let dynamodb_url = env("BENCH_DYNAMODB_URL").context("BENCH_DYNAMODB_URL is required")?;

@@ -13,7 +13,7 @@ the email parser (`httpd`); request ids come from a counter; the table's stream 
 over the JSON protocol directly (`streams.JsonApi`), its records kept in the wire form
 Lambda's event carries.
 
-Usage: stack.py --table NAME --bin-dir target/debug [--port 3000] [--social-port 3001] ...
+Usage: stack.py --table NAME --bin-dir target/debug [--port 0] [--social-port 0] ... (0: any free port)
 Prints one line `READY api=http://... social=http://... events=http://... realtime=ws://...`
 on stdout when it serves.
 """
@@ -48,12 +48,17 @@ def main():
     ap.add_argument("--template", default=os.path.join(ROOT, "template.yaml"))
     ap.add_argument("--bin-dir", default=os.path.join(ROOT, "target", "debug"))
     ap.add_argument("--table", required=True)
-    ap.add_argument("--port", type=int, default=int(os.environ.get("LB_PORT", 3000)))
-    ap.add_argument("--social-port", type=int, default=3001)
-    ap.add_argument("--events-port", type=int, default=int(os.environ.get("LB_EVENTS_PORT", 3002)),
-                    help="the local events API's HTTP endpoint (publish, demo page); 0: any free port")
-    ap.add_argument("--events-ws-port", type=int, default=int(os.environ.get("LB_EVENTS_WS_PORT", 3003)),
-                    help="the local events API's real-time (WebSocket) endpoint; 0: any free port")
+    # Every port is a free one unless given: a script that starts several stacks (the
+    # benchmark, the tests, the fuzzer) never finds one taken by another. infra/up.sh
+    # gives the fixed ports of the local contract (3000-3004).
+    ap.add_argument("--port", type=int, default=int(os.environ.get("LB_PORT", 0)),
+                    help="the API; 0 (the default): any free port")
+    ap.add_argument("--social-port", type=int, default=0,
+                    help="the social-graph stand-in; 0 (the default): any free port")
+    ap.add_argument("--events-port", type=int, default=int(os.environ.get("LB_EVENTS_PORT", 0)),
+                    help="the local events API's HTTP endpoint (publish, demo page); 0 (the default): any free port")
+    ap.add_argument("--events-ws-port", type=int, default=int(os.environ.get("LB_EVENTS_WS_PORT", 0)),
+                    help="the local events API's real-time (WebSocket) endpoint; 0 (the default): any free port")
     ap.add_argument("--jwt-secret", default=os.environ.get("LB_JWT_SECRET", idp.DEFAULT_SECRET),
                     help="HS256 key of the local players' tokens (the gateway and the events API check them)")
     ap.add_argument("--jwt-issuer", default=os.environ.get("LB_JWT_ISSUER", idp.DEFAULT_ISSUER),
@@ -64,8 +69,8 @@ def main():
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379")
     ap.add_argument("--key-prefix", default="")
     ap.add_argument("--api-key", default=os.environ.get("LB_API_KEY", "local-dev-key"))
-    ap.add_argument("--console-port", type=int, default=int(os.environ.get("LB_CONSOLE_PORT", 3004)),
-                    help="the operator console's static files (infra/console/dist); 0: any free port")
+    ap.add_argument("--console-port", type=int, default=int(os.environ.get("LB_CONSOLE_PORT", 0)),
+                    help="the operator console's static files (infra/console/dist); 0 (the default): any free port")
     ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
     ap.add_argument("--max-queue-wait", type=float, default=None,
                     help="seconds an API request may wait for a free process of its function before "

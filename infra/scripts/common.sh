@@ -124,15 +124,20 @@ wait_tcp() {
   return 1
 }
 
-# wait_stack_ready LOG: wait (60 s at most) until infra/local/stack.py, logging to LOG,
-# prints its READY line; on timeout show the log and fail.
+# wait_stack_ready LOG [PID]: wait (60 s at most) until infra/local/stack.py, logging to
+# LOG, prints its READY line; fail at once when PID (the stack's) has ended. On failure
+# show the log and say so.
 wait_stack_ready() {
-  local log=$1 i
+  local log=$1 pid=${2:-} i
   for ((i = 0; i < 600; i++)); do
     grep -q '^READY' "$log" 2>/dev/null && return 0
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then
+      break
+    fi
     sleep 0.1
   done
   cat "$log" >&2
+  echo "the local stack logging to $log did not start" >&2
   return 1
 }
 
