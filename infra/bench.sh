@@ -138,6 +138,13 @@ if $check; then
   log "the benchmark's servers and stacks all answered; stopping them"
   exit 0
 fi
+if [[ " $* " != *" --cost-only "* && " $* " != *" --joins-only "* ]]; then
+  # Cold starts (process start to the first Runtime API poll, 20 of each function, as
+  # infra/release.sh measures the cargo-lambda bootstraps): the init target.
+  log "init time of each release binary (infra/local/init_time.py)"
+  "$VENV/bin/python" infra/local/init_time.py --bin-dir "$bin_dir" --runs 20 --out "$work/init.json"
+  export BENCH_INIT_JSON="$work/init.json"
+fi
 log "running the benchmark"
 target/release/bench "$@"
 out="bench/results"

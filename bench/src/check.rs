@@ -30,7 +30,11 @@ pub async fn run() -> anyhow::Result<()> {
     // DynamoDB, through the meter in front of it (what the cost run reads).
     let meter = env("BENCH_METER_URL").context("BENCH_METER_URL is not set")?;
     let bill = http.get(format!("{meter}/__meter")).send().await?;
-    anyhow::ensure!(bill.status().is_success(), "the meter answered {}", bill.status());
+    anyhow::ensure!(
+        bill.status().is_success(),
+        "the meter answered {}",
+        bill.status()
+    );
     println!("check: the DynamoDB meter at {meter} answers");
     // Every stack: a player's read through its gateway and a function.
     let token = env("BENCH_PLAYER_TOKEN").context("BENCH_PLAYER_TOKEN is not set")?;
@@ -39,8 +43,15 @@ pub async fn run() -> anyhow::Result<()> {
         .filter_map(|p| p.split_once('='))
         .map(|(label, url)| (label.to_owned(), url.to_owned()))
         .collect();
-    stacks.push(("load".into(), env("BENCH_LOAD_URL").context("BENCH_LOAD_URL is not set")?));
-    anyhow::ensure!(stacks.len() == 3, "three stacks, not {}: {stacks:?}", stacks.len());
+    stacks.push((
+        "load".into(),
+        env("BENCH_LOAD_URL").context("BENCH_LOAD_URL is not set")?,
+    ));
+    anyhow::ensure!(
+        stacks.len() == 3,
+        "three stacks, not {}: {stacks:?}",
+        stacks.len()
+    );
     for (label, url) in &stacks {
         let resp = (http.get(format!("{url}/leaderboards?limit=1")))
             .bearer_auth(&token)
@@ -48,14 +59,20 @@ pub async fn run() -> anyhow::Result<()> {
             .await
             .with_context(|| format!("the {label} stack at {url}"))?;
         let status = resp.status();
-        anyhow::ensure!(status.is_success(), "the {label} stack at {url} answered {status}");
+        anyhow::ensure!(
+            status.is_success(),
+            "the {label} stack at {url} answered {status}"
+        );
         println!("check: the {label} stack at {url} serves a read");
     }
     for (name, path) in (env("BENCH_BINARIES").unwrap_or_default())
         .split(',')
         .filter_map(|p| p.split_once('='))
     {
-        anyhow::ensure!(std::path::Path::new(path).is_file(), "no {name} binary at {path}");
+        anyhow::ensure!(
+            std::path::Path::new(path).is_file(),
+            "no {name} binary at {path}"
+        );
     }
     println!("check: every function's binary is there");
     Ok(())

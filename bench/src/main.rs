@@ -117,6 +117,7 @@ async fn redis_column(
         projector::projector_sharded(ctx, bare, "", lb, players, rounds.batches_1000).await?;
     let _: () = redis::cmd("UNLINK")
         .arg(board::BARE_LOAD_KEY)
+        .arg(board::BARE_HASH_KEY)
         .query_async(bare)
         .await?;
 

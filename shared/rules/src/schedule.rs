@@ -19,8 +19,7 @@
 use std::cmp::Ordering;
 use std::str::FromStr;
 
-use chrono::{DateTime, Duration, NaiveDateTime, TimeZone, Utc};
-use chrono_tz::Tz;
+use chrono::{DateTime, Duration, NaiveDateTime, Utc};
 use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
@@ -285,7 +284,7 @@ impl Cron {
         // The cron crate's form has seconds first: every firing is at :00.
         let expr = cron::Schedule::from_str(&format!("0 {}", self.cron))
             .map_err(|e| DomainError::invalid("schedules.cron", format!("cannot be run: {e}")))?;
-        let tz = Tz::from_str(&self.time_zone).map_err(|_| {
+        let tz = jiff::tz::db().get(&self.time_zone).map_err(|_| {
             DomainError::invalid("schedules.time_zone", "is not an IANA time zone name")
         })?;
         Ok(Compiled { expr, tz })
@@ -323,7 +322,7 @@ pub fn window_key(start_ms: i64) -> String {
 /// through the UTC calendar, which has no gaps), then placed in time (`instant`).
 struct Compiled {
     expr: cron::Schedule,
-    tz: Tz,
+    tz: jiff::tz::TimeZone,
 }
 
 /// A wall-clock time as the cron crate takes it.
@@ -332,8 +331,51 @@ type Wall = DateTime<Utc>;
 impl Compiled {
     /// The zone's wall-clock time at `ms`.
     fn wall(&self, ms: i64) -> Wall {
-        let utc = DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
-        utc.with_timezone(&self.tz).naive_local().and_utc()
+        let Ok(at) = jiff::Timestamp::from_millisecond(ms) else {
+            return DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default();
+        };
+        let local = self.tz.to_datetime(at);
+        let naive = chrono::NaiveDate::from_ymd_opt(
+            i32::from(local.year()),
+            u32::from(local.month().unsigned_abs()),
+            u32::from(local.day().unsigned_abs()),
+        )
+        .and_then(|d| {
+            d.and_hms_nano_opt(
+                u32::from(local.hour().unsigned_abs()),
+                u32::from(local.minute().unsigned_abs()),
+                u32::from(local.second().unsigned_abs()),
+                local.subsec_nanosecond().unsigned_abs(),
+            )
+        });
+        naive.map_or_else(
+            || DateTime::<Utc>::from_timestamp_millis(ms).unwrap_or_default(),
+            |n| n.and_utc(),
+        )
+    }
+
+    /// The earliest instant (ms) the zone's clock shows `naive`; `None` in a gap the
+    /// clock skips.
+    fn earliest(&self, naive: NaiveDateTime) -> Option<i64> {
+        use chrono::{Datelike, Timelike};
+        use jiff::tz::AmbiguousOffset;
+        let civil = jiff::civil::DateTime::new(
+            i16::try_from(naive.year()).ok()?,
+            i8::try_from(naive.month()).ok()?,
+            i8::try_from(naive.day()).ok()?,
+            i8::try_from(naive.hour()).ok()?,
+            i8::try_from(naive.minute()).ok()?,
+            i8::try_from(naive.second()).ok()?,
+            0,
+        )
+        .ok()?;
+        let offset = match self.tz.to_ambiguous_timestamp(civil).offset() {
+            AmbiguousOffset::Unambiguous { offset } => offset,
+            // A repeated hour: its first pass, on the offset before the change.
+            AmbiguousOffset::Fold { before, .. } => before,
+            AmbiguousOffset::Gap { .. } => return None,
+        };
+        Some(offset.to_timestamp(civil).ok()?.as_millisecond())
     }
 
     /// The instant of a wall-clock firing: its first occurrence when the clock repeats
@@ -342,8 +384,8 @@ impl Compiled {
         let mut naive: NaiveDateTime = wall.naive_utc();
         // A gap is at most a day (a zone that changed its date line); walk past it.
         for _ in 0..=(2 * 24 * 60) {
-            if let Some(t) = self.tz.from_local_datetime(&naive).earliest() {
-                return t.timestamp_millis();
+            if let Some(t) = self.earliest(naive) {
+                return t;
             }
             naive += Duration::minutes(1);
         }
