@@ -18,6 +18,8 @@ use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, remove
 use leaderboard::service::reads;
 use leaderboard::service::scores::{MatchBody, MatchResult, submit_match};
 use leaderboard::service::seal;
+use leaderboard::service::tournaments;
+use leaderboard::tournament::Tournament;
 use leaderboard::window::Period;
 use serde::Serialize;
 use serde_json::json;
@@ -43,6 +45,9 @@ pub struct CostResults {
     pub degraded_board_players: u64,
     /// Players the sealed board recorded (`seal_per_1000_players` is scaled from it).
     pub sealed_players: u64,
+    /// Members of the sealed tournament and league occurrences (the `_per_1000_members`
+    /// rows are scaled from it).
+    pub tournament_members: u64,
     pub write_units: BTreeMap<&'static str, f64>,
     /// Of `write_units`, what cancelled transactions and failed conditions cost, counted
     /// as if they wrote (an upper bound on what DynamoDB bills for them).
@@ -98,21 +103,8 @@ fn id<T>(parse: fn(&str) -> Result<T, leaderboard::error::DomainError>, s: &str)
 }
 
 fn submit(lb: &LeaderboardId, player: &str, m: &str, score: i64) -> SubmitScore {
-    SubmitScore::new(
-        lb.clone(),
-        id(PlayerId::parse, player),
-        leaderboard::service::ingest::ScoreBody {
-            op: Default::default(),
-            reason: None,
-            subscores: None,
-            metadata: None,
-            new_score: Some(serde_json::value::to_raw_value(&score).expect("a number")),
-            match_id: Some(json!(m)),
-            event_ts: None,
-        },
-        &leaderboard::service::moderation::Operator("bench".into()),
-    )
-    .expect("a valid submission")
+    let player = id(PlayerId::parse, player);
+    SubmitScore::new(lb.clone(), player, body(m, score), &bench()).expect("a valid submission")
 }
 
 fn result(game: &str, player: &str, m: &str, score: i64) -> MatchResult {
@@ -264,6 +256,8 @@ pub async fn run(
         );
     }
 
+    tournament_rows(&ctx, &meter, &mut row).await?;
+
     // A banned player's result on the 6-board family, refused on every board.
     let banned = id(PlayerId::parse, "cheat");
     let op = Operator("cost".into());
@@ -348,9 +342,156 @@ pub async fn run(
         recorded = n;
     }
     out.sealed_players = recorded;
+    // Last week's occurrence of a league and of the same tournament without one, each
+    // of `members` players in cohorts of 50: sealing them, per 1,000 members (the
+    // league's settle is the difference).
+    let members = players.min(1_000);
+    for (name, league) in [
+        ("tournament_seal_per_1000_members", false),
+        ("league_settle_per_1000_members", true),
+    ] {
+        let id = format!("costweek{}", u8::from(league));
+        let boards = last_week(&direct, &id, league, members).await?;
+        let events = leaderboard::memory::MemoryEvents::default();
+        let settled = seal::SealSettings {
+            settle: Duration::ZERO,
+        };
+        let bill = meter
+            .bill(async {
+                for board in &boards {
+                    let far = Instant::now() + Duration::from_secs(600);
+                    while !seal::seal(&ctx.store, &events, settled, board, far)
+                        .await?
+                        .done
+                    {}
+                }
+                Ok(())
+            })
+            .await?;
+        if league {
+            let settled = events.settled().len();
+            anyhow::ensure!(settled == boards.len() - 1, "{settled} cohorts settled");
+        }
+        row(name, bill.per_1000(members));
+    }
+    out.tournament_members = members;
     let before = out.read_units_before_write_per_board();
     out.read_units.insert("before_write_per_board", before);
     Ok(out)
+}
+
+/// A tournament (cohorts of 50, three attempts): a player's join, first result, a
+/// better one, the same match again, then a fourth result refused (attempts used up).
+async fn tournament_rows(
+    ctx: &AppContext,
+    meter: &Meter,
+    row: &mut impl FnMut(&'static str, Bill),
+) -> anyhow::Result<()> {
+    tournaments::create(ctx, &Operator("cost".into()), cup("costcup", false)).await?;
+    let warm = id(PlayerId::parse, "warm");
+    tournaments::join(ctx, "costcup", &warm).await?;
+    tournaments::submit(ctx, "costcup", &warm, body("w", 1), &bench()).await?;
+    let p = id(PlayerId::parse, "p1");
+    row(
+        "tournament_join",
+        meter
+            .bill(async { Ok(tournaments::join(ctx, "costcup", &p).await?) })
+            .await?,
+    );
+    let go = |m: &'static str, s: i64| {
+        let p = &p;
+        async move { Ok(tournaments::submit(ctx, "costcup", p, body(m, s), &bench()).await?) }
+    };
+    row("tournament_first", meter.bill(go("m1", 100)).await?);
+    row("tournament_improving", meter.bill(go("m2", 200)).await?);
+    row("tournament_retry", meter.bill(go("m2", 200)).await?);
+    go("m3", 50).await?;
+    let refused = meter
+        .bill(async {
+            let refused = tournaments::submit(ctx, "costcup", &p, body("m4", 300), &bench()).await;
+            anyhow::ensure!(refused.is_err(), "a fourth result is refused: {refused:?}");
+            Ok(())
+        })
+        .await?;
+    row("tournament_attempts_used_up", refused);
+    Ok(())
+}
+
+/// A weekly tournament of game `id` with cohorts of 50 and three attempts; with a
+/// league of three tiers if asked.
+fn cup(id: &str, league: bool) -> Tournament {
+    let mut def = json!({
+        "tournament_id": id, "game": id, "mode": "cost", "title": "Cost cup",
+        "schedule": {"period": "WEEKLY"}, "cohort_size": 50, "max_attempts": 3,
+        "grace_seconds": 0,
+    });
+    if league {
+        def["league"] = json!({"start_tier": "silver", "tiers": [
+            {"id": "bronze", "promote": {"percent": 20},
+             "rewards": [{"from_rank": 1, "to_rank": 3, "reward": "bronze-chest"}]},
+            {"id": "silver", "promote": {"count": 5}, "demote": {"percent": 10},
+             "rewards": [{"from_rank": 1, "to_rank": 5, "reward": "silver-chest"}]},
+            {"id": "gold", "demote": {"count": 4},
+             "rewards": [{"from_rank": 1, "to_rank": 10, "reward": "gold-chest"}]}]});
+    }
+    serde_json::from_value(def).expect("a tournament definition")
+}
+
+fn body(m: &str, score: i64) -> leaderboard::service::ingest::ScoreBody {
+    leaderboard::service::ingest::ScoreBody {
+        op: None,
+        reason: None,
+        subscores: None,
+        metadata: None,
+        new_score: Some(serde_json::value::to_raw_value(&score).expect("a number")),
+        match_id: Some(json!(m)),
+        event_ts: None,
+    }
+}
+
+fn bench() -> Operator {
+    Operator("bench".into())
+}
+
+/// Tournament `id` (a league if asked) played last week by `members` players, each
+/// joined and with one result (unmetered, the clock set into last week); the boards
+/// its seal must seal: the occurrence's and each cohort's.
+async fn last_week(
+    ctx: &AppContext,
+    id: &str,
+    league: bool,
+    members: u64,
+) -> anyhow::Result<Vec<LeaderboardId>> {
+    use futures::StreamExt as _;
+    const WEEK_MS: i64 = 7 * 86_400_000;
+    // 1970-01-01 was a Thursday: Mondays are 4 days past a multiple of a week.
+    let monday = 4 * 86_400_000;
+    let now = leaderboard::time::now_ms();
+    let last_week = (now - monday).div_euclid(WEEK_MS) * WEEK_MS + monday - WEEK_MS;
+    tournaments::create(ctx, &bench(), cup(id, league)).await?;
+    ctx.clock.set(Some(last_week + 3_600_000));
+    let played = futures::stream::iter(0..members)
+        .map(|i| async move {
+            let p = id_of(i);
+            let (joined, _) = tournaments::join(ctx, id, &p).await?;
+            tournaments::submit(ctx, id, &p, body("m", (i * 37 % 1_000) as i64), &bench()).await?;
+            Ok::<_, anyhow::Error>(joined)
+        })
+        .buffer_unordered(16)
+        .collect::<Vec<_>>()
+        .await;
+    ctx.clock.set(None);
+    let mut boards = std::collections::BTreeSet::new();
+    for joined in played {
+        let joined = joined?;
+        boards.insert(joined.leaderboard_id);
+        boards.extend(joined.cohort_leaderboard_id);
+    }
+    Ok(boards.into_iter().collect())
+}
+
+fn id_of(i: u64) -> PlayerId {
+    id(PlayerId::parse, &format!("t{i:05}"))
 }
 
 /// What sealing `board` (a closed window) costs, per 1,000 players, and how many it
@@ -377,14 +518,20 @@ async fn seal_bill(
             }
         })
         .await?;
-    let per = 1_000.0 / (recorded.max(1) as f64);
-    let bill = Bill {
-        write_units: sealed.write_units * per,
-        cancelled_write_units: sealed.cancelled_write_units * per,
-        read_units: sealed.read_units * per,
-        calls: sealed.calls,
-    };
-    Ok((bill, recorded))
+    Ok((sealed.per_1000(recorded), recorded))
+}
+
+impl Bill {
+    /// This bill scaled from `members` to 1,000 (calls as counted).
+    fn per_1000(self, members: u64) -> Self {
+        let per = 1_000.0 / (members.max(1) as f64);
+        Self {
+            write_units: self.write_units * per,
+            cancelled_write_units: self.cancelled_write_units * per,
+            read_units: self.read_units * per,
+            calls: self.calls,
+        }
+    }
 }
 
 impl CostResults {

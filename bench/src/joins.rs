@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::stats::{Summary, in_tasks};
 
 /// One run of joins.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct JoinRun {
     pub label: String,
     pub joins: u64,
@@ -41,7 +41,7 @@ pub struct JoinRun {
 }
 
 /// The seat hint alone: `next_seat` calls on one occurrence from many tasks.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct HintRun {
     pub calls: u64,
     pub tasks: usize,
@@ -52,7 +52,7 @@ pub struct HintRun {
 /// The floor: a join's DynamoDB calls alone, bare from the SDK (two strongly
 /// consistent `GetItem`s, one `TransactWriteItems` of two puts if absent), from as many
 /// tasks: what the endpoint itself allows.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct FloorRun {
     pub calls: u64,
     pub tasks: usize,
@@ -60,7 +60,7 @@ pub struct FloorRun {
     pub latency: Summary,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Joins {
     pub runs: Vec<JoinRun>,
     /// The first run's joins per second over the floor's.

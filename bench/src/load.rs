@@ -32,6 +32,8 @@ pub struct LoadRun {
     pub timeouts: u64,
     /// Replies other than 2xx, and refused connections.
     pub errors: u64,
+    /// The errors by status (`0`: no reply, e.g. a refused connection).
+    pub errors_by_status: std::collections::BTreeMap<u16, u64>,
     pub write_p50_ms: f64,
     pub write_p99_ms: f64,
     pub read_p50_ms: f64,
@@ -43,6 +45,7 @@ struct Tally {
     ok: AtomicU64,
     timeouts: AtomicU64,
     errors: AtomicU64,
+    by_status: Mutex<std::collections::BTreeMap<u16, u64>>,
     took: Mutex<Vec<Duration>>,
 }
 
@@ -57,8 +60,10 @@ impl Tally {
             Err(e) if e.is_timeout() => {
                 self.timeouts.fetch_add(1, Ordering::Relaxed);
             }
-            _ => {
+            other => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
+                let status = other.unwrap_or_default();
+                *self.by_status.lock().expect("not poisoned").entry(status).or_default() += 1;
             }
         }
     }
@@ -174,13 +179,20 @@ pub async fn run(
         reads_per_s: (reads.ok.load(Ordering::Relaxed) as f64 / took * 10.0).round() / 10.0,
         timeouts: writes.timeouts.load(Ordering::Relaxed) + reads.timeouts.load(Ordering::Relaxed),
         errors: writes.errors.load(Ordering::Relaxed) + reads.errors.load(Ordering::Relaxed),
+        errors_by_status: {
+            let mut all = writes.by_status.lock().expect("not poisoned").clone();
+            for (status, n) in reads.by_status.lock().expect("not poisoned").iter() {
+                *all.entry(*status).or_default() += n;
+            }
+            all
+        },
         write_p50_ms: ws.p50_us / 1e3,
         write_p99_ms: ws.p99_us / 1e3,
         read_p50_ms: rs.p50_us / 1e3,
         read_p99_ms: rs.p99_us / 1e3,
     };
     println!(
-        "{:>28}: {:.1} writes/s (p50 {:.0} ms, p99 {:.0} ms) + {:.1} reads/s (p50 {:.0} ms, p99 {:.0} ms) over {:.0} s; {} timeouts, {} errors",
+        "{:>28}: {:.1} writes/s (p50 {:.0} ms, p99 {:.0} ms) + {:.1} reads/s (p50 {:.0} ms, p99 {:.0} ms) over {:.0} s; {} timeouts, {} errors {:?}",
         "local stack load",
         run.writes_per_s,
         run.write_p50_ms,
@@ -190,7 +202,8 @@ pub async fn run(
         run.read_p99_ms,
         run.seconds,
         run.timeouts,
-        run.errors
+        run.errors,
+        run.errors_by_status
     );
     Ok(run)
 }

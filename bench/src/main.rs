@@ -12,6 +12,8 @@
 //! `BENCH_LOAD_SECONDS`: 600, 60 with `--quick`), `BENCH_BINARIES` (`name=path,...`:
 //! the release binaries whose sizes to report) and `BENCH_METER_URL` (infra/local/
 //! meter.py in front of the DynamoDB endpoint: what DynamoDB would bill, `cost.*`).
+//! Every run also joins players into one tournament tier (`joins`) and measures the
+//! score columns (`columns`: integers, tie-break columns, decimal places).
 //!
 //! Flags: `--players N` (default 1,000,000), `--quick` (fewer rounds), `--smoke` (a
 //! few rounds of everything: the test command's check that the harness works),
@@ -22,6 +24,7 @@
 mod board;
 mod check;
 mod column;
+mod columns;
 mod cost;
 mod cpu;
 mod freshness;
@@ -263,6 +266,20 @@ async fn main() -> anyhow::Result<()> {
         pick(500, 100, 10),
     )?;
 
+    println!("== tournament joins into one tier");
+    let (joins, writers) = (pick(10_000, 4_000, 200), 64);
+    let joins = joins::run(&redis_url, &dynamodb_url, joins as u64, writers).await?;
+
+    println!("== the score columns: integers, tie-break columns, decimal places");
+    let columns = columns::run(
+        &redis_url,
+        &dynamodb_url,
+        pick(5_000, 1_000, 100) as u64,
+        pick(2_000, 500, 20) as u64,
+        pick(2_000, 500, 20) as u64,
+    )
+    .await?;
+
     let mut fresh = Vec::new();
     if let Some(apis) = env("BENCH_API_URLS") {
         println!("== freshness through the stream path");
@@ -319,7 +336,9 @@ async fn main() -> anyhow::Result<()> {
         fresh,
         env("BENCH_POLL_INTERVAL_S").and_then(|s| s.parse().ok()),
     )
-    .with_cost(cost);
+    .with_cost(cost)
+    .with_joins(joins)
+    .with_columns(columns);
     std::fs::create_dir_all(&args.out)?;
     let json = serde_json::to_string_pretty(&results)?;
     std::fs::write(args.out.join("latest.json"), json + "\n")?;

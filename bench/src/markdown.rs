@@ -297,6 +297,51 @@ impl Results {
                 );
             }
         }
+        if let Some(j) = &self.joins {
+            let _ = writeln!(
+                out,
+                "\n## Tournament joins into one tier (cohorts of 50)\n\n| run | joins | writers | joins/s | p50 ms | p99 ms | seat retries a join | gave up | cohorts | largest |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            );
+            for r in &j.runs {
+                let l = &r.latency;
+                row(
+                    &mut out,
+                    &[
+                        r.label.clone(),
+                        r.joins.to_string(),
+                        r.writers.to_string(),
+                        format!("{:.0}", r.joins_per_s),
+                        format!("{:.1} | {:.1}", l.p50_us / 1e3, l.p99_us / 1e3),
+                        format!("{:.3}", r.retries_per_join),
+                        format!("{} | {} | {}", r.gave_up, r.cohorts, r.largest_cohort),
+                    ],
+                );
+            }
+            let _ = writeln!(
+                out,
+                "\nThe floor (a join's DynamoDB calls, bare, from as many tasks): {:.0}/s (joins/floor {:.2}); the seat hint alone: {:.0} calls/s.",
+                j.floor.per_s, j.joins_vs_floor, j.hint.calls_per_s
+            );
+        }
+        if let Some(c) = &self.columns {
+            let _ = writeln!(
+                out,
+                "\n## The score columns (microseconds, one client, {} players a board)\n\nAn improving result through the whole ingest (DynamoDB and the index), rank + 10 neighbours and top-100 from the index, on boards that differ only in their scores; the ratio is to the integer board, p99.\n\n| board | write p50 | write p99 | rank p50 | rank p99 | top-100 p50 | top-100 p99 | write / rank / top-100 p99 vs integers |\n|---|---:|---:|---:|---:|---:|---:|---|",
+                c.players
+            );
+            for r in &c.runs {
+                let ratios = (c.p99_vs_integers.get(r.label))
+                    .map_or("1 / 1 / 1".into(), |[w, k, t]| {
+                        format!("{w:.2} / {k:.2} / {t:.2}")
+                    });
+                let mut cells = vec![r.label.to_owned()];
+                for s in [&r.write, &r.rank, &r.top_100] {
+                    cells.push(format!("{:.0} | {:.0}", s.p50_us, s.p99_us));
+                }
+                cells.push(ratios);
+                row(&mut out, &cells);
+            }
+        }
         if let Some(c) = &self.cost {
             let _ = writeln!(
                 out,
@@ -367,4 +412,9 @@ fn by_command(dense: &Sharded, plain: &Sharded) -> String {
         dense.redis_us_per_record, plain.redis_us_per_record
     );
     out
+}
+
+/// One table row from its cells (a cell may hold several, joined by ` | `).
+fn row(out: &mut String, cells: &[String]) {
+    let _ = writeln!(out, "| {} |", cells.join(" | "));
 }

@@ -5,9 +5,11 @@ use serde::Serialize;
 
 use crate::board::LoadRate;
 use crate::column::{Column, WithoutDenseResults};
+use crate::columns::Columns;
 use crate::cost::CostResults;
 use crate::cpu::CpuResults;
 use crate::freshness::Freshness;
+use crate::joins::Joins;
 use crate::load::LoadRun;
 use crate::machine::Machine;
 use crate::postgres::PostgresResults;
@@ -96,6 +98,13 @@ pub struct Results {
     /// the meter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost: Option<CostResults>,
+    /// Tournament joins into one tier: with the seat hints, with Redis away, the floor.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub joins: Option<Joins>,
+    /// The score columns' cost: the same results and reads on an integer board, one
+    /// with two tie-break columns and one with three decimal places.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub columns: Option<Columns>,
     /// The stack's stream poll interval during the freshness runs (AWS: 0.25 s).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub poll_interval_s: Option<f64>,
@@ -294,6 +303,8 @@ impl Results {
             local_stack,
             freshness_ms,
             cost: None,
+            joins: None,
+            columns: None,
             poll_interval_s,
             targets,
         }
@@ -331,6 +342,37 @@ impl Results {
             });
         }
         self.cost = cost;
+        self
+    }
+}
+
+impl Results {
+    /// Adds the joins and their target (the design: 2,000/s into one tier on the local
+    /// stack, no cohort over size; the run itself fails on a cohort over size).
+    pub fn with_joins(mut self, joins: Joins) -> Self {
+        let hinted = &joins.runs[0];
+        self.targets.push(Target {
+            name: "tournament joins into one tier",
+            target: ">= 2,000/s, no cohort over size",
+            measured: format!(
+                "{:.0}/s from {} writers ({:.2}x the floor: a join's bare DynamoDB calls, {:.0}/s on this endpoint), largest cohort {}, {} gave up",
+                hinted.joins_per_s,
+                hinted.writers,
+                joins.joins_vs_floor,
+                joins.floor.per_s,
+                hinted.largest_cohort,
+                hinted.gave_up
+            ),
+            met: hinted.joins_per_s >= 2_000.0 && hinted.largest_cohort <= 50,
+        });
+        self.joins = Some(joins);
+        self
+    }
+
+    /// Adds the score columns' figures (no target: the design sets none; reported as
+    /// ratios to the integer board).
+    pub fn with_columns(mut self, columns: Columns) -> Self {
+        self.columns = Some(columns);
         self
     }
 }
