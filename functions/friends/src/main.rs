@@ -1,18 +1,17 @@
-//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+//! Lambda entry point of the friends function (ranks among a player's friends): its clients
+//! built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let deps = handler::Deps {
-        friends: wiring::friends_source(&config)?,
-        ctx: wiring::app_context(&config).await?,
+async fn main() -> Result<(), lambda_runtime::Error> {
+    let deps = async |config: &leaderboard::config::Config| {
+        Ok::<_, lambda_runtime::Error>(handler::Deps {
+            friends: wiring::friends_source(config)?,
+            ctx: wiring::app_context(config).await?,
+        })
     };
-    run(service_fn(|event| handler::handle(&deps, event))).await
+    wiring::serve(deps, handler::handle).await
 }

@@ -1,15 +1,9 @@
-//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+//! Lambda entry point of the ingest function (a player's result on one board): its clients
+//! built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
-
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let ctx = wiring::app_context(&config).await?;
-    run(service_fn(|event| handler::handle(&ctx, event))).await
+async fn main() -> Result<(), lambda_runtime::Error> {
+    leaderboard::wiring::serve(leaderboard::wiring::app_context, handler::handle).await
 }

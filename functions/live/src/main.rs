@@ -1,18 +1,18 @@
-//! Lambda entry point: configuration, the Redis and DynamoDB clients (the rows' names)
-//! and the events API publisher once per container, then the runtime loop over
-//! DynamoDB stream batches.
+//! Lambda entry point of the live function over DynamoDB stream batches (pushes to watched
+//! views): its clients built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let ctx = wiring::app_context(&config).await?;
-    let events = wiring::broadcaster(&config).await?;
-    run(service_fn(|event| handler::handle(&ctx, &events, event))).await
+async fn main() -> Result<(), lambda_runtime::Error> {
+    let deps = async |config: &leaderboard::config::Config| {
+        let ctx = wiring::app_context(config).await?;
+        Ok::<_, lambda_runtime::Error>((ctx, wiring::broadcaster(config).await?))
+    };
+    wiring::serve(deps, |(ctx, events), event| {
+        handler::handle(ctx, events, event)
+    })
+    .await
 }

@@ -1,21 +1,20 @@
-//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+//! Lambda entry point of the moderation function (bans, removals, corrections, audit): its
+//! clients built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
 use leaderboard::cursor::CursorSigner;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let deps = handler::Deps {
-        signer: CursorSigner::new(config.require_cursor_secret()?),
-        ctx: wiring::app_context(&config).await?,
+async fn main() -> Result<(), lambda_runtime::Error> {
+    let deps = async |config: &leaderboard::config::Config| {
+        Ok::<_, lambda_runtime::Error>(handler::Deps {
+            signer: CursorSigner::new(config.require_cursor_secret()?),
+            ctx: wiring::app_context(config).await?,
+        })
     };
     // Boxed: the handler's future is deep enough to overflow the compiler's layout queries
     // once it is also instantiated over the in-memory ports (its tests).
-    run(service_fn(|event| Box::pin(handler::handle(&deps, event)))).await
+    wiring::serve(deps, |deps, event| Box::pin(handler::handle(deps, event))).await
 }

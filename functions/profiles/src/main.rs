@@ -1,15 +1,15 @@
-//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+//! Lambda entry point of the profiles function (display names, avatars, erasure): its
+//! clients built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
-
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let ctx = wiring::app_context(&config).await?;
-    run(service_fn(|event| Box::pin(handler::handle(&ctx, event)))).await
+async fn main() -> Result<(), lambda_runtime::Error> {
+    use leaderboard::wiring::{app_context, serve};
+    // Boxed: the handler's future is deep enough to overflow the compiler's layout queries
+    // once it is also instantiated over the in-memory ports (its tests).
+    serve(app_context, |ctx, event| {
+        Box::pin(handler::handle(ctx, event))
+    })
+    .await
 }

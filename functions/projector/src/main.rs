@@ -1,17 +1,18 @@
-//! Lambda entry point: configuration, the Redis client and the repair queue once per
-//! container, then the runtime loop over DynamoDB stream batches.
+//! Lambda entry point of the projector over DynamoDB stream batches (the index kept exact):
+//! its clients built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let index = wiring::rank_index(&config).await?;
-    let repairs = wiring::repair_reporter(&config).await;
-    run(service_fn(|event| handler::handle(&index, &repairs, event))).await
+async fn main() -> Result<(), lambda_runtime::Error> {
+    let deps = async |config: &leaderboard::config::Config| {
+        let index = wiring::rank_index(config).await?;
+        Ok::<_, lambda_runtime::Error>((index, wiring::repair_reporter(config).await))
+    };
+    wiring::serve(deps, |(index, repairs), e| {
+        handler::handle(index, repairs, e)
+    })
+    .await
 }

@@ -1,19 +1,22 @@
-//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+//! Lambda entry point of the seal function (closed windows sealed, leagues settled, on a
+//! schedule): its clients built once per container (`wiring::serve`), then the runtime
+//! loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let deps = handler::Deps {
-        store: wiring::dynamo_store(&config).await?,
-        events: wiring::event_publisher(&config).await?,
-        settings: wiring::seal_settings(&config),
+async fn main() -> Result<(), lambda_runtime::Error> {
+    let deps = async |config: &leaderboard::config::Config| {
+        let store = wiring::dynamo_store(config).await?;
+        let events = wiring::event_publisher(config).await?;
+        let settings = wiring::seal_settings(config);
+        Ok::<_, lambda_runtime::Error>(handler::Deps {
+            store,
+            events,
+            settings,
+        })
     };
-    run(service_fn(|event| Box::pin(handler::handle(&deps, event)))).await
+    wiring::serve(deps, |deps, event| Box::pin(handler::handle(deps, event))).await
 }

@@ -1,19 +1,19 @@
-//! Lambda entry point: configuration, the DynamoDB and Redis adapters and the dead-letter
-//! queue once per container, then the runtime loop over Kafka and Kinesis batches.
+//! Lambda entry point of stream-ingest over Kafka and Kinesis batches (results from a
+//! stream): its clients built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
-use leaderboard::config::Config;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let deps = handler::Deps {
-        ctx: wiring::app_context(&config).await?,
-        dead_letters: wiring::dead_letters(&config).await?,
-    };
-    run(service_fn(|event| Box::pin(handler::handle(&deps, event)))).await
+async fn main() -> Result<(), lambda_runtime::Error> {
+    wiring::serve(
+        async |config: &leaderboard::config::Config| -> Result<_, lambda_runtime::Error> {
+            let ctx = wiring::app_context(config).await?;
+            let dead_letters = wiring::dead_letters(config).await?;
+            Ok(handler::Deps { ctx, dead_letters })
+        },
+        |deps, event| Box::pin(handler::handle(deps, event)),
+    )
+    .await
 }

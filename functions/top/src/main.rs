@@ -1,19 +1,22 @@
-//! Lambda entry point: configuration and clients once per container, then the runtime loop.
+//! Lambda entry point of the top function (top N, pages, around a rank): its clients built
+//! once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
 
-use lambda_runtime::{Error, run, service_fn};
 use leaderboard::config::Config;
-use leaderboard::cursor::CursorSigner;
-use leaderboard::{telemetry, wiring};
+use leaderboard::wiring;
 
 #[tokio::main]
-async fn main() -> Result<(), Error> {
-    telemetry::init();
-    let config = Config::from_env()?;
-    let deps = handler::Deps {
-        signer: CursorSigner::new(config.require_cursor_secret()?),
-        ctx: wiring::app_context(&config).await?,
-    };
-    run(service_fn(|event| handler::handle(&deps, event))).await
+async fn main() -> Result<(), lambda_runtime::Error> {
+    wiring::serve(
+        async |config: &Config| {
+            let signer = config.require_cursor_secret()?;
+            Ok::<_, lambda_runtime::Error>(handler::Deps {
+                signer: leaderboard::cursor::CursorSigner::new(signer),
+                ctx: wiring::app_context(config).await?,
+            })
+        },
+        handler::handle,
+    )
+    .await
 }

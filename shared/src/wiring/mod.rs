@@ -24,6 +24,30 @@ use crate::service::seal::SealSettings;
 use crate::service::{Context, Settings};
 use crate::store::{FriendsError, IndexError};
 
+/// A function's whole life (each `main.rs` is one call of it): JSON logs, the
+/// configuration read once, the dependencies `deps` builds from it once per container
+/// (the cold start), then the runtime's loop handing each event to `handle` with them.
+/// The dependencies live as long as the process, so the handler borrows them for
+/// `'static`.
+pub async fn serve<D, X, E, R, HandlerError, F, Fut>(
+    deps: impl AsyncFnOnce(&Config) -> Result<D, X>,
+    handle: F,
+) -> Result<(), lambda_runtime::Error>
+where
+    D: Sync + 'static,
+    X: Into<lambda_runtime::Error>,
+    E: serde::de::DeserializeOwned,
+    R: serde::Serialize,
+    HandlerError: Into<lambda_runtime::Diagnostic> + std::fmt::Debug,
+    F: Fn(&'static D, lambda_runtime::LambdaEvent<E>) -> Fut,
+    Fut: std::future::Future<Output = Result<R, HandlerError>>,
+{
+    telemetry::init();
+    let config = Config::from_env()?;
+    let deps: &'static D = Box::leak(Box::new(deps(&config).await.map_err(Into::into)?));
+    lambda_runtime::run(lambda_runtime::service_fn(|event| handle(deps, event))).await
+}
+
 /// The AWS configuration loader every client here starts from: the standard environment
 /// (region, credentials, endpoints) and one HTTPS client on rustls + ring (the SDK's
 /// default client would link aws-lc-rs as a second crypto library).
