@@ -15,7 +15,9 @@ use tracing::{info, warn};
 
 use super::{Context, ServiceError, rebuild};
 use crate::ids::LeaderboardId;
-use crate::store::{CacheEvent, CachePlane, Health, RankIndex, ReplicationGroup, ScoreStore};
+use crate::store::{
+    BoardStore, CacheEvent, CachePlane, Health, RankIndex, RebuildStore, ReplicationGroup,
+};
 
 /// How far back the index view reads the control plane's events.
 pub const EVENT_HOURS: u32 = 24;
@@ -59,7 +61,7 @@ pub struct RebuildProgress {
 }
 
 /// What `GET /admin/index` shows; `lb` must name an existing board.
-pub async fn index_view<S: ScoreStore, I: RankIndex, P: CachePlane>(
+pub async fn index_view<S: RebuildStore + BoardStore, I: RankIndex, P: CachePlane>(
     store: &S,
     index: &I,
     plane: Option<&P>,
@@ -155,7 +157,7 @@ pub enum Noticed {
 }
 
 /// Marks the boards a lossy notification touches stale and reports each for repair.
-pub async fn on_notice<S: ScoreStore, I: RankIndex, P: CachePlane>(
+pub async fn on_notice<S: BoardStore, I: RankIndex, P: CachePlane>(
     ctx: &Context<S, I>,
     plane: Option<&P>,
     event: &str,

@@ -14,7 +14,8 @@ use crate::error::DomainError;
 use crate::ids::PlayerId;
 use crate::profile::{Card, Profile, ProfileBody};
 use crate::store::{
-    AuditAction, CommitOutcome, RankIndex, ScoreStore, StoredProfile, VersionedCard,
+    AuditAction, CommitOutcome, ModerationStore, ProfileStore, RankIndex, StoredProfile,
+    VersionedCard,
 };
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -57,7 +58,7 @@ pub enum Writer {
 
 /// The player's profile (nulls and version 0 when they have none).
 #[instrument(skip(ctx))]
-pub async fn get<S: ScoreStore, I>(
+pub async fn get<S: ProfileStore, I>(
     ctx: &Context<S, I>,
     player: &PlayerId,
 ) -> Result<ProfileReply, ServiceError> {
@@ -70,7 +71,7 @@ pub async fn get<S: ScoreStore, I>(
 /// Sets the player's profile from `body` (checked whole first: nothing is stored when
 /// a field is refused).
 #[instrument(skip(ctx, body))]
-pub async fn put<S: ScoreStore, I: RankIndex>(
+pub async fn put<S: ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     body: ProfileBody,
@@ -108,7 +109,7 @@ pub struct ResetBody {
 /// An operator's reset of card fields (an offensive name, an avatar), audited; scores
 /// are not touched.
 #[instrument(skip(ctx, body))]
-pub async fn reset<S: ScoreStore, I: RankIndex>(
+pub async fn reset<S: ModerationStore + ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     body: ResetBody,
@@ -154,7 +155,7 @@ pub async fn reset<S: ScoreStore, I: RankIndex>(
 
 /// Erases the player's profile (an empty one at the next version, so no copy of the
 /// old one can win over it); true if there was one. One read when there is none.
-pub async fn erase<S: ScoreStore, I: RankIndex>(
+pub async fn erase<S: ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
 ) -> Result<bool, ServiceError> {
@@ -169,7 +170,7 @@ pub async fn erase<S: ScoreStore, I: RankIndex>(
 /// in first, then copies the card into the index (best effort: the stream does too).
 /// `change` answering `None` writes nothing. Returns the profile as it stands and
 /// whether this call wrote it.
-async fn write<S: ScoreStore, I: RankIndex>(
+async fn write<S: ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     change: impl Fn(&Profile) -> Option<Profile>,

@@ -36,7 +36,9 @@ use super::Context;
 use crate::error::DomainError;
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
-use crate::store::{Checkpoint, Health, RankIndex, ScoreStore};
+use crate::store::{
+    BoardStore, Checkpoint, Health, RankIndex, RebuildStore, SketchStore, StandingStore,
+};
 use crate::time::now_ms;
 
 /// Standings read and loaded per round trip.
@@ -87,7 +89,7 @@ pub struct RebuildReport {
 }
 
 /// Runs a request until done or `deadline`.
-pub async fn run<S: ScoreStore, I: RankIndex>(
+pub async fn run<S: BoardStore + RebuildStore + SketchStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     req: RebuildRequest,
     deadline: Instant,
@@ -123,7 +125,7 @@ fn new_generation() -> String {
 /// Rebuilds one board, resuming its checkpoint if there is one, under the board's
 /// lease ([`Outcome::Busy`] when another rebuild holds it).
 #[instrument(skip(ctx, deadline))]
-pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
+pub async fn rebuild_board<S: BoardStore + RebuildStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     deadline: Instant,
@@ -145,7 +147,7 @@ pub async fn rebuild_board<S: ScoreStore, I: RankIndex>(
     result
 }
 
-async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
+async fn rebuild_leased<S: BoardStore + RebuildStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     owner: &str,
@@ -203,7 +205,7 @@ async fn rebuild_leased<S: ScoreStore, I: RankIndex>(
 
 /// Where the board's rebuild starts: its checkpoint if the previous run's keys are
 /// still there, else a fresh start that reads everything again.
-async fn start_or_resume<S: ScoreStore, I: RankIndex>(
+async fn start_or_resume<S: RebuildStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &crate::board::Board,
 ) -> Result<Checkpoint, ServiceError> {
@@ -230,7 +232,7 @@ async fn start_or_resume<S: ScoreStore, I: RankIndex>(
 }
 
 /// Every board definition, all pages of the board list.
-pub async fn all_boards<S: ScoreStore>(
+pub async fn all_boards<S: BoardStore>(
     store: &S,
 ) -> Result<Vec<crate::board::Board>, ServiceError> {
     let mut boards = Vec::new();
@@ -248,7 +250,7 @@ pub async fn all_boards<S: ScoreStore>(
 /// Finds every board that is not closed and whose index is missing, stale or
 /// mid-rebuild, and rebuilds them while time remains.
 #[instrument(skip_all)]
-pub async fn sweep<S: ScoreStore, I: RankIndex>(
+pub async fn sweep<S: BoardStore + RebuildStore + SketchStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     deadline: Instant,
 ) -> Result<RebuildReport, ServiceError> {

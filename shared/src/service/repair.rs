@@ -37,7 +37,8 @@ use crate::board::BoardStatus;
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
 use crate::store::{
-    Health, RankIndex, RebuildNeeded, RepairQueue, ScoreStore, StreamRange, StreamSource,
+    BoardStore, Health, RankIndex, RebuildNeeded, RebuildStore, RepairQueue, StreamRange,
+    StreamSource,
 };
 use crate::time::now_ms;
 
@@ -128,7 +129,7 @@ pub enum Handled {
 
 /// Handles one message before `deadline`.
 #[instrument(skip_all)]
-pub async fn repair<S: ScoreStore, I: RankIndex, T: StreamSource>(
+pub async fn repair<S: BoardStore + RebuildStore, I: RankIndex, T: StreamSource>(
     ctx: &Context<S, I>,
     stream: &T,
     message: RepairMessage,
@@ -170,7 +171,7 @@ where
 
 /// Applies a stream range again (or, when it is lost, marks every board stale).
 #[instrument(skip(ctx, stream, deadline))]
-async fn replay<S: ScoreStore, I: RankIndex, T: StreamSource>(
+async fn replay<S: BoardStore, I: RankIndex, T: StreamSource>(
     ctx: &Context<S, I>,
     stream: &T,
     range: &StreamRange,
@@ -217,7 +218,7 @@ async fn replay<S: ScoreStore, I: RankIndex, T: StreamSource>(
 
 /// Rebuilds a reported board, unless that is no longer needed.
 #[instrument(skip(ctx, deadline))]
-async fn rebuild_reported<S: ScoreStore, I: RankIndex>(
+async fn rebuild_reported<S: BoardStore + RebuildStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     deadline: Instant,

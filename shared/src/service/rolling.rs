@@ -18,9 +18,9 @@ use super::ingest::rolling_of;
 use crate::board::{Board, Fold};
 use crate::ids::PlayerId;
 use crate::rolling::refold;
-use crate::store::RowAt;
 use crate::store::{
-    Buckets, CommitOutcome, Consistency, IndexEntry, RankIndex, Removal, Roll, ScoreStore,
+    Buckets, CommitOutcome, Consistency, IndexEntry, RankIndex, RebuildStore, Removal, Roll, RowAt,
+    StandingStore,
 };
 
 /// Rows read per shard per query.
@@ -32,7 +32,7 @@ const MAX_ATTEMPTS: u32 = 16;
 /// (the rest waits for the next sweep, still due); returns how many rows were
 /// rewritten. Not a rolling board: nothing.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
-pub async fn age<S: ScoreStore, I: RankIndex>(
+pub async fn age<S: RebuildStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     now: i64,
@@ -68,7 +68,7 @@ pub async fn age<S: ScoreStore, I: RankIndex>(
 
 /// Rolls one player's row: drops the buckets that have left by `now`. True when it
 /// wrote the row.
-async fn roll<S: ScoreStore, I: RankIndex>(
+async fn roll<S: StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     player: &PlayerId,

@@ -22,7 +22,9 @@ use crate::board::Board;
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::service::ServiceError;
-use crate::store::{Consistency, RankIndex, Row, ScoreStore};
+use crate::store::{
+    BoardStore, Consistency, ModerationStore, RankIndex, Row, StandingStore, TournamentStore,
+};
 use crate::time::rfc3339_ms;
 use crate::window::{NoWindow, Period, TimeWindow};
 
@@ -104,7 +106,7 @@ fn refused(err: &ServiceError) -> Outcome {
 }
 
 /// The board, created (and its index marked complete) if this is its first write.
-pub(crate) async fn ensure_board<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn ensure_board<S: BoardStore, I: RankIndex>(
     ctx: &Context<S, I>,
     fresh: Board,
 ) -> Result<Board, ServiceError> {
@@ -128,7 +130,10 @@ pub(crate) async fn ensure_board<S: ScoreStore, I: RankIndex>(
 /// its game and mode the player is in (`tournaments::for_match`). A game and mode with
 /// tournaments need no family.
 #[instrument(skip(ctx), fields(game = %m.game, mode = %m.mode, player = %m.player, match_id = %m.match_id))]
-pub async fn submit_match<S: ScoreStore, I: RankIndex>(
+pub async fn submit_match<
+    S: BoardStore + ModerationStore + TournamentStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     m: MatchResult,
 ) -> Result<MatchReply, ServiceError> {
@@ -161,7 +166,10 @@ pub async fn submit_match<S: ScoreStore, I: RankIndex>(
 }
 
 /// The match result on every window of `family`.
-async fn to_family<S: ScoreStore, I: RankIndex>(
+async fn to_family<
+    S: ModerationStore + BoardStore + StandingStore + TournamentStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     family: &Family,
     m: &MatchResult,
@@ -222,7 +230,7 @@ fn refused_or_fail(e: ServiceError) -> Result<Outcome, ServiceError> {
 /// a closed window without a board, a result the board refuses), answered by the row's
 /// receipt, or to be written. The rows are read eventually consistent (half a read
 /// unit): a stale row only makes its write's condition fail and read again.
-async fn prepare_window<S: ScoreStore, I: RankIndex>(
+async fn prepare_window<S: BoardStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     m: &MatchResult,
@@ -295,7 +303,7 @@ pub(crate) fn submission(m: &MatchResult, board: LeaderboardId, ts: i64, now: i6
 }
 
 /// Writes one window's share (the ban already read), or passes on what it already is.
-async fn write_share<S: ScoreStore, I: RankIndex>(
+async fn write_share<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     share: Share,
 ) -> Result<BoardOutcome, ServiceError> {
@@ -322,7 +330,7 @@ async fn write_share<S: ScoreStore, I: RankIndex>(
 /// The board of a window. An open window's board is created by its first write; a
 /// closed window gets no new board, but an existing one may hold the receipt of a
 /// retried request, so it is used; without one the result is refused.
-async fn window_board<S: ScoreStore, I: RankIndex>(
+async fn window_board<S: BoardStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     scope: &str,

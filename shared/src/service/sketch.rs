@@ -12,7 +12,7 @@ use super::Context;
 use super::reads::COUNT_CAP;
 use crate::board::Board;
 use crate::service::ServiceError;
-use crate::store::{RankIndex, RankSketch, ScoreStore};
+use crate::store::{RankIndex, RankSketch, SketchStore};
 use crate::time::now_ms;
 
 /// Marks per sketch (a sketch item of about 60 KB).
@@ -28,7 +28,7 @@ fn due(sketch: Option<&RankSketch>, now: i64) -> bool {
 /// Takes and stores `board`'s sketch if it is due and the board is big enough to need
 /// one; returns whether it stored one. The board's index must be ready.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
-pub async fn refresh<S: ScoreStore, I: RankIndex>(
+pub async fn refresh<S: SketchStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
 ) -> Result<bool, ServiceError> {

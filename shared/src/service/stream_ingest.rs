@@ -21,7 +21,10 @@ use super::Context;
 use super::scores::{MatchReply, MatchResult, Outcome, Refusal, submit_match};
 use crate::mapping::Mapping;
 use crate::service::ServiceError;
-use crate::store::{DeadLetter, DeadLetters, RankIndex, ScoreStore};
+use crate::store::{
+    BoardStore, DeadLetter, DeadLetters, MappingStore, ModerationStore, RankIndex, StandingStore,
+    TournamentStore,
+};
 
 /// One record of a stream batch.
 #[derive(Debug, Clone)]
@@ -76,7 +79,10 @@ fn dead(
 }
 
 /// Maps and applies one record.
-pub async fn ingest_record<S: ScoreStore, I: RankIndex>(
+pub async fn ingest_record<
+    S: BoardStore + ModerationStore + TournamentStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     mapping: Option<&Mapping>,
     record: &StreamRecord,
@@ -132,7 +138,11 @@ fn refused_everywhere(reply: &MatchReply) -> Option<&Refusal> {
 /// can never apply kept in `dead_letters`, the batch counted. An error fails the whole
 /// batch, to be delivered again (every record in it replays): a mapping that cannot be
 /// read, or dead letters that cannot be kept (retried rather than lost).
-pub async fn ingest_stream<S: ScoreStore, I: RankIndex, D: DeadLetters>(
+pub async fn ingest_stream<
+    S: MappingStore + BoardStore + ModerationStore + TournamentStore + StandingStore,
+    I: RankIndex,
+    D: DeadLetters,
+>(
     ctx: &Context<S, I>,
     dead_letters: &D,
     records: &[StreamRecord],
@@ -167,7 +177,11 @@ pub async fn ingest_stream<S: ScoreStore, I: RankIndex, D: DeadLetters>(
 /// Applies a batch: each key's records in order, keys concurrently. `mapping_of` gives
 /// the mapping of a source (`None`: none is stored).
 #[instrument(skip_all, fields(records = records.len()))]
-pub async fn ingest_batch<'m, S: ScoreStore, I: RankIndex>(
+pub async fn ingest_batch<
+    'm,
+    S: BoardStore + ModerationStore + TournamentStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     records: &[StreamRecord],
     mapping_of: impl Fn(&str) -> Option<&'m Mapping>,

@@ -281,7 +281,9 @@ pub trait SketchStore: Send + Sync {
 }
 
 /// The source of truth: boards, families, standings and receipts, in one table. Each
-/// part is its own trait, implemented in its own file by each adapter; a use case asks
+/// part is its own trait, implemented in its own file by each adapter. A use case asks
+/// for the parts it uses (`S: BoardStore + StandingStore`, say), so its signature says
+/// what it reads and writes; a function's handler, which routes to many use cases, asks
 /// for the whole store.
 pub trait ScoreStore:
     BoardStore

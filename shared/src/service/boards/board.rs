@@ -9,7 +9,7 @@ use crate::decimal::{ScoreFormat, Style};
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
 use crate::service::moderation::{Operator, audit};
-use crate::store::{RankIndex, ScoreStore};
+use crate::store::{BoardStore, ModerationStore, RankIndex};
 use crate::tiebreak::Columns;
 use crate::time::{now_ms, rfc3339_ms};
 use crate::window::Period;
@@ -115,7 +115,7 @@ impl BoardView {
 /// A new board's index is marked complete (it is empty); if Redis is down then, the
 /// rebuild sweep finds the board unmarked and marks it later.
 #[instrument(skip(store, index), fields(board = %req.leaderboard_id))]
-pub async fn create_board<S: ScoreStore, I: RankIndex>(
+pub async fn create_board<S: BoardStore, I: RankIndex>(
     store: &S,
     index: &I,
     req: CreateBoard,
@@ -166,7 +166,7 @@ pub async fn init_index<I: RankIndex>(index: &I, board: &Board, expire_at: Optio
 }
 
 /// Reads one board (always from the store, never the cache).
-pub async fn get_board<S: ScoreStore>(
+pub async fn get_board<S: BoardStore>(
     store: &S,
     lb: &LeaderboardId,
 ) -> Result<BoardView, ServiceError> {
@@ -189,7 +189,7 @@ pub struct PatchBoard {
 
 /// `PATCH /leaderboards/{lb}` by `op`: the status change ([`set_status`]), then its
 /// record in the audit trail (with `patch.reason`, or "status change").
-pub async fn change_status<S: ScoreStore>(
+pub async fn change_status<S: BoardStore + ModerationStore>(
     store: &S,
     op: &Operator,
     lb: &LeaderboardId,
@@ -203,7 +203,7 @@ pub async fn change_status<S: ScoreStore>(
 /// Changes a board's status: ACTIVE <-> FROZEN, either -> CLOSED, nothing out of CLOSED.
 /// Asking for the status the board already has changes nothing and succeeds.
 #[instrument(skip(store))]
-pub async fn set_status<S: ScoreStore>(
+pub async fn set_status<S: BoardStore>(
     store: &S,
     lb: &LeaderboardId,
     to: BoardStatus,

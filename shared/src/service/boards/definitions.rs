@@ -8,7 +8,7 @@ use crate::board::Board;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
-use crate::store::ScoreStore;
+use crate::store::BoardStore;
 use crate::ttl_cache::TtlCache;
 
 /// Board definitions this container has read recently.
@@ -27,7 +27,7 @@ impl BoardCache {
     /// The board for a read, from the cache or the store; unknown boards are not
     /// cached. If the store fails, or takes longer than `REFRESH_WITHIN` (250 ms) to
     /// refresh it, a definition cached earlier is served even past its time.
-    pub async fn get<S: ScoreStore>(
+    pub async fn get<S: BoardStore>(
         &self,
         store: &S,
         lb: &LeaderboardId,
@@ -55,7 +55,7 @@ impl BoardCache {
     /// a status change (a frozen or closed board) within one cache period, and it needs
     /// DynamoDB to commit anyway; a definition past its time is never used here, even
     /// while reads are served one.
-    pub async fn current<S: ScoreStore>(
+    pub async fn current<S: BoardStore>(
         &self,
         store: &S,
         lb: &LeaderboardId,
@@ -92,7 +92,7 @@ impl FamilyCache {
         Self(TtlCache::new(ttl))
     }
 
-    pub async fn get<S: ScoreStore>(
+    pub async fn get<S: BoardStore>(
         &self,
         store: &S,
         game: &str,

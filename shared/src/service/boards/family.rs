@@ -13,7 +13,7 @@ use crate::family::{Family, default_closing_lead_ms};
 use crate::ids::LeaderboardId;
 use crate::schedule::Schedule;
 use crate::service::ServiceError;
-use crate::store::ScoreStore;
+use crate::store::BoardStore;
 use crate::tiebreak::Columns;
 use crate::time::{now_ms, parse_ts, rfc3339_ms};
 use crate::window::{GLOBAL, Period, Season, parse_name};
@@ -193,7 +193,7 @@ impl CreateFamily {
 /// Declares a board family. The same settings again return the existing family;
 /// different settings are a [`ServiceError::FamilyConflict`].
 #[instrument(skip(store, req), fields(game = %req.game, mode = %req.mode))]
-pub async fn create_family<S: ScoreStore>(
+pub async fn create_family<S: BoardStore>(
     store: &S,
     req: CreateFamily,
 ) -> Result<Created<FamilyView>, ServiceError> {
@@ -212,7 +212,7 @@ pub async fn create_family<S: ScoreStore>(
 }
 
 /// Reads a family with the ids of its current windows.
-pub async fn get_family<S: ScoreStore>(
+pub async fn get_family<S: BoardStore>(
     store: &S,
     game: &str,
     mode: &str,

@@ -9,7 +9,7 @@ use crate::cursor::CursorSigner;
 use crate::error::DomainError;
 use crate::service::ServiceError;
 use crate::service::reads::limit_within;
-use crate::store::ScoreStore;
+use crate::store::BoardStore;
 use crate::time::now_ms;
 use crate::window::parse_name;
 
@@ -75,7 +75,7 @@ impl ListQuery {
 /// Pages filtered by status may hold fewer than `limit` boards; `next_cursor` is null
 /// only at the end.
 #[instrument(skip(store, signer))]
-pub async fn list_boards<S: ScoreStore>(
+pub async fn list_boards<S: BoardStore>(
     store: &S,
     signer: &CursorSigner,
     q: ListQuery,

@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
 use crate::profile::Metadata;
-use crate::store::IndexError;
-use crate::store::{RankIndex, RowCards, RowMetadata};
+use crate::store::{IndexError, RankIndex, RowCards, RowMetadata};
 use crate::ttl_cache::lock;
 
 /// A board's top window as this container last read it.

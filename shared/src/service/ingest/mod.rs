@@ -33,7 +33,9 @@ use crate::error::DomainError;
 use crate::ids::PlayerId;
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{Consistency, RankIndex, Row, ScoreStore};
+use crate::store::{
+    BoardStore, Consistency, ModerationStore, RankIndex, Row, StandingStore, TournamentStore,
+};
 use crate::time::rfc3339_ms;
 
 pub use receipt::IngestReply;
@@ -43,7 +45,10 @@ pub(crate) use write::{rolling_of, write};
 
 /// Records one submission; see the module docs for the protocol.
 #[instrument(skip(ctx), fields(board = %req.board, player = %req.player, match_id = %req.match_id))]
-pub async fn submit_score<S: ScoreStore, I: RankIndex>(
+pub async fn submit_score<
+    S: BoardStore + ModerationStore + StandingStore + TournamentStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     req: SubmitScore,
 ) -> Result<IngestReply, ServiceError> {
@@ -73,7 +78,7 @@ pub(crate) fn check_event_ts<S, I>(
 }
 
 /// Records one submission on an already loaded board.
-async fn submit_to<S: ScoreStore, I: RankIndex>(
+async fn submit_to<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: SubmitScore,
@@ -100,7 +105,7 @@ pub(crate) enum Prepared {
 /// refusal is then checked against a strongly consistent read first (a retry of a
 /// match accepted before the window closed still gets its receipt), and a stale row
 /// that misses a receipt only makes the write's condition fail and read again.
-pub(crate) async fn prepare<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn prepare<S: StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: &SubmitScore,
@@ -137,7 +142,7 @@ pub(crate) fn game_of(board: &Board) -> Option<&str> {
 /// Refuses the result of a player banned from `game`. Read strongly consistent, after
 /// the rows the write is conditional on: docs/cost.md has why that order, with the ban's
 /// fence on every open board, keeps a banned player's result off every board.
-pub(crate) async fn check_ban<S: ScoreStore, I>(
+pub(crate) async fn check_ban<S: ModerationStore, I>(
     ctx: &Context<S, I>,
     game: &str,
     player: &PlayerId,

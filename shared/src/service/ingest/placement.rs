@@ -9,8 +9,7 @@ use super::request::SubmitScore;
 use crate::board::Standing;
 use crate::order::{Direction, RankMode};
 use crate::service::Context;
-use crate::store::IndexError;
-use crate::store::{Health, IndexEntry, RankIndex};
+use crate::store::{Health, IndexEntry, IndexError, RankIndex};
 
 /// The player's place before this submission, when asked for (`None` otherwise): its
 /// rank goes into the receipt, and a result that changes nothing answers with it, so

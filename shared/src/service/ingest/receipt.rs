@@ -14,8 +14,7 @@ use crate::score::Score;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::moderation::record;
-use crate::store::{AuditAction, AuditRecord};
-use crate::store::{RankIndex, Receipt, Row, ScoreStore};
+use crate::store::{AuditAction, AuditRecord, RankIndex, Receipt, Row, StandingStore};
 use crate::tiebreak::Ties;
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -132,7 +131,7 @@ pub(super) fn correction_audit(
 /// Answers a retry from its receipt, kept in `row` or (while one may be) in a receipt
 /// item of its own; `None` if the match is new to the row. `result` is the submission
 /// at the board's places and columns ([`SubmitScore::on`]).
-pub(crate) async fn replay<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn replay<S: StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: &SubmitScore,

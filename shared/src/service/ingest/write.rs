@@ -15,10 +15,9 @@ use crate::rolling::{Bucket, Rolling, refold};
 use crate::score::Score;
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::Buckets;
-use crate::store::RowAt;
 use crate::store::{
-    AttemptCount, Commit, CommitOutcome, Consistency, KeptReceipt, RankIndex, Row, ScoreStore,
+    AttemptCount, Buckets, Commit, CommitOutcome, Consistency, KeptReceipt, ModerationStore,
+    RankIndex, Row, RowAt, StandingStore, TournamentStore,
 };
 use crate::tiebreak::Ties;
 use crate::time::now_ms;
@@ -30,7 +29,7 @@ pub(super) const MAX_ATTEMPTS: u32 = 64;
 /// row that moved meanwhile is read again (and the ban with it) and folded again. A
 /// tournament result's attempt (`counted`) is counted in the same write, or the write
 /// refused.
-pub(crate) async fn write<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: SubmitScore,
@@ -172,7 +171,7 @@ fn fold_result(
 /// next write's count, or why it can count no more (no member, no attempts left; the
 /// inner error, which stands only if the match turns out not to have been written by a
 /// copy of this request meanwhile).
-async fn recount<'a, S: ScoreStore, I>(
+async fn recount<'a, S: TournamentStore, I>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     attempt: Option<AttemptCount<'a>>,

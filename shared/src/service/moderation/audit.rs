@@ -8,7 +8,7 @@ use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::ServiceError;
 use crate::service::reads::limit_within;
-use crate::store::{AuditAction, AuditRecord, ScoreStore};
+use crate::store::{AuditAction, AuditRecord, ModerationStore};
 use crate::time::rfc3339_ms;
 
 pub const DEFAULT_AUDIT_LIMIT: u32 = 50;
@@ -72,7 +72,7 @@ pub fn parse_query(
 }
 
 /// Records a board's status change (`PATCH /leaderboards/{lb}`) made by `op`.
-pub async fn status_changed<S: ScoreStore>(
+pub async fn status_changed<S: ModerationStore>(
     store: &S,
     op: &Operator,
     lb: &LeaderboardId,
@@ -87,7 +87,7 @@ pub async fn status_changed<S: ScoreStore>(
 }
 
 /// One page of the trail, newest first.
-pub async fn list<S: ScoreStore>(
+pub async fn list<S: ModerationStore>(
     store: &S,
     limit: u32,
     cursor: Option<String>,

@@ -19,7 +19,7 @@ use super::{Operator, Reason, Sweep, needs_fence, record, sweep, take_off};
 use crate::ids::PlayerId;
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{AuditAction, Ban, RankIndex, ScoreStore};
+use crate::store::{AuditAction, Ban, BoardStore, ModerationStore, RankIndex, StandingStore};
 use crate::time::{now_ms, rfc3339_ms};
 use crate::window::parse_name;
 
@@ -42,7 +42,7 @@ pub struct BanReply {
 /// `cursor` on until `deadline` (call again with the reply's cursor to go on; calling
 /// again from the start is harmless too).
 #[instrument(skip(ctx, reason, op, deadline))]
-pub async fn ban<S: ScoreStore, I: RankIndex>(
+pub async fn ban<S: ModerationStore + BoardStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     game: &str,
     player: &PlayerId,
@@ -94,7 +94,7 @@ pub async fn ban<S: ScoreStore, I: RankIndex>(
 
 /// Lifts the ban (404 `not_banned` if there is none); later results count again.
 #[instrument(skip(ctx, reason, op))]
-pub async fn unban<S: ScoreStore, I: RankIndex>(
+pub async fn unban<S: ModerationStore, I: RankIndex>(
     ctx: &Context<S, I>,
     game: &str,
     player: &PlayerId,

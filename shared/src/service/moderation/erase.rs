@@ -18,7 +18,10 @@ use super::{Operator, Reason, Sweep, record, sweep};
 use crate::ids::PlayerId;
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{AuditAction, EntryKind, IndexEntry, RankIndex, ScoreStore};
+use crate::store::{
+    AuditAction, BoardStore, EntryKind, IndexEntry, ModerationStore, ProfileStore, RankIndex,
+    SealStore, StandingStore, TournamentStore,
+};
 use crate::time::now_ms;
 
 /// Reply of an erasure call.
@@ -31,7 +34,10 @@ pub struct ErasedReply {
 }
 
 #[instrument(skip_all)]
-pub async fn erase<S: ScoreStore, I: RankIndex>(
+pub async fn erase<
+    S: ModerationStore + SealStore + StandingStore + TournamentStore + BoardStore + ProfileStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     reason: Reason,

@@ -26,9 +26,9 @@ use crate::error::DomainError;
 use crate::ids::PlayerId;
 use crate::order::RankMode;
 use crate::service::ServiceError;
-use crate::store::RowAt;
 use crate::store::{
-    AuditAction, AuditRecord, CommitOutcome, Consistency, RankIndex, Removal, ScoreStore,
+    AuditAction, AuditRecord, BoardStore, CommitOutcome, Consistency, RankIndex, Removal, RowAt,
+    StandingStore,
 };
 use crate::time::now_ms;
 
@@ -122,7 +122,7 @@ pub(super) fn needs_fence(board: &Board, now: i64) -> bool {
 /// already a tombstone): a ban's fence. A result that read the row before the ban and
 /// writes after the fence finds the row's revision moved, reads again and meets the
 /// ban (docs/cost.md).
-async fn take_off<S: ScoreStore, I: RankIndex>(
+async fn take_off<S: StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     player: &PlayerId,
@@ -201,7 +201,7 @@ async fn sweep<S, I, F, Fut>(
     mut f: F,
 ) -> Result<Sweep, ServiceError>
 where
-    S: ScoreStore,
+    S: BoardStore,
     F: FnMut(Board) -> Fut,
     Fut: std::future::Future<Output = Result<bool, ServiceError>>,
 {

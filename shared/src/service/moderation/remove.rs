@@ -7,7 +7,7 @@ use super::{Operator, Reason, TakenOff, record, take_off};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{AuditAction, RankIndex, ScoreStore};
+use crate::store::{AuditAction, BoardStore, ModerationStore, RankIndex, StandingStore};
 
 /// Reply of a removal.
 #[derive(Debug, Serialize)]
@@ -24,7 +24,7 @@ pub struct RemovedReply {
 /// Takes the player's standing off the board (everyone below moves up) and records it;
 /// 404 `not_ranked` when they have none there.
 #[instrument(skip(ctx, reason, op))]
-pub async fn remove_entry<S: ScoreStore, I: RankIndex>(
+pub async fn remove_entry<S: ModerationStore + BoardStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     player: &PlayerId,

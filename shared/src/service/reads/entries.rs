@@ -17,7 +17,9 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{PlayerRow, RankIndex, ScoreStore};
+use crate::store::{
+    BoardStore, PlayerRow, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore,
+};
 
 /// Most players one `entries` read names.
 pub const MAX_PLAYERS: usize = 100;
@@ -48,7 +50,10 @@ pub fn parse_players(raw: Option<&str>) -> Result<Vec<PlayerId>, DomainError> {
 
 /// The rows of `players` on `lb`, under `mode`.
 #[instrument(skip(ctx, players), fields(count = players.len()))]
-pub async fn entries<S: ScoreStore, I: RankIndex>(
+pub async fn entries<
+    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[PlayerId],
@@ -62,7 +67,10 @@ pub async fn entries<S: ScoreStore, I: RankIndex>(
     .await
 }
 
-async fn entries_fresh<S: ScoreStore, I: RankIndex>(
+async fn entries_fresh<
+    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[PlayerId],
@@ -113,7 +121,7 @@ async fn entries_fresh<S: ScoreStore, I: RankIndex>(
 /// The rows from DynamoDB: exact for players among the board's first [`COUNT_CAP`]
 /// entries, estimated from the rank sketch past them (unique and competition places
 /// are then the estimated rank; a dense place cannot be known: `rank_unavailable`).
-async fn rows_from_store<S: ScoreStore, I>(
+async fn rows_from_store<S: RankedReads + SketchStore, I>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey, RankMode, tie_floor};
 use crate::service::ServiceError;
-use crate::store::{Count, RankSketch, ScoreStore};
+use crate::store::{Count, RankSketch, RankedReads, SketchStore};
 
 /// Entries a count served from DynamoDB reads at most, across the board's 16 shards.
 /// Below it counts are exact (the best few thousand players get their exact rank); past
@@ -28,7 +28,7 @@ pub(super) struct Estimate {
 /// The entries before `key` (none asked for: 0) and the board's size, from DynamoDB.
 /// A rank past the cap needs the board's sketch (none yet: `rank_unavailable`); a total
 /// past it is the sketch's, or the lower bound counted when there is none.
-pub(super) async fn estimate<S: ScoreStore>(
+pub(super) async fn estimate<S: RankedReads + SketchStore>(
     store: &S,
     lb: &LeaderboardId,
     dir: Direction,
@@ -93,7 +93,7 @@ fn before_from(
 /// - dense: the distinct scores (with their tie-break values) among the entries before `first`, read while they are
 ///   exactly known and no more than [`COUNT_CAP`]; past it no bounded read can know
 ///   them, so `rank_unavailable` (503) rather than a wrong place.
-pub(super) async fn place<S: ScoreStore>(
+pub(super) async fn place<S: RankedReads + SketchStore>(
     store: &S,
     lb: &LeaderboardId,
     dir: Direction,

@@ -12,8 +12,7 @@ use super::reply::{Answer, Source};
 use crate::board::{Board, BoardStatus};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::IndexError;
-use crate::store::{Health, RankIndex};
+use crate::store::{Health, IndexError, RankIndex};
 use crate::time::now_ms;
 use crate::ttl_cache::TtlCache;
 

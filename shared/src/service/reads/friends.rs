@@ -12,12 +12,18 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{FriendsSource, RankIndex, ScoreStore};
+use crate::store::{
+    BoardStore, FriendsSource, ProfileStore, RankIndex, RankedReads, StandingStore,
+};
 
 /// The player's place among themself and their friends who have a score.
 /// The player's own read skips the reply cache.
 #[instrument(skip(ctx, friends))]
-pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
+pub async fn friends_rank<
+    S: RankedReads + BoardStore + ProfileStore + StandingStore,
+    I: RankIndex,
+    F: FriendsSource,
+>(
     ctx: &Context<S, I>,
     friends: &F,
     caller: &Caller,
@@ -37,7 +43,11 @@ pub async fn friends_rank<S: ScoreStore, I: RankIndex, F: FriendsSource>(
     .await
 }
 
-async fn friends_fresh<S: ScoreStore, I: RankIndex, F: FriendsSource>(
+async fn friends_fresh<
+    S: RankedReads + BoardStore + ProfileStore + StandingStore,
+    I: RankIndex,
+    F: FriendsSource,
+>(
     ctx: &Context<S, I>,
     friends: &F,
     lb: &LeaderboardId,

@@ -28,7 +28,7 @@ use crate::order::RankKey;
 use crate::profile::Card;
 use crate::profile::Metadata;
 use crate::service::Context;
-use crate::store::{RankIndex, RowCards, RowMetadata, ScoreStore, VersionedCard};
+use crate::store::{ProfileStore, RankIndex, RowCards, RowMetadata, StandingStore, VersionedCard};
 
 /// What the index read with some rows, by player: their cards (`None` for a player it
 /// holds no copy of) and their metadata. Either map is absent when the index read none.
@@ -75,7 +75,7 @@ fn by_player<T>(keys: &[RankKey], values: Option<Vec<T>>) -> Option<HashMap<Stri
 /// (so it is answering, and is asked for the copies it did not read with them).
 /// Returns false when some cards or metadata could not be read at all (those rows keep
 /// nulls).
-pub(super) async fn name<S: ScoreStore, I: RankIndex>(
+pub(super) async fn name<S: ProfileStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     rows: &mut [Entry],
@@ -92,7 +92,7 @@ pub(super) async fn name<S: ScoreStore, I: RankIndex>(
 }
 
 /// Each of `players`' card and metadata on `lb`, in order (see [`name`]).
-pub(crate) async fn details_of<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn details_of<S: StandingStore + ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[&str],
@@ -118,7 +118,7 @@ pub(crate) async fn details_of<S: ScoreStore, I: RankIndex>(
 /// The metadata of the rows of `players` on `lb`, in order: as the index read it with
 /// them, else from the index's board (rows from the index), else from their standings
 /// (one BatchGetItem per 100 rows); false with nones when that fails.
-async fn metadata_of<S: ScoreStore, I: RankIndex>(
+async fn metadata_of<S: StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[&str],
@@ -156,7 +156,7 @@ async fn metadata_of<S: ScoreStore, I: RankIndex>(
 
 /// The current cards of the rows of `players`, in order (an empty card for a player
 /// without a profile, or whose card could not be read: then the flag is false).
-async fn cards_of<S: ScoreStore, I: RankIndex>(
+async fn cards_of<S: ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     players: &[&str],
     known: Option<HashMap<String, Option<VersionedCard>>>,

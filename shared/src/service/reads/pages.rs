@@ -33,6 +33,10 @@
 //! with an `event_ts` from before it is judged by that time (see `docs/walks.md`).
 
 use crate::board::Board;
+use crate::store::{
+    BoardStore, IndexError, PageAt, ProfileStore, RankIndex, RankedReads, SketchStore, Slice,
+    StandingStore, TOP_WINDOW,
+};
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -49,8 +53,6 @@ use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::score::Score;
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::IndexError;
-use crate::store::{PageAt, RankIndex, ScoreStore, Slice, TOP_WINDOW};
 use crate::tiebreak::Ties;
 use crate::time::now_us;
 
@@ -100,7 +102,10 @@ impl PageCursor {
 }
 
 /// One page of a walk from the top (`cursor` `None`) or on from a cursor.
-pub async fn ranks<S: ScoreStore, I: RankIndex>(
+pub async fn ranks<
+    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
@@ -114,7 +119,10 @@ pub async fn ranks<S: ScoreStore, I: RankIndex>(
 
 /// One page of the whole board in rank order (see the module's doc on walks).
 #[instrument(skip(ctx, signer))]
-pub async fn ranks_from<S: ScoreStore, I: RankIndex>(
+pub async fn ranks_from<
+    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
@@ -193,7 +201,10 @@ fn tail<T: Clone>(named: Option<Vec<T>>, pos: usize, end: usize) -> Option<Vec<T
         .map(|c| c[pos..end].to_vec())
 }
 
-async fn ranks_fresh<S: ScoreStore, I: RankIndex>(
+async fn ranks_fresh<
+    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
@@ -350,7 +361,7 @@ struct Page {
 /// A page read from DynamoDB's rank-ordered index. Stamps are reach times (see the
 /// module's doc); a page at a rank past [`COUNT_CAP`] starts from the board's rank
 /// sketch, and says its ranks are approximate.
-async fn page_from_store<S: ScoreStore, I>(
+async fn page_from_store<S: RankedReads + SketchStore, I>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
@@ -428,7 +439,7 @@ async fn page_from_store<S: ScoreStore, I>(
 /// Up to `limit` keys from the 0-based rank `rank`, read from DynamoDB: counted from the
 /// top while that reads at most [`COUNT_CAP`] entries, else from the nearest mark of the
 /// board's rank sketch before it (no sketch, or the mark too far: `rank_unavailable`).
-async fn keys_from_rank<S: ScoreStore, I>(
+async fn keys_from_rank<S: RankedReads + SketchStore, I>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,

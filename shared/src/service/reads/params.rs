@@ -8,7 +8,7 @@ use crate::ids::LeaderboardId;
 use crate::order::RankMode;
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{RateCounter, ScoreStore};
+use crate::store::{BoardStore, RateCounter};
 
 /// Neighbours on each side when `k` is not given.
 pub const DEFAULT_K: u64 = 5;
@@ -30,7 +30,7 @@ pub async fn admit<S, I: RateCounter>(
 /// The board a read of `lb` under `mode` is about, from the board cache (a read may
 /// see a definition past its time, see [`crate::service::boards::BoardCache::get`]);
 /// 422 `dense_ranks_not_kept` when the board keeps no dense ranks and `mode` asks for them.
-pub(super) async fn board_for<S: ScoreStore, I>(
+pub(super) async fn board_for<S: BoardStore, I>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     mode: RankMode,

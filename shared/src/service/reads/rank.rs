@@ -14,12 +14,17 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{Around, RankIndex, ScoreStore};
+use crate::store::{
+    Around, BoardStore, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore,
+};
 
 /// The player's rank under `mode`, score and up to `k` neighbours on each side. The
 /// player's own read skips the reply cache, so it always shows their latest write.
 #[instrument(skip(ctx))]
-pub async fn rank<S: ScoreStore, I: RankIndex>(
+pub async fn rank<
+    S: BoardStore + RankedReads + StandingStore + SketchStore + ProfileStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     caller: &Caller,
     lb: &LeaderboardId,
@@ -38,7 +43,10 @@ pub async fn rank<S: ScoreStore, I: RankIndex>(
     .await
 }
 
-async fn rank_fresh<S: ScoreStore, I: RankIndex>(
+async fn rank_fresh<
+    S: BoardStore + RankedReads + StandingStore + SketchStore + ProfileStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     player: &PlayerId,
@@ -132,7 +140,7 @@ fn percentile(rank: u64, total: u64) -> f64 {
 }
 
 /// The player's slice of a board, from DynamoDB.
-async fn around_from_store<S: ScoreStore>(
+async fn around_from_store<S: RankedReads + StandingStore + SketchStore>(
     store: &S,
     lb: &LeaderboardId,
     dir: Direction,

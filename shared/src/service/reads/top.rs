@@ -12,11 +12,17 @@ use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{IndexError, RankIndex, ScoreStore, TOP_WINDOW};
+use crate::store::{
+    BoardStore, IndexError, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore,
+    TOP_WINDOW,
+};
 
 /// The best `n` players, placed under `mode` (the first is 1 in every mode).
 #[instrument(skip(ctx))]
-pub async fn top<S: ScoreStore, I: RankIndex>(
+pub async fn top<
+    S: RankedReads + BoardStore + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,
@@ -29,7 +35,10 @@ pub async fn top<S: ScoreStore, I: RankIndex>(
     .await
 }
 
-async fn top_fresh<S: ScoreStore, I: RankIndex>(
+async fn top_fresh<
+    S: RankedReads + BoardStore + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,

@@ -34,9 +34,9 @@ use crate::board::Board;
 use crate::ids::LeaderboardId;
 use crate::order::RankKey;
 use crate::service::ServiceError;
-use crate::store::StoreError;
 use crate::store::{
-    EventPublisher, HistoryRow, Placing, Results, ScoreStore, SealState, SealedWindow, WindowClosed,
+    BoardStore, EventPublisher, HistoryRow, Placing, RankedReads, RebuildStore, Results, SealState,
+    SealStore, SealedWindow, StoreError, TournamentStore, WindowClosed,
 };
 use crate::time::now_ms;
 
@@ -108,7 +108,10 @@ pub fn due(board: &Board, settle: Duration, now: i64) -> bool {
 
 /// Seals every due board, as far as the deadline allows.
 #[instrument(skip_all)]
-pub async fn sweep<S: ScoreStore, E: EventPublisher>(
+pub async fn sweep<
+    S: BoardStore + RankedReads + SealStore + TournamentStore + RebuildStore,
+    E: EventPublisher,
+>(
     store: &S,
     events: &E,
     settings: SealSettings,
@@ -167,7 +170,7 @@ pub(crate) async fn publish_once<S, F, Fut>(
     publish: F,
 ) -> Result<bool, ServiceError>
 where
-    S: ScoreStore,
+    S: SealStore,
     F: FnOnce() -> Fut,
     Fut: std::future::Future<Output = Result<(), StoreError>>,
 {
@@ -187,7 +190,10 @@ where
 
 /// Seals one board on demand: refused unless it is due.
 #[instrument(skip(store, events, settings))]
-pub async fn seal<S: ScoreStore, E: EventPublisher>(
+pub async fn seal<
+    S: BoardStore + RankedReads + SealStore + RebuildStore + TournamentStore,
+    E: EventPublisher,
+>(
     store: &S,
     events: &E,
     settings: SealSettings,
@@ -226,7 +232,7 @@ struct Run<'a, S> {
     state: SealState,
 }
 
-impl<S: ScoreStore> Run<'_, S> {
+impl<S: SealStore> Run<'_, S> {
     /// Saves the progress and renews the lease; false if another run took it over.
     async fn save(&mut self) -> Result<bool, StoreError> {
         self.state.lease_until = now_ms() + LEASE.as_millis() as i64;
@@ -244,7 +250,10 @@ impl<S: ScoreStore> Run<'_, S> {
 
 /// Claims the board's seal and takes it as far as the deadline allows.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
-async fn seal_board<S: ScoreStore, E: EventPublisher>(
+async fn seal_board<
+    S: RankedReads + SealStore + RebuildStore + TournamentStore,
+    E: EventPublisher,
+>(
     store: &S,
     events: &E,
     board: &Board,
@@ -375,7 +384,7 @@ async fn seal_board<S: ScoreStore, E: EventPublisher>(
 }
 
 /// The claim failed: the seal is done (make sure the board says so) or held by another run.
-async fn finished_elsewhere<S: ScoreStore>(
+async fn finished_elsewhere<S: SealStore>(
     store: &S,
     board: &Board,
 ) -> Result<BoardSeal, ServiceError> {

@@ -11,7 +11,9 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::profile::Card;
 use crate::service::ServiceError;
 use crate::service::reads::limit_within;
-use crate::store::{HistoryQuery, HistoryRow, Placing, ScoreStore, SealedWindow};
+use crate::store::{
+    HistoryQuery, HistoryRow, Placing, ProfileStore, SealStore, SealedWindow, StandingStore,
+};
 use crate::time::rfc3339_ms;
 use crate::window::{GLOBAL, Period, parse_name};
 
@@ -86,7 +88,7 @@ pub struct ResultsReply {
 }
 
 /// A board's sealed results; 404 `not_sealed` before its window is sealed.
-pub async fn results<S: ScoreStore>(
+pub async fn results<S: ProfileStore + SealStore + StandingStore>(
     store: &S,
     lb: &LeaderboardId,
 ) -> Result<ResultsReply, ServiceError> {
@@ -240,7 +242,7 @@ fn order(row: &HistoryRow) -> (std::cmp::Reverse<i64>, usize) {
 
 /// A player's final places in the family's sealed windows, newest first: one query per
 /// period asked for, merged.
-pub async fn history<S: ScoreStore>(
+pub async fn history<S: ProfileStore + SealStore + StandingStore>(
     store: &S,
     req: HistoryRequest,
 ) -> Result<HistoryReply, ServiceError> {

@@ -13,7 +13,8 @@ use crate::board::Board;
 use crate::service::ServiceError;
 use crate::service::tournaments::{decide, member_view};
 use crate::store::{
-    EventPublisher, HistoryRow, LeagueRow, LeagueSettled, Results, ScoreStore, SealedWindow,
+    EventPublisher, HistoryRow, LeagueRow, LeagueSettled, Results, SealStore, SealedWindow,
+    TournamentStore,
 };
 use crate::tournament::{Occurrence, tier_of_cohort};
 
@@ -21,7 +22,7 @@ use crate::tournament::{Occurrence, tier_of_cohort};
 const WRITES: usize = 16;
 
 /// Settles `board` if it is a league's cohort; false if the run lost its lease.
-pub(super) async fn settle<S: ScoreStore, E: EventPublisher>(
+pub(super) async fn settle<S: SealStore + TournamentStore, E: EventPublisher>(
     run: &mut Run<'_, S>,
     events: &E,
     board: &Board,

@@ -15,7 +15,7 @@ use super::publish_once;
 use crate::family::Family;
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
-use crate::store::{EventPublisher, ScoreStore, Turn, WindowTurn};
+use crate::store::{BoardStore, EventPublisher, SealStore, Turn, WindowTurn};
 use crate::window::{GLOBAL, TimeWindow};
 
 /// Families read per page.
@@ -24,7 +24,7 @@ const PAGE: u32 = 100;
 /// Publishes every turn due at `now` that is not published yet; returns the turn ids
 /// this run published.
 #[instrument(skip_all)]
-pub async fn announce<S: ScoreStore, E: EventPublisher>(
+pub async fn announce<S: BoardStore + SealStore, E: EventPublisher>(
     store: &S,
     events: &E,
     now: i64,

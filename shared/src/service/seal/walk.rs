@@ -11,8 +11,7 @@ use futures::future::try_join_all;
 
 use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey};
-use crate::store::StoreError;
-use crate::store::{EntryKind, ScoreStore};
+use crate::store::{EntryKind, RankedReads, RebuildStore, StoreError};
 
 /// Standings read from one shard at a time.
 const SHARD_PAGE: u64 = 500;
@@ -36,7 +35,7 @@ pub struct Walk<'a, S> {
     shards: Vec<Shard>,
 }
 
-impl<'a, S: ScoreStore> Walk<'a, S> {
+impl<'a, S: RankedReads + RebuildStore> Walk<'a, S> {
     /// A walk over `lb` starting after `after` (from the top if `None`), through the
     /// board's rank order in DynamoDB if it keeps one (`ranked`), else its rows.
     pub fn new(
@@ -155,7 +154,7 @@ mod tests {
     use super::*;
     use crate::board::Policy;
     use crate::memory;
-    use crate::store::RankedReads;
+    use RankedReads;
 
     #[tokio::test]
     async fn a_merged_walk_reads_the_board_in_rank_order_and_resumes_after_any_key() {

@@ -10,7 +10,9 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::RankMode;
 use crate::service::reads::{TopReply, top};
 use crate::service::{Context, ServiceError};
-use crate::store::{RankIndex, ScoreStore};
+use crate::store::{
+    BoardStore, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore, TournamentStore,
+};
 use crate::time::{now_ms, rfc3339_ms};
 use crate::tournament::Seating;
 
@@ -40,7 +42,10 @@ pub struct CohortReply {
 
 /// The player's cohort; see the module docs.
 #[instrument(skip(ctx))]
-pub async fn cohort<S: ScoreStore, I: RankIndex>(
+pub async fn cohort<
+    S: RankedReads + TournamentStore + BoardStore + SketchStore + ProfileStore + StandingStore,
+    I: RankIndex,
+>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -92,7 +97,7 @@ pub async fn cohort<S: ScoreStore, I: RankIndex>(
 
 /// Who sits in the cohort, seat by seat, from the container's cache (a few seconds) or
 /// the seat items.
-async fn members<S: ScoreStore, I>(
+async fn members<S: TournamentStore, I>(
     ctx: &Context<S, I>,
     occ: &LeaderboardId,
     cohort_lb: &LeaderboardId,

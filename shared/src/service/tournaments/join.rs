@@ -24,7 +24,7 @@ use super::member_of;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::scores::ensure_board;
 use crate::service::{Context, JoinRefusal, ServiceError, backoff};
-use crate::store::{RankIndex, ScoreStore, SeatHints, SeatTaken};
+use crate::store::{BoardStore, ModerationStore, RankIndex, SeatHints, SeatTaken, TournamentStore};
 use crate::time::rfc3339_ms;
 use crate::tournament::{Member, NotRunning, Occurrence, Tournament, tier_seats};
 
@@ -90,7 +90,7 @@ impl JoinReply {
 
 /// Joins the player to the tournament's running occurrence.
 #[instrument(skip(ctx))]
-pub async fn join<S: ScoreStore, I: RankIndex>(
+pub async fn join<S: ModerationStore + TournamentStore + BoardStore, I: RankIndex>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -118,7 +118,7 @@ pub(crate) fn refused(t: &Tournament, refusal: JoinRefusal) -> ServiceError {
 
 /// The player's membership of `occ`: the one they have, or a seat taken now (see the
 /// module docs).
-pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
+pub(crate) async fn enter<S: ModerationStore + TournamentStore + BoardStore, I: RankIndex>(
     ctx: &Context<S, I>,
     t: &Tournament,
     occ: &Occurrence,
@@ -225,7 +225,7 @@ pub(crate) async fn enter<S: ScoreStore, I: RankIndex>(
 /// The tier the player plays `occ` in: 0 without a league; else their standing's, or
 /// the start tier. Refused while the occurrence before, which they played, has not
 /// settled them.
-async fn tier_for<S: ScoreStore, I>(
+async fn tier_for<S: TournamentStore, I>(
     ctx: &Context<S, I>,
     t: &Tournament,
     occ: &Occurrence,
@@ -261,7 +261,7 @@ struct Pool<'a> {
 
 /// The seat to try: the hints' (never below `floor`), or without them the table
 /// counter's.
-async fn next_seat<S: ScoreStore, I: SeatHints>(
+async fn next_seat<S: TournamentStore, I: SeatHints>(
     ctx: &Context<S, I>,
     p: &Pool<'_>,
     floor: u64,

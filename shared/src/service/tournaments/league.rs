@@ -10,13 +10,13 @@ use tracing::instrument;
 use crate::ids::PlayerId;
 use crate::league::{League, Settled, TierChange};
 use crate::service::{Context, ServiceError};
-use crate::store::{Placing, ScoreStore, SettledMember};
+use crate::store::{BoardStore, Placing, SealStore, SettledMember, TournamentStore};
 use crate::tournament::{Occurrence, Tournament, tier_of_cohort, tier_seats};
 
 /// The outcome of one sealed cohort of `occ` under `league`: its ranked members (the
 /// sealed top, in rank order, a place erased since unnamed) and the members without a
 /// result (the cohort's seat holders who are not ranked, in seat order).
-pub async fn decide<S: ScoreStore>(
+pub async fn decide<S: TournamentStore>(
     store: &S,
     t: &Tournament,
     league: &League,
@@ -63,7 +63,7 @@ pub struct StandingReply {
 /// The player's tier and the changes that led to it (the start tier and none before
 /// their first settled occurrence).
 #[instrument(skip(ctx))]
-pub async fn standing<S: ScoreStore, I>(
+pub async fn standing<S: TournamentStore, I>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -117,7 +117,7 @@ pub struct DryRunReply {
 /// are sealed. The tried league must have as many tiers as the stored one (its cohorts
 /// were formed in those tiers).
 #[instrument(skip(ctx, body))]
-pub async fn dry_run<S: ScoreStore, I>(
+pub async fn dry_run<S: BoardStore + SealStore + TournamentStore, I>(
     ctx: &Context<S, I>,
     tournament: &str,
     key: &str,
@@ -191,7 +191,7 @@ fn league_of(t: &Tournament) -> Result<&League, ServiceError> {
 }
 
 /// The occurrence keyed `key`, from its board (which its first join created).
-async fn occurrence<S: ScoreStore, I>(
+async fn occurrence<S: BoardStore, I>(
     ctx: &Context<S, I>,
     t: &Tournament,
     key: &str,

@@ -9,6 +9,7 @@ mod league;
 mod results;
 mod started;
 
+use crate::store::{AuditAction, Consistency, ModerationStore, TournamentStore};
 pub use cohort::{CohortReply, cohort};
 pub use join::{JoinReply, Joined, join};
 pub use league::{
@@ -28,7 +29,6 @@ use super::boards::Created;
 use super::moderation::{Operator, Reason, record};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::ServiceError;
-use crate::store::{AuditAction, Consistency, ScoreStore};
 use crate::time::{now_ms, rfc3339_ms};
 use crate::tournament::{NotRunning, Occurrence, Tournament, tier_seats};
 use crate::ttl_cache::TtlCache;
@@ -65,7 +65,7 @@ impl TournamentCache {
     }
 
     /// The tournament, from the cache or the table; 404 if there is none.
-    pub async fn get<S: ScoreStore>(
+    pub async fn get<S: TournamentStore>(
         &self,
         store: &S,
         id: &str,
@@ -83,7 +83,10 @@ impl TournamentCache {
 
 impl TournamentCache {
     /// Every tournament, from the cache or the table (all pages).
-    pub async fn all<S: ScoreStore>(&self, store: &S) -> Result<Vec<Tournament>, ServiceError> {
+    pub async fn all<S: TournamentStore>(
+        &self,
+        store: &S,
+    ) -> Result<Vec<Tournament>, ServiceError> {
         if let Some(all) = self.all.get(&()) {
             return Ok(all);
         }
@@ -177,7 +180,7 @@ fn view(t: Tournament, now: i64) -> TournamentView {
 /// refused), audited. The same definition again answers the stored one; another
 /// definition under the same id is a [`ServiceError::TournamentConflict`].
 #[instrument(skip(ctx, body))]
-pub async fn create<S: ScoreStore, I>(
+pub async fn create<S: ModerationStore + TournamentStore, I>(
     ctx: &Context<S, I>,
     op: &Operator,
     body: Tournament,
@@ -207,7 +210,7 @@ pub async fn create<S: ScoreStore, I>(
 /// is full (one query per seat shard; a league's, per tier: `max_players` caps each
 /// tier, and it is full once every tier is).
 #[instrument(skip(ctx))]
-pub async fn get<S: ScoreStore, I>(
+pub async fn get<S: TournamentStore, I>(
     ctx: &Context<S, I>,
     id: &str,
 ) -> Result<TournamentView, ServiceError> {
@@ -230,7 +233,7 @@ pub async fn get<S: ScoreStore, I>(
 
 /// Tournaments by id, `limit` (1-100, default 100) after the id `after`.
 #[instrument(skip(ctx))]
-pub async fn list<S: ScoreStore, I>(
+pub async fn list<S: TournamentStore, I>(
     ctx: &Context<S, I>,
     after: Option<&str>,
     limit: Option<&str>,
@@ -255,7 +258,7 @@ pub async fn list<S: ScoreStore, I>(
 }
 
 /// The player's membership of the occurrence, strongly consistent.
-pub(crate) async fn member_of<S: ScoreStore, I>(
+pub(crate) async fn member_of<S: TournamentStore, I>(
     ctx: &Context<S, I>,
     occ: &LeaderboardId,
     player: &PlayerId,

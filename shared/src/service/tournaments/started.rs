@@ -9,7 +9,7 @@ use tracing::{info, instrument};
 use crate::ids::LeaderboardId;
 use crate::service::ServiceError;
 use crate::service::seal::publish_once;
-use crate::store::{EventPublisher, ScoreStore, TournamentStarted};
+use crate::store::{EventPublisher, SealStore, TournamentStarted, TournamentStore};
 use crate::tournament::Tournament;
 
 /// Tournaments read per page.
@@ -37,7 +37,7 @@ fn started(t: &Tournament, now: i64) -> Option<TournamentStarted> {
 /// Publishes the started event of every running occurrence not announced yet; returns
 /// the occurrences this run announced.
 #[instrument(skip_all)]
-pub async fn announce<S: ScoreStore, E: EventPublisher>(
+pub async fn announce<S: TournamentStore + SealStore, E: EventPublisher>(
     store: &S,
     events: &E,
     now: i64,
