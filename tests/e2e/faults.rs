@@ -99,6 +99,25 @@ async fn converged(env: &TestEnv, board: &str, within: Duration) -> Result<(usiz
 
 /// Waits (30 s at most) for a read of `board`'s top served from Redis again: the index
 /// rebuilt and its marker whole.
+/// Runs `fault` (it answers how long recovery took) while the load goes on, then waits
+/// until the index at `redis_url` equals DynamoDB again: the recovery, the context that
+/// compared them and how many players it compared.
+async fn through(
+    stack: &Stack,
+    redis_url: &str,
+    board: &str,
+    tally: &Tally,
+    fault: impl std::future::Future<Output = Result<Duration>>,
+) -> Result<(Duration, TestEnv, usize)> {
+    let ((), recovered) = tokio::join!(load(stack, board, tally), fault);
+    let recovered = recovered?;
+    let env = stack
+        .inspect(redis_url, &crate::support::dynamodb_url())
+        .await;
+    let (players, _) = converged(&env, board, Duration::from_secs(30)).await?;
+    Ok((recovered, env, players))
+}
+
 async fn reads_back_on_redis(stack: &Stack, board: &str) -> Result<()> {
     eventually(Duration::from_secs(30), "reads back on Redis", || async {
         let (_, top) = stack.get(&format!("/leaderboards/{board}/top")).await?;
@@ -128,7 +147,7 @@ async fn redis_killed_mid_load_loses_and_double_counts_nothing() -> Result<()> {
     let board = sum_board(&stack).await?;
     let tally = Tally::default();
     let mut outage_reads = 0;
-    let mut recovered = None;
+    let url = redis.url();
     let fault = async {
         after_accepted(&tally, WRITES / 3).await;
         redis.kill();
@@ -162,17 +181,9 @@ async fn redis_killed_mid_load_loses_and_double_counts_nothing() -> Result<()> {
         // served from Redis again (no rebuild is asked for: the first write or read that
         // finds the empty index reports the board, and the repair rebuilds it).
         reads_back_on_redis(&stack, &board).await?;
-        recovered = Some(restarted.elapsed());
-        Ok::<_, anyhow::Error>(())
+        Ok(restarted.elapsed())
     };
-    let ((), fault) = tokio::join!(load(&stack, &board, &tally), fault);
-    fault?;
-    let recovered = recovered.unwrap_or_default();
-    // And exact once the load is done: Redis equals DynamoDB.
-    let env = stack
-        .inspect(&redis.url(), &crate::support::dynamodb_url())
-        .await;
-    let (players, _) = converged(&env, &board, Duration::from_secs(30)).await?;
+    let (recovered, env, players) = through(&stack, &url, &board, &tally, fault).await?;
     let accepted = tally.accepted.load(Ordering::Relaxed);
     let total = total_in_dynamodb(&env, &board).await;
     println!(
@@ -206,7 +217,6 @@ async fn flushall_mid_load_is_detected_and_repaired_within_seconds_without_the_s
     let tally = Tally::default();
     // Recovery is timed while the load goes on: from the flush to the first read served
     // from Redis again (the board found wiped, reported, rebuilt, its marker whole).
-    let mut recovered = None;
     let fault = async {
         after_accepted(&tally, WRITES / 2).await;
         let mut conn = redis::Client::open(redis.url())?
@@ -220,17 +230,10 @@ async fn flushall_mid_load_is_detected_and_repaired_within_seconds_without_the_s
             "read after FLUSHALL: {status} {top}"
         );
         reads_back_on_redis(&stack, &board).await?;
-        recovered = Some(flushed.elapsed());
-        Ok::<_, anyhow::Error>(())
+        Ok(flushed.elapsed())
     };
-    let ((), fault) = tokio::join!(load(&stack, &board, &tally), fault);
-    fault?;
-    let recovered = recovered.unwrap_or_default();
-    // And exact: once the load is done, Redis equals DynamoDB and reads are on Redis.
-    let env = stack
-        .inspect(&redis.url(), &crate::support::dynamodb_url())
-        .await;
-    let (players, _) = converged(&env, &board, Duration::from_secs(30)).await?;
+    let (recovered, env, players) = through(&stack, &redis.url(), &board, &tally, fault).await?;
+    // And reads are on Redis again.
     let (_, top) = stack.get(&format!("/leaderboards/{board}/top")).await?;
     anyhow::ensure!(top["source"] == "redis", "{top}");
     let accepted = tally.accepted.load(Ordering::Relaxed);

@@ -406,34 +406,23 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
     assert_eq!(top["total"], 2);
 
     // Not started, ended, banned.
-    let later = unique("later");
-    stack
-        .post(
-            "/tournaments",
-            once(&later, now + 3_600_000, now + 7_200_000),
-        )
-        .await?;
-    let (status, body) = stack
-        .post(&format!("/tournaments/{later}/players/ada/join"), json!({}))
-        .await?;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (409, Some("tournament_not_started"))
-    );
-    let past = unique("past");
-    stack
-        .post(
-            "/tournaments",
-            once(&past, now - 7_200_000, now - 3_600_000),
-        )
-        .await?;
-    let (status, body) = stack
-        .post(&format!("/tournaments/{past}/players/ada/join"), json!({}))
-        .await?;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (409, Some("tournament_ended"))
-    );
+    let windows = [
+        (
+            "later",
+            now + 3_600_000,
+            now + 7_200_000,
+            "tournament_not_started",
+        ),
+        ("past", now - 7_200_000, now - 3_600_000, "tournament_ended"),
+    ];
+    for (name, start, end, code) in windows {
+        let id = unique(name);
+        stack.post("/tournaments", once(&id, start, end)).await?;
+        let (status, body) = stack
+            .post(&format!("/tournaments/{id}/players/ada/join"), json!({}))
+            .await?;
+        assert_eq!((status, body["error"]["code"].as_str()), (409, Some(code)));
+    }
     let banned = unique("banned");
     stack
         .post("/tournaments", once(&banned, now - 60_000, now + 3_600_000))
