@@ -63,7 +63,12 @@ impl Tally {
             other => {
                 self.errors.fetch_add(1, Ordering::Relaxed);
                 let status = other.unwrap_or_default();
-                *self.by_status.lock().expect("not poisoned").entry(status).or_default() += 1;
+                *self
+                    .by_status
+                    .lock()
+                    .expect("not poisoned")
+                    .entry(status)
+                    .or_default() += 1;
             }
         }
     }
