@@ -61,7 +61,7 @@ pub struct RebuildProgress {
 }
 
 /// What `GET /admin/index` shows; `lb` must name an existing board.
-pub async fn index_view<S: RebuildStore + BoardStore, I: RankIndex, P: CachePlane>(
+pub async fn index_view<S: BoardStore + RebuildStore, I: RankIndex, P: CachePlane>(
     store: &S,
     index: &I,
     plane: Option<&P>,

@@ -54,7 +54,7 @@ pub struct LiveReply {
 
 /// The top `n` of `lb` now, and the view marked watched.
 #[instrument(skip(ctx))]
-pub async fn watch_top<S: BoardStore + ProfileStore + StandingStore, I: RankIndex + LiveViews>(
+pub async fn watch_top<S: BoardStore + StandingStore + ProfileStore, I: RankIndex + LiveViews>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,
@@ -65,7 +65,7 @@ pub async fn watch_top<S: BoardStore + ProfileStore + StandingStore, I: RankInde
 /// `player`'s neighbourhood (rank +- `k`) on `lb` now, for `player` only, and the view
 /// marked watched.
 #[instrument(skip(ctx))]
-pub async fn watch_near<S: BoardStore + ProfileStore + StandingStore, I: RankIndex + LiveViews>(
+pub async fn watch_near<S: BoardStore + StandingStore + ProfileStore, I: RankIndex + LiveViews>(
     ctx: &Context<S, I>,
     caller: &Caller,
     lb: &LeaderboardId,
@@ -80,7 +80,7 @@ pub async fn watch_near<S: BoardStore + ProfileStore + StandingStore, I: RankInd
     snapshot(ctx, lb, View::near(player.clone(), k)?).await
 }
 
-async fn snapshot<S: BoardStore + ProfileStore + StandingStore, I: RankIndex + LiveViews>(
+async fn snapshot<S: BoardStore + StandingStore + ProfileStore, I: RankIndex + LiveViews>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     view: View,
@@ -142,7 +142,7 @@ const SEED_GATE_MS: u64 = 1_000;
 
 /// The rows of `view` in the index now, each with its player's current card and its
 /// metadata; false when some could not be read (those rows show nulls).
-async fn rows_of<S: ProfileStore + StandingStore, I: RankIndex>(
+async fn rows_of<S: StandingStore + ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     dir: Direction,
@@ -244,7 +244,7 @@ enum Outcome {
 /// failed, else none).
 #[instrument(skip_all, fields(records = batch.entries.len(), cards = batch.cards.len()))]
 pub async fn publish<
-    S: BoardStore + ProfileStore + StandingStore,
+    S: BoardStore + StandingStore + ProfileStore,
     I: RankIndex + LiveViews,
     B: Broadcaster,
 >(
@@ -345,7 +345,7 @@ pub async fn publish<
 }
 
 /// One view: claim its gate (waiting out another push's), read it, push it if changed.
-async fn push_view<S: ProfileStore + StandingStore, I: RankIndex + LiveViews, B: Broadcaster>(
+async fn push_view<S: StandingStore + ProfileStore, I: RankIndex + LiveViews, B: Broadcaster>(
     ctx: &Context<S, I>,
     out: &B,
     lb: &LeaderboardId,

@@ -89,7 +89,7 @@ pub struct RebuildReport {
 }
 
 /// Runs a request until done or `deadline`.
-pub async fn run<S: BoardStore + RebuildStore + SketchStore + StandingStore, I: RankIndex>(
+pub async fn run<S: BoardStore + StandingStore + RebuildStore + SketchStore, I: RankIndex>(
     ctx: &Context<S, I>,
     req: RebuildRequest,
     deadline: Instant,
@@ -250,7 +250,7 @@ pub async fn all_boards<S: BoardStore>(
 /// Finds every board that is not closed and whose index is missing, stale or
 /// mid-rebuild, and rebuilds them while time remains.
 #[instrument(skip_all)]
-pub async fn sweep<S: BoardStore + RebuildStore + SketchStore + StandingStore, I: RankIndex>(
+pub async fn sweep<S: BoardStore + StandingStore + RebuildStore + SketchStore, I: RankIndex>(
     ctx: &Context<S, I>,
     deadline: Instant,
 ) -> Result<RebuildReport, ServiceError> {

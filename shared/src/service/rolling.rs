@@ -32,7 +32,7 @@ const MAX_ATTEMPTS: u32 = 16;
 /// (the rest waits for the next sweep, still due); returns how many rows were
 /// rewritten. Not a rolling board: nothing.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
-pub async fn age<S: RebuildStore + StandingStore, I: RankIndex>(
+pub async fn age<S: StandingStore + RebuildStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     now: i64,

@@ -23,7 +23,8 @@ use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, Consistency, ModerationStore, RankIndex, Row, StandingStore, TournamentStore,
+    BoardStore, Consistency, IngestStore, ModerationStore, RankIndex, Row, StandingStore,
+    TournamentStore,
 };
 use crate::time::rfc3339_ms;
 use crate::window::{NoWindow, Period, TimeWindow};
@@ -130,10 +131,7 @@ pub(crate) async fn ensure_board<S: BoardStore, I: RankIndex>(
 /// its game and mode the player is in (`tournaments::for_match`). A game and mode with
 /// tournaments need no family.
 #[instrument(skip(ctx), fields(game = %m.game, mode = %m.mode, player = %m.player, match_id = %m.match_id))]
-pub async fn submit_match<
-    S: BoardStore + ModerationStore + TournamentStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn submit_match<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     m: MatchResult,
 ) -> Result<MatchReply, ServiceError> {
@@ -166,10 +164,7 @@ pub async fn submit_match<
 }
 
 /// The match result on every window of `family`.
-async fn to_family<
-    S: ModerationStore + BoardStore + StandingStore + TournamentStore,
-    I: RankIndex,
->(
+async fn to_family<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     m: &MatchResult,

@@ -21,10 +21,7 @@ use super::Context;
 use super::scores::{MatchReply, MatchResult, Outcome, Refusal, submit_match};
 use crate::mapping::Mapping;
 use crate::service::ServiceError;
-use crate::store::{
-    BoardStore, DeadLetter, DeadLetters, MappingStore, ModerationStore, RankIndex, StandingStore,
-    TournamentStore,
-};
+use crate::store::{DeadLetter, DeadLetters, IngestStore, MappingStore, RankIndex};
 
 /// One record of a stream batch.
 #[derive(Debug, Clone)]
@@ -79,10 +76,7 @@ fn dead(
 }
 
 /// Maps and applies one record.
-pub async fn ingest_record<
-    S: BoardStore + ModerationStore + TournamentStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn ingest_record<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     mapping: Option<&Mapping>,
     record: &StreamRecord,
@@ -138,11 +132,7 @@ fn refused_everywhere(reply: &MatchReply) -> Option<&Refusal> {
 /// can never apply kept in `dead_letters`, the batch counted. An error fails the whole
 /// batch, to be delivered again (every record in it replays): a mapping that cannot be
 /// read, or dead letters that cannot be kept (retried rather than lost).
-pub async fn ingest_stream<
-    S: MappingStore + BoardStore + ModerationStore + TournamentStore + StandingStore,
-    I: RankIndex,
-    D: DeadLetters,
->(
+pub async fn ingest_stream<S: IngestStore + MappingStore, I: RankIndex, D: DeadLetters>(
     ctx: &Context<S, I>,
     dead_letters: &D,
     records: &[StreamRecord],
@@ -177,11 +167,7 @@ pub async fn ingest_stream<
 /// Applies a batch: each key's records in order, keys concurrently. `mapping_of` gives
 /// the mapping of a source (`None`: none is stored).
 #[instrument(skip_all, fields(records = records.len()))]
-pub async fn ingest_batch<
-    'm,
-    S: BoardStore + ModerationStore + TournamentStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn ingest_batch<'m, S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     records: &[StreamRecord],
     mapping_of: impl Fn(&str) -> Option<&'m Mapping>,

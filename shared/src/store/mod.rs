@@ -49,8 +49,8 @@ pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
 pub use row::{AttemptCount, Buckets, Commit, CommitOutcome, Receipt, Removal, Roll, Row, RowAt};
 pub use score_store::{
-    BoardPage, BoardStore, Checkpoint, Consistency, Count, FamilyPage, RankSketch, RankedReads,
-    RebuildStore, ScoreStore, SketchStore, StandingStore,
+    BoardPage, BoardStore, Checkpoint, Consistency, Count, FamilyPage, IngestStore, RankSketch,
+    RankedReads, ReadStore, RebuildStore, ScoreStore, SketchStore, StandingStore,
 };
 pub use seal::{
     EventPublisher, HistoryQuery, HistoryRow, LeagueRow, LeagueSettled, Placing, Results,

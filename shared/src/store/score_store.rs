@@ -313,6 +313,22 @@ impl<T> ScoreStore for T where
 {
 }
 
+/// What every read of a board uses: its definition, the player's own row, the rows in
+/// rank order (when the index cannot answer), the rank sketch (approximate ranks) and
+/// the players' cards (names on rows).
+pub trait ReadStore: BoardStore + StandingStore + RankedReads + SketchStore + ProfileStore {}
+
+impl<T> ReadStore for T where
+    T: BoardStore + StandingStore + RankedReads + SketchStore + ProfileStore
+{
+}
+
+/// What recording a result uses: the board, the player's row, the bans and the
+/// tournament's membership and attempts.
+pub trait IngestStore: BoardStore + StandingStore + ModerationStore + TournamentStore {}
+
+impl<T> IngestStore for T where T: BoardStore + StandingStore + ModerationStore + TournamentStore {}
+
 /// A count that may have stopped at its cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Count {

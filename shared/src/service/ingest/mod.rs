@@ -34,7 +34,7 @@ use crate::ids::PlayerId;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, Consistency, ModerationStore, RankIndex, Row, StandingStore, TournamentStore,
+    Consistency, IngestStore, ModerationStore, RankIndex, Row, StandingStore, TournamentStore,
 };
 use crate::time::rfc3339_ms;
 
@@ -45,10 +45,7 @@ pub(crate) use write::{rolling_of, write};
 
 /// Records one submission; see the module docs for the protocol.
 #[instrument(skip(ctx), fields(board = %req.board, player = %req.player, match_id = %req.match_id))]
-pub async fn submit_score<
-    S: BoardStore + ModerationStore + StandingStore + TournamentStore,
-    I: RankIndex,
->(
+pub async fn submit_score<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     req: SubmitScore,
 ) -> Result<IngestReply, ServiceError> {

@@ -42,7 +42,7 @@ pub struct BanReply {
 /// `cursor` on until `deadline` (call again with the reply's cursor to go on; calling
 /// again from the start is harmless too).
 #[instrument(skip(ctx, reason, op, deadline))]
-pub async fn ban<S: ModerationStore + BoardStore + StandingStore, I: RankIndex>(
+pub async fn ban<S: BoardStore + StandingStore + ModerationStore, I: RankIndex>(
     ctx: &Context<S, I>,
     game: &str,
     player: &PlayerId,

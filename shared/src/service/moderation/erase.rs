@@ -19,8 +19,7 @@ use crate::ids::PlayerId;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    AuditAction, BoardStore, EntryKind, IndexEntry, ModerationStore, ProfileStore, RankIndex,
-    SealStore, StandingStore, TournamentStore,
+    AuditAction, EntryKind, IndexEntry, IngestStore, ProfileStore, RankIndex, SealStore,
 };
 use crate::time::now_ms;
 
@@ -34,10 +33,7 @@ pub struct ErasedReply {
 }
 
 #[instrument(skip_all)]
-pub async fn erase<
-    S: ModerationStore + SealStore + StandingStore + TournamentStore + BoardStore + ProfileStore,
-    I: RankIndex,
->(
+pub async fn erase<S: IngestStore + SealStore + ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     reason: Reason,

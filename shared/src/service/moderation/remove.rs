@@ -24,7 +24,7 @@ pub struct RemovedReply {
 /// Takes the player's standing off the board (everyone below moves up) and records it;
 /// 404 `not_ranked` when they have none there.
 #[instrument(skip(ctx, reason, op))]
-pub async fn remove_entry<S: ModerationStore + BoardStore + StandingStore, I: RankIndex>(
+pub async fn remove_entry<S: BoardStore + StandingStore + ModerationStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     player: &PlayerId,

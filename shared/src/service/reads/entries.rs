@@ -17,9 +17,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start, places};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{
-    BoardStore, PlayerRow, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore,
-};
+use crate::store::{PlayerRow, RankIndex, RankedReads, ReadStore, SketchStore};
 
 /// Most players one `entries` read names.
 pub const MAX_PLAYERS: usize = 100;
@@ -50,10 +48,7 @@ pub fn parse_players(raw: Option<&str>) -> Result<Vec<PlayerId>, DomainError> {
 
 /// The rows of `players` on `lb`, under `mode`.
 #[instrument(skip(ctx, players), fields(count = players.len()))]
-pub async fn entries<
-    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn entries<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[PlayerId],
@@ -67,10 +62,7 @@ pub async fn entries<
     .await
 }
 
-async fn entries_fresh<
-    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+async fn entries_fresh<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[PlayerId],

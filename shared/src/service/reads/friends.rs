@@ -20,7 +20,7 @@ use crate::store::{
 /// The player's own read skips the reply cache.
 #[instrument(skip(ctx, friends))]
 pub async fn friends_rank<
-    S: RankedReads + BoardStore + ProfileStore + StandingStore,
+    S: BoardStore + StandingStore + RankedReads + ProfileStore,
     I: RankIndex,
     F: FriendsSource,
 >(
@@ -44,7 +44,7 @@ pub async fn friends_rank<
 }
 
 async fn friends_fresh<
-    S: RankedReads + BoardStore + ProfileStore + StandingStore,
+    S: BoardStore + StandingStore + RankedReads + ProfileStore,
     I: RankIndex,
     F: FriendsSource,
 >(

@@ -75,7 +75,7 @@ fn by_player<T>(keys: &[RankKey], values: Option<Vec<T>>) -> Option<HashMap<Stri
 /// (so it is answering, and is asked for the copies it did not read with them).
 /// Returns false when some cards or metadata could not be read at all (those rows keep
 /// nulls).
-pub(super) async fn name<S: ProfileStore + StandingStore, I: RankIndex>(
+pub(super) async fn name<S: StandingStore + ProfileStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     rows: &mut [Entry],

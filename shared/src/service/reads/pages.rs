@@ -34,8 +34,7 @@
 
 use crate::board::Board;
 use crate::store::{
-    BoardStore, IndexError, PageAt, ProfileStore, RankIndex, RankedReads, SketchStore, Slice,
-    StandingStore, TOP_WINDOW,
+    IndexError, PageAt, RankIndex, RankedReads, ReadStore, SketchStore, Slice, TOP_WINDOW,
 };
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
@@ -102,10 +101,7 @@ impl PageCursor {
 }
 
 /// One page of a walk from the top (`cursor` `None`) or on from a cursor.
-pub async fn ranks<
-    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn ranks<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
@@ -119,10 +115,7 @@ pub async fn ranks<
 
 /// One page of the whole board in rank order (see the module's doc on walks).
 #[instrument(skip(ctx, signer))]
-pub async fn ranks_from<
-    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn ranks_from<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,
@@ -201,10 +194,7 @@ fn tail<T: Clone>(named: Option<Vec<T>>, pos: usize, end: usize) -> Option<Vec<T
         .map(|c| c[pos..end].to_vec())
 }
 
-async fn ranks_fresh<
-    S: BoardStore + RankedReads + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+async fn ranks_fresh<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
     lb: &LeaderboardId,

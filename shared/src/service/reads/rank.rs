@@ -14,17 +14,12 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{
-    Around, BoardStore, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore,
-};
+use crate::store::{Around, RankIndex, RankedReads, ReadStore, SketchStore, StandingStore};
 
 /// The player's rank under `mode`, score and up to `k` neighbours on each side. The
 /// player's own read skips the reply cache, so it always shows their latest write.
 #[instrument(skip(ctx))]
-pub async fn rank<
-    S: BoardStore + RankedReads + StandingStore + SketchStore + ProfileStore,
-    I: RankIndex,
->(
+pub async fn rank<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     caller: &Caller,
     lb: &LeaderboardId,
@@ -43,10 +38,7 @@ pub async fn rank<
     .await
 }
 
-async fn rank_fresh<
-    S: BoardStore + RankedReads + StandingStore + SketchStore + ProfileStore,
-    I: RankIndex,
->(
+async fn rank_fresh<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     player: &PlayerId,
@@ -140,7 +132,7 @@ fn percentile(rank: u64, total: u64) -> f64 {
 }
 
 /// The player's slice of a board, from DynamoDB.
-async fn around_from_store<S: RankedReads + StandingStore + SketchStore>(
+async fn around_from_store<S: StandingStore + RankedReads + SketchStore>(
     store: &S,
     lb: &LeaderboardId,
     dir: Direction,

@@ -12,17 +12,11 @@ use crate::ids::LeaderboardId;
 use crate::order::{Direction, RankKey, RankMode, Start};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{
-    BoardStore, IndexError, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore,
-    TOP_WINDOW,
-};
+use crate::store::{IndexError, RankIndex, ReadStore, TOP_WINDOW};
 
 /// The best `n` players, placed under `mode` (the first is 1 in every mode).
 #[instrument(skip(ctx))]
-pub async fn top<
-    S: RankedReads + BoardStore + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn top<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,
@@ -35,10 +29,7 @@ pub async fn top<
     .await
 }
 
-async fn top_fresh<
-    S: RankedReads + BoardStore + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+async fn top_fresh<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     n: u64,

@@ -109,7 +109,7 @@ pub fn due(board: &Board, settle: Duration, now: i64) -> bool {
 /// Seals every due board, as far as the deadline allows.
 #[instrument(skip_all)]
 pub async fn sweep<
-    S: BoardStore + RankedReads + SealStore + TournamentStore + RebuildStore,
+    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore,
     E: EventPublisher,
 >(
     store: &S,
@@ -191,7 +191,7 @@ where
 /// Seals one board on demand: refused unless it is due.
 #[instrument(skip(store, events, settings))]
 pub async fn seal<
-    S: BoardStore + RankedReads + SealStore + RebuildStore + TournamentStore,
+    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore,
     E: EventPublisher,
 >(
     store: &S,
@@ -251,7 +251,7 @@ impl<S: SealStore> Run<'_, S> {
 /// Claims the board's seal and takes it as far as the deadline allows.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
 async fn seal_board<
-    S: RankedReads + SealStore + RebuildStore + TournamentStore,
+    S: RankedReads + RebuildStore + SealStore + TournamentStore,
     E: EventPublisher,
 >(
     store: &S,

@@ -88,7 +88,7 @@ pub struct ResultsReply {
 }
 
 /// A board's sealed results; 404 `not_sealed` before its window is sealed.
-pub async fn results<S: ProfileStore + SealStore + StandingStore>(
+pub async fn results<S: StandingStore + SealStore + ProfileStore>(
     store: &S,
     lb: &LeaderboardId,
 ) -> Result<ResultsReply, ServiceError> {
@@ -242,7 +242,7 @@ fn order(row: &HistoryRow) -> (std::cmp::Reverse<i64>, usize) {
 
 /// A player's final places in the family's sealed windows, newest first: one query per
 /// period asked for, merged.
-pub async fn history<S: ProfileStore + SealStore + StandingStore>(
+pub async fn history<S: StandingStore + SealStore + ProfileStore>(
     store: &S,
     req: HistoryRequest,
 ) -> Result<HistoryReply, ServiceError> {

@@ -10,9 +10,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::RankMode;
 use crate::service::reads::{TopReply, top};
 use crate::service::{Context, ServiceError};
-use crate::store::{
-    BoardStore, ProfileStore, RankIndex, RankedReads, SketchStore, StandingStore, TournamentStore,
-};
+use crate::store::{RankIndex, ReadStore, TournamentStore};
 use crate::time::{now_ms, rfc3339_ms};
 use crate::tournament::Seating;
 
@@ -42,10 +40,7 @@ pub struct CohortReply {
 
 /// The player's cohort; see the module docs.
 #[instrument(skip(ctx))]
-pub async fn cohort<
-    S: RankedReads + TournamentStore + BoardStore + SketchStore + ProfileStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn cohort<S: ReadStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,

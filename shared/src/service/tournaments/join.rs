@@ -90,7 +90,7 @@ impl JoinReply {
 
 /// Joins the player to the tournament's running occurrence.
 #[instrument(skip(ctx))]
-pub async fn join<S: ModerationStore + TournamentStore + BoardStore, I: RankIndex>(
+pub async fn join<S: BoardStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -118,7 +118,7 @@ pub(crate) fn refused(t: &Tournament, refusal: JoinRefusal) -> ServiceError {
 
 /// The player's membership of `occ`: the one they have, or a seat taken now (see the
 /// module docs).
-pub(crate) async fn enter<S: ModerationStore + TournamentStore + BoardStore, I: RankIndex>(
+pub(crate) async fn enter<S: BoardStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     t: &Tournament,
     occ: &Occurrence,

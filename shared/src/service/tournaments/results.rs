@@ -23,10 +23,7 @@ use crate::service::ingest::{
 use crate::service::moderation::Operator;
 use crate::service::scores::{MatchResult, Refusal, submission};
 use crate::service::{Context, JoinRefusal, ServiceError};
-use crate::store::{
-    AttemptCount, BoardStore, Consistency, ModerationStore, RankIndex, StandingStore,
-    TournamentStore,
-};
+use crate::store::{AttemptCount, Consistency, IngestStore, RankIndex};
 use crate::tournament::Tournament;
 
 /// The result on the player's cohort board.
@@ -71,10 +68,7 @@ pub enum TournamentOutcome {
 /// refuses it (attempts used up, full, a ban) says so in its outcome; one the player is
 /// not in is left out. The first value says whether the game and mode have tournaments
 /// at all. Backend failures fail the whole request, which is safe to retry.
-pub async fn for_match<
-    S: TournamentStore + BoardStore + ModerationStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn for_match<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     m: &MatchResult,
     ts: i64,
@@ -110,10 +104,7 @@ pub async fn for_match<
 
 /// Records one tournament result; see the module docs.
 #[instrument(skip(ctx, body))]
-pub async fn submit<
-    S: TournamentStore + BoardStore + ModerationStore + StandingStore,
-    I: RankIndex,
->(
+pub async fn submit<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     tournament: &str,
     player: &PlayerId,
@@ -137,7 +128,7 @@ fn placeholder() -> LeaderboardId {
 }
 
 /// Records one checked result of `t` (its board filled in here); see the module docs.
-async fn record<S: BoardStore + StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
+async fn record<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     t: &Tournament,
     mut req: SubmitScore,
@@ -194,10 +185,7 @@ async fn record<S: BoardStore + StandingStore + ModerationStore + TournamentStor
 }
 
 /// The result on the cohort's board: replayed if it is there, written if not.
-async fn on_cohort<
-    S: BoardStore + StandingStore + ModerationStore + TournamentStore,
-    I: RankIndex,
->(
+async fn on_cohort<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     cohort_lb: &LeaderboardId,
     mut req: SubmitScore,

@@ -37,7 +37,7 @@ fn started(t: &Tournament, now: i64) -> Option<TournamentStarted> {
 /// Publishes the started event of every running occurrence not announced yet; returns
 /// the occurrences this run announced.
 #[instrument(skip_all)]
-pub async fn announce<S: TournamentStore + SealStore, E: EventPublisher>(
+pub async fn announce<S: SealStore + TournamentStore, E: EventPublisher>(
     store: &S,
     events: &E,
     now: i64,
