@@ -1,6 +1,7 @@
 //! Wiring: configuration in, the clients and adapters a function needs out, built once
-//! per container (cold start). Each `main.rs` calls one of these and nothing else builds
-//! AWS clients; the use cases get their ports already built.
+//! per container (cold start). Each `main.rs` is one call of [`serve`] with the builders
+//! its function needs; nothing else builds AWS clients, and the use cases get their
+//! ports already built.
 //!
 //! Beside it, what every function starts with: [`config`] (the environment, read once),
 //! [`telemetry`] (JSON logs) and [`tls`] (the one TLS crypto provider, ring, every
