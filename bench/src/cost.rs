@@ -337,8 +337,8 @@ pub async fn run(
         ("seal_without_rank_order_per_1000_players", sorted),
     ] {
         let board = board.context("the season board")?;
-        let (bill, n) = seal_bill(&ctx, &meter, &board).await?;
-        row(name, bill);
+        let (bill, n, _) = seal_bill(&ctx, &meter, std::slice::from_ref(&board)).await?;
+        row(name, bill.per_1000(n));
         recorded = n;
     }
     out.sealed_players = recorded;
@@ -352,22 +352,7 @@ pub async fn run(
     ] {
         let id = format!("costweek{}", u8::from(league));
         let boards = last_week(&direct, &id, league, members).await?;
-        let events = leaderboard::memory::MemoryEvents::default();
-        let settled = seal::SealSettings {
-            settle: Duration::ZERO,
-        };
-        let bill = meter
-            .bill(async {
-                for board in &boards {
-                    let far = Instant::now() + Duration::from_secs(600);
-                    while !seal::seal(&ctx.store, &events, settled, board, far)
-                        .await?
-                        .done
-                    {}
-                }
-                Ok(())
-            })
-            .await?;
+        let (bill, _, events) = seal_bill(&ctx, &meter, &boards).await?;
         if league {
             let settled = events.settled().len();
             anyhow::ensure!(settled == boards.len() - 1, "{settled} cohorts settled");
@@ -463,12 +448,11 @@ async fn last_week(
     members: u64,
 ) -> anyhow::Result<Vec<LeaderboardId>> {
     use futures::StreamExt as _;
-    const WEEK_MS: i64 = 7 * 86_400_000;
-    // 1970-01-01 was a Thursday: Mondays are 4 days past a multiple of a week.
-    let monday = 4 * 86_400_000;
-    let now = leaderboard::time::now_ms();
-    let last_week = (now - monday).div_euclid(WEEK_MS) * WEEK_MS + monday - WEEK_MS;
-    tournaments::create(ctx, &bench(), cup(id, league)).await?;
+    let t = cup(id, league);
+    let this_week = (t.schedule.occurrence_at(leaderboard::time::now_ms()))
+        .map_err(|n| anyhow::anyhow!("a weekly tournament always runs: {n:?}"))?;
+    let last_week = this_week.start - (this_week.end - this_week.start);
+    tournaments::create(ctx, &bench(), t).await?;
     ctx.clock.set(Some(last_week + 3_600_000));
     let played = futures::stream::iter(0..members)
         .map(|i| async move {
@@ -494,13 +478,13 @@ fn id_of(i: u64) -> PlayerId {
     id(PlayerId::parse, &format!("t{i:05}"))
 }
 
-/// What sealing `board` (a closed window) costs, per 1,000 players, and how many it
-/// recorded.
+/// What sealing `boards` (closed windows) costs, unscaled, how many players the last run
+/// of each recorded (summed), and the events the seals published.
 async fn seal_bill(
     ctx: &AppContext,
     meter: &Meter,
-    board: &LeaderboardId,
-) -> anyhow::Result<(Bill, u64)> {
+    boards: &[LeaderboardId],
+) -> anyhow::Result<(Bill, u64, leaderboard::memory::MemoryEvents)> {
     let events = leaderboard::memory::MemoryEvents::default();
     let settled = seal::SealSettings {
         settle: Duration::ZERO,
@@ -508,17 +492,20 @@ async fn seal_bill(
     let mut recorded = 0;
     let sealed = meter
         .bill(async {
-            loop {
-                let far = Instant::now() + Duration::from_secs(600);
-                let report = seal::seal(&ctx.store, &events, settled, board, far).await?;
-                recorded = report.boards.iter().map(|b| b.recorded).sum();
-                if report.done {
-                    return Ok(());
+            for board in boards {
+                loop {
+                    let far = Instant::now() + Duration::from_secs(600);
+                    let report = seal::seal(&ctx.store, &events, settled, board, far).await?;
+                    if report.done {
+                        recorded += report.boards.iter().map(|b| b.recorded).sum::<u64>();
+                        break;
+                    }
                 }
             }
+            Ok(())
         })
         .await?;
-    Ok((sealed.per_1000(recorded), recorded))
+    Ok((sealed, recorded, events))
 }
 
 impl Bill {

@@ -44,7 +44,7 @@ pub struct LoadRun {
 struct Tally {
     ok: AtomicU64,
     timeouts: AtomicU64,
-    errors: AtomicU64,
+    /// Errors (replies other than 2xx, `0`: no reply) by status.
     by_status: Mutex<std::collections::BTreeMap<u16, u64>>,
     took: Mutex<Vec<Duration>>,
 }
@@ -61,7 +61,6 @@ impl Tally {
                 self.timeouts.fetch_add(1, Ordering::Relaxed);
             }
             other => {
-                self.errors.fetch_add(1, Ordering::Relaxed);
                 let status = other.unwrap_or_default();
                 *self
                     .by_status
@@ -176,6 +175,10 @@ pub async fn run(
     tokio::join!(w, r);
     let took = started.elapsed().as_secs_f64();
     let (ws, rs) = (writes.summary(), reads.summary());
+    let mut errors_by_status = writes.by_status.lock().expect("not poisoned").clone();
+    for (status, n) in reads.by_status.lock().expect("not poisoned").iter() {
+        *errors_by_status.entry(*status).or_default() += n;
+    }
     let run = LoadRun {
         seconds: took,
         target_writes_per_s: writes_per_s,
@@ -183,14 +186,8 @@ pub async fn run(
         writes_per_s: (writes.ok.load(Ordering::Relaxed) as f64 / took * 10.0).round() / 10.0,
         reads_per_s: (reads.ok.load(Ordering::Relaxed) as f64 / took * 10.0).round() / 10.0,
         timeouts: writes.timeouts.load(Ordering::Relaxed) + reads.timeouts.load(Ordering::Relaxed),
-        errors: writes.errors.load(Ordering::Relaxed) + reads.errors.load(Ordering::Relaxed),
-        errors_by_status: {
-            let mut all = writes.by_status.lock().expect("not poisoned").clone();
-            for (status, n) in reads.by_status.lock().expect("not poisoned").iter() {
-                *all.entry(*status).or_default() += n;
-            }
-            all
-        },
+        errors: errors_by_status.values().sum(),
+        errors_by_status,
         write_p50_ms: ws.p50_us / 1e3,
         write_p99_ms: ws.p99_us / 1e3,
         read_p50_ms: rs.p50_us / 1e3,

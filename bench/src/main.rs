@@ -203,9 +203,17 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
+    // 10,000 joins from 64 writers (4,000 with --quick).
+    let joins = || {
+        joins::run(
+            &redis_url,
+            &dynamodb_url,
+            pick(10_000, 4_000, 200) as u64,
+            64,
+        )
+    };
     if args.joins_only {
-        let (joins, writers) = (pick(10_000, 4_000, 200), 64);
-        let joins = joins::run(&redis_url, &dynamodb_url, joins as u64, writers).await?;
+        let joins = joins().await?;
         std::fs::create_dir_all(&args.out)?;
         let path = args.out.join("joins.json");
         let command = env("BENCH_COMMAND").unwrap_or_else(|| "bench --joins-only".into());
@@ -267,8 +275,7 @@ async fn main() -> anyhow::Result<()> {
     )?;
 
     println!("== tournament joins into one tier");
-    let (joins, writers) = (pick(10_000, 4_000, 200), 64);
-    let joins = joins::run(&redis_url, &dynamodb_url, joins as u64, writers).await?;
+    let joins = joins().await?;
 
     println!("== the score columns: integers, tie-break columns, decimal places");
     let columns = columns::run(
