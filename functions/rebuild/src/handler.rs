@@ -13,6 +13,9 @@ use leaderboard::service::rebuild::{self, RebuildRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
 use serde_json::Value;
 
+#[cfg(test)]
+mod tests;
+
 /// Time kept free before the Lambda deadline to checkpoint and answer.
 const MARGIN: Duration = Duration::from_secs(10);
 
@@ -32,56 +35,4 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         Box::pin(rebuild::run(ctx, req, until)).await
     };
     invoke::answer(over_http, result.await, |report| report.done)
-}
-
-#[cfg(test)]
-mod tests {
-    use lambda_runtime::Context as Invocation;
-    use leaderboard::board::Policy;
-    use leaderboard::memory;
-    use leaderboard::store::Health;
-
-    use super::*;
-    use leaderboard::http;
-    use leaderboard::time::now_ms;
-
-    fn invocation() -> Invocation {
-        let mut inv = Invocation::default();
-        inv.deadline = (now_ms() + 60_000) as u64;
-        inv
-    }
-
-    #[tokio::test]
-    async fn rebuilds_directly_and_over_http_and_names_a_bad_request() {
-        let ctx = memory::context();
-        let lb = memory::seed(&ctx, "h:rebuild", Policy::Best, &[("a", 1), ("b", 2)]).await;
-        ctx.index.wipe(&lb);
-        let direct = serde_json::json!({"leaderboard_id": "h:rebuild"});
-        let report = handle(&ctx, LambdaEvent::new(direct, invocation()))
-            .await
-            .unwrap();
-        assert_eq!(report["done"], true);
-        assert_eq!(report["boards"][0]["loaded"], 2);
-        assert_eq!(
-            ctx.index.health(std::slice::from_ref(&lb)).await.unwrap(),
-            [Health::Ready]
-        );
-        let body = r#"{"all": true}"#;
-        let req = http::request("POST /admin/rebuild", &[], &[], Some(body));
-        let over_http = serde_json::to_value(req).unwrap();
-        let resp = handle(&ctx, LambdaEvent::new(over_http, invocation()))
-            .await
-            .unwrap();
-        assert_eq!(resp["statusCode"], 200);
-        let neither = serde_json::json!({});
-        let err = handle(&ctx, LambdaEvent::new(neither, invocation()))
-            .await
-            .unwrap_err();
-        assert_eq!(err.error_type(), "InvalidRequest");
-        let not_an_object = serde_json::json!("rebuild");
-        let err = handle(&ctx, LambdaEvent::new(not_an_object, invocation()))
-            .await
-            .unwrap_err();
-        assert_eq!(err.error_type(), "InvalidPayload");
-    }
 }

@@ -14,6 +14,9 @@ use leaderboard::store::{EventPublisher, ScoreStore};
 use serde::Deserialize;
 use serde_json::Value;
 
+#[cfg(test)]
+mod tests;
+
 /// Time kept free before the Lambda deadline to save progress and answer.
 const MARGIN: Duration = Duration::from_secs(10);
 /// Longest a call through API Gateway works (its integration times out at 30 s).
@@ -60,48 +63,4 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
         .await
     };
     invoke::answer(over_http, result.await, |report| report.done)
-}
-
-#[cfg(test)]
-mod tests {
-    use lambda_runtime::Context as Invocation;
-    use leaderboard::memory::{MemoryEvents, MemoryStore};
-
-    use super::*;
-    use leaderboard::http;
-    use leaderboard::time::now_ms;
-
-    fn invocation() -> Invocation {
-        let mut inv = Invocation::default();
-        inv.deadline = (now_ms() + 60_000) as u64;
-        inv
-    }
-
-    #[tokio::test]
-    async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
-        let deps = Deps {
-            store: MemoryStore::default(),
-            events: MemoryEvents::default(),
-            settings: SealSettings::default(),
-        };
-        let scheduled = handle(&deps, LambdaEvent::new(serde_json::json!({}), invocation()))
-            .await
-            .unwrap();
-        assert_eq!(scheduled["done"], true);
-        assert_eq!(scheduled["boards"], serde_json::json!([]));
-        let body = r#"{"leaderboard_id": "no:such:board"}"#;
-        let req = http::request("POST /admin/seal", &[], &[], Some(body));
-        let resp = handle(
-            &deps,
-            LambdaEvent::new(serde_json::to_value(req).unwrap(), invocation()),
-        )
-        .await
-        .unwrap();
-        assert_eq!(resp["statusCode"], 404);
-        let unknown = serde_json::json!({"board": "x"});
-        let err = handle(&deps, LambdaEvent::new(unknown, invocation()))
-            .await
-            .unwrap_err();
-        assert_eq!(err.error_type(), "InvalidPayload");
-    }
 }

@@ -213,6 +213,25 @@ mod tests {
     use crate::time::at;
     use crate::window::window_of;
 
+    /// A family `g1` of `mode` with a best policy, no season or grace, keeping dense
+    /// ranks, over `regions` and `periods`.
+    fn family(mode: &str, regions: &[&str], periods: &[Period]) -> Family {
+        Family {
+            closing_lead_ms: crate::family::default_closing_lead_ms(),
+            schedules: Vec::new(),
+            game: "g1".into(),
+            mode: mode.into(),
+            policy: Policy::Best,
+            regions: regions.iter().map(|r| (*r).to_owned()).collect(),
+            periods: periods.to_vec(),
+            season: None,
+            grace_ms: 0,
+            dense_ranks: true,
+            rank_index_periods: None,
+            scores: Default::default(),
+        }
+    }
+
     #[test]
     fn a_family_stored_before_dense_ranks_were_a_setting_keeps_them() {
         let stored = serde_json::json!({
@@ -230,18 +249,9 @@ mod tests {
     #[test]
     fn only_the_named_periods_keep_a_rank_order_and_only_the_familys_own_may_be_named() {
         let f = Family {
-            closing_lead_ms: crate::family::default_closing_lead_ms(),
-            schedules: Vec::new(),
-            game: "g1".into(),
-            mode: "m".into(),
-            policy: Policy::Best,
-            regions: vec![],
-            periods: vec![Period::Daily, Period::AllTime],
-            season: None,
-            grace_ms: 0,
             dense_ranks: false,
-            scores: Default::default(),
             rank_index_periods: Some(vec![Period::AllTime, Period::AllTime]),
+            ..family("m", &[], &[Period::Daily, Period::AllTime])
         };
         let v = f.clone().validated().unwrap();
         assert_eq!(v.rank_index_periods, Some(vec![Period::AllTime]));
@@ -260,20 +270,7 @@ mod tests {
 
     #[test]
     fn board_ids_follow_the_documented_shape() {
-        let f = Family {
-            closing_lead_ms: crate::family::default_closing_lead_ms(),
-            schedules: Vec::new(),
-            game: "g1".into(),
-            mode: "ranked".into(),
-            policy: Policy::Best,
-            regions: vec!["NA".into()],
-            periods: vec![Period::Daily, Period::AllTime],
-            season: None,
-            grace_ms: 0,
-            dense_ranks: true,
-            rank_index_periods: None,
-            scores: Default::default(),
-        };
+        let f = family("ranked", &["NA"], &[Period::Daily, Period::AllTime]);
         let day = window_of(Period::Daily, None, at("2026-11-22T12:00:00Z")).unwrap();
         assert_eq!(
             f.board_id("NA", &day).as_str(),
@@ -293,20 +290,8 @@ mod tests {
 
     #[test]
     fn families_are_validated_and_normalised() {
-        let f = Family {
-            closing_lead_ms: crate::family::default_closing_lead_ms(),
-            schedules: Vec::new(),
-            game: "g1".into(),
-            mode: "ranked".into(),
-            policy: Policy::Best,
-            regions: vec!["EU".into(), "NA".into(), "EU".into()],
-            periods: vec![Period::Daily, Period::AllTime, Period::Daily],
-            season: None,
-            grace_ms: 0,
-            dense_ranks: true,
-            rank_index_periods: None,
-            scores: Default::default(),
-        };
+        let periods = [Period::Daily, Period::AllTime, Period::Daily];
+        let f = family("ranked", &["EU", "NA", "EU"], &periods);
         let v = f.clone().validated().unwrap();
         assert_eq!(v.regions, ["EU", "NA"]);
         assert_eq!(v.periods, [Period::AllTime, Period::Daily]);

@@ -13,10 +13,12 @@ use aws_lambda_events::event::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpR
 
 use crate::caller::Caller;
 use crate::error::DomainError;
-use crate::ids::PlayerId;
+use crate::ids::{LeaderboardId, PlayerId};
 
 pub use super::body::{MAX_BODY_BYTES, json_body};
-pub use super::reply::{error_response, json, respond, stamped, status_and_code, unknown_route};
+pub use super::reply::{
+    error_response, json, reply, respond, routed, stamped, status_and_code, unknown_route,
+};
 
 pub type Request = ApiGatewayV2httpRequest;
 pub type Response = ApiGatewayV2httpResponse;
@@ -127,6 +129,16 @@ pub fn path<T>(
         .get(name)
         .ok_or_else(|| DomainError::invalid(name, "is missing from the path"))?;
     parse(raw)
+}
+
+/// The player of a `/…/players/{p}/…` route.
+pub fn player(req: &Request) -> Result<PlayerId, DomainError> {
+    path(req, "p", PlayerId::parse)
+}
+
+/// The board and the player of a `/leaderboards/{lb}/players/{p}/…` route.
+pub fn board_player(req: &Request) -> Result<(LeaderboardId, PlayerId), DomainError> {
+    Ok((path(req, "lb", LeaderboardId::parse)?, player(req)?))
 }
 
 /// Who is calling: the subject of the JWT the authorizer verified (a player id; an

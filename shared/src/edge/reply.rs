@@ -137,12 +137,31 @@ pub fn stamped(req: &Request, mut resp: Response) -> Response {
     resp
 }
 
+/// An HTTP handler's whole body: `answer` gives the reply to the request on its matched
+/// route (see [`route`]), and the reply is [`stamped`]. Never an `Err`: every failure is
+/// an HTTP reply.
+pub async fn routed<E>(
+    event: &lambda_runtime::LambdaEvent<Request>,
+    answer: impl AsyncFnOnce(&Request, &str) -> Response,
+) -> Result<Response, E> {
+    let req = &event.payload;
+    Ok(stamped(req, answer(req, route(req)).await))
+}
+
 /// `Ok` as a JSON reply with `status`, `Err` through [`error_response`].
 pub fn respond<T: Serialize>(status: u16, result: Result<T, ServiceError>) -> Response {
     match result {
         Ok(body) => json(status, &body),
         Err(e) => error_response(&e),
     }
+}
+
+/// [`respond`] with what `work` comes to: a route's body written as one async block.
+pub async fn reply<T: Serialize>(
+    status: u16,
+    work: impl Future<Output = Result<T, ServiceError>>,
+) -> Response {
+    respond(status, work.await)
 }
 
 /// Reply for a route this function does not serve (a template/handler mismatch).

@@ -52,22 +52,63 @@ pub fn context() -> Context<MemoryStore, MemoryIndex> {
     Context::new(MemoryStore::default(), MemoryIndex::default(), settings)
 }
 
-/// What an HTTP handler answers `req`, called as the runtime calls it (an invocation with
-/// a minute before its deadline): the status and the JSON body (null when none). The
-/// handler tests' one way to call their function.
+/// An event as the runtime delivers it: `payload` with a minute before its deadline.
+pub fn event<T>(payload: T) -> lambda_runtime::LambdaEvent<T> {
+    let mut invocation = lambda_runtime::Context::default();
+    invocation.deadline = (crate::time::now_ms() + 60_000) as u64;
+    lambda_runtime::LambdaEvent::new(payload, invocation)
+}
+
+/// What an HTTP handler answers `req`, called as the runtime calls it ([`event`]): the
+/// status and the JSON body (null when none). The handler tests' one way to call their
+/// function; [`handler_call!`](crate::handler_call) declares it as a test's `call`.
 pub async fn reply<F, Fut, E>(handle: F, req: crate::http::Request) -> (u16, serde_json::Value)
 where
     F: FnOnce(lambda_runtime::LambdaEvent<crate::http::Request>) -> Fut,
     Fut: std::future::Future<Output = Result<crate::http::Response, E>>,
     E: std::fmt::Debug,
 {
-    let mut invocation = lambda_runtime::Context::default();
-    invocation.deadline = (crate::time::now_ms() + 60_000) as u64;
-    let resp = handle(lambda_runtime::LambdaEvent::new(req, invocation))
+    let resp = handle(event(req))
         .await
         .expect("a handler answers every request");
     let json = crate::http::response_json(&resp).unwrap_or_default();
     (resp.status_code as u16, json)
+}
+
+/// Declares a handler test module's `call(deps, route, params, body)` (with `query` as
+/// second argument: `call(deps, route, params, query, body)`), which sends the request to
+/// the module's `handle(deps, event)` through [`reply`]. `deps` is a [`context`] unless
+/// the module names its own type.
+#[macro_export]
+macro_rules! handler_call {
+    () => {
+        $crate::handler_call!(
+            $crate::service::Context<$crate::memory::MemoryStore, $crate::memory::MemoryIndex>
+        );
+    };
+    ($deps:ty) => {
+        async fn call(
+            deps: &$deps,
+            route: &str,
+            params: &[(&str, &str)],
+            body: Option<&str>,
+        ) -> (u16, serde_json::Value) {
+            let req = $crate::http::request(route, params, &[], body);
+            $crate::memory::reply(|e| handle(deps, e), req).await
+        }
+    };
+    ($deps:ty, query) => {
+        async fn call(
+            deps: &$deps,
+            route: &str,
+            params: &[(&str, &str)],
+            query: &[(&str, &str)],
+            body: Option<&str>,
+        ) -> (u16, serde_json::Value) {
+            let req = $crate::http::request(route, params, query, body);
+            $crate::memory::reply(|e| handle(deps, e), req).await
+        }
+    };
 }
 
 /// The error an unreachable Redis gives (a timeout).
@@ -105,21 +146,15 @@ pub async fn seed(
         .await
         .expect("the board is created");
     for (player, score) in scores {
-        let req = SubmitScore {
-            op: Default::default(),
-            board: lb.clone(),
-            player: PlayerId::parse(player).expect("a valid player id"),
-            match_id: MatchId::parse(&format!("m-{player}")).expect("a valid match id"),
-            score: Amount::whole(
+        let req = SubmitScore::plain(
+            lb.clone(),
+            PlayerId::parse(player).expect("a valid player id"),
+            MatchId::parse(&format!("m-{player}")).expect("a valid match id"),
+            Amount::whole(
                 "score",
                 Score::new("score", *score).expect("a score in range"),
             ),
-            subscores: Vec::new(),
-            event_ts: None,
-            want_previous_rank: false,
-            reached_at: None,
-            metadata: None,
-        };
+        );
         ingest::submit_score(ctx, req)
             .await
             .expect("the score is written");

@@ -9,6 +9,16 @@ use crate::store::{
     Checkpoint, Count, IndexEntry, RankSketch, RankedReads, RebuildStore, SketchStore,
 };
 
+/// `keys` (in rank order) strictly after `after`, all of them when `None`.
+fn keys_after(
+    keys: Vec<RankKey>,
+    dir: Direction,
+    after: Option<&RankKey>,
+) -> impl Iterator<Item = RankKey> {
+    let pos = after.map_or(0, |a| position_after(&keys, dir, a));
+    keys.into_iter().skip(pos)
+}
+
 impl RankedReads for MemoryStore {
     async fn ranked_after(
         &self,
@@ -18,9 +28,8 @@ impl RankedReads for MemoryStore {
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
         self.with(|t| {
-            let keys = t.keys(lb, dir);
-            let pos = after.map_or(0, |a| position_after(&keys, dir, a));
-            keys.into_iter().skip(pos).take(limit as usize).collect()
+            let keys = keys_after(t.keys(lb, dir), dir, after);
+            keys.take(limit as usize).collect()
         })
     }
 
@@ -33,13 +42,9 @@ impl RankedReads for MemoryStore {
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
         self.with(|t| {
-            let keys = t.keys(lb, dir);
-            let pos = after.map_or(0, |a| position_after(&keys, dir, a));
-            keys.into_iter()
-                .skip(pos)
-                .filter(|k| shard_of(&k.player) == shard)
-                .take(limit as usize)
-                .collect()
+            let keys = keys_after(t.keys(lb, dir), dir, after);
+            let of_shard = keys.filter(|k| shard_of(&k.player) == shard);
+            of_shard.take(limit as usize).collect()
         })
     }
 

@@ -24,17 +24,10 @@ impl SealStore for MemoryStore {
         lease_until: i64,
     ) -> Result<Option<SealState>, StoreError> {
         self.with(|t| {
-            let state = t.seals.entry(lb.clone()).or_insert_with(|| SealState {
-                owner: String::new(),
-                lease_until: 0,
-                after: None,
-                recorded: 0,
-                walked: false,
-                settled: false,
-                league_published: false,
-                published: false,
-                started_at: now,
-            });
+            let state = t
+                .seals
+                .entry(lb.clone())
+                .or_insert_with(|| SealState::begun("", now));
             if state.published || state.lease_until >= now && !state.owner.is_empty() {
                 return None;
             }

@@ -197,19 +197,14 @@ impl BoardStore for MemoryStore {
         limit: u32,
     ) -> Result<BoardPage, StoreError> {
         self.with(|t| {
-            let mut listed: Vec<(String, Board)> = t
+            let listed: Vec<(String, Board)> = t
                 .boards
                 .values()
                 .map(|b| (b.list_key(), b.clone()))
                 .filter(|(k, _)| k.starts_with(prefix) && after.is_none_or(|a| k.as_str() > a))
                 .collect();
-            listed.sort_by(|a, b| a.0.cmp(&b.0));
-            let more = listed.len() > limit as usize;
-            listed.truncate(limit as usize);
-            BoardPage {
-                next: listed.last().filter(|_| more).map(|(k, _)| k.clone()),
-                boards: listed.into_iter().map(|(_, b)| b).collect(),
-            }
+            let (boards, next) = first_page(listed, limit);
+            BoardPage { boards, next }
         })
     }
 
@@ -234,17 +229,22 @@ impl BoardStore for MemoryStore {
         limit: u32,
     ) -> Result<FamilyPage, StoreError> {
         self.with(|t| {
-            let mut listed: Vec<(String, Family)> = (t.families.values())
+            let listed: Vec<(String, Family)> = (t.families.values())
                 .map(|f| (format!("{}#{}", f.game, f.mode), f.clone()))
                 .filter(|(k, _)| after.is_none_or(|a| k.as_str() > a))
                 .collect();
-            listed.sort_by(|a, b| a.0.cmp(&b.0));
-            let more = listed.len() > limit as usize;
-            listed.truncate(limit as usize);
-            FamilyPage {
-                next: listed.last().filter(|_| more).map(|(k, _)| k.clone()),
-                families: listed.into_iter().map(|(_, f)| f).collect(),
-            }
+            let (families, next) = first_page(listed, limit);
+            FamilyPage { families, next }
         })
     }
+}
+
+/// The first `limit` of `listed` in key order, and the last key of the page when more
+/// follow (the next page's `after`).
+fn first_page<T>(mut listed: Vec<(String, T)>, limit: u32) -> (Vec<T>, Option<String>) {
+    listed.sort_by(|a, b| a.0.cmp(&b.0));
+    let more = listed.len() > limit as usize;
+    listed.truncate(limit as usize);
+    let next = listed.last().filter(|_| more).map(|(k, _)| k.clone());
+    (listed.into_iter().map(|(_, v)| v).collect(), next)
 }

@@ -41,6 +41,24 @@ pub struct SealState {
     pub started_at: i64,
 }
 
+impl SealState {
+    /// A seal that `owner` began at `started_at` and has not gone on with: no lease,
+    /// nobody recorded, nothing published.
+    pub fn begun(owner: &str, started_at: i64) -> Self {
+        SealState {
+            owner: owner.to_owned(),
+            lease_until: 0,
+            after: None,
+            recorded: 0,
+            walked: false,
+            settled: false,
+            league_published: false,
+            published: false,
+            started_at,
+        }
+    }
+}
+
 /// One participant's final place on a sealed board.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Placing {

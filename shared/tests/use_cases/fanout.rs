@@ -11,22 +11,14 @@ use leaderboard::window::Period;
 use crate::fixtures::{Ctx, ctx, match_id, player};
 
 async fn family(ctx: &Ctx, game: &str) {
-    let req = CreateFamily {
-        closing_lead_seconds: None,
-        schedules: None,
-        tiebreaks: None,
-        game: game.into(),
-        mode: "ranked".into(),
-        policy: Policy::Best,
-        regions: vec!["EU".into(), "NA".into()],
-        periods: vec![Period::AllTime, Period::Weekly, Period::Daily],
-        season: None,
-        grace_seconds: 300,
-        dense_ranks: true,
-        rank_index_periods: None,
-        decimals: None,
-        score_format: None,
-    };
+    let mut req = CreateFamily::new(
+        game,
+        "ranked",
+        Policy::Best,
+        &["EU", "NA"],
+        &[Period::AllTime, Period::Weekly, Period::Daily],
+    );
+    req.dense_ranks = true;
     boards::create_family(&ctx.store, req)
         .await
         .expect("family");

@@ -53,18 +53,8 @@ pub async fn submit(
     m: &str,
     score: i64,
 ) -> Result<IngestReply, ServiceError> {
-    let req = SubmitScore {
-        op: Default::default(),
-        subscores: Vec::new(),
-        metadata: None,
-        board: board.clone(),
-        player: player(p),
-        match_id: match_id(m),
-        score: Amount::whole("score", Score::new("score", score).expect("score")),
-        event_ts: None,
-        want_previous_rank: false,
-        reached_at: None,
-    };
+    let score = Amount::whole("score", Score::new("score", score).expect("score"));
+    let req = SubmitScore::plain(board.clone(), player(p), match_id(m), score);
     ingest::submit_score(ctx, req).await
 }
 

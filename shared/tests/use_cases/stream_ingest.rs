@@ -51,22 +51,15 @@ fn record(source: &str, position: usize, player: &str, event: &Value) -> StreamR
 }
 
 async fn family(ctx: &Ctx) {
-    let req = CreateFamily {
-        closing_lead_seconds: None,
-        schedules: None,
-        tiebreaks: None,
-        game: "g1".into(),
-        mode: "ranked".into(),
-        policy: Policy::Sum,
-        regions: vec!["NA".into(), "EU".into()],
-        periods: vec![Period::AllTime],
-        season: None,
-        grace_seconds: 0,
-        dense_ranks: true,
-        rank_index_periods: None,
-        decimals: None,
-        score_format: None,
-    };
+    let mut req = CreateFamily::new(
+        "g1",
+        "ranked",
+        Policy::Sum,
+        &["NA", "EU"],
+        &[Period::AllTime],
+    );
+    req.grace_seconds = 0;
+    req.dense_ranks = true;
     boards::create_family(&ctx.store, req).await.unwrap();
 }
 
@@ -256,22 +249,9 @@ async fn a_mapping_gets_a_new_version_per_change_and_refuses_a_stale_edit() {
 #[tokio::test]
 async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
     let ctx = ctx();
-    let req = CreateFamily {
-        closing_lead_seconds: None,
-        schedules: None,
-        tiebreaks: None,
-        game: "g9".into(),
-        mode: "ranked".into(),
-        policy: Policy::Sum,
-        regions: vec!["NA".into()],
-        periods: vec![Period::Daily],
-        season: None,
-        grace_seconds: 0,
-        dense_ranks: true,
-        rank_index_periods: None,
-        decimals: None,
-        score_format: None,
-    };
+    let mut req = CreateFamily::new("g9", "ranked", Policy::Sum, &["NA"], &[Period::Daily]);
+    req.grace_seconds = 0;
+    req.dense_ranks = true;
     boards::create_family(&ctx.store, req).await.unwrap();
     let m = mapping(
         json!({"source": "pod-9", "fields": {"player_id": "/p", "match_id": "/m",

@@ -213,11 +213,7 @@ impl BoardStore for DynamoScoreStore {
         limit: u32,
     ) -> Result<FamilyPage, StoreError> {
         let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", AttributeValue::S(FAMILY_LIST_PK.into()))
+            .partition(FAMILY_LIST_PK)
             .set_exclusive_start_key(after.map(|sk| key(FAMILY_LIST_PK.into(), sk.to_owned())))
             .limit(limit as i32)
             .send()

@@ -3,7 +3,6 @@
 //! not exist, so two concurrent changes cannot both become the same version; the
 //! current mapping is the highest version (one strongly consistent query).
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -30,11 +29,7 @@ impl MappingStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn get_mapping(&self, source: &str) -> Result<Option<Mapping>, StoreError> {
         let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", AttributeValue::S(mapping_partition(source)))
+            .partition(&mapping_partition(source))
             .scan_index_forward(false)
             .consistent_read(true)
             .limit(1)

@@ -163,17 +163,25 @@ impl DynamoScoreStore {
         Ok(())
     }
 
+    /// A query of partition `pk` (`pk = :pk`), to which callers add their conditions.
+    pub(super) fn partition(
+        &self,
+        pk: &str,
+    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        self.client
+            .query()
+            .table_name(&self.table)
+            .key_condition_expression("pk = :pk")
+            .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
+    }
+
     /// Deletes every item of partition `pk` (a page of keys at a time, 25 per batch,
     /// retrying what DynamoDB leaves unprocessed); returns how many there were.
     pub(super) async fn delete_partition(&self, pk: &str, what: &str) -> Result<u64, StoreError> {
         let mut deleted = 0;
         loop {
             let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
+                .partition(pk)
                 .projection_expression("pk, sk")
                 .consistent_read(true)
                 .limit(500)

@@ -23,6 +23,18 @@ struct BanItem {
     ban: Ban,
 }
 
+impl BanItem {
+    /// The ban stored at `(pk, sk)` as a `kind` item (one per game, one per player).
+    fn of((pk, sk): (String, String), kind: &str, ban: &Ban) -> Self {
+        Self {
+            pk,
+            sk,
+            kind: kind.to_owned(),
+            ban: ban.clone(),
+        }
+    }
+}
+
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct AuditItem {
     pk: String,
@@ -47,22 +59,14 @@ impl AuditItem {
 impl ModerationStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn put_ban(&self, ban: &Ban) -> Result<(), StoreError> {
-        let (pk, sk) = ban_pk_sk(&ban.game, &ban.player_id);
-        let item = BanItem {
-            pk,
-            sk,
-            kind: "ban".into(),
-            ban: ban.clone(),
-        };
-        self.put_plain(item, "PutItem(ban)").await?;
-        let (pk, sk) = player_ban_pk_sk(&ban.player_id, &ban.game);
-        let copy = BanItem {
-            pk,
-            sk,
-            kind: "player_ban".into(),
-            ban: ban.clone(),
-        };
-        self.put_plain(copy, "PutItem(player ban)").await
+        let by_game = BanItem::of(ban_pk_sk(&ban.game, &ban.player_id), "ban", ban);
+        self.put_plain(by_game, "PutItem(ban)").await?;
+        let by_player = BanItem::of(
+            player_ban_pk_sk(&ban.player_id, &ban.game),
+            "player_ban",
+            ban,
+        );
+        self.put_plain(by_player, "PutItem(player ban)").await
     }
 
     #[instrument(skip(self))]
@@ -95,11 +99,7 @@ impl ModerationStore for DynamoScoreStore {
         let (pk, _) = player_ban_pk_sk(player, "");
         loop {
             let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("pk = :pk")
-                .expression_attribute_values(":pk", AttributeValue::S(pk.clone()))
+                .partition(&pk)
                 .consistent_read(true)
                 .set_exclusive_start_key(start)
                 .send()
@@ -124,11 +124,7 @@ impl ModerationStore for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn audit_page(&self, before: Option<&str>, limit: u32) -> Result<AuditPage, StoreError> {
         let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", AttributeValue::S(AUDIT_PK.into()))
+            .partition(AUDIT_PK)
             .set_exclusive_start_key(before.map(|b| key(AUDIT_PK.into(), b.to_owned())))
             .scan_index_forward(false)
             .limit(limit as i32)
@@ -151,12 +147,8 @@ impl ModerationStore for DynamoScoreStore {
         let mut start = None;
         loop {
             let out = self
-                .client
-                .query()
-                .table_name(&self.table)
-                .key_condition_expression("pk = :pk")
+                .partition(AUDIT_PK)
                 .filter_expression("player_id = :p")
-                .expression_attribute_values(":pk", AttributeValue::S(AUDIT_PK.into()))
                 .expression_attribute_values(":p", AttributeValue::S(player.to_string()))
                 .projection_expression("pk, sk")
                 .set_exclusive_start_key(start)

@@ -1,7 +1,6 @@
 //! What a rebuild reads and writes in the table: pages of a shard's standings and the
 //! per-board checkpoint that makes a rebuild resumable.
 
-use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -40,11 +39,7 @@ impl RebuildStore for DynamoScoreStore {
         let pk = shard_partition(lb, shard);
         let start = after.map(|sk| key(pk.clone(), sk.to_owned()));
         let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", AttributeValue::S(pk))
+            .partition(&pk)
             .set_exclusive_start_key(start)
             .consistent_read(true)
             .limit(limit as i32)

@@ -168,11 +168,7 @@ impl TournamentStore for DynamoScoreStore {
         limit: u32,
     ) -> Result<TournamentPage, StoreError> {
         let out = self
-            .client
-            .query()
-            .table_name(&self.table)
-            .key_condition_expression("pk = :pk")
-            .expression_attribute_values(":pk", AttributeValue::S(TOURNAMENTS_PK.into()))
+            .partition(TOURNAMENTS_PK)
             .set_exclusive_start_key(after.map(|sk| key(TOURNAMENTS_PK.into(), sk.to_owned())))
             .limit(limit as i32)
             .send()

@@ -152,6 +152,33 @@ impl FamilyView {
 }
 
 impl CreateFamily {
+    /// The body `{"game", "mode", "policy", "regions", "periods"}` with every other field
+    /// at the API's default (set the public fields to differ).
+    pub fn new(
+        game: &str,
+        mode: &str,
+        policy: Policy,
+        regions: &[&str],
+        periods: &[Period],
+    ) -> Self {
+        CreateFamily {
+            game: game.to_owned(),
+            mode: mode.to_owned(),
+            policy,
+            regions: regions.iter().map(|r| (*r).to_owned()).collect(),
+            periods: periods.to_vec(),
+            season: None,
+            grace_seconds: default_grace_seconds(),
+            dense_ranks: dense_unless_asked(),
+            rank_index_periods: None,
+            decimals: None,
+            score_format: None,
+            tiebreaks: None,
+            schedules: None,
+            closing_lead_seconds: None,
+        }
+    }
+
     fn into_family(self) -> Result<Family, DomainError> {
         let season = self
             .season

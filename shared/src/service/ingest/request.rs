@@ -116,6 +116,23 @@ pub struct SubmitScore {
 }
 
 impl SubmitScore {
+    /// A plain result: `score` by `player` in `match_id` on `board`, now, with no
+    /// tie-break values or metadata.
+    pub fn plain(board: LeaderboardId, player: PlayerId, match_id: MatchId, score: Amount) -> Self {
+        Self {
+            op: Op::default(),
+            board,
+            player,
+            match_id,
+            score,
+            subscores: Vec::new(),
+            event_ts: None,
+            want_previous_rank: false,
+            reached_at: None,
+            metadata: None,
+        }
+    }
+
     /// A result of `body` on `board`, sent by `actor` (the caller's IAM principal, which
     /// a correction's audit record names).
     pub fn new(

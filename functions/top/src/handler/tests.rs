@@ -1,0 +1,53 @@
+//! The top handler over the in-memory twins: each route answered as the runtime calls it.
+
+use leaderboard::board::Policy;
+use leaderboard::memory;
+
+use super::*;
+
+#[tokio::test]
+async fn serves_the_top_and_pages_and_refuses_a_bad_limit() {
+    let deps = Deps {
+        ctx: memory::context(),
+        signer: CursorSigner::new("test"),
+    };
+    let scores = [("a", 1), ("b", 2), ("c", 3), ("d", 4), ("e", 5)];
+    memory::seed(&deps.ctx, "h:top", Policy::Best, &scores).await;
+    let call = |route: &'static str, query: Vec<(&'static str, String)>| {
+        let query: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let req = http::request(route, &[("lb", "h:top")], &query, None);
+        handle(&deps, memory::event(req))
+    };
+    let top = call("GET /leaderboards/{lb}/top", vec![("n", "2".into())])
+        .await
+        .unwrap();
+    let body = http::response_json(&top).unwrap();
+    assert_eq!(top.status_code, 200);
+    assert_eq!(body["top_n"], 2);
+    let players: Vec<_> = body["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["player_id"].clone())
+        .collect();
+    assert_eq!(players, ["e", "d"]);
+    let route = "GET /leaderboards/{lb}/ranks";
+    let first = call(route, vec![("limit", "3".into())]).await.unwrap();
+    let cursor = http::response_json(&first).unwrap()["next_cursor"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let second = call(route, vec![("limit", "3".into()), ("cursor", cursor)])
+        .await
+        .unwrap();
+    let body = http::response_json(&second).unwrap();
+    assert_eq!(body["entries"][0]["rank"], 4);
+    assert!(body["next_cursor"].is_null());
+    let bad = call(route, vec![("limit", "0".into())]).await.unwrap();
+    assert_eq!(bad.status_code, 400);
+    let tampered = call(route, vec![("cursor", "x".into())]).await.unwrap();
+    assert_eq!(
+        http::response_json(&tampered).unwrap()["error"]["code"],
+        "invalid_cursor"
+    );
+}
