@@ -14,7 +14,7 @@ use anyhow::Result;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{API_KEY, Stack, bearer, redis_url};
+use crate::support::{API_KEY, Stack, bearer};
 
 /// One request the walk sends, and what it answered.
 struct Probe {
@@ -128,8 +128,7 @@ fn probes(template: &str, params: &[(String, String)], body: bool, board: &str) 
 
 #[tokio::test]
 async fn every_status_an_operation_answers_is_one_it_documents() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let board = stack.create_board("contract").await?;
+    let (stack, board) = Stack::with_board("contract").await?;
     stack.post_score(&board, "p1", "m1", 10).await?;
     let (status, doc) = stack.get("/openapi.json").await?;
     assert_eq!(status, 200);

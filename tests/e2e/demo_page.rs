@@ -15,8 +15,7 @@ const FIRST_NAME: &str = "(r => r && [r.querySelector('.name')?.textContent ?? n
 
 #[tokio::test]
 async fn a_posted_score_shows_on_the_demo_page_within_a_second() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("demo").await?;
+    let (stack, lb) = Stack::with_board("demo").await?;
     let names = [
         "ana", "ben", "cleo", "dev", "eli", "fay", "gus", "hana", "ivan", "jo", "kim", "lou",
     ];

@@ -127,6 +127,14 @@ async fn reads_back_on_redis(stack: &Stack, board: &str) -> Result<()> {
 }
 
 /// Every accepted write counted exactly once: the SUM of all standings.
+/// A stack whose functions run two processes each, as under load.
+fn two_workers() -> StackOptions<'static> {
+    StackOptions {
+        workers: Some(2),
+        ..Default::default()
+    }
+}
+
 async fn total_in_dynamodb(env: &TestEnv, board: &str) -> i64 {
     env.standings(&lb(board))
         .await
@@ -139,11 +147,7 @@ async fn total_in_dynamodb(env: &TestEnv, board: &str) -> i64 {
 async fn redis_killed_mid_load_loses_and_double_counts_nothing() -> Result<()> {
     let mut redis = OwnRedis::reserve();
     redis.start().await?;
-    let opts = StackOptions {
-        workers: Some(2),
-        ..Default::default()
-    };
-    let stack = Stack::launch(&redis.url(), opts).await?;
+    let stack = Stack::launch(&redis.url(), two_workers()).await?;
     let board = sum_board(&stack).await?;
     let tally = Tally::default();
     let mut outage_reads = 0;
@@ -208,11 +212,7 @@ async fn flushall_mid_load_is_detected_and_repaired_within_seconds_without_the_s
     redis.start().await?;
     // The minute's sweep does not run here: the boards found wiped are reported and
     // repaired on their own.
-    let opts = StackOptions {
-        workers: Some(2),
-        ..Default::default()
-    };
-    let stack = Stack::launch(&redis.url(), opts).await?;
+    let stack = Stack::launch(&redis.url(), two_workers()).await?;
     let board = sum_board(&stack).await?;
     let tally = Tally::default();
     // Recovery is timed while the load goes on: from the flush to the first read served

@@ -7,7 +7,7 @@ use anyhow::{Result, ensure};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{JWT_AUDIENCE, Stack, bearer, redis_url, token_with};
+use crate::support::{JWT_AUDIENCE, Stack, bearer, token_with};
 
 /// GET `path` with `authorization` (none: no header): status, `www-authenticate`, body.
 async fn get(
@@ -30,8 +30,7 @@ async fn get(
 
 #[tokio::test]
 async fn player_routes_take_only_the_tokens_api_gateway_would() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("jwt").await?;
+    let (stack, lb) = Stack::with_board("jwt").await?;
     stack.post_score(&lb, "alice", "m1", 10).await?;
     let path = format!("/leaderboards/{lb}/players/alice/rank");
     let now = chrono::Utc::now().timestamp();
@@ -176,8 +175,7 @@ async fn player_routes_take_only_the_tokens_api_gateway_would() -> Result<()> {
 
 #[tokio::test]
 async fn undeclared_methods_get_json_with_the_methods_allowed() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("methods").await?;
+    let (stack, lb) = Stack::with_board("methods").await?;
     for method in ["TRACE", "OPTIONS", "PUT", "HEAD", "BREW"] {
         let resp = stack
             .http
@@ -231,8 +229,7 @@ async fn undeclared_methods_get_json_with_the_methods_allowed() -> Result<()> {
 /// does not have is well-formed, so the family's settings refuse it with a 422.
 #[tokio::test]
 async fn a_body_the_document_refuses_is_refused_and_changes_nothing() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("refused").await?;
+    let (stack, lb) = Stack::with_board("refused").await?;
     stack.post_score(&lb, "alice", "m1", 10).await?;
     let score = format!("/leaderboards/{lb}/players/alice/score");
     let game = format!("g{}", &lb[lb.len().saturating_sub(20)..]).replace([':', '.'], "-");

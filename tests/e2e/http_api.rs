@@ -127,8 +127,7 @@ async fn full_path_over_http_reaches_redis_through_the_stream() -> Result<()> {
 
 #[tokio::test]
 async fn neighbors_at_the_first_and_last_rank_and_k_beyond_the_board() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("http").await?;
+    let (stack, lb) = Stack::with_board("http").await?;
     for (i, p) in ["p1", "p2", "p3", "p4", "p5"].iter().enumerate() {
         stack.post_score(&lb, p, "m", 100 - i as i64).await?;
     }
@@ -256,8 +255,7 @@ async fn the_stack_serves_the_contract_it_is_checked_against() -> Result<()> {
 #[tokio::test]
 async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_players() -> Result<()>
 {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("http").await?;
+    let (stack, lb) = Stack::with_board("http").await?;
     for (p, s) in [("me", 50), ("f1", 70), ("f2", 40), ("stranger", 1000)] {
         stack.post_score(&lb, p, "m", s).await?;
     }
@@ -313,8 +311,7 @@ async fn friends_rank_covers_friends_without_scores_empty_lists_and_unranked_pla
 
 #[tokio::test]
 async fn bad_input_gets_a_json_4xx_and_changes_nothing() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("http").await?;
+    let (stack, lb) = Stack::with_board("http").await?;
     stack.post_score(&lb, "p1", "m0", 10).await?;
     let score_path = format!("/leaderboards/{lb}/players/p1/score");
     let long_id = "x".repeat(129);

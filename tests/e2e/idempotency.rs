@@ -193,18 +193,14 @@ async fn submit(
     m: &str,
     s: i64,
 ) -> Result<IngestReply, ServiceError> {
-    let req = leaderboard::service::ingest::SubmitScore {
-        op: Default::default(),
-        subscores: Vec::new(),
-        metadata: None,
-        board: b.clone(),
-        player: crate::support::player("p1"),
-        match_id: leaderboard::ids::MatchId::parse(m).unwrap(),
-        score: crate::support::amount(s),
-        event_ts: None,
-        want_previous_rank: false,
-        reached_at: None,
-    };
+    let m = leaderboard::ids::MatchId::parse(m).unwrap();
+    let p1 = crate::support::player("p1");
+    let req = leaderboard::service::ingest::SubmitScore::plain(
+        b.clone(),
+        p1,
+        m,
+        crate::support::amount(s),
+    );
     leaderboard::service::ingest::submit_score(ctx, req).await
 }
 

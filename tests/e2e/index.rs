@@ -28,26 +28,29 @@ on_both_topologies!(
     places_with_tie_break_columns
 );
 
+/// Extremes, near-extremes, ties broken by reached-at and by player id (case counts).
 fn keys() -> Vec<RankKey> {
-    let k = |s: i64, at: i64, p: &str| RankKey {
-        ties: leaderboard::tiebreak::Ties::none(),
-        score: score(s),
-        reached_at: at,
-        player: p.into(),
-    };
-    vec![
-        k(MAX_ABS_SCORE, 2_000, "a"),
-        k(MAX_ABS_SCORE - 1, 1_000, "b"),
-        k(MAX_ABS_SCORE, 1_000, "c"),
-        k(MAX_ABS_SCORE, 1_000, "b2"),
-        k(-MAX_ABS_SCORE, 1_000, "d"),
-        k(-MAX_ABS_SCORE + 1, 1_000, "e"),
-        k(0, 5_000, "f"),
-        k(0, 5_000, "F"),
-        k(0, 4_999, "g"),
-        k(-1, 1, "h"),
-        k(1, 1_763_778_785_123, "i"),
-    ]
+    const KEYS: [(i64, i64, &str); 11] = [
+        (MAX_ABS_SCORE, 2_000, "a"),
+        (MAX_ABS_SCORE - 1, 1_000, "b"),
+        (MAX_ABS_SCORE, 1_000, "c"),
+        (MAX_ABS_SCORE, 1_000, "b2"),
+        (-MAX_ABS_SCORE, 1_000, "d"),
+        (-MAX_ABS_SCORE + 1, 1_000, "e"),
+        (0, 5_000, "f"),
+        (0, 5_000, "F"),
+        (0, 4_999, "g"),
+        (-1, 1, "h"),
+        (1, 1_763_778_785_123, "i"),
+    ];
+    KEYS.iter()
+        .map(|&(s, at, p)| RankKey {
+            ties: leaderboard::tiebreak::Ties::none(),
+            score: score(s),
+            reached_at: at,
+            player: p.into(),
+        })
+        .collect()
 }
 
 /// Ties go by reached-at then player id; extreme scores stay exact.
@@ -107,23 +110,14 @@ async fn versions(url: &str) {
         expire_at: None,
         kind: leaderboard::store::EntryKind::Standing,
     };
-    assert!(env.ctx.index.apply(&entry(30, 3)).await.unwrap().applied);
+    let index = &env.ctx.index;
+    assert!(index.apply(&entry(30, 3)).await.unwrap().applied);
     assert!(!env.ctx.index.apply(&entry(20, 2)).await.unwrap().applied);
     assert!(!env.ctx.index.apply(&entry(30, 3)).await.unwrap().applied);
-    let (top, total) = env
-        .ctx
-        .index
-        .top(&board, Direction::Desc, 10)
-        .await
-        .unwrap();
+    let (top, total) = index.top(&board, Direction::Desc, 10).await.unwrap();
     assert_eq!((total, top[0].score.get()), (1, 30));
     assert!(env.ctx.index.apply(&entry(5, 4)).await.unwrap().applied);
-    let (top, total) = env
-        .ctx
-        .index
-        .top(&board, Direction::Desc, 10)
-        .await
-        .unwrap();
+    let (top, total) = index.top(&board, Direction::Desc, 10).await.unwrap();
     assert_eq!(
         (total, top[0].score.get()),
         (1, 5),

@@ -30,8 +30,7 @@ fn percentile(mut ms: Vec<u128>, p: f64) -> u128 {
 #[tokio::test]
 async fn the_top_ten_is_pushed_within_a_second_never_for_writes_below_it_and_a_reconnect_resumes_without_gap()
 -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("live-top").await?;
+    let (stack, lb) = Stack::with_board("live-top").await?;
     for i in 0..30 {
         stack
             .post_score(&lb, &format!("p{i:02}"), "m", 1_000 + i)
@@ -246,8 +245,7 @@ async fn under_two_hundred_writes_a_second_a_view_is_pushed_at_most_twice_a_seco
 
 #[tokio::test]
 async fn a_neighbourhood_is_its_players_alone_and_tells_them_who_overtook_them() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("live-near").await?;
+    let (stack, lb) = Stack::with_board("live-near").await?;
     for i in 0..15 {
         stack
             .post_score(&lb, &format!("top{i:02}"), "m", 1_000 + i)
@@ -344,8 +342,7 @@ async fn a_neighbourhood_is_its_players_alone_and_tells_them_who_overtook_them()
 #[tokio::test]
 async fn rows_carry_names_and_a_rename_in_a_watched_top_is_pushed_with_the_next_push() -> Result<()>
 {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("live-names").await?;
+    let (stack, lb) = Stack::with_board("live-names").await?;
     for (p, s) in [("ada", 300), ("bob", 200), ("cy", 100)] {
         stack.post_score(&lb, p, "m", s).await?;
     }

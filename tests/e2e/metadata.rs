@@ -24,9 +24,8 @@ use leaderboard::wiring::AppContext;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{
-    Stack, TestEnv, amount, batch, cluster_url, dynamodb_url, eventually, player, redis_url,
-};
+use crate::on_both_topologies;
+use crate::support::{Stack, TestEnv, amount, batch, dynamodb_url, eventually, player, redis_url};
 
 /// One result with `metadata` through the ingest use case.
 async fn post(
@@ -37,18 +36,9 @@ async fn post(
     value: i64,
     metadata: Option<Value>,
 ) -> Result<IngestReply, ServiceError> {
-    let req = SubmitScore {
-        op: Default::default(),
-        subscores: Vec::new(),
-        board: lb.clone(),
-        player: player(p),
-        match_id: MatchId::parse(m).expect("test match id"),
-        score: amount(value),
-        event_ts: None,
-        want_previous_rank: false,
-        reached_at: None,
-        metadata: metadata.map(|v| Metadata::parse(v).expect("test metadata")),
-    };
+    let m = MatchId::parse(m).expect("test match id");
+    let mut req = SubmitScore::plain(lb.clone(), player(p), m, amount(value));
+    req.metadata = metadata.map(|v| Metadata::parse(v).expect("test metadata"));
     ingest::submit_score(ctx, req).await
 }
 
@@ -187,15 +177,8 @@ async fn every_read_shows(
 ) -> Result<()> {
     let top = reads::top(ctx, lb, 10, RankMode::Unique).await?;
     assert_eq!(shown(&top.entries), all, "top ({:?})", top.meta.source);
-    let rank = reads::rank(
-        ctx,
-        &Caller::default(),
-        lb,
-        &player("b"),
-        2,
-        RankMode::Unique,
-    )
-    .await?;
+    let p = player("b");
+    let rank = reads::rank(ctx, &Caller::default(), lb, &p, 2, RankMode::Unique).await?;
     assert_eq!(shown(&rank.neighbors), all, "rank");
     let page = reads::ranks_from(
         ctx,
@@ -228,7 +211,7 @@ async fn every_read_shows(
     Ok(())
 }
 
-async fn every_read_shows_metadata_on(redis: &str) -> Result<()> {
+async fn every_read_shows_each_rows_metadata(redis: &str) -> Result<()> {
     let env = TestEnv::on(redis).await;
     let lb = env.board(Policy::Best).await;
     let all = four_with_metadata(&env.ctx, &lb).await?;
@@ -254,15 +237,7 @@ async fn every_read_shows_metadata_on(redis: &str) -> Result<()> {
     Ok(())
 }
 
-#[tokio::test]
-async fn every_read_shows_each_rows_metadata_on_a_single_node_and_degraded() -> Result<()> {
-    every_read_shows_metadata_on(&redis_url()).await
-}
-
-#[tokio::test]
-async fn every_read_shows_each_rows_metadata_on_a_cluster() -> Result<()> {
-    every_read_shows_metadata_on(&cluster_url()).await
-}
+on_both_topologies!(every_read_shows_each_rows_metadata);
 
 #[tokio::test]
 async fn metadata_survives_a_rebuild_and_reaches_the_index_from_the_stream() -> Result<()> {
@@ -300,8 +275,7 @@ async fn metadata_survives_a_rebuild_and_reaches_the_index_from_the_stream() -> 
 #[tokio::test]
 async fn metadata_over_http_refuses_hostile_input_shows_on_rows_and_goes_with_an_erasure()
 -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("metadata").await?;
+    let (stack, lb) = Stack::with_board("metadata").await?;
     let path = format!("/leaderboards/{lb}/players/ada/score");
     let hostile = [
         json!({"blob": "x".repeat(600)}),
@@ -328,14 +302,7 @@ async fn metadata_over_http_refuses_hostile_input_shows_on_rows_and_goes_with_an
     let (_, top) = stack.get(&format!("/leaderboards/{lb}/top?n=10")).await?;
     assert_eq!(top["entries"][0]["metadata"], md, "{top}");
 
-    let (status, erased) = stack
-        .call(
-            Method::DELETE,
-            "/players/ada",
-            Some(json!({"reason": "GDPR request"})),
-        )
-        .await?;
-    assert_eq!(status, 200, "{erased}");
+    stack.erase_player("ada").await?;
     let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
     let lb = LeaderboardId::parse(&lb)?;
     let stored = env

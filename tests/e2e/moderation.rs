@@ -30,8 +30,7 @@ async fn top_is(stack: &Stack, lb: &str, want: &[&str]) -> Result<Value> {
 #[tokio::test]
 async fn a_removal_reranks_everyone_survives_a_replayed_stream_and_a_new_result_starts_over()
 -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("mod").await?;
+    let (stack, lb) = Stack::with_board("mod").await?;
     let scores = [
         ("p1", 80),
         ("p2", 70),

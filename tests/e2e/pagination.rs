@@ -7,6 +7,7 @@ use futures::future::join_all;
 use leaderboard::board::Policy;
 use leaderboard::cursor::CursorSigner;
 use leaderboard::error::DomainError;
+use leaderboard::ids::LeaderboardId;
 use leaderboard::order::{RankKey, RankMode};
 use leaderboard::service::ServiceError;
 use leaderboard::service::reads;
@@ -81,16 +82,7 @@ async fn walk_while_writing(policy: Policy) -> (Vec<String>, usize) {
         let mut cursor: Option<String> = None;
         let mut pages = 0;
         loop {
-            let page = reads::ranks(
-                &env.ctx,
-                &signer,
-                &b,
-                cursor.as_deref(),
-                100,
-                RankMode::Unique,
-            )
-            .await
-            .unwrap();
+            let page = page_after(&env, &signer, &b, cursor.as_deref(), 100).await;
             pages += 1;
             for e in &page.entries {
                 seen.push(e.player_id.clone());
@@ -118,6 +110,19 @@ async fn walk_while_writing(policy: Policy) -> (Vec<String>, usize) {
 }
 
 /// No player twice; only players who moved during the walk may be missing.
+/// The page of `limit` unique ranks of `b` after `cursor` (from the top when none).
+async fn page_after(
+    env: &TestEnv,
+    signer: &CursorSigner,
+    b: &LeaderboardId,
+    cursor: Option<&str>,
+    limit: u64,
+) -> reads::PageReply {
+    reads::ranks(&env.ctx, signer, b, cursor, limit, RankMode::Unique)
+        .await
+        .expect("a page")
+}
+
 fn assert_at_most_once(seen: &[String]) {
     let unique: HashSet<_> = seen.iter().collect();
     assert_eq!(unique.len(), seen.len(), "a player was returned twice");
@@ -155,16 +160,7 @@ async fn a_walk_without_writes_returns_every_player_exactly_once_with_true_ranks
     let mut cursor = None;
     let mut ranks = Vec::new();
     loop {
-        let page = reads::ranks(
-            &env.ctx,
-            &signer,
-            &b,
-            cursor.as_deref(),
-            7,
-            RankMode::Unique,
-        )
-        .await
-        .unwrap();
+        let page = page_after(&env, &signer, &b, cursor.as_deref(), 7).await;
         assert_eq!(page.total, 250);
         ranks.extend(page.entries.iter().map(|e| e.rank));
         cursor = page.next_cursor;

@@ -27,6 +27,7 @@ use serde_json::json;
 use leaderboard::service::projector::project;
 use leaderboard::service::repair::Reporter;
 
+use crate::on_both_topologies;
 use crate::support::{
     Stack, TestEnv, batch, cluster_url, dynamodb_url, player, redis_url, uncached,
 };
@@ -76,15 +77,8 @@ async fn every_read_names(
     assert_eq!(names(&top.entries), all, "top");
     assert_eq!(top.meta.source, source);
     assert!(!top.meta.names_missing);
-    let rank = reads::rank(
-        ctx,
-        &Default::default(),
-        lb,
-        &player("c"),
-        1,
-        RankMode::Unique,
-    )
-    .await?;
+    let p = player("c");
+    let rank = reads::rank(ctx, &Default::default(), lb, &p, 1, RankMode::Unique).await?;
     assert_eq!(names(&rank.neighbors), all[1..4].to_vec(), "rank");
     assert_eq!(rank.neighbors[1].card.country.as_deref(), Some("JP"));
     let avatar = expect[2].1.map(|n| format!("avatars/{}", n.to_lowercase()));
@@ -105,7 +99,7 @@ async fn every_read_names(
     Ok(())
 }
 
-async fn names_on_every_read_and_a_rename_at_once(redis: &str) -> Result<()> {
+async fn every_read_names_its_rows_and_a_rename_at_once(redis: &str) -> Result<()> {
     let env = TestEnv::on(redis).await;
     let lb = four_named(&env).await?;
     let source = reads::Source::Redis;
@@ -134,15 +128,7 @@ async fn names_on_every_read_and_a_rename_at_once(redis: &str) -> Result<()> {
     Ok(())
 }
 
-#[tokio::test]
-async fn every_read_names_its_rows_on_a_single_node_and_degraded() -> Result<()> {
-    names_on_every_read_and_a_rename_at_once(&redis_url()).await
-}
-
-#[tokio::test]
-async fn every_read_names_its_rows_on_a_cluster() -> Result<()> {
-    names_on_every_read_and_a_rename_at_once(&cluster_url()).await
-}
+on_both_topologies!(every_read_names_its_rows_and_a_rename_at_once);
 
 /// The test's table and Redis keys through a context that reuses a top window's cards
 /// for `card_ttl` (the reply cache off, so every read reaches Redis).
@@ -319,8 +305,7 @@ async fn a_card_copy_keeps_the_newest_version_and_another_history_counts_as_none
 #[tokio::test]
 async fn profiles_over_http_refuse_hostile_input_show_in_the_top_and_go_with_an_erasure()
 -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let lb = stack.create_board("names").await?;
+    let (stack, lb) = Stack::with_board("names").await?;
     stack.post_score(&lb, "ada", "m1", 50).await?;
     stack.post_score(&lb, "bob", "m1", 40).await?;
     let path = "/players/ada/profile";
@@ -362,14 +347,7 @@ async fn profiles_over_http_refuse_hostile_input_show_in_the_top_and_go_with_an_
         "bob has no profile"
     );
 
-    let (status, erased) = stack
-        .call(
-            Method::DELETE,
-            "/players/ada",
-            Some(json!({"reason": "GDPR request"})),
-        )
-        .await?;
-    assert_eq!(status, 200, "{erased}");
+    stack.erase_player("ada").await?;
     let (_, after) = stack.get(path).await?;
     assert_eq!(after["display_name"], json!(null), "{after}");
     assert_eq!(after["attributes"], json!(null), "{after}");

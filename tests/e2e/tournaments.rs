@@ -36,6 +36,19 @@ async fn define(env: &TestEnv, t: Tournament) -> Result<Tournament> {
     })
 }
 
+/// The tournament's current occurrence and who holds its seats `0..seats`, as the table
+/// says.
+async fn seat_holders_now(
+    env: &TestEnv,
+    t: &Tournament,
+    seats: u64,
+) -> Result<(LeaderboardId, Vec<Option<PlayerId>>)> {
+    let occ = t.board_id(&t.schedule.occurrence_at(now_ms()).unwrap());
+    let seats: Vec<_> = (0..seats).collect();
+    let holders = env.ctx.store.seat_holders(&occ, &seats).await?;
+    Ok((occ, holders))
+}
+
 #[tokio::test]
 async fn four_hundred_joins_from_32_writers_fill_exactly_eight_cohorts_of_fifty() -> Result<()> {
     let env = Arc::new(TestEnv::new().await);
@@ -76,12 +89,7 @@ async fn four_hundred_joins_from_32_writers_fill_exactly_eight_cohorts_of_fifty(
 
     // What the table holds says the same: the seat items name each player once, and
     // each membership names the seat its join answered.
-    let occ = t.board_id(&t.schedule.occurrence_at(now_ms()).unwrap());
-    let holders = env
-        .ctx
-        .store
-        .seat_holders(&occ, &(0..400).collect::<Vec<_>>())
-        .await?;
+    let (occ, holders) = seat_holders_now(&env, &t, 400).await?;
     let held: BTreeSet<PlayerId> = holders.into_iter().map(|h| h.expect("held")).collect();
     assert_eq!(held.len(), 400);
     for (p, seat, cohort, _) in placed.iter().step_by(37) {
@@ -680,12 +688,7 @@ async fn joins_take_dense_seats_from_the_table_while_redis_is_away_and_after_it_
         "seat retries: {away_retries} with Redis away, {back_retries} after it lost the counter"
     );
 
-    let occ = t.board_id(&t.schedule.occurrence_at(now_ms()).unwrap());
-    let holders = env
-        .ctx
-        .store
-        .seat_holders(&occ, &(0..400).collect::<Vec<_>>())
-        .await?;
+    let (occ, holders) = seat_holders_now(&env, &t, 400).await?;
     let held: BTreeSet<PlayerId> = holders
         .into_iter()
         .map(|h| h.expect("every seat held"))

@@ -363,16 +363,10 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     let players: Vec<_> = top.entries.iter().map(|e| e.player_id.as_str()).collect();
     assert_eq!(players, ["p4", "p3", "p2"]);
 
-    let rank = reads::rank(
-        &env.ctx,
-        &Caller::default(),
-        &id,
-        &player("p2"),
-        1,
-        RankMode::Unique,
-    )
-    .await
-    .unwrap();
+    let (who, p2) = (Caller::default(), player("p2"));
+    let rank = reads::rank(&env.ctx, &who, &id, &p2, 1, RankMode::Unique)
+        .await
+        .unwrap();
     assert_eq!(serde_json::to_value(rank.meta.source).unwrap(), "dynamodb");
     assert_eq!(
         (rank.global_rank, rank.total, rank.score.get()),
@@ -388,17 +382,9 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     // Friends too (the friend list itself comes from a fixed source here; the HTTP
     // social graph has its own tests).
     let friends = FixedFriends(vec![player("p1"), player("p4"), player("ghost")]);
-    let f = reads::friends_rank(
-        &env.ctx,
-        &friends,
-        &Caller::default(),
-        &id,
-        &player("p2"),
-        5,
-        RankMode::Unique,
-    )
-    .await
-    .unwrap();
+    let f = reads::friends_rank(&env.ctx, &friends, &who, &id, &p2, 5, RankMode::Unique)
+        .await
+        .unwrap();
     assert_eq!(serde_json::to_value(f.meta.source).unwrap(), "dynamodb");
     assert_eq!((f.friends_rank, f.friends_total), (Some(2), 3));
 

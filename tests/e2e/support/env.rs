@@ -129,26 +129,15 @@ impl TestEnv {
     ) -> (String, String) {
         let game = unique("g").replace(['-'], "_");
         let game = game[game.len().saturating_sub(30)..].to_owned();
-        let req = CreateFamily {
-            closing_lead_seconds: None,
-            schedules: None,
-            tiebreaks: None,
-            game: game.clone(),
-            mode: "ranked".into(),
-            policy,
-            regions: vec!["NA".into(), "EU".into()],
-            periods: periods.to_vec(),
-            season: season.map(|(start, end)| SeasonBody {
-                id: "s1".into(),
-                start: start.into(),
-                end: end.into(),
-            }),
-            grace_seconds,
-            dense_ranks: true,
-            rank_index_periods,
-            decimals: None,
-            score_format: None,
-        };
+        let mut req = CreateFamily::new(&game, "ranked", policy, &["NA", "EU"], periods);
+        req.season = season.map(|(start, end)| SeasonBody {
+            id: "s1".into(),
+            start: start.into(),
+            end: end.into(),
+        });
+        req.grace_seconds = grace_seconds;
+        req.dense_ranks = true;
+        req.rank_index_periods = rank_index_periods;
         let created = boards::create_family(&self.ctx.store, req)
             .await
             .expect("create family");
@@ -202,18 +191,8 @@ impl TestEnv {
         match_id: &str,
         value: i64,
     ) -> Result<IngestReply, leaderboard::service::ServiceError> {
-        let req = SubmitScore {
-            op: Default::default(),
-            subscores: Vec::new(),
-            metadata: None,
-            board: board.clone(),
-            player: player(p),
-            match_id: MatchId::parse(match_id).expect("test match id"),
-            score: amount(value),
-            event_ts: None,
-            want_previous_rank: false,
-            reached_at: None,
-        };
+        let m = MatchId::parse(match_id).expect("test match id");
+        let req = SubmitScore::plain(board.clone(), player(p), m, amount(value));
         ingest::submit_score(&self.ctx, req).await
     }
 

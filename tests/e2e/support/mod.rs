@@ -37,7 +37,7 @@ pub use stream::*;
 
 /// Declares a test module per scenario that runs it on both topologies: `single` against
 /// the run's redis-server, `cluster` against its Redis Cluster. Each scenario is an
-/// `async fn(redis_url: &str)`.
+/// `async fn(redis_url: &str)` returning nothing or a `Result` (an error fails the test).
 #[macro_export]
 macro_rules! on_both_topologies {
     ($($scenario:ident),* $(,)?) => {
@@ -45,14 +45,32 @@ macro_rules! on_both_topologies {
             mod $scenario {
                 #[tokio::test]
                 async fn single() {
-                    super::$scenario(&$crate::support::redis_url()).await;
+                    let url = $crate::support::redis_url();
+                    $crate::support::Finished::finished(super::$scenario(&url).await);
                 }
 
                 #[tokio::test]
                 async fn cluster() {
-                    super::$scenario(&$crate::support::cluster_url()).await;
+                    let url = $crate::support::cluster_url();
+                    $crate::support::Finished::finished(super::$scenario(&url).await);
                 }
             }
         )*
     };
+}
+
+/// What a scenario of [`on_both_topologies!`] comes to: nothing, or a result whose error
+/// fails the test.
+pub trait Finished {
+    fn finished(self);
+}
+
+impl Finished for () {
+    fn finished(self) {}
+}
+
+impl<E: std::fmt::Debug> Finished for Result<(), E> {
+    fn finished(self) {
+        self.expect("the scenario");
+    }
 }

@@ -100,6 +100,13 @@ impl Stack {
         Self::start_with(redis_url, &[]).await
     }
 
+    /// A stack over the run's redis-server with one new BEST board named after `tag`.
+    pub async fn with_board(tag: &str) -> Result<(Self, String)> {
+        let stack = Self::start(&super::redis_url()).await?;
+        let lb = stack.create_board(tag).await?;
+        Ok((stack, lb))
+    }
+
     /// Like [`Stack::start`], with extra environment for the stack and its functions.
     pub async fn start_with(redis_url: &str, env: &[(&str, &str)]) -> Result<Self> {
         Self::launch(
@@ -300,6 +307,17 @@ impl Stack {
             .await?;
         assert_eq!(status, 201, "{body}");
         Ok(lb)
+    }
+
+    /// Erases `player` everywhere (`DELETE /players/{p}`, 200 asserted); returns the reply.
+    pub async fn erase_player(&self, player: &str) -> Result<serde_json::Value> {
+        let reason = serde_json::json!({"reason": "GDPR request"});
+        let path = format!("/players/{player}");
+        let (status, erased) = self
+            .call(reqwest::Method::DELETE, &path, Some(reason))
+            .await?;
+        assert_eq!(status, 200, "{erased}");
+        Ok(erased)
     }
 
     /// Posts one match result (200 asserted) and returns the receipt.
