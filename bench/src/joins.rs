@@ -40,24 +40,28 @@ pub struct JoinRun {
     pub largest_cohort: u64,
 }
 
-/// The seat hint alone: `next_seat` calls on one occurrence from many tasks.
+/// Calls of one kind from many tasks at once: the floor (a join's DynamoDB calls alone,
+/// bare from the SDK: two strongly consistent `GetItem`s, one `TransactWriteItems` of
+/// two puts if absent; what the endpoint itself allows) and the seat hint alone
+/// (`next_seat` on one occurrence).
 #[derive(Debug, Clone, Serialize)]
-pub struct HintRun {
-    pub calls: u64,
-    pub tasks: usize,
-    pub calls_per_s: f64,
-    pub latency: Summary,
-}
-
-/// The floor: a join's DynamoDB calls alone, bare from the SDK (two strongly
-/// consistent `GetItem`s, one `TransactWriteItems` of two puts if absent), from as many
-/// tasks: what the endpoint itself allows.
-#[derive(Debug, Clone, Serialize)]
-pub struct FloorRun {
+pub struct CallRun {
     pub calls: u64,
     pub tasks: usize,
     pub per_s: f64,
     pub latency: Summary,
+}
+
+impl CallRun {
+    /// `calls` from `tasks` tasks that took `took` in all, each call's time in `samples`.
+    fn of(calls: u64, tasks: usize, took: Duration, samples: Vec<Duration>) -> Self {
+        Self {
+            calls,
+            tasks,
+            per_s: calls as f64 / took.as_secs_f64(),
+            latency: Summary::of(samples),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -65,12 +69,12 @@ pub struct Joins {
     pub runs: Vec<JoinRun>,
     /// The first run's joins per second over the floor's.
     pub joins_vs_floor: f64,
-    pub floor: FloorRun,
-    pub hint: HintRun,
+    pub floor: CallRun,
+    pub hint: CallRun,
 }
 
-/// A join's DynamoDB calls, bare (see [`FloorRun`]), `calls` times from `tasks` tasks.
-async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<FloorRun> {
+/// A join's DynamoDB calls, bare (see [`CallRun`]), `calls` times from `tasks` tasks.
+async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<CallRun> {
     use aws_sdk_dynamodb::types::{AttributeValue, Put, TransactWriteItem};
     let table = format!("bench-floor-{}", now_ms());
     let store = crate::board::store(dynamodb_url, &table).await;
@@ -110,13 +114,7 @@ async fn floor(dynamodb_url: &str, calls: u64, tasks: usize) -> anyhow::Result<F
     })
     .await?;
     let samples = done.into_iter().map(|(d, ())| d).collect();
-    let seconds = took.as_secs_f64();
-    let run = FloorRun {
-        calls,
-        tasks,
-        per_s: calls as f64 / seconds,
-        latency: Summary::of(samples),
-    };
+    let run = CallRun::of(calls, tasks, took, samples);
     println!(
         "== the floor (a join's DynamoDB calls, bare): {:.0}/s",
         run.per_s
@@ -233,7 +231,7 @@ async fn run_joins(
 }
 
 /// The seat hint alone: `calls` `next_seat` on one occurrence from `tasks` tasks.
-async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<HintRun> {
+async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<CallRun> {
     let prefix = format!("bench-hint-{}:", now_ms());
     let index = Arc::new(RedisRankIndex::new(
         redis_url,
@@ -247,16 +245,10 @@ async fn hint(redis_url: &str, calls: u64, tasks: usize) -> anyhow::Result<HintR
     })
     .await?;
     let samples = done.into_iter().map(|(d, _)| d).collect();
-    let seconds = took.as_secs_f64();
-    let run = HintRun {
-        calls,
-        tasks,
-        calls_per_s: calls as f64 / seconds,
-        latency: Summary::of(samples),
-    };
+    let run = CallRun::of(calls, tasks, took, samples);
     println!(
         "== the seat hint alone: {:.0} calls/s from {tasks} tasks",
-        run.calls_per_s
+        run.per_s
     );
     Ok(run)
 }

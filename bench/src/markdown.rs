@@ -3,8 +3,9 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use crate::column::WithoutDenseResults;
 use crate::projector::Sharded;
-use crate::report::Results;
+use crate::report::{Ratios, Results, Throughput};
 
 impl Results {
     pub fn markdown(&self) -> String {
@@ -178,77 +179,61 @@ impl Results {
                 "\n## Redis and Valkey, same run\n\n| figure | Redis {} | {} |\n|---|---:|---:|",
                 self.machine.redis_version, v.version
             );
-            let (a, b) = (&self.ratios, &v.ratios);
-            let (ta, tb) = (&self.throughput, &v.throughput);
-            let two = |x: f64, y: f64| (format!("{x:.2}"), format!("{y:.2}"));
-            let whole = |x: f64, y: f64| (format!("{x:.0}"), format!("{y:.0}"));
+            // The same figure of each engine's column: its ratios, throughput and the
+            // runs without dense ranks.
+            type Column<'a> = (&'a Ratios, &'a Throughput, &'a WithoutDenseResults);
+            let redis: Column = (&self.ratios, &self.throughput, &self.without_dense_ranks);
+            let valkey: Column = (&v.ratios, &v.throughput, &v.without_dense_ranks);
+            let two =
+                |f: fn(Column) -> f64| (format!("{:.2}", f(redis)), format!("{:.2}", f(valkey)));
+            let whole =
+                |f: fn(Column) -> f64| (format!("{:.0}", f(redis)), format!("{:.0}", f(valkey)));
             let rows = [
                 (
                     "rank + 10 neighbours p99 / bare",
-                    two(a.rank_p99_vs_bare, b.rank_p99_vs_bare),
+                    two(|(r, _, _)| r.rank_p99_vs_bare),
                 ),
-                (
-                    "top-100 p99 / bare",
-                    two(a.top_p99_vs_bare, b.top_p99_vs_bare),
-                ),
+                ("top-100 p99 / bare", two(|(r, _, _)| r.top_p99_vs_bare)),
                 (
                     "friends-rank p99 / bare",
-                    two(a.friends_p99_vs_bare, b.friends_p99_vs_bare),
+                    two(|(r, _, _)| r.friends_p99_vs_bare),
                 ),
                 (
                     "ingest apply p99 / bare",
-                    two(a.apply_p99_vs_bare, b.apply_p99_vs_bare),
+                    two(|(r, _, _)| r.apply_p99_vs_bare),
                 ),
                 (
                     "projector records/s (batches of 1,000)",
-                    whole(ta.projector_records_per_s, tb.projector_records_per_s),
+                    whole(|(_, t, _)| t.projector_records_per_s),
                 ),
                 (
                     "projector / pipelined ZADD",
-                    two(a.projector_vs_bare, b.projector_vs_bare),
+                    two(|(r, _, _)| r.projector_vs_bare),
                 ),
                 (
                     "projector records/s, stream shards at once",
-                    whole(
-                        ta.projector_sharded_records_per_s,
-                        tb.projector_sharded_records_per_s,
-                    ),
+                    whole(|(_, t, _)| t.projector_sharded_records_per_s),
                 ),
                 (
                     "rebuild players/s",
-                    whole(ta.rebuild_players_per_s, tb.rebuild_players_per_s),
+                    whole(|(_, t, _)| t.rebuild_players_per_s),
                 ),
-                (
-                    "rebuild / bulk ZADD",
-                    two(a.rebuild_vs_floor, b.rebuild_vs_floor),
-                ),
+                ("rebuild / bulk ZADD", two(|(r, _, _)| r.rebuild_vs_floor)),
                 (
                     "without dense ranks: projector records/s",
-                    whole(
-                        self.without_dense_ranks.projector_records_per_s,
-                        v.without_dense_ranks.projector_records_per_s,
-                    ),
+                    whole(|(_, _, d)| d.projector_records_per_s),
                 ),
                 (
                     "without dense ranks: projector / pipelined ZADD",
-                    two(
-                        self.without_dense_ranks.projector_vs_bare,
-                        v.without_dense_ranks.projector_vs_bare,
-                    ),
+                    two(|(_, _, d)| d.projector_vs_bare),
                 ),
                 (
                     "without dense ranks: projector records/s, stream shards at once",
-                    whole(
-                        self.without_dense_ranks.projector_sharded_records_per_s,
-                        v.without_dense_ranks.projector_sharded_records_per_s,
-                    ),
+                    whole(|(_, _, d)| d.projector_sharded_records_per_s),
                 ),
                 (
                     "without dense ranks: rebuild / bulk ZADD",
-                    two(
-                        self.without_dense_ranks.rebuild_vs_floor,
-                        v.without_dense_ranks.rebuild_vs_floor,
-                    ),
+                    two(|(_, _, d)| d.rebuild_vs_floor),
                 ),
             ];
             for (name, (x, y)) in rows {
@@ -320,7 +305,7 @@ impl Results {
             let _ = writeln!(
                 out,
                 "\nThe floor (a join's DynamoDB calls, bare, from as many tasks): {:.0}/s (joins/floor {:.2}); the seat hint alone: {:.0} calls/s.",
-                j.floor.per_s, j.joins_vs_floor, j.hint.calls_per_s
+                j.floor.per_s, j.joins_vs_floor, j.hint.per_s
             );
         }
         if let Some(c) = &self.columns {
