@@ -48,7 +48,12 @@ async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_ga
     ]);
     let resp = handle(&deps, memory::event(event)).await.unwrap();
     assert_eq!(kept(&resp), ["m2"]);
-    let health = deps.ctx.index.health(&[lb.clone()]).await.unwrap();
+    let health = deps
+        .ctx
+        .index
+        .health(std::slice::from_ref(&lb))
+        .await
+        .unwrap();
     assert_eq!(health, [Health::Ready]);
     // A range the stream no longer has: every board is marked stale.
     deps.stream.trim_stream(10);
@@ -58,7 +63,12 @@ async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_ga
         .await
         .unwrap();
     assert!(kept(&resp).is_empty());
-    let health = deps.ctx.index.health(&[lb.clone()]).await.unwrap();
+    let health = deps
+        .ctx
+        .index
+        .health(std::slice::from_ref(&lb))
+        .await
+        .unwrap();
     assert_eq!(health, [Health::Stale]);
 }
 
