@@ -404,7 +404,8 @@ class IamTest(unittest.TestCase):
         root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
         roles = iam.load(os.path.join(root, "template.yaml"))
         self.assertEqual(set(roles.functions), {"IngestFunction", "RankFunction", "TopFunction", "FriendsFunction",
-                                                "BoardsFunction", "RebuildFunction", "ProjectorFunction",
+                                                "BoardsFunction", "AdminFunction", "RebuildFunction",
+                                                "ProjectorFunction",
                                                 "RepairFunction", "ModerationFunction", "SealFunction",
                                                 "StreamIngestFunction", "LiveFunction", "ProfilesFunction",
                                                 "TournamentsFunction"})
@@ -440,12 +441,13 @@ class IamTest(unittest.TestCase):
         self.assertEqual([(a.service, a.action, a.resource) for a in group],
                          [("elasticache", "DescribeReplicationGroups",
                            "arn:aws:elasticache:us-east-1:123456789012:replicationgroup:rank-1")])
-        self.assertIsNone(roles.denied("BoardsFunction", group + events))
+        self.assertIsNone(roles.denied("AdminFunction", group + events))
+        self.assertIsNotNone(roles.denied("BoardsFunction", group))
         self.assertIsNone(roles.denied("RepairFunction", group))
         self.assertIsNotNone(roles.denied("RepairFunction", events))
         self.assertIsNotNone(roles.denied("IngestFunction", group))
         every_group = iam.query_accesses({"Action": ["DescribeReplicationGroups"]})
-        self.assertIsNotNone(roles.denied("BoardsFunction", every_group), "any group but its own")
+        self.assertIsNotNone(roles.denied("AdminFunction", every_group), "any group but its own")
 
 
 class ConsolePublishTest(unittest.TestCase):

@@ -120,7 +120,7 @@ const REBUILD: [&str; 6] = [
 
 /// What each function's role allows (the union of its groups of calls); everything else
 /// must be refused.
-const ROLES: [(&str, &[&[&str]]); 12] = [
+const ROLES: [(&str, &[&[&str]]); 13] = [
     (
         "IngestFunction",
         &[
@@ -161,11 +161,18 @@ const ROLES: [(&str, &[&[&str]]); 12] = [
             "keys_of",
             // An UpdateItem on the board and its list entry, as a status change is.
             "mark_sealed",
+        ]],
+    ),
+    (
+        "AdminFunction",
+        &[&[
             "get_mapping",
             "get_mapping_version",
             "put_mapping",
-            // GET /admin/index: a rebuild in progress, from its checkpoint.
+            // GET /admin/index: the board, a rebuild in progress from its checkpoint.
+            "get_board",
             "get_checkpoint",
+            "audit_page",
         ]],
     ),
     (
@@ -187,6 +194,7 @@ const ROLES: [(&str, &[&[&str]]); 12] = [
             "delete_ban",
             "bans_of",
             "append_audit",
+            // A Query of the trail, which IAM cannot tell from the erasure's redaction.
             "audit_page",
             "redact_audit",
             "get_results",

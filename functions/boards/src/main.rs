@@ -1,4 +1,4 @@
-//! Lambda entry point of the boards function (boards, families, the admin routes): its
+//! Lambda entry point of the boards function (boards, families, sealed results and history): its
 //! clients built once per container (`wiring::serve`), then the runtime loop.
 
 mod handler;
@@ -13,8 +13,6 @@ async fn main() -> Result<(), lambda_runtime::Error> {
             signer: CursorSigner::new(config.require_cursor_secret()?),
             index: wiring::rank_index(config).await?,
             store: wiring::dynamo_store(config).await?,
-            plane: wiring::cache_plane(config).await,
-            dead_letters: wiring::dead_letters(config).await.ok(),
         })
     };
     // Boxed: the handler's future is deep enough to overflow the compiler's layout queries

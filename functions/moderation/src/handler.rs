@@ -1,10 +1,10 @@
 //! Moderation, server-only: `DELETE /leaderboards/{lb}/players/{p}` (remove an entry),
 //! `PUT` / `DELETE /games/{game}/bans/{p}` (ban, lift a ban), `DELETE /players/{p}`
-//! (erase a player), `GET /admin/audit` (the audit trail). Each body carries the
-//! `reason`; the actor is the IAM principal the gateway verified. Sweeps over many
-//! boards answer 200 when complete, 202 with a `cursor` to call again with otherwise:
-//! signed, and bound to its sweep (its game and player), so no cursor the service did
-//! not give can make a sweep skip boards and still answer "complete".
+//! (erase a player); the audit trail they leave is read from the admin function. Each
+//! body carries the `reason`; the actor is the IAM principal the gateway verified. Sweeps
+//! over many boards answer 200 when complete, 202 with a `cursor` to call again with
+//! otherwise: signed, and bound to its sweep (its game and player), so no cursor the
+//! service did not give can make a sweep skip boards and still answer "complete".
 
 use std::time::Duration;
 
@@ -100,16 +100,6 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
                 moderation::erase::erase(ctx, &http::player(req)?, reason()?, &op, at, until).await
             };
             swept(signer, &scope, result.await, |r| &mut r.sweep)
-        }
-        "GET /admin/audit" => {
-            http::reply(200, async {
-                let (limit, cursor) = moderation::audit::parse_query(
-                    http::query(req, "limit"),
-                    http::query(req, "cursor"),
-                )?;
-                moderation::audit::list(&ctx.store, limit, cursor).await
-            })
-            .await
         }
         _ => http::unknown_route(req),
     })

@@ -11,7 +11,6 @@ use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::error::DomainError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::service::Context;
-use leaderboard::service::boards::Created;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::tournaments;
 use leaderboard::store::{RankIndex, ScoreStore};
@@ -32,11 +31,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
                     let op = Operator(http::operator(req));
                     tournaments::create(ctx, &op, http::json_body(req)?).await
                 };
-                match result.await {
-                    Ok(Created::New(v)) => http::json(201, &v),
-                    Ok(Created::Existing(v)) => http::json(200, &v),
-                    Err(e) => http::error_response(&e),
-                }
+                http::created(result.await)
             }
             "GET /tournaments" => http::respond(
                 200,

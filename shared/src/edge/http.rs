@@ -17,7 +17,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 
 pub use super::body::{MAX_BODY_BYTES, json_body};
 pub use super::reply::{
-    error_response, json, reply, respond, routed, stamped, status_and_code, unknown_route,
+    created, error_response, json, reply, respond, routed, stamped, status_and_code, unknown_route,
 };
 
 pub type Request = ApiGatewayV2httpRequest;

@@ -12,6 +12,7 @@ use tracing::error;
 use super::http::{Request, Response, response_json, route};
 use crate::error::error_chain;
 use crate::service::ServiceError;
+use crate::service::boards::Created;
 
 /// A JSON reply.
 pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
@@ -146,6 +147,16 @@ pub async fn routed<E>(
 ) -> Result<Response, E> {
     let req = &event.payload;
     Ok(stamped(req, answer(req, route(req)).await))
+}
+
+/// A create's reply: 201 with what it made, 200 with what was already there with the
+/// same settings, or the error's.
+pub fn created<T: Serialize>(result: Result<Created<T>, ServiceError>) -> Response {
+    match result {
+        Ok(Created::New(v)) => json(201, &v),
+        Ok(Created::Existing(v)) => json(200, &v),
+        Err(e) => error_response(&e),
+    }
 }
 
 /// `Ok` as a JSON reply with `status`, `Err` through [`error_response`].
