@@ -17,14 +17,14 @@ use crate::store::{
 /// The `source` of every event.
 pub const SOURCE: &str = "leaderboard";
 /// The `detail-type` of a sealed window's event.
-pub const WINDOW_CLOSED: &str = "leaderboard.window.closed";
+pub(crate) const WINDOW_CLOSED: &str = "leaderboard.window.closed";
 /// The `detail-type` of a tournament occurrence's start.
-pub const TOURNAMENT_STARTED: &str = "leaderboard.tournament.started";
+pub(crate) const TOURNAMENT_STARTED: &str = "leaderboard.tournament.started";
 /// The `detail-type` of a league cohort's settlement.
-pub const LEAGUE_SETTLED: &str = "leaderboard.league.settled";
+pub(crate) const LEAGUE_SETTLED: &str = "leaderboard.league.settled";
 /// The `detail-type`s of a family window's opening and its coming close.
-pub const WINDOW_OPENED: &str = "leaderboard.window.opened";
-pub const WINDOW_CLOSING: &str = "leaderboard.window.closing";
+pub(crate) const WINDOW_OPENED: &str = "leaderboard.window.opened";
+pub(crate) const WINDOW_CLOSING: &str = "leaderboard.window.closing";
 
 /// The EventBridge adapter of [`EventPublisher`].
 #[derive(Clone)]

@@ -11,7 +11,7 @@ use crate::store::FriendsError;
 use crate::store::FriendsSource;
 
 /// Most friends considered for one read; a longer list is cut (and logged).
-pub const MAX_FRIENDS: usize = 2000;
+pub(crate) const MAX_FRIENDS: usize = 2000;
 
 /// The HTTP adapter of [`FriendsSource`].
 pub struct HttpFriendsSource {

@@ -13,7 +13,7 @@ use crate::store::{DeadLetter, DeadLetterCount, DeadLetters, RebuildNeeded, Repa
 
 /// The SQS adapter of [`RepairQueue`].
 #[derive(Clone)]
-pub struct SqsRepairQueue {
+pub(crate) struct SqsRepairQueue {
     client: aws_sdk_sqs::Client,
     url: String,
 }

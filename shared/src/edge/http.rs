@@ -1,5 +1,5 @@
 //! The HTTP surface (API Gateway HTTP API, payload 2.0): request decoding helpers and
-//! the one mapping from [`ServiceError`] to status codes and stable error codes.
+//! the one mapping from [`ServiceError`](crate::service::ServiceError) to status codes and stable error codes.
 //!
 //! Errors are `{"error": {"code", "message"}}`; a client never sees `Debug` output or a
 //! 500 for bad input. 5xx answers are logged with their full error chain.
@@ -41,7 +41,7 @@ pub fn route(req: &Request) -> &str {
 /// route is the same read as its public route, server-only (IAM) instead of a player's
 /// token, so the console reads what players read, signed as an operator. A handler sees
 /// the public route's key.
-pub const OPERATOR_VIEWS: &[(&str, &str)] = &[
+pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
     ("GET /admin/view/leaderboards", "GET /leaderboards"),
     (
         "GET /admin/view/leaderboards/{lb}",
@@ -96,7 +96,7 @@ pub fn request(
 }
 
 /// The request id [`request`] gives its requests (errors carry it back).
-pub const TEST_REQUEST_ID: &str = "test-request-id";
+pub(crate) const TEST_REQUEST_ID: &str = "test-request-id";
 
 /// `req` as the JWT authorizer hands it on for a signed-in `player` (its subject). For
 /// handler tests and tools.

@@ -24,7 +24,7 @@ pub enum Call<T> {
 }
 
 /// An HTTP request a [`Call`] came in, kept to answer it ([`answer`]).
-pub type Asked = Option<Box<ApiGatewayV2httpRequest>>;
+pub(crate) type Asked = Option<Box<ApiGatewayV2httpRequest>>;
 
 impl<T: DeserializeOwned> Call<T> {
     pub fn of(payload: Value) -> Result<Self, InvokeError> {

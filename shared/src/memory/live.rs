@@ -19,7 +19,7 @@ type Key = (LeaderboardId, String);
 
 /// The live views' state of every board.
 #[derive(Default)]
-pub struct LiveState {
+pub(crate) struct LiveState {
     watched: HashMap<Key, i64>,
     boards: HashMap<LeaderboardId, (Direction, i64)>,
     pushes: HashMap<Key, Published>,

@@ -20,10 +20,10 @@ use crate::store::{
 };
 
 /// How far back the index view reads the control plane's events.
-pub const EVENT_HOURS: u32 = 24;
+pub(crate) const EVENT_HOURS: u32 = 24;
 
 /// The notifications after which a shard's data may be behind what DynamoDB holds.
-pub const LOSSY: &[&str] = &[
+pub(crate) const LOSSY: &[&str] = &[
     "ElastiCache:FailoverComplete",
     "ElastiCache:CacheNodeReplaceComplete",
     "ElastiCache:CacheNodesRebooted",
@@ -138,7 +138,7 @@ pub fn notices(message: &str) -> Vec<(String, String)> {
 }
 
 /// The shard a cluster-mode node id names: `<group>-0002-001` is shard `0002`.
-pub fn node_group_of(source: &str) -> Option<&str> {
+pub(crate) fn node_group_of(source: &str) -> Option<&str> {
     let mut parts = source.rsplitn(3, '-');
     let member = parts.next()?;
     let group = parts.next()?;

@@ -4,10 +4,10 @@
 use serde_json::{Map, Value, json};
 
 /// Namespace of every metric this service emits.
-pub const NAMESPACE: &str = "Leaderboard";
+pub(crate) const NAMESPACE: &str = "Leaderboard";
 
 /// The EMF document for `counts` (name, value), all with unit Count.
-pub fn emf(counts: &[(&str, u64)]) -> Value {
+pub(crate) fn emf(counts: &[(&str, u64)]) -> Value {
     let mut doc = Map::new();
     doc.insert(
         "_aws".into(),

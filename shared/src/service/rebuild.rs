@@ -232,7 +232,7 @@ async fn start_or_resume<S: RebuildStore, I: RankIndex>(
 }
 
 /// Every board definition, all pages of the board list.
-pub async fn all_boards<S: BoardStore>(
+pub(crate) async fn all_boards<S: BoardStore>(
     store: &S,
 ) -> Result<Vec<crate::board::Board>, ServiceError> {
     let mut boards = Vec::new();

@@ -152,7 +152,10 @@ pub async fn repair<S: BoardStore + RebuildStore, I: RankIndex, T: StreamSource>
 
 /// Runs `op` until it succeeds, fails other than by Redis being unavailable, or
 /// `deadline` is near; waits [`RETRY_EVERY`] between tries.
-pub async fn while_redis_is_away<T, F, Fut>(deadline: Instant, mut op: F) -> Result<T, ServiceError>
+pub(crate) async fn while_redis_is_away<T, F, Fut>(
+    deadline: Instant,
+    mut op: F,
+) -> Result<T, ServiceError>
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<T, ServiceError>>,

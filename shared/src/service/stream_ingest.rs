@@ -76,7 +76,7 @@ fn dead(
 }
 
 /// Maps and applies one record.
-pub async fn ingest_record<S: IngestStore, I: RankIndex>(
+pub(crate) async fn ingest_record<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     mapping: Option<&Mapping>,
     record: &StreamRecord,

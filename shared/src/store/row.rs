@@ -88,7 +88,7 @@ pub struct Buckets<'a> {
 /// A rolling board's row rewritten as its buckets leave the window: the standing they
 /// now give (a new version, or the same one with fewer buckets), the receipts kept as
 /// they are. Conditional on the row's revision, as every write of it is. (A row left
-/// without a bucket becomes a tombstone instead: [`StandingStore::remove_standing`].)
+/// without a bucket becomes a tombstone instead: [`StandingStore::remove_standing`](crate::store::StandingStore::remove_standing).)
 #[derive(Debug)]
 pub struct Roll<'a> {
     pub at: RowAt<'a>,

@@ -50,10 +50,10 @@ pub enum ConfigError {
 }
 
 /// How long the friends read waits for the social graph, when not configured.
-pub const SOCIAL_GRAPH_TIMEOUT: Duration = Duration::from_millis(200);
+pub(crate) const SOCIAL_GRAPH_TIMEOUT: Duration = Duration::from_millis(200);
 
 /// How long one DynamoDB call may take, all its attempts together, when not configured.
-pub const DYNAMODB_TIMEOUT: Duration = Duration::from_secs(2);
+pub(crate) const DYNAMODB_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The environment as read: a tunable left unset is `None`, and the code that uses it
 /// holds its default, in one place each ([`crate::service::Settings`]'s `Default`, the

@@ -5,7 +5,7 @@
 
 /// Installs ring as the process-default provider, once. Call before building a TLS
 /// client; calling again is free.
-pub fn install_provider() {
+pub(crate) fn install_provider() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     ONCE.call_once(|| {
         // Err only when another provider was installed first: that one serves.

@@ -258,7 +258,7 @@ impl StandingItem {
 /// the next version, so that the index refuses older changes and a later result starts
 /// the player over at a newer version. It has no `rk`, so it is not in `by_rank`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RemovedItem {
+pub(crate) struct RemovedItem {
     pub pk: String,
     pub sk: String,
     pub kind: String,

@@ -75,12 +75,12 @@ pub use keys::{SHARDS, shard_partition};
 pub use streams::{DynamoStreams, cmp_sequence, lambda_record};
 
 /// The TTL attribute of receipts.
-pub const TTL_ATTRIBUTE: &str = "expires_at";
+pub(crate) const TTL_ATTRIBUTE: &str = "expires_at";
 /// The rank-ordered index of standings.
-pub const RANK_INDEX: &str = "by_rank";
+pub(crate) const RANK_INDEX: &str = "by_rank";
 /// The sparse index of rolling boards' rows by when their first bucket leaves
 /// (`pk` = the row's shard partition, `xk` = that time; keys only).
-pub const EXPIRY_INDEX: &str = "by_expiry";
+pub(crate) const EXPIRY_INDEX: &str = "by_expiry";
 /// BatchWriteItem calls one bulk write keeps in flight.
 const BATCHES_IN_FLIGHT: usize = 16;
 

@@ -288,7 +288,7 @@ pub(crate) async fn open(
 
 /// Groups items by the cluster slot of their routing key, keeping each group in the
 /// order given; on a single node everything is one group.
-pub fn group_by_slot<'k>(
+pub(crate) fn group_by_slot<'k>(
     topology: Topology,
     keys: impl IntoIterator<Item = &'k str>,
 ) -> Vec<Vec<usize>> {

@@ -62,7 +62,7 @@ const APPLY_CHUNK: usize = 500;
 /// silent Redis costs a request well under a second.
 pub const CONNECT_WAIT: Duration = Duration::from_millis(250);
 /// Every call's budget, when not configured.
-pub const CALL_TIMEOUT: Duration = Duration::from_millis(50);
+pub(crate) const CALL_TIMEOUT: Duration = Duration::from_millis(50);
 /// One attempt to open the connection, when not configured.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -83,7 +83,7 @@ pub struct RedisRankIndex {
 
 /// How long a card copy stays unread before it expires (the next read fills it again
 /// from DynamoDB).
-pub const CARD_TTL: Duration = Duration::from_secs(86_400);
+pub(crate) const CARD_TTL: Duration = Duration::from_secs(86_400);
 
 impl RedisRankIndex {
     /// Parses the URL (one node or, by its `+cluster` scheme or several hosts, a

@@ -11,8 +11,8 @@ use crate::service::reads::limit_within;
 use crate::store::{AuditAction, AuditRecord, ModerationStore};
 use crate::time::rfc3339_ms;
 
-pub const DEFAULT_AUDIT_LIMIT: u32 = 50;
-pub const MAX_AUDIT_LIMIT: u32 = 200;
+pub(crate) const DEFAULT_AUDIT_LIMIT: u32 = 50;
+pub(crate) const MAX_AUDIT_LIMIT: u32 = 200;
 
 /// One record as the API shows it.
 #[derive(Debug, Serialize)]
@@ -72,7 +72,7 @@ pub fn parse_query(
 }
 
 /// Records a board's status change (`PATCH /leaderboards/{lb}`) made by `op`.
-pub async fn status_changed<S: ModerationStore>(
+pub(crate) async fn status_changed<S: ModerationStore>(
     store: &S,
     op: &Operator,
     lb: &LeaderboardId,

@@ -33,7 +33,7 @@ use crate::store::{
 use crate::time::now_ms;
 
 /// Longest reason kept.
-pub const MAX_REASON_LEN: usize = 500;
+pub(crate) const MAX_REASON_LEN: usize = 500;
 
 /// Body of every moderation route: why.
 #[derive(Debug, Deserialize)]

@@ -18,8 +18,8 @@ use crate::time::rfc3339_ms;
 use crate::window::{GLOBAL, Period, parse_name};
 
 /// Rows per history page by default, and at most.
-pub const HISTORY_LIMIT: u64 = 20;
-pub const HISTORY_MAX: u64 = 100;
+pub(crate) const HISTORY_LIMIT: u64 = 20;
+pub(crate) const HISTORY_MAX: u64 = 100;
 /// The periods whose windows are sealed, in the order rows ending at the same moment
 /// are listed.
 const SEALED_PERIODS: [Period; 4] = [
