@@ -23,56 +23,57 @@ use leaderboard::window::Period;
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
-/// Every call of the store adapter, by name (in alphabetical order).
+/// Every call of the store adapter, by name, in the order the test makes them (a
+/// checkpoint is put before it is deleted).
 const CALLS: [&str; 48] = [
-    "append_audit",
-    "audit_page",
-    "bans_of",
-    "claim_seal",
+    "get_board",
+    "create_board",
+    "set_status",
+    "list_boards",
+    "get_family",
+    "create_family",
+    "list_families",
+    "get_standing",
+    "get_receipt",
     "commit",
     "commit_correction",
-    "count_before",
-    "create_board",
-    "create_family",
-    "delete_ban",
-    "delete_checkpoint",
-    "erase_history",
-    "erase_player",
+    "roll",
     "expiring",
-    "get_ban",
-    "get_board",
-    "get_checkpoint",
-    "get_family",
-    "get_mapping",
-    "get_mapping_version",
-    "get_metadata",
-    "get_receipt",
-    "get_results",
-    "get_row",
-    "get_seal",
-    "get_sketch",
-    "get_standing",
-    "history",
-    "keys_of",
-    "list_boards",
-    "list_families",
-    "mark_sealed",
-    "put_ban",
-    "put_checkpoint",
-    "put_history",
-    "put_mapping",
-    "put_results",
-    "put_sketch",
     "ranked_after",
     "ranked_before",
-    "redact_audit",
-    "redact_results",
-    "remove_standing",
-    "roll",
-    "save_seal",
-    "set_status",
-    "shard_after",
+    "count_before",
+    "keys_of",
+    "get_metadata",
     "standings_page",
+    "get_checkpoint",
+    "put_checkpoint",
+    "delete_checkpoint",
+    "get_sketch",
+    "put_sketch",
+    "get_row",
+    "remove_standing",
+    "erase_player",
+    "put_ban",
+    "get_ban",
+    "delete_ban",
+    "bans_of",
+    "append_audit",
+    "audit_page",
+    "redact_audit",
+    "shard_after",
+    "get_seal",
+    "claim_seal",
+    "save_seal",
+    "put_history",
+    "history",
+    "erase_history",
+    "put_results",
+    "get_results",
+    "redact_results",
+    "mark_sealed",
+    "get_mapping",
+    "get_mapping_version",
+    "put_mapping",
 ];
 
 /// The game the ban calls name.
@@ -93,6 +94,9 @@ const RESULT_WRITE: [&str; 10] = [
     "roll",
     "get_ban",
 ];
+
+/// A ban's calls: put, read, lift, and a player's bans in every game.
+const BANS: [&str; 4] = ["put_ban", "get_ban", "delete_ban", "bans_of"];
 
 /// What a read from DynamoDB calls when Redis cannot answer: the board, the rank-ordered
 /// index (its queries, counts and sketches) and the rows' metadata (a BatchGetItem of
@@ -177,35 +181,34 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
     ),
     (
         "ModerationFunction",
-        &[&[
-            "get_board",
-            "list_boards",
-            "get_standing",
-            "get_row",
-            "remove_standing",
-            // A PutItem on a row, which IAM cannot tell from the removal's (and with an
-            // audit record, which it also writes).
-            "commit",
-            "commit_correction",
-            "roll",
-            "erase_player",
-            "put_ban",
-            "get_ban",
-            "delete_ban",
-            "bans_of",
-            "append_audit",
-            // A Query of the trail, which IAM cannot tell from the erasure's redaction.
-            "audit_page",
-            "redact_audit",
-            "get_results",
-            "redact_results",
-            // A PutItem on results, as the redaction is.
-            "put_results",
-            "history",
-            "erase_history",
-            // A BatchWriteItem on history, as the erasure's deletes are.
-            "put_history",
-        ]],
+        &[
+            &[
+                "get_board",
+                "list_boards",
+                "get_standing",
+                "get_row",
+                "remove_standing",
+                // A PutItem on a row, which IAM cannot tell from the removal's (and with an
+                // audit record, which it also writes).
+                "commit",
+                "commit_correction",
+                "roll",
+                "erase_player",
+                "append_audit",
+                // A Query of the trail, which IAM cannot tell from the erasure's redaction.
+                "audit_page",
+                "redact_audit",
+                "get_results",
+                "redact_results",
+                // A PutItem on results, as the redaction is.
+                "put_results",
+                "history",
+                "erase_history",
+                // A BatchWriteItem on history, as the erasure's deletes are.
+                "put_history",
+            ],
+            &BANS,
+        ],
     ),
     (
         "RebuildFunction",

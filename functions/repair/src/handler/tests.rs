@@ -48,13 +48,9 @@ async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_ga
     ]);
     let resp = handle(&deps, memory::event(event)).await.unwrap();
     assert_eq!(kept(&resp), ["m2"]);
-    let health = deps
-        .ctx
-        .index
-        .health(std::slice::from_ref(&lb))
-        .await
-        .unwrap();
-    assert_eq!(health, [Health::Ready]);
+    let index = &deps.ctx.index;
+    let boards = std::slice::from_ref(&lb);
+    assert_eq!(index.health(boards).await.unwrap(), [Health::Ready]);
     // A range the stream no longer has: every board is marked stale.
     deps.stream.trim_stream(10);
     let lost = r#"{"DDBStreamBatchInfo": {"shardId": "s", "startSequenceNumber": "1",
@@ -63,13 +59,7 @@ async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_ga
         .await
         .unwrap();
     assert!(kept(&resp).is_empty());
-    let health = deps
-        .ctx
-        .index
-        .health(std::slice::from_ref(&lb))
-        .await
-        .unwrap();
-    assert_eq!(health, [Health::Stale]);
+    assert_eq!(index.health(boards).await.unwrap(), [Health::Stale]);
 }
 
 /// An ElastiCache notification as SNS hands it to Lambda.
