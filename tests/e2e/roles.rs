@@ -468,22 +468,15 @@ impl Fixture {
             "get_ban" => store.get_ban(ROLE_GAME, &self.player).await.map(drop),
             "delete_ban" => store.delete_ban(ROLE_GAME, &self.player).await.map(drop),
             "bans_of" => store.bans_of(&self.player).await.map(drop),
-            "append_audit" => {
-                let record = AuditRecord {
-                    id: format!("{:013}-{:016x}", 0, 0),
-                    at: 0,
-                    actor: "roles".into(),
-                    action: AuditAction::BoardStatus,
-                    reason: "roles".into(),
-                    leaderboard_id: None,
-                    game: None,
-                    player_id: None,
-                    detail: serde_json::Value::Null,
-                };
-                store.append_audit(&record).await
-            }
+            "append_audit" => store.append_audit(&audit_record(0, None)).await,
             "audit_page" => store.audit_page(None, 5).await.map(drop),
-            "redact_audit" => store.redact_audit(&self.player).await.map(drop),
+            "redact_audit" => {
+                // A record that names the player, so the redaction has one to rewrite (with
+                // none, it is a Query alone, which IAM cannot tell from a page read).
+                let named = audit_record(1, Some(self.player.clone()));
+                self.admin.append_audit(&named).await?;
+                store.redact_audit(&self.player).await.map(drop)
+            }
             "shard_after" => store.shard_after(lb, dir, 0, None, 5).await.map(drop),
             "get_seal" => store.get_seal(lb).await.map(drop),
             "claim_seal" => store.claim_seal(&roles_lb(), "roles", 0, 0).await.map(drop),
@@ -545,6 +538,21 @@ fn roles_mapping() -> leaderboard::mapping::Mapping {
 }
 
 /// A board id no board has: what the seal calls write about.
+/// An audit record with id `n`, about `player` if given.
+fn audit_record(n: u64, player: Option<PlayerId>) -> AuditRecord {
+    AuditRecord {
+        id: format!("{n:013}-{:016x}", 0),
+        at: n as i64,
+        actor: "roles".into(),
+        action: AuditAction::BoardStatus,
+        reason: "roles".into(),
+        leaderboard_id: None,
+        game: None,
+        player_id: player,
+        detail: serde_json::Value::Null,
+    }
+}
+
 fn roles_lb() -> LeaderboardId {
     LeaderboardId::parse("roles:sealed").unwrap()
 }
