@@ -1,5 +1,6 @@
 //! The HTTP surface (API Gateway HTTP API, payload 2.0): request decoding helpers and
-//! the one mapping from [`ServiceError`](crate::service::ServiceError) to status codes and stable error codes.
+//! the one mapping from [`ServiceError`](crate::service::ServiceError) to status codes
+//! and stable error codes.
 //!
 //! Errors are `{"error": {"code", "message"}}`; a client never sees `Debug` output or a
 //! 500 for bad input. 5xx answers are logged with their full error chain.
