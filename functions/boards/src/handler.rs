@@ -49,7 +49,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "GET /leaderboards/{lb}" => {
-            http::respond(200, async { boards::get_board(store, &lb()?).await }.await)
+            http::reply(200, async { boards::get_board(store, &lb()?).await }).await
         }
         "PATCH /leaderboards/{lb}" => {
             http::reply(200, async {
@@ -61,7 +61,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "GET /leaderboards/{lb}/results" => {
-            http::respond(200, async { seal::results(store, &lb()?).await }.await)
+            http::reply(200, async { seal::results(store, &lb()?).await }).await
         }
         "GET /games/{game}/modes/{mode}/players/{p}/history" => {
             http::reply(200, async {

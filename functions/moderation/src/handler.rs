@@ -88,10 +88,10 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             swept(signer, &scope, result.await, |r| &mut r.sweep)
         }
         "DELETE /games/{game}/bans/{p}" => {
-            let result = async {
+            http::reply(200, async {
                 moderation::ban::unban(ctx, game(), &http::player(req)?, reason()?, &op).await
-            };
-            http::respond(200, result.await)
+            })
+            .await
         }
         "DELETE /players/{p}" => {
             let scope = erase_scope();

@@ -14,32 +14,30 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
-    http::routed(&event, async |req, route| {
-        match route {
-            "GET /leaderboards/{lb}/players/{p}/rank" => {
-                http::reply(200, async {
-                    let (lb, player) = http::board_player(req)?;
-                    let k = reads::parse_k(http::query(req, "k"))?;
-                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                    let caller = http::caller(req);
-                    reads::admit(ctx, &caller).await?;
-                    reads::rank(ctx, &caller, &lb, &player, k, mode).await
-                })
-                .await
-            }
-            "GET /leaderboards/{lb}/players/{p}/live" => {
-                http::reply(200, async {
-                    let (lb, player) = http::board_player(req)?;
-                    let k = reads::parse_k(http::query(req, "k"))?;
-                    let caller = http::caller(req);
-                    reads::admit(ctx, &caller).await?;
-                    // Boxed: the reads' futures are deep enough already for one state machine.
-                    Box::pin(live::watch_near(ctx, &caller, &lb, &player, k)).await
-                })
-                .await
-            }
-            _ => http::unknown_route(req),
+    http::routed(&event, async |req, route| match route {
+        "GET /leaderboards/{lb}/players/{p}/rank" => {
+            http::reply(200, async {
+                let (lb, player) = http::board_player(req)?;
+                let k = reads::parse_k(http::query(req, "k"))?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                let caller = http::caller(req);
+                reads::admit(ctx, &caller).await?;
+                reads::rank(ctx, &caller, &lb, &player, k, mode).await
+            })
+            .await
         }
+        "GET /leaderboards/{lb}/players/{p}/live" => {
+            http::reply(200, async {
+                let (lb, player) = http::board_player(req)?;
+                let k = reads::parse_k(http::query(req, "k"))?;
+                let caller = http::caller(req);
+                reads::admit(ctx, &caller).await?;
+                // Boxed: the reads' futures are deep enough already for one state machine.
+                Box::pin(live::watch_near(ctx, &caller, &lb, &player, k)).await
+            })
+            .await
+        }
+        _ => http::unknown_route(req),
     })
     .await
 }

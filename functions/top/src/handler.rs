@@ -23,55 +23,50 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     deps: &Deps<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
-    http::routed(&event, async |req, route| {
-        match route {
-            "GET /leaderboards/{lb}/top" => {
-                http::reply(200, async {
-                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                    let n = reads::parse_n(http::query(req, "n"))?;
-                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                    reads::admit(&deps.ctx, &http::caller(req)).await?;
-                    reads::top(&deps.ctx, &lb, n, mode).await
-                })
-                .await
-            }
-            "GET /leaderboards/{lb}/ranks" => {
-                http::reply(200, async {
-                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                    let limit = reads::parse_limit(http::query(req, "limit"))?;
-                    let start = reads::parse_start(
-                        http::query(req, "from_rank"),
-                        http::query(req, "cursor"),
-                    )?;
-                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                    reads::admit(&deps.ctx, &http::caller(req)).await?;
-                    reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode).await
-                })
-                .await
-            }
-            "GET /leaderboards/{lb}/entries" => {
-                http::reply(200, async {
-                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                    let players =
-                        reads::parse_players(http::query_list(req, "players").as_deref())?;
-                    let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                    reads::admit(&deps.ctx, &http::caller(req)).await?;
-                    reads::entries(&deps.ctx, &lb, &players, mode).await
-                })
-                .await
-            }
-            "GET /leaderboards/{lb}/live/top" => {
-                http::reply(200, async {
-                    let lb = http::path(req, "lb", LeaderboardId::parse)?;
-                    let n = reads::parse_n(http::query(req, "n"))?;
-                    reads::admit(&deps.ctx, &http::caller(req)).await?;
-                    // Boxed: the reads' futures are deep enough already for one state machine.
-                    Box::pin(live::watch_top(&deps.ctx, &lb, n)).await
-                })
-                .await
-            }
-            _ => http::unknown_route(req),
+    http::routed(&event, async |req, route| match route {
+        "GET /leaderboards/{lb}/top" => {
+            http::reply(200, async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let n = reads::parse_n(http::query(req, "n"))?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
+                reads::top(&deps.ctx, &lb, n, mode).await
+            })
+            .await
         }
+        "GET /leaderboards/{lb}/ranks" => {
+            http::reply(200, async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let limit = reads::parse_limit(http::query(req, "limit"))?;
+                let start =
+                    reads::parse_start(http::query(req, "from_rank"), http::query(req, "cursor"))?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
+                reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode).await
+            })
+            .await
+        }
+        "GET /leaderboards/{lb}/entries" => {
+            http::reply(200, async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let players = reads::parse_players(http::query_list(req, "players").as_deref())?;
+                let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
+                reads::entries(&deps.ctx, &lb, &players, mode).await
+            })
+            .await
+        }
+        "GET /leaderboards/{lb}/live/top" => {
+            http::reply(200, async {
+                let lb = http::path(req, "lb", LeaderboardId::parse)?;
+                let n = reads::parse_n(http::query(req, "n"))?;
+                reads::admit(&deps.ctx, &http::caller(req)).await?;
+                // Boxed: the reads' futures are deep enough already for one state machine.
+                Box::pin(live::watch_top(&deps.ctx, &lb, n)).await
+            })
+            .await
+        }
+        _ => http::unknown_route(req),
     })
     .await
 }

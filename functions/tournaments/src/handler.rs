@@ -24,64 +24,62 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
 ) -> Result<Response, Error> {
     let req = &event.payload;
     let tournament = || req.path_parameters.get("t").map_or("", String::as_str);
-    http::routed(&event, async |req, route| {
-        match route {
-            "POST /tournaments" => {
-                let result = async {
-                    let op = Operator(http::operator(req));
-                    tournaments::create(ctx, &op, http::json_body(req)?).await
-                };
-                http::created(result.await)
-            }
-            "GET /tournaments" => http::respond(
-                200,
-                tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
-            ),
-            "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
-            "POST /tournaments/{t}/players/{p}/join" => http::respond(
-                200,
-                async {
-                    Ok(tournaments::join(ctx, tournament(), &http::player(req)?)
-                        .await?
-                        .0)
-                }
-                .await,
-            ),
-            "POST /tournaments/{t}/join" => {
-                http::reply(200, async {
-                    // The JWT authorizer admits only signed-in players; the subject joins.
-                    let me = (http::caller(req).player).ok_or_else(|| {
-                        DomainError::invalid("Authorization", "the token names no player")
-                    })?;
-                    Ok(tournaments::join(ctx, tournament(), &me).await?.0)
-                })
-                .await
-            }
-            "POST /tournaments/{t}/players/{p}/score" => {
-                http::reply(200, async {
-                    let op = Operator(http::operator(req));
-                    let body = http::json_body(req)?;
-                    tournaments::submit(ctx, tournament(), &http::player(req)?, body, &op).await
-                })
-                .await
-            }
-            "GET /tournaments/{t}/players/{p}/cohort" => http::respond(
-                200,
-                async { tournaments::cohort(ctx, tournament(), &http::player(req)?).await }.await,
-            ),
-            "GET /tournaments/{t}/players/{p}/league" => http::respond(
-                200,
-                async { tournaments::standing(ctx, tournament(), &http::player(req)?).await }.await,
-            ),
-            "POST /tournaments/{t}/occurrences/{o}/league/dry-run" => {
-                http::reply(200, async {
-                    let occurrence = req.path_parameters.get("o").map_or("", String::as_str);
-                    tournaments::dry_run(ctx, tournament(), occurrence, http::json_body(req)?).await
-                })
-                .await
-            }
-            _ => http::unknown_route(req),
+    http::routed(&event, async |req, route| match route {
+        "POST /tournaments" => {
+            let result = async {
+                let op = Operator(http::operator(req));
+                tournaments::create(ctx, &op, http::json_body(req)?).await
+            };
+            http::created(result.await)
         }
+        "GET /tournaments" => http::respond(
+            200,
+            tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
+        ),
+        "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
+        "POST /tournaments/{t}/players/{p}/join" => http::respond(
+            200,
+            async {
+                Ok(tournaments::join(ctx, tournament(), &http::player(req)?)
+                    .await?
+                    .0)
+            }
+            .await,
+        ),
+        "POST /tournaments/{t}/join" => {
+            http::reply(200, async {
+                // The JWT authorizer admits only signed-in players; the subject joins.
+                let me = (http::caller(req).player).ok_or_else(|| {
+                    DomainError::invalid("Authorization", "the token names no player")
+                })?;
+                Ok(tournaments::join(ctx, tournament(), &me).await?.0)
+            })
+            .await
+        }
+        "POST /tournaments/{t}/players/{p}/score" => {
+            http::reply(200, async {
+                let op = Operator(http::operator(req));
+                let body = http::json_body(req)?;
+                tournaments::submit(ctx, tournament(), &http::player(req)?, body, &op).await
+            })
+            .await
+        }
+        "GET /tournaments/{t}/players/{p}/cohort" => http::respond(
+            200,
+            async { tournaments::cohort(ctx, tournament(), &http::player(req)?).await }.await,
+        ),
+        "GET /tournaments/{t}/players/{p}/league" => http::respond(
+            200,
+            async { tournaments::standing(ctx, tournament(), &http::player(req)?).await }.await,
+        ),
+        "POST /tournaments/{t}/occurrences/{o}/league/dry-run" => {
+            http::reply(200, async {
+                let occurrence = req.path_parameters.get("o").map_or("", String::as_str);
+                tournaments::dry_run(ctx, tournament(), occurrence, http::json_body(req)?).await
+            })
+            .await
+        }
+        _ => http::unknown_route(req),
     })
     .await
 }

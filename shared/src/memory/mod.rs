@@ -59,10 +59,13 @@ pub fn event<T>(payload: T) -> lambda_runtime::LambdaEvent<T> {
     lambda_runtime::LambdaEvent::new(payload, invocation)
 }
 
+/// A reply's status and JSON body (null when none).
+pub type Reply = (u16, serde_json::Value);
+
 /// What an HTTP handler answers `req`, called as the runtime calls it ([`event`]): the
 /// status and the JSON body (null when none). The handler tests' one way to call their
 /// function; [`handler_call!`](crate::handler_call) declares it as a test's `call`.
-pub async fn reply<F, Fut, E>(handle: F, req: crate::http::Request) -> (u16, serde_json::Value)
+pub async fn reply<F, Fut, E>(handle: F, req: crate::http::Request) -> Reply
 where
     F: FnOnce(lambda_runtime::LambdaEvent<crate::http::Request>) -> Fut,
     Fut: std::future::Future<Output = Result<crate::http::Response, E>>,
@@ -92,7 +95,7 @@ macro_rules! handler_call {
             route: &str,
             params: &[(&str, &str)],
             body: Option<&str>,
-        ) -> (u16, serde_json::Value) {
+        ) -> $crate::memory::Reply {
             let req = $crate::http::request(route, params, &[], body);
             $crate::memory::reply(|e| handle(deps, e), req).await
         }
@@ -104,7 +107,7 @@ macro_rules! handler_call {
             params: &[(&str, &str)],
             query: &[(&str, &str)],
             body: Option<&str>,
-        ) -> (u16, serde_json::Value) {
+        ) -> $crate::memory::Reply {
             let req = $crate::http::request(route, params, query, body);
             $crate::memory::reply(|e| handle(deps, e), req).await
         }
