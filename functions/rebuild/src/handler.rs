@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use lambda_runtime::LambdaEvent;
 use leaderboard::invoke::{self, Call, InvokeError, work_until};
+use leaderboard::metrics;
 use leaderboard::service::Context;
 use leaderboard::service::rebuild::{self, RebuildRequest};
 use leaderboard::store::{RankIndex, ScoreStore};
@@ -28,11 +29,22 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let deadline_ms = event.context.deadline;
     let call = Call::<RebuildRequest>::of(event.payload)?;
     let over_http = call.over_http();
+    let req = call.request();
+    let sweep = req.as_ref().is_ok_and(|r| r.all);
     let result = async {
-        let req = call.request()?;
+        let req = req?;
         let budget = req.budget_ms.map(Duration::from_millis);
         let until = work_until(deadline_ms, MARGIN, budget);
         Box::pin(rebuild::run(ctx, req, until)).await
-    };
-    invoke::answer(over_http, result.await, |report| report.done)
+    }
+    .await;
+    // The sweep (`{all: true}`, every minute) is work that must happen: its heartbeat
+    // and its failures (docs/runbook.md).
+    if sweep {
+        metrics::count(&[
+            ("SweepRuns", 1),
+            ("SweepRunFailures", u64::from(result.is_err())),
+        ]);
+    }
+    invoke::answer(over_http, result, |report| report.done)
 }

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use lambda_runtime::LambdaEvent;
 use leaderboard::ids::LeaderboardId;
 use leaderboard::invoke::{self, Call, InvokeError, work_until};
+use leaderboard::metrics;
 use leaderboard::service::ServiceError;
 use leaderboard::service::seal::{self, SealReport, SealSettings};
 use leaderboard::store::{EventPublisher, ScoreStore};
@@ -61,6 +62,13 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
             work_until(deadline_ms, MARGIN, budget),
         )
         .await
-    };
-    invoke::answer(over_http, result.await, |report| report.done)
+    }
+    .await;
+    // Every run's heartbeat and failure (docs/runbook.md): runs that stop, or keep
+    // failing, alarm; the sweep sets `SealLagSeconds` itself.
+    metrics::count(&[
+        ("SealRuns", 1),
+        ("SealRunFailures", u64::from(result.is_err())),
+    ]);
+    invoke::answer(over_http, result, |report| report.done)
 }

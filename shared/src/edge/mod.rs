@@ -7,9 +7,11 @@
 //! - [`lambda_stream`]: DynamoDB stream events in, batch responses out;
 //! - [`lambda_records`]: Kafka and Kinesis events in (stream ingest), batch responses out;
 //! - [`invoke`]: the error surface (`Diagnostic`) of the event-driven functions, and the
-//!   operations functions called both over HTTP and directly.
+//!   operations functions called both over HTTP and directly;
+//! - [`correlation`]: the id every log line of an invocation carries.
 
 pub mod body;
+pub mod correlation;
 pub mod http;
 pub mod invoke;
 pub mod lambda_records;

@@ -120,8 +120,12 @@ pub fn error_response(err: &ServiceError) -> Response {
 
 /// `resp` to `req` with the request's id (the one API Gateway logs, `requestContext.
 /// requestId`) in its error, if it is one: a player's support ticket quoting it finds
-/// the request in the logs. Every HTTP handler's reply passes through here.
+/// the request in the logs. Every HTTP handler's reply passes through here, so here a 5xx
+/// is counted ([`server_error_written`]).
 pub fn stamped(req: &Request, mut resp: Response) -> Response {
+    if resp.status_code >= 500 {
+        server_error_written(route(req));
+    }
     let Some(id) = req.request_context.request_id.as_deref() else {
         return resp;
     };
@@ -136,6 +140,14 @@ pub fn stamped(req: &Request, mut resp: Response) -> Response {
         resp.body = Some(Body::Text(body.to_string()));
     }
     resp
+}
+
+/// Counts a 5xx reply: `ServerErrorReplies` without dimensions (what the alarm watches,
+/// across every function) and by `Route` (which route, on the dashboard). Route keys are
+/// unique across the functions, so a route names its function too.
+fn server_error_written(route: &str) {
+    crate::metrics::count(&[("ServerErrorReplies", 1)]);
+    crate::metrics::count_by("ServerErrorReplies", &[("Route", route.to_owned())], 1);
 }
 
 /// An HTTP handler's whole body: `answer` gives the reply to the request on its matched

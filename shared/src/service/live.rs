@@ -217,6 +217,18 @@ pub struct PublishStats {
     pub failed: usize,
 }
 
+impl PublishStats {
+    /// The batch's metrics: every batch counts, the one whose index apply failed too
+    /// (`LivePushFailures` is what the alarm on live push watches).
+    fn record(&self) {
+        crate::metrics::count(&[
+            ("LivePushes", self.pushed as u64),
+            ("LiveViewsUnchanged", self.unchanged as u64),
+            ("LivePushFailures", self.failed as u64),
+        ]);
+    }
+}
+
 /// Why a view could not be pushed.
 #[derive(Debug, thiserror::Error)]
 enum PushError {
@@ -281,6 +293,7 @@ pub async fn publish<
         Err(e) => {
             warn!(error = %e, "index apply failed; the batch is retried");
             stats.failed = 1;
+            stats.record();
             return (retry(), stats);
         }
     };
@@ -326,11 +339,7 @@ pub async fn publish<
             }
         }
     }
-    crate::metrics::count(&[
-        ("LivePushes", stats.pushed as u64),
-        ("LiveViewsUnchanged", stats.unchanged as u64),
-        ("LivePushFailures", stats.failed as u64),
-    ]);
+    stats.record();
     info!(
         pushed = stats.pushed,
         unchanged = stats.unchanged,

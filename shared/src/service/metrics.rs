@@ -1,53 +1,109 @@
-//! CloudWatch metrics as Embedded Metric Format lines on stdout: Lambda's log pipeline
-//! turns them into metrics (namespace `Leaderboard`) without an API call on the hot path.
+//! CloudWatch metrics through the `metrics` facade, written as Embedded Metric Format
+//! lines on stdout by `metrics_cloudwatch_embedded`: Lambda's log pipeline turns them
+//! into metrics (namespace `Leaderboard`) without an API call on the hot path. The
+//! names, their dimensions and the alarms on them: docs/runbook.md.
+//!
+//! Two kinds of figures, flushed differently (see [`flush`]):
+//! - [`count`]: what an invocation did that an alarm or an operator must see even if the
+//!   container is never invoked again (a batch's outcome, a 5xx reply, a scheduled
+//!   run); written at the end of that invocation.
+//! - [`tally`]: per-request business counts on the hot path (results accepted,
+//!   improved); summed in the container and written at most every [`TALLY_EVERY`], so
+//!   a busy function writes one line per container per interval, not one per request.
 
-use serde_json::{Map, Value, json};
+use std::sync::Mutex;
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use metrics_cloudwatch_embedded::Collector;
 
 /// Namespace of every metric this service emits.
 pub(crate) const NAMESPACE: &str = "Leaderboard";
 
-/// The EMF document for `counts` (name, value), all with unit Count.
-pub(crate) fn emf(counts: &[(&str, u64)]) -> Value {
-    let mut doc = Map::new();
-    doc.insert(
-        "_aws".into(),
-        json!({
-            "Timestamp": crate::time::now_ms(),
-            "CloudWatchMetrics": [{
-                "Namespace": NAMESPACE,
-                "Dimensions": [[]],
-                "Metrics": counts.iter().map(|(name, _)| json!({"Name": name, "Unit": "Count"})).collect::<Vec<_>>(),
-            }],
-        }),
-    );
+/// How long per-request tallies may wait in a container before they are written.
+pub const TALLY_EVERY: Duration = Duration::from_secs(10);
+
+/// The collector, installed once per process by [`init`] when running as a Lambda
+/// function (the log pipeline that reads EMF exists only there; tools and tests that
+/// call the use cases record into the facade's no-op recorder).
+static COLLECTOR: OnceLock<&'static Collector> = OnceLock::new();
+/// Whether a [`count`] is waiting to be written at the end of this invocation.
+static URGENT: AtomicBool = AtomicBool::new(false);
+static LAST_FLUSH: Mutex<Option<Instant>> = Mutex::new(None);
+
+/// Installs the recorder if `AWS_LAMBDA_FUNCTION_NAME` is set. Call once, first thing.
+pub fn init() {
+    if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_none() {
+        return;
+    }
+    match metrics_cloudwatch_embedded::Builder::new()
+        .cloudwatch_namespace(NAMESPACE)
+        // A counter recorded once is written on every flush after, zero or not: an
+        // alarm on it sees 0, not missing data, while its function runs.
+        .emit_zeros(true)
+        .init()
+    {
+        Ok(collector) => {
+            let _ = COLLECTOR.set(collector);
+            metrics::describe_gauge!(
+                "SealLagSeconds",
+                metrics::Unit::Seconds,
+                "how far past its settle time the most overdue unsealed window is"
+            );
+        }
+        Err(error) => tracing::warn!(%error, "metrics recorder not installed"),
+    }
+}
+
+/// Adds `counts` (name, value), written when this invocation ends. A zero is recorded
+/// too: a run that did nothing still says it ran, and a metric an alarm watches exists
+/// from the first run of its function.
+pub fn count(counts: &[(&'static str, u64)]) {
     for (name, value) in counts {
-        doc.insert((*name).into(), json!(value));
+        metrics::counter!(*name).increment(*value);
     }
-    Value::Object(doc)
+    URGENT.store(true, Ordering::Relaxed);
 }
 
-/// Emits `counts` as one EMF line, when running as a Lambda function (the log pipeline
-/// that reads EMF exists only there; tools and tests that call the use cases stay quiet).
-pub fn count(counts: &[(&str, u64)]) {
-    static IN_LAMBDA: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    if *IN_LAMBDA.get_or_init(|| std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some()) {
-        println!("{}", emf(counts));
-    }
+/// Adds `value` to `name` with the dimensions `labels`, written when this invocation ends.
+pub fn count_by(name: &'static str, labels: &[(&'static str, String)], value: u64) {
+    let labels: Vec<metrics::Label> = labels
+        .iter()
+        .map(|(k, v)| metrics::Label::new(*k, v.clone()))
+        .collect();
+    metrics::counter!(name, labels).increment(value);
+    URGENT.store(true, Ordering::Relaxed);
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn emf_names_each_metric_and_carries_its_value() {
-        let doc = super::emf(&[("ProjectorPoisonRecords", 2)]);
-        assert_eq!(doc["ProjectorPoisonRecords"], 2);
-        assert_eq!(
-            doc["_aws"]["CloudWatchMetrics"][0]["Metrics"][0]["Name"],
-            "ProjectorPoisonRecords"
-        );
-        assert_eq!(
-            doc["_aws"]["CloudWatchMetrics"][0]["Namespace"],
-            "Leaderboard"
-        );
+/// Sets the gauge `name` (its last value in the invocation is written when it ends).
+pub fn gauge(name: &'static str, value: f64) {
+    metrics::gauge!(name).set(value);
+    URGENT.store(true, Ordering::Relaxed);
+}
+
+/// Adds `value` to the per-request tally `name` (written within [`TALLY_EVERY`]).
+pub fn tally(name: &'static str, value: u64) {
+    metrics::counter!(name).increment(value);
+}
+
+/// At the end of an invocation: writes what was recorded if a [`count`] is waiting or
+/// the last write is [`TALLY_EVERY`] old. A counter's line carries what it gained since
+/// the last write.
+pub fn flush() {
+    let Some(collector) = COLLECTOR.get() else {
+        return;
+    };
+    let urgent = URGENT.swap(false, Ordering::Relaxed);
+    let mut last = LAST_FLUSH.lock().unwrap_or_else(|e| e.into_inner());
+    let now = Instant::now();
+    let due = last.is_none_or(|at| now.duration_since(at) >= TALLY_EVERY);
+    if !(urgent || due) {
+        return;
+    }
+    *last = Some(now);
+    let mut out = std::io::stdout().lock();
+    if let Err(error) = collector.flush(&mut out) {
+        tracing::warn!(%error, "metrics not written");
     }
 }

@@ -25,11 +25,13 @@ use crate::service::seal::SealSettings;
 use crate::service::{Context, Settings};
 use crate::store::{FriendsError, IndexError};
 
-/// A function's whole life (each `main.rs` is one call of it): JSON logs, the
+/// A function's whole life (each `main.rs` is one call of it): JSON logs and metrics, the
 /// configuration read once, the dependencies `deps` builds from it once per container
 /// (the cold start), then the runtime's loop handing each event to `handle` with them.
 /// The dependencies live as long as the process, so the handler borrows them for
-/// `'static`.
+/// `'static`. Every log line of an invocation carries its correlation id
+/// ([`crate::edge::correlation`]); its metrics are written when it ends
+/// ([`crate::metrics::flush`]).
 pub async fn serve<D, X, E, R, HandlerError, F, Fut>(
     deps: impl AsyncFnOnce(&Config) -> Result<D, X>,
     handle: F,
@@ -37,16 +39,33 @@ pub async fn serve<D, X, E, R, HandlerError, F, Fut>(
 where
     D: Sync + 'static,
     X: Into<lambda_runtime::Error>,
-    E: serde::de::DeserializeOwned,
+    E: serde::de::DeserializeOwned + crate::edge::correlation::Correlated,
     R: serde::Serialize,
     HandlerError: Into<lambda_runtime::Diagnostic> + std::fmt::Debug,
     F: Fn(&'static D, lambda_runtime::LambdaEvent<E>) -> Fut,
     Fut: std::future::Future<Output = Result<R, HandlerError>>,
 {
+    use tracing::Instrument as _;
     telemetry::init();
+    crate::metrics::init();
     let config = Config::from_env()?;
     let deps: &'static D = Box::leak(Box::new(deps(&config).await.map_err(Into::into)?));
-    lambda_runtime::run(lambda_runtime::service_fn(|event| handle(deps, event))).await
+    lambda_runtime::run(lambda_runtime::service_fn(
+        |event: lambda_runtime::LambdaEvent<E>| {
+            let id = event
+                .payload
+                .correlation_id()
+                .unwrap_or_else(|| event.context.request_id.clone());
+            let span = tracing::info_span!("invocation", correlation_id = %id);
+            let answer = handle(deps, event).instrument(span);
+            async move {
+                let answer = answer.await;
+                crate::metrics::flush();
+                answer
+            }
+        },
+    ))
+    .await
 }
 
 /// The AWS configuration loader every client here starts from: the standard environment

@@ -86,9 +86,22 @@ async fn submit_to<S: StandingStore + ModerationStore + TournamentStore, I: Rank
             if let Some(game) = game_of(board) {
                 check_ban(ctx, game, &req.player).await?;
             }
-            write(ctx, board, req, row, None).await
+            let reply = write(ctx, board, req, row, None).await?;
+            tally(&reply);
+            Ok(reply)
         }
     }
+}
+
+/// Counts a result recorded now (not a retry's replay): `ResultsAccepted`, and
+/// `ResultsImproved` when it moved the player's standing (the dashboard's "improving
+/// results").
+fn tally(reply: &IngestReply) {
+    if reply.replayed {
+        return;
+    }
+    crate::metrics::tally("ResultsAccepted", 1);
+    crate::metrics::tally("ResultsImproved", u64::from(reply.update_applied));
 }
 
 /// A submission whose row has been read: answered by a receipt, or to be written.

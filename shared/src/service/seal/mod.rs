@@ -128,33 +128,54 @@ pub async fn sweep<
     }
     let mut boards = Vec::new();
     let mut after: Option<String> = None;
+    let mut lag = Lag::default();
     loop {
         let page = store.list_boards("", after.as_deref(), LIST_PAGE).await?;
         for board in page.boards {
-            if !due(&board, settings.settle, now_ms()) {
+            let now = now_ms();
+            if !due(&board, settings.settle, now) {
                 continue;
             }
+            lag.saw(board.closes_at(), settings.settle, now);
             // Every run takes at least one board a step further.
             if !boards.is_empty() && Instant::now() >= deadline {
-                return Ok(SealReport {
-                    boards,
-                    done: false,
-                });
+                return Ok(lag.report(boards, false));
             }
             let sealed = seal_board(store, events, &board, deadline).await?;
             let stopped = sealed.outcome == SealOutcome::InProgress;
             boards.push(sealed);
             if stopped {
-                return Ok(SealReport {
-                    boards,
-                    done: false,
-                });
+                return Ok(lag.report(boards, false));
             }
         }
         after = page.next;
         if after.is_none() {
-            return Ok(SealReport { boards, done: true });
+            return Ok(lag.report(boards, true));
         }
+    }
+}
+
+/// How far past its settle time the most overdue window a sweep found was (0 when none
+/// was due): the `SealLagSeconds` gauge, whose alarm fires when windows stay unsealed
+/// run after run (docs/runbook.md). A window the schedule seals on time shows at most
+/// the schedule's period here.
+#[derive(Default)]
+struct Lag {
+    most_ms: i64,
+}
+
+impl Lag {
+    /// A due window that closed at `closed`.
+    fn saw(&mut self, closed: Option<i64>, settle: Duration, now: i64) {
+        if let Some(closed) = closed {
+            let past = now - closed - settle.as_millis() as i64;
+            self.most_ms = self.most_ms.max(past);
+        }
+    }
+
+    fn report(&self, boards: Vec<BoardSeal>, done: bool) -> SealReport {
+        crate::metrics::gauge("SealLagSeconds", self.most_ms as f64 / 1000.0);
+        SealReport { boards, done }
     }
 }
 
@@ -419,4 +440,22 @@ fn placings(keys: &[RankKey]) -> Vec<Placing> {
             reached_at: k.reached_at,
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lag_is_the_most_overdue_window_past_its_settle_time() {
+        let settle = Duration::from_secs(60);
+        let mut lag = Lag::default();
+        assert_eq!(lag.most_ms, 0, "nothing due: no lag");
+        lag.saw(Some(1_000), settle, 61_000);
+        assert_eq!(lag.most_ms, 0, "due this instant");
+        lag.saw(Some(1_000), settle, 361_000);
+        lag.saw(Some(200_000), settle, 361_000);
+        lag.saw(None, settle, 361_000);
+        assert_eq!(lag.most_ms, 300_000, "the oldest window's five minutes");
+    }
 }
