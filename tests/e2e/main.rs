@@ -22,6 +22,7 @@ mod leagues;
 mod live;
 mod metadata;
 mod moderation;
+mod operations;
 mod pagination;
 mod profiles;
 mod projector;
