@@ -34,9 +34,13 @@ static LAST_FLUSH: Mutex<Option<Instant>> = Mutex::new(None);
 
 /// Installs the recorder if `AWS_LAMBDA_FUNCTION_NAME` is set. Call once, first thing.
 pub fn init() {
-    if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_none() {
-        return;
+    if std::env::var_os("AWS_LAMBDA_FUNCTION_NAME").is_some() {
+        install();
     }
+}
+
+/// Installs the recorder (the process's global one).
+fn install() {
     match metrics_cloudwatch_embedded::Builder::new()
         .cloudwatch_namespace(NAMESPACE)
         // A counter recorded once is written on every flush after, zero or not: an
@@ -91,6 +95,10 @@ pub fn tally(name: &'static str, value: u64) {
 /// the last write is [`TALLY_EVERY`] old. A counter's line carries what it gained since
 /// the last write.
 pub fn flush() {
+    flush_to(std::io::stdout().lock());
+}
+
+fn flush_to(mut out: impl std::io::Write) {
     let Some(collector) = COLLECTOR.get() else {
         return;
     };
@@ -102,8 +110,67 @@ pub fn flush() {
         return;
     }
     *last = Some(now);
-    let mut out = std::io::stdout().lock();
     if let Err(error) = collector.flush(&mut out) {
         tracing::warn!(%error, "metrics not written");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What one flush wrote: each EMF line's values by metric name (dimensions aside).
+    fn flushed() -> Vec<serde_json::Value> {
+        let mut out = Vec::new();
+        flush_to(&mut out);
+        let text = String::from_utf8(out).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| serde_json::from_str(l).ok())
+            .collect()
+    }
+
+    fn value(lines: &[serde_json::Value], name: &str) -> Option<u64> {
+        lines.iter().find_map(|l| l[name].as_u64())
+    }
+
+    /// One test: the recorder is the process's (nextest runs each test in a process of
+    /// its own; under `cargo test` nothing else in this crate's tests records).
+    #[test]
+    fn counts_are_written_when_the_invocation_ends_and_tallies_at_most_every_interval() {
+        install();
+        // The first invocation writes (nothing written yet): a count and a tally.
+        count(&[("SealRuns", 1), ("SealRunFailures", 0)]);
+        tally("ResultsAccepted", 1);
+        let first = flushed();
+        assert_eq!(value(&first, "SealRuns"), Some(1));
+        assert_eq!(
+            value(&first, "SealRunFailures"),
+            Some(0),
+            "a zero is written"
+        );
+        assert_eq!(value(&first, "ResultsAccepted"), Some(1));
+        let doc = &first[0]["_aws"]["CloudWatchMetrics"][0];
+        assert_eq!(doc["Namespace"], NAMESPACE);
+        // Tallies alone wait for the interval: nothing is written, nothing is lost.
+        tally("ResultsAccepted", 2);
+        assert!(flushed().is_empty());
+        // A count makes the next end of an invocation write, the waiting tally with it.
+        count_by("ServerErrorReplies", &[("Route", "GET /x".to_owned())], 1);
+        let third = flushed();
+        assert_eq!(value(&third, "ResultsAccepted"), Some(2));
+        let by_route = third
+            .iter()
+            .find(|l| l["Route"] == "GET /x")
+            .expect("the 5xx by route");
+        assert_eq!(by_route["ServerErrorReplies"], 1);
+        assert_eq!(
+            by_route["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0][0],
+            "Route"
+        );
+        // Written counters go on being written (as zeros) on later flushes.
+        count(&[("SealRuns", 1)]);
+        let fourth = flushed();
+        assert_eq!(value(&fourth, "SealRuns"), Some(1));
+        assert_eq!(value(&fourth, "ResultsAccepted"), Some(0));
     }
 }
