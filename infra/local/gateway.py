@@ -69,17 +69,22 @@ def json_error(status, code, message):
     ).encode()
 
 
-# The template's HttpApi CorsConfiguration (the console's origin is the stack's own).
+# The template's HttpApi CorsConfiguration (the console's origin is the stack's own, the
+# web games' come from LB_CORS_ORIGINS as CorsOrigins in the template).
 CORS_HEADERS = "authorization, content-type, x-amz-date, x-amz-security-token, x-amz-content-sha256, x-api-key, x-operator"
 CORS_METHODS = "GET, POST, PUT, PATCH, DELETE"
+# What a page may read of a reply besides the safelisted headers: a 429's or 503's wait.
+CORS_EXPOSE = "retry-after"
 
 
 def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None, origins=()):
     """API Gateway's HTTP API in front of the functions: IAM routes take `x-api-key`, the
     rest (the template's default authorizer, `PlayerJwt`) a player's token checked by
     `players` (idp.Idp) as the JWT authorizer checks it. Browsers from `origins` (the
-    console's) get CORS as the template's CorsConfiguration gives them: preflights
-    answered by the gateway itself, replies marked for the origin."""
+    console's, and the web games' of LB_CORS_ORIGINS) get CORS as the template's
+    CorsConfiguration gives them: preflights answered by the gateway itself, replies
+    marked for the origin; a browser on any other origin gets no CORS header and refuses
+    the reply."""
 
     class Gateway(Handler):
         def _handle(self):
@@ -93,7 +98,8 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
                                             "Access-Control-Max-Age": "600"}, b"")
                 status, headers, body = self._dispatch()
                 if allowed:
-                    headers = {**headers, "Access-Control-Allow-Origin": origin, "Vary": "Origin"}
+                    headers = {**headers, "Access-Control-Allow-Origin": origin, "Vary": "Origin",
+                               "Access-Control-Expose-Headers": CORS_EXPOSE}
                 self.reply(status, headers, body)
             except BrokenPipeError:
                 pass

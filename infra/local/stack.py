@@ -95,6 +95,9 @@ def main():
     ap.add_argument("--schedule-every", type=float, default=None, help="seconds; overrides every rate() schedule")
     ap.add_argument("--check-openapi", action="store_true",
                     help="validate every reply against openapi.yaml (the tests turn this on)")
+    ap.add_argument("--cors-origins", default=os.environ.get("LB_CORS_ORIGINS", ""),
+                    help="comma-separated origins of web games allowed to call the API from a browser "
+                         "(the template's CorsOrigins); the console's is always allowed")
     ap.add_argument("--cursor-secret", default=os.environ.get("CURSOR_SECRET", "local-cursor-secret-not-for-production"))
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
@@ -258,7 +261,8 @@ def main():
     threading.Thread(target=console_srv.serve_forever, daemon=True).start()
     console_url = f"http://127.0.0.1:{console_srv.server_address[1]}"
     gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait,
-                              origins={console_url, console_url.replace("127.0.0.1", "localhost")})
+                              origins={console_url, console_url.replace("127.0.0.1", "localhost"),
+                                       *filter(None, args.cors_origins.split(","))})
     api = Admitting(("127.0.0.1", args.port), gateway, args.max_connections)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url

@@ -7,6 +7,7 @@ mod cluster;
 mod console;
 mod contract;
 mod corrections;
+mod cors;
 mod crash;
 mod decimals;
 mod demo_page;
