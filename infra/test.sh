@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs what is missing (apt: redis-server, openssl,
-# chromium for the browser tests, nodejs and npm for the console's build;
+# chromium for the browser tests, nodejs and npm for the console's and the TypeScript
+# client's builds;
 # the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
 # own redis-server, 3-master Redis Cluster, three DynamoDB endpoints and a Kafka broker on free
 # loopback ports (never the up
@@ -38,6 +39,7 @@ pids+=("-$build_pid")
 ensure_deps
 chromium_bin="$(ensure_browser)"
 ensure_console
+ensure_ts_client
 
 start_backends
 

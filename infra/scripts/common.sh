@@ -244,3 +244,26 @@ start_cluster() {
   rm -f "$out"
   return "$rc"
 }
+
+# The TypeScript client (clients/typescript): its packages, its types generated again
+# from openapi.yaml (a drift from the committed src/schema.d.ts fails the run: regenerate
+# with `npm run generate` and commit), and its build (dist/, what its tests import).
+ensure_ts_client() {
+  local dir="$ROOT/clients/typescript" want fresh
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [ "$(cat "$dir/node_modules/.lock.sha" 2>/dev/null)" != "$want" ]; then
+    log "installing the TypeScript client's packages (npm ci, clients/typescript/package-lock.json)"
+    (cd "$dir" && npm ci --prefer-offline --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$want" >"$dir/node_modules/.lock.sha"
+  fi
+  fresh="$(mktemp --suffix=.d.ts)"
+  (cd "$dir" && npx --no-install openapi-typescript ../../openapi.yaml --output "$fresh" >/dev/null 2>&1)
+  if ! cmp -s "$fresh" "$dir/src/schema.d.ts"; then
+    diff -u "$dir/src/schema.d.ts" "$fresh" | head -40 >&2
+    rm -f "$fresh"
+    echo "clients/typescript/src/schema.d.ts differs from openapi.yaml: run 'npm run generate' there" >&2
+    return 1
+  fi
+  rm -f "$fresh"
+  (cd "$dir" && npm run --silent build)
+}

@@ -3,6 +3,7 @@
 //! `infra/test.sh` starts the shared servers; each test makes its own table and keys.
 
 mod cache_events;
+mod clients;
 mod cluster;
 mod console;
 mod contract;

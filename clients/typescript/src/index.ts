@@ -1,0 +1,374 @@
+// The leaderboard service's TypeScript client (docs/clients.md). The request and reply
+// types are generated from openapi.yaml (`npm run generate`, src/schema.d.ts); this file
+// is the layer a game developer reads: who is calling (a player's token, or a game
+// server's signature), retries that the server makes safe, errors as values, and scores
+// exactly as the board writes them.
+
+import createClient from "openapi-fetch";
+import type { components, operations, paths } from "./schema.js";
+
+export type { components, operations, paths };
+
+/** A score as the board writes it: a decimal string, never a double (83.417 stays "83.417"). */
+export type Score = string;
+
+type ScoreKey = "score" | "previous_score" | "points_to_next" | "best" | "value";
+
+/** `T` with every score field a decimal string, as this client returns replies. */
+export type Exact<T> = T extends (infer U)[]
+  ? Exact<U>[]
+  : T extends object
+    ? { [K in keyof T]: K extends ScoreKey ? Exclude<T[K], number> | Extract<T[K], null> | Score : Exact<T[K]> }
+    : T;
+
+type Body<Op> = Op extends { requestBody?: { content: { "application/json": infer B } } } ? B : never;
+
+type Reply<Op> = Op extends { responses: infer R }
+  ? 200 extends keyof R
+    ? R[200] extends { content: { "application/json": infer B } } ? Exact<B> : never
+    : 201 extends keyof R
+      ? R[201] extends { content: { "application/json": infer B } } ? Exact<B> : never
+      : never
+  : never;
+
+/** An error reply of the API, as a value: its status, stable `code`, message and field. */
+export class LeaderboardError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly field?: string,
+    readonly requestId?: string,
+  ) {
+    super(`${status} ${code}: ${message}`);
+    this.name = "LeaderboardError";
+  }
+}
+
+/** How requests are retried: on 429 and 503 (waiting what `Retry-After` asks) and on
+ * network errors, with jitter, at most `attempts` tries in all. */
+export interface RetryPolicy {
+  attempts: number;
+  baseMs: number;
+  maxMs: number;
+}
+
+const RETRY: RetryPolicy = { attempts: 4, baseMs: 100, maxMs: 5_000 };
+
+/** How a request is authorized: returns the headers to add (a player's token, a
+ * signature, the local stack's key). */
+export type Authorize = (req: Request, body: string | undefined) => Promise<Headers> | Headers;
+
+interface ClientOptions {
+  /** The API's URL: the stack's `ApiUrl` output, or http://127.0.0.1:3000 locally. */
+  baseUrl: string;
+  retry?: Partial<RetryPolicy>;
+  /** Another fetch (tests, a game engine's own). */
+  fetch?: typeof fetch;
+}
+
+// Score fields' JSON numbers read as their own text: a double would round a 16-digit
+// decimal, and `Number(x).toString()` does not give back what the board wrote.
+const SCORE_NUMBERS = /("(?:score|previous_score|points_to_next|best|value)"\s*:\s*)(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
+
+/** Parses a reply's JSON with every score field as the decimal string the server wrote. */
+export function parseExact(text: string): unknown {
+  return JSON.parse(text.replace(SCORE_NUMBERS, '$1"$2"'));
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Whether a request may be sent again: reads and idempotent writes, and a result, which
+ * carries its match id (the server answers a retried match with its first outcome). A
+ * POST without a match id is never retried: the client must not make a retry unsafe. */
+function retryable(method: string, body: string | undefined): boolean {
+  if (method === "GET" || method === "PUT" || method === "DELETE") return true;
+  return method === "POST" && body !== undefined && /"match_id"\s*:/.test(body);
+}
+
+/** The fetch every call goes through: authorized, retried as [`RetryPolicy`] says. */
+function transport(authorize: Authorize, policy: RetryPolicy, base: typeof fetch): typeof fetch {
+  return async (input: RequestInfo | URL, init?: RequestInit) => {
+    const first = new Request(input, init);
+    const body = first.body ? await first.clone().text() : undefined;
+    const again = retryable(first.method, body);
+    for (let attempt = 1; ; attempt++) {
+      const req = new Request(first.url, { method: first.method, headers: first.headers, body });
+      for (const [k, v] of await authorize(req, body)) req.headers.set(k, v);
+      let res: Response | undefined;
+      try {
+        res = await base(req);
+      } catch (error) {
+        if (!again || attempt >= policy.attempts) throw error;
+      }
+      if (res && !(again && (res.status === 429 || res.status === 503) && attempt < policy.attempts)) {
+        return res;
+      }
+      // Full jitter below the exponential bound; at least what Retry-After asks.
+      const asked = Number(res?.headers.get("retry-after") ?? "0") * 1000;
+      const bound = Math.min(policy.maxMs, policy.baseMs * 2 ** attempt);
+      await sleep(Math.max(asked, Math.random() * bound));
+    }
+  };
+}
+
+/** The API's calls, typed from openapi.yaml, through one authorized transport. */
+class Api {
+  readonly http: ReturnType<typeof createClient<paths>>;
+
+  constructor(options: ClientOptions, authorize: Authorize) {
+    const policy = { ...RETRY, ...options.retry };
+    this.http = createClient<paths>({
+      baseUrl: options.baseUrl.replace(/\/$/, ""),
+      fetch: transport(authorize, policy, options.fetch ?? globalThis.fetch),
+    });
+  }
+}
+
+/** A reply's body, or its error as a [`LeaderboardError`]. */
+async function unwrap<T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
+  const { data, error, response } = await call;
+  if (error !== undefined || !response.ok) {
+    const text = typeof error === "string" ? error : JSON.stringify(error ?? {});
+    let detail: { code?: string; message?: string; field?: string; request_id?: string } = {};
+    try {
+      detail = (JSON.parse(text) as { error?: typeof detail }).error ?? {};
+    } catch {
+      // Not the API's error body (a proxy's page): the status alone.
+    }
+    throw new LeaderboardError(response.status, detail.code ?? "http_error", detail.message ?? text,
+      detail.field, detail.request_id);
+  }
+  return parseExact(data as string) as T;
+}
+
+const AS_TEXT = { parseAs: "text" } as const;
+
+export type RankMode = "unique" | "competition" | "dense";
+
+/** A player's client: the player routes, with whatever sign-in the game has. */
+export class PlayerClient {
+  private readonly api: Api;
+
+  /** `token` gives the player's current token (a JWT from the game's sign-in); it is
+   * asked for on every request, so a refresh is the game's business. */
+  constructor(options: ClientOptions & { token: () => string | Promise<string> }) {
+    this.api = new Api(options, async () => new Headers({ authorization: `Bearer ${await options.token()}` }));
+  }
+
+  /** A player's rank, score and `k` neighbours on each side. */
+  rank(board: string, player: string, q: { k?: number; rank_mode?: RankMode } = {}) {
+    return unwrap<Reply<operations["getRank"]>>(this.api.http.GET("/leaderboards/{lb}/players/{p}/rank",
+      { params: { path: { lb: board, p: player }, query: q }, ...AS_TEXT }));
+  }
+
+  /** Where a player stands among their friends. */
+  friends(board: string, player: string, q: { k?: number; rank_mode?: RankMode } = {}) {
+    return unwrap<Reply<operations["getFriendsRank"]>>(this.api.http.GET("/leaderboards/{lb}/players/{p}/friends-rank",
+      { params: { path: { lb: board, p: player }, query: q }, ...AS_TEXT }));
+  }
+
+  /** The top `n` of a board. */
+  top(board: string, q: { n?: number; rank_mode?: RankMode } = {}) {
+    return unwrap<Reply<operations["getTop"]>>(this.api.http.GET("/leaderboards/{lb}/top",
+      { params: { path: { lb: board }, query: q }, ...AS_TEXT }));
+  }
+
+  /** One page of a walk through a board (docs/walks.md): from a rank, or after a cursor. */
+  ranks(board: string, q: operations["getRanks"]["parameters"]["query"] = {}) {
+    return unwrap<Reply<operations["getRanks"]>>(this.api.http.GET("/leaderboards/{lb}/ranks",
+      { params: { path: { lb: board }, query: q }, ...AS_TEXT }));
+  }
+
+  /** Walks a whole board, page by page, each player once. */
+  async *walk(board: string, q: { limit?: number; rank_mode?: RankMode } = {}) {
+    let cursor: string | undefined;
+    do {
+      const page = await this.ranks(board, { ...q, ...(cursor ? { cursor } : {}) });
+      yield* page.entries;
+      cursor = page.next_cursor ?? undefined;
+    } while (cursor);
+  }
+
+  /** The rows of a list of players (absent players are left out). */
+  entries(board: string, players: string[]) {
+    return unwrap<Reply<operations["getEntries"]>>(this.api.http.GET("/leaderboards/{lb}/entries",
+      { params: { path: { lb: board }, query: { players: players.join(",") } }, ...AS_TEXT }));
+  }
+
+  /** A board's definition and state. */
+  board(board: string) {
+    return unwrap<Reply<operations["getBoard"]>>(this.api.http.GET("/leaderboards/{lb}",
+      { params: { path: { lb: board } }, ...AS_TEXT }));
+  }
+
+  /** A sealed window's results. */
+  results(board: string) {
+    return unwrap<Reply<operations["getResults"]>>(this.api.http.GET("/leaderboards/{lb}/results",
+      { params: { path: { lb: board } }, ...AS_TEXT }));
+  }
+
+  /** A player's sealed periods in a game mode. */
+  history(game: string, mode: string, player: string, q: operations["getHistory"]["parameters"]["query"] = {}) {
+    return unwrap<Reply<operations["getHistory"]>>(this.api.http.GET("/games/{game}/modes/{mode}/players/{p}/history",
+      { params: { path: { game, mode, p: player }, query: q }, ...AS_TEXT }));
+  }
+
+  /** A player's public profile. */
+  profile(player: string) {
+    return unwrap<Reply<operations["getProfile"]>>(this.api.http.GET("/players/{p}/profile",
+      { params: { path: { p: player } }, ...AS_TEXT }));
+  }
+
+  /** Sets the caller's own profile (when the stack lets players: `PlayersSetProfiles`). */
+  setMyProfile(profile: Body<operations["putOwnProfile"]>) {
+    return unwrap<Reply<operations["putOwnProfile"]>>(this.api.http.PUT("/me/profile",
+      { body: profile, ...AS_TEXT }));
+  }
+
+  /** A tournament and its occurrences. */
+  tournament(tournament: string) {
+    return unwrap<Reply<operations["getTournament"]>>(this.api.http.GET("/tournaments/{t}",
+      { params: { path: { t: tournament } }, ...AS_TEXT }));
+  }
+
+  /** Joins the calling player to the tournament's current occurrence. */
+  join(tournament: string) {
+    return unwrap<Reply<operations["joinTournamentAsPlayer"]>>(this.api.http.POST("/tournaments/{t}/join",
+      { params: { path: { t: tournament } }, ...AS_TEXT }));
+  }
+
+  /** A player's cohort in a tournament's occurrence, with its standings. */
+  cohort(tournament: string, player: string) {
+    return unwrap<Reply<operations["getCohort"]>>(this.api.http.GET("/tournaments/{t}/players/{p}/cohort",
+      { params: { path: { t: tournament, p: player } }, ...AS_TEXT }));
+  }
+
+  /** A player's league tier and standing. */
+  league(tournament: string, player: string) {
+    return unwrap<Reply<operations["getLeagueStanding"]>>(this.api.http.GET("/tournaments/{t}/players/{p}/league",
+      { params: { path: { t: tournament, p: player } }, ...AS_TEXT }));
+  }
+}
+
+/** How a game server signs: SigV4 with credentials from the standard AWS chain (an IAM
+ * role or user scoped to the server-only routes, docs/clients.md), or the local stack's
+ * API key. */
+export type ServerAuth =
+  | { region: string; credentials?: import("@smithy/types").AwsCredentialIdentityProvider }
+  | { apiKey: string };
+
+/** Signs `req` with SigV4 for API Gateway (`execute-api`), as the AWS SDK signs. */
+async function sigv4(auth: { region: string; credentials?: import("@smithy/types").AwsCredentialIdentityProvider }) {
+  const [{ SignatureV4 }, { Sha256 }, { defaultProvider }] = await Promise.all([
+    import("@smithy/signature-v4"),
+    import("@aws-crypto/sha256-js"),
+    import("@aws-sdk/credential-provider-node"),
+  ]);
+  const signer = new SignatureV4({
+    service: "execute-api",
+    region: auth.region,
+    credentials: auth.credentials ?? defaultProvider(),
+    sha256: Sha256,
+  });
+  return async (req: Request, body: string | undefined) => {
+    const url = new URL(req.url);
+    const signed = await signer.sign({
+      method: req.method,
+      protocol: url.protocol,
+      hostname: url.hostname,
+      port: url.port ? Number(url.port) : undefined,
+      path: url.pathname,
+      query: Object.fromEntries(url.searchParams),
+      headers: { host: url.host, ...(body !== undefined ? { "content-type": "application/json" } : {}) },
+      body,
+    });
+    return new Headers(signed.headers as Record<string, string>);
+  };
+}
+
+/** A game server's client: results, board and tournament definitions, moderation. */
+export class ServerClient {
+  private readonly api: Api;
+
+  constructor(options: ClientOptions & { auth: ServerAuth }) {
+    const { auth } = options;
+    let signer: Promise<Authorize> | undefined;
+    this.api = new Api(options, async (req, body) => {
+      if ("apiKey" in auth) return new Headers({ "x-api-key": auth.apiKey });
+      signer ??= sigv4(auth);
+      return (await signer)(req, body);
+    });
+  }
+
+  /** Posts one match result. `matchId` makes it exactly-once: a retry answers the first
+   * outcome (`replayed: true`), so this client retries it on 429, 503 and network errors. */
+  submitScore(board: string, player: string, result: Body<operations["submitScore"]>) {
+    return unwrap<Reply<operations["submitScore"]>>(this.api.http.POST("/leaderboards/{lb}/players/{p}/score",
+      { params: { path: { lb: board, p: player } }, body: result, ...AS_TEXT }));
+  }
+
+  /** Posts one match's results on a family's boards (`POST /scores`). */
+  submitMatch(match: Body<operations["submitMatch"]>) {
+    return unwrap<Reply<operations["submitMatch"]>>(this.api.http.POST("/scores", { body: match, ...AS_TEXT }));
+  }
+
+  /** Creates a standalone board. */
+  createBoard(definition: Body<operations["createBoard"]>) {
+    return unwrap<Reply<operations["createBoard"]>>(this.api.http.POST("/leaderboards", { body: definition, ...AS_TEXT }));
+  }
+
+  /** Creates a family (a game mode's boards per region and period). */
+  createFamily(definition: Body<operations["createFamily"]>) {
+    return unwrap<Reply<operations["createFamily"]>>(this.api.http.POST("/families", { body: definition, ...AS_TEXT }));
+  }
+
+  /** Creates a tournament. */
+  createTournament(definition: Body<operations["createTournament"]>) {
+    return unwrap<Reply<operations["createTournament"]>>(this.api.http.POST("/tournaments", { body: definition, ...AS_TEXT }));
+  }
+
+  /** Joins a player to a tournament's current occurrence. */
+  joinPlayer(tournament: string, player: string) {
+    return unwrap<Reply<operations["joinTournament"]>>(this.api.http.POST("/tournaments/{t}/players/{p}/join",
+      { params: { path: { t: tournament, p: player } }, ...AS_TEXT }));
+  }
+
+  /** Posts a player's tournament result (an attempt). */
+  submitTournamentScore(tournament: string, player: string, result: Body<operations["submitTournamentScore"]>) {
+    return unwrap<Reply<operations["submitTournamentScore"]>>(this.api.http.POST("/tournaments/{t}/players/{p}/score",
+      { params: { path: { t: tournament, p: player } }, body: result, ...AS_TEXT }));
+  }
+
+  /** Bans a player from a game's boards (their entries removed, audited). */
+  ban(game: string, player: string, body: Body<operations["banPlayer"]>) {
+    return unwrap<Reply<operations["banPlayer"]>>(this.api.http.PUT("/games/{game}/bans/{p}",
+      { params: { path: { game, p: player } }, body, ...AS_TEXT }));
+  }
+
+  /** Lifts a ban. */
+  unban(game: string, player: string, body: Body<operations["unbanPlayer"]>) {
+    return unwrap<Reply<operations["unbanPlayer"]>>(this.api.http.DELETE("/games/{game}/bans/{p}",
+      { params: { path: { game, p: player } }, body, ...AS_TEXT }));
+  }
+
+  /** Removes a player's entry from one board (audited). */
+  removeEntry(board: string, player: string, body: Body<operations["removeEntry"]>) {
+    return unwrap<Reply<operations["removeEntry"]>>(this.api.http.DELETE("/leaderboards/{lb}/players/{p}",
+      { params: { path: { lb: board, p: player } }, body, ...AS_TEXT }));
+  }
+
+  /** Erases a player everywhere (GDPR); call again with the `cursor` of a 202. */
+  erase(player: string, body: Body<operations["erasePlayer"]>) {
+    return unwrap<Reply<operations["erasePlayer"]>>(this.api.http.DELETE("/players/{p}",
+      { params: { path: { p: player } }, body, ...AS_TEXT }));
+  }
+
+  /** Sets a player's profile (display name, avatar, country). */
+  setProfile(player: string, profile: Body<operations["putProfile"]>) {
+    return unwrap<Reply<operations["putProfile"]>>(this.api.http.PUT("/players/{p}/profile",
+      { params: { path: { p: player } }, body: profile, ...AS_TEXT }));
+  }
+}
