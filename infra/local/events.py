@@ -11,7 +11,8 @@ Two listeners, as AWS gives an events API two domains:
   page (`/demo/`), its settings (`/demo/config`), its reads of the API (`/demo/api/<path>
   ?as=<player>`, forwarded as that player) and, locally only, `/demo/token?player=` (a
   player's token, where AWS would have Cognito or the studio's identity provider sign
-  the player in).
+  the player in) and `POST /demo/drop` (every real-time connection closed, as AppSync
+  closes them on a deploy: what clients' reconnects are tested against).
 
 Auth, as the template configures it: subscribers present a JWT (`Authorization`), checked
 by the local identity provider (idp.py: signature, expiry, issuer, audience), and its
@@ -89,6 +90,7 @@ class Hub:
         self.idp = idp
         self.loop = None
         self.subs = {}  # (conn, id) -> channel pattern
+        self.conns = set()
         self.published = 0
 
     def auth_sub(self, headers):
@@ -108,6 +110,17 @@ class Hub:
     def publish(self, channel, events):
         asyncio.run_coroutine_threadsafe(self.fanout(channel, events), self.loop).result(5)
 
+    async def _drop(self):
+        conns = list(self.conns)
+        for conn in conns:
+            await conn.close(1012, "service restart")
+        return len(conns)
+
+    def drop(self):
+        """Closes every connection, as AppSync does on a deploy or after a connection's
+        lifetime: what a client's reconnect is tested against."""
+        return asyncio.run_coroutine_threadsafe(self._drop(), self.loop).result(5)
+
     async def session(self, conn):
         if conn.request.path.split("?")[0] != "/event/realtime":
             await conn.close(4404, "not found")
@@ -120,6 +133,7 @@ class Hub:
             except (ValueError, json.JSONDecodeError):
                 sub = None
         ka = None
+        self.conns.add(conn)
         try:
             async for raw in conn:
                 try:
@@ -151,6 +165,7 @@ class Hub:
         except Exception:  # noqa: BLE001 - a dropped client ends its session, nothing else
             pass
         finally:
+            self.conns.discard(conn)
             if ka:
                 ka.cancel()
             for key in [k for k in self.subs if k[0] is conn]:
@@ -207,6 +222,9 @@ def http_handler(hub, idp, config):
             self.wfile.write(data)
 
         def do_POST(self):
+            if urlparse(self.path).path == "/demo/drop":
+                # Locally only: every real-time connection closed (clients reconnect).
+                return self._send(200, {"dropped": hub.drop()})
             if urlparse(self.path).path != "/event":
                 return self._send(404, {"errors": [{"errorType": "NotFound"}]})
             length = int(self.headers.get("content-length") or 0)

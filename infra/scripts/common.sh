@@ -265,5 +265,13 @@ ensure_ts_client() {
     return 1
   fi
   rm -f "$fresh"
+  # The package's version is the document's (info.version).
+  local doc pkg
+  doc="$(sed -n '/^info:/,/^[a-z]/ s/^  version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$ROOT/openapi.yaml")"
+  pkg="$(node -p 'require(process.argv[1]).version' "$dir/package.json")"
+  if [ "$doc" != "$pkg" ]; then
+    echo "clients/typescript/package.json is version $pkg, openapi.yaml's info.version $doc" >&2
+    return 1
+  fi
   (cd "$dir" && npm run --silent build)
 }

@@ -15,6 +15,7 @@ async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()
         .env("LB_API", &stack.api)
         .env("LB_EVENTS", &stack.events)
         .env("LB_SOCIAL", &stack.social)
+        .env("LB_REALTIME", format!("{}/event/realtime", stack.realtime))
         .env("LB_API_KEY", API_KEY)
         .output()
         .await
@@ -25,5 +26,12 @@ async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()
         report.contains("# skipped 0") && report.contains("# fail 0"),
         "not every test ran:\n{report}"
     );
+    // The figures the tests print (the live view's latency), for --success-output.
+    for line in report
+        .lines()
+        .filter(|l| l.trim_start().starts_with("# live"))
+    {
+        println!("{}", line.trim_start());
+    }
     Ok(())
 }

@@ -5,9 +5,13 @@
 // exactly as the board writes them.
 
 import createClient from "openapi-fetch";
+import { parseExact } from "./exact.js";
+import { follow, type LiveOptions, type LiveView, type Watch } from "./live.js";
 import type { components, operations, paths } from "./schema.js";
 
 export type { components, operations, paths };
+export type { LiveOptions, LiveView, Watch };
+export { parseExact };
 
 /** A score as the board writes it: a decimal string, never a double (83.417 stays "83.417"). */
 export type Score = string;
@@ -65,15 +69,6 @@ interface ClientOptions {
   retry?: Partial<RetryPolicy>;
   /** Another fetch (tests, a game engine's own). */
   fetch?: typeof fetch;
-}
-
-// Score fields' JSON numbers read as their own text: a double would round a 16-digit
-// decimal, and `Number(x).toString()` does not give back what the board wrote.
-const SCORE_NUMBERS = /("(?:score|previous_score|points_to_next|best|value)"\s*:\s*)(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?)/g;
-
-/** Parses a reply's JSON with every score field as the decimal string the server wrote. */
-export function parseExact(text: string): unknown {
-  return JSON.parse(text.replace(SCORE_NUMBERS, '$1"$2"'));
 }
 
 function sleep(ms: number): Promise<void> {
@@ -151,11 +146,36 @@ export type RankMode = "unique" | "competition" | "dense";
 /** A player's client: the player routes, with whatever sign-in the game has. */
 export class PlayerClient {
   private readonly api: Api;
+  private readonly token: () => string | Promise<string>;
 
   /** `token` gives the player's current token (a JWT from the game's sign-in); it is
    * asked for on every request, so a refresh is the game's business. */
   constructor(options: ClientOptions & { token: () => string | Promise<string> }) {
+    this.token = options.token;
     this.api = new Api(options, async () => new Headers({ authorization: `Bearer ${await options.token()}` }));
+  }
+
+  /** A board's top `n` as a live view (its channel and version); marks it watched. */
+  liveTop(board: string, n?: number) {
+    return unwrap<LiveView>(this.api.http.GET("/leaderboards/{lb}/live/top",
+      { params: { path: { lb: board }, query: n === undefined ? {} : { n } }, ...AS_TEXT }));
+  }
+
+  /** The calling player's neighbourhood (rank +- `k`) as a live view. */
+  liveMe(board: string, player: string, k?: number) {
+    return unwrap<LiveView>(this.api.http.GET("/leaderboards/{lb}/players/{p}/live",
+      { params: { path: { lb: board, p: player }, query: k === undefined ? {} : { k } }, ...AS_TEXT }));
+  }
+
+  /** Keeps a board's top `n` current: `onUpdate` hears each version once, in order,
+   * across reconnects (docs/clients.md, "Live views"). */
+  watchTop(board: string, n: number, onUpdate: (view: LiveView) => void, live: LiveOptions): Watch {
+    return follow(() => this.liveTop(board, n), this.token, onUpdate, live);
+  }
+
+  /** Keeps the calling player's neighbourhood current, notices included. */
+  watchMe(board: string, player: string, k: number, onUpdate: (view: LiveView) => void, live: LiveOptions): Watch {
+    return follow(() => this.liveMe(board, player, k), this.token, onUpdate, live);
   }
 
   /** A player's rank, score and `k` neighbours on each side. */

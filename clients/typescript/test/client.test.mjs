@@ -85,6 +85,74 @@ live("profiles, and errors as values with the API's code, field and request id",
     (e) => e instanceof LeaderboardError && e.status === 400 && e.field === "k");
 });
 
+live("a player's own neighbourhood follows them, with the notice of who overtook them", async () => {
+  const { default: WebSocket } = await import("ws");
+  const srv = server();
+  const lb = `${tag}-near`;
+  await srv.createBoard({ leaderboard_id: lb, policy: "BEST" });
+  await srv.submitScore(lb, "ann", { new_score: 50, match_id: "m" });
+  await srv.submitScore(lb, "bob", { new_score: 40, match_id: "m" });
+  const views = [];
+  const watch = player("ann").watchMe(lb, "ann", 1, (v) => views.push(v),
+    { realtimeUrl: env.LB_REALTIME, WebSocket, backoff: { baseMs: 50, maxMs: 500 } });
+  try {
+    const end = Date.now() + 5000;
+    while (views.length === 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    assert.equal(views.at(-1).rank, 1);
+    await new Promise((r) => setTimeout(r, 300)); // subscribed and read again
+    await srv.submitScore(lb, "bob", { new_score: 60, match_id: "m2" });
+    while (views.at(-1).rank !== 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
+    const now = views.at(-1);
+    assert.equal(now.rank, 2);
+    assert.equal(now.score, "50");
+    assert.deepEqual(now.notices?.map((n) => [n.type, n.by]), [["overtaken", ["bob"]]]);
+  } finally {
+    watch.close();
+  }
+});
+
+live("families and a match, tournaments, moderation, profiles and history: every other call", async () => {
+  const srv = server();
+  const ann = player("ann");
+  const game = `g${tag}`.replace(/-/g, "_").slice(0, 30);
+  await srv.createFamily({ game, mode: "m", policy: "BEST", regions: ["NA"], periods: ["ALL_TIME"] });
+  const match = await srv.submitMatch({ game, mode: "m", region: "NA", player_id: "ann", match_id: "x1", score: 12 });
+  assert.ok(match.results.length >= 2, "the global and the regional board");
+  assert.ok(match.results.every((r) => r.score === "12"));
+  const history = await ann.history(game, "m", "ann");
+  assert.ok(Array.isArray(history.items ?? history.entries ?? []));
+  await assert.rejects(ann.results(`${game}:m:GLOBAL:ALL_TIME`), (e) => e instanceof LeaderboardError && e.status === 404);
+
+  const t = `${tag}-cup`;
+  const now = Date.now();
+  await srv.createTournament({ tournament_id: t, game, mode: "race", title: "Cup",
+    schedule: { start: now - 60_000, end: now + 3_600_000 }, cohort_size: 2, max_players: 10 });
+  const cup = await ann.tournament(t);
+  assert.equal(cup.tournament_id, t);
+  await ann.join(t);
+  await srv.joinPlayer(t, "bob");
+  const scored = await srv.submitTournamentScore(t, "ann", { new_score: 5, match_id: "t1" });
+  assert.equal(scored.score, "5");
+  const cohort = await ann.cohort(t, "ann");
+  assert.ok(JSON.stringify(cohort).includes('"ann"'));
+  await assert.rejects(ann.league(t, "ann"), (e) => e instanceof LeaderboardError && e.code === "no_league");
+
+  await assert.rejects(ann.setMyProfile({ display_name: "Me" }),
+    (e) => e instanceof LeaderboardError && e.status === 403 && e.code === "profiles_server_only");
+  const lb = `${game}:m:GLOBAL:ALL_TIME`;
+  await srv.submitMatch({ game, mode: "m", region: "NA", player_id: "bob", match_id: "x1", score: 3 });
+  await srv.removeEntry(lb, "bob", { reason: "wrong result" });
+  assert.deepEqual((await ann.entries(lb, ["bob"])).entries, []);
+  await srv.ban(game, "cheat", { reason: "aimbot" });
+  await assert.rejects(srv.submitMatch({ game, mode: "m", region: "NA", player_id: "cheat", match_id: "x1", score: 9 }),
+    (e) => e instanceof LeaderboardError && e.code === "player_banned");
+  await srv.unban(game, "cheat", { reason: "appeal upheld" });
+  await srv.submitMatch({ game, mode: "m", region: "NA", player_id: "cheat", match_id: "x2", score: 9 });
+  const erased = await srv.erase("cheat", { reason: "GDPR request" });
+  assert.ok(erased);
+  assert.deepEqual((await ann.entries(lb, ["cheat"])).entries, []);
+});
+
 /** A fetch that answers `replies` in turn, recording each request. */
 function scripted(replies) {
   const seen = [];
@@ -134,4 +202,55 @@ test("a game server's call is signed with SigV4 by the AWS SDK's signer", async 
 test("score fields parse as their own text, other numbers as numbers", () => {
   const v = parseExact('{"score":12345678901234.567,"rank":3,"entries":[{"score":-1.5e3,"subscores":[1,2]}],"previous_score":null}');
   assert.deepEqual(v, { score: "12345678901234.567", rank: 3, entries: [{ score: "-1.5e3", subscores: [1, 2] }], previous_score: null });
+});
+
+live("a live top view hears 10 of 10 changes in order across a forced reconnect", async () => {
+  const { default: WebSocket } = await import("ws");
+  const srv = server();
+  const lb = `${tag}-live`;
+  await srv.createBoard({ leaderboard_id: lb, policy: "BEST" });
+  for (let i = 0; i < 5; i++) await srv.submitScore(lb, `seed${i}`, { new_score: 100 + i, match_id: "m" });
+
+  const seen = [];
+  const waiting = [];
+  const onUpdate = (view) => {
+    seen.push({ at: performance.now(), view });
+    for (const w of waiting.splice(0)) w();
+  };
+  const watch = player("ann").watchTop(lb, 3, onUpdate,
+    { realtimeUrl: env.LB_REALTIME, WebSocket, backoff: { baseMs: 50, maxMs: 500 },
+      onError: (e) => console.log("live view:", e?.message ?? JSON.stringify(e)) });
+  const until = async (ok, what) => {
+    const end = performance.now() + 5000;
+    while (!ok()) {
+      if (performance.now() > end) throw new Error(`not within 5 s: ${what}`);
+      await new Promise((r) => { waiting.push(r); setTimeout(r, 100); });
+    }
+  };
+  const onTop = (p) => () => seen.length > 0 && seen.at(-1).view.entries[0]?.player_id === p;
+  try {
+    await until(() => seen.length > 0, "the first read");
+    const took = [];
+    for (let i = 1; i <= 10; i++) {
+      if (i === 6) {
+        // The events API drops every connection; the view reconnects and reads again.
+        const res = await fetch(`${env.LB_EVENTS}/demo/drop`, { method: "POST" });
+        assert.ok((await res.json()).dropped >= 1);
+      }
+      const sent = performance.now();
+      await srv.submitScore(lb, `c${i}`, { new_score: 1000 + i, match_id: "m" });
+      await until(onTop(`c${i}`), `c${i} on top`);
+      took.push(Math.round(seen.at(-1).at - sent));
+      await new Promise((r) => setTimeout(r, 550)); // past the view's 500 ms push gate
+    }
+    const versions = seen.map((s) => s.view.version);
+    assert.deepEqual(versions, [...versions].sort((a, b) => a - b), "versions in order");
+    assert.equal(new Set(versions).size, versions.length, "no version twice");
+    const tops = seen.map((s) => s.view.entries[0].player_id).filter((p) => p.startsWith("c"));
+    assert.deepEqual(tops, Array.from({ length: 10 }, (_, i) => `c${i + 1}`), "each change once, in order");
+    const sorted = [...took].sort((a, b) => a - b);
+    console.log(`live top: write to update p50 ${sorted[4]} ms, max ${sorted[9]} ms (${took.join(", ")})`);
+  } finally {
+    watch.close();
+  }
 });
