@@ -8,30 +8,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
 use crate::support::*;
 
-/// Serves a blank game page on a loopback port of its own; its origin.
+/// A blank game page on a loopback origin of its own.
 async fn game_page() -> Result<String> {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-    let origin = format!("http://{}", listener.local_addr()?);
-    tokio::spawn(async move {
-        while let Ok((mut conn, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut request = [0u8; 4096];
-                let _ = conn.read(&mut request).await;
-                let page = "<!doctype html><title>a web game</title><p>game";
-                let reply = format!(
-                    "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\n\
-                     connection: close\r\n\r\n{page}",
-                    page.len()
-                );
-                let _ = conn.write_all(reply.as_bytes()).await;
-            });
-        }
-    });
-    Ok(origin)
+    let page = b"<!doctype html><title>a web game</title><p>game".to_vec();
+    serve_static(vec![("/", "text/html", page)]).await
 }
 
 /// Waits until the page shows is the game page at `origin`, loaded.

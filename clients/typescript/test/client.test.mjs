@@ -3,7 +3,8 @@
 // this), and its transport's rules over a fake fetch (retries, signatures).
 import { test } from "node:test";
 import assert from "node:assert/strict";
-import { LeaderboardError, PlayerClient, ServerClient, parseExact } from "../dist/index.js";
+import { LeaderboardError, PlayerClient, parseExact } from "../dist/index.js";
+import { ServerClient } from "../dist/server.js";
 
 const env = process.env;
 const live = env.LB_API ? test : test.skip;
@@ -246,8 +247,11 @@ live("a live top view hears 10 of 10 changes in order across a forced reconnect"
     const versions = seen.map((s) => s.view.version);
     assert.deepEqual(versions, [...versions].sort((a, b) => a - b), "versions in order");
     assert.equal(new Set(versions).size, versions.length, "no version twice");
-    const tops = seen.map((s) => s.view.entries[0].player_id).filter((p) => p.startsWith("c"));
-    assert.deepEqual(tops, Array.from({ length: 10 }, (_, i) => `c${i + 1}`), "each change once, in order");
+    // Each change seen, in order. A view may come twice with the same top at two versions
+    // (a read after a gap gives the view as it is now, rows below the top changed too).
+    const tops = seen.map((s) => s.view.entries[0].player_id).filter((p) => p.startsWith("c"))
+      .filter((p, i, all) => p !== all[i - 1]);
+    assert.deepEqual(tops, Array.from({ length: 10 }, (_, i) => `c${i + 1}`), "each change, in order");
     const sorted = [...took].sort((a, b) => a - b);
     console.log(`live top: write to update p50 ${sorted[4]} ms, max ${sorted[9]} ms (${took.join(", ")})`);
   } finally {

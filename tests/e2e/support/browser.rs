@@ -204,3 +204,37 @@ impl Browser {
         }
     }
 }
+
+/// Serves `files` (path, content type, bytes) on a loopback port of their own, as a web
+/// game's host would: an origin of its own, returned. Other paths answer 404.
+pub async fn serve_static(files: Vec<(&'static str, &'static str, Vec<u8>)>) -> Result<String> {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+    let origin = format!("http://{}", listener.local_addr()?);
+    let files = std::sync::Arc::new(files);
+    tokio::spawn(async move {
+        while let Ok((mut conn, _)) = listener.accept().await {
+            let files = files.clone();
+            tokio::spawn(async move {
+                let mut request = [0u8; 8192];
+                let n = conn.read(&mut request).await.unwrap_or(0);
+                let head = String::from_utf8_lossy(&request[..n]);
+                let path = head.split_whitespace().nth(1).unwrap_or("/");
+                let path = path.split('?').next().unwrap_or("/");
+                let found = files.iter().find(|(p, _, _)| *p == path);
+                let (status, ctype, body) = match found {
+                    Some((_, ctype, body)) => ("200 OK", *ctype, body.as_slice()),
+                    None => ("404 Not Found", "text/plain", b"not found".as_slice()),
+                };
+                let head = format!(
+                    "HTTP/1.1 {status}\r\ncontent-type: {ctype}\r\ncontent-length: {}\r\n\
+                     connection: close\r\n\r\n",
+                    body.len()
+                );
+                let _ = conn.write_all(head.as_bytes()).await;
+                let _ = conn.write_all(body).await;
+            });
+        }
+    });
+    Ok(origin)
+}
