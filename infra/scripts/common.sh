@@ -275,3 +275,26 @@ ensure_ts_client() {
   fi
   (cd "$dir" && npm run --silent build)
 }
+
+# The C# client for Unity (clients/csharp): Mono's compiler and runtime (apt, when
+# missing), the client built as Unity compiles it (C# 7.2 syntax, .NET Standard APIs, no
+# package) and its tests, into clients/csharp/bin; tests/e2e/clients.rs runs them with
+# mono against a stack. Its package version is the document's too.
+ensure_csharp_client() {
+  if ! command -v mcs >/dev/null 2>&1 || ! command -v mono >/dev/null 2>&1; then
+    log "installing Mono's compiler and runtime (apt; the C# client's build and tests)"
+    apt_install mono-mcs mono-runtime libmono-system-net-http4.0-cil
+  fi
+  local dir="$ROOT/clients/csharp" doc pkg
+  doc="$(sed -n '/^info:/,/^[a-z]/ s/^  version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$ROOT/openapi.yaml")"
+  pkg="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$dir/package.json")"
+  if [ "$doc" != "$pkg" ]; then
+    echo "clients/csharp/package.json is version $pkg, openapi.yaml's info.version $doc" >&2
+    return 1
+  fi
+  mkdir -p "$dir/bin"
+  mcs -langversion:7.2 -warnaserror -target:library -out:"$dir/bin/Leaderboard.Client.dll" \
+    -r:System.Net.Http.dll "$dir"/Runtime/*.cs
+  mcs -langversion:7.2 -warnaserror -out:"$dir/bin/ClientTests.exe" -r:"$dir/bin/Leaderboard.Client.dll" \
+    -r:System.Net.Http.dll "$dir"/Tests/*.cs
+}

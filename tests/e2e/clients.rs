@@ -1,6 +1,8 @@
 //! The client libraries against a local stack (docs/clients.md): the TypeScript client's
 //! own tests (`clients/typescript/test/`, node's test runner, run on the build
-//! `infra/test.sh` makes), every one of them run, none skipped; and the web game page
+//! `infra/test.sh` makes), every one of them run, none skipped; the C# client's
+//! (`clients/csharp/Tests/`, built with Mono's `mcs` as Unity's C# and run with `mono`);
+//! and the web game page
 //! built on it (`clients/typescript/examples/web-game/`) in headless Chromium, served on
 //! an origin of its own: signed in, it shows rank, neighbours, friends and the live top
 //! and follows a posted result; on an origin the stack does not list, the browser
@@ -39,6 +41,31 @@ async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()
         .filter(|l| l.trim_start().starts_with("# live"))
     {
         println!("{}", line.trim_start());
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let out = tokio::process::Command::new("mono")
+        .arg(root().join("clients/csharp/bin/ClientTests.exe"))
+        .env("LB_API", &stack.api)
+        .env("LB_EVENTS", &stack.events)
+        .env("LB_SOCIAL", &stack.social)
+        .env("LB_REALTIME", format!("{}/event/realtime", stack.realtime))
+        .env("LB_API_KEY", API_KEY)
+        .output()
+        .await
+        .context("run mono ClientTests.exe (infra/test.sh builds it first)")?;
+    let report = String::from_utf8_lossy(&out.stdout);
+    ensure!(
+        out.status.success() && report.contains("# pass 4, fail 0"),
+        "the C# client's tests failed:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    for line in report.lines().filter(|l| l.starts_with("# live")) {
+        println!("{line}");
     }
     Ok(())
 }

@@ -1,0 +1,239 @@
+// The leaderboard service's client for Unity (C# 7.3, .NET Standard 2.0: HttpClient,
+// ClientWebSocket; no package). A player's reads with the game's own sign-in, retries on
+// 429 and 503 as the server asks, errors as LeaderboardException, and scores as the
+// decimal text the board wrote. docs/clients.md has the walk-through.
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Net.Http;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace Leaderboard
+{
+    /// <summary>An error reply of the API: its status, stable code, message and field.</summary>
+    public sealed class LeaderboardException : Exception
+    {
+        public readonly int Status;
+        public readonly string Code;
+        public readonly string Field;
+        public readonly string RequestId;
+
+        public LeaderboardException(int status, string code, string message, string field, string requestId)
+            : base(status + " " + code + ": " + message)
+        {
+            Status = status; Code = code; Field = field; RequestId = requestId;
+        }
+    }
+
+    /// <summary>One row of a board: its place, player, score (decimal text) and name.</summary>
+    public sealed class Entry
+    {
+        public long Rank;
+        public string PlayerId;
+        public string Score;
+        public string DisplayName;
+        public bool Self;
+
+        internal static Entry Of(object row)
+        {
+            var o = (Dictionary<string, object>)row;
+            return new Entry
+            {
+                Rank = Reply.Long(o, "rank"),
+                PlayerId = Reply.Text(o, "player_id"),
+                Score = Reply.Text(o, "score"),
+                DisplayName = Reply.Text(o, "display_name"),
+                Self = o.ContainsKey("self") && o["self"] is bool && (bool)o["self"],
+            };
+        }
+    }
+
+    /// <summary>A reply: its fields as read (numbers as their text), with typed getters.</summary>
+    public class Reply
+    {
+        public readonly Dictionary<string, object> Fields;
+        internal Reply(Dictionary<string, object> fields) { Fields = fields; }
+
+        internal static string Text(Dictionary<string, object> o, string key)
+        {
+            object v;
+            return o.TryGetValue(key, out v) && v != null ? v.ToString() : null;
+        }
+
+        internal static long Long(Dictionary<string, object> o, string key)
+        {
+            object v;
+            return o.TryGetValue(key, out v) && v is JsonNumber ? ((JsonNumber)v).AsLong() : 0;
+        }
+
+        internal static List<Entry> Rows(Dictionary<string, object> o, string key)
+        {
+            object v;
+            return o.TryGetValue(key, out v) && v is List<object>
+                ? ((List<object>)v).Select(Entry.Of).ToList() : new List<Entry>();
+        }
+
+        public string this[string key] { get { return Text(Fields, key); } }
+    }
+
+    /// <summary>A player's rank, score and neighbours.</summary>
+    public sealed class RankView : Reply
+    {
+        public long Rank { get { return Long(Fields, "global_rank"); } }
+        public string Score { get { return Text(Fields, "score"); } }
+        public long Total { get { return Long(Fields, "total"); } }
+        public List<Entry> Neighbors { get { return Rows(Fields, "neighbors"); } }
+        internal RankView(Dictionary<string, object> f) : base(f) { }
+    }
+
+    /// <summary>Where a player stands among their friends.</summary>
+    public sealed class FriendsView : Reply
+    {
+        public long Rank { get { return Long(Fields, "friends_rank"); } }
+        public long Total { get { return Long(Fields, "friends_total"); } }
+        public List<Entry> Neighbors { get { return Rows(Fields, "neighbors"); } }
+        internal FriendsView(Dictionary<string, object> f) : base(f) { }
+    }
+
+    /// <summary>Rows of a board: its top, a list of players.</summary>
+    public sealed class RowsView : Reply
+    {
+        public List<Entry> Entries { get { return Rows(Fields, "entries"); } }
+        internal RowsView(Dictionary<string, object> f) : base(f) { }
+    }
+
+    /// <summary>A live view: its channel, version and rows.</summary>
+    public sealed class LiveView : Reply
+    {
+        public string Channel { get { return Text(Fields, "channel"); } }
+        public long Version { get { return Long(Fields, "version"); } }
+        public long Previous { get { return Long(Fields, "previous"); } }
+        public long Rank { get { return Long(Fields, "rank"); } }
+        public List<Entry> Entries { get { return Rows(Fields, "entries"); } }
+        internal LiveView(Dictionary<string, object> f) : base(f) { }
+    }
+
+    /// <summary>A player's client: the player routes, with the game's own sign-in.</summary>
+    public sealed class PlayerClient
+    {
+        readonly HttpClient http;
+        readonly string baseUrl;
+        internal readonly Func<Task<string>> Token;
+        readonly int attempts;
+        readonly Random jitter = new Random();
+
+        /// <param name="baseUrl">The API's URL (the stack's ApiUrl output).</param>
+        /// <param name="token">Gives the player's current token (a JWT), asked per request.</param>
+        /// <param name="attempts">Tries in all for a 429, a 503 or a network error.</param>
+        public PlayerClient(string baseUrl, Func<Task<string>> token, int attempts = 4, HttpClient http = null)
+        {
+            this.baseUrl = baseUrl.TrimEnd('/');
+            Token = token;
+            this.attempts = attempts;
+            this.http = http ?? new HttpClient();
+        }
+
+        static string Esc(string s) { return Uri.EscapeDataString(s); }
+
+        public async Task<RankView> Rank(string board, string player, int k = 0)
+        {
+            return new RankView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/rank?k=" + k));
+        }
+
+        public async Task<FriendsView> Friends(string board, string player, int k = 0)
+        {
+            return new FriendsView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/friends-rank?k=" + k));
+        }
+
+        public async Task<RowsView> Top(string board, int n = 10)
+        {
+            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/top?n=" + n));
+        }
+
+        public async Task<RowsView> Entries(string board, IEnumerable<string> players)
+        {
+            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/entries?players=" + Esc(string.Join(",", players))));
+        }
+
+        public async Task<Reply> Profile(string player)
+        {
+            return new Reply(await Get("/players/" + Esc(player) + "/profile"));
+        }
+
+        public async Task<LiveView> LiveTop(string board, int n)
+        {
+            return new LiveView(await Get("/leaderboards/" + Esc(board) + "/live/top?n=" + n));
+        }
+
+        public async Task<LiveView> LiveMe(string board, string player, int k)
+        {
+            return new LiveView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/live?k=" + k));
+        }
+
+        /// <summary>Keeps a board's top n current over the events API (see LiveWatch).</summary>
+        public LiveWatch WatchTop(string board, int n, Action<LiveView> onUpdate, string realtimeUrl, string host = null)
+        {
+            return new LiveWatch(() => LiveTop(board, n), Token, onUpdate, realtimeUrl, host);
+        }
+
+        /// <summary>Keeps the player's own neighbourhood (rank +- k) current.</summary>
+        public LiveWatch WatchMe(string board, string player, int k, Action<LiveView> onUpdate, string realtimeUrl, string host = null)
+        {
+            return new LiveWatch(() => LiveMe(board, player, k), Token, onUpdate, realtimeUrl, host);
+        }
+
+        /// <summary>A GET, retried on 429, 503 and network errors after what Retry-After asks
+        /// (or a jittered backoff), at most `attempts` tries; an error reply thrown.</summary>
+        async Task<Dictionary<string, object>> Get(string path)
+        {
+            for (int attempt = 1; ; attempt++)
+            {
+                var req = new HttpRequestMessage(HttpMethod.Get, baseUrl + path);
+                req.Headers.TryAddWithoutValidation("Authorization", "Bearer " + await Token());
+                HttpResponseMessage res;
+                try
+                {
+                    res = await http.SendAsync(req);
+                }
+                catch (HttpRequestException) when (attempt < attempts)
+                {
+                    await Task.Delay(Backoff(attempt, null));
+                    continue;
+                }
+                int status = (int)res.StatusCode;
+                string text = await res.Content.ReadAsStringAsync();
+                if ((status == 429 || status == 503) && attempt < attempts)
+                {
+                    await Task.Delay(Backoff(attempt, res.Headers.RetryAfter != null ? res.Headers.RetryAfter.Delta : null));
+                    continue;
+                }
+                if (status >= 400) throw Error(status, text);
+                return (Dictionary<string, object>)Json.Parse(text);
+            }
+        }
+
+        TimeSpan Backoff(int attempt, TimeSpan? asked)
+        {
+            double bound = Math.Min(5000, 100 * Math.Pow(2, attempt));
+            double ms;
+            lock (jitter) ms = jitter.NextDouble() * bound;
+            var wait = TimeSpan.FromMilliseconds(ms);
+            return asked.HasValue && asked.Value > wait ? asked.Value : wait;
+        }
+
+        static LeaderboardException Error(int status, string text)
+        {
+            try
+            {
+                var error = (Dictionary<string, object>)((Dictionary<string, object>)Json.Parse(text))["error"];
+                return new LeaderboardException(status, Reply.Text(error, "code"), Reply.Text(error, "message"),
+                    Reply.Text(error, "field"), Reply.Text(error, "request_id"));
+            }
+            catch (Exception)
+            {
+                return new LeaderboardException(status, "http_error", text, null, null);
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+// The C# client's tests against a local stack (tests/e2e/clients.rs builds them with mcs,
+// runs them with mono and passes LB_API, LB_EVENTS, LB_REALTIME, LB_SOCIAL, LB_API_KEY).
+// The stack is set up over plain HTTP as a game server would; the client under test
+// reads. Prints one line per test ("ok" / "not ok") and exits 1 if any failed.
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Linq;
+using System.Net.Http;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using Leaderboard;
+
+static class ClientTests
+{
+    static readonly string Api = Environment.GetEnvironmentVariable("LB_API");
+    static readonly string Events = Environment.GetEnvironmentVariable("LB_EVENTS");
+    static readonly string Realtime = Environment.GetEnvironmentVariable("LB_REALTIME");
+    static readonly string Social = Environment.GetEnvironmentVariable("LB_SOCIAL");
+    static readonly string Key = Environment.GetEnvironmentVariable("LB_API_KEY");
+    static readonly HttpClient Http = new HttpClient();
+    static readonly string Tag = "cs" + Process.GetCurrentProcess().Id + DateTime.UtcNow.Ticks % 100000;
+    static readonly Dictionary<string, string> Tokens = new Dictionary<string, string>();
+
+    static async Task<string> Send(HttpMethod method, string url, string body, bool key = true)
+    {
+        var req = new HttpRequestMessage(method, url);
+        if (key) req.Headers.Add("x-api-key", Key);
+        if (body != null) req.Content = new StringContent(body, Encoding.UTF8, "application/json");
+        var res = await Http.SendAsync(req);
+        string text = await res.Content.ReadAsStringAsync();
+        if (!res.IsSuccessStatusCode) throw new Exception(method + " " + url + ": " + (int)res.StatusCode + " " + text);
+        return text;
+    }
+
+    static Task Score(string lb, string p, string m, string score)
+    {
+        return Send(HttpMethod.Post, Api + "/leaderboards/" + lb + "/players/" + p + "/score",
+            "{\"new_score\":" + score + ",\"match_id\":\"" + m + "\"}");
+    }
+
+    static async Task<string> Token(string player)
+    {
+        string t;
+        lock (Tokens) if (Tokens.TryGetValue(player, out t)) return t;
+        t = (await Send(HttpMethod.Get, Events + "/demo/token?player=" + player + "&format=jwt", null, false)).Trim();
+        lock (Tokens) Tokens[player] = t;
+        return t;
+    }
+
+    static PlayerClient As(string player) { return new PlayerClient(Api, () => Token(player)); }
+
+    static void Equal<T>(T want, T got, string what)
+    {
+        if (!EqualityComparer<T>.Default.Equals(want, got)) throw new Exception(what + ": want " + want + ", got " + got);
+    }
+
+    static async Task Reads()
+    {
+        string lb = Tag + "-best";
+        await Send(HttpMethod.Post, Api + "/leaderboards", "{\"leaderboard_id\":\"" + lb + "\",\"policy\":\"BEST\"}");
+        var scores = new Dictionary<string, string> { { "ann", "40" }, { "bob", "70" }, { "cid", "55" }, { "dee", "10" } };
+        foreach (var s in scores) await Score(lb, s.Key, "m", s.Value);
+        var ann = As("ann");
+        var rank = await ann.Rank(lb, "ann", 1);
+        Equal(3L, rank.Rank, "rank");
+        Equal("40", rank.Score, "score");
+        Equal("cid,ann,dee", string.Join(",", rank.Neighbors.Select(e => e.PlayerId)), "neighbours");
+        Equal(true, rank.Neighbors[1].Self, "self");
+        var top = await ann.Top(lb, 2);
+        Equal("bob 70,cid 55", string.Join(",", top.Entries.Select(e => e.PlayerId + " " + e.Score)), "top");
+        var rows = await ann.Entries(lb, new[] { "dee", "bob", "nobody" });
+        Equal("bob,dee", string.Join(",", rows.Entries.Select(e => e.PlayerId).OrderBy(p => p)), "entries");
+        await Send(HttpMethod.Put, Social + "/players/ann/friends", "[\"bob\",\"zed\"]", false);
+        var friends = await ann.Friends(lb, "ann", 1);
+        Equal(2L, friends.Rank, "friends rank");
+        await Send(HttpMethod.Put, Api + "/players/" + Tag + "-p/profile", "{\"display_name\":\"Ann the Great\"}");
+        Equal("Ann the Great", (await ann.Profile(Tag + "-p"))["display_name"], "profile");
+    }
+
+    static async Task ExactScores()
+    {
+        string lb = Tag + "-laps";
+        await Send(HttpMethod.Post, Api + "/leaderboards", "{\"leaderboard_id\":\"" + lb + "\",\"policy\":\"MIN\",\"decimals\":3}");
+        await Score(lb, "ann", "l", "\"9007199254740.991\"");
+        Equal("9007199254740.991", (await As("ann").Top(lb)).Entries[0].Score, "a 16-digit decimal");
+    }
+
+    static async Task Errors()
+    {
+        try
+        {
+            await As("ann").Top(Tag + "-missing");
+            throw new Exception("no error");
+        }
+        catch (LeaderboardException e)
+        {
+            Equal(404, e.Status, "status");
+            Equal("board_not_found", e.Code, "code");
+            if (string.IsNullOrEmpty(e.RequestId)) throw new Exception("no request id");
+        }
+        try
+        {
+            await As("ann").Rank(Tag + "-best", "ann", 999);
+            throw new Exception("no error");
+        }
+        catch (LeaderboardException e)
+        {
+            Equal(400, e.Status, "status");
+            Equal("k", e.Field, "field");
+        }
+    }
+
+    static async Task LiveTop()
+    {
+        string lb = Tag + "-live";
+        await Send(HttpMethod.Post, Api + "/leaderboards", "{\"leaderboard_id\":\"" + lb + "\",\"policy\":\"BEST\"}");
+        for (int i = 0; i < 5; i++) await Score(lb, "seed" + i, "m", (100 + i).ToString());
+        var seen = new List<KeyValuePair<long, LiveView>>();
+        var clock = Stopwatch.StartNew();
+        Func<Func<bool>, string, Task> until = async (ok, what) =>
+        {
+            var end = clock.ElapsedMilliseconds + 5000;
+            while (true)
+            {
+                lock (seen) if (ok()) return;
+                if (clock.ElapsedMilliseconds > end) throw new Exception("not within 5 s: " + what);
+                await Task.Delay(20);
+            }
+        };
+        using (var watch = As("ann").WatchTop(lb, 3, v => { lock (seen) seen.Add(new KeyValuePair<long, LiveView>(clock.ElapsedMilliseconds, v)); }, Realtime))
+        {
+            watch.Error += e => Console.WriteLine("# live view: " + e.Message);
+            await until(() => seen.Count > 0, "the first read");
+            var took = new List<long>();
+            for (int i = 1; i <= 10; i++)
+            {
+                if (i == 6) await Send(HttpMethod.Post, Events + "/demo/drop", "{}", false);
+                long sent = clock.ElapsedMilliseconds;
+                await Score(lb, "c" + i, "m", (1000 + i).ToString());
+                string p = "c" + i;
+                await until(() => seen[seen.Count - 1].Value.Entries[0].PlayerId == p, p + " on top");
+                lock (seen) took.Add(seen[seen.Count - 1].Key - sent);
+                await Task.Delay(550);
+            }
+            List<long> versions;
+            List<string> tops;
+            lock (seen)
+            {
+                versions = seen.Select(s => s.Value.Version).ToList();
+                tops = seen.Select(s => s.Value.Entries[0].PlayerId).Where(p => p.StartsWith("c")).ToList();
+            }
+            for (int i = 1; i < versions.Count; i++)
+                if (versions[i] <= versions[i - 1]) throw new Exception("versions out of order: " + string.Join(",", versions));
+            tops = tops.Where((p, i) => i == 0 || tops[i - 1] != p).ToList();
+            Equal(string.Join(",", Enumerable.Range(1, 10).Select(i => "c" + i)), string.Join(",", tops), "each change, in order");
+            took.Sort();
+            Console.WriteLine("# live top (C#): write to update p50 " + took[4] + " ms, max " + took[9] + " ms");
+        }
+    }
+
+    static int Main()
+    {
+        var tests = new List<KeyValuePair<string, Func<Task>>>
+        {
+            new KeyValuePair<string, Func<Task>>("a player's reads: rank, neighbours, top, entries, friends, a profile", Reads),
+            new KeyValuePair<string, Func<Task>>("scores come back exactly as the board writes them", ExactScores),
+            new KeyValuePair<string, Func<Task>>("errors carry the API's status, code, field and request id", Errors),
+            new KeyValuePair<string, Func<Task>>("a live top view hears 10 of 10 changes in order across a forced reconnect", LiveTop),
+        };
+        int failed = 0, n = 0;
+        foreach (var t in tests)
+        {
+            n++;
+            try
+            {
+                t.Value().GetAwaiter().GetResult();
+                Console.WriteLine("ok " + n + " - " + t.Key);
+            }
+            catch (Exception e)
+            {
+                failed++;
+                Console.WriteLine("not ok " + n + " - " + t.Key + ": " + e);
+            }
+        }
+        Console.WriteLine("# pass " + (n - failed) + ", fail " + failed);
+        return failed == 0 ? 0 : 1;
+    }
+}
