@@ -100,6 +100,8 @@ namespace Leaderboard
     public sealed class RowsView : Reply
     {
         public List<Entry> Entries { get { return Rows(Fields, "entries"); } }
+        /// <summary>Where a walk goes on (null on its last page).</summary>
+        public string NextCursor { get { return Text(Fields, "next_cursor"); } }
         internal RowsView(Dictionary<string, object> f) : base(f) { }
     }
 
@@ -161,6 +163,64 @@ namespace Leaderboard
             return new Reply(await Get("/players/" + Esc(player) + "/profile"));
         }
 
+        /// <summary>One page of a walk through a board (docs/walks.md): pass the page's
+        /// NextCursor to the next call; null when the walk is done.</summary>
+        public async Task<RowsView> Ranks(string board, int limit = 100, string cursor = null)
+        {
+            string q = "?limit=" + limit + (cursor != null ? "&cursor=" + Esc(cursor) : "");
+            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/ranks" + q));
+        }
+
+        /// <summary>A board's definition and state.</summary>
+        public async Task<Reply> Board(string board)
+        {
+            return new Reply(await Get("/leaderboards/" + Esc(board)));
+        }
+
+        /// <summary>A sealed window's results.</summary>
+        public async Task<RowsView> Results(string board)
+        {
+            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/results"));
+        }
+
+        /// <summary>A player's sealed periods in a game mode.</summary>
+        public async Task<Reply> History(string game, string mode, string player)
+        {
+            return new Reply(await Get("/games/" + Esc(game) + "/modes/" + Esc(mode) + "/players/" + Esc(player) + "/history"));
+        }
+
+        /// <summary>Sets the calling player's own profile, when the stack lets players
+        /// (PlayersSetProfiles); `profileJson` is the body, e.g. {"display_name":"Ann"}.</summary>
+        public async Task<Reply> SetMyProfile(string profileJson)
+        {
+            return new Reply(await Call(HttpMethod.Put, "/me/profile", profileJson));
+        }
+
+        /// <summary>A tournament and its occurrences.</summary>
+        public async Task<Reply> Tournament(string tournament)
+        {
+            return new Reply(await Get("/tournaments/" + Esc(tournament)));
+        }
+
+        /// <summary>Joins the calling player to a tournament's current occurrence (sent
+        /// once: a join is not retried).</summary>
+        public async Task<Reply> Join(string tournament)
+        {
+            return new Reply(await Call(HttpMethod.Post, "/tournaments/" + Esc(tournament) + "/join", null));
+        }
+
+        /// <summary>A player's cohort in a tournament's occurrence, with its standings.</summary>
+        public async Task<Reply> Cohort(string tournament, string player)
+        {
+            return new Reply(await Get("/tournaments/" + Esc(tournament) + "/players/" + Esc(player) + "/cohort"));
+        }
+
+        /// <summary>A player's league tier and standing.</summary>
+        public async Task<Reply> League(string tournament, string player)
+        {
+            return new Reply(await Get("/tournaments/" + Esc(tournament) + "/players/" + Esc(player) + "/league"));
+        }
+
         public async Task<LiveView> LiveTop(string board, int n)
         {
             return new LiveView(await Get("/leaderboards/" + Esc(board) + "/live/top?n=" + n));
@@ -183,27 +243,32 @@ namespace Leaderboard
             return new LiveWatch(() => LiveMe(board, player, k), Token, onUpdate, realtimeUrl, host);
         }
 
-        /// <summary>A GET, retried on 429, 503 and network errors after what Retry-After asks
-        /// (or a jittered backoff), at most `attempts` tries; an error reply thrown.</summary>
-        async Task<Dictionary<string, object>> Get(string path)
+        Task<Dictionary<string, object>> Get(string path) { return Call(HttpMethod.Get, path, null); }
+
+        /// <summary>A call, its error reply thrown. GET and PUT are retried on 429, 503 and
+        /// network errors after what Retry-After asks (or a jittered backoff), at most
+        /// `attempts` tries; a POST (a join) is sent once.</summary>
+        async Task<Dictionary<string, object>> Call(HttpMethod method, string path, string body)
         {
+            int tries = method == HttpMethod.Post ? 1 : attempts;
             for (int attempt = 1; ; attempt++)
             {
-                var req = new HttpRequestMessage(HttpMethod.Get, baseUrl + path);
+                var req = new HttpRequestMessage(method, baseUrl + path);
+                if (body != null) req.Content = new StringContent(body, System.Text.Encoding.UTF8, "application/json");
                 req.Headers.TryAddWithoutValidation("Authorization", "Bearer " + await Token());
                 HttpResponseMessage res;
                 try
                 {
                     res = await http.SendAsync(req);
                 }
-                catch (HttpRequestException) when (attempt < attempts)
+                catch (HttpRequestException) when (attempt < tries)
                 {
                     await Task.Delay(Backoff(attempt, null));
                     continue;
                 }
                 int status = (int)res.StatusCode;
                 string text = await res.Content.ReadAsStringAsync();
-                if ((status == 429 || status == 503) && attempt < attempts)
+                if ((status == 429 || status == 503) && attempt < tries)
                 {
                     await Task.Delay(Backoff(attempt, res.Headers.RetryAfter != null ? res.Headers.RetryAfter.Delta : null));
                     continue;

@@ -112,6 +112,42 @@ static class ClientTests
         }
     }
 
+    static async Task EveryOtherRead()
+    {
+        var ann = As("ann");
+        string lb = Tag + "-best";
+        var walked = new List<string>();
+        string cursor = null;
+        do
+        {
+            var page = await ann.Ranks(lb, 2, cursor);
+            walked.AddRange(page.Entries.Select(e => e.PlayerId));
+            cursor = page.NextCursor;
+        } while (cursor != null);
+        Equal("bob,cid,ann,dee", string.Join(",", walked), "a walk");
+        Equal(lb, (await ann.Board(lb))["leaderboard_id"], "the board");
+        try { await ann.Results(lb); throw new Exception("no error"); }
+        catch (LeaderboardException e) { Equal(404, e.Status, "an open board's results"); }
+        string game = ("g" + Tag).Replace("-", "_");
+        await Send(HttpMethod.Post, Api + "/families", "{\"game\":\"" + game + "\",\"mode\":\"m\",\"policy\":\"BEST\",\"regions\":[\"NA\"],\"periods\":[\"ALL_TIME\"]}");
+        var history = await ann.History(game, "m", "ann");
+        if (history.Fields == null) throw new Exception("no history reply");
+        try { await ann.SetMyProfile("{\"display_name\":\"Me\"}"); throw new Exception("no error"); }
+        catch (LeaderboardException e) { Equal("profiles_server_only", e.Code, "players may not set profiles here"); }
+        string t = Tag + "-cup";
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        await Send(HttpMethod.Post, Api + "/tournaments", "{\"tournament_id\":\"" + t + "\",\"game\":\"" + game +
+            "\",\"mode\":\"race\",\"title\":\"Cup\",\"schedule\":{\"start\":" + (now - 60000) + ",\"end\":" + (now + 3600000) +
+            "},\"cohort_size\":2,\"max_players\":10}");
+        Equal(t, (await ann.Tournament(t))["tournament_id"], "the tournament");
+        await ann.Join(t);
+        var cohort = await ann.Cohort(t, "ann");
+        Equal(t, cohort["tournament_id"], "the cohort's tournament");
+        Equal(true, cohort.Fields.ContainsKey("waiting"), "the cohort's seats");
+        try { await ann.League(t, "ann"); throw new Exception("no error"); }
+        catch (LeaderboardException e) { Equal("no_league", e.Code, "a tournament without a league"); }
+    }
+
     static async Task LiveTop()
     {
         string lb = Tag + "-live";
@@ -165,6 +201,7 @@ static class ClientTests
         var tests = new List<KeyValuePair<string, Func<Task>>>
         {
             new KeyValuePair<string, Func<Task>>("a player's reads: rank, neighbours, top, entries, friends, a profile", Reads),
+            new KeyValuePair<string, Func<Task>>("every other read: a walk, a board, results, history, tournaments, leagues, one's own profile", EveryOtherRead),
             new KeyValuePair<string, Func<Task>>("scores come back exactly as the board writes them", ExactScores),
             new KeyValuePair<string, Func<Task>>("errors carry the API's status, code, field and request id", Errors),
             new KeyValuePair<string, Func<Task>>("a live top view hears 10 of 10 changes in order across a forced reconnect", LiveTop),
