@@ -60,7 +60,7 @@ async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Re
         .context("run mono ClientTests.exe (infra/test.sh builds it first)")?;
     let report = String::from_utf8_lossy(&out.stdout);
     ensure!(
-        out.status.success() && report.contains("# pass 5, fail 0"),
+        out.status.success() && report.contains("# pass 6, fail 0"),
         "the C# client's tests failed:\n{report}\n{}",
         String::from_utf8_lossy(&out.stderr)
     );

@@ -196,6 +196,47 @@ static class ClientTests
         }
     }
 
+    /// <summary>Answers each request with the next of `replies` (status, Retry-After
+    /// seconds or -1, body), counting them: the transport's rules without a server.</summary>
+    sealed class Scripted : HttpMessageHandler
+    {
+        readonly List<KeyValuePair<int, string>> replies;
+        public int Calls;
+        public Scripted(params KeyValuePair<int, string>[] replies) { this.replies = replies.ToList(); }
+
+        protected override Task<HttpResponseMessage> SendAsync(HttpRequestMessage req, CancellationToken ct)
+        {
+            var reply = replies[Math.Min(Calls, replies.Count - 1)];
+            Calls++;
+            var res = new HttpResponseMessage((System.Net.HttpStatusCode)reply.Key)
+            {
+                Content = new StringContent(reply.Value, Encoding.UTF8, "application/json"),
+            };
+            if (reply.Key == 503 || reply.Key == 429) res.Headers.RetryAfter = new System.Net.Http.Headers.RetryConditionHeaderValue(TimeSpan.Zero);
+            return Task.FromResult(res);
+        }
+    }
+
+    static async Task Retries()
+    {
+        var busy = new KeyValuePair<int, string>(503, "{\"error\":{\"code\":\"store_unavailable\",\"message\":\"x\"}}");
+        var ok = new KeyValuePair<int, string>(200, "{\"entries\":[],\"total\":0}");
+        var twice = new Scripted(busy, busy, ok);
+        var reader = new PlayerClient("http://api.invalid", () => Task.FromResult("t"), 4, new HttpClient(twice));
+        await reader.Top("b");
+        Equal(3, twice.Calls, "a read retried after two 503s");
+        var always = new Scripted(busy);
+        var bounded = new PlayerClient("http://api.invalid", () => Task.FromResult("t"), 3, new HttpClient(always));
+        try { await bounded.Top("b"); throw new Exception("no error"); }
+        catch (LeaderboardException e) { Equal("store_unavailable", e.Code, "the last answer's code"); }
+        Equal(3, always.Calls, "at most `attempts` tries");
+        var once = new Scripted(busy);
+        var joiner = new PlayerClient("http://api.invalid", () => Task.FromResult("t"), 4, new HttpClient(once));
+        try { await joiner.Join("t"); throw new Exception("no error"); }
+        catch (LeaderboardException) { }
+        Equal(1, once.Calls, "a join is sent once");
+    }
+
     static int Main()
     {
         var tests = new List<KeyValuePair<string, Func<Task>>>
@@ -204,6 +245,7 @@ static class ClientTests
             new KeyValuePair<string, Func<Task>>("every other read: a walk, a board, results, history, tournaments, leagues, one's own profile", EveryOtherRead),
             new KeyValuePair<string, Func<Task>>("scores come back exactly as the board writes them", ExactScores),
             new KeyValuePair<string, Func<Task>>("errors carry the API's status, code, field and request id", Errors),
+            new KeyValuePair<string, Func<Task>>("503s are retried after Retry-After, at most `attempts` tries; a join is sent once", Retries),
             new KeyValuePair<string, Func<Task>>("a live top view hears 10 of 10 changes in order across a forced reconnect", LiveTop),
         };
         int failed = 0, n = 0;

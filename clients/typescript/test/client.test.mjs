@@ -188,6 +188,22 @@ test("a 503 or 429 is retried after its Retry-After; a result is, a POST without
   assert.equal(bounded.seen[0].headers.authorization, "Bearer t");
 });
 
+test("a network error is retried for a result, never for a POST without a match id", async () => {
+  let calls = 0;
+  const flaky = async (req) => {
+    calls += 1;
+    if (calls === 1) throw new TypeError("fetch failed");
+    return new Response('{"score":7}', { status: 200 });
+  };
+  const srv = new ServerClient({ baseUrl: "http://api.invalid", auth: { apiKey: "k" }, fetch: flaky, retry: { baseMs: 1 } });
+  assert.equal((await srv.submitScore("b", "p", { new_score: 7, match_id: "m" })).score, "7");
+  assert.equal(calls, 2);
+
+  calls = 0;
+  await assert.rejects(srv.joinPlayer("t", "p"), (e) => e instanceof TypeError);
+  assert.equal(calls, 1, "a join is sent once: the server may have seated the player");
+});
+
 test("a game server's call is signed with SigV4 by the AWS SDK's signer", async () => {
   const ok = [200, {}, '{"score":1}'];
   const { f, seen } = scripted([ok]);
