@@ -15,12 +15,12 @@ use serde_json::json;
 
 use crate::support::{API_KEY, Browser, Stack, StackOptions, redis_url, root, serve_static};
 
-#[tokio::test]
-async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()> {
+/// Runs a client's own tests (`cmd`) against a fresh stack, its endpoints in the
+/// environment; fails with their report unless they exit 0 and the report has every
+/// line of `wants`. Prints the figures they report (`# live ...`) for --success-output.
+async fn client_tests(mut cmd: tokio::process::Command, wants: &[&str]) -> Result<()> {
     let stack = Stack::start(&redis_url()).await?;
-    let out = tokio::process::Command::new("node")
-        .args(["--test", "test/"])
-        .current_dir(root().join("clients/typescript"))
+    let out = cmd
         .env("LB_API", &stack.api)
         .env("LB_EVENTS", &stack.events)
         .env("LB_SOCIAL", &stack.social)
@@ -28,46 +28,34 @@ async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()
         .env("LB_API_KEY", API_KEY)
         .output()
         .await
-        .context("run node --test (infra/test.sh builds the client first)")?;
+        .context("run the client's tests (infra/test.sh builds the client first)")?;
     let report = String::from_utf8_lossy(&out.stdout);
-    ensure!(out.status.success(), "the client's tests failed:\n{report}");
     ensure!(
-        report.contains("# skipped 0") && report.contains("# fail 0"),
-        "not every test ran:\n{report}"
+        out.status.success() && wants.iter().all(|w| report.contains(w)),
+        "the client's tests failed or did not all run:\n{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
     );
-    // The figures the tests print (the live view's latency), for --success-output.
-    for line in report
-        .lines()
-        .filter(|l| l.trim_start().starts_with("# live"))
-    {
-        println!("{}", line.trim_start());
+    for line in report.lines().map(str::trim_start) {
+        if line.starts_with("# live") {
+            println!("{line}");
+        }
     }
     Ok(())
 }
 
 #[tokio::test]
+async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()> {
+    let mut node = tokio::process::Command::new("node");
+    node.args(["--test", "test/"])
+        .current_dir(root().join("clients/typescript"));
+    client_tests(node, &["# skipped 0", "# fail 0"]).await
+}
+
+#[tokio::test]
 async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Result<()> {
-    let stack = Stack::start(&redis_url()).await?;
-    let out = tokio::process::Command::new("mono")
-        .arg(root().join("clients/csharp/bin/ClientTests.exe"))
-        .env("LB_API", &stack.api)
-        .env("LB_EVENTS", &stack.events)
-        .env("LB_SOCIAL", &stack.social)
-        .env("LB_REALTIME", format!("{}/event/realtime", stack.realtime))
-        .env("LB_API_KEY", API_KEY)
-        .output()
-        .await
-        .context("run mono ClientTests.exe (infra/test.sh builds it first)")?;
-    let report = String::from_utf8_lossy(&out.stdout);
-    ensure!(
-        out.status.success() && report.contains("# pass 6, fail 0"),
-        "the C# client's tests failed:\n{report}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    for line in report.lines().filter(|l| l.starts_with("# live")) {
-        println!("{line}");
-    }
-    Ok(())
+    let mut mono = tokio::process::Command::new("mono");
+    mono.arg(root().join("clients/csharp/bin/ClientTests.exe"));
+    client_tests(mono, &["# pass 6, fail 0"]).await
 }
 
 /// The web game page and its bundle, served on an origin of their own.
