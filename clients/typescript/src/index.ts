@@ -5,7 +5,7 @@
 // exactly as the board writes them.
 
 import createClient from "openapi-fetch";
-import { parseExact } from "./exact.js";
+import { parseExact, type ScoreKey } from "./exact.js";
 import { follow, type LiveOptions, type LiveView, type Watch } from "./live.js";
 import type { components, operations, paths } from "./schema.js";
 
@@ -15,8 +15,6 @@ export { parseExact };
 
 /** A score as the board writes it: a decimal string, never a double (83.417 stays "83.417"). */
 export type Score = string;
-
-type ScoreKey = "score" | "previous_score" | "points_to_next" | "best" | "value";
 
 /** `T` with every score field a decimal string, as this client returns replies. */
 export type Exact<T> = T extends (infer U)[]
