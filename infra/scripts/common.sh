@@ -245,6 +245,18 @@ start_cluster() {
   return "$rc"
 }
 
+# same_version_as_api PACKAGE_JSON: a client package's version is openapi.yaml's
+# info.version (the clients follow the document), or the run fails naming both.
+same_version_as_api() {
+  local doc pkg
+  doc="$(sed -n '/^info:/,/^[a-z]/ s/^  version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$ROOT/openapi.yaml")"
+  pkg="$(node -p 'require(process.argv[1]).version' "$1")"
+  if [ "$doc" != "$pkg" ]; then
+    echo "${1#"$ROOT"/} is version $pkg, openapi.yaml's info.version $doc" >&2
+    return 1
+  fi
+}
+
 # The TypeScript client (clients/typescript): its packages, its types generated again
 # from openapi.yaml (a drift from the committed src/schema.d.ts fails the run: regenerate
 # with `npm run generate` and commit), and its build (dist/, what its tests import).
@@ -265,14 +277,7 @@ ensure_ts_client() {
     return 1
   fi
   rm -f "$fresh"
-  # The package's version is the document's (info.version).
-  local doc pkg
-  doc="$(sed -n '/^info:/,/^[a-z]/ s/^  version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$ROOT/openapi.yaml")"
-  pkg="$(node -p 'require(process.argv[1]).version' "$dir/package.json")"
-  if [ "$doc" != "$pkg" ]; then
-    echo "clients/typescript/package.json is version $pkg, openapi.yaml's info.version $doc" >&2
-    return 1
-  fi
+  same_version_as_api "$dir/package.json" || return 1
   (cd "$dir" && npm run --silent build)
 }
 
@@ -285,13 +290,8 @@ ensure_csharp_client() {
     log "installing Mono's compiler and runtime (apt; the C# client's build and tests)"
     apt_install mono-mcs mono-runtime libmono-system-net-http4.0-cil
   fi
-  local dir="$ROOT/clients/csharp" doc pkg
-  doc="$(sed -n '/^info:/,/^[a-z]/ s/^  version: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' "$ROOT/openapi.yaml")"
-  pkg="$(sed -n 's/^  "version": "\(.*\)",$/\1/p' "$dir/package.json")"
-  if [ "$doc" != "$pkg" ]; then
-    echo "clients/csharp/package.json is version $pkg, openapi.yaml's info.version $doc" >&2
-    return 1
-  fi
+  local dir="$ROOT/clients/csharp"
+  same_version_as_api "$dir/package.json" || return 1
   mkdir -p "$dir/bin"
   mcs -langversion:7.2 -warnaserror -target:library -out:"$dir/bin/Leaderboard.Client.dll" \
     -r:System.Net.Http.dll "$dir"/Runtime/*.cs
