@@ -41,10 +41,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     // The sweep (`{all: true}`, every minute) is work that must happen: its heartbeat
     // and its failures (docs/runbook.md).
     if sweep {
-        metrics::count(&[
-            ("SweepRuns", 1),
-            ("SweepRunFailures", u64::from(result.is_err())),
-        ]);
+        metrics::run("SweepRuns", "SweepRunFailures", result.is_err());
     }
     invoke::answer(over_http, result, |report| report.done)
 }

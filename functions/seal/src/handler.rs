@@ -66,9 +66,6 @@ pub async fn handle<S: ScoreStore, E: EventPublisher>(
     .await;
     // Every run's heartbeat and failure (docs/runbook.md): runs that stop, or keep
     // failing, alarm; the sweep sets `SealLagSeconds` itself.
-    metrics::count(&[
-        ("SealRuns", 1),
-        ("SealRunFailures", u64::from(result.is_err())),
-    ]);
+    metrics::run("SealRuns", "SealRunFailures", result.is_err());
     invoke::answer(over_http, result, |report| report.done)
 }

@@ -70,6 +70,12 @@ pub fn count(counts: &[(&'static str, u64)]) {
     URGENT.store(true, Ordering::Relaxed);
 }
 
+/// A run of work that must happen (the seal, the sweep): `runs` gains 1 (its heartbeat,
+/// alarmed when missing) and `failures` 1 or 0, so a failing run still beats.
+pub fn run(runs: &'static str, failures: &'static str, failed: bool) {
+    count(&[(runs, 1), (failures, u64::from(failed))]);
+}
+
 /// Adds `value` to `name` with the dimensions `labels`, written when this invocation ends.
 pub fn count_by(name: &'static str, labels: &[(&'static str, String)], value: u64) {
     let labels: Vec<metrics::Label> = labels
@@ -95,10 +101,11 @@ pub fn tally(name: &'static str, value: u64) {
 /// the last write is [`TALLY_EVERY`] old. A counter's line carries what it gained since
 /// the last write.
 pub fn flush() {
-    flush_to(std::io::stdout().lock());
+    flush_to(|| std::io::stdout().lock());
 }
 
-fn flush_to(mut out: impl std::io::Write) {
+/// [`flush`] to the writer `out` opens, opened only when something is written.
+fn flush_to<W: std::io::Write>(out: impl FnOnce() -> W) {
     let Some(collector) = COLLECTOR.get() else {
         return;
     };
@@ -110,7 +117,7 @@ fn flush_to(mut out: impl std::io::Write) {
         return;
     }
     *last = Some(now);
-    if let Err(error) = collector.flush(&mut out) {
+    if let Err(error) = collector.flush(out()) {
         tracing::warn!(%error, "metrics not written");
     }
 }
@@ -122,7 +129,7 @@ mod tests {
     /// What one flush wrote: each EMF line's values by metric name (dimensions aside).
     fn flushed() -> Vec<serde_json::Value> {
         let mut out = Vec::new();
-        flush_to(&mut out);
+        flush_to(|| &mut out);
         let text = String::from_utf8(out).unwrap_or_default();
         text.lines()
             .filter_map(|l| serde_json::from_str(l).ok())
