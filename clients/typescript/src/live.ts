@@ -57,7 +57,6 @@ export function follow(
   let closed = false;
   let socket: WebSocket | undefined;
   let failures = 0;
-  let refresh: ReturnType<typeof setInterval> | undefined;
 
   const hold = (view: LiveView) => {
     if (held && view.version <= held.version) return;
@@ -114,11 +113,11 @@ export function follow(
   };
 
   void connect();
-  refresh = setInterval(() => void reread(), 30 * 60 * 1000);
+  const refresh = setInterval(() => void reread(), 30 * 60 * 1000);
   return {
     close() {
       closed = true;
-      if (refresh) clearInterval(refresh);
+      clearInterval(refresh);
       socket?.close();
     },
     get current() {
