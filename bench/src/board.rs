@@ -149,6 +149,7 @@ pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> 
         dense_ranks: true,
         rank_index: true,
         scores: Default::default(),
+        integrity: None,
     };
     ctx.store.create_board(&board).await?;
     Ok(())

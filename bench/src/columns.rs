@@ -77,6 +77,7 @@ impl Kind {
             rank_index: true,
             decimals,
             score_format: None,
+            integrity: None,
             tiebreaks,
         }
     }

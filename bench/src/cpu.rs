@@ -147,11 +147,13 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
             last_match_id: s.last_match_id.clone(),
             previous_rank: None,
             attempt: None,
+            review: None,
         };
         let outcome = ctx
             .store
             .commit(&Commit {
                 buckets: None,
+                queue: None,
                 audit: None,
                 attempt: None,
                 at: RowAt {
@@ -161,7 +163,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
                     row: &Row::default(),
                     index_expire_at: None,
                 },
-                standing: &s,
+                standing: Some(&s),
                 receipt: KeptReceipt {
                     match_id: s.last_match_id.clone(),
                     receipt,

@@ -21,8 +21,8 @@
 //! `InitError` in [`wiring`]. `docs/architecture.md` maps every file.
 
 pub use leaderboard_rules::{
-    board, caller, cursor, decimal, error, family, ids, league, live, mapping, match_result, order,
-    profile, rolling, schedule, score, tiebreak, time, tournament, window,
+    board, caller, cursor, decimal, error, family, ids, integrity, league, live, mapping,
+    match_result, order, profile, rolling, schedule, score, tiebreak, time, tournament, window,
 };
 
 pub mod adapters;

@@ -30,6 +30,7 @@ mod profiles;
 mod projector;
 mod proxy;
 mod resilience;
+mod review;
 mod roles;
 mod rolling;
 mod schedules;

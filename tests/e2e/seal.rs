@@ -310,6 +310,7 @@ pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Boa
         dense_ranks: true,
         rank_index,
         scores: Default::default(),
+        integrity: None,
     };
     env.ctx.store.create_board(&board).await?;
     Ok(board)

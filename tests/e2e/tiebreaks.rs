@@ -122,6 +122,7 @@ async fn every_policy_ranks_ties_as_the_model_does(url: &str) {
             rank_index: true,
             decimals: None,
             score_format: None,
+            integrity: None,
             tiebreaks: Some(json!(["DESC", "ASC"])),
         };
         boards::create_board(&env.ctx.store, &env.ctx.index, create)

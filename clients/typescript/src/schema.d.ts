@@ -369,6 +369,40 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/held": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A game's results held for review, oldest first (docs/integrity.md). */
+        get: operations["listHeld"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/held/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve (applied as the board's policy would have applied it when it arrived) or reject a held result, once; audited. */
+        post: operations["decideHeld"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/mappings/{source}": {
         parameters: {
             query?: never;
@@ -1198,7 +1232,7 @@ export interface components {
             /** @description The request's id, as API Gateway logs it (`requestContext.requestId`); quote it to find the request in the logs. */
             request_id: string;
             /** @enum {string} */
-            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board";
+            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "already_decided";
             message: string;
         };
         /** @description A JSON pointer into the event (`/user/id`; `""` is the whole event). */
@@ -1365,7 +1399,7 @@ export interface components {
             /** @description The IAM principal that acted. */
             actor: string;
             /** @enum {string} */
-            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score";
+            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result";
             reason: string;
             leaderboard_id: string | null;
             game: string | null;
@@ -1661,6 +1695,12 @@ export interface components {
             previous_rank: number | null;
             /** @description True when this match_id was recorded before and this is the first answer again. */
             replayed: boolean;
+            /**
+             * @description Present when the result broke one of the board's integrity rules and is held for review (the reply is a 202); nothing changed (docs/integrity.md).
+             * @enum {string}
+             */
+            status?: "HELD";
+            rule?: components["schemas"]["IntegrityRule"];
         };
         MatchBody: {
             game: components["schemas"]["Name"];
@@ -1701,6 +1741,12 @@ export interface components {
             previous_rank: number | null;
             updated_at: components["schemas"]["Timestamp"];
             replayed: boolean;
+            /**
+             * @description Held for review on this board (docs/integrity.md).
+             * @enum {string}
+             */
+            status?: "HELD";
+            rule?: components["schemas"]["IntegrityRule"];
         } | {
             scope: string;
             period: components["schemas"]["PeriodName"];
@@ -1710,6 +1756,59 @@ export interface components {
                 code: string;
                 message: string;
             };
+        };
+        /**
+         * @description The integrity rule a held result broke (docs/integrity.md).
+         * @enum {string}
+         */
+        IntegrityRule: "score_range" | "min_duration" | "rate" | "max_gain" | "past_top";
+        /**
+         * @description Rules that hold a suspicious result for review instead of applying it
+         *     (docs/integrity.md); scores as the board writes them. A family's are copied to each
+         *     board when its first result creates it. Part of the settings (another value is a 409).
+         */
+        Integrity: {
+            min_score?: components["schemas"]["ScoreInput"];
+            max_score?: components["schemas"]["ScoreInput"];
+            /** @description BEST, MIN, LATEST: the most one result may move the standing; SUM: the most one result may add. Above 0. */
+            max_gain?: components["schemas"]["ScoreInput"];
+            max_results_per_minute?: number;
+            /** @description A result whose standing would pass the board's current top by more than this factor (at most 2 decimal places; a top at or below 0 is judged by the margin only). */
+            max_top_factor?: number;
+            /** @description ... or by more than this margin. Above 0. */
+            max_top_margin?: components["schemas"]["ScoreInput"];
+            /** @description A result whose metadata's `duration_ms` is below this many seconds is held. */
+            min_duration_seconds?: number;
+            /** @description Kept with the rules; not acted on yet (docs/integrity.md). */
+            ban_after_rejections?: number;
+        };
+        HeldResult: {
+            /** @description The held result's id: what `POST /admin/held/{id}` takes. */
+            id: string;
+            /** @description Empty for a standalone board. */
+            game: string;
+            leaderboard_id: components["schemas"]["Id"];
+            player_id: components["schemas"]["Id"];
+            match_id: components["schemas"]["Id"];
+            score: components["schemas"]["Score"];
+            subscores?: components["schemas"]["Subscores"];
+            event_ts?: components["schemas"]["Timestamp"];
+            held_at: components["schemas"]["Timestamp"];
+            rule: components["schemas"]["IntegrityRule"];
+            /** @description The figure the result showed (a score as the board writes it; a count for `rate`; ms for `min_duration`). */
+            value: unknown;
+            /** @description The rule's limit it passed, in the same units. */
+            limit: unknown;
+            standing: components["schemas"]["NullableScore"];
+            metadata?: components["schemas"]["Metadata"];
+            /** @description The player's latest results on the board, newest first. */
+            recent: {
+                match_id: components["schemas"]["Id"];
+                score: components["schemas"]["Score"];
+                update_applied: boolean;
+                /** @enum {string} */
+                review?: "HELD" | "REJECTED";
+            }[];
         };
         /**
          * @description Whether the board keeps what `rank_mode=dense` counts (its distinct scores), fixed
@@ -1767,6 +1866,7 @@ export interface components {
             sealed_at?: components["schemas"]["Timestamp"];
             /** @description A rolling schedule's board (docs/schedules.md) counts the results of this many last seconds; it never closes. */
             rolling_seconds?: number;
+            integrity?: components["schemas"]["Integrity"];
         };
         Family: {
             game: string;
@@ -1780,6 +1880,7 @@ export interface components {
             regions: string[];
             periods: components["schemas"]["Period"][];
             schedules?: components["schemas"]["ScheduleView"][];
+            integrity?: components["schemas"]["Integrity"];
             closing_lead_seconds: number;
             season?: {
                 id: string;
@@ -1995,6 +2096,15 @@ export interface operations {
                     "application/json": components["schemas"]["IngestReply"];
                 };
             };
+            /** @description Held for review by an integrity rule (`status` HELD, `rule`); nothing changed, and a retry answers the same (docs/integrity.md). */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IngestReply"];
+                };
+            };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2020,6 +2130,15 @@ export interface operations {
         responses: {
             /** @description One outcome per board of the family. */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MatchReply"];
+                };
+            };
+            /** @description Held for review on at least one board (its outcome has `status` HELD); the others as for a 200. */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2354,6 +2473,7 @@ export interface operations {
                     decimals?: components["schemas"]["Decimals"];
                     score_format?: components["schemas"]["ScoreFormat"];
                     tiebreaks?: components["schemas"]["Tiebreaks"];
+                    integrity?: components["schemas"]["Integrity"];
                 };
             };
         };
@@ -2462,6 +2582,7 @@ export interface operations {
                     decimals?: components["schemas"]["Decimals"];
                     score_format?: components["schemas"]["ScoreFormat"];
                     tiebreaks?: components["schemas"]["Tiebreaks"];
+                    integrity?: components["schemas"]["Integrity"];
                 } | unknown | {
                     periods?: unknown;
                 };
@@ -2833,6 +2954,90 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listHeld: {
+        parameters: {
+            query?: {
+                /** @description The game; absent for standalone boards. */
+                game?: components["schemas"]["Name"];
+                board?: components["schemas"]["Id"];
+                player?: components["schemas"]["Id"];
+                /** @description Held results read for the page (a filtered page may hold fewer). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the queue. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        held: components["schemas"]["HeldResult"][];
+                        next_cursor: string | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    decideHeld: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    decision: "approve" | "reject";
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The decision, or (`replayed`) the same decision made before. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        /** @enum {string} */
+                        decision: "APPROVED" | "REJECTED";
+                        leaderboard_id: components["schemas"]["Id"];
+                        player_id: components["schemas"]["Id"];
+                        match_id: components["schemas"]["Id"];
+                        update_applied: boolean;
+                        score: components["schemas"]["NullableScore"];
+                        replayed: boolean;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["Unavailable"];
         };
     };

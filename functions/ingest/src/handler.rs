@@ -19,24 +19,28 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     http::routed(&event, async |req, route| match route {
+        // A result held for review (on any of its boards) answers 202 (docs/integrity.md).
         "POST /scores" => {
-            http::reply(200, async {
-                Box::pin(scores::submit_match(
-                    ctx,
-                    MatchResult::new(http::json_body(req)?)?,
-                ))
-                .await
-            })
-            .await
+            let done = async {
+                let m = MatchResult::new(http::json_body(req)?)?;
+                Box::pin(scores::submit_match(ctx, m)).await
+            };
+            match done.await {
+                Ok(reply) => http::json(if reply.held() { 202 } else { 200 }, &reply),
+                Err(e) => http::respond::<()>(200, Err(e)),
+            }
         }
         "POST /leaderboards/{lb}/players/{p}/score" => {
-            http::reply(200, async {
+            let done = async {
                 let (lb, player) = http::board_player(req)?;
                 let actor = Operator(http::operator(req));
                 let cmd = SubmitScore::new(lb, player, http::json_body(req)?, &actor)?;
                 Box::pin(ingest::submit_score(ctx, cmd)).await
-            })
-            .await
+            };
+            match done.await {
+                Ok(reply) => http::json(if reply.held.is_some() { 202 } else { 200 }, &reply),
+                Err(e) => http::respond::<()>(200, Err(e)),
+            }
         }
         _ => http::unknown_route(req),
     })

@@ -1,6 +1,7 @@
 //! Moderation, server-only: `DELETE /leaderboards/{lb}/players/{p}` (remove an entry),
 //! `PUT` / `DELETE /games/{game}/bans/{p}` (ban, lift a ban), `DELETE /players/{p}`
-//! (erase a player); the audit trail they leave is read from the admin function. Each
+//! (erase a player); `GET /admin/held` and `POST /admin/held/{id}` (the review queue of
+//! held results: list, approve or reject; docs/integrity.md); the audit trail they leave is read from the admin function. Each
 //! body carries the `reason`; the actor is the IAM principal the gateway verified. Sweeps
 //! over many boards answer 200 when complete, 202 with a `cursor` to call again with
 //! otherwise: signed, and bound to its sweep (its game and player), so no cursor the
@@ -10,14 +11,16 @@ use std::time::Duration;
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::cursor::CursorSigner;
+use leaderboard::error::DomainError;
 use leaderboard::http::{self, Request, Response};
-use leaderboard::ids::LeaderboardId;
+use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::invoke::work_until;
 use leaderboard::service::Context;
 use leaderboard::service::ServiceError;
-use leaderboard::service::moderation::{self, Operator, Reason, Sweep};
-use leaderboard::store::{RankIndex, ScoreStore};
-use serde::Serialize;
+use leaderboard::service::integrity::{self, Decision};
+use leaderboard::service::moderation::{self, Operator, Reason, ReasonBody, Sweep};
+use leaderboard::store::{HeldFilter, RankIndex, ScoreStore};
+use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
 mod tests;
@@ -50,6 +53,34 @@ fn swept<T: Serialize>(
     }
 }
 
+/// Body of `POST /admin/held/{id}`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DecisionBody {
+    decision: Option<String>,
+    reason: Option<serde_json::Value>,
+}
+
+/// `GET /admin/held`'s parameters: the game (absent: standalone boards), a board and a
+/// player to filter by, the cursor and the page size (1 to 100, default 25).
+fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), ServiceError> {
+    let game = http::query(req, "game").unwrap_or("").to_owned();
+    let filter = HeldFilter {
+        board: http::query(req, "board")
+            .map(LeaderboardId::parse)
+            .transpose()?,
+        player: http::query(req, "player")
+            .map(PlayerId::parse)
+            .transpose()?,
+    };
+    let limit = match http::query(req, "limit").map(str::parse::<u32>) {
+        None => 25,
+        Some(Ok(n)) if (1..=100).contains(&n) => n,
+        Some(_) => return Err(DomainError::invalid("limit", "must be from 1 to 100").into()),
+    };
+    Ok((game, filter, http::query(req, "cursor"), limit))
+}
+
 pub async fn handle<S: ScoreStore, I: RankIndex>(
     deps: &Deps<S, I>,
     event: LambdaEvent<Request>,
@@ -70,6 +101,32 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let ban_scope = || format!("sweep:ban:{}:{}", game(), raw_player());
     let erase_scope = || format!("sweep:erase:{}", raw_player());
     http::routed(&event, async |req, route| match route {
+        "GET /admin/held" => {
+            http::reply(200, async {
+                let (game, filter, cursor, limit) = held_query(req)?;
+                integrity::list(ctx, &game, &filter, cursor, limit).await
+            })
+            .await
+        }
+        "POST /admin/held/{id}" => {
+            http::reply(200, async {
+                let id = req.path_parameters.get("id").map_or("", String::as_str);
+                let body: DecisionBody = http::json_body(req)?;
+                let decision = match body.decision.as_deref() {
+                    Some("approve") => Decision::Approve,
+                    Some("reject") => Decision::Reject,
+                    _ => {
+                        let why = "must be \"approve\" or \"reject\"";
+                        return Err(DomainError::invalid("decision", why).into());
+                    }
+                };
+                let reason = Reason::parse(ReasonBody {
+                    reason: body.reason,
+                })?;
+                integrity::decide(ctx, &op, id, decision, reason).await
+            })
+            .await
+        }
         "DELETE /leaderboards/{lb}/players/{p}" => {
             http::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
+use crate::integrity::Integrity;
 use crate::order::{Direction, RankKey, RankMode};
 use crate::profile::Metadata;
 use crate::score::Score;
@@ -90,6 +91,10 @@ pub struct Board {
     /// at creation; boards stored before it existed keep integers.
     #[serde(default, skip_serializing_if = "ScoreFormat::is_integer")]
     pub scores: ScoreFormat,
+    /// The rules that hold a suspicious result for review (docs/integrity.md); a family
+    /// board's are its family's when the board was created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<Integrity>,
 }
 
 /// A board or family stored before `dense_ranks` (or `rank_index`) existed kept dense

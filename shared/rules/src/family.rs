@@ -46,6 +46,9 @@ pub struct Family {
     /// ms (families stored before the setting: the default).
     #[serde(default = "default_closing_lead_ms")]
     pub closing_lead_ms: i64,
+    /// Its boards' integrity rules (docs/integrity.md), copied to each when created.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<crate::integrity::Integrity>,
 }
 
 /// The default lead of `window.closing`: 15 minutes.
@@ -229,6 +232,7 @@ mod tests {
             dense_ranks: true,
             rank_index_periods: None,
             scores: Default::default(),
+            integrity: None,
         }
     }
 

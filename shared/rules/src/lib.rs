@@ -30,6 +30,7 @@ pub mod decimal;
 pub mod error;
 pub mod family;
 pub mod ids;
+pub mod integrity;
 pub mod league;
 pub mod live;
 pub mod mapping;

@@ -327,6 +327,8 @@ impl Tournament {
             tournament: Some(self.tournament_id.clone()),
             // A tournament's scores are integers (docs/decimals.md).
             scores: ScoreFormat::default(),
+            // A tournament's results are judged by its attempts, not held (docs/integrity.md).
+            integrity: None,
         }
     }
 

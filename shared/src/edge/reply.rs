@@ -40,7 +40,8 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "mapping_not_found"
         | "tournament_not_found"
         | "no_cohorts"
-        | "no_league" => 404,
+        | "no_league"
+        | "held_not_found" => 404,
         "window_closed"
         | "family_conflict"
         | "invalid_transition"
@@ -57,7 +58,9 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "banned_from_tournament"
         | "not_joined"
         | "attempts_exhausted"
-        | "tournament_board" => 409,
+        | "tournament_board"
+        | "already_decided"
+        | "result_rejected" => 409,
         "window_expired" => 410,
         "payload_too_large" => 413,
         "score_out_of_range"

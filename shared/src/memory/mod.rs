@@ -9,6 +9,7 @@
 
 mod board;
 mod dead_letters;
+mod held;
 mod index;
 mod live;
 mod mappings;
@@ -143,6 +144,7 @@ pub async fn seed(
         rank_index: true,
         decimals: None,
         score_format: None,
+        integrity: None,
         tiebreaks: None,
     };
     boards::create_board(&ctx.store, &ctx.index, create)

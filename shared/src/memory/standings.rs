@@ -172,6 +172,9 @@ impl StandingStore for MemoryStore {
             if !t.unchanged(&key, c.at.row) {
                 return CommitOutcome::StandingChanged;
             }
+            if !t.queue_ready(c.queue) {
+                return CommitOutcome::StandingChanged;
+            }
             if let Some(a) = c.attempt {
                 let member = (t.members).get_mut(&(a.occurrence.clone(), c.at.player.to_string()));
                 match member {
@@ -188,8 +191,16 @@ impl StandingStore for MemoryStore {
             if let Some(audit) = c.audit {
                 t.audit.insert(audit.id.clone(), audit.clone());
             }
+            t.apply_queue(c.queue);
+            let Some(standing) = c.standing else {
+                // A held result's row without a standing: a tombstone at the row's version.
+                let version = c.at.row.version.unwrap_or(0);
+                t.removed
+                    .insert(key, (version, c.at.direction, c.at.index_expire_at));
+                return CommitOutcome::Committed;
+            };
             let stored = Stored {
-                standing: c.standing.clone(),
+                standing: standing.clone(),
                 direction: c.at.direction,
                 expire_at: c.at.index_expire_at,
                 buckets: c.buckets.map_or_else(Vec::new, |b| b.buckets.to_vec()),

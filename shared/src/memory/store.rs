@@ -96,6 +96,8 @@ pub(super) struct Tables {
     pub(super) seats: BTreeMap<(LeaderboardId, u64), String>,
     /// History rows by (player, board).
     pub(super) history: BTreeMap<(String, LeaderboardId), crate::store::HistoryRow>,
+    /// The review queue by (game, queue key).
+    pub(super) held: BTreeMap<(String, String), crate::store::HeldResult>,
     /// The stream: every standing written, oldest first; record `i` has sequence number
     /// `i + 1`.
     pub stream: Vec<IndexEntry>,

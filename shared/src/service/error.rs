@@ -53,6 +53,16 @@ pub enum ServiceError {
     /// The same idempotency key came back with a different score.
     #[error("match {0} was already recorded for this player with a different score")]
     IdempotencyConflict(MatchId),
+    /// A held result an operator rejected: it never counts (docs/integrity.md).
+    #[error("match {0} was held for review and rejected")]
+    ResultRejected(MatchId),
+    /// No held result with this id is waiting (decided already the other way, or
+    /// never held).
+    #[error("no held result {0} is waiting for review")]
+    HeldNotFound(String),
+    /// The held result was already decided the other way.
+    #[error("held result {id} was already {decided}")]
+    AlreadyDecided { id: String, decided: &'static str },
     /// Optimistic concurrency gave up after its retry budget; nothing was written.
     #[error("too many concurrent writes for this player, retry shortly")]
     Contention,
@@ -233,6 +243,9 @@ impl ServiceError {
             Self::BoardNotActive { .. } => "board_not_active",
             Self::IdempotencyConflict(_) => "idempotency_conflict",
             Self::Contention => "contention",
+            Self::ResultRejected(_) => "result_rejected",
+            Self::HeldNotFound(_) => "held_not_found",
+            Self::AlreadyDecided { .. } => "already_decided",
             Self::PlayerBanned { .. } => "player_banned",
             Self::NotBanned { .. } => "not_banned",
             Self::NotSealed(_) => "not_sealed",

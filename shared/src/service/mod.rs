@@ -18,6 +18,7 @@ pub mod cache_plane;
 mod error;
 pub mod hot;
 pub mod ingest;
+pub mod integrity;
 pub mod live;
 pub mod mappings;
 pub mod metrics;

@@ -15,7 +15,7 @@ use tracing::instrument;
 
 use super::boards::{family_board, init_index};
 use super::ingest::{
-    IngestReply, Prepared, SubmitScore, check_ban, check_event_ts, prepare, write,
+    HeldNote, IngestReply, Prepared, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
 use super::{Context, tournaments};
 use crate::board::Board;
@@ -54,6 +54,9 @@ pub enum Outcome {
         previous_rank: Option<u64>,
         updated_at: String,
         replayed: bool,
+        /// Held for review on this board: `status: HELD` and the rule (docs/integrity.md).
+        #[serde(flatten, skip_serializing_if = "Option::is_none")]
+        held: Option<HeldNote>,
     },
     Refused {
         refused: Refusal,
@@ -94,6 +97,7 @@ fn accepted(r: IngestReply) -> Outcome {
         previous_rank: r.previous_rank,
         updated_at: r.updated_at,
         replayed: r.replayed,
+        held: r.held,
     }
 }
 
@@ -161,6 +165,13 @@ pub async fn submit_match<S: IngestStore, I: RankIndex>(
         results,
         tournaments,
     })
+}
+
+impl MatchReply {
+    /// Whether any board held the result for review (the reply is then a 202).
+    pub fn held(&self) -> bool {
+        (self.results.iter()).any(|r| matches!(r.outcome, Outcome::Accepted { held: Some(_), .. }))
+    }
 }
 
 /// The match result on every window of `family`.

@@ -14,6 +14,7 @@ mod cache_plane;
 mod dead_letter;
 mod error;
 mod friends;
+mod held;
 mod index_entry;
 mod live;
 mod mapping;
@@ -35,6 +36,7 @@ pub use cache_plane::{
 pub use dead_letter::{DeadLetter, DeadLetterCount, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use friends::FriendsSource;
+pub use held::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange};
 pub use index_entry::{EntryKind, IndexEntry};
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
@@ -47,7 +49,9 @@ pub use rank_index::{
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
-pub use row::{AttemptCount, Buckets, Commit, CommitOutcome, Receipt, Removal, Roll, Row, RowAt};
+pub use row::{
+    AttemptCount, Buckets, Commit, CommitOutcome, Receipt, Removal, Review, Roll, Row, RowAt,
+};
 pub use score_store::{
     BoardPage, BoardStore, Checkpoint, Consistency, Count, FamilyPage, IngestStore, RankSketch,
     RankedReads, ReadStore, RebuildStore, ScoreStore, SketchStore, StandingStore,

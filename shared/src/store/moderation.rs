@@ -37,6 +37,10 @@ pub enum AuditAction {
     CreateTournament,
     /// A standing corrected by a result with `op: set`, audited in the same write.
     SetScore,
+    /// A held result approved (applied as at its arrival) or rejected, audited in the
+    /// same write as its row (docs/integrity.md).
+    ApproveResult,
+    RejectResult,
 }
 
 /// One operator action, as the audit trail keeps it.

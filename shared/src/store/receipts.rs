@@ -104,6 +104,7 @@ mod tests {
                 last_match_id: MatchId::parse(m).unwrap(),
                 previous_rank: None,
                 attempt: None,
+                review: None,
             },
             expires_at,
         }

@@ -3,9 +3,10 @@
 //! board's roll, a removal's tombstone, and what a conditional write came to.
 
 use super::receipts::KeptReceipt;
-use super::{AuditRecord, IndexEntry};
+use super::{AuditRecord, IndexEntry, QueueChange};
 use crate::board::Standing;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::integrity::Rule;
 use crate::order::Direction;
 use crate::rolling::Bucket;
 use crate::score::Score;
@@ -38,6 +39,36 @@ pub struct Receipt {
     /// A tournament result's attempt: the player's count of results in the occurrence
     /// as this result's write left it, which a retry answers again.
     pub attempt: Option<u32>,
+    /// A result held by an integrity rule (or rejected since): it touched no standing
+    /// (docs/integrity.md).
+    pub review: Option<Review>,
+}
+
+/// Where a held result's review stands, as its receipt keeps it. An approved result's
+/// receipt is an ordinary one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Review {
+    /// Held by this rule, waiting in the review queue.
+    Held(Rule),
+    /// Rejected by an operator: it never counts.
+    Rejected,
+}
+
+impl Review {
+    /// The code kept in the row: the rule's, or `rejected`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Self::Held(rule) => rule.code(),
+            Self::Rejected => "rejected",
+        }
+    }
+
+    pub fn parse(code: &str) -> Option<Self> {
+        match code {
+            "rejected" => Some(Self::Rejected),
+            other => Rule::parse(other).map(Self::Held),
+        }
+    }
 }
 
 /// The row a write is of: whose, on which board in which order, the row as read (every
@@ -59,8 +90,10 @@ pub struct RowAt<'a> {
 pub struct Commit<'a> {
     pub at: RowAt<'a>,
     /// The standing the row holds after the write: the new one if the fold applied,
-    /// the current one if it did not (`receipt.receipt.update_applied` says which).
-    pub standing: &'a Standing,
+    /// the current one if it did not (`receipt.receipt.update_applied` says which);
+    /// `None` for a row without one that keeps a held result's receipt (written as a
+    /// tombstone at the row's version, so the index changes nothing).
+    pub standing: Option<&'a Standing>,
     /// This submission's receipt.
     pub receipt: KeptReceipt,
     /// Whether the board keeps its rank order in DynamoDB (`Board::rank_index`): the
@@ -74,6 +107,9 @@ pub struct Commit<'a> {
     pub audit: Option<&'a AuditRecord>,
     /// On a rolling board: the row's buckets after this result.
     pub buckets: Option<Buckets<'a>>,
+    /// A held result joining the review queue, or leaving it decided, with the row or
+    /// not at all.
+    pub queue: Option<QueueChange<'a>>,
 }
 
 /// A rolling board's part of a row (docs/schedules.md): the live buckets of the

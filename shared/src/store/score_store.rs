@@ -4,7 +4,9 @@
 use std::future::Future;
 
 use super::row::{Commit, CommitOutcome, Receipt, Removal, Roll, Row};
-use super::{IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore, TournamentStore};
+use super::{
+    HeldStore, IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore, TournamentStore,
+};
 use crate::board::{Board, BoardStatus, Standing};
 use crate::family::Family;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
@@ -296,6 +298,7 @@ pub trait ScoreStore:
     + MappingStore
     + ProfileStore
     + TournamentStore
+    + HeldStore
 {
 }
 
@@ -310,6 +313,7 @@ impl<T> ScoreStore for T where
         + MappingStore
         + ProfileStore
         + TournamentStore
+        + HeldStore
 {
 }
 
@@ -325,9 +329,15 @@ impl<T> ReadStore for T where
 
 /// What recording a result uses: the board, the player's row, the bans and the
 /// tournament's membership and attempts.
-pub trait IngestStore: BoardStore + StandingStore + ModerationStore + TournamentStore {}
+pub trait IngestStore:
+    BoardStore + StandingStore + ModerationStore + TournamentStore + HeldStore
+{
+}
 
-impl<T> IngestStore for T where T: BoardStore + StandingStore + ModerationStore + TournamentStore {}
+impl<T> IngestStore for T where
+    T: BoardStore + StandingStore + ModerationStore + TournamentStore + HeldStore
+{
+}
 
 /// A count that may have stopped at its cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -48,6 +48,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
         dense_ranks: true,
         rank_index: true,
         scores: Default::default(),
+        integrity: None,
     };
     ctx.store.create_board(&board).await.unwrap();
     board

@@ -87,6 +87,7 @@ impl TestEnv {
             dense_ranks,
             rank_index: true,
             scores: Default::default(),
+            integrity: None,
         };
         let existing = self
             .ctx

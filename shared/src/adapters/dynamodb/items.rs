@@ -10,7 +10,9 @@ use crate::order::{Direction, RankKey};
 use crate::profile::Metadata;
 use crate::rolling::Bucket;
 use crate::score::Score;
-use crate::store::{Buckets, EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Row};
+use crate::store::{
+    Buckets, EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Review, Row, RowAt,
+};
 
 /// A `by_expiry` sort key: ms, 13 digits, so keys sort as times.
 pub(super) fn expiry_key(ms: i64) -> String {
@@ -127,6 +129,9 @@ pub struct InlineReceipt {
     /// A tournament result's count of attempts as its write left it.
     #[serde(rename = "n", default, skip_serializing_if = "Option::is_none")]
     attempt: Option<u32>,
+    /// A held result's review ([`Review::code`]).
+    #[serde(rename = "h", default, skip_serializing_if = "Option::is_none")]
+    review: Option<String>,
     #[serde(rename = "e")]
     expires_at: i64,
 }
@@ -148,6 +153,7 @@ impl InlineReceipt {
             metadata_digest: r.metadata_digest.clone(),
             set: r.set,
             attempt: r.attempt,
+            review: r.review.map(|r| r.code().to_owned()),
             expires_at: k.expires_at,
         }
     }
@@ -167,6 +173,7 @@ impl InlineReceipt {
                 metadata_digest: self.metadata_digest,
                 set: self.set,
                 attempt: self.attempt,
+                review: self.review.as_deref().and_then(Review::parse),
             },
             match_id: self.match_id,
             expires_at: self.expires_at,
@@ -291,6 +298,24 @@ impl RemovedItem {
             kept: KeptItems::written(r.at.row, &r.at.row.receipts, r.at.row.archived_until),
         }
     }
+
+    /// The row of a player without a standing that keeps a held result's receipt: a
+    /// tombstone at the row's version (0 for a new row), which takes nobody off the
+    /// index that was not already off it.
+    pub(super) fn keeping(at: &RowAt<'_>, kept: KeptItems, now_s: i64) -> Self {
+        Self {
+            pk: standing_partition(at.board, at.player),
+            sk: at.player.to_string(),
+            kind: Self::KIND.into(),
+            leaderboard_id: at.board.clone(),
+            player_id: at.player.clone(),
+            direction: at.direction,
+            version: at.row.version.unwrap_or(0),
+            removed_at: now_s * 1000,
+            index_expire_at: at.index_expire_at,
+            kept,
+        }
+    }
 }
 
 /// A player's row on a board as stored: their standing or the tombstone of a removed one.
@@ -391,6 +416,8 @@ pub(super) struct ReceiptItem {
     set: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     attempt: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    review: Option<String>,
     expires_at: i64,
 }
 
@@ -415,6 +442,7 @@ impl ReceiptItem {
             metadata_digest: r.metadata_digest.clone(),
             set: r.set,
             attempt: r.attempt,
+            review: r.review.map(|r| r.code().to_owned()),
             expires_at: k.expires_at,
         }
     }
@@ -434,6 +462,7 @@ impl ReceiptItem {
             metadata_digest: self.metadata_digest,
             set: self.set,
             attempt: self.attempt,
+            review: self.review.as_deref().and_then(Review::parse),
         }
     }
 }

@@ -39,6 +39,7 @@
 
 mod boards;
 mod changes;
+mod held;
 mod items;
 mod keys;
 mod mappings;

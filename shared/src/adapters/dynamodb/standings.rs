@@ -83,6 +83,11 @@ impl DynamoScoreStore {
             let audit = serde_dynamo::to_item(AuditItem::of(audit))?;
             items.push(self.put(audit, "attribute_not_exists(pk)", Item::new())?);
         }
+        let mut queued_at = None;
+        if let Some(change) = c.queue {
+            items.push(super::held::queue_write(self, change)?);
+            queued_at = Some(items.len() - 1);
+        }
         let res = (self.client.transact_write_items())
             .set_transact_items(Some(items))
             .send()
@@ -91,7 +96,12 @@ impl DynamoScoreStore {
             Ok(_) => Ok(CommitOutcome::Committed),
             Err(e) => match cancellation(&e) {
                 // The row moved, or another transaction held one of the items: read again.
-                Some(reasons) if failed(&reasons, 0) || conflicted(&reasons) => {
+                // The queue item is not as read (another decision took it): read again too.
+                Some(reasons)
+                    if failed(&reasons, 0)
+                        || conflicted(&reasons)
+                        || queued_at.is_some_and(|at| failed(&reasons, at)) =>
+                {
                     Ok(CommitOutcome::StandingChanged)
                 }
                 Some(reasons) if counted_at.is_some_and(|at| failed(&reasons, at)) => {
@@ -274,21 +284,27 @@ impl StandingStore for DynamoScoreStore {
             let item = ReceiptItem::of(c.at.board, c.at.player, k);
             self.put_plain(item, "PutItem(receipt)").await?;
         }
-        let mut item = StandingItem::new(
-            c.at.board,
-            c.at.player,
-            c.at.direction,
-            c.standing,
-            c.at.index_expire_at,
-        );
-        item.kept = KeptItems::written(c.at.row, &kept.inline, kept.archived_until);
-        let mut item = item.with_buckets(c.buckets);
-        if !c.ranked {
-            item.rk = None;
-        }
-        let item = serde_dynamo::to_item(item)?;
-        match (c.attempt, c.audit) {
-            (None, None) => self.put_row(item, c.at.row, "PutItem(standing)").await,
+        let kept_items = KeptItems::written(c.at.row, &kept.inline, kept.archived_until);
+        let item = match c.standing {
+            Some(standing) => {
+                let mut item = StandingItem::new(
+                    c.at.board,
+                    c.at.player,
+                    c.at.direction,
+                    standing,
+                    c.at.index_expire_at,
+                );
+                item.kept = kept_items;
+                let mut item = item.with_buckets(c.buckets);
+                if !c.ranked {
+                    item.rk = None;
+                }
+                serde_dynamo::to_item(item)?
+            }
+            None => serde_dynamo::to_item(RemovedItem::keeping(&c.at, kept_items, c.now_s))?,
+        };
+        match (c.attempt, c.audit, c.queue) {
+            (None, None, None) => self.put_row(item, c.at.row, "PutItem(standing)").await,
             _ => self.commit_together(item, c).await,
         }
     }

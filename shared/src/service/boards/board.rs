@@ -7,6 +7,7 @@ use super::Created;
 use crate::board::{Board, BoardStatus, Policy, dense_unless_asked};
 use crate::decimal::{ScoreFormat, Style};
 use crate::ids::LeaderboardId;
+use crate::integrity::{Integrity, IntegrityBody};
 use crate::service::ServiceError;
 use crate::service::moderation::{Operator, audit};
 use crate::store::{BoardStore, ModerationStore, RankIndex};
@@ -36,6 +37,8 @@ pub struct CreateBoard {
     /// Tie-break columns after the score, each `ASC` or `DESC` (at most 3;
     /// docs/tiebreaks.md).
     pub tiebreaks: Option<serde_json::Value>,
+    /// The rules that hold a suspicious result for review (docs/integrity.md).
+    pub integrity: Option<serde_json::Value>,
 }
 
 fn ranked_unless_asked() -> bool {
@@ -79,12 +82,16 @@ pub struct BoardView {
     /// A rolling schedule's board: how far back its results count (docs/schedules.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rolling_seconds: Option<i64>,
+    /// Its integrity rules, as the body that set them writes them (docs/integrity.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<serde_json::Value>,
 }
 
 impl BoardView {
     pub fn at(b: Board, now: i64) -> Self {
         let status = b.effective_status(now);
         let closes_at = b.closes_at().map(rfc3339_ms);
+        let integrity = b.integrity.as_ref().map(|i| i.view(b.scores));
         let w = b.window;
         Self {
             leaderboard_id: b.leaderboard_id,
@@ -106,6 +113,7 @@ impl BoardView {
             closes_at,
             sealed_at: b.sealed_at.map(rfc3339_ms),
             rolling_seconds: w.as_ref().and_then(|w| w.rolling_ms).map(|ms| ms / 1000),
+            integrity,
         }
     }
 }
@@ -125,8 +133,10 @@ pub async fn create_board<S: BoardStore, I: RankIndex>(
         return Err(crate::error::DomainError::invalid("leaderboard_id", why).into());
     }
     let scores = ScoreFormat::asked(req.decimals, req.score_format, req.tiebreaks.as_ref())?;
+    let integrity = asked_integrity(req.integrity, scores)?;
     let now = now_ms();
     let board = Board {
+        integrity,
         scores,
         tournament: None,
         leaderboard_id: req.leaderboard_id,
@@ -148,12 +158,25 @@ pub async fn create_board<S: BoardStore, I: RankIndex>(
                 && existing.dense_ranks == board.dense_ranks
                 && existing.rank_index == board.rank_index
                 && existing.scores == board.scores
+                && existing.integrity == board.integrity
                 && existing.window.is_none() =>
         {
             Ok(Created::Existing(BoardView::at(existing, now)))
         }
         Some(existing) => Err(ServiceError::BoardConflict(existing.leaderboard_id)),
     }
+}
+
+/// The integrity rules a body asks for (`None`: none, or an empty object).
+pub(crate) fn asked_integrity(
+    body: Option<serde_json::Value>,
+    scores: ScoreFormat,
+) -> Result<Option<Integrity>, crate::error::DomainError> {
+    let Some(body) = body else {
+        return Ok(None);
+    };
+    let rules = IntegrityBody::read(body)?.validate(scores.decimals)?;
+    Ok((!rules.is_empty()).then_some(rules))
 }
 
 /// Marks a board this call created as completely indexed (keeping its distinct scores

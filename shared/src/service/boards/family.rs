@@ -53,6 +53,9 @@ pub struct CreateFamily {
     /// How long before a window's end `leaderboard.window.closing` goes out (default
     /// 900: 15 minutes; a minute to a week).
     pub closing_lead_seconds: Option<i64>,
+    /// The rules that hold a suspicious result for review, on each of its boards
+    /// (docs/integrity.md).
+    pub integrity: Option<serde_json::Value>,
 }
 
 /// The periods that keep a rank order in DynamoDB unless the family says: all but
@@ -99,6 +102,8 @@ pub struct FamilyView {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub schedules: Vec<serde_json::Value>,
     pub closing_lead_seconds: i64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub integrity: Option<serde_json::Value>,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -128,6 +133,7 @@ impl FamilyView {
             .clone()
             .unwrap_or_else(|| f.periods.clone());
         Self {
+            integrity: f.integrity.as_ref().map(|i| i.view(f.scores)),
             season: f.season.as_ref().map(|s| SeasonView {
                 id: s.id.clone(),
                 start: rfc3339_ms(s.start),
@@ -176,6 +182,7 @@ impl CreateFamily {
             tiebreaks: None,
             schedules: None,
             closing_lead_seconds: None,
+            integrity: None,
         }
     }
 
@@ -198,7 +205,9 @@ impl CreateFamily {
                 .chain(own)
                 .collect()
         });
+        let scores = ScoreFormat::asked(self.decimals, self.score_format, self.tiebreaks.as_ref())?;
         Family {
+            integrity: super::board::asked_integrity(self.integrity, scores)?,
             game: self.game,
             mode: self.mode,
             policy: self.policy,
@@ -208,7 +217,7 @@ impl CreateFamily {
             grace_ms: self.grace_seconds.saturating_mul(1000),
             dense_ranks: self.dense_ranks,
             rank_index_periods: Some(rank_index_periods),
-            scores: ScoreFormat::asked(self.decimals, self.score_format, self.tiebreaks.as_ref())?,
+            scores,
             schedules,
             closing_lead_ms: (self.closing_lead_seconds)
                 .map_or(default_closing_lead_ms(), |s| s.saturating_mul(1000)),
@@ -281,5 +290,6 @@ pub fn family_board(
         dense_ranks: family.dense_ranks,
         rank_index,
         scores: family.scores,
+        integrity: family.integrity.clone(),
     }
 }

@@ -38,10 +38,10 @@ use crate::store::{
 };
 use crate::time::rfc3339_ms;
 
-pub use receipt::IngestReply;
 pub(crate) use receipt::replay;
+pub use receipt::{HeldNote, IngestReply};
 pub use request::{Correction, Op, ScoreBody, SubmitScore};
-pub(crate) use write::{rolling_of, write};
+pub(crate) use write::{MAX_ATTEMPTS, fold_result, rolling_of, write};
 
 /// Records one submission; see the module docs for the protocol.
 #[instrument(skip(ctx), fields(board = %req.board, player = %req.player, match_id = %req.match_id))]

@@ -14,7 +14,7 @@ use crate::score::Score;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::moderation::record;
-use crate::store::{AuditAction, AuditRecord, RankIndex, Receipt, Row, StandingStore};
+use crate::store::{AuditAction, AuditRecord, RankIndex, Receipt, Review, Row, StandingStore};
 use crate::tiebreak::Ties;
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -44,10 +44,32 @@ pub struct IngestReply {
     /// so a retry answers the original's); the tournament's reply shows it.
     #[serde(skip)]
     pub attempts_used: Option<u32>,
+    /// A result held for review (`status: HELD` and the rule's code): it changed
+    /// nothing, and the reply is a 202 (docs/integrity.md).
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub held: Option<HeldNote>,
+}
+
+/// What a held result's reply says.
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct HeldNote {
+    /// Always `HELD`.
+    pub status: &'static str,
+    /// The rule that held it ([`crate::integrity::Rule::code`]).
+    pub rule: &'static str,
+}
+
+impl HeldNote {
+    pub fn of(rule: crate::integrity::Rule) -> Self {
+        Self {
+            status: "HELD",
+            rule: rule.code(),
+        }
+    }
 }
 
 impl IngestReply {
-    pub(super) fn new(board: &Board, req: &SubmitScore, r: &Receipt, replayed: bool) -> Self {
+    pub(crate) fn new(board: &Board, req: &SubmitScore, r: &Receipt, replayed: bool) -> Self {
         let show = |s| board.scores.show(s);
         Self {
             player_id: req.player.clone(),
@@ -63,6 +85,10 @@ impl IngestReply {
             previous_rank: r.previous_rank,
             replayed,
             attempts_used: r.attempt,
+            held: match r.review {
+                Some(Review::Held(rule)) => Some(HeldNote::of(rule)),
+                _ => None,
+            },
         }
     }
 }
@@ -95,6 +121,7 @@ pub(super) fn outcome<'a>(
         metadata_digest: req.metadata.as_ref().map(Metadata::digest),
         set: req.op.is_set(),
         attempt: None,
+        review: None,
     };
     (standing, receipt)
 }
@@ -158,6 +185,9 @@ pub(crate) async fn replay<S: StandingStore, I: RankIndex>(
         && receipt.set == req.op.is_set();
     if !same {
         return Err(ServiceError::IdempotencyConflict(req.match_id.clone()));
+    }
+    if receipt.review == Some(Review::Rejected) {
+        return Err(ServiceError::ResultRejected(req.match_id.clone()));
     }
     let mut reply = IngestReply::new(board, req, &receipt, true);
     place(ctx, req, dir, None, None, None, &mut reply).await;

@@ -15,6 +15,7 @@ use crate::rolling::{Bucket, Rolling, refold};
 use crate::score::Score;
 use crate::service::Context;
 use crate::service::ServiceError;
+use crate::service::integrity;
 use crate::store::{
     AttemptCount, Buckets, Commit, CommitOutcome, Consistency, KeptReceipt, ModerationStore,
     RankIndex, Row, RowAt, StandingStore, TournamentStore,
@@ -23,7 +24,7 @@ use crate::tiebreak::Ties;
 use crate::time::now_ms;
 
 /// Optimistic attempts before giving up with [`ServiceError::Contention`].
-pub(super) const MAX_ATTEMPTS: u32 = 64;
+pub(crate) const MAX_ATTEMPTS: u32 = 64;
 
 /// Folds the submission into `row` and writes it, conditional on the row's revision; a
 /// row that moved meanwhile is read again (and the ban with it) and folded again. A
@@ -39,7 +40,13 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
     let dir = board.policy.direction();
     let result = req.on(board)?;
     let (score, ties) = &result;
-    let mut before = place_before(ctx, &req, dir).await;
+    let rules = integrity::rules_for(board, &req).filter(|_| counted.is_none());
+    // The board's top (for its top rule) is read beside the player's place.
+    let (mut before, top) = tokio::join!(
+        place_before(ctx, &req, dir),
+        integrity::top_of(ctx, board, rules)
+    );
+    let ttl_s = ctx.settings.receipt_ttl.as_secs() as i64;
     let previous_rank = match &before {
         Some(Ok(Placed::At(rank, _))) => Some(*rank),
         _ => None,
@@ -71,6 +78,40 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                     .ok_or_else(|| e.into());
             }
         };
+        let tripped = rules.and_then(|r| {
+            integrity::judge(
+                r,
+                board,
+                &req,
+                &row,
+                *score,
+                &fold,
+                top,
+                (now / 1000, ttl_s),
+            )
+        });
+        if let Some(tripped) = tripped {
+            let holding = integrity::Holding {
+                result: &result,
+                tripped,
+                previous_rank,
+                index_expire_at,
+                at,
+            };
+            if let Some(mut reply) = integrity::hold(ctx, board, &req, &row, holding).await? {
+                let known = before.take();
+                place(ctx, &req, dir, None, None, known, &mut reply).await;
+                return Ok(reply);
+            }
+            tokio::time::sleep(crate::service::backoff(attempt)).await;
+            row = (ctx.store)
+                .get_row(&req.board, &req.player, Consistency::Strong)
+                .await?;
+            if let Some(reply) = replay(ctx, board, &req, &result, &row).await? {
+                return Ok(reply);
+            }
+            continue;
+        }
         let (standing, mut receipt) = outcome(&req, &result, current, &fold);
         receipt.previous_rank = previous_rank;
         receipt.attempt = counted.map(|a| a.after());
@@ -83,7 +124,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                 row: &row,
                 index_expire_at,
             },
-            standing,
+            standing: Some(standing),
             receipt: KeptReceipt {
                 match_id: req.match_id.clone(),
                 receipt: receipt.clone(),
@@ -99,6 +140,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                     buckets: b,
                     next_expiry: r.next_expiry(b),
                 }),
+            queue: None,
         };
         let outcome = ctx.store.commit(&commit).await?;
         if outcome == CommitOutcome::Committed {
@@ -142,7 +184,7 @@ pub(crate) fn rolling_of(board: &Board) -> Option<Rolling> {
 /// correction; on a rolling board the result joins its time's bucket, the buckets that
 /// have left by `as_of` (the context's clock) are dropped, and the standing is what the
 /// live ones give (returned with them).
-fn fold_result(
+pub(crate) fn fold_result(
     board: &Board,
     req: &SubmitScore,
     row: &Row,

@@ -123,6 +123,7 @@ mod tests {
             dense_ranks: false,
             rank_index_periods: None,
             scores: Default::default(),
+            integrity: None,
             schedules: vec![Schedule {
                 id: ScheduleId::parse("id", "nightly").unwrap(),
                 kind: Kind::Cron(Cron {

@@ -1,0 +1,159 @@
+//! [`HeldStore`] over DynamoDB: a game's review queue is one partition (`HQ#{game}`),
+//! its items ordered by when they were held (`HeldResult::queue_key`). Held results are
+//! rare, so one partition per game is far from any limit; the items join and leave the
+//! queue in the transactions of their rows' writes (`standings.rs`).
+
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem};
+use serde::{Deserialize, Serialize};
+use tracing::instrument;
+
+use super::DynamoScoreStore;
+use super::keys::{Item, key};
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::integrity::Rule;
+use crate::profile::Metadata;
+use crate::score::Score;
+use crate::store::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError};
+use crate::tiebreak::Ties;
+
+/// A game's queue partition.
+fn queue_partition(game: &str) -> String {
+    format!("HQ#{game}")
+}
+
+/// A held result as stored.
+#[derive(Debug, Serialize, Deserialize)]
+struct HeldItem {
+    pk: String,
+    sk: String,
+    kind: String,
+    game: String,
+    leaderboard_id: LeaderboardId,
+    player_id: PlayerId,
+    match_id: MatchId,
+    score: Score,
+    #[serde(default, skip_serializing_if = "Ties::is_empty")]
+    ties: Ties,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    event_ts: Option<i64>,
+    reached_at: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    md: Option<String>,
+    rule: Rule,
+    value: i64,
+    limit: i64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    standing: Option<Score>,
+    held_at: i64,
+}
+
+impl HeldItem {
+    fn of(h: &HeldResult) -> Self {
+        Self {
+            pk: queue_partition(&h.game),
+            sk: h.queue_key(),
+            kind: "held".into(),
+            game: h.game.clone(),
+            leaderboard_id: h.leaderboard_id.clone(),
+            player_id: h.player_id.clone(),
+            match_id: h.match_id.clone(),
+            score: h.score,
+            ties: h.ties.clone(),
+            event_ts: h.event_ts,
+            reached_at: h.reached_at,
+            md: h.metadata.as_ref().map(|m| m.as_str().to_owned()),
+            rule: h.rule,
+            value: h.value,
+            limit: h.limit,
+            standing: h.standing,
+            held_at: h.held_at,
+        }
+    }
+
+    fn held(self) -> HeldResult {
+        HeldResult {
+            game: self.game,
+            leaderboard_id: self.leaderboard_id,
+            player_id: self.player_id,
+            match_id: self.match_id,
+            score: self.score,
+            ties: self.ties,
+            event_ts: self.event_ts,
+            reached_at: self.reached_at,
+            metadata: self.md.as_deref().and_then(Metadata::stored),
+            rule: self.rule,
+            value: self.value,
+            limit: self.limit,
+            standing: self.standing,
+            held_at: self.held_at,
+        }
+    }
+}
+
+/// The queue's part of a row's transaction: the item put if absent (held), or deleted
+/// if present (decided).
+pub(super) fn queue_write(
+    store: &DynamoScoreStore,
+    change: QueueChange<'_>,
+) -> Result<TransactWriteItem, StoreError> {
+    match change {
+        QueueChange::Hold(h) => {
+            let item = serde_dynamo::to_item(HeldItem::of(h))?;
+            store.put(item, "attribute_not_exists(pk)", Item::new())
+        }
+        QueueChange::Release(h) => {
+            let delete = Delete::builder()
+                .table_name(store.table())
+                .set_key(Some(key(queue_partition(&h.game), h.queue_key())))
+                .condition_expression("attribute_exists(pk)")
+                .build()?;
+            Ok(TransactWriteItem::builder().delete(delete).build())
+        }
+    }
+}
+
+impl HeldStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn get_held(&self, game: &str, qk: &str) -> Result<Option<HeldResult>, StoreError> {
+        let item =
+            (self.get_item(key(queue_partition(game), qk.to_owned()), "GetItem(held)")).await?;
+        item.map(|i| serde_dynamo::from_item::<_, HeldItem>(i).map(HeldItem::held))
+            .transpose()
+            .map_err(Into::into)
+    }
+
+    #[instrument(skip(self))]
+    async fn held_page(
+        &self,
+        game: &str,
+        filter: &HeldFilter,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<HeldPage, StoreError> {
+        let pk = queue_partition(game);
+        let mut query = (self.partition(&pk))
+            .set_exclusive_start_key(after.map(|a| key(pk.clone(), a.to_owned())))
+            .limit(limit as i32);
+        let mut filters = Vec::new();
+        if let Some(board) = &filter.board {
+            filters.push("leaderboard_id = :lb");
+            query = query.expression_attribute_values(":lb", AttributeValue::S(board.to_string()));
+        }
+        if let Some(player) = &filter.player {
+            filters.push("player_id = :p");
+            query = query.expression_attribute_values(":p", AttributeValue::S(player.to_string()));
+        }
+        if !filters.is_empty() {
+            query = query.filter_expression(filters.join(" AND "));
+        }
+        let out = query
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(held)", e))?;
+        let next = super::next_sort_key(&out);
+        let held = (out.items.unwrap_or_default().into_iter())
+            .map(|i| serde_dynamo::from_item::<_, HeldItem>(i).map(HeldItem::held))
+            .collect::<Result<_, _>>()?;
+        Ok(HeldPage { held, next })
+    }
+}

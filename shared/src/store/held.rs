@@ -1,0 +1,97 @@
+//! [`HeldStore`]: the review queue of results held by an integrity rule
+//! (docs/integrity.md). A result is held, and released by an operator's decision, in
+//! the same transaction as its row's write ([`crate::store::Commit::queue`]), so the
+//! queue and the rows never disagree.
+
+use std::future::Future;
+
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
+use crate::integrity::Rule;
+use crate::profile::Metadata;
+use crate::score::Score;
+use crate::store::StoreError;
+use crate::tiebreak::Ties;
+
+/// A result held for review: the request as received, the rule and the figures that
+/// tripped it, and the player's standing then.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldResult {
+    /// The board's game (empty for a standalone board): the queue it waits in.
+    pub game: String,
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub match_id: MatchId,
+    /// The result's score at the board's places, and its tie-break values.
+    pub score: Score,
+    pub ties: Ties,
+    /// When the match ended (ms), as the request said.
+    pub event_ts: Option<i64>,
+    /// When it arrived (ms): the reached-at it keeps if approved, so it ties as it would
+    /// have.
+    pub reached_at: i64,
+    pub metadata: Option<Metadata>,
+    pub rule: Rule,
+    /// The figure the result showed, and the rule's limit it passed.
+    pub value: i64,
+    pub limit: i64,
+    /// The player's standing when it was held.
+    pub standing: Option<Score>,
+    /// When it was held (ms): the queue's order.
+    pub held_at: i64,
+}
+
+impl HeldResult {
+    /// Its id in the queue: unique, and ordered oldest first within a game.
+    pub fn queue_key(&self) -> String {
+        format!(
+            "{:013}#{}#{}#{}",
+            self.held_at, self.leaderboard_id, self.player_id, self.match_id
+        )
+    }
+}
+
+/// What a row's write does to the review queue, in the same transaction.
+#[derive(Debug, Clone, Copy)]
+pub enum QueueChange<'a> {
+    /// The result joins the queue (it must not be there yet).
+    Hold(&'a HeldResult),
+    /// An operator decided it: it leaves the queue (it must still be there, so two
+    /// decisions cannot both apply).
+    Release(&'a HeldResult),
+}
+
+/// Which held results a listing asks for.
+#[derive(Debug, Clone, Default)]
+pub struct HeldFilter {
+    pub board: Option<LeaderboardId>,
+    pub player: Option<PlayerId>,
+}
+
+/// One page of a game's queue, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldPage {
+    pub held: Vec<HeldResult>,
+    /// The queue key to go on after, when more may follow.
+    pub next: Option<String>,
+}
+
+/// The review queue's reads (its writes go with the rows').
+pub trait HeldStore: Send + Sync {
+    /// One held result by its game and queue key, if still waiting (strongly
+    /// consistent).
+    fn get_held(
+        &self,
+        game: &str,
+        key: &str,
+    ) -> impl Future<Output = Result<Option<HeldResult>, StoreError>> + Send;
+
+    /// Up to `limit` of a game's held results after the key `after`, oldest first,
+    /// those `filter` does not ask for skipped (a page may then be short).
+    fn held_page(
+        &self,
+        game: &str,
+        filter: &HeldFilter,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<HeldPage, StoreError>> + Send;
+}

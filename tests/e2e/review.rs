@@ -1,0 +1,306 @@
+//! Results a cheater cannot put on top (docs/integrity.md), over the local stack on a
+//! single Redis and on a Redis Cluster: a board with every judging rule, honest results
+//! and a cheat against each rule (each retried), two operators approving the same held
+//! result at once, approvals and rejections. After every step every public read (top,
+//! each player's rank, the rows of every player) equals the model built from the honest
+//! results plus the approved ones; held results are only in the queue; a double
+//! approval applies once; a rejected match's retry is refused.
+
+use std::collections::BTreeMap;
+
+use anyhow::{Result, ensure};
+use serde_json::{Value, json};
+
+use crate::support::{Stack, cluster_url, redis_url, unique};
+
+/// The model: each player's BEST standing from the results that count.
+#[derive(Default)]
+struct Model(BTreeMap<String, i64>);
+
+impl Model {
+    fn count(&mut self, p: &str, s: i64) {
+        let best = self.0.entry(p.to_owned()).or_insert(s);
+        *best = (*best).max(s);
+    }
+
+    /// `(player, score)` best first (ties: none in this test).
+    fn ranked(&self) -> Vec<(String, i64)> {
+        let mut rows: Vec<_> = self.0.iter().map(|(p, s)| (p.clone(), *s)).collect();
+        rows.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        rows
+    }
+}
+
+/// Every public read of the board against the model: the top, each player's rank and
+/// score (404 for a player whose only results are held or rejected), and the rows of
+/// every player at once.
+async fn reads_equal(stack: &Stack, lb: &str, model: &Model, everyone: &[&str]) -> Result<()> {
+    let want = model.ranked();
+    let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=50")).await?;
+    ensure!(status == 200, "{top}");
+    let got: Vec<(String, i64)> = (top["entries"].as_array().into_iter().flatten())
+        .map(|e| {
+            (
+                e["player_id"].as_str().unwrap_or("").to_owned(),
+                e["score"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    ensure!(got == want, "top {got:?} != model {want:?}");
+    for p in everyone {
+        let (status, rank) = stack
+            .get(&format!("/leaderboards/{lb}/players/{p}/rank"))
+            .await?;
+        match want.iter().position(|(q, _)| q == p) {
+            Some(i) => {
+                ensure!(status == 200, "{p}: {rank}");
+                ensure!(
+                    rank["global_rank"] == json!(i + 1),
+                    "{p}: {rank} (want rank {})",
+                    i + 1
+                );
+                ensure!(rank["score"] == json!(want[i].1), "{p}: {rank}");
+            }
+            None => ensure!(status == 404, "{p} should have no standing: {rank}"),
+        }
+    }
+    let (status, rows) = stack
+        .get(&format!(
+            "/leaderboards/{lb}/entries?players={}",
+            everyone.join(",")
+        ))
+        .await?;
+    ensure!(status == 200, "{rows}");
+    let listed: Vec<(String, i64)> = (rows["entries"].as_array().into_iter().flatten())
+        .filter(|e| !e["score"].is_null())
+        .map(|e| {
+            (
+                e["player_id"].as_str().unwrap_or("").to_owned(),
+                e["score"].as_i64().unwrap_or(0),
+            )
+        })
+        .collect();
+    let mut sorted = listed.clone();
+    sorted.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    ensure!(sorted == want, "entries {listed:?} != model {want:?}");
+    Ok(())
+}
+
+async fn post(stack: &Stack, lb: &str, p: &str, body: Value) -> Result<(u16, Value)> {
+    stack
+        .post(&format!("/leaderboards/{lb}/players/{p}/score"), body)
+        .await
+}
+
+/// The board's queue, oldest first: `(player, match, rule, id)`.
+async fn queue(stack: &Stack, lb: &str) -> Result<Vec<(String, String, String, String)>> {
+    let (status, page) = stack
+        .get(&format!("/admin/held?board={lb}&limit=100"))
+        .await?;
+    ensure!(status == 200, "{page}");
+    Ok((page["held"].as_array().into_iter().flatten())
+        .map(|h| {
+            let s = |k: &str| h[k].as_str().unwrap_or("").to_owned();
+            (s("player_id"), s("match_id"), s("rule"), s("id"))
+        })
+        .collect())
+}
+
+async fn decide(stack: &Stack, id: &str, decision: &str) -> Result<(u16, Value)> {
+    let body = json!({"decision": decision, "reason": "reviewed the replay"});
+    stack.post(&format!("/admin/held/{id}"), body).await
+}
+
+async fn review_model(redis: &str) -> Result<()> {
+    // Every read goes to the index (no 250 ms reply cache), so each checkpoint sees the
+    // step before it.
+    let stack = Stack::start_with(redis, &[("READ_CACHE_TTL_MS", "0")]).await?;
+    let lb = unique("fair");
+    let rules = json!({"max_score": 10000, "max_gain": 1000, "max_results_per_minute": 3,
+                       "max_top_factor": 2, "min_duration_seconds": 30});
+    let (status, created) = stack
+        .post(
+            "/leaderboards",
+            json!({"leaderboard_id": lb, "integrity": rules}),
+        )
+        .await?;
+    ensure!(status == 201, "{created}");
+    ensure!(
+        created["integrity"]["max_top_factor"] == json!(2.0),
+        "{created}"
+    );
+    let mut model = Model::default();
+    let everyone = [
+        "h1", "h2", "h3", "c_gain", "c_rate", "c_range", "c_top", "c_dur",
+    ];
+    let long = json!({"duration_ms": 95_000});
+    // Honest results: each passes every rule, and counts.
+    let honest = [
+        ("h1", "h1a", 1000),
+        ("h2", "h2a", 1500),
+        ("h3", "h3a", 800),
+        ("h1", "h1b", 1900),
+        ("c_gain", "g1", 900),
+        ("c_rate", "r1", 100),
+        ("c_rate", "r2", 110),
+        ("c_rate", "r3", 120),
+    ];
+    for (p, m, s) in honest {
+        let (status, r) = post(
+            &stack,
+            &lb,
+            p,
+            json!({"new_score": s, "match_id": m, "metadata": long}),
+        )
+        .await?;
+        ensure!(
+            status == 200 && r.get("status").is_none(),
+            "{p} {m}: {status} {r}"
+        );
+        model.count(p, s);
+    }
+    reads_equal(&stack, &lb, &model, &everyone).await?;
+    // A cheat against each rule: held (202), and a retry answers the same.
+    let cheats = [
+        (
+            "c_range",
+            "x1",
+            json!({"new_score": 50000, "match_id": "x1"}),
+            "score_range",
+        ),
+        (
+            "c_gain",
+            "g2",
+            json!({"new_score": 2500, "match_id": "g2"}),
+            "max_gain",
+        ),
+        (
+            "c_top",
+            "t1",
+            json!({"new_score": 5000, "match_id": "t1"}),
+            "past_top",
+        ),
+        (
+            "c_dur",
+            "d1",
+            json!({"new_score": 1200, "match_id": "d1", "metadata": {"duration_ms": 4000}}),
+            "min_duration",
+        ),
+        (
+            "c_rate",
+            "r4",
+            json!({"new_score": 130, "match_id": "r4"}),
+            "rate",
+        ),
+    ];
+    for (p, m, body, rule) in &cheats {
+        for attempt in 0..2 {
+            let (status, r) = post(&stack, &lb, p, body.clone()).await?;
+            ensure!(status == 202, "{p} {m} attempt {attempt}: {status} {r}");
+            ensure!(r["status"] == "HELD" && r["rule"] == *rule, "{p} {m}: {r}");
+            ensure!(
+                r["update_applied"] == false && r["replayed"] == json!(attempt == 1),
+                "{r}"
+            );
+        }
+        reads_equal(&stack, &lb, &model, &everyone).await?;
+    }
+    // The same match with another score is a conflict, not a second hold.
+    let (status, r) = post(
+        &stack,
+        &lb,
+        "c_top",
+        json!({"new_score": 5001, "match_id": "t1"}),
+    )
+    .await?;
+    ensure!(status == 409, "{r}");
+    let held = queue(&stack, &lb).await?;
+    let rules_held: Vec<&str> = held.iter().map(|h| h.2.as_str()).collect();
+    ensure!(
+        rules_held
+            == [
+                "score_range",
+                "max_gain",
+                "past_top",
+                "min_duration",
+                "rate"
+            ],
+        "{held:?}"
+    );
+    let id_of = |p: &str| {
+        held.iter()
+            .find(|h| h.0 == p)
+            .map(|h| h.3.clone())
+            .unwrap_or_default()
+    };
+    // Two operators approve the top cheat's result at the same time: it applies once.
+    let top_id = id_of("c_top");
+    let (a, b) = tokio::join!(
+        decide(&stack, &top_id, "approve"),
+        decide(&stack, &top_id, "approve")
+    );
+    let (a, b) = (a?, b?);
+    ensure!(a.0 == 200 && b.0 == 200, "{a:?} {b:?}");
+    let fresh = [&a.1, &b.1]
+        .iter()
+        .filter(|r| r["replayed"] == false)
+        .count();
+    ensure!(fresh == 1, "exactly one approval applies: {a:?} {b:?}");
+    model.count("c_top", 5000);
+    reads_equal(&stack, &lb, &model, &everyone).await?;
+    // Rejecting what was approved is a conflict; approving again replays.
+    ensure!(decide(&stack, &top_id, "reject").await?.0 == 409);
+    ensure!(decide(&stack, &top_id, "approve").await?.1["replayed"] == true);
+    // A gain approved applies as BEST would have (900 -> 2500); the rate cheat's 130
+    // beats its 120; the range and duration cheats are rejected.
+    for (p, decision, counts) in [
+        ("c_gain", "approve", Some(2500)),
+        ("c_rate", "approve", Some(130)),
+        ("c_range", "reject", None),
+        ("c_dur", "reject", None),
+    ] {
+        let (status, r) = decide(&stack, &id_of(p), decision).await?;
+        ensure!(status == 200 && r["replayed"] == false, "{p}: {r}");
+        if let Some(s) = counts {
+            model.count(p, s);
+        }
+        reads_equal(&stack, &lb, &model, &everyone).await?;
+    }
+    ensure!(
+        queue(&stack, &lb).await?.is_empty(),
+        "the queue is empty once decided"
+    );
+    // A rejected match's retry is refused; an approved one's replays its receipt.
+    let (status, r) = post(&stack, &lb, "c_dur", cheats[3].2.clone()).await?;
+    ensure!(
+        status == 409 && r["error"]["code"] == "result_rejected",
+        "{status} {r}"
+    );
+    let (status, r) = post(&stack, &lb, "c_gain", cheats[1].2.clone()).await?;
+    ensure!(
+        status == 200 && r["replayed"] == true && r["score"] == 2500,
+        "{status} {r}"
+    );
+    reads_equal(&stack, &lb, &model, &everyone).await?;
+    // Every decision is in the audit trail.
+    let (_, audit) = stack.get("/admin/audit?limit=50").await?;
+    let decided = (audit["records"].as_array().into_iter().flatten())
+        .filter(|r| r["leaderboard_id"] == json!(lb))
+        .filter(|r| r["action"] == "approve_result" || r["action"] == "reject_result")
+        .count();
+    ensure!(decided == 5, "five decisions audited: {audit}");
+    println!(
+        "review model ({redis}): 8 honest results, 5 cheats held (each retried), 1 double approval applied once, 3 approved, 2 rejected; every read equals the model at 12 checkpoints"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn held_results_stay_off_every_read_until_approved_once_on_a_single_node() -> Result<()> {
+    review_model(&redis_url()).await
+}
+
+#[tokio::test]
+async fn held_results_stay_off_every_read_until_approved_once_on_a_cluster() -> Result<()> {
+    review_model(&cluster_url()).await
+}
