@@ -135,6 +135,19 @@ async fn board(ctx: &AppContext, name: &str, policy: Policy) -> anyhow::Result<L
     Ok(lb)
 }
 
+/// A BEST board with every judging integrity rule: a score range, a gain, a rate, the
+/// top's factor and margin, a match's shortest duration.
+async fn judged_board(ctx: &AppContext, name: &str) -> anyhow::Result<LeaderboardId> {
+    let req = serde_json::from_value(json!({
+        "leaderboard_id": name, "policy": "BEST",
+        "integrity": {"min_score": 0, "max_score": 10000, "max_gain": 5000,
+                      "max_results_per_minute": 4, "max_top_factor": 3,
+                      "max_top_margin": 5000, "min_duration_seconds": 10},
+    }))?;
+    leaderboard::service::boards::create_board(&ctx.store, &ctx.index, req).await?;
+    Ok(id(LeaderboardId::parse, name))
+}
+
 /// A BEST family of GLOBAL and EU over `periods`, its season `[start, end)` (ms).
 async fn family(
     ctx: &AppContext,
@@ -214,6 +227,23 @@ pub async fn run(
         meter.bill(go("p1", "m7", 70)).await?,
     );
     row("retry_past_kept", meter.bill(go("p1", "m1", 100)).await?);
+    // The same on a board with every integrity rule that judges (docs/integrity.md),
+    // each result passing them: judging must cost nothing (the same rows as above).
+    let judged = judged_board(&ctx, "cost-judged").await?;
+    submit_score(&ctx, submit(&judged, "warm", "w", 1000)).await?;
+    let go = |p: &'static str, m: &'static str, s: i64| {
+        let (ctx, judged) = (&ctx, &judged);
+        async move { Ok(submit_score(ctx, submit(judged, p, m, s)).await?) }
+    };
+    row("judged_first", meter.bill(go("p1", "m1", 1100)).await?);
+    row("judged_improving", meter.bill(go("p1", "m2", 1200)).await?);
+    row(
+        "judged_not_improving",
+        meter.bill(go("p1", "m3", 50)).await?,
+    );
+    row("judged_retry", meter.bill(go("p1", "m3", 50)).await?);
+    // And a result the rules hold: its row and the queue item, in one transaction.
+    row("held", meter.bill(go("p2", "h1", 90_000)).await?);
     let sum = board(&ctx, "cost-sum", Policy::Sum).await?;
     submit_score(&ctx, submit(&sum, "p1", "s1", 10)).await?;
     row(

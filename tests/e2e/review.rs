@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use anyhow::{Result, ensure};
 use serde_json::{Value, json};
 
-use crate::support::{Stack, cluster_url, redis_url, unique};
+use crate::support::{Stack, cluster_url, drain, eventually, redis_url, subscribe, unique};
 
 /// The model: each player's BEST standing from the results that count.
 #[derive(Default)]
@@ -129,6 +129,7 @@ async fn review_model(redis: &str) -> Result<()> {
         created["integrity"]["max_top_factor"] == json!(2.0),
         "{created}"
     );
+    let (sqs, queue_url) = subscribe(&stack, "leaderboard.result.held").await?;
     let mut model = Model::default();
     let everyone = [
         "h1", "h2", "h3", "c_gain", "c_rate", "c_range", "c_top", "c_dur",
@@ -205,6 +206,31 @@ async fn review_model(redis: &str) -> Result<()> {
         }
         reads_equal(&stack, &lb, &model, &everyone).await?;
     }
+    // Each hold went on the bus once, from its queue item (retries held nothing new).
+    let seen = std::sync::Mutex::new(Vec::new());
+    let events = eventually(std::time::Duration::from_secs(20), "5 held events", || {
+        let (sqs, url, seen) = (&sqs, &queue_url, &seen);
+        async move {
+            let fresh = drain(sqs, url).await?;
+            let mut all = seen.lock().expect("not poisoned");
+            all.extend(fresh);
+            Ok((all.len() >= 5).then(|| all.clone()))
+        }
+    })
+    .await?;
+    let mut announced: Vec<(String, String)> = (events.iter())
+        .map(|e| {
+            let d = &e["detail"];
+            let s = |k: &str| d[k].as_str().unwrap_or("").to_owned();
+            (s("player_id"), s("rule"))
+        })
+        .collect();
+    announced.sort();
+    let mut want: Vec<(String, String)> = (cheats.iter())
+        .map(|(p, _, _, rule)| ((*p).to_owned(), (*rule).to_owned()))
+        .collect();
+    want.sort();
+    ensure!(announced == want, "held events {announced:?} != {want:?}");
     // The same match with another score is a conflict, not a second hold.
     let (status, r) = post(
         &stack,

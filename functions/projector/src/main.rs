@@ -1,5 +1,6 @@
-//! Lambda entry point of the projector over DynamoDB stream batches (the index kept exact):
-//! its clients built once per container (`wiring::serve`), then the runtime loop.
+//! Lambda entry point of the projector over DynamoDB stream batches (the index kept exact,
+//! held results announced): its clients built once per container (`wiring::serve`),
+//! then the runtime loop.
 
 mod handler;
 
@@ -9,10 +10,11 @@ use leaderboard::wiring;
 async fn main() -> Result<(), lambda_runtime::Error> {
     let deps = async |config: &leaderboard::config::Config| {
         let index = wiring::rank_index(config).await?;
-        Ok::<_, lambda_runtime::Error>((index, wiring::repair_reporter(config).await))
+        let events = wiring::event_publisher(config).await?;
+        Ok::<_, lambda_runtime::Error>((index, wiring::repair_reporter(config).await, events))
     };
-    wiring::serve(deps, |(index, repairs), e| {
-        handler::handle(index, repairs, e)
+    wiring::serve(deps, |(index, repairs, events), e| {
+        Box::pin(handler::handle(index, repairs, events, e))
     })
     .await
 }

@@ -3,15 +3,17 @@
 //! `detail-type` `leaderboard.window.closed`; start-of-event jobs on
 //! `leaderboard.tournament.started`; a league's rewards and tier changes on
 //! `leaderboard.league.settled`; "next reset in ..." displays on
-//! `leaderboard.window.opened` and `leaderboard.window.closing`.
+//! `leaderboard.window.opened` and `leaderboard.window.closing`; a review tool on
+//! `leaderboard.result.held` (docs/integrity.md).
 
 use serde::Serialize;
 
 use crate::decimal::Shown;
-use crate::ids::PlayerId;
+use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::store::StoreError;
 use crate::store::{
-    EventPublisher, LeagueSettled, SealedWindow, TournamentStarted, Turn, WindowClosed, WindowTurn,
+    EventPublisher, HeldResult, LeagueSettled, SealedWindow, TournamentStarted, Turn, WindowClosed,
+    WindowTurn,
 };
 
 /// The `source` of every event.
@@ -25,6 +27,8 @@ pub(crate) const LEAGUE_SETTLED: &str = "leaderboard.league.settled";
 /// The `detail-type`s of a family window's opening and its coming close.
 pub(crate) const WINDOW_OPENED: &str = "leaderboard.window.opened";
 pub(crate) const WINDOW_CLOSING: &str = "leaderboard.window.closing";
+/// A result held for review by an integrity rule (docs/integrity.md).
+pub(crate) const RESULT_HELD: &str = "leaderboard.result.held";
 
 /// The EventBridge adapter of [`EventPublisher`].
 #[derive(Clone)]
@@ -146,6 +150,47 @@ impl EventPublisher for EventBridgePublisher {
         };
         let family = format!("{}:{}", event.game, event.mode);
         self.put(detail_type, event, family).await
+    }
+
+    async fn result_held(&self, held: &HeldResult) -> Result<(), StoreError> {
+        let board = held.leaderboard_id.to_string();
+        self.put(RESULT_HELD, &HeldDetail::of(held), board).await
+    }
+}
+
+/// A held result as it goes on the bus: the queue's id, the result as received (scores
+/// as its board writes them), the rule and its figures.
+#[derive(Serialize)]
+struct HeldDetail<'a> {
+    id: String,
+    game: &'a str,
+    leaderboard_id: &'a LeaderboardId,
+    player_id: &'a PlayerId,
+    match_id: &'a MatchId,
+    score: Shown,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    event_ts: Option<i64>,
+    held_at: i64,
+    rule: &'static str,
+    value: i64,
+    limit: i64,
+}
+
+impl<'a> HeldDetail<'a> {
+    fn of(h: &'a HeldResult) -> Self {
+        Self {
+            id: h.id(),
+            game: &h.game,
+            leaderboard_id: &h.leaderboard_id,
+            player_id: &h.player_id,
+            match_id: &h.match_id,
+            score: h.scores.show(h.score),
+            event_ts: h.event_ts,
+            held_at: h.held_at,
+            rule: h.rule.code(),
+            value: h.value,
+            limit: h.limit,
+        }
     }
 }
 

@@ -124,6 +124,7 @@ pub struct MemoryEvents {
     started: Mutex<Vec<crate::store::TournamentStarted>>,
     settled: Mutex<Vec<crate::store::LeagueSettled>>,
     turns: Mutex<Vec<crate::store::WindowTurn>>,
+    held: Mutex<Vec<crate::store::HeldResult>>,
 }
 
 impl MemoryEvents {
@@ -139,6 +140,11 @@ impl MemoryEvents {
     /// The `league.settled` events, in order.
     pub fn settled(&self) -> Vec<crate::store::LeagueSettled> {
         lock(&self.settled).clone()
+    }
+
+    /// The `result.held` events, in order.
+    pub fn held(&self) -> Vec<crate::store::HeldResult> {
+        lock(&self.held).clone()
     }
 
     /// The `window.opened` and `window.closing` events, in order.
@@ -168,6 +174,11 @@ impl EventPublisher for MemoryEvents {
 
     async fn window_turned(&self, event: &crate::store::WindowTurn) -> Result<(), StoreError> {
         lock(&self.turns).push(event.clone());
+        Ok(())
+    }
+
+    async fn result_held(&self, held: &crate::store::HeldResult) -> Result<(), StoreError> {
+        lock(&self.held).push(held.clone());
         Ok(())
     }
 }

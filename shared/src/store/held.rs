@@ -5,6 +5,7 @@
 
 use std::future::Future;
 
+use crate::decimal::ScoreFormat;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::integrity::Rule;
 use crate::profile::Metadata;
@@ -38,9 +39,20 @@ pub struct HeldResult {
     pub standing: Option<Score>,
     /// When it was held (ms): the queue's order.
     pub held_at: i64,
+    /// How its board writes scores (for the event and the queue's figures).
+    pub scores: ScoreFormat,
 }
 
 impl HeldResult {
+    /// Its id in the API: `{game}~{held_at}~{board}~{player}~{match}` (ids never hold
+    /// `~`): its game's queue and its place in it.
+    pub fn id(&self) -> String {
+        format!(
+            "{}~{:013}~{}~{}~{}",
+            self.game, self.held_at, self.leaderboard_id, self.player_id, self.match_id
+        )
+    }
+
     /// Its id in the queue: unique, and ordered oldest first within a game.
     pub fn queue_key(&self) -> String {
         format!(

@@ -284,6 +284,12 @@ pub trait EventPublisher: Send + Sync {
         &self,
         event: &WindowTurn,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes `leaderboard.result.held` (docs/integrity.md).
+    fn result_held(
+        &self,
+        held: &super::HeldResult,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// Which turn of a window an event announces.

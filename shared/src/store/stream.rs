@@ -17,6 +17,9 @@ pub struct StreamBatch {
     pub sequence_numbers: Vec<Option<String>>,
     pub cards: Vec<(PlayerId, VersionedCard)>,
     pub card_sequence_numbers: Vec<Option<String>>,
+    /// Results held for review (their queue items' inserts): `leaderboard.result.held`.
+    pub held: Vec<super::HeldResult>,
+    pub held_sequence_numbers: Vec<Option<String>>,
     pub skipped: usize,
     pub poison: usize,
 }

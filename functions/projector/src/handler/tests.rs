@@ -50,7 +50,15 @@ async fn applies_the_standings_skips_the_rest_and_names_failures_for_retry() {
     let lb = LeaderboardId::parse("h:projector").unwrap();
     index.init_board(&lb, None, true).await.unwrap();
     let repairs = Reporter::default();
-    let call = || handle(&index, &repairs, leaderboard::memory::event(event(&lb)));
+    let events = leaderboard::memory::MemoryEvents::default();
+    let call = || {
+        handle(
+            &index,
+            &repairs,
+            &events,
+            leaderboard::memory::event(event(&lb)),
+        )
+    };
     let ok = call().await.unwrap();
     assert!(
         ok.batch_item_failures.is_empty(),

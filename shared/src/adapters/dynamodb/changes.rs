@@ -8,6 +8,8 @@
 //!   version, which takes the player off the index without leaving anything behind;
 //! - INSERT or MODIFY of a profile (`kind = "profile"`): the player's card, at the
 //!   profile's version, which the index copies unless it holds a newer one;
+//! - INSERT of a held result's queue item (`kind = "held"`): the result, for its
+//!   `leaderboard.result.held` event (docs/integrity.md);
 //! - a MODIFY that leaves the row's kind and version as they were (a result that did not
 //!   change the standing, only added its receipt to the row) asks nothing: skipped.
 //!
@@ -28,6 +30,8 @@ enum Change {
     Apply(IndexEntry),
     /// A profile written: its card, copied into the index (version-checked).
     Card(PlayerId, VersionedCard),
+    /// A result held for review joined the queue: its event goes on the bus.
+    Held(Box<crate::store::HeldResult>),
     Skip,
     Poison(String),
 }
@@ -47,6 +51,16 @@ fn change_of(
         Some(serde_dynamo::AttributeValue::S(k)) => k.clone(),
         _ => return Change::Skip,
     };
+    if kind == "held" {
+        // Only its arrival is news; its removal is a decision, audited.
+        if event_name != "INSERT" {
+            return Change::Skip;
+        }
+        return match super::held::held_of(image) {
+            Ok(held) => Change::Held(Box::new(held)),
+            Err(e) => Change::Poison(e),
+        };
+    }
     if kind == "profile" {
         // A profile is never deleted (an erasure writes an empty one), so a REMOVE
         // asks nothing.
@@ -114,6 +128,10 @@ pub fn decode(records: Vec<EventRecord>) -> StreamBatch {
             Change::Card(player, card) => {
                 out.cards.push((player, card));
                 out.card_sequence_numbers.push(sequence_number);
+            }
+            Change::Held(held) => {
+                out.held.push(*held);
+                out.held_sequence_numbers.push(sequence_number);
             }
             Change::Skip => out.skipped += 1,
             Change::Poison(reason) => {

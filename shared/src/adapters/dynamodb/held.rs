@@ -9,6 +9,7 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{Item, key};
+use crate::decimal::ScoreFormat;
 use crate::ids::{LeaderboardId, MatchId, PlayerId};
 use crate::integrity::Rule;
 use crate::profile::Metadata;
@@ -45,6 +46,16 @@ struct HeldItem {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     standing: Option<Score>,
     held_at: i64,
+    #[serde(default, skip_serializing_if = "ScoreFormat::is_integer")]
+    scores: ScoreFormat,
+}
+
+/// A held result from its item's stream image (the projector publishes
+/// `leaderboard.result.held` from it).
+pub(super) fn held_of(image: serde_dynamo::Item) -> Result<HeldResult, String> {
+    serde_dynamo::from_item::<_, HeldItem>(image)
+        .map(HeldItem::held)
+        .map_err(|e| e.to_string())
 }
 
 impl HeldItem {
@@ -67,6 +78,7 @@ impl HeldItem {
             limit: h.limit,
             standing: h.standing,
             held_at: h.held_at,
+            scores: h.scores,
         }
     }
 
@@ -86,6 +98,7 @@ impl HeldItem {
             limit: self.limit,
             standing: self.standing,
             held_at: self.held_at,
+            scores: self.scores,
         }
     }
 }

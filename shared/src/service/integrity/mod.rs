@@ -142,6 +142,7 @@ pub(crate) async fn hold<S: StandingStore, I>(
         limit: h.tripped.limit,
         standing: current.map(|s| s.score),
         held_at: h.at,
+        scores: board.scores,
     };
     let now_s = h.at / 1000;
     let rolling = rolling_of(board);

@@ -34,10 +34,7 @@ pub struct HeldId {
 
 impl HeldId {
     pub fn of(h: &HeldResult) -> String {
-        format!(
-            "{}~{:013}~{}~{}~{}",
-            h.game, h.held_at, h.leaderboard_id, h.player_id, h.match_id
-        )
+        h.id()
     }
 
     pub fn parse(text: &str) -> Result<Self, DomainError> {
