@@ -31,22 +31,40 @@ impl Model {
     }
 }
 
-/// Every public read of the board against the model: the top, each player's rank and
-/// score (404 for a player whose only results are held or rejected), and the rows of
-/// every player at once.
-async fn reads_equal(stack: &Stack, lb: &str, model: &Model, everyone: &[&str]) -> Result<()> {
-    let want = model.ranked();
-    let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=50")).await?;
-    ensure!(status == 200, "{top}");
-    let got: Vec<(String, i64)> = (top["entries"].as_array().into_iter().flatten())
+/// `(player, score)` of the rows under `field` of a reply that have a score.
+fn rows(reply: &Value, field: &str) -> Vec<(String, i64)> {
+    (reply[field].as_array().into_iter().flatten())
+        .filter(|e| !e["score"].is_null())
         .map(|e| {
             (
                 e["player_id"].as_str().unwrap_or("").to_owned(),
                 e["score"].as_i64().unwrap_or(0),
             )
         })
-        .collect();
-    ensure!(got == want, "top {got:?} != model {want:?}");
+        .collect()
+}
+
+/// Every public read of the board against the model: the top, a page in rank order,
+/// the live top view, a friends view (the first player's friends are everyone), each
+/// player's rank and score (404 for a player whose only results are held or rejected),
+/// and the rows of every player at once.
+async fn reads_equal(stack: &Stack, lb: &str, model: &Model, everyone: &[&str]) -> Result<()> {
+    let want = model.ranked();
+    let viewer = everyone[0];
+    for (path, field) in [
+        (format!("/leaderboards/{lb}/top?n=50"), "entries"),
+        (format!("/leaderboards/{lb}/ranks?limit=100"), "entries"),
+        (format!("/leaderboards/{lb}/live/top?n=50"), "entries"),
+        (
+            format!("/leaderboards/{lb}/players/{viewer}/friends-rank?k=20"),
+            "neighbors",
+        ),
+    ] {
+        let (status, reply) = stack.get(&path).await?;
+        ensure!(status == 200, "{path}: {reply}");
+        let got = rows(&reply, field);
+        ensure!(got == want, "{path}: {got:?} != model {want:?}");
+    }
     for p in everyone {
         let (status, rank) = stack
             .get(&format!("/leaderboards/{lb}/players/{p}/rank"))
@@ -134,6 +152,7 @@ async fn review_model(redis: &str) -> Result<()> {
     let everyone = [
         "h1", "h2", "h3", "c_gain", "c_rate", "c_range", "c_top", "c_dur",
     ];
+    stack.set_friends("h1", &everyone[1..]).await?;
     let long = json!({"duration_ms": 95_000});
     // Honest results: each passes every rule, and counts.
     let honest = [
@@ -231,6 +250,32 @@ async fn review_model(redis: &str) -> Result<()> {
         .collect();
     want.sort();
     ensure!(announced == want, "held events {announced:?} != {want:?}");
+    // The dry run: on a board without rules that took the same results, the same rules
+    // would have held exactly the cheats' standings, each by its rule.
+    let open = unique("open");
+    let (status, body) = stack
+        .post("/leaderboards", json!({"leaderboard_id": open}))
+        .await?;
+    ensure!(status == 201, "{body}");
+    for (p, m, s) in honest {
+        let body = json!({"new_score": s, "match_id": m, "metadata": long});
+        ensure!(post(&stack, &open, p, body).await?.0 == 200);
+    }
+    for (p, _, body, _) in &cheats {
+        ensure!(post(&stack, &open, p, body.clone()).await?.0 == 200);
+    }
+    let dry = json!({"leaderboard_id": open, "integrity": rules});
+    let (status, report) = stack.post("/admin/integrity/dry-run", dry).await?;
+    ensure!(status == 200 && report["checked"] == 8, "{report}");
+    let mut flagged: Vec<(String, String)> =
+        (report["would_hold"].as_array().into_iter().flatten())
+            .map(|w| {
+                let s = |k: &str| w[k].as_str().unwrap_or("").to_owned();
+                (s("player_id"), s("rule"))
+            })
+            .collect();
+    flagged.sort();
+    ensure!(flagged == want, "dry run {flagged:?} != {want:?}: {report}");
     // The same match with another score is a conflict, not a second hold.
     let (status, r) = post(
         &stack,
@@ -329,4 +374,135 @@ async fn held_results_stay_off_every_read_until_approved_once_on_a_single_node()
 #[tokio::test]
 async fn held_results_stay_off_every_read_until_approved_once_on_a_cluster() -> Result<()> {
     review_model(&cluster_url()).await
+}
+
+/// A family's season window with rules, over `POST /scores`: a held result is held on
+/// each board it would change (GLOBAL and the region), one approved on both boards
+/// before the window closes, one rejected; once the window closes and is sealed, the
+/// sealed results equal the model too, and the queue is empty.
+async fn family_model(redis: &str) -> Result<()> {
+    let stack = Stack::launch(
+        redis,
+        crate::support::StackOptions {
+            env: &[("SEAL_SETTLE_SECONDS", "1"), ("READ_CACHE_TTL_MS", "0")],
+            ..Default::default()
+        },
+    )
+    .await?;
+    let game = {
+        let u = unique("g");
+        u[u.len().saturating_sub(30)..].replace('-', "_")
+    };
+    let now = chrono::Utc::now().timestamp_millis();
+    let end = now + 10_000;
+    let ts = |ms: i64| {
+        chrono::DateTime::from_timestamp_millis(ms)
+            .unwrap_or_default()
+            .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+    };
+    let family = json!({"game": game, "mode": "ranked", "policy": "BEST", "regions": ["EU"],
+        "periods": ["SEASON"], "grace_seconds": 0,
+        "season": {"id": "s1", "start": ts(now - 3_600_000), "end": ts(end)},
+        "integrity": {"max_score": 5000, "max_gain": 1000}});
+    let (status, body) = stack.post("/families", family).await?;
+    ensure!(status == 201, "{body}");
+    let boards = [
+        format!("{game}:ranked:GLOBAL:SEASON:s1"),
+        format!("{game}:ranked:EU:SEASON:s1"),
+    ];
+    let everyone = ["f1", "f2", "f3", "cheat_a", "cheat_b"];
+    stack.set_friends("f1", &everyone[1..]).await?;
+    let result = |p: &str, m: &str, s: i64| {
+        json!({"game": game, "mode": "ranked", "region": "EU", "player_id": p,
+               "match_id": m, "score": s})
+    };
+    let mut model = Model::default();
+    for (p, m, s) in [
+        ("f1", "a", 900),
+        ("f2", "b", 700),
+        ("f3", "c", 400),
+        ("cheat_a", "d", 300),
+        ("f3", "e", 1300),
+    ] {
+        let (status, r) = stack.post("/scores", result(p, m, s)).await?;
+        ensure!(status == 200, "{p} {m}: {r}");
+        model.count(p, s);
+    }
+    // cheat_a gains 2000 at once; cheat_b posts past the range. Each is held on both
+    // boards (202), and a retry answers the same.
+    for (p, m, s, rule) in [
+        ("cheat_a", "x", 2300, "max_gain"),
+        ("cheat_b", "y", 9000, "score_range"),
+    ] {
+        for _ in 0..2 {
+            let (status, r) = stack.post("/scores", result(p, m, s)).await?;
+            ensure!(status == 202, "{p}: {status} {r}");
+            let held: Vec<&Value> = (r["results"].as_array().into_iter().flatten())
+                .filter(|o| o["status"] == "HELD" && o["rule"] == rule)
+                .collect();
+            ensure!(held.len() == 2, "held on both boards: {r}");
+        }
+    }
+    for lb in &boards {
+        reads_equal(&stack, lb, &model, &everyone).await?;
+    }
+    let (status, page) = stack.get(&format!("/admin/held?game={game}")).await?;
+    ensure!(status == 200, "{page}");
+    let held = page["held"].as_array().cloned().unwrap_or_default();
+    ensure!(held.len() == 4, "two results on two boards: {page}");
+    for h in &held {
+        let decision = if h["player_id"] == "cheat_a" {
+            "approve"
+        } else {
+            "reject"
+        };
+        let (status, r) = decide(&stack, h["id"].as_str().unwrap_or(""), decision).await?;
+        ensure!(status == 200 && r["replayed"] == false, "{r}");
+    }
+    model.count("cheat_a", 2300);
+    for lb in &boards {
+        reads_equal(&stack, lb, &model, &everyone).await?;
+    }
+    // The window closes and is sealed: its results are the model's.
+    let wait = (end + 1_500 - chrono::Utc::now().timestamp_millis()).max(0) as u64;
+    tokio::time::sleep(std::time::Duration::from_millis(wait)).await;
+    let sealed = eventually(
+        std::time::Duration::from_secs(30),
+        "the window sealed",
+        || async {
+            let (status, r) = stack
+                .post("/admin/seal", json!({"leaderboard_id": boards[0]}))
+                .await?;
+            ensure!(status == 200 || status == 202 || status == 409, "{r}");
+            let (status, results) = stack
+                .get(&format!("/leaderboards/{}/results", boards[0]))
+                .await?;
+            Ok((status == 200).then_some(results))
+        },
+    )
+    .await?;
+    let got = rows(&sealed, "entries");
+    ensure!(
+        got == model.ranked(),
+        "sealed {got:?} != model {:?}",
+        model.ranked()
+    );
+    let (_, page) = stack.get(&format!("/admin/held?game={game}")).await?;
+    ensure!(page["held"].as_array().is_some_and(Vec::is_empty), "{page}");
+    println!(
+        "family review model ({redis}): 5 honest results, 2 cheats held on 2 boards each (retried), 1 approved and 1 rejected per board; every read of both boards and the sealed results equal the model"
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_familys_held_results_stay_off_its_boards_and_its_sealed_results_on_a_single_node()
+-> Result<()> {
+    family_model(&redis_url()).await
+}
+
+#[tokio::test]
+async fn a_familys_held_results_stay_off_its_boards_and_its_sealed_results_on_a_cluster()
+-> Result<()> {
+    family_model(&cluster_url()).await
 }

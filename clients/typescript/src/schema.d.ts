@@ -386,6 +386,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/integrity/dry-run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Which of a board's best standings a candidate rule set would have held (nothing changes; docs/integrity.md). */
+        post: operations["integrityDryRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/held/{id}": {
         parameters: {
             query?: never;
@@ -2991,6 +3008,60 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    integrityDryRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    leaderboard_id: components["schemas"]["Id"];
+                    integrity: components["schemas"]["Integrity"];
+                    /**
+                     * @description How many of the board's best standings to judge.
+                     * @default 100
+                     */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The standings the rules would have held, best first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        leaderboard_id: components["schemas"]["Id"];
+                        checked: number;
+                        total: number;
+                        would_hold: {
+                            rank: number;
+                            player_id: components["schemas"]["Id"];
+                            score: components["schemas"]["Score"];
+                            match_id: components["schemas"]["Id"];
+                            rule: components["schemas"]["IntegrityRule"];
+                            /** @description The figure the standing showed. */
+                            value: unknown;
+                            /** @description The rule's limit it passed. */
+                            limit: unknown;
+                        }[];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -1,7 +1,8 @@
 //! Moderation, server-only: `DELETE /leaderboards/{lb}/players/{p}` (remove an entry),
 //! `PUT` / `DELETE /games/{game}/bans/{p}` (ban, lift a ban), `DELETE /players/{p}`
 //! (erase a player); `GET /admin/held` and `POST /admin/held/{id}` (the review queue of
-//! held results: list, approve or reject; docs/integrity.md); the audit trail they leave is read from the admin function. Each
+//! held results: list, approve or reject; docs/integrity.md), `POST
+//! /admin/integrity/dry-run` (which standings a candidate rule set would have held); the audit trail they leave is read from the admin function. Each
 //! body carries the `reason`; the actor is the IAM principal the gateway verified. Sweeps
 //! over many boards answer 200 when complete, 202 with a `cursor` to call again with
 //! otherwise: signed, and bound to its sweep (its game and player), so no cursor the
@@ -61,6 +62,15 @@ struct DecisionBody {
     reason: Option<serde_json::Value>,
 }
 
+/// Body of `POST /admin/integrity/dry-run`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct DryRunBody {
+    leaderboard_id: Option<String>,
+    integrity: Option<serde_json::Value>,
+    limit: Option<u64>,
+}
+
 /// `GET /admin/held`'s parameters: the game (absent: standalone boards), a board and a
 /// player to filter by, the cursor and the page size (1 to 100, default 25).
 fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), ServiceError> {
@@ -105,6 +115,23 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             http::reply(200, async {
                 let (game, filter, cursor, limit) = held_query(req)?;
                 integrity::list(ctx, &game, &filter, cursor, limit).await
+            })
+            .await
+        }
+        "POST /admin/integrity/dry-run" => {
+            http::reply(200, async {
+                let body: DryRunBody = http::json_body(req)?;
+                let Some(lb) = body.leaderboard_id else {
+                    return Err(DomainError::invalid("leaderboard_id", "is required").into());
+                };
+                let lb = LeaderboardId::parse(&lb)?;
+                let rules = body.integrity.unwrap_or_else(|| serde_json::json!({}));
+                let limit = body.limit.unwrap_or(100);
+                if !(1..=integrity::MAX_DRY_RUN).contains(&limit) {
+                    let why = format!("must be from 1 to {}", integrity::MAX_DRY_RUN);
+                    return Err(DomainError::invalid("limit", why).into());
+                }
+                integrity::dry_run(ctx, &lb, rules, limit).await
             })
             .await
         }

@@ -9,7 +9,9 @@
 //!   untouched) and the review queue gets the result as received.
 //! - `queue`: the operators' review queue: list, approve (applied as the board's
 //!   policy would have applied it when it arrived), reject; each decision once.
+//! - `dry_run`: which of a board's standings a candidate rule set would have held.
 
+mod dry_run;
 mod queue;
 
 use crate::board::{Board, Fold, Standing};
@@ -24,6 +26,7 @@ use crate::store::{
 };
 use crate::tiebreak::Ties;
 
+pub use dry_run::{DryRunReply, MAX_DRY_RUN, WouldHold, dry_run};
 pub use queue::{Decision, DecisionReply, HeldId, HeldView, QueuePage, decide, list};
 
 /// The rules that judge `req` on `board`: none for an operator's correction, a

@@ -103,7 +103,8 @@ pub struct QueuePage {
     pub next_cursor: Option<String>,
 }
 
-fn figure(board: &Board, rule: Rule, v: i64) -> serde_json::Value {
+/// A rule's figure as replies write it: a score as the board writes it, else the number.
+pub(super) fn figure(board: &Board, rule: Rule, v: i64) -> serde_json::Value {
     match crate::score::Score::new("value", v) {
         Ok(s) if rule.in_score_units() => serde_json::json!(board.scores.show(s)),
         _ => v.into(),
