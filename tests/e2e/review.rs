@@ -403,7 +403,7 @@ async fn family_model(redis: &str) -> Result<()> {
     let family = json!({"game": game, "mode": "ranked", "policy": "BEST", "regions": ["EU"],
         "periods": ["SEASON"], "grace_seconds": 0,
         "season": {"id": "s1", "start": ts(now - 3_600_000), "end": ts(end)},
-        "integrity": {"max_score": 5000, "max_gain": 1000}});
+        "integrity": {"max_score": 5000, "max_gain": 1000, "ban_after_rejections": 2}});
     let (status, body) = stack.post("/families", family).await?;
     ensure!(status == 201, "{body}");
     let boards = [
@@ -450,6 +450,7 @@ async fn family_model(redis: &str) -> Result<()> {
     ensure!(status == 200, "{page}");
     let held = page["held"].as_array().cloned().unwrap_or_default();
     ensure!(held.len() == 4, "two results on two boards: {page}");
+    let mut bans = 0;
     for h in &held {
         let decision = if h["player_id"] == "cheat_a" {
             "approve"
@@ -458,7 +459,15 @@ async fn family_model(redis: &str) -> Result<()> {
         };
         let (status, r) = decide(&stack, h["id"].as_str().unwrap_or(""), decision).await?;
         ensure!(status == 200 && r["replayed"] == false, "{r}");
+        bans += usize::from(r["banned"] == true);
     }
+    // cheat_b's second rejection reached ban_after_rejections (2): banned from the game.
+    ensure!(bans == 1, "one decision banned cheat_b");
+    let (status, r) = stack.post("/scores", result("cheat_b", "z", 10)).await?;
+    ensure!(
+        status == 403 && r["error"]["code"] == "player_banned",
+        "{status} {r}"
+    );
     model.count("cheat_a", 2300);
     for lb in &boards {
         reads_equal(&stack, lb, &model, &everyone).await?;

@@ -1796,7 +1796,7 @@ export interface components {
             max_top_margin?: components["schemas"]["ScoreInput"];
             /** @description A result whose metadata's `duration_ms` is below this many seconds is held. */
             min_duration_seconds?: number;
-            /** @description Kept with the rules; not acted on yet (docs/integrity.md). */
+            /** @description On a board of a game, the player is banned from the game when this many of their results have been rejected in review (docs/integrity.md). */
             ban_after_rejections?: number;
         };
         HeldResult: {
@@ -3100,6 +3100,8 @@ export interface operations {
                         update_applied: boolean;
                         score: components["schemas"]["NullableScore"];
                         replayed: boolean;
+                        /** @description This rejection reached the board's `ban_after_rejections`: the player is now banned from the game. */
+                        banned: boolean;
                     };
                 };
             };

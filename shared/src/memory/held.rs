@@ -2,6 +2,7 @@
 
 use super::MemoryStore;
 use super::store::Tables;
+use crate::ids::PlayerId;
 use crate::store::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError};
 
 impl Tables {
@@ -11,7 +12,9 @@ impl Tables {
         match change {
             None => true,
             Some(QueueChange::Hold(h)) => !self.held.contains_key(&key(h)),
-            Some(QueueChange::Release(h)) => self.held.contains_key(&key(h)),
+            Some(QueueChange::Release(h) | QueueChange::Reject(h)) => {
+                self.held.contains_key(&key(h))
+            }
         }
     }
 
@@ -24,6 +27,11 @@ impl Tables {
             Some(QueueChange::Release(h)) => {
                 self.held.remove(&key(h));
             }
+            Some(QueueChange::Reject(h)) => {
+                self.held.remove(&key(h));
+                let tally = (h.game.clone(), h.player_id.to_string());
+                *self.rejections.entry(tally).or_default() += 1;
+            }
         }
     }
 }
@@ -33,6 +41,14 @@ fn key(h: &HeldResult) -> (String, String) {
 }
 
 impl HeldStore for MemoryStore {
+    async fn rejections(&self, game: &str, player: &PlayerId) -> Result<u32, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let tally = (game.to_owned(), player.to_string());
+            t.rejections.get(&tally).copied().unwrap_or(0)
+        })
+    }
+
     async fn get_held(&self, game: &str, qk: &str) -> Result<Option<HeldResult>, StoreError> {
         tokio::task::yield_now().await;
         self.with(|t| t.held.get(&(game.to_owned(), qk.to_owned())).cloned())

@@ -98,6 +98,8 @@ pub(super) struct Tables {
     pub(super) history: BTreeMap<(String, LeaderboardId), crate::store::HistoryRow>,
     /// The review queue by (game, queue key).
     pub(super) held: BTreeMap<(String, String), crate::store::HeldResult>,
+    /// Rejected results by (game, player).
+    pub(super) rejections: HashMap<(String, String), u32>,
     /// The stream: every standing written, oldest first; record `i` has sequence number
     /// `i + 1`.
     pub stream: Vec<IndexEntry>,

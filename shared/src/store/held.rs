@@ -70,6 +70,9 @@ pub enum QueueChange<'a> {
     /// An operator decided it: it leaves the queue (it must still be there, so two
     /// decisions cannot both apply).
     Release(&'a HeldResult),
+    /// An operator rejected it: it leaves the queue as for [`QueueChange::Release`], and
+    /// the player's count of rejected results in its game goes up by one.
+    Reject(&'a HeldResult),
 }
 
 /// Which held results a listing asks for.
@@ -96,6 +99,13 @@ pub trait HeldStore: Send + Sync {
         game: &str,
         key: &str,
     ) -> impl Future<Output = Result<Option<HeldResult>, StoreError>> + Send;
+
+    /// How many of `player`'s results in `game` were rejected (strongly consistent).
+    fn rejections(
+        &self,
+        game: &str,
+        player: &PlayerId,
+    ) -> impl Future<Output = Result<u32, StoreError>> + Send;
 
     /// Up to `limit` of a game's held results after the key `after`, oldest first,
     /// those `filter` does not ask for skipped (a page may then be short).

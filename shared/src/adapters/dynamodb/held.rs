@@ -3,7 +3,7 @@
 //! rare, so one partition per game is far from any limit; the items join and leave the
 //! queue in the transactions of their rows' writes (`standings.rs`).
 
-use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem};
+use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -114,7 +114,7 @@ pub(super) fn queue_write(
             let item = serde_dynamo::to_item(HeldItem::of(h))?;
             store.put(item, "attribute_not_exists(pk)", Item::new())
         }
-        QueueChange::Release(h) => {
+        QueueChange::Release(h) | QueueChange::Reject(h) => {
             let delete = Delete::builder()
                 .table_name(store.table())
                 .set_key(Some(key(queue_partition(&h.game), h.queue_key())))
@@ -125,7 +125,49 @@ pub(super) fn queue_write(
     }
 }
 
+/// A rejection counted on the player's tally in its game (`HR#{game}`, the player), in
+/// the same transaction as the decision.
+pub(super) fn rejection_count(
+    store: &DynamoScoreStore,
+    change: QueueChange<'_>,
+) -> Result<Option<TransactWriteItem>, StoreError> {
+    let QueueChange::Reject(h) = change else {
+        return Ok(None);
+    };
+    let update = Update::builder()
+        .table_name(store.table())
+        .set_key(Some(key(
+            rejections_partition(&h.game),
+            h.player_id.to_string(),
+        )))
+        .update_expression("ADD rejections :one SET kind = :kind")
+        .expression_attribute_values(":one", AttributeValue::N("1".into()))
+        .expression_attribute_values(":kind", AttributeValue::S("rejections".into()))
+        .build()?;
+    Ok(Some(TransactWriteItem::builder().update(update).build()))
+}
+
+/// A game's tallies of rejected results, by player.
+fn rejections_partition(game: &str) -> String {
+    format!("HR#{game}")
+}
+
 impl HeldStore for DynamoScoreStore {
+    #[instrument(skip(self))]
+    async fn rejections(&self, game: &str, player: &PlayerId) -> Result<u32, StoreError> {
+        let item = self
+            .get_item(
+                key(rejections_partition(game), player.to_string()),
+                "GetItem(rejections)",
+            )
+            .await?;
+        let n = (item.as_ref())
+            .and_then(|i| i.get("rejections"))
+            .and_then(|v| v.as_n().ok())
+            .and_then(|n| n.parse().ok());
+        Ok(n.unwrap_or(0))
+    }
+
     #[instrument(skip(self))]
     async fn get_held(&self, game: &str, qk: &str) -> Result<Option<HeldResult>, StoreError> {
         let item =

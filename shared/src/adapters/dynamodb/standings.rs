@@ -87,6 +87,7 @@ impl DynamoScoreStore {
         if let Some(change) = c.queue {
             items.push(super::held::queue_write(self, change)?);
             queued_at = Some(items.len() - 1);
+            items.extend(super::held::rejection_count(self, change)?);
         }
         let res = (self.client.transact_write_items())
             .set_transact_items(Some(items))

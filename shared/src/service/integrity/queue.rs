@@ -13,7 +13,7 @@ use crate::integrity::Rule;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::ingest::{Op, SubmitScore, fold_result, rolling_of};
-use crate::service::moderation::{Operator, Reason, record};
+use crate::service::moderation::{Operator, Reason, ReasonBody, ban, record};
 use crate::store::{
     AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldFilter, HeldResult, IndexEntry,
     IngestStore, KeptReceipt, QueueChange, RankIndex, Receipt, Review, Row, RowAt,
@@ -198,6 +198,9 @@ pub struct DecisionReply {
     /// The decision had already been made (by this call's retry, or another operator's
     /// same decision): nothing changed now.
     pub replayed: bool,
+    /// This rejection brought the player to the board's `ban_after_rejections`: they
+    /// are now banned from the game.
+    pub banned: bool,
 }
 
 /// Decides one held result, once: approved, it is applied as the board's policy would
@@ -266,6 +269,7 @@ async fn decided_already<S: IngestStore, I: RankIndex>(
         update_applied: receipt.update_applied,
         score: row.standing.as_ref().map(|s| board.scores.show(s.score)),
         replayed: true,
+        banned: false,
     })
 }
 
@@ -367,7 +371,10 @@ async fn apply<S: IngestStore, I: RankIndex>(
             buckets: kept_buckets,
             next_expiry: r.next_expiry(kept_buckets),
         }),
-        queue: Some(QueueChange::Release(held)),
+        queue: Some(match decision {
+            Decision::Approve => QueueChange::Release(held),
+            Decision::Reject => QueueChange::Reject(held),
+        }),
     };
     if ctx.store.commit(&commit).await? != CommitOutcome::Committed {
         return Ok(None);
@@ -384,6 +391,10 @@ async fn apply<S: IngestStore, I: RankIndex>(
             tracing::warn!(%error, "rank index unavailable; the stream will catch the approval up");
         }
     }
+    let banned = match decision {
+        Decision::Reject => ban_if_due(ctx, op, board, held).await?,
+        Decision::Approve => false,
+    };
     Ok(Some(DecisionReply {
         id: text.to_owned(),
         decision: decision.done(),
@@ -393,8 +404,48 @@ async fn apply<S: IngestStore, I: RankIndex>(
         update_applied: applied,
         score: standing.map(|s| board.scores.show(s.score)),
         replayed: false,
+        banned,
     }))
 }
+
+/// Bans the player from the game once their rejected results reach the board's
+/// `ban_after_rejections` (a board of a game only); whether this decision banned them.
+/// The ban is recorded before its sweep; a sweep that runs out of time is finished by
+/// banning again (`PUT /games/{game}/bans/{p}`), as for any ban.
+async fn ban_if_due<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    board: &Board,
+    held: &HeldResult,
+) -> Result<bool, ServiceError> {
+    let limit = (board.integrity.as_ref()).and_then(|r| r.ban_after_rejections);
+    let (Some(limit), false) = (limit, held.game.is_empty()) else {
+        return Ok(false);
+    };
+    let n = ctx.store.rejections(&held.game, &held.player_id).await?;
+    if n < limit
+        || ctx
+            .store
+            .get_ban(&held.game, &held.player_id)
+            .await?
+            .is_some()
+    {
+        return Ok(false);
+    }
+    let why = format!("{n} results rejected in review (ban_after_rejections: {limit})");
+    let reason = Reason::parse(ReasonBody {
+        reason: Some(why.into()),
+    })?;
+    let deadline = std::time::Instant::now() + BAN_SWEEP;
+    let swept = ban::ban(ctx, &held.game, &held.player_id, reason, op, None, deadline).await?;
+    if !swept.sweep.complete {
+        tracing::warn!(game = %held.game, player = %held.player_id, "the ban's sweep ran out of time; ban again to finish it");
+    }
+    Ok(true)
+}
+
+/// How long a ban after rejections may sweep the game's boards within the decision.
+const BAN_SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The fold of an approved result as the board's policy would have folded it when it
 /// arrived: BEST and MIN keep the better (a result beaten since changes nothing), SUM
