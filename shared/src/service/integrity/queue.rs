@@ -361,7 +361,14 @@ async fn apply<S: IngestStore, I: RankIndex>(
         receipt: KeptReceipt {
             match_id: held.match_id.clone(),
             receipt,
-            expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+            // The held receipt's own time, while the row keeps it: the decision is not a
+            // new result (the rate rule counts results by their receipts' times).
+            expires_at: (row.receipts.iter())
+                .find(|k| k.match_id == held.match_id)
+                .map_or(
+                    now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+                    |k| k.expires_at,
+                ),
         },
         ranked: board.rank_index,
         now_s: now / 1000,
