@@ -10,5 +10,6 @@ mod moderation;
 mod projector;
 mod reads;
 mod rebuild;
+mod review;
 mod seal;
 mod stream_ingest;
