@@ -410,7 +410,7 @@ async fn family_model(redis: &str) -> Result<()> {
         format!("{game}:ranked:GLOBAL:SEASON:s1"),
         format!("{game}:ranked:EU:SEASON:s1"),
     ];
-    let everyone = ["f1", "f2", "f3", "cheat_a", "cheat_b"];
+    let everyone = ["f1", "f2", "f3", "cheat_a", "cheat_b", "cheat_c"];
     stack.set_friends("f1", &everyone[1..]).await?;
     let result = |p: &str, m: &str, s: i64| {
         json!({"game": game, "mode": "ranked", "region": "EU", "player_id": p,
@@ -433,6 +433,7 @@ async fn family_model(redis: &str) -> Result<()> {
     for (p, m, s, rule) in [
         ("cheat_a", "x", 2300, "max_gain"),
         ("cheat_b", "y", 9000, "score_range"),
+        ("cheat_c", "w", 7000, "score_range"),
     ] {
         for _ in 0..2 {
             let (status, r) = stack.post("/scores", result(p, m, s)).await?;
@@ -449,7 +450,10 @@ async fn family_model(redis: &str) -> Result<()> {
     let (status, page) = stack.get(&format!("/admin/held?game={game}")).await?;
     ensure!(status == 200, "{page}");
     let held = page["held"].as_array().cloned().unwrap_or_default();
-    ensure!(held.len() == 4, "two results on two boards: {page}");
+    ensure!(held.len() == 6, "three results on two boards: {page}");
+    // cheat_c's wait in the queue until the window is sealed.
+    let (later, held): (Vec<Value>, Vec<Value>) =
+        held.into_iter().partition(|h| h["player_id"] == "cheat_c");
     let mut bans = 0;
     for h in &held {
         let decision = if h["player_id"] == "cheat_a" {
@@ -496,10 +500,31 @@ async fn family_model(redis: &str) -> Result<()> {
         "sealed {got:?} != model {:?}",
         model.ranked()
     );
+    // A result held on a window sealed since cannot be approved (its sealed results are
+    // final), only rejected.
+    for h in &later {
+        let id = h["id"].as_str().unwrap_or("");
+        if h["leaderboard_id"] == json!(boards[0]) {
+            let (status, r) = decide(&stack, id, "approve").await?;
+            ensure!(
+                status == 409 && r["error"]["code"] == "window_sealed",
+                "{status} {r}"
+            );
+        }
+        let (status, r) = decide(&stack, id, "reject").await?;
+        ensure!(status == 200 && r["decision"] == "REJECTED", "{r}");
+    }
+    let (status, results) = stack
+        .get(&format!("/leaderboards/{}/results", boards[0]))
+        .await?;
+    ensure!(
+        status == 200 && rows(&results, "entries") == got,
+        "{results}"
+    );
     let (_, page) = stack.get(&format!("/admin/held?game={game}")).await?;
     ensure!(page["held"].as_array().is_some_and(Vec::is_empty), "{page}");
     println!(
-        "family review model ({redis}): 5 honest results, 2 cheats held on 2 boards each (retried), 1 approved and 1 rejected per board; every read of both boards and the sealed results equal the model"
+        "family review model ({redis}): 5 honest results, 3 cheats held on 2 boards each (retried), 1 approved and 1 rejected per board before the close, 1 refused approval on the sealed window; every read of both boards and the sealed results equal the model"
     );
     Ok(())
 }

@@ -60,6 +60,7 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "attempts_exhausted"
         | "tournament_board"
         | "already_decided"
+        | "window_sealed"
         | "result_rejected" => 409,
         "window_expired" => 410,
         "payload_too_large" => 413,

@@ -60,6 +60,12 @@ pub enum ServiceError {
     /// never held).
     #[error("no held result {0} is waiting for review")]
     HeldNotFound(String),
+    /// An approval of a held result whose window was sealed since: its sealed results
+    /// and history would not show it, so it waits (or is rejected).
+    #[error(
+        "the window of leaderboard {0} was sealed since the result was held; it can be rejected, not approved"
+    )]
+    HeldWindowSealed(LeaderboardId),
     /// The held result was already decided the other way.
     #[error("held result {id} was already {decided}")]
     AlreadyDecided { id: String, decided: &'static str },
@@ -246,6 +252,7 @@ impl ServiceError {
             Self::ResultRejected(_) => "result_rejected",
             Self::HeldNotFound(_) => "held_not_found",
             Self::AlreadyDecided { .. } => "already_decided",
+            Self::HeldWindowSealed(_) => "window_sealed",
             Self::PlayerBanned { .. } => "player_banned",
             Self::NotBanned { .. } => "not_banned",
             Self::NotSealed(_) => "not_sealed",

@@ -218,7 +218,9 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
         let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
             return decided_already(ctx, &id, text, decision).await;
         };
-        let board = ctx.boards.current(&ctx.store, &held.leaderboard_id).await?;
+        // Read fresh (not the container's cached definition): whether it is sealed.
+        let board = (ctx.store.get_board(&held.leaderboard_id).await?)
+            .ok_or_else(|| ServiceError::BoardNotFound(held.leaderboard_id.clone()))?;
         let row = (ctx.store)
             .get_row(&held.leaderboard_id, &held.player_id, Consistency::Strong)
             .await?;
@@ -287,6 +289,10 @@ async fn apply<S: IngestStore, I: RankIndex>(
     text: &str,
 ) -> Result<Option<DecisionReply>, ServiceError> {
     let now = now_ms();
+    // A window sealed since: its sealed results and history are final (docs/integrity.md).
+    if decision == Decision::Approve && board.sealed_at.is_some() {
+        return Err(ServiceError::HeldWindowSealed(board.leaderboard_id.clone()));
+    }
     let current = row.standing.as_ref();
     // The row without the held receipt, which the decision's receipt replaces.
     let mut rest = row.clone();
