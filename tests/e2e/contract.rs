@@ -35,6 +35,8 @@ fn valid(name: &str, board: &str) -> String {
         "t" => "t1".to_owned(),
         "o" => "2026-W01".to_owned(),
         "source" => "s1".to_owned(),
+        // A held result's id (none is waiting: the decision answers 404).
+        "id" => format!("g1~0000000000001~{board}~p1~m1"),
         other => panic!("a path parameter the walk has no value for: {other}"),
     }
 }

@@ -394,7 +394,9 @@ async fn family_model(redis: &str) -> Result<()> {
         u[u.len().saturating_sub(30)..].replace('-', "_")
     };
     let now = chrono::Utc::now().timestamp_millis();
-    let end = now + 10_000;
+    // Long enough for the steps before the close on a busy machine (a result after the
+    // season's end is refused as outside it).
+    let end = now + 30_000;
     let ts = |ms: i64| {
         chrono::DateTime::from_timestamp_millis(ms)
             .unwrap_or_default()

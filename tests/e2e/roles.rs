@@ -187,6 +187,9 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
                 "list_boards",
                 "get_standing",
                 "get_row",
+                // A decision on a held result reads its receipt when the row no longer
+                // keeps it (docs/integrity.md).
+                "get_receipt",
                 "remove_standing",
                 // A PutItem on a row, which IAM cannot tell from the removal's (and with an
                 // audit record, which it also writes).
