@@ -93,11 +93,12 @@ async fn submit_to<S: StandingStore + ModerationStore + TournamentStore, I: Rank
     }
 }
 
-/// Counts a result recorded now (not a retry's replay): `ResultsAccepted`, and
+/// Counts a result recorded now (not a retry's replay, nor a held one): `ResultsAccepted`, and
 /// `ResultsImproved` when it moved the player's standing (the dashboard's "improving
 /// results").
 fn tally(reply: &IngestReply) {
-    if reply.replayed {
+    // A held result is counted as held (`ResultsHeld`), not as accepted.
+    if reply.replayed || reply.held.is_some() {
         return;
     }
     crate::metrics::tally("ResultsAccepted", 1);
