@@ -1249,7 +1249,7 @@ export interface components {
             /** @description The request's id, as API Gateway logs it (`requestContext.requestId`); quote it to find the request in the logs. */
             request_id: string;
             /** @enum {string} */
-            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "already_decided" | "window_sealed";
+            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "already_decided" | "window_sealed" | "invalid_integrity";
             message: string;
         };
         /** @description A JSON pointer into the event (`/user/id`; `""` is the whole event). */
@@ -1781,7 +1781,10 @@ export interface components {
         IntegrityRule: "score_range" | "min_duration" | "rate" | "max_gain" | "past_top";
         /**
          * @description Rules that hold a suspicious result for review instead of applying it
-         *     (docs/integrity.md); scores as the board writes them. A family's are copied to each
+         *     (docs/integrity.md); scores as the board writes them. Rules the schema allows
+         *     but that cannot hold together (`max_gain` or `max_top_margin` not above 0,
+         *     `max_score` below `min_score`, a factor with more than 2 decimal places) are a 422
+         *     `invalid_integrity` naming the field. A family's are copied to each
          *     board when its first result creates it. Part of the settings (another value is a 409).
          */
         Integrity: {
@@ -2502,6 +2505,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -2613,6 +2617,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -3070,6 +3075,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description A held result's id (`GET /admin/held`); an id that names no waiting result is a 404. */
                 id: string;
             };
             cookie?: never;

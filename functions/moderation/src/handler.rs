@@ -125,7 +125,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
                     return Err(DomainError::invalid("leaderboard_id", "is required").into());
                 };
                 let lb = LeaderboardId::parse(&lb)?;
-                let rules = body.integrity.unwrap_or_else(|| serde_json::json!({}));
+                let Some(rules) = body.integrity else {
+                    return Err(DomainError::invalid("integrity", "is required").into());
+                };
                 let limit = body.limit.unwrap_or(100);
                 if !(1..=integrity::MAX_DRY_RUN).contains(&limit) {
                     let why = format!("must be from 1 to {}", integrity::MAX_DRY_RUN);

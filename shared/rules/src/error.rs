@@ -61,6 +61,10 @@ pub enum DomainError {
     /// the board's settings refuse (422).
     #[error("rank_mode: dense is not kept for this leaderboard (created with dense_ranks false)")]
     DenseNotKept,
+    /// Integrity rules each well formed that cannot hold (a gain not above 0, a range
+    /// upside down): 422 naming the rule (docs/integrity.md).
+    #[error("{field}: {reason}")]
+    IntegrityRule { field: &'static str, reason: String },
 }
 
 impl DomainError {
@@ -84,6 +88,7 @@ impl DomainError {
             Self::InvalidCursor => Some("cursor"),
             Self::EventInFuture { .. } => Some("event_ts"),
             Self::DenseNotKept => Some("rank_mode"),
+            Self::IntegrityRule { field, .. } => Some(field),
             Self::MalformedJson(_) => Some("body"),
             Self::BodyTooLarge { .. } => None,
         }

@@ -241,8 +241,12 @@ impl IntegrityBody {
             v.map(|v| Amount::from_value(field, &v)?.scaled(decimals))
                 .transpose()
         };
+        let refused = |field, reason: &str| DomainError::IntegrityRule {
+            field,
+            reason: reason.to_owned(),
+        };
         let positive = |field: &'static str, s: Option<Score>| match s {
-            Some(s) if s.get() <= 0 => Err(DomainError::invalid(field, "must be above 0")),
+            Some(s) if s.get() <= 0 => Err(refused(field, "must be above 0")),
             s => Ok(s),
         };
         let min_score = score("integrity.min_score", self.min_score)?;
@@ -250,7 +254,7 @@ impl IntegrityBody {
         if let (Some(min), Some(max)) = (min_score, max_score)
             && min > max
         {
-            return Err(DomainError::invalid(
+            return Err(refused(
                 "integrity.max_score",
                 "must not be below min_score",
             ));
@@ -266,15 +270,15 @@ impl IntegrityBody {
         let top_factor_pct = self
             .max_top_factor
             .map(|v| {
-                let pct = Amount::from_value("integrity.max_top_factor", &v)?
-                    .scaled(Decimals::new("integrity.max_top_factor", 2)?)?
+                let field = "integrity.max_top_factor";
+                let why = "must be above 1 and at most 1000, with at most 2 decimal places";
+                let pct = Amount::from_value(field, &v)?
+                    .scaled(Decimals::new(field, 2)?)
+                    .map_err(|_| refused(field, why))?
                     .get();
                 match pct {
                     101..=100_000 => Ok(pct as u32),
-                    _ => Err(DomainError::invalid(
-                        "integrity.max_top_factor",
-                        "must be above 1 and at most 1000, with at most 2 decimal places",
-                    )),
+                    _ => Err(refused(field, why)),
                 }
             })
             .transpose()?;

@@ -236,6 +236,7 @@ impl ServiceError {
                 DomainError::InvalidCursor => "invalid_cursor",
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
                 DomainError::DenseNotKept => "dense_ranks_not_kept",
+                DomainError::IntegrityRule { .. } => "invalid_integrity",
             },
             Self::EventOutsideWindow(_) => "event_outside_window",
             Self::UnknownRegion { .. } => "unknown_region",

@@ -213,7 +213,8 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
     decision: Decision,
     reason: Reason,
 ) -> Result<DecisionReply, ServiceError> {
-    let id = HeldId::parse(text)?;
+    // An id that is not one names no held result: 404, as a well-formed unknown one.
+    let id = HeldId::parse(text).map_err(|_| ServiceError::HeldNotFound(text.to_owned()))?;
     for attempt in 0..crate::service::ingest::MAX_ATTEMPTS {
         let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
             return decided_already(ctx, &id, text, decision).await;
