@@ -90,7 +90,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                 (now / 1000, ttl_s),
             )
         });
-        if let Some(tripped) = tripped {
+        let outcome = if let Some(tripped) = tripped {
             let holding = integrity::Holding {
                 result: &result,
                 tripped,
@@ -98,59 +98,57 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                 index_expire_at,
                 at,
             };
-            if let Some(mut reply) = integrity::hold(ctx, board, &req, &row, holding).await? {
-                let known = before.take();
-                place(ctx, &req, dir, None, None, known, &mut reply).await;
+            match integrity::hold(ctx, board, &req, &row, holding).await? {
+                Some(mut reply) => {
+                    let known = before.take();
+                    place(ctx, &req, dir, None, None, known, &mut reply).await;
+                    return Ok(reply);
+                }
+                // The row moved since it was read: read again below, as for a result.
+                None => CommitOutcome::StandingChanged,
+            }
+        } else {
+            let (standing, mut receipt) = outcome(&req, &result, current, &fold);
+            receipt.previous_rank = previous_rank;
+            receipt.attempt = counted.map(|a| a.after());
+            let audit = correction_audit(&req, board, &receipt);
+            let commit = Commit {
+                at: RowAt {
+                    board: &req.board,
+                    player: &req.player,
+                    direction: dir,
+                    row: &row,
+                    index_expire_at,
+                },
+                standing: Some(standing),
+                receipt: KeptReceipt {
+                    match_id: req.match_id.clone(),
+                    receipt: receipt.clone(),
+                    expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+                },
+                ranked: board.rank_index,
+                now_s: now / 1000,
+                attempt: counted,
+                audit: audit.as_ref(),
+                buckets: rolling_of(board)
+                    .zip(buckets.as_deref())
+                    .map(|(r, b)| Buckets {
+                        buckets: b,
+                        next_expiry: r.next_expiry(b),
+                    }),
+                queue: None,
+            };
+            let committed = ctx.store.commit(&commit).await?;
+            if committed == CommitOutcome::Committed {
+                let mut reply = IngestReply::new(board, &req, &receipt, false);
+                let applied = receipt.update_applied.then_some(standing);
+                // Unchanged, the player's place is the one just read before the write.
+                let known = before.take().filter(|_| applied.is_none());
+                place(ctx, &req, dir, applied, index_expire_at, known, &mut reply).await;
                 return Ok(reply);
             }
-            tokio::time::sleep(crate::service::backoff(attempt)).await;
-            row = (ctx.store)
-                .get_row(&req.board, &req.player, Consistency::Strong)
-                .await?;
-            if let Some(reply) = replay(ctx, board, &req, &result, &row).await? {
-                return Ok(reply);
-            }
-            continue;
-        }
-        let (standing, mut receipt) = outcome(&req, &result, current, &fold);
-        receipt.previous_rank = previous_rank;
-        receipt.attempt = counted.map(|a| a.after());
-        let audit = correction_audit(&req, board, &receipt);
-        let commit = Commit {
-            at: RowAt {
-                board: &req.board,
-                player: &req.player,
-                direction: dir,
-                row: &row,
-                index_expire_at,
-            },
-            standing: Some(standing),
-            receipt: KeptReceipt {
-                match_id: req.match_id.clone(),
-                receipt: receipt.clone(),
-                expires_at: now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
-            },
-            ranked: board.rank_index,
-            now_s: now / 1000,
-            attempt: counted,
-            audit: audit.as_ref(),
-            buckets: rolling_of(board)
-                .zip(buckets.as_deref())
-                .map(|(r, b)| Buckets {
-                    buckets: b,
-                    next_expiry: r.next_expiry(b),
-                }),
-            queue: None,
+            committed
         };
-        let outcome = ctx.store.commit(&commit).await?;
-        if outcome == CommitOutcome::Committed {
-            let mut reply = IngestReply::new(board, &req, &receipt, false);
-            let applied = receipt.update_applied.then_some(standing);
-            // Unchanged, the player's place is the one just read before the write.
-            let known = before.take().filter(|_| applied.is_none());
-            place(ctx, &req, dir, applied, index_expire_at, known, &mut reply).await;
-            return Ok(reply);
-        }
         tokio::time::sleep(crate::service::backoff(attempt)).await;
         // A tournament result's count moved: read again before the row, so that a count
         // that includes a copy of this match comes with that copy's receipt.

@@ -123,10 +123,17 @@ pub(crate) async fn hold<S: StandingStore, I>(
 ) -> Result<Option<IngestReply>, ServiceError> {
     let (score, ties) = h.result;
     let current = row.standing.as_ref();
-    let receipt = held_receipt(req, (*score, ties), current, h.tripped, h.at);
     let receipt = Receipt {
         previous_rank: h.previous_rank,
-        ..receipt
+        ..review_receipt(
+            (*score, ties),
+            current,
+            current.map(|c| c.score),
+            false,
+            (&req.match_id, h.at),
+            req.metadata.as_ref(),
+            Some(Review::Held(h.tripped.rule)),
+        )
     };
     let held = HeldResult {
         game: crate::service::ingest::game_of(board)
@@ -187,28 +194,31 @@ pub(crate) async fn hold<S: StandingStore, I>(
     Ok(Some(IngestReply::new(board, req, &receipt, false)))
 }
 
-/// The receipt of a held result: the standing as it was (or, without one, the result
-/// itself), nothing applied, the rule that held it.
-fn held_receipt(
-    req: &SubmitScore,
+/// The receipt of a result under review: held (the standing as it was), or decided
+/// (the standing the decision left, `applied` if it moved). Without a standing it
+/// answers with the result itself, reached `at`.
+pub(crate) fn review_receipt(
     (score, ties): (Score, &Ties),
-    current: Option<&Standing>,
-    tripped: Tripped,
-    at: i64,
+    standing: Option<&Standing>,
+    previous: Option<Score>,
+    applied: bool,
+    (match_id, at): (&crate::ids::MatchId, i64),
+    metadata: Option<&crate::profile::Metadata>,
+    review: Option<Review>,
 ) -> Receipt {
     Receipt {
         submitted: score,
         submitted_ties: ties.clone(),
-        score: current.map_or(score, |c| c.score),
-        ties: current.map_or_else(|| ties.clone(), |c| c.ties.clone()),
-        previous_score: current.map(|c| c.score),
-        update_applied: false,
-        updated_at: current.map_or(at, |c| c.reached_at),
-        last_match_id: current.map_or_else(|| req.match_id.clone(), |c| c.last_match_id.clone()),
+        score: standing.map_or(score, |s| s.score),
+        ties: standing.map_or_else(|| ties.clone(), |s| s.ties.clone()),
+        previous_score: previous,
+        update_applied: applied,
+        updated_at: standing.map_or(at, |s| s.reached_at),
+        last_match_id: standing.map_or_else(|| match_id.clone(), |s| s.last_match_id.clone()),
         previous_rank: None,
-        metadata_digest: req.metadata.as_ref().map(crate::profile::Metadata::digest),
+        metadata_digest: metadata.map(crate::profile::Metadata::digest),
         set: false,
         attempt: None,
-        review: Some(Review::Held(tripped.rule)),
+        review,
     }
 }

@@ -16,7 +16,7 @@ use crate::service::ingest::{Op, SubmitScore, fold_result, rolling_of};
 use crate::service::moderation::{Operator, Reason, ReasonBody, ban, record};
 use crate::store::{
     AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldFilter, HeldResult, IndexEntry,
-    IngestStore, KeptReceipt, QueueChange, RankIndex, Receipt, Review, Row, RowAt,
+    IngestStore, KeptReceipt, QueueChange, RankIndex, Review, Row, RowAt,
 };
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -33,10 +33,6 @@ pub struct HeldId {
 }
 
 impl HeldId {
-    pub fn of(h: &HeldResult) -> String {
-        h.id()
-    }
-
     pub fn parse(text: &str) -> Result<Self, DomainError> {
         let bad = || DomainError::invalid("id", "is not a held result's id");
         let parts: Vec<&str> = text.split('~').collect();
@@ -143,7 +139,7 @@ pub async fn list<S: IngestStore, I: RankIndex>(
             .await?;
         let show = |s| board.scores.show(s);
         held.push(HeldView {
-            id: HeldId::of(&h),
+            id: h.id(),
             game: h.game.clone(),
             leaderboard_id: h.leaderboard_id.clone(),
             player_id: h.player_id.clone(),
@@ -324,21 +320,15 @@ async fn apply<S: IngestStore, I: RankIndex>(
         Fold::Unchanged => current,
     };
     let applied = matches!(fold, Fold::Applied(_));
-    let receipt = Receipt {
-        submitted: held.score,
-        submitted_ties: held.ties.clone(),
-        score: standing.map_or(held.score, |s| s.score),
-        ties: standing.map_or_else(|| held.ties.clone(), |s| s.ties.clone()),
-        previous_score: current.map(|c| c.score),
-        update_applied: applied,
-        updated_at: standing.map_or(held.reached_at, |s| s.reached_at),
-        last_match_id: standing.map_or_else(|| held.match_id.clone(), |s| s.last_match_id.clone()),
-        previous_rank: None,
-        metadata_digest: held.metadata.as_ref().map(crate::profile::Metadata::digest),
-        set: false,
-        attempt: None,
-        review: (decision == Decision::Reject).then_some(Review::Rejected),
-    };
+    let receipt = super::review_receipt(
+        (held.score, &held.ties),
+        standing,
+        current.map(|c| c.score),
+        applied,
+        (&held.match_id, held.reached_at),
+        held.metadata.as_ref(),
+        (decision == Decision::Reject).then_some(Review::Rejected),
+    );
     let action = match decision {
         Decision::Approve => AuditAction::ApproveResult,
         Decision::Reject => AuditAction::RejectResult,
