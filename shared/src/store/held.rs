@@ -55,11 +55,18 @@ impl HeldResult {
 
     /// Its id in the queue: unique, and ordered oldest first within a game.
     pub fn queue_key(&self) -> String {
-        format!(
-            "{:013}#{}#{}#{}",
-            self.held_at, self.leaderboard_id, self.player_id, self.match_id
+        queue_key(
+            self.held_at,
+            &self.leaderboard_id,
+            &self.player_id,
+            &self.match_id,
         )
     }
+}
+
+/// The queue key of the result of `player` in `match_id` on `board`, held at `held_at`.
+pub fn queue_key(held_at: i64, board: &LeaderboardId, player: &PlayerId, m: &MatchId) -> String {
+    format!("{held_at:013}#{board}#{player}#{m}")
 }
 
 /// What a row's write does to the review queue, in the same transaction.

@@ -36,7 +36,7 @@ pub use cache_plane::{
 pub use dead_letter::{DeadLetter, DeadLetterCount, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use friends::FriendsSource;
-pub use held::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange};
+pub use held::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, queue_key};
 pub use index_entry::{EntryKind, IndexEntry};
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;

@@ -42,11 +42,12 @@ impl HeldId {
         if at.len() != 13 || !at.bytes().all(|b| b.is_ascii_digit()) {
             return Err(bad());
         }
+        let held_at: i64 = at.parse().map_err(|_| bad())?;
         let (board, player) = (LeaderboardId::parse(board)?, PlayerId::parse(player)?);
         let match_id = crate::ids::MatchId::parse(match_id)?;
         Ok(Self {
             game: game.to_owned(),
-            key: format!("{at}#{board}#{player}#{match_id}"),
+            key: crate::store::queue_key(held_at, &board, &player, &match_id),
             board,
             player,
             match_id,
