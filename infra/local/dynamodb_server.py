@@ -54,6 +54,7 @@ import decimal
 import functools
 import gc
 import io
+import inspect
 import json
 import os
 import pickle
@@ -147,6 +148,7 @@ def transact_write_items(self, transact_items):
 
 
 _table_query = Table.query
+_QUERY_PARAMS = inspect.signature(_table_query)
 
 
 def partition_query(self, hash_key, *args, **kwargs):
@@ -154,7 +156,8 @@ def partition_query(self, hash_key, *args, **kwargs):
     an index's keyed on the table's own partition key): the same items, found without
     walking and sorting the whole table. Requests are serialised, so lending the query a
     narrower `all_items` is safe."""
-    index_name = kwargs.get("index_name")
+    # moto's own caller passes the index's name by position (the 8th parameter).
+    index_name = _QUERY_PARAMS.bind(self, hash_key, *args, **kwargs).arguments.get("index_name")
     if index_name:
         index = next((i for i in self.all_indexes() if i.name == index_name), None)
         hashes = [k["AttributeName"] for k in index.schema if k["KeyType"] == "HASH"] if index else []
@@ -294,7 +297,8 @@ class Serialized:
             environ["wsgi.input"] = io.BytesIO(body)
             target = environ.get("HTTP_X_AMZ_TARGET", "")
             if target:
-                wanted = iam.accesses(target, json.loads(body or b"{}"), self.roles.hash_key)
+                wanted = iam.accesses(target, json.loads(body or b"{}"), self.roles.hash_key,
+                                      self.roles.index_hash_keys)
             else:  # the Query protocol (ElastiCache): a form naming its Action
                 wanted = iam.query_accesses(urllib.parse.parse_qs(body.decode("utf-8", "replace")))
             access = self.roles.denied(function, wanted)

@@ -121,6 +121,10 @@ class Roles:
         (table,) = self.table_resources
         self.hash_key = next(k["AttributeName"] for k in res[table]["Properties"]["KeySchema"]
                              if k["KeyType"] == "HASH")
+        # A Query on an index leads with the index's partition key (`by_name`'s is `nk`).
+        self.index_hash_keys = {
+            i["IndexName"]: next(k["AttributeName"] for k in i["KeySchema"] if k["KeyType"] == "HASH")
+            for i in res[table]["Properties"].get("GlobalSecondaryIndexes", [])}
         self.functions = {}
         for name, r in res.items():
             if r["Type"] != "AWS::Lambda::Function":
@@ -217,7 +221,7 @@ def function_of(authorization):
     return None
 
 
-def accesses(target, body, hash_key):
+def accesses(target, body, hash_key, index_hash_keys=None):
     """What a DynamoDB, DynamoDB Streams, SQS or EventBridge request asks IAM for, from its
     X-Amz-Target and JSON body."""
     service, _, op = target.rpartition(".")
@@ -243,9 +247,11 @@ def accesses(target, body, hash_key):
         return [Access(op, table_arn(body["TableName"]), [pk(body.get("Item"))])]
     if op == "Query":
         arn = table_arn(body["TableName"])
+        leading = hash_key
         if body.get("IndexName"):
             arn += f"/index/{body['IndexName']}"
-        return [Access(op, arn, [_query_pk(body, hash_key)])]
+            leading = (index_hash_keys or {}).get(body["IndexName"], hash_key)
+        return [Access(op, arn, [_query_pk(body, leading)])]
     if op == "BatchGetItem":
         return [Access(op, table_arn(t), [pk(k) for k in spec.get("Keys", [])])
                 for t, spec in body.get("RequestItems", {}).items()]

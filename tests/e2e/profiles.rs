@@ -421,3 +421,131 @@ async fn sealed_results_and_history_show_the_current_name() -> Result<()> {
     assert_eq!(history.windows.len(), 1);
     Ok(())
 }
+
+/// The players `GET /admin/players` finds for `prefix`, every page of `limit` read.
+async fn found(stack: &Stack, prefix: &str, limit: u32) -> Result<Vec<(String, String)>> {
+    let mut out = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..20 {
+        let mut url = reqwest::Url::parse("http://x/admin/players")?;
+        url.query_pairs_mut()
+            .append_pair("name_prefix", prefix)
+            .append_pair("limit", &limit.to_string());
+        if let Some(c) = &cursor {
+            url.query_pairs_mut().append_pair("cursor", c);
+        }
+        let (status, page) = stack
+            .get(&format!("{}?{}", url.path(), url.query().unwrap_or("")))
+            .await?;
+        anyhow::ensure!(status == 200, "{prefix}: {status} {page}");
+        for p in page["players"].as_array().into_iter().flatten() {
+            let name = p["display_name"].as_str().unwrap_or("-").to_owned();
+            out.push((p["player_id"].as_str().unwrap_or("-").to_owned(), name));
+        }
+        match page["next_cursor"].as_str() {
+            Some(c) => cursor = Some(c.to_owned()),
+            None => return Ok(out),
+        }
+    }
+    anyhow::bail!("{prefix}: more than 20 pages")
+}
+
+#[tokio::test]
+async fn operators_find_players_by_a_prefix_of_their_name_whatever_its_case_and_accents()
+-> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let profiles = [
+        ("zoe", "Zoë Ångström"),
+        ("zb", "ZOE BRIGHT"),
+        ("zol", "Zoltán"),
+        ("emi", "Émilie"),
+        ("emma", "Emma"),
+        ("wide", "\u{ff5a}\u{ff4f}\u{ff59}"), // "zoy" in full-width letters
+    ];
+    for (p, name) in profiles {
+        let body = json!({"display_name": name, "country": "SE"});
+        let (status, reply) = stack
+            .call(Method::PUT, &format!("/players/{p}/profile"), Some(body))
+            .await?;
+        assert_eq!(status, 200, "{reply}");
+    }
+    let (status, _) = stack
+        .call(
+            Method::PUT,
+            "/players/nameless/profile",
+            Some(json!({"country": "SE"})),
+        )
+        .await?;
+    assert_eq!(status, 200);
+    let pairs = |v: &[(&str, &str)]| -> Vec<(String, String)> {
+        v.iter()
+            .map(|(p, n)| (p.to_string(), n.to_string()))
+            .collect()
+    };
+    let zo = pairs(&[
+        ("zoe", "Zoë Ångström"),
+        ("zb", "ZOE BRIGHT"),
+        ("zol", "Zoltán"),
+        ("wide", "\u{ff5a}\u{ff4f}\u{ff59}"),
+    ]);
+    // Case, accents, width and spacing aside; in the names' order; every page size.
+    for prefix in ["zo", "ZO", "Zö"] {
+        for limit in [1, 2, 20] {
+            assert_eq!(
+                found(&stack, prefix, limit).await?,
+                zo,
+                "{prefix} by {limit}"
+            );
+        }
+    }
+    assert_eq!(found(&stack, "zoe", 20).await?, zo[..2].to_vec());
+    assert_eq!(found(&stack, "ZOË  a", 20).await?, zo[..1].to_vec());
+    assert_eq!(found(&stack, "EMI", 20).await?, pairs(&[("emi", "Émilie")]));
+    assert_eq!(found(&stack, "x", 20).await?, vec![]);
+
+    // A rename moves the player; a reset and an erasure take them out.
+    let (status, _) = stack
+        .call(
+            Method::PUT,
+            "/players/zb/profile",
+            Some(json!({"display_name": "Bright"})),
+        )
+        .await?;
+    assert_eq!(status, 200);
+    let (status, reply) = stack
+        .call(
+            Method::PATCH,
+            "/players/zoe/profile",
+            Some(json!({"reset": ["display_name"], "reason": "offensive name"})),
+        )
+        .await?;
+    assert_eq!(status, 200, "{reply}");
+    stack.erase_player("emi").await?;
+    assert_eq!(
+        found(&stack, "zo", 20).await?,
+        pairs(&[("zol", "Zoltán"), ("wide", "\u{ff5a}\u{ff4f}\u{ff59}")])
+    );
+    assert_eq!(found(&stack, "bri", 20).await?, pairs(&[("zb", "Bright")]));
+    assert_eq!(found(&stack, "émi", 20).await?, vec![]);
+
+    // Refused, naming the parameter.
+    let (_, page) = stack.get("/admin/players?name_prefix=zo&limit=1").await?;
+    let cursor = page["next_cursor"].as_str().unwrap_or_default().to_owned();
+    assert!(!cursor.is_empty(), "{page}");
+    for (query, field) in [
+        ("", "name_prefix"),
+        ("name_prefix=%20%20", "name_prefix"),
+        ("name_prefix=%CC%81", "name_prefix"),
+        ("name_prefix=zo&limit=0", "limit"),
+        ("name_prefix=zo&limit=101", "limit"),
+        ("name_prefix=zo&cursor=bm9wZQ", "cursor"),
+        ("name_prefix=zo&cursor=%25%25", "cursor"),
+        (&format!("name_prefix=bri&cursor={cursor}"), "cursor"),
+    ] {
+        let (status, reply) = stack.get(&format!("/admin/players?{query}")).await?;
+        assert_eq!(status, 400, "{query}: {reply}");
+        let message = reply["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.starts_with(field), "{query}: {message}");
+    }
+    Ok(())
+}

@@ -369,6 +369,29 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/players": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Players whose display name starts with a prefix, case, accents and spacing aside (docs/console.md).
+         * @description Exact for the prefix: an index of every named profile, in the order of the names'
+         *     search keys (`Zoë` is found by `zo`, `ZOE` and `zoë`), never a scan. Each player
+         *     comes with their card as it stands; one renamed a moment ago may be missing from
+         *     the page for that moment.
+         */
+        get: operations["findPlayers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/held": {
         parameters: {
             query?: never;
@@ -2971,6 +2994,45 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["AuditList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    findPlayers: {
+        parameters: {
+            query: {
+                /** @description The start of a display name; it must hold a letter or digit. */
+                name_prefix: string;
+                /** @description Players read for the page (one renamed since may be left out). */
+                limit?: number;
+                /** @description `next_cursor` of the previous page of the same prefix. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of players. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        players: {
+                            player_id: components["schemas"]["Id"];
+                            display_name: components["schemas"]["NullableDisplayName"];
+                            avatar: components["schemas"]["NullableAvatar"];
+                            country: components["schemas"]["NullableCountry"];
+                        }[];
+                        next_cursor: string | null;
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];

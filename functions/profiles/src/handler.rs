@@ -1,10 +1,12 @@
 //! Players' profiles: `GET /players/{p}/profile` (anyone signed in), `PUT
 //! /players/{p}/profile` (the game's servers: the whole profile), `PATCH
-//! /players/{p}/profile` (an operator resets card fields, with a reason, audited) and
+//! /players/{p}/profile` (an operator resets card fields, with a reason, audited),
 //! `PUT /me/profile` (the signed-in player's own card, where `PLAYERS_SET_PROFILES`
-//! allows it).
+//! allows it) and `GET /admin/players` (operators find players by a prefix of their
+//! name).
 
 use lambda_runtime::{Error, LambdaEvent};
+use leaderboard::error::DomainError;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::service::Context;
 use leaderboard::service::ServiceError;
@@ -39,6 +41,21 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             http::reply(200, async {
                 let op = Operator(http::operator(req));
                 profiles::reset(ctx, &http::player(req)?, http::json_body(req)?, &op).await
+            })
+            .await
+        }
+        "GET /admin/players" => {
+            http::reply(200, async {
+                let limit = match http::query(req, "limit").map(str::parse::<u32>) {
+                    None => 20,
+                    Some(Ok(n)) if (1..=100).contains(&n) => n,
+                    Some(_) => {
+                        return Err(DomainError::invalid("limit", "must be from 1 to 100").into());
+                    }
+                };
+                let prefix = http::query(req, "name_prefix")
+                    .ok_or_else(|| DomainError::invalid("name_prefix", "is required"))?;
+                profiles::find(ctx, prefix, http::query(req, "cursor"), limit).await
             })
             .await
         }

@@ -126,6 +126,29 @@ pub fn text(field: &'static str, raw: &str, max: usize) -> Result<String, Domain
     Ok(name)
 }
 
+/// A display name as a search finds it: compatibility-decomposed (NFKD), accents and
+/// other combining marks dropped, lower-cased, white space runs as one space, in NFC.
+/// `Zoë  Ångström`, `ZOE ANGSTROM` and `ｚｏｅ angström` all give `zoe angstrom`; a
+/// prefix of it finds every name that starts so (docs/console.md).
+pub fn search_key(name: &str) -> String {
+    let folded: String = (name.nfkd())
+        .filter(|c| !is_mark(*c))
+        .flat_map(char::to_lowercase)
+        .collect();
+    let spaced = folded.split_whitespace().collect::<Vec<_>>().join(" ");
+    spaced.nfc().collect()
+}
+
+/// A combining mark (an accent, a diacritic) of any kind.
+fn is_mark(c: char) -> bool {
+    matches!(
+        c.general_category(),
+        GeneralCategory::NonspacingMark
+            | GeneralCategory::SpacingMark
+            | GeneralCategory::EnclosingMark
+    )
+}
+
 /// Characters a name may not hold: they hide, reorder or break the text around them
 /// (bidi overrides, zero-width joiners and the like are format characters).
 fn refused_in_name(c: char) -> bool {

@@ -1,9 +1,12 @@
 //! The in-memory [`ProfileStore`]: profiles by player, each write conditional on the
-//! version before it.
+//! version before it; the name index computed from them when searched.
 
 use super::store::MemoryStore;
 use crate::ids::PlayerId;
-use crate::store::{CommitOutcome, ProfileStore, StoreError, StoredProfile, VersionedCard};
+use crate::store::{
+    CommitOutcome, NamePage, ProfileStore, StoreError, StoredProfile, VersionedCard, entry_player,
+    name_entry,
+};
 
 impl ProfileStore for MemoryStore {
     async fn get_profile(&self, player: &PlayerId) -> Result<StoredProfile, StoreError> {
@@ -39,6 +42,27 @@ impl ProfileStore for MemoryStore {
             }
             t.profiles.insert(player.to_string(), profile.clone());
             CommitOutcome::Committed
+        })
+    }
+
+    async fn find_names(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<NamePage, StoreError> {
+        self.with(|t| {
+            let mut entries: Vec<String> = (t.profiles.iter())
+                .filter_map(|(p, s)| name_entry(&s.profile.card, &PlayerId::parse(p).ok()?))
+                .filter(|e| e.starts_with(prefix) && after.is_none_or(|a| e.as_str() > a))
+                .collect();
+            entries.sort();
+            let more = entries.len() > limit as usize;
+            entries.truncate(limit as usize);
+            NamePage {
+                next: more.then(|| entries.last().cloned()).flatten(),
+                players: entries.iter().filter_map(|e| entry_player(e)).collect(),
+            }
         })
     }
 }

@@ -1,10 +1,13 @@
 //! Players' profiles: set by the game's servers (`PUT /players/{p}/profile`), by the
 //! player for their own card if the operator allows it (`PUT /me/profile`), read by
 //! anyone (`GET /players/{p}/profile`), reset by an operator (`PATCH`, audited), erased
-//! with the player. Every write lands in DynamoDB first, conditional on the version it
+//! with the player, found by a prefix of their name by an operator (`GET /admin/players`).
+//! Every write lands in DynamoDB first, conditional on the version it
 //! read (so two writers can never interleave), then in the index's card copy at once;
 //! the stream repeats it, version-checked, if that failed (docs/profiles.md).
 
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
@@ -12,10 +15,10 @@ use super::moderation::{Operator, Reason, ReasonBody, record};
 use super::{Context, ServiceError};
 use crate::error::DomainError;
 use crate::ids::PlayerId;
-use crate::profile::{Card, Profile, ProfileBody};
+use crate::profile::{Card, Profile, ProfileBody, search_key};
 use crate::store::{
     AuditAction, CommitOutcome, ModerationStore, ProfileStore, RankIndex, StoredProfile,
-    VersionedCard,
+    VersionedCard, name_entry,
 };
 use crate::time::{now_ms, rfc3339_ms};
 
@@ -151,6 +154,69 @@ pub async fn reset<S: ModerationStore + ProfileStore, I: RankIndex>(
     audit.detail = serde_json::json!({ "reset": fields, "version": reply.version });
     ctx.store.append_audit(&audit).await?;
     Ok(reply)
+}
+
+/// Longest prefix a search takes, in characters as sent.
+const MAX_PREFIX_CHARS: usize = 64;
+
+/// A player a search found: their card as it stands.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FoundPlayer {
+    pub player_id: PlayerId,
+    #[serde(flatten)]
+    pub card: Card,
+}
+
+/// Reply of `GET /admin/players`.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct FoundPage {
+    pub players: Vec<FoundPlayer>,
+    pub next_cursor: Option<String>,
+}
+
+/// Up to `limit` players whose display name starts with `prefix` as a search key
+/// compares them (case, accents and spacing aside: [`search_key`]), in that key's order,
+/// after `cursor`. Exact for the prefix: the index holds every named profile; a player
+/// renamed a moment ago that the index still lists under the old name is left out.
+#[instrument(skip(ctx))]
+pub async fn find<S: ProfileStore, I>(
+    ctx: &Context<S, I>,
+    prefix: &str,
+    cursor: Option<&str>,
+    limit: u32,
+) -> Result<FoundPage, ServiceError> {
+    let key = search_key(prefix);
+    if key.is_empty() || prefix.chars().count() > MAX_PREFIX_CHARS {
+        return Err(DomainError::invalid(
+            "name_prefix",
+            format!("must hold a letter or digit, at most {MAX_PREFIX_CHARS} characters"),
+        )
+        .into());
+    }
+    let after = cursor.map(|c| name_cursor(c, &key)).transpose()?;
+    let page = ctx.store.find_names(&key, after.as_deref(), limit).await?;
+    let cards = ctx.store.get_cards(&page.players).await?;
+    let players = (page.players.into_iter().zip(cards))
+        .filter(|(p, c)| name_entry(&c.card, p).is_some_and(|e| e.starts_with(&key)))
+        .map(|(player_id, c)| FoundPlayer {
+            player_id,
+            card: c.card,
+        })
+        .collect();
+    let next_cursor = page.next.map(|e| URL_SAFE_NO_PAD.encode(e));
+    Ok(FoundPage {
+        players,
+        next_cursor,
+    })
+}
+
+/// The entry a search's cursor names; it must be one this prefix's search gave.
+fn name_cursor(cursor: &str, key: &str) -> Result<String, DomainError> {
+    let bad = || DomainError::invalid("cursor", "is not a cursor this search gave");
+    let entry =
+        String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?).map_err(|_| bad())?;
+    let ok = entry.starts_with(key) && crate::store::entry_player(&entry).is_some();
+    ok.then_some(entry).ok_or_else(bad)
 }
 
 /// Erases the player's profile (an empty one at the next version, so no copy of the

@@ -41,7 +41,7 @@ pub use index_entry::{EntryKind, IndexEntry};
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
-pub use profile::{ProfileStore, StoredProfile, VersionedCard};
+pub use profile::{NamePage, ProfileStore, StoredProfile, VersionedCard, entry_player, name_entry};
 pub use rank_index::{
     Around, BatchApplied, Health, PageAt, Placement, PlayerRow, PlayerRows, REPAIR_CLAIM,
     RankIndex, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,

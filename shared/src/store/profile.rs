@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use crate::ids::PlayerId;
-use crate::profile::{Card, Profile};
+use crate::profile::{Card, Profile, search_key};
 use crate::store::{CommitOutcome, StoreError};
 
 /// A profile as stored. Its version moves on with every write, an erasure included (an
@@ -24,6 +24,29 @@ pub struct StoredProfile {
 pub struct VersionedCard {
     pub version: u64,
     pub card: Card,
+}
+
+/// The name index's entry of a player whose card has a name: the name's
+/// [`search_key`], U+0001, the player. No name holds U+0001 (a control character), and
+/// it sorts before every character one may hold, so `ana` comes before `ana b`. `None`
+/// for a card without a name (or a name of marks only): such a player is not found.
+pub fn name_entry(card: &Card, player: &PlayerId) -> Option<String> {
+    let key = search_key(card.display_name.as_deref()?);
+    (!key.is_empty()).then(|| format!("{key}\u{1}{player}"))
+}
+
+/// The player an entry of the name index names.
+pub fn entry_player(entry: &str) -> Option<PlayerId> {
+    let (_, player) = entry.rsplit_once('\u{1}')?;
+    PlayerId::parse(player).ok()
+}
+
+/// One page of players found by a prefix of their name.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct NamePage {
+    pub players: Vec<PlayerId>,
+    /// The last entry read, when more may follow.
+    pub next: Option<String>,
 }
 
 /// Players' profiles.
@@ -47,4 +70,15 @@ pub trait ProfileStore: Send + Sync {
         player: &PlayerId,
         profile: &StoredProfile,
     ) -> impl Future<Output = Result<CommitOutcome, StoreError>> + Send;
+
+    /// Up to `limit` players whose [`name_entry`] starts with `prefix` (a search key, not
+    /// empty), in entry order, after the entry `after`. An index, not a scan: what a
+    /// page costs does not grow with the players. It may lag a rename by a moment (the
+    /// caller reads the cards it shows).
+    fn find_names(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> impl Future<Output = Result<NamePage, StoreError>> + Send;
 }

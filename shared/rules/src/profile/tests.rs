@@ -204,3 +204,25 @@ fn the_documents_name_patterns_are_the_rule_here() {
         "TournamentDescription in openapi.yaml needs\n      {optional}"
     );
 }
+
+#[test]
+fn a_names_search_key_ignores_case_accents_width_and_spacing() {
+    for name in [
+        "Zoë  Ångström",
+        "ZOE ANGSTROM",
+        "\u{ff5a}\u{ff4f}\u{ff45} angstro\u{308}m",
+        " zoe\tangstrom ",
+    ] {
+        assert_eq!(search_key(name), "zoe angstrom", "{name:?}");
+    }
+    assert_eq!(search_key("Émilie"), "emilie");
+    assert_eq!(
+        search_key("Łukasz"),
+        "łukasz",
+        "a letter of its own, not a mark"
+    );
+    assert_eq!(search_key("Straße"), "straße");
+    assert_eq!(search_key("ﬁnn"), "finn", "a ligature decomposes");
+    assert!(search_key("Émilie").starts_with(&search_key("EMI")));
+    assert!(!search_key("Emma").starts_with(&search_key("emi")));
+}

@@ -82,6 +82,10 @@ pub(crate) const RANK_INDEX: &str = "by_rank";
 /// The sparse index of rolling boards' rows by when their first bucket leaves
 /// (`pk` = the row's shard partition, `xk` = that time; keys only).
 pub(crate) const EXPIRY_INDEX: &str = "by_expiry";
+/// The sparse index of profiles by name (`nk` = `N#` and the first character of the
+/// name's search key, `nf` = the player's name entry; keys only): the operators' search
+/// by a prefix of a name (docs/console.md).
+pub(crate) const NAME_INDEX: &str = "by_name";
 /// BatchWriteItem calls one bulk write keeps in flight.
 const BATCHES_IN_FLIGHT: usize = 16;
 

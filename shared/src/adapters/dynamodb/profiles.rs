@@ -1,17 +1,20 @@
 //! [`ProfileStore`] over DynamoDB: one item per player (`P#{player}`, `PROFILE`), its
 //! `version` the condition of every write. An erased profile keeps only its key and
-//! version.
+//! version. A profile with a name carries its name entry (`nk`, `nf`), which the
+//! `by_name` index is keyed on: written with the profile, in the same PutItem, so the
+//! index cannot hold a name the table does not (it may lag it by a moment).
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use super::DynamoScoreStore;
 use super::keys::{Item, key, profile_pk_sk};
+use super::{DynamoScoreStore, NAME_INDEX};
 use crate::ids::PlayerId;
 use crate::profile::{Card, Profile};
 use crate::store::{
-    CommitOutcome, Consistency, ProfileStore, StoreError, StoredProfile, VersionedCard,
+    CommitOutcome, Consistency, NamePage, ProfileStore, StoreError, StoredProfile, VersionedCard,
+    entry_player, name_entry,
 };
 
 /// The attributes a row's card is read with.
@@ -30,6 +33,16 @@ struct ProfileItem {
     /// The attributes as compact JSON text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     attributes: Option<String>,
+    /// The name index's partition and entry (absent without a name).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nk: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    nf: Option<String>,
+}
+
+/// The name index's partition of an entry: `N#` and its first character.
+fn name_partition(entry: &str) -> String {
+    format!("N#{}", entry.chars().next().unwrap_or_default())
 }
 
 /// A card as BatchGetItem projects it.
@@ -108,7 +121,10 @@ impl ProfileStore for DynamoScoreStore {
         profile: &StoredProfile,
     ) -> Result<CommitOutcome, StoreError> {
         let (pk, sk) = profile_pk_sk(player);
+        let nf = name_entry(&profile.profile.card, player);
         let item = ProfileItem {
+            nk: nf.as_deref().map(name_partition),
+            nf,
             pk,
             sk,
             kind: "profile".into(),
@@ -137,5 +153,46 @@ impl ProfileStore for DynamoScoreStore {
         } else {
             CommitOutcome::StandingChanged
         })
+    }
+
+    #[instrument(skip(self))]
+    async fn find_names(
+        &self,
+        prefix: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<NamePage, StoreError> {
+        let nk = name_partition(prefix);
+        // Where the last page stopped: the index's key and the table's, as DynamoDB
+        // gave it (the entry names the player, whose profile key follows).
+        let start = match after {
+            None => None,
+            Some(entry) => {
+                let player = entry_player(entry)
+                    .ok_or_else(|| StoreError::Corrupt(format!("name entry {entry:?}")))?;
+                let mut at = profile_key(&player);
+                at.insert("nk".into(), AttributeValue::S(nk.clone()));
+                at.insert("nf".into(), AttributeValue::S(entry.to_owned()));
+                Some(at)
+            }
+        };
+        let out = (self.client.query())
+            .table_name(&self.table)
+            .index_name(NAME_INDEX)
+            .key_condition_expression("nk = :nk AND begins_with(nf, :prefix)")
+            .expression_attribute_values(":nk", AttributeValue::S(nk))
+            .expression_attribute_values(":prefix", AttributeValue::S(prefix.to_owned()))
+            .set_exclusive_start_key(start)
+            .limit(limit as i32)
+            .send()
+            .await
+            .map_err(|e| StoreError::sdk("Query(by_name)", e))?;
+        let entry = |item: &Item| item.get("nf").and_then(|v| v.as_s().ok()).cloned();
+        let next = out.last_evaluated_key().and_then(entry);
+        let players = (out.items())
+            .iter()
+            .filter_map(|item| entry_player(&entry(item)?))
+            .collect();
+        Ok(NamePage { players, next })
     }
 }

@@ -6,12 +6,12 @@ use aws_sdk_dynamodb::types::{
     TimeToLiveSpecification,
 };
 
-use super::{DynamoScoreStore, EXPIRY_INDEX, RANK_INDEX, TTL_ATTRIBUTE};
+use super::{DynamoScoreStore, EXPIRY_INDEX, NAME_INDEX, RANK_INDEX, TTL_ATTRIBUTE};
 use crate::store::StoreError;
 
 impl DynamoScoreStore {
-    /// Creates the table as `template.yaml` declares it (keys, the `by_rank` and
-    /// `by_expiry` indexes, stream
+    /// Creates the table as `template.yaml` declares it (keys, the `by_rank`,
+    /// `by_expiry` and `by_name` indexes, stream
     /// with both images, on-demand billing, receipt TTL). For tests.
     pub async fn create_table(&self) -> Result<(), StoreError> {
         let attr = |name: &str| {
@@ -33,6 +33,8 @@ impl DynamoScoreStore {
             .attribute_definitions(attr("sk")?)
             .attribute_definitions(attr("rk")?)
             .attribute_definitions(attr("xk")?)
+            .attribute_definitions(attr("nk")?)
+            .attribute_definitions(attr("nf")?)
             .key_schema(key("pk", KeyType::Hash)?)
             .key_schema(key("sk", KeyType::Range)?)
             .global_secondary_indexes(
@@ -52,6 +54,18 @@ impl DynamoScoreStore {
                     .index_name(EXPIRY_INDEX)
                     .key_schema(key("pk", KeyType::Hash)?)
                     .key_schema(key("xk", KeyType::Range)?)
+                    .projection(
+                        Projection::builder()
+                            .projection_type(ProjectionType::KeysOnly)
+                            .build(),
+                    )
+                    .build()?,
+            )
+            .global_secondary_indexes(
+                GlobalSecondaryIndex::builder()
+                    .index_name(NAME_INDEX)
+                    .key_schema(key("nk", KeyType::Hash)?)
+                    .key_schema(key("nf", KeyType::Range)?)
                     .projection(
                         Projection::builder()
                             .projection_type(ProjectionType::KeysOnly)
