@@ -3,6 +3,7 @@ into events and replies back into HTTP, the IAM routes' key and the JWT routes' 
 checked, and (with --check-openapi) every reply validated against openapi.yaml.
 """
 import base64
+import fnmatch
 import json
 import os
 import time
@@ -69,18 +70,56 @@ def json_error(status, code, message):
     ).encode()
 
 
+# The console's roles (docs/console.md): the role a signed-in person's Cognito group maps
+# to in the template, which locally the console names in `x-operator-role`.
+CONSOLE_ROLES = {"operator": "OperatorRole", "support": "SupportRole"}
+
+
+def console_roles(tpl):
+    """Each console role's execute-api:Invoke resources from template.yaml, as patterns of
+    `<stage>/<METHOD>/<path without its first slash>` (what follows the API's id in the
+    ARN IAM checks): `{"support": ["*/GET/admin/*"], ...}`. A statement of another kind,
+    or a resource of another shape, fails loading: the local check must not ignore what
+    IAM would read."""
+    out = {}
+    for name, logical in CONSOLE_ROLES.items():
+        patterns = []
+        for policy in tpl["Resources"][logical]["Properties"]["Policies"]:
+            for st in policy["PolicyDocument"]["Statement"]:
+                if st.get("Effect") != "Allow" or st.get("Action") != "execute-api:Invoke" or set(st) - {"Effect", "Action", "Resource"}:
+                    raise ValueError(f"{logical}: a statement the local gateway cannot check: {st}")
+                for r in st["Resource"]:
+                    text = r.get("Sub") if isinstance(r, dict) else None
+                    if not text or "${HttpApi}/" not in text:
+                        raise ValueError(f"{logical}: a resource the local gateway cannot check: {r}")
+                    patterns.append(text.split("${HttpApi}/", 1)[1])
+        out[name] = patterns
+    return out
+
+
+def role_allows(patterns, method, path):
+    """Whether one of a role's resource patterns covers this call, as IAM matches an
+    execute-api ARN (`*` spans `/` too)."""
+    resource = f"$default/{method}/{path.lstrip('/')}"
+    return any(fnmatch.fnmatchcase(resource, p) for p in patterns)
+
+
 # The template's HttpApi CorsConfiguration (the console's origin is the stack's own, the
 # web games' come from LB_CORS_ORIGINS as CorsOrigins in the template).
-CORS_HEADERS = "authorization, content-type, x-amz-date, x-amz-security-token, x-amz-content-sha256, x-api-key, x-operator"
+CORS_HEADERS = ("authorization, content-type, x-amz-date, x-amz-security-token, x-amz-content-sha256, x-api-key, "
+                "x-operator, x-operator-role")
 CORS_METHODS = "GET, POST, PUT, PATCH, DELETE"
 # What a page may read of a reply besides the safelisted headers: a 429's or 503's wait.
 CORS_EXPOSE = "retry-after"
 
 
-def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None, origins=()):
+def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None, origins=(), roles=None):
     """API Gateway's HTTP API in front of the functions: IAM routes take `x-api-key`, the
     rest (the template's default authorizer, `PlayerJwt`) a player's token checked by
-    `players` (idp.Idp) as the JWT authorizer checks it. Browsers from `origins` (the
+    `players` (idp.Idp) as the JWT authorizer checks it. A call on an IAM route that names
+    a console role in `x-operator-role` is held to that role's policy (`roles`, from
+    `console_roles`), as IAM holds a call signed with the role's credentials; one naming
+    no role is a game server's or a tool's, not limited here. Browsers from `origins` (the
     console's, and the web games' of LB_CORS_ORIGINS) get CORS as the template's
     CorsConfiguration gives them: preflights answered by the gateway itself, replies
     marked for the origin; a browser on any other origin gets no CORS header and refuses
@@ -132,6 +171,15 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
                         return json_error(401, "unauthorized", "this route needs x-api-key")
                     # What API Gateway's IAM authorizer answers for a bad signature.
                     return 403, {"Content-Type": "application/json"}, b'{"message":"Forbidden"}'
+                role = self.headers.get("x-operator-role")
+                if route.iam and role is not None:
+                    patterns = (roles or {}).get(role)
+                    if patterns is None or not role_allows(patterns, self.command, url.path):
+                        # What IAM answers a signed call its policy does not allow.
+                        log("refused by the caller's role", role=role, route=route.key)
+                        return 403, {"Content-Type": "application/json"}, json.dumps({
+                            "message": f"User: {role} is not authorized to perform: execute-api:Invoke on resource: "
+                                       f"$default/{self.command}{url.path}"}).encode()
                 claims = None
                 if not route.iam:
                     claims, why = players.verify(self.headers.get("Authorization"))

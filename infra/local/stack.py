@@ -30,7 +30,7 @@ import events
 import iam
 import idp
 from base import ROOT, log
-from gateway import ReplyCheck, gateway_handler, load_openapi
+from gateway import ReplyCheck, console_roles, gateway_handler, load_openapi
 from httpd import Admitting, Server
 from kafka_mapping import KafkaPoller
 from lambda_host import FunctionHost
@@ -262,7 +262,8 @@ def main():
     console_url = f"http://127.0.0.1:{console_srv.server_address[1]}"
     gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait,
                               origins={console_url, console_url.replace("127.0.0.1", "localhost"),
-                                       *filter(None, args.cors_origins.split(","))})
+                                       *filter(None, args.cors_origins.split(","))},
+                              roles=console_roles(tpl))
     api = Admitting(("127.0.0.1", args.port), gateway, args.max_connections)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url

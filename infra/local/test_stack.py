@@ -337,6 +337,11 @@ class IamTest(unittest.TestCase):
                         ExpressionAttributeValues={":p": {"S": "S#x#01"}, ":b": {"S": "a"}})
         self.assertEqual((query[0].resource, query[0].leading_keys),
                          (iam.table_arn("t") + "/index/by_rank", ["S#x#01"]))
+        # An index keyed on a partition key of its own leads with that key's value.
+        names = iam.accesses("DynamoDB_20120810.Query", {
+            "TableName": "t", "IndexName": "by_name", "KeyConditionExpression": "nk = :k AND begins_with(nf, :p)",
+            "ExpressionAttributeValues": {":k": {"S": "N#z"}, ":p": {"S": "zo"}}}, "pk", {"by_name": "nk"})
+        self.assertEqual(names[0].leading_keys, ["N#z"])
         tx = request("TransactWriteItems", TransactItems=[
             {"Put": {"TableName": "t", "Item": {"pk": {"S": "R#x#p"}, "sk": {"S": "M#1"}}}},
             {"ConditionCheck": {"TableName": "t", "Key": {"pk": {"S": "S#x#03"}, "sk": {"S": "p"}}}}])
@@ -448,6 +453,39 @@ class IamTest(unittest.TestCase):
         self.assertIsNotNone(roles.denied("IngestFunction", group))
         every_group = iam.query_accesses({"Action": ["DescribeReplicationGroups"]})
         self.assertIsNotNone(roles.denied("AdminFunction", every_group), "any group but its own")
+
+
+class ConsoleRolesTest(unittest.TestCase):
+    """The console's two roles as the local gateway holds them, read from the template's
+    OperatorRole and SupportRole: support calls every operator read and nothing else."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.template = template.read_template(os.path.join(base.ROOT, "template.yaml"))
+        cls.roles = gateway.console_roles(cls.template.raw)
+
+    def test_support_may_call_exactly_the_operators_get_routes(self):
+        iam_routes = [r for r in self.template.routes if r.iam]
+        support = {r.key for r in iam_routes
+                   if gateway.role_allows(self.roles["support"], r.method, r.path.replace("{", "x").replace("}", ""))}
+        reads = {r.key for r in iam_routes if r.method == "GET" and r.path.startswith("/admin/")}
+        self.assertEqual(support, reads)
+        self.assertIn("GET /admin/players", support)
+        self.assertIn("GET /admin/held", support)
+
+    def test_the_operator_may_call_every_operator_route_and_support_none_that_writes(self):
+        for method, path in [("PUT", "/games/g/bans/p"), ("POST", "/admin/held/x~1"), ("PATCH", "/players/p/profile"),
+                             ("POST", "/tournaments"), ("DELETE", "/players/p"), ("POST", "/admin/rebuild"),
+                             ("PUT", "/admin/mappings/s"), ("GET", "/admin/players")]:
+            self.assertTrue(gateway.role_allows(self.roles["operator"], method, path), (method, path))
+            self.assertEqual(gateway.role_allows(self.roles["support"], method, path), method == "GET", (method, path))
+
+    def test_a_statement_the_gateway_cannot_check_fails_loading(self):
+        raw = {"Resources": {"OperatorRole": {"Properties": {"Policies": []}},
+                             "SupportRole": {"Properties": {"Policies": [{"PolicyDocument": {"Statement": [
+                                 {"Effect": "Allow", "Action": "execute-api:Invoke", "Resource": ["*"]}]}}]}}}}
+        with self.assertRaises(ValueError):
+            gateway.console_roles(raw)
 
 
 class ConsolePublishTest(unittest.TestCase):
