@@ -332,3 +332,259 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
     shoot(&mut page, &stack, "boards").await?;
     Ok(())
 }
+
+/// A call as the console's support role makes it on the local stack (the role named in
+/// `x-operator-role`, held by the gateway to SupportRole's policy in template.yaml).
+async fn as_support(
+    stack: &Stack,
+    method: reqwest::Method,
+    path: &str,
+    body: serde_json::Value,
+) -> Result<(u16, serde_json::Value)> {
+    let resp = (stack.http.request(method, format!("{}{path}", stack.api)))
+        .header("x-api-key", API_KEY)
+        .header("x-operator", "sam-support")
+        .header("x-operator-role", "support")
+        .json(&body)
+        .send()
+        .await?;
+    let status = resp.status().as_u16();
+    Ok((status, resp.json().await?))
+}
+
+/// The rows of the table `selector` names, as the attribute `data` of each.
+fn rows(selector: &str, data: &str) -> String {
+    format!("[...document.querySelectorAll('{selector} tbody tr')].map(r => r.dataset.{data})")
+}
+
+#[tokio::test]
+async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_support_reads_only()
+-> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let profile = stack.run_dir.join("chromium");
+    let mut page = Browser::open(&format!("{}/#/players", stack.console), &profile).await?;
+    page.until_text("h2", "Find players by name", Duration::from_secs(20))
+        .await?;
+    page.fill("#operator", "lia-ops").await?;
+
+    // Players found by a prefix of their name, accents and case aside; the name reset.
+    for (p, name) in [
+        ("zoe", "Zoë Ångström"),
+        ("zol", "Zoltán"),
+        ("emi", "Émilie"),
+    ] {
+        let (status, body) = stack
+            .call(
+                reqwest::Method::PUT,
+                &format!("/players/{p}/profile"),
+                Some(json!({"display_name": name, "country": "SE"})),
+            )
+            .await?;
+        assert_eq!(status, 200, "{body}");
+    }
+    for (prefix, want) in [
+        ("ZOË", json!(["zoe"])),
+        ("zo", json!(["zoe", "zol"])),
+        ("emi", json!(["emi"])),
+    ] {
+        page.fill("#find-by-name input[name=prefix]", prefix)
+            .await?;
+        page.click("#find-by-name button").await?;
+        page.until(&rows("#found-players", "player"), want, WAIT)
+            .await?;
+    }
+    page.fill("#find-by-name input[name=prefix]", "zoe").await?;
+    page.click("#find-by-name button").await?;
+    page.until(&rows("#found-players", "player"), json!(["zoe"]), WAIT)
+        .await?;
+    shoot(&mut page, &stack, "find-players").await?;
+    page.click("#found-players a").await?;
+    page.until_text("#profile-name", "Zoë Ångström", WAIT)
+        .await?;
+    page.fill("#reset-name-reason", "offensive name, ticket 5120")
+        .await?;
+    page.click("#reset-name button[type=submit]").await?;
+    page.until_text("#reset-name .confirm", "Reset zoe's name", WAIT)
+        .await?;
+    page.click("#reset-name .confirm-yes").await?;
+    page.until_text("#reset-name .done", "The name is reset", WAIT)
+        .await?;
+    page.until_text("#profile-name", "-", WAIT).await?;
+    let (_, zoe) = stack.get("/admin/view/players/zoe/profile").await?;
+    assert_eq!(zoe["display_name"], json!(null), "{zoe}");
+    let (_, found) = stack.get("/admin/players?name_prefix=zo").await?;
+    assert_eq!(found["players"][0]["player_id"], "zol", "{found}");
+
+    // A tournament defined in the form; players join through the API; the cohorts'
+    // standings on its page are the API's.
+    page.goto(&format!("{}/#/tournaments", stack.console))
+        .await?;
+    page.until_text("#create-tournament", "Create", WAIT)
+        .await?;
+    for (field, value) in [
+        ("tournament_id", "cup1"),
+        ("game", "cg"),
+        ("mode", "duel"),
+        ("title", "Friday Cup"),
+        ("schedule", "DAILY"),
+        ("cohort_size", "2"),
+        ("max_players", "4"),
+    ] {
+        page.fill(&format!("#create-tournament-{field}"), value)
+            .await?;
+    }
+    page.click("#create-tournament button[type=submit]").await?;
+    page.until_text("#tournament-id", "cup1", WAIT).await?;
+    page.until_text("#no-cohorts", "No cohort yet", WAIT)
+        .await?;
+    let (status, defined) = stack.get("/admin/view/tournaments").await?;
+    assert_eq!(status, 200);
+    assert_eq!(defined["tournaments"][0]["cohort_size"], 2, "{defined}");
+    assert_eq!(defined["tournaments"][0]["schedule"]["period"], "DAILY");
+    let mut cohort_of = std::collections::BTreeMap::new();
+    for (p, s) in [("ana", 70), ("bo", 40), ("cy", 90), ("di", 10)] {
+        let (status, joined) = stack
+            .post(&format!("/tournaments/cup1/players/{p}/join"), json!({}))
+            .await?;
+        assert_eq!(status, 200, "{joined}");
+        let cohort = joined["cohort_leaderboard_id"]
+            .as_str()
+            .unwrap_or("-")
+            .to_owned();
+        cohort_of.insert(p, cohort);
+        let (status, body) = stack
+            .post(
+                &format!("/tournaments/cup1/players/{p}/score"),
+                json!({"new_score": s, "match_id": "m1"}),
+            )
+            .await?;
+        assert_eq!(status, 200, "{body}");
+    }
+    page.click("#cohorts-refresh").await?;
+    let cohorts: std::collections::BTreeSet<&String> = cohort_of.values().collect();
+    assert_eq!(cohorts.len(), 2, "{cohort_of:?}");
+    let mut want = Vec::new();
+    for lb in &cohorts {
+        let (_, top) = stack
+            .get(&format!("/admin/view/leaderboards/{lb}/top?n=10"))
+            .await?;
+        let players: Vec<_> = (top["entries"].as_array().into_iter().flatten())
+            .map(|e| e["player_id"].clone())
+            .collect();
+        assert_eq!(players.len(), 2, "{top}");
+        want.push(players);
+    }
+    page.until(
+        "[...document.querySelectorAll('#cohorts .cohort')].map(c => [...c.querySelectorAll('tbody tr')].map(r => r.dataset.player))",
+        json!(want),
+        WAIT,
+    )
+    .await?;
+    shoot(&mut page, &stack, "tournament").await?;
+
+    // The review queue: two held results; one approved, one rejected, in the page.
+    let (status, body) = stack
+        .post(
+            "/leaderboards",
+            json!({"leaderboard_id": "cg:held", "policy": "BEST", "integrity": {"max_score": 1000}}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{body}");
+    stack.post_score("cg:held", "honest", "m1", 900).await?;
+    for (p, s) in [("c1", 5000), ("c2", 6000)] {
+        let (status, held) = stack
+            .post(
+                &format!("/leaderboards/cg:held/players/{p}/score"),
+                json!({"new_score": s, "match_id": "x1"}),
+            )
+            .await?;
+        assert_eq!((status, &held["status"]), (202, &json!("HELD")), "{held}");
+    }
+    page.goto(&format!("{}/#/review", stack.console)).await?;
+    page.click("#held-filter button").await?;
+    page.until(&rows("#held", "player"), json!(["c1", "c2"]), WAIT)
+        .await?;
+    page.until(
+        &rows("#held", "rule"),
+        json!(["score_range", "score_range"]),
+        WAIT,
+    )
+    .await?;
+    shoot(&mut page, &stack, "review").await?;
+    page.fill("#approve-0-reason", "verified replay").await?;
+    page.click("#approve-0 button[type=submit]").await?;
+    page.click("#approve-0 .confirm-yes").await?;
+    page.until_text("#held tr[data-n='0'] .decision", "APPROVED", WAIT)
+        .await?;
+    page.fill("#reject-1-reason", "impossible score").await?;
+    page.click("#reject-1 button[type=submit]").await?;
+    page.click("#reject-1 .confirm-yes").await?;
+    page.until_text("#held tr[data-n='1'] .decision", "REJECTED", WAIT)
+        .await?;
+    let (_, top) = stack
+        .get("/admin/view/leaderboards/cg:held/top?n=10")
+        .await?;
+    let on_top: Vec<_> = (top["entries"].as_array().into_iter().flatten())
+        .map(|e| (e["player_id"].clone(), e["score"].clone()))
+        .collect();
+    assert_eq!(
+        on_top,
+        vec![(json!("c1"), json!(5000)), (json!("honest"), json!(900))],
+        "{top}"
+    );
+    let (_, queue) = stack.get("/admin/held").await?;
+    assert_eq!(queue["held"], json!([]), "{queue}");
+
+    // Support: the same pages, no action in them, and the API refuses one anyway.
+    page.fill("#role", "support").await?;
+    page.goto(&format!("{}/#/players/ana", stack.console))
+        .await?;
+    page.until_text("#player-id", "ana", WAIT).await?;
+    page.until_text("#read-only", "Support role", WAIT).await?;
+    for absent in ["#ban", "#erase", "#remove-entry", "#reset-name"] {
+        let there = page
+            .eval(&format!("document.querySelector('{absent}') !== null"))
+            .await?;
+        assert_eq!(there, json!(false), "{absent} shown to support");
+    }
+    page.goto(&format!("{}/#/players", stack.console)).await?;
+    page.fill("#find-by-name input[name=prefix]", "Émi").await?;
+    page.click("#find-by-name button").await?;
+    page.until(&rows("#found-players", "player"), json!(["emi"]), WAIT)
+        .await?;
+    page.goto(&format!("{}/#/tournaments/cup1", stack.console))
+        .await?;
+    page.until(
+        "[...document.querySelectorAll('#cohorts .cohort')].length",
+        json!(2),
+        WAIT,
+    )
+    .await?;
+    let forms = page
+        .eval("document.querySelector('#create-tournament') !== null")
+        .await?;
+    assert_eq!(forms, json!(false), "support may not define tournaments");
+    shoot(&mut page, &stack, "support").await?;
+    let (status, refused) = as_support(
+        &stack,
+        reqwest::Method::PUT,
+        "/games/cg/bans/ana",
+        json!({"reason": "support tried"}),
+    )
+    .await?;
+    assert_eq!(status, 403, "{refused}");
+    let (status, read) = as_support(
+        &stack,
+        reqwest::Method::GET,
+        "/admin/players?name_prefix=zo",
+        json!(null),
+    )
+    .await?;
+    assert_eq!(status, 200, "{read}");
+    let (_, trail) = stack.get("/admin/audit").await?;
+    let actions: Vec<_> = (trail["records"].as_array().into_iter().flatten())
+        .map(|r| r["action"].clone())
+        .collect();
+    assert!(!actions.contains(&json!("ban")), "{trail}");
+    Ok(())
+}

@@ -39,5 +39,7 @@ export function makeApi(config, session) {
   return {
     get: (path, query) => call("GET", path, { query }),
     send: (method, path, body, query) => call(method, path, { body, query }),
+    /** Whether the session's role may change anything (support reads only). */
+    get writes() { return session.role === "operator"; },
   };
 }

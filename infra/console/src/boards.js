@@ -40,7 +40,7 @@ export function BoardsPage({ api, go }) {
         <p>${pages.length > 1 && html`<button class="plain" onClick=${() => setPages(pages.slice(0, -1))}>Previous</button> `}
           ${list.data.next_cursor && html`<button class="plain" onClick=${() => setPages([...pages, list.data.next_cursor])}>Next</button>`}</p>`}
     </section>
-    <section>
+    ${api.writes && html`<section>
       <h2>Create a board</h2>
       <${ActionForm} id="create-board" label="Create"
         fields=${[
@@ -53,7 +53,7 @@ export function BoardsPage({ api, go }) {
           leaderboard_id: v.leaderboard_id, policy: v.policy,
           decimals: /^\d+$/.test(v.decimals) ? Number(v.decimals) : v.decimals, dense_ranks: v.dense_ranks })}
         done=${(b, _v) => { go(`#/boards/${b.leaderboard_id}`); return `Board ${b.leaderboard_id} is ready.`; }} />
-    </section>`;
+    </section>`}`;
 }
 
 function Definition({ api, lb, board, reload }) {
@@ -67,14 +67,14 @@ function Definition({ api, lb, board, reload }) {
       ${board.closes_at && html`<dt>Closes (grace)</dt><dd>${when(board.closes_at)}</dd>`}
       <dt>Sealed</dt><dd id="sealed">${board.sealed_at ? when(board.sealed_at) : "not sealed"}</dd>
     </dl>
-    <${ActionForm} id="board-status-form" label="Change status" danger
+    ${api.writes && html`<${ActionForm} id="board-status-form" label="Change status" danger
       fields=${[
         { name: "status", label: "New status", options: ["FROZEN", "ACTIVE", "CLOSED"] },
         { name: "reason", label: "Reason" },
       ]}
       confirm=${(v) => `Set ${lb} to ${v.status}? ${v.status === "CLOSED" ? "Nothing comes out of CLOSED." : ""}`}
       submit=${(v) => api.send("PATCH", `/leaderboards/${seg(lb)}`, { status: v.status, reason: v.reason })}
-      done=${(b) => { reload(); return `Now ${b.status}.`; }} />
+      done=${(b) => { reload(); return `Now ${b.status}.`; }} />`}
   </section>`;
 }
 
@@ -172,10 +172,10 @@ export function IndexHealth({ api, lb }) {
       <dt>Rebuild</dt><dd>${b.rebuild ? `in progress: ${b.rebuild.loaded} loaded since ${when(b.rebuild.started_at)}` : "none in progress"}</dd>
     </dl>`}
     ${view?.ok && view.data.unavailable.map((u) => html`<p class="muted">${u}</p>`)}
-    <p><button id="rebuild" onClick=${async () => {
+    <p>${api.writes && html`<button id="rebuild" onClick=${async () => {
       setRebuilt(await api.send("POST", "/admin/rebuild", { leaderboard_id: lb }));
       load();
-    }}>Rebuild from DynamoDB</button> <button class="plain" onClick=${load}>Refresh</button></p>
+    }}>Rebuild from DynamoDB</button> `}<button class="plain" onClick=${load}>Refresh</button></p>
     ${rebuilt && !rebuilt.ok && html`<${Problem} error=${rebuilt.error} />`}
     ${rebuilt?.ok && html`<p class="done" id="rebuilt">${rebuilt.data.boards.map((r) => `${r.outcome}: ${r.loaded} loaded`).join("; ")}${rebuilt.data.done ? "" : " (call again to finish)"}</p>`}
   </section>`;
@@ -204,7 +204,7 @@ export function BoardPage({ api, lb }) {
   if (!board.ok) return html`<${Problem} error=${board.error} />`;
   return html`<${Definition} api=${api} lb=${lb} board=${board.data} reload=${reload} />
     <div class="grid">
-      <div><${LiveTop} api=${api} lb=${lb} tick=${tick} /><${PostResult} api=${api} lb=${lb} changed=${() => setTick(tick + 1)} /></div>
+      <div><${LiveTop} api=${api} lb=${lb} tick=${tick} />${api.writes && html`<${PostResult} api=${api} lb=${lb} changed=${() => setTick(tick + 1)} />`}</div>
       <div><${FindPlayer} api=${api} lb=${lb} /><${IndexHealth} api=${api} lb=${lb} /></div>
     </div>
     ${board.data.sealed_at && html`<${SealedResults} api=${api} lb=${lb} />`}

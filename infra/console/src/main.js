@@ -7,10 +7,13 @@ import { makeApi } from "./api.js";
 import { loadConfig, startSession } from "./session.js";
 import { BoardPage, BoardsPage } from "./boards.js";
 import { FindPlayerPage, PlayerPage } from "./players.js";
-import { AuditPage, CachePage, FamilyForm, IngestPage, TournamentsPage } from "./ops.js";
+import { AuditPage, CachePage, FamilyForm, IngestPage } from "./ops.js";
+import { ReviewPage } from "./review.js";
+import { TournamentPage, TournamentsPage } from "./tournaments.js";
+import { ROLES } from "./session.js";
 
-const NAV = [["#/boards", "Boards"], ["#/players", "Players"], ["#/audit", "Audit"], ["#/ingest", "Ingest"],
-  ["#/tournaments", "Tournaments"], ["#/cache", "Cache"]];
+const NAV = [["#/boards", "Boards"], ["#/players", "Players"], ["#/review", "Review"], ["#/audit", "Audit"],
+  ["#/ingest", "Ingest"], ["#/tournaments", "Tournaments"], ["#/cache", "Cache"]];
 
 function useHash() {
   const [hash, setHash] = useState(location.hash || "#/boards");
@@ -26,26 +29,31 @@ function Page({ api, hash, go }) {
   const [, where, id] = hash.split("/").map(decodeURIComponent);
   if (where === "boards" && id) return html`<${BoardPage} key=${id} api=${api} lb=${id} />`;
   if (where === "players" && id) return html`<${PlayerPage} key=${id} api=${api} p=${id} />`;
-  if (where === "players") return html`<${FindPlayerPage} go=${go} />`;
+  if (where === "players") return html`<${FindPlayerPage} api=${api} go=${go} />`;
+  if (where === "review") return html`<${ReviewPage} api=${api} />`;
+  if (where === "tournaments" && id) return html`<${TournamentPage} key=${id} api=${api} id=${id} />`;
   if (where === "audit") return html`<${AuditPage} api=${api} />`;
   if (where === "ingest") return html`<${IngestPage} api=${api} />`;
-  if (where === "tournaments") return html`<${TournamentsPage} api=${api} />`;
+  if (where === "tournaments") return html`<${TournamentsPage} api=${api} go=${go} />`;
   if (where === "cache") return html`<${CachePage} api=${api} />`;
-  return html`<${BoardsPage} api=${api} go=${go} /><${FamilyForm} api=${api} />`;
+  return html`<${BoardsPage} api=${api} go=${go} />${api.writes && html`<${FamilyForm} api=${api} />`}`;
 }
 
 function Console({ api, session }) {
   const hash = useHash();
   const [who, setWho] = useState(session.who);
+  const [role, setRole] = useState(session.role);
   const go = (h) => { location.hash = h; };
   return html`<header>
       <h1>Leaderboards</h1>
       <nav>${NAV.map(([h, label]) => html`<a href=${h} class=${hash.startsWith(h) ? "here" : ""}>${label}</a>`)}</nav>
       <div class="who">${session.rename
-        ? html`operator <input id="operator" value=${who} onChange=${(e) => { session.rename(e.target.value); setWho(session.who); }} /> (local key)`
-        : html`signed in as <b id="operator">${who}</b> <button class="plain" onClick=${() => session.signOut()}>Sign out</button>`}</div>
+        ? html`<input id="operator" value=${who} onChange=${(e) => { session.rename(e.target.value); setWho(session.who); }} />
+            ${" as "}<select id="role" value=${role} onChange=${(e) => { session.setRole(e.target.value); setRole(session.role); }}>
+              ${ROLES.map((r) => html`<option value=${r}>${r}</option>`)}</select> (local key)`
+        : html`signed in as <b id="operator">${who}</b> (<span id="role">${role}</span>) <button class="plain" onClick=${() => session.signOut()}>Sign out</button>`}</div>
     </header>
-    <main><${Page} api=${api} hash=${hash} go=${go} /></main>`;
+    <main key=${role}><${Page} api=${api} hash=${hash} go=${go} /></main>`;
 }
 
 async function start() {

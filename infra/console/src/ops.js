@@ -1,4 +1,4 @@
-// Operations: the audit trail, stream ingest's mappings, tournaments, board families,
+// Operations: the audit trail, stream ingest's mappings, board families,
 // and the rank index's cluster as its control plane (ElastiCache) describes it.
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html, when } from "./ui.js";
@@ -92,21 +92,9 @@ export function IngestPage({ api }) {
       <div class="field"><label for="mapping-text">Mapping (JSON)</label>
         <textarea id="mapping-text" aria-invalid=${note?.bad ? "true" : "false"} value=${text} onInput=${(e) => setText(e.target.value)} />
         ${note && html`<div id="mapping-note" class=${note.bad ? "error" : "done"} data-for="mapping">${note.text}</div>`}</div>
-      <p><button class="plain" id="validate-mapping" onClick=${() => put(true)}>Validate</button>
-        <button id="save-mapping" onClick=${() => put(false)}>Save as the next version</button></p>
+      ${api.writes && html`<p><button class="plain" id="validate-mapping" onClick=${() => put(true)}>Validate</button>
+        <button id="save-mapping" onClick=${() => put(false)}>Save as the next version</button></p>`}
     </section>`}`;
-}
-
-export function TournamentsPage({ api }) {
-  const [list, setList] = useState(null);
-  useEffect(() => { api.get("/admin/view/tournaments", { limit: 100 }).then(setList); }, []);
-  return html`<section><h2>Tournaments and leagues</h2>
-    ${list && !list.ok && html`<${Problem} error=${list.error} />`}
-    ${list?.ok && html`<table id="tournaments"><thead><tr><th>Tournament</th><th>Game / mode</th><th>Kind</th><th>Title and schedule</th></tr></thead><tbody>
-      ${list.data.tournaments.map((t) => html`<tr><td>${t.tournament_id}</td><td>${t.game} ${t.mode ?? ""}</td>
-        <td>${t.league ? "league" : t.category}</td><td class="muted">${t.title} · ${JSON.stringify(t.schedule)}</td></tr>`)}
-    </tbody></table>${list.data.tournaments.length === 0 && html`<p class="muted">No tournament yet.</p>`}`}
-  </section>`;
 }
 
 export function FamilyForm({ api }) {

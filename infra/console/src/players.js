@@ -1,6 +1,7 @@
-// A player: profile, standings on every board of a game, history in a family, and the
-// operator's actions (remove an entry, ban, lift a ban, erase), each with a reason and a
-// confirmation. A ban or an erasure that ran out of time answers 202 with a cursor: the
+// Players: found by a prefix of their name (case and accents aside) or opened by id; a
+// player's page: profile (the name reset), standings on every board of a game, history
+// in a family, and the operator's actions (remove an entry, ban, lift a ban, erase),
+// each with a reason and a confirmation; a support role sees the page without them. A ban or an erasure that ran out of time answers 202 with a cursor: the
 // console calls again with it until the sweep is complete.
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html, when } from "./ui.js";
@@ -99,16 +100,52 @@ export function PlayerPage({ api, p }) {
       <h2>Player <span id="player-id">${p}</span></h2>
       ${profile && !profile.ok && html`<${Problem} error=${profile.error} />`}
       ${profile?.ok && html`<dl id="profile">
-        <dt>Name</dt><dd>${profile.data.display_name ?? "-"}</dd><dt>Country</dt><dd>${profile.data.country ?? "-"}</dd>
+        <dt>Name</dt><dd id="profile-name">${profile.data.display_name ?? "-"}</dd><dt>Country</dt><dd>${profile.data.country ?? "-"}</dd>
         <dt>Avatar</dt><dd>${profile.data.avatar ?? "-"}</dd><dt>Profile version</dt><dd>${profile.data.version}</dd>
         ${profile.data.updated_at && html`<dt>Updated</dt><dd>${when(profile.data.updated_at)}</dd>`}</dl>`}
+      ${api.writes && profile?.ok && profile.data.display_name && html`<h3>Reset the name</h3>
+        <${ActionForm} id="reset-name" label="Reset name" danger
+          fields=${[{ name: "reason", label: "Reason" }]}
+          confirm=${() => `Reset ${p}'s name "${profile.data.display_name}"? Every row shows no name until the game sets a new one.`}
+          submit=${(v) => api.send("PATCH", `/players/${seg(p)}/profile`, { reset: ["display_name"], reason: v.reason })}
+          done=${() => { setTick(tick + 1); return "The name is reset."; }} />`}
     </section>
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
-      <div><${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} /></div></div>`;
+      <div>${api.writes ? html`<${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} />`
+        : html`<p class="muted" id="read-only">Support role: this page reads only.</p>`}</div></div>`;
 }
 
-export function FindPlayerPage({ go }) {
-  return html`<section><h2>Players</h2>
+/** Players whose name starts with what is typed (case and accents aside), page by page. */
+function NameSearch({ api }) {
+  const [prefix, setPrefix] = useState("");
+  // The cursors of the pages before this one (null: the first), and this one's.
+  const [before, setBefore] = useState([]);
+  const [at, setAt] = useState(null);
+  const [res, setRes] = useState(null);
+  async function load(text, cursor, earlier) {
+    setRes(await api.get("/admin/players", { name_prefix: text, limit: 20, cursor }));
+    setBefore(earlier);
+    setAt(cursor);
+  }
+  const next = res?.ok ? res.data.next_cursor : null;
+  return html`<section>
+    <h2>Find players by name</h2>
+    <form id="find-by-name" onSubmit=${(e) => { e.preventDefault(); const t = new FormData(e.target).get("prefix"); setPrefix(t); load(t, null, []); }}>
+      <div class="field"><label>Name starts with</label><input name="prefix" placeholder="zoe" /></div><button type="submit">Search</button>
+    </form>
+    ${res && !res.ok && html`<${Problem} error=${res.error} />`}
+    ${res?.ok && html`<table id="found-players"><thead><tr><th>Name</th><th>Player id</th><th>Country</th></tr></thead><tbody>
+      ${res.data.players.map((f) => html`<tr data-player=${f.player_id}><td><a href=${`#/players/${f.player_id}`}>${f.display_name}</a></td>
+        <td class="muted">${f.player_id}</td><td>${f.country ?? "-"}</td></tr>`)}
+      </tbody></table>${res.data.players.length === 0 && html`<p class="muted">No player's name starts with "${prefix}".</p>`}
+      <p>${before.length > 0 && html`<button class="plain" onClick=${() => load(prefix, before[before.length - 1], before.slice(0, -1))}>Previous</button> `}
+        ${next && html`<button class="plain" id="found-next" onClick=${() => load(prefix, next, [...before, at])}>Next</button>`}</p>`}
+  </section>`;
+}
+
+export function FindPlayerPage({ api, go }) {
+  return html`<${NameSearch} api=${api} />
+    <section><h2>Open a player by id</h2>
     <form id="goto-player" onSubmit=${(e) => { e.preventDefault(); go(`#/players/${new FormData(e.target).get("player").trim()}`); }}>
       <div class="field"><label>Player id</label><input name="player" /></div><button type="submit">Open</button>
     </form></section>`;

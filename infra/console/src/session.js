@@ -4,14 +4,21 @@
 //   operators group's role's temporary credentials, and every call is signed with them
 //   (SigV4, aws4fetch), so the audit trail names the operator's identity;
 // - on the local stack, calls carry the local key (`x-api-key`, the local gateway's
-//   stand-in for SigV4) and the operator's name (`x-operator`, which the gateway hands
-//   on as the IAM caller).
+//   stand-in for SigV4), the operator's name (`x-operator`, which the gateway hands
+//   on as the IAM caller) and the role chosen in the header (`x-operator-role`, which the
+//   gateway holds to that role's policy in template.yaml, as IAM holds the role's
+//   credentials).
+// Either way the session knows its role: `operator` may change things, `support` reads
+// everything and changes nothing (the console hides what the role cannot do; the API
+// refuses it anyway).
 import { UserManager, WebStorageStateStore } from "oidc-client-ts";
 import { CognitoIdentityClient } from "@aws-sdk/client-cognito-identity";
 import { fromCognitoIdentityPool } from "@aws-sdk/credential-provider-cognito-identity";
 import { AwsClient } from "aws4fetch";
 
 const OPERATOR_KEY = "lb-console-operator";
+const ROLE_KEY = "lb-console-role";
+export const ROLES = ["operator", "support"];
 
 export async function loadConfig() {
   const res = await fetch("config.json", { cache: "no-store" });
@@ -21,15 +28,21 @@ export async function loadConfig() {
 
 function localSession(config) {
   let operator = localStorage.getItem(OPERATOR_KEY) || "console";
+  let role = ROLES.includes(localStorage.getItem(ROLE_KEY)) ? localStorage.getItem(ROLE_KEY) : "operator";
   return {
     mode: "local",
     get who() { return operator; },
+    get role() { return role; },
     rename(name) {
       operator = name.trim() || "console";
       localStorage.setItem(OPERATOR_KEY, operator);
     },
+    setRole(r) {
+      role = ROLES.includes(r) ? r : "operator";
+      localStorage.setItem(ROLE_KEY, role);
+    },
     fetch(url, init = {}) {
-      const headers = { ...(init.headers || {}), "x-api-key": config.api_key, "x-operator": operator };
+      const headers = { ...(init.headers || {}), "x-api-key": config.api_key, "x-operator": operator, "x-operator-role": role };
       return fetch(url, { ...init, headers });
     },
     signOut: null,
@@ -77,10 +90,14 @@ async function awsSession(config) {
     }
     return signer;
   }
+  // The token's groups decide the role the identity pool gives (operators first).
+  const groups = user.profile["cognito:groups"] || [];
   return {
     mode: "aws",
     who: user.profile.email || user.profile.sub,
+    role: groups.includes("operators") ? "operator" : "support",
     rename: null,
+    setRole: null,
     async fetch(url, init = {}) {
       return (await client()).fetch(url, init);
     },

@@ -67,7 +67,7 @@ export function ActionForm({ id, fields, submit, confirm, done, label, danger })
           : f.type === "checkbox"
             ? html`<input type="checkbox" id=${`${id}-${f.name}`} name=${f.name} checked=${values[f.name]}
                 onChange=${(e) => set(f.name, e.target.checked)} />`
-            : html`<input id=${`${id}-${f.name}`} name=${f.name} value=${values[f.name]} placeholder=${f.placeholder ?? ""}
+            : html`<input id=${`${id}-${f.name}`} name=${f.name} type=${f.type ?? "text"} value=${values[f.name]} placeholder=${f.placeholder ?? ""}
                 aria-invalid=${errors[f.name] ? "true" : "false"} onInput=${(e) => set(f.name, e.target.value)} />`}
       ${errors[f.name] && html`<div class="error" data-for=${f.name}>${errors[f.name]}</div>`}
     </div>`)}

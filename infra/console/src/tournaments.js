@@ -1,0 +1,149 @@
+// Tournaments and leagues: the list with each schedule shown as its windows in the
+// operator's time zone, a form that defines one (operators only), and a tournament's
+// page: its definition, its occurrence and the occurrence's cohorts with their
+// standings (each cohort is a board of its own, `t:{tournament}:{occurrence}:c{n}`).
+import { useEffect, useState } from "preact/hooks";
+import { ActionForm, Problem, html } from "./ui.js";
+import { seg } from "./api.js";
+
+const ZONE = Intl.DateTimeFormat().resolvedOptions().timeZone;
+const LOCAL = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const local = (t) => LOCAL.format(new Date(t));
+
+/** The start of the window after the one that ends at `end` (ms), for a period. */
+function after(period, end) {
+  const d = new Date(end);
+  if (period === "DAILY") d.setUTCDate(d.getUTCDate() + 1);
+  else if (period === "WEEKLY") d.setUTCDate(d.getUTCDate() + 7);
+  else d.setUTCMonth(d.getUTCMonth() + 1);
+  return d.getTime();
+}
+
+/** A schedule as its windows: the current occurrence's, and for a recurring one the next two. */
+export function Windows({ t }) {
+  const o = t.occurrence;
+  const start = Date.parse(o.starts_at);
+  const end = Date.parse(o.ends_at);
+  const next = [];
+  if (t.schedule.period) {
+    let s = end;
+    for (let i = 0; i < 2; i++) {
+      const e = after(t.schedule.period, s);
+      next.push([s, e]);
+      s = e;
+    }
+  }
+  return html`<span class="windows">${t.schedule.period ? `${t.schedule.period.toLowerCase()}: ` : "once: "}
+    <span class=${`pill ${o.status}`}>${o.status}</span> ${local(start)} → ${local(end)}
+    ${next.length > 0 && html`<span class="muted"> · then ${next.map(([s, e]) => `${local(s)} → ${local(e)}`).join(", ")}</span>`}</span>`;
+}
+
+function numberOrNothing(v) {
+  const s = String(v ?? "").trim();
+  return s === "" ? undefined : /^\d+$/.test(s) ? Number(s) : s;
+}
+
+function CreateTournament({ api, created }) {
+  return html`<section>
+    <h2>Define a tournament</h2>
+    <p class="muted">Times are in your time zone (${ZONE}); a recurring schedule's windows are its family period's.</p>
+    <${ActionForm} id="create-tournament" label="Create"
+      fields=${[
+        { name: "tournament_id", label: "Tournament id", placeholder: "weekend-cup" },
+        { name: "game", label: "Game" },
+        { name: "mode", label: "Mode" },
+        { name: "title", label: "Title" },
+        { name: "policy", label: "Policy", options: ["BEST", "MIN", "LATEST", "SUM"] },
+        { name: "schedule", label: "Schedule", options: ["once", "DAILY", "WEEKLY", "MONTHLY"] },
+        { name: "start", label: "Starts (once)", type: "datetime-local" },
+        { name: "end", label: "Ends (once)", type: "datetime-local" },
+        { name: "cohort_size", label: "Cohort size (empty: one board)" },
+        { name: "max_players", label: "Most players (empty: no limit)" },
+        { name: "max_attempts", label: "Attempts per player (empty: no limit)" },
+        { name: "join_required", label: "Players join first", type: "checkbox", value: true },
+      ]}
+      submit=${(v) => {
+        const stamp = (x) => (x ? new Date(x).toISOString() : x);
+        const body = {
+          tournament_id: v.tournament_id.trim(), game: v.game.trim(), mode: v.mode.trim(), title: v.title,
+          policy: v.policy, join_required: v.join_required,
+          schedule: v.schedule === "once" ? { start: stamp(v.start), end: stamp(v.end) } : { period: v.schedule },
+        };
+        for (const k of ["cohort_size", "max_players", "max_attempts"]) {
+          const n = numberOrNothing(v[k]);
+          if (n !== undefined) body[k] = n;
+        }
+        return api.send("POST", "/tournaments", body);
+      }}
+      done=${(t) => { created(t); return `Tournament ${t.tournament_id} is defined.`; }} />
+  </section>`;
+}
+
+export function TournamentsPage({ api, go }) {
+  const [list, setList] = useState(null);
+  const load = () => api.get("/admin/view/tournaments", { limit: 100 }).then(setList);
+  useEffect(() => { load(); }, []);
+  return html`<section><h2>Tournaments and leagues</h2>
+    ${list && !list.ok && html`<${Problem} error=${list.error} />`}
+    ${list?.ok && html`<table id="tournaments"><thead><tr><th>Tournament</th><th>Game / mode</th><th>Kind</th><th>Title</th><th>Windows (${ZONE})</th></tr></thead><tbody>
+      ${list.data.tournaments.map((t) => html`<tr data-tournament=${t.tournament_id}><td><a href=${`#/tournaments/${t.tournament_id}`}>${t.tournament_id}</a></td>
+        <td>${t.game} ${t.mode ?? ""}</td><td>${t.league ? "league" : t.cohort_size ? `cohorts of ${t.cohort_size}` : t.category ?? "open"}</td>
+        <td>${t.title}</td><td><${Windows} t=${t} /></td></tr>`)}
+    </tbody></table>${list.data.tournaments.length === 0 && html`<p class="muted">No tournament yet.</p>`}`}
+  </section>
+  ${api.writes && html`<${CreateTournament} api=${api} created=${(t) => { load(); go(`#/tournaments/${t.tournament_id}`); }} />`}`;
+}
+
+/** The cohorts of an occurrence with their top 10 (names on every row). */
+function Cohorts({ api, t, tick }) {
+  const [cohorts, setCohorts] = useState(null);
+  useEffect(() => {
+    (async () => {
+      const found = [];
+      // Cohorts are numbered from 0 and filled in order: read until one does not exist.
+      for (let n = 0; n < 50; n++) {
+        const lb = `${t.occurrence.leaderboard_id}:c${n}`;
+        const top = await api.get(`/admin/view/leaderboards/${seg(lb)}/top`, { n: 10 });
+        if (!top.ok && top.status === 404) break;
+        found.push({ lb, top });
+      }
+      setCohorts(found);
+    })();
+  }, [t.tournament_id, tick]);
+  if (!t.cohort_size) return html`<p class="muted">Every player on one board: <a href=${`#/boards/${t.occurrence.leaderboard_id}`}>${t.occurrence.leaderboard_id}</a>.</p>`;
+  if (!cohorts) return html`<p class="muted">Reading the cohorts...</p>`;
+  if (cohorts.length === 0) return html`<p class="muted" id="no-cohorts">No cohort yet: nobody has joined this occurrence.</p>`;
+  return html`<div id="cohorts">${cohorts.map(({ lb, top }, n) => html`<div class="cohort" data-cohort=${n}>
+    <h3>Cohort ${n} <a class="muted" href=${`#/boards/${lb}`}>${lb}</a></h3>
+    ${!top.ok ? html`<${Problem} error=${top.error} />` : html`<table><thead><tr><th>Rank</th><th>Player</th><th>Score</th></tr></thead><tbody>
+      ${top.data.entries.map((e) => html`<tr data-player=${e.player_id}><td>${e.rank}</td>
+        <td><a href=${`#/players/${e.player_id}`}>${e.display_name ?? e.player_id}</a></td><td class="score">${String(e.score)}</td></tr>`)}
+    </tbody></table>${top.data.entries.length === 0 && html`<p class="muted">No result yet.</p>`}`}
+  </div>`)}</div>`;
+}
+
+export function TournamentPage({ api, id }) {
+  const [t, setT] = useState(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    api.get("/admin/view/tournaments", { limit: 100 }).then((r) => setT(r.ok
+      ? { ok: true, data: r.data.tournaments.find((x) => x.tournament_id === id) }
+      : r));
+  }, [id, tick]);
+  if (!t) return html`<p>Loading ${id}...</p>`;
+  if (!t.ok) return html`<${Problem} error=${t.error} />`;
+  if (!t.data) return html`<p class="bad">No tournament ${id}.</p>`;
+  const d = t.data;
+  return html`<section>
+      <h2>Tournament <span id="tournament-id">${d.tournament_id}</span> <span class="muted">${d.title}</span></h2>
+      <dl>
+        <dt>Game / mode</dt><dd>${d.game} / ${d.mode}</dd><dt>Policy</dt><dd>${d.policy}</dd>
+        <dt>Windows (${ZONE})</dt><dd><${Windows} t=${d} /></dd>
+        <dt>Occurrence</dt><dd>${d.occurrence.occurrence}: <a href=${`#/boards/${d.occurrence.leaderboard_id}`}>${d.occurrence.leaderboard_id}</a></dd>
+        <dt>Seats</dt><dd>${d.cohort_size ? `cohorts of ${d.cohort_size}` : "one board"}${d.max_players ? `, at most ${d.max_players} players` : ""}${d.max_attempts ? `, ${d.max_attempts} attempts each` : ""}${d.join_required ? ", join first" : ", a first result joins"}</dd>
+        ${d.league && html`<dt>League</dt><dd>${d.league.tiers.map((x) => x.id).join(" · ")} <span class="muted">(lowest first)</span></dd>`}
+      </dl>
+    </section>
+    <section><h2>Cohorts and their standings <button class="plain" id="cohorts-refresh" onClick=${() => setTick(tick + 1)}>Refresh</button></h2>
+      <${Cohorts} api=${api} t=${d} tick=${tick} /></section>`;
+}
