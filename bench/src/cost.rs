@@ -12,9 +12,11 @@ use leaderboard::board::Policy;
 use leaderboard::caller::Caller;
 use leaderboard::ids::{LeaderboardId, PlayerId};
 use leaderboard::order::RankMode;
+use leaderboard::profile::ProfileBody;
 use leaderboard::service::boards::{CreateFamily, create_family};
 use leaderboard::service::ingest::{SubmitScore, submit_score};
 use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, remove};
+use leaderboard::service::profiles::{self, Writer};
 use leaderboard::service::reads;
 use leaderboard::service::scores::{MatchBody, MatchResult, submit_match};
 use leaderboard::service::seal;
@@ -287,6 +289,7 @@ pub async fn run(
     }
 
     tournament_rows(&ctx, &meter, &mut row).await?;
+    profile_rows(&ctx, &meter, &mut row).await?;
 
     // A banned player's result on the 6-board family, refused on every board.
     let banned = id(PlayerId::parse, "cheat");
@@ -429,6 +432,55 @@ async fn tournament_rows(
         })
         .await?;
     row("tournament_attempts_used_up", refused);
+    Ok(())
+}
+
+/// A player's profile writes and what the name index (`by_name`) adds to each: a first
+/// profile with a name, another write that keeps the name, a rename, an operator's reset
+/// of the name, and a profile without a name (docs/cost.md).
+async fn profile_rows(
+    ctx: &AppContext,
+    meter: &Meter,
+    row: &mut impl FnMut(&'static str, Bill),
+) -> anyhow::Result<()> {
+    let p = id(PlayerId::parse, "named");
+    let put = |name: Option<&'static str>, country: &'static str| {
+        let p = &p;
+        let body = ProfileBody {
+            display_name: name.map(str::to_owned),
+            avatar: None,
+            country: Some(country.to_owned()),
+            attributes: None,
+        };
+        async move { Ok(profiles::put(ctx, p, body, Writer::Server).await?) }
+    };
+    row(
+        "profile_first_named",
+        meter.bill(put(Some("Zoë Ångström"), "SE")).await?,
+    );
+    row(
+        "profile_same_name",
+        meter.bill(put(Some("Zoë Ångström"), "NO")).await?,
+    );
+    row(
+        "profile_renamed",
+        meter.bill(put(Some("Zoe Bright"), "NO")).await?,
+    );
+    let reset = async {
+        let body: profiles::ResetBody =
+            serde_json::from_value(json!({"reset": ["display_name"], "reason": "cost"}))?;
+        Ok(profiles::reset(ctx, &p, body, &Operator("cost".into())).await?)
+    };
+    row("profile_name_reset", meter.bill(reset).await?);
+    let q = id(PlayerId::parse, "nameless");
+    let nameless = async {
+        let body = ProfileBody {
+            country: Some("SE".into()),
+            ..ProfileBody::default()
+        };
+        Ok(profiles::put(ctx, &q, body, Writer::Server).await?)
+    };
+    row("profile_first_unnamed", meter.bill(nameless).await?);
     Ok(())
 }
 

@@ -407,7 +407,7 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     page.until_text("#reset-name .confirm", "Reset zoe's name", WAIT)
         .await?;
     page.click("#reset-name .confirm-yes").await?;
-    page.until_text("#reset-name .done", "The name is reset", WAIT)
+    page.until_text("#reset-done", "The name is reset", WAIT)
         .await?;
     page.until_text("#profile-name", "-", WAIT).await?;
     let (_, zoe) = stack.get("/admin/view/players/zoe/profile").await?;
@@ -547,6 +547,7 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
             .await?;
         assert_eq!(there, json!(false), "{absent} shown to support");
     }
+    shoot(&mut page, &stack, "support").await?;
     page.goto(&format!("{}/#/players", stack.console)).await?;
     page.fill("#find-by-name input[name=prefix]", "Émi").await?;
     page.click("#find-by-name button").await?;
@@ -564,7 +565,6 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         .eval("document.querySelector('#create-tournament') !== null")
         .await?;
     assert_eq!(forms, json!(false), "support may not define tournaments");
-    shoot(&mut page, &stack, "support").await?;
     let (status, refused) = as_support(
         &stack,
         reqwest::Method::PUT,

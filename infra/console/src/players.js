@@ -95,6 +95,8 @@ function Actions({ api, p, changed }) {
 export function PlayerPage({ api, p }) {
   const [profile, setProfile] = useState(null);
   const [tick, setTick] = useState(0);
+  // Said outside the reset's form, which leaves the page with the name it resets.
+  const [resetDone, setResetDone] = useState(null);
   useEffect(() => { api.get(`/admin/view/players/${seg(p)}/profile`).then(setProfile); }, [p, tick]);
   return html`<section>
       <h2>Player <span id="player-id">${p}</span></h2>
@@ -108,7 +110,8 @@ export function PlayerPage({ api, p }) {
           fields=${[{ name: "reason", label: "Reason" }]}
           confirm=${() => `Reset ${p}'s name "${profile.data.display_name}"? Every row shows no name until the game sets a new one.`}
           submit=${(v) => api.send("PATCH", `/players/${seg(p)}/profile`, { reset: ["display_name"], reason: v.reason })}
-          done=${() => { setTick(tick + 1); return "The name is reset."; }} />`}
+          done=${() => { setResetDone("The name is reset."); setTick(tick + 1); return "The name is reset."; }} />`}
+      ${resetDone && html`<p class="done" id="reset-done">${resetDone}</p>`}
     </section>
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
       <div>${api.writes ? html`<${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} />`
