@@ -186,7 +186,9 @@ pub async fn find<S: ProfileStore, I>(
     limit: u32,
 ) -> Result<FoundPage, ServiceError> {
     let key = search_key(prefix);
-    if key.is_empty() || prefix.chars().count() > MAX_PREFIX_CHARS {
+    // (A key condition's value may be 1 KB; a name's key is far shorter, but a prefix
+    // of characters that decompose into many, ﷺ into 18, could pass it.)
+    if key.is_empty() || prefix.chars().count() > MAX_PREFIX_CHARS || key.len() > 512 {
         return Err(DomainError::invalid(
             "name_prefix",
             format!("must hold a letter or digit, at most {MAX_PREFIX_CHARS} characters"),
