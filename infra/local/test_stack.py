@@ -480,6 +480,12 @@ class ConsoleRolesTest(unittest.TestCase):
             self.assertTrue(gateway.role_allows(self.roles["operator"], method, path), (method, path))
             self.assertEqual(gateway.role_allows(self.roles["support"], method, path), method == "GET", (method, path))
 
+    def test_the_operator_may_call_every_server_only_route_but_the_game_servers(self):
+        game_servers = {"POST /scores", "POST /tournaments/{t}/players/{p}/join", "POST /tournaments/{t}/players/{p}/score"}
+        refused = {r.key for r in self.template.routes if r.iam
+                   and not gateway.role_allows(self.roles["operator"], r.method, r.path.replace("{", "x").replace("}", ""))}
+        self.assertEqual(refused, game_servers)
+
     def test_a_statement_the_gateway_cannot_check_fails_loading(self):
         raw = {"Resources": {"OperatorRole": {"Properties": {"Policies": []}},
                              "SupportRole": {"Properties": {"Policies": [{"PolicyDocument": {"Statement": [

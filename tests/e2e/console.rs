@@ -588,3 +588,108 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     assert!(!actions.contains(&json!("ban")), "{trail}");
     Ok(())
 }
+
+/// The outcome rows the league page shows: (player, tier after, marked as differing).
+const OUTCOMES: &str = "[...document.querySelectorAll('#league-outcomes tr[data-player]')]\
+     .map(r => [r.dataset.player, r.dataset.after, r.className === 'differs'])";
+
+/// The rows a dry run's reply makes, in the page's order.
+fn outcome_rows(reply: &serde_json::Value) -> serde_json::Value {
+    let mut rows = Vec::new();
+    for c in reply["cohorts"].as_array().into_iter().flatten() {
+        let differs = c["differs"].as_array().cloned().unwrap_or_default();
+        for m in c["members"].as_array().into_iter().flatten() {
+            let p = m["player_id"].clone();
+            rows.push(json!([p, m["tier_after"], differs.contains(&p)]));
+        }
+    }
+    json!(rows)
+}
+
+#[tokio::test]
+async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console() -> Result<()> {
+    use leaderboard::service::tournaments;
+    const DAY: i64 = 86_400_000;
+    let stack = Stack::launch(
+        &redis_url(),
+        StackOptions {
+            env: &[("SEAL_SETTLE_SECONDS", "1")],
+            ..Default::default()
+        },
+    )
+    .await?;
+    let league = json!({"tiers": [
+        {"id": "bronze", "promote": {"count": 1},
+         "rewards": [{"from_rank": 1, "to_rank": 1, "reward": "chest"}]},
+        {"id": "silver", "demote": {"count": 1}}]});
+    let def = json!({"tournament_id": "daily-league", "game": "lg", "mode": "race",
+        "title": "Daily league", "schedule": {"period": "DAILY"}, "cohort_size": 3,
+        "grace_seconds": 0, "league": league});
+    let (status, body) = stack.post("/tournaments", def).await?;
+    assert_eq!(status, 201, "{body}");
+
+    // Yesterday's occurrence, played and sealed: six players, each with a result.
+    let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
+    let now = leaderboard::time::now_ms();
+    env.ctx.clock.set(Some((now / DAY - 1) * DAY + 3_600_000));
+    let mut key = String::new();
+    for i in 0..6 {
+        let p = player(&format!("p{i}"));
+        let (joined, _) = tournaments::join(&env.ctx, "daily-league", &p).await?;
+        key = joined.occurrence;
+        let body = result("m1", 10 * (i + 1));
+        tournaments::submit(&env.ctx, "daily-league", &p, body, &operator()).await?;
+    }
+    env.ctx.clock.set(None);
+    tokio::time::sleep(Duration::from_millis(1_100)).await;
+    for _ in 0..20 {
+        let (status, report) = stack.post("/admin/seal", json!({})).await?;
+        anyhow::ensure!(status == 200 || status == 202, "{status} {report}");
+        if status == 200 {
+            break;
+        }
+    }
+    let dry = format!("/tournaments/daily-league/occurrences/{key}/league/dry-run");
+    let (status, settled) = stack.post(&dry, json!({"league": league})).await?;
+    assert_eq!(status, 200, "{settled}");
+    let promoted = outcome_rows(&settled)
+        .as_array()
+        .map_or(0, |r| r.iter().filter(|r| r[1] == "silver").count());
+    assert!(promoted > 0, "the seal promoted someone: {settled}");
+
+    // The page: the occurrence before the current one, its outcomes as the seal decided.
+    let profile = stack.run_dir.join("chromium");
+    let mut page = Browser::open(
+        &format!("{}/#/tournaments/daily-league", stack.console),
+        &profile,
+    )
+    .await?;
+    page.until(
+        "document.querySelector('#league-occurrence')?.value ?? null",
+        json!(key),
+        Duration::from_secs(20),
+    )
+    .await?;
+    page.click("#league-show").await?;
+    page.until(OUTCOMES, outcome_rows(&settled), WAIT).await?;
+
+    // A changed league (two promoted): the members it decides otherwise are marked.
+    let mut changed = league.clone();
+    changed["tiers"][0]["promote"] = json!({"count": 2});
+    let (status, tried) = stack.post(&dry, json!({"league": changed})).await?;
+    assert_eq!(status, 200, "{tried}");
+    let marked = outcome_rows(&tried);
+    assert!(
+        marked
+            .as_array()
+            .is_some_and(|r| r.iter().any(|r| r[2] == true)),
+        "{tried}"
+    );
+    page.fill("#league-text", &changed.to_string()).await?;
+    page.click("#league-show").await?;
+    page.until(OUTCOMES, marked, WAIT).await?;
+    page.eval("document.querySelector('#league-outcomes').scrollIntoView()")
+        .await?;
+    shoot(&mut page, &stack, "league").await?;
+    Ok(())
+}

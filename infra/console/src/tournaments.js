@@ -1,7 +1,8 @@
 // Tournaments and leagues: the list with each schedule shown as its windows in the
 // operator's time zone, a form that defines one (operators only), and a tournament's
 // page: its definition, its occurrence and the occurrence's cohorts with their
-// standings (each cohort is a board of its own, `t:{tournament}:{occurrence}:c{n}`).
+// standings (each cohort is a board of its own, `t:{tournament}:{occurrence}:c{n}`),
+// and a league's settled outcomes beside a changed definition's (its dry run).
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html } from "./ui.js";
 import { seg } from "./api.js";
@@ -122,6 +123,63 @@ function Cohorts({ api, t, tick }) {
   </div>`)}</div>`;
 }
 
+/** The key of the occurrence before the one that starts at `start` (ms): `2026-11-27`,
+ * `2026-W47` (ISO week) or `2026-10`, as the service names them. */
+export function previousKey(period, start) {
+  const d = new Date(start);
+  const pad = (n) => String(n).padStart(2, "0");
+  if (period === "DAILY") {
+    d.setUTCDate(d.getUTCDate() - 1);
+    return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}-${pad(d.getUTCDate())}`;
+  }
+  if (period === "MONTHLY") {
+    d.setUTCMonth(d.getUTCMonth() - 1);
+    return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}`;
+  }
+  d.setUTCDate(d.getUTCDate() - 7);
+  // ISO week: the week's Thursday decides its year.
+  const thursday = new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate() + 3 - ((d.getUTCDay() + 6) % 7)));
+  const jan4 = new Date(Date.UTC(thursday.getUTCFullYear(), 0, 4));
+  const week = 1 + Math.round(((thursday - jan4) / 86_400_000 - 3 + ((jan4.getUTCDay() + 6) % 7)) / 7);
+  return `${thursday.getUTCFullYear()}-W${pad(week)}`;
+}
+
+/** A sealed occurrence's league outcomes: the dry run of a league definition (the
+ * current one: what the seal decided), each member whose outcome a changed definition
+ * decides otherwise marked. Stores nothing; operators only (it is a POST). */
+function LeagueOutcomes({ api, t }) {
+  const [occurrence, setOccurrence] = useState(previousKey(t.schedule.period, Date.parse(t.occurrence.starts_at)));
+  const [text, setText] = useState(JSON.stringify(t.league, null, 2));
+  const [res, setRes] = useState(null);
+  async function run() {
+    let league;
+    try {
+      league = JSON.parse(text);
+    } catch (e) {
+      return setRes({ ok: false, error: { code: "not_json", message: e.message } });
+    }
+    setRes(await api.send("POST", `/tournaments/${seg(t.tournament_id)}/occurrences/${seg(occurrence.trim())}/league/dry-run`, { league }));
+  }
+  return html`<section>
+    <h2>League outcomes</h2>
+    <p class="muted">What the seal decided for each cohort of a sealed occurrence, under the league as it is; change the definition to see whom a change would decide otherwise (nothing is stored).</p>
+    <div class="field"><label for="league-occurrence">Occurrence</label>
+      <input id="league-occurrence" value=${occurrence} onInput=${(e) => setOccurrence(e.target.value)} /></div>
+    <div class="field"><label for="league-text">League (JSON)</label>
+      <textarea id="league-text" class="short" value=${text} onInput=${(e) => setText(e.target.value)} /></div>
+    <p><button id="league-show" onClick=${run}>Show outcomes</button></p>
+    ${res && !res.ok && html`<${Problem} error=${res.error} />`}
+    ${res?.ok && html`<div id="league-outcomes">${res.data.cohorts.map((c) => html`<div class="cohort" data-cohort=${c.cohort}>
+      <h3>Cohort ${c.cohort} <span class="muted">${c.tier}</span>${c.differs.length > 0 && html` <span class="pill bad">${c.differs.length} decided otherwise</span>`}</h3>
+      <table><thead><tr><th>Rank</th><th>Player</th><th>Tier</th><th>Reward</th></tr></thead><tbody>
+        ${c.members.map((m) => html`<tr data-player=${m.player_id ?? ""} data-after=${m.tier_after} class=${c.differs.includes(m.player_id) ? "differs" : ""}>
+          <td>${m.rank ?? "-"}</td><td>${m.player_id ? html`<a href=${`#/players/${m.player_id}`}>${m.player_id}</a>` : html`<span class="muted">(erased)</span>`}</td>
+          <td>${m.tier_before} → <b>${m.tier_after}</b></td><td>${m.reward ?? "-"}</td></tr>`)}
+      </tbody></table></div>`)}
+      ${res.data.cohorts.length === 0 && html`<p class="muted">No sealed cohort in ${res.data.occurrence}.</p>`}</div>`}
+  </section>`;
+}
+
 export function TournamentPage({ api, id }) {
   const [t, setT] = useState(null);
   const [tick, setTick] = useState(0);
@@ -145,5 +203,6 @@ export function TournamentPage({ api, id }) {
       </dl>
     </section>
     <section><h2>Cohorts and their standings <button class="plain" id="cohorts-refresh" onClick=${() => setTick(tick + 1)}>Refresh</button></h2>
-      <${Cohorts} api=${api} t=${d} tick=${tick} /></section>`;
+      <${Cohorts} api=${api} t=${d} tick=${tick} /></section>
+    ${d.league && api.writes && html`<${LeagueOutcomes} api=${api} t=${d} />`}`;
 }
