@@ -534,6 +534,19 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     );
     let (_, queue) = stack.get("/admin/held").await?;
     assert_eq!(queue["held"], json!([]), "{queue}");
+    // The approved player's page: their standing on every open board, no id typed.
+    page.goto(&format!("{}/#/players/c1", stack.console))
+        .await?;
+    page.until_text("#player-id", "c1", WAIT).await?;
+    page.click("#standings-all").await?;
+    page.until(
+        &rows("#standings-all-rows", "board"),
+        json!(["cg:held"]),
+        WAIT,
+    )
+    .await?;
+    page.until_text("#standings-all-rows", "#1 of 2", WAIT)
+        .await?;
 
     // Support: the same pages, no action in them, and the API refuses one anyway.
     page.fill("#role", "support").await?;

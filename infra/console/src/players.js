@@ -43,6 +43,42 @@ function Standings({ api, p }) {
   </section>`;
 }
 
+/** The player's standing on every open board (every game's, and standalone boards'):
+ * the boards listed page by page, one rank read each; boards where they have none are
+ * left out. Reads grow with the open boards, so it runs when asked (at most 1,000). */
+function EveryBoard({ api, p }) {
+  const [state, setState] = useState(null);
+  async function load() {
+    setState({ checked: 0, rows: [], busy: true });
+    const rows = [];
+    let checked = 0;
+    let cursor;
+    do {
+      const page = await api.get("/admin/view/leaderboards", { status: "ACTIVE", limit: 200, cursor });
+      if (!page.ok) return setState({ error: page.error });
+      const ranks = await Promise.all(page.data.boards.map((b) =>
+        api.get(`/admin/view/leaderboards/${seg(b.leaderboard_id)}/players/${seg(p)}/rank`, { k: 0 })));
+      page.data.boards.forEach((b, i) => { if (ranks[i].ok) rows.push({ board: b, rank: ranks[i].data }); });
+      checked += page.data.boards.length;
+      cursor = page.data.next_cursor;
+      setState({ checked, rows: [...rows], busy: Boolean(cursor) });
+    } while (cursor && checked < 1000);
+    setState({ checked, rows, busy: false, more: Boolean(cursor) });
+  }
+  const byGame = {};
+  for (const r of state?.rows ?? []) (byGame[r.board.game ?? "(no game)"] ??= []).push(r);
+  return html`<section>
+    <h2>Standings on every open board <button class="plain" id="standings-all" onClick=${load}>Show</button></h2>
+    ${state?.error && html`<${Problem} error=${state.error} />`}
+    ${state && !state.error && html`<p class="muted" id="standings-all-count">${state.rows.length} standings on ${state.checked} open boards${state.busy ? "..." : ""}${state.more ? " (the first 1,000 boards)" : ""}</p>
+      <table id="standings-all-rows"><thead><tr><th>Game</th><th>Board</th><th>Rank</th><th>Score</th></tr></thead><tbody>
+      ${Object.entries(byGame).map(([game, rows]) => rows.map(({ board, rank }) => html`<tr data-board=${board.leaderboard_id}>
+        <td>${game}</td><td><a href=${`#/boards/${board.leaderboard_id}`}>${board.leaderboard_id}</a></td>
+        <td>#${rank.global_rank} of ${rank.total}</td><td>${String(rank.score)}</td></tr>`))}
+      </tbody></table>`}
+  </section>`;
+}
+
 function History({ api, p }) {
   const [hist, setHist] = useState(null);
   return html`<section>
@@ -113,6 +149,7 @@ export function PlayerPage({ api, p }) {
           done=${() => { setResetDone("The name is reset."); setTick(tick + 1); return "The name is reset."; }} />`}
       ${resetDone && html`<p class="done" id="reset-done">${resetDone}</p>`}
     </section>
+    <${EveryBoard} api=${api} p=${p} />
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
       <div>${api.writes ? html`<${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} />`
         : html`<p class="muted" id="read-only">Support role: this page reads only.</p>`}</div></div>`;
