@@ -51,6 +51,14 @@ def filter_case(ctx, case):  # noqa: F811
     return not (case.query and case.query.get("cursor"))
 
 
+@schemathesis.hook.apply_to(operation_id="findPlayers")
+def filter_case(ctx, case):  # noqa: F811
+    # A search's cursor comes only from a page of the same prefix: a case with a
+    # generated one is left out (the empty one stays, refused). The refusals of other
+    # cursors: tests/e2e/profiles.rs.
+    return not (case.query and case.query.get("cursor"))
+
+
 def _ms(value):
     if isinstance(value, int) and not isinstance(value, bool):
         return value

@@ -3009,8 +3009,8 @@ export interface operations {
                 name_prefix: string;
                 /** @description Players read for the page (one renamed since may be left out). */
                 limit?: number;
-                /** @description `next_cursor` of the previous page of the same prefix. */
-                cursor?: string;
+                /** @description `next_cursor` of the previous page of the same prefix (any other is a 400 `invalid_cursor`). */
+                cursor?: components["schemas"]["Cursor"];
             };
             header?: never;
             path?: never;

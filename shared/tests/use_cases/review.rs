@@ -88,3 +88,29 @@ async fn a_held_result_changes_nothing_replays_and_two_approvals_apply_it_once()
     );
     assert_index_matches_store(&ctx, &b).await;
 }
+
+#[tokio::test]
+async fn a_dry_run_with_the_index_away_judges_the_board_from_the_store() {
+    let ctx = ctx();
+    let req: CreateBoard = serde_json::from_value(serde_json::json!({
+        "leaderboard_id": "review:plain", "policy": "BEST",
+    }))
+    .unwrap();
+    create_board(&ctx.store, &ctx.index, req).await.unwrap();
+    let b = leaderboard::ids::LeaderboardId::parse("review:plain").unwrap();
+    submit(&ctx, &b, "ann", "m1", 500).await.unwrap();
+    submit(&ctx, &b, "bob", "m1", 5000).await.unwrap();
+    let rules = serde_json::json!({"max_score": 1000});
+    let fresh = integrity::dry_run(&ctx, &b, rules.clone(), 10)
+        .await
+        .unwrap();
+    ctx.index.set_down(true);
+    let away = integrity::dry_run(&ctx, &b, rules, 10).await.unwrap();
+    for reply in [fresh, away] {
+        assert_eq!((reply.checked, reply.total), (2, 2));
+        let held: Vec<_> = (reply.would_hold.iter())
+            .map(|w| (w.player_id.to_string(), w.rule))
+            .collect();
+        assert_eq!(held, vec![("bob".to_string(), "score_range")]);
+    }
+}

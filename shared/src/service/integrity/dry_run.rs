@@ -6,9 +6,10 @@
 //! keeps that receipt); the results the player sent in the minute before it (from the
 //! row's receipts); the duration its metadata says; and the board's top without the
 //! player: the best other standing the rules keep (the board as it would have been). One index read and one eventually consistent row read
-//! per standing.
+//! per standing; DynamoDB's rank order when the index cannot answer.
 
 use serde::Serialize;
+use tracing::warn;
 
 use crate::board::Board;
 use crate::decimal::Shown;
@@ -16,7 +17,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::integrity::{Candidate, DURATION_FIELD, IntegrityBody};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{BoardStore, Consistency, RankIndex, Row, StandingStore};
+use crate::store::{Consistency, RankIndex, ReadStore, Row};
 
 /// The most standings one dry run judges.
 pub const MAX_DRY_RUN: u64 = 1_000;
@@ -49,7 +50,7 @@ fn written_at(row: &Row, ttl_s: i64) -> impl Iterator<Item = (&crate::ids::Match
 }
 
 /// Judges the board's best `limit` standings by the rules in `body`.
-pub async fn dry_run<S: BoardStore + StandingStore, I: RankIndex>(
+pub async fn dry_run<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     body: serde_json::Value,
@@ -58,7 +59,17 @@ pub async fn dry_run<S: BoardStore + StandingStore, I: RankIndex>(
     let board: Board = ctx.boards.current(&ctx.store, lb).await?;
     let rules = IntegrityBody::read(body)?.validate(board.scores.decimals)?;
     let dir = board.policy.direction();
-    let (keys, total) = ctx.index.top(lb, dir, limit.clamp(1, MAX_DRY_RUN)).await?;
+    let n = limit.clamp(1, MAX_DRY_RUN);
+    // The index unable to say (down, or the board not ready): DynamoDB's rank order, as
+    // a degraded read finds it.
+    let (keys, total) = match ctx.index.top(lb, dir, n).await {
+        Ok(found) => found,
+        Err(error) => {
+            warn!(board = %lb, %error, "dry run reads the board from DynamoDB");
+            let (keys, est) = crate::service::reads::best_from_store(ctx, lb, dir, n).await?;
+            (keys, est.total)
+        }
+    };
     let ttl_s = ctx.settings.receipt_ttl.as_secs() as i64;
     let mut judged = Vec::with_capacity(keys.len());
     for key in &keys {

@@ -17,7 +17,7 @@ pub const COUNT_CAP: u64 = 4_096;
 
 /// Where a key stands on a board read from DynamoDB: counted while cheap, estimated from
 /// the board's sketch past [`COUNT_CAP`].
-pub(super) struct Estimate {
+pub(crate) struct Estimate {
     /// Entries before the key.
     pub before: u64,
     pub total: u64,

@@ -41,4 +41,5 @@ pub use rank::rank;
 pub use reply::{
     Answer, EntriesReply, Entry, FriendsReply, PageReply, Provenance, RankReply, Source, TopReply,
 };
+pub(crate) use top::best_from_store;
 pub use top::top;

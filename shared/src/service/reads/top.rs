@@ -2,7 +2,7 @@
 
 use tracing::instrument;
 
-use super::estimate::estimate;
+use super::estimate::{Estimate, estimate};
 use super::fallback::{history, rank_order_after};
 use super::hot_reads::cached;
 use super::names::{self, Known};
@@ -38,10 +38,7 @@ async fn top_fresh<S: ReadStore, I: RankIndex>(
     let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let from_store = async |degraded| {
-        let (keys, est) = futures::try_join!(
-            async { Ok::<_, ServiceError>(ctx.store.ranked_after(lb, dir, None, n).await?) },
-            estimate(&ctx.store, lb, dir, None),
-        )?;
+        let (keys, est) = best_from_store(ctx, lb, dir, n).await?;
         let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
         Ok::<_, ServiceError>((keys, est.total, meta))
     };
@@ -75,6 +72,20 @@ async fn top_fresh<S: ReadStore, I: RankIndex>(
             ..meta
         },
     })
+}
+
+/// The best `n` from DynamoDB's rank order and the board's count (estimated past the
+/// count cap), for a read the index cannot answer.
+pub(crate) async fn best_from_store<S: ReadStore, I>(
+    ctx: &Context<S, I>,
+    lb: &LeaderboardId,
+    dir: Direction,
+    n: u64,
+) -> Result<(Vec<RankKey>, Estimate), ServiceError> {
+    futures::try_join!(
+        async { Ok::<_, ServiceError>(ctx.store.ranked_after(lb, dir, None, n).await?) },
+        estimate(&ctx.store, lb, dir, None),
+    )
 }
 
 /// The best `n` straight from the index, with the cards it read with them.
