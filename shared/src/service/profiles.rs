@@ -214,11 +214,10 @@ pub async fn find<S: ProfileStore, I>(
 
 /// The entry a search's cursor names; it must be one this prefix's search gave.
 fn name_cursor(cursor: &str, key: &str) -> Result<String, DomainError> {
-    let bad = || DomainError::invalid("cursor", "is not a cursor this search gave");
-    let entry =
-        String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).map_err(|_| bad())?).map_err(|_| bad())?;
+    let bytes = (URL_SAFE_NO_PAD.decode(cursor)).map_err(|_| DomainError::InvalidCursor)?;
+    let entry = String::from_utf8(bytes).map_err(|_| DomainError::InvalidCursor)?;
     let ok = entry.starts_with(key) && crate::store::entry_player(&entry).is_some();
-    ok.then_some(entry).ok_or_else(bad)
+    ok.then_some(entry).ok_or(DomainError::InvalidCursor)
 }
 
 /// Erases the player's profile (an empty one at the next version, so no copy of the
