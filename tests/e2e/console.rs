@@ -704,5 +704,32 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
     page.eval("document.querySelector('#league-outcomes').scrollIntoView()")
         .await?;
     shoot(&mut page, &stack, "league").await?;
+
+    // Each member's page: their tier now and what the seal decided, as the API says.
+    let first = &settled["cohorts"][0]["members"][0];
+    let who = first["player_id"].as_str().unwrap_or("-").to_owned();
+    let (status, standing) = stack
+        .get(&format!(
+            "/admin/view/tournaments/daily-league/players/{who}/league"
+        ))
+        .await?;
+    assert_eq!(status, 200, "{standing}");
+    assert_eq!(standing["tier"], first["tier_after"], "{standing}");
+    page.goto(&format!("{}/#/players/{who}", stack.console))
+        .await?;
+    page.until(
+        "[...document.querySelectorAll('#leagues tbody tr')].map(r => [r.dataset.tournament, r.dataset.tier])",
+        json!([["daily-league", standing["tier"]]]),
+        WAIT,
+    )
+    .await?;
+    let seal = format!(
+        "{key}: #{} in cohort {}, {} → {}",
+        first["rank"],
+        settled["cohorts"][0]["cohort"],
+        first["tier_before"].as_str().unwrap_or("-"),
+        first["tier_after"].as_str().unwrap_or("-")
+    );
+    page.until_text("#leagues", &seal, WAIT).await?;
     Ok(())
 }

@@ -79,6 +79,33 @@ function EveryBoard({ api, p }) {
   </section>`;
 }
 
+/** The player's tier in every league and what its seals decided for them, newest first. */
+function Leagues({ api, p }) {
+  const [rows, setRows] = useState(null);
+  useEffect(() => {
+    (async () => {
+      const list = await api.get("/admin/view/tournaments", { limit: 100 });
+      if (!list.ok) return setRows({ error: list.error });
+      const leagues = list.data.tournaments.filter((t) => t.league);
+      const standings = await Promise.all(leagues.map((t) =>
+        api.get(`/admin/view/tournaments/${seg(t.tournament_id)}/players/${seg(p)}/league`)));
+      setRows({ out: leagues.map((t, i) => ({ t, s: standings[i] })) });
+    })();
+  }, [p]);
+  if (!rows) return null;
+  return html`<section>
+    <h2>Leagues</h2>
+    ${rows.error && html`<${Problem} error=${rows.error} />`}
+    ${rows.out && html`<table id="leagues"><thead><tr><th>League</th><th>Tier now</th><th>Last seals (newest first)</th></tr></thead><tbody>
+      ${rows.out.map(({ t, s }) => html`<tr data-tournament=${t.tournament_id} data-tier=${s.ok ? s.data.tier : ""}>
+        <td><a href=${`#/tournaments/${t.tournament_id}`}>${t.tournament_id}</a></td>
+        ${s.ok ? html`<td><b>${s.data.tier}</b></td><td>${s.data.changes.length === 0 ? html`<span class="muted">none yet</span>`
+          : s.data.changes.slice(0, 3).map((c) => html`<div>${c.occurrence}: #${c.rank ?? "-"} in cohort ${c.cohort}, ${c.tier_before} → ${c.tier_after}${c.reward ? `, ${c.reward}` : ""}</div>`)}</td>`
+          : html`<td colspan="2" class="muted">${s.error.code}</td>`}</tr>`)}
+    </tbody></table>${rows.out.length === 0 && html`<p class="muted">No league.</p>`}`}
+  </section>`;
+}
+
 function History({ api, p }) {
   const [hist, setHist] = useState(null);
   return html`<section>
@@ -150,6 +177,7 @@ export function PlayerPage({ api, p }) {
       ${resetDone && html`<p class="done" id="reset-done">${resetDone}</p>`}
     </section>
     <${EveryBoard} api=${api} p=${p} />
+    <${Leagues} api=${api} p=${p} />
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
       <div>${api.writes ? html`<${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} />`
         : html`<p class="muted" id="read-only">Support role: this page reads only.</p>`}</div></div>`;

@@ -69,6 +69,10 @@ pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
         "GET /players/{p}/profile",
     ),
     ("GET /admin/view/tournaments", "GET /tournaments"),
+    (
+        "GET /admin/view/tournaments/{t}/players/{p}/league",
+        "GET /tournaments/{t}/players/{p}/league",
+    ),
 ];
 
 /// A request as API Gateway (HTTP API, payload 2.0) delivers one for `route_key` (e.g.
