@@ -80,7 +80,15 @@ impl IndexError {
     }
 
     pub(crate) fn redis_outage(e: &redis::RedisError) -> bool {
-        e.is_io_error() || e.is_connection_dropped() || e.is_connection_refusal() || e.is_timeout()
+        use redis::{ErrorKind, ServerErrorKind as Server};
+        e.is_io_error()
+            || e.is_connection_dropped()
+            || e.is_connection_refusal()
+            || e.is_timeout()
+            // A node still loading its data set after a restart answers LOADING: it is
+            // not there yet. The repair waits that out as it waits out a silent Redis,
+            // instead of failing its message (and the breaker counts it).
+            || e.kind() == ErrorKind::Server(Server::BusyLoading)
     }
 }
 
@@ -104,4 +112,27 @@ pub enum QueueError {
     },
     #[error("a repair message could not be encoded")]
     Encode(#[from] serde_json::Error),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IndexError;
+    use redis::{ErrorKind, RedisError, ServerErrorKind};
+
+    #[test]
+    fn a_node_loading_its_data_is_an_outage_and_an_error_reply_is_not() {
+        let server = |kind| IndexError::Redis(RedisError::from((ErrorKind::Server(kind), "")));
+        assert!(server(ServerErrorKind::BusyLoading).is_outage());
+        // A cluster mid-move or mid-failover: the client retries these itself.
+        for kind in [
+            ServerErrorKind::TryAgain,
+            ServerErrorKind::ClusterDown,
+            ServerErrorKind::ResponseError,
+            ServerErrorKind::NoScript,
+            ServerErrorKind::ReadOnly,
+        ] {
+            assert!(!server(kind).is_outage(), "{kind:?}");
+        }
+        assert!(!IndexError::Reply("odd".into()).is_outage());
+    }
 }
