@@ -20,6 +20,7 @@ use leaderboard::service::Context;
 use leaderboard::service::ServiceError;
 use leaderboard::service::integrity::{self, Decision};
 use leaderboard::service::moderation::{self, Operator, Reason, ReasonBody, Sweep};
+use leaderboard::service::reads;
 use leaderboard::store::{HeldFilter, RankIndex, ScoreStore};
 use serde::{Deserialize, Serialize};
 
@@ -83,11 +84,7 @@ fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), 
             .map(PlayerId::parse)
             .transpose()?,
     };
-    let limit = match http::query(req, "limit").map(str::parse::<u32>) {
-        None => 25,
-        Some(Ok(n)) if (1..=100).contains(&n) => n,
-        Some(_) => return Err(DomainError::invalid("limit", "must be from 1 to 100").into()),
-    };
+    let limit = reads::limit_within(http::query(req, "limit"), 25, 100)? as u32;
     Ok((game, filter, http::query(req, "cursor"), limit))
 }
 

@@ -12,6 +12,7 @@ use leaderboard::service::Context;
 use leaderboard::service::ServiceError;
 use leaderboard::service::moderation::Operator;
 use leaderboard::service::profiles::{self, Writer};
+use leaderboard::service::reads;
 use leaderboard::store::{RankIndex, ScoreStore};
 
 #[cfg(test)]
@@ -46,13 +47,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         }
         "GET /admin/players" => {
             http::reply(200, async {
-                let limit = match http::query(req, "limit").map(str::parse::<u32>) {
-                    None => 20,
-                    Some(Ok(n)) if (1..=100).contains(&n) => n,
-                    Some(_) => {
-                        return Err(DomainError::invalid("limit", "must be from 1 to 100").into());
-                    }
-                };
+                let limit = reads::limit_within(http::query(req, "limit"), 20, 100)? as u32;
                 let prefix = http::query(req, "name_prefix")
                     .ok_or_else(|| DomainError::invalid("name_prefix", "is required"))?;
                 profiles::find(ctx, prefix, http::query(req, "cursor"), limit).await
