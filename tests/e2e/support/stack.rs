@@ -309,6 +309,18 @@ impl Stack {
         Ok(lb)
     }
 
+    /// Runs the seal as its schedule does (`POST /admin/seal` with no board) until a run
+    /// answers 200: every window due is sealed (a 202 is a run out of time, to go on).
+    pub async fn seal_all(&self) -> Result<()> {
+        loop {
+            let (status, report) = self.post("/admin/seal", serde_json::json!({})).await?;
+            anyhow::ensure!(status == 200 || status == 202, "{status} {report}");
+            if status == 200 {
+                return Ok(());
+            }
+        }
+    }
+
     /// Erases `player` everywhere (`DELETE /players/{p}`, 200 asserted); returns the reply.
     pub async fn erase_player(&self, player: &str) -> Result<serde_json::Value> {
         let reason = serde_json::json!({"reason": "GDPR request"});
