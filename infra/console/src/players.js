@@ -15,18 +15,20 @@ async function sweep(api, method, path, body) {
   return res;
 }
 
+/** `p`'s rank answer on each of `boards`, in their order (read at once). */
+function ranksOn(api, boards, p) {
+  return Promise.all(boards.map((b) =>
+    api.get(`/admin/view/leaderboards/${seg(b.leaderboard_id)}/players/${seg(p)}/rank`, { k: 0 })));
+}
+
 function Standings({ api, p }) {
   const [game, setGame] = useState("");
   const [rows, setRows] = useState(null);
   async function load(g) {
     const boards = await api.get("/admin/view/leaderboards", { game: g, status: "ACTIVE", limit: 200 });
     if (!boards.ok) return setRows({ error: boards.error });
-    const out = [];
-    for (const b of boards.data.boards) {
-      const r = await api.get(`/admin/view/leaderboards/${seg(b.leaderboard_id)}/players/${seg(p)}/rank`, { k: 0 });
-      out.push({ board: b, rank: r });
-    }
-    setRows({ out });
+    const ranks = await ranksOn(api, boards.data.boards, p);
+    setRows({ out: boards.data.boards.map((board, i) => ({ board, rank: ranks[i] })) });
   }
   return html`<section>
     <h2>Standings in a game</h2>
@@ -56,8 +58,7 @@ function EveryBoard({ api, p }) {
     do {
       const page = await api.get("/admin/view/leaderboards", { status: "ACTIVE", limit: 200, cursor });
       if (!page.ok) return setState({ error: page.error });
-      const ranks = await Promise.all(page.data.boards.map((b) =>
-        api.get(`/admin/view/leaderboards/${seg(b.leaderboard_id)}/players/${seg(p)}/rank`, { k: 0 })));
+      const ranks = await ranksOn(api, page.data.boards, p);
       page.data.boards.forEach((b, i) => { if (ranks[i].ok) rows.push({ board: b, rank: ranks[i].data }); });
       checked += page.data.boards.length;
       cursor = page.data.next_cursor;
