@@ -38,14 +38,24 @@ pub async fn key_exists(conn: &mut Conn, key: &str) -> bool {
 
 /// The DynamoDB endpoint this test process uses: one of `LB_TEST_DYNAMODB_URLS` (a
 /// comma-separated list; infra/test.sh starts three, one per test it runs at once, as a
-/// Python process bounds the suite), chosen by the process id and the same for the whole process, or else
+/// Python process bounds the suite), the same for the whole process, or else
 /// `LB_TEST_DYNAMODB_URL`. Everything a test makes lives on the endpoint it chose.
+///
+/// Chosen by nextest's global slot (`NEXTEST_TEST_GLOBAL_SLOT`: unique among the tests
+/// running at once), so the three tests beside each other each have an endpoint of their
+/// own; by the process id outside nextest. Chosen by the process id alone, two of three
+/// tests shared an endpoint most of the time, and a family's creation in one of them
+/// waited past its 1 s budget there (a 503 in CI).
 pub fn dynamodb_url() -> String {
     let urls = std::env::var("LB_TEST_DYNAMODB_URLS").unwrap_or_default();
     let urls: Vec<&str> = urls.split(',').filter(|u| !u.is_empty()).collect();
+    let slot = std::env::var("NEXTEST_TEST_GLOBAL_SLOT")
+        .ok()
+        .and_then(|s| s.parse::<usize>().ok())
+        .unwrap_or(std::process::id() as usize);
     match urls.len() {
         0 => required_env("LB_TEST_DYNAMODB_URL"),
-        n => urls[std::process::id() as usize % n].to_owned(),
+        n => urls[slot % n].to_owned(),
     }
 }
 
