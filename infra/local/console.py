@@ -2,22 +2,39 @@
 infra/console) as CloudFront serves them in AWS, and its `config.json`: where the API
 is and how to sign calls. Locally the console signs nothing: it sends the local key
 (`x-api-key`), the gateway's stand-in for SigV4 (docs/console.md).
+
+`POST /monitoring` stands in for CloudWatch's endpoint (`monitoring.<region>.amazonaws.com`):
+`GetMetricData` over the functions' metrics (`monitoring.py`), for a role named in
+`x-operator-role` whose policy in template.yaml allows `cloudwatch:GetMetricData`.
 """
 import json
 import mimetypes
 import os
 import urllib.parse
 
+import monitoring
 from base import ROOT
 from httpd import Handler
 
 DIST = os.path.join(ROOT, "infra", "console", "dist")
 
 
-def handler(config, dist=DIST):
-    """Serves `dist` and `/config.json` (`config`, filled in once the API serves)."""
+def handler(config, dist=DIST, metrics=None, metric_roles=()):
+    """Serves `dist` and `/config.json` (`config`, filled in once the API serves), and
+    with `metrics` (a `monitoring.Metrics`) `POST /monitoring` for the roles in
+    `metric_roles`."""
 
     class Console(Handler):
+        def do_POST(self):
+            path = urllib.parse.urlsplit(self.path).path
+            length = int(self.headers.get("Content-Length") or 0)
+            body = self.rfile.read(length) if length > 0 else b""
+            if path != "/monitoring" or metrics is None:
+                return self.reply(404, {"Content-Type": "text/plain"}, b"not found\n")
+            allowed = self.headers.get("x-operator-role", "operator") in metric_roles
+            status, text = monitoring.handle(metrics, body, allowed)
+            return self.reply(status, {"Content-Type": "text/xml"}, text.encode())
+
         def do_GET(self):
             path = urllib.parse.urlsplit(self.path).path
             if path == "/config.json":

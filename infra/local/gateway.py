@@ -86,6 +86,8 @@ def console_roles(tpl):
         patterns = []
         for policy in tpl["Resources"][logical]["Properties"]["Policies"]:
             for st in policy["PolicyDocument"]["Statement"]:
+                if st == METRICS_STATEMENT:  # the overview's metrics: console.py checks it
+                    continue
                 if st.get("Effect") != "Allow" or st.get("Action") != "execute-api:Invoke" or set(st) - {"Effect", "Action", "Resource"}:
                     raise ValueError(f"{logical}: a statement the local gateway cannot check: {st}")
                 for r in st["Resource"]:
@@ -95,6 +97,19 @@ def console_roles(tpl):
                     patterns.append(text.split("${HttpApi}/", 1)[1])
         out[name] = patterns
     return out
+
+
+# The console's overview reads CloudWatch (docs/console.md); GetMetricData has no
+# resource to name, so the statement is this one exactly or the local check refuses it.
+METRICS_STATEMENT = {"Effect": "Allow", "Action": "cloudwatch:GetMetricData", "Resource": "*"}
+
+
+def metric_roles(tpl):
+    """The console roles whose policy allows `cloudwatch:GetMetricData`."""
+    return {name for name, logical in CONSOLE_ROLES.items()
+            if any(st == METRICS_STATEMENT
+                   for policy in tpl["Resources"][logical]["Properties"]["Policies"]
+                   for st in policy["PolicyDocument"]["Statement"])}
 
 
 def role_allows(patterns, method, path):

@@ -30,13 +30,14 @@ import events
 import iam
 import idp
 from base import ROOT, log
-from gateway import ReplyCheck, console_roles, gateway_handler, load_openapi
+from gateway import ReplyCheck, console_roles, gateway_handler, load_openapi, metric_roles
 from httpd import Admitting, Server
 from kafka_mapping import KafkaPoller
 from lambda_host import FunctionHost
 from provision import ensure_buses, ensure_cache_group, ensure_kinesis_streams, ensure_queues, ensure_table, ensure_topics
 from queue_mapping import QueuePoller, TopicPoller
 import console
+import monitoring
 from schedules import rate_seconds, run_schedule
 from social import social_handler
 from streams import JsonApi, KinesisStream, StreamPoller, TableStream
@@ -257,7 +258,9 @@ def main():
     # The console is served before the API so the gateway knows its origin (CORS); it
     # learns the API's address from config.json once the API has one.
     console_config = {"mode": "local", "api_key": args.api_key, "topic_arn": next(iter(topics.values()), None)}
-    console_srv = Server(("127.0.0.1", args.console_port), console.handler(console_config))
+    metrics = monitoring.Metrics(args.run_dir)
+    console_srv = Server(("127.0.0.1", args.console_port),
+                         console.handler(console_config, metrics=metrics, metric_roles=metric_roles(tpl)))
     threading.Thread(target=console_srv.serve_forever, daemon=True).start()
     console_url = f"http://127.0.0.1:{console_srv.server_address[1]}"
     gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait,

@@ -494,6 +494,89 @@ class ConsoleRolesTest(unittest.TestCase):
             gateway.console_roles(raw)
 
 
+class MonitoringTest(unittest.TestCase):
+    """monitoring.py: CloudWatch's GetMetricData over the functions' EMF lines, as
+    CloudWatch answers it (exact dimension sets, period buckets, the statistics)."""
+
+    T0 = (int(time.time()) // 60 - 60) * 60_000  # the start of the minute an hour ago
+
+    def emf(self, at, dims, values):
+        names = [{"Name": n} for n in values]
+        return json.dumps({"_aws": {"Timestamp": at, "CloudWatchMetrics": [
+            {"Namespace": "Leaderboard", "Dimensions": [list(dims)], "Metrics": names}]}, **dims, **values})
+
+    def setUp(self):
+        import monitoring
+        self.monitoring = monitoring
+        self.dir = tempfile.mkdtemp()
+        self.metrics = monitoring.Metrics(self.dir)
+        lines = [
+            self.emf(self.T0 + 1_000, {}, {"ResultsAccepted": 3}),
+            self.emf(self.T0 + 2_000, {"Game": "g1"}, {"ResultsAccepted": 2}),
+            self.emf(self.T0 + 61_000, {"Game": "g1"}, {"ResultsAccepted": 5}),
+            self.emf(self.T0 + 62_000, {"Game": "g2"}, {"ResultsAccepted": 7}),
+            self.emf(self.T0 + 63_000, {}, {"StreamLagSeconds": 0.5}),
+            self.emf(self.T0 + 64_000, {}, {"StreamLagSeconds": 2.0}),
+            "not a metric line", '{"level":"INFO","message":"{\\"_aws\\"}"}',
+        ]
+        with open(os.path.join(self.dir, "IngestFunction.log"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+    def ask(self, queries, start=None, end=None, allowed=True):
+        import urllib.parse
+        from xml.etree import ElementTree
+        iso = self.monitoring.iso
+        form = {"Action": "GetMetricData", "StartTime": iso(start or self.T0), "EndTime": iso(end or self.T0 + 180_000),
+                "ScanBy": "TimestampAscending"}
+        for i, (qid, name, stat, dims) in enumerate(queries, 1):
+            at = f"MetricDataQueries.member.{i}"
+            form |= {f"{at}.Id": qid, f"{at}.MetricStat.Metric.Namespace": "Leaderboard",
+                     f"{at}.MetricStat.Metric.MetricName": name, f"{at}.MetricStat.Period": "60",
+                     f"{at}.MetricStat.Stat": stat}
+            for j, (k, v) in enumerate(dims.items(), 1):
+                form |= {f"{at}.MetricStat.Metric.Dimensions.member.{j}.Name": k,
+                         f"{at}.MetricStat.Metric.Dimensions.member.{j}.Value": v}
+        status, text = self.monitoring.handle(self.metrics, urllib.parse.urlencode(form).encode(), allowed)
+        ns = {"cw": self.monitoring.XMLNS}
+        doc = ElementTree.fromstring(text)
+        if status != 200:
+            return status, doc.find("cw:Error/cw:Code", ns).text
+        out = {}
+        for m in doc.findall("cw:GetMetricDataResult/cw:MetricDataResults/cw:member", ns):
+            stamps = [t.text for t in m.findall("cw:Timestamps/cw:member", ns)]
+            values = [float(v.text) for v in m.findall("cw:Values/cw:member", ns)]
+            out[m.find("cw:Id", ns).text] = list(zip(stamps, values))
+        return status, out
+
+    def test_each_dimension_set_is_a_metric_of_its_own_bucketed_by_period(self):
+        iso = self.monitoring.iso
+        status, out = self.ask([("all", "ResultsAccepted", "Sum", {}), ("g1", "ResultsAccepted", "Sum", {"Game": "g1"}),
+                                ("g3", "ResultsAccepted", "Sum", {"Game": "g3"}),
+                                ("lag", "StreamLagSeconds", "Maximum", {}), ("n", "StreamLagSeconds", "SampleCount", {})])
+        self.assertEqual(status, 200)
+        self.assertEqual(out["all"], [(iso(self.T0), 3.0)])
+        self.assertEqual(out["g1"], [(iso(self.T0), 2.0), (iso(self.T0 + 60_000), 5.0)])
+        self.assertEqual(out["g3"], [])
+        self.assertEqual(out["lag"], [(iso(self.T0 + 60_000), 2.0)])
+        self.assertEqual(out["n"], [(iso(self.T0 + 60_000), 2.0)])
+
+    def test_lines_written_later_are_read_and_the_window_bounds_the_answer(self):
+        with open(os.path.join(self.dir, "IngestFunction.log"), "a") as f:
+            f.write(self.emf(self.T0 + 125_000, {"Game": "g1"}, {"ResultsAccepted": 4}) + "\n")
+            f.write(self.emf(self.T0 + 126_000, {"Game": "g1"}, {"ResultsAccepted": 9}))  # no newline yet
+        _, out = self.ask([("g1", "ResultsAccepted", "Sum", {"Game": "g1"})], start=self.T0 + 60_000)
+        self.assertEqual([v for _, v in out["g1"]], [5.0, 4.0])
+
+    def test_what_cloudwatch_refuses_is_refused(self):
+        self.assertEqual(self.ask([("x", "ResultsAccepted", "p99", {})]), (400, "InvalidParameterValue"))
+        self.assertEqual(self.ask([], start=self.T0 + 1_000, end=self.T0), (400, "InvalidParameterValue"))
+        self.assertEqual(self.ask([("x", "ResultsAccepted", "Sum", {})], allowed=False), (403, "AccessDenied"))
+
+    def test_both_console_roles_may_read_the_metrics(self):
+        raw = template.read_template(os.path.join(base.ROOT, "template.yaml")).raw
+        self.assertEqual(gateway.metric_roles(raw), {"operator", "support"})
+
+
 class ConsolePublishTest(unittest.TestCase):
     """infra/console/publish.py: the stack's outputs make config.json, and the built files
     land in the bucket with their types (on moto's S3)."""

@@ -410,6 +410,16 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     page.until_text("#reset-done", "The name is reset", WAIT)
         .await?;
     page.until_text("#profile-name", "-", WAIT).await?;
+    // The reset is among the audit entries about zoe, with its reason.
+    page.click("#player-audit-show").await?;
+    page.until(
+        &rows("#player-audit", "action"),
+        json!(["reset_profile"]),
+        WAIT,
+    )
+    .await?;
+    page.until_text("#player-audit", "offensive name, ticket 5120", WAIT)
+        .await?;
     let (_, zoe) = stack.get("/admin/view/players/zoe/profile").await?;
     assert_eq!(zoe["display_name"], json!(null), "{zoe}");
     let (_, found) = stack.get("/admin/players?name_prefix=zo").await?;
@@ -725,5 +735,172 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
         first["tier_after"].as_str().unwrap_or("-")
     );
     page.until_text("#leagues", &seal, WAIT).await?;
+    Ok(())
+}
+
+/// The figures of `game` the local CloudWatch stand-in (`POST {console}/monitoring`,
+/// the Query protocol the console speaks) gives for the last hour: each metric's sum, as
+/// the role `role` asks.
+async fn hour_of(stack: &Stack, game: &str, role: &str) -> Result<(u16, Vec<f64>)> {
+    let now = chrono::Utc::now();
+    let iso = |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%dT%H:%M:%SZ").to_string();
+    let mut form = vec![
+        ("Action".to_owned(), "GetMetricData".to_owned()),
+        ("Version".to_owned(), "2010-08-01".to_owned()),
+        (
+            "StartTime".to_owned(),
+            iso(now - chrono::Duration::hours(1)),
+        ),
+        (
+            "EndTime".to_owned(),
+            iso(now + chrono::Duration::minutes(1)),
+        ),
+    ];
+    for (i, name) in ["ResultsAccepted", "ResultsHeld", "Reads"]
+        .iter()
+        .enumerate()
+    {
+        let at = format!("MetricDataQueries.member.{}", i + 1);
+        for (k, v) in [
+            ("Id", format!("q{i}")),
+            ("MetricStat.Metric.Namespace", "Leaderboard".to_owned()),
+            ("MetricStat.Metric.MetricName", (*name).to_owned()),
+            (
+                "MetricStat.Metric.Dimensions.member.1.Name",
+                "Game".to_owned(),
+            ),
+            (
+                "MetricStat.Metric.Dimensions.member.1.Value",
+                game.to_owned(),
+            ),
+            ("MetricStat.Period", "60".to_owned()),
+            ("MetricStat.Stat", "Sum".to_owned()),
+        ] {
+            form.push((format!("{at}.{k}"), v));
+        }
+    }
+    // Encoded as a form by hand: the suite's reqwest has no `form` feature.
+    let mut encoded = reqwest::Url::parse("http://form.invalid/")?;
+    encoded.query_pairs_mut().extend_pairs(&form);
+    let resp = (stack.http.post(format!("{}/monitoring", stack.console)))
+        .header("x-operator-role", role)
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(encoded.query().unwrap_or_default().to_owned())
+        .send()
+        .await?;
+    let status = resp.status().as_u16();
+    let xml = resp.text().await?;
+    // Each query's <Values> member list, in order: their sum.
+    let sums = xml
+        .split("<Values>")
+        .skip(1)
+        .map(|v| {
+            let v = v.split("</Values>").next().unwrap_or_default();
+            v.split("<member>")
+                .skip(1)
+                .filter_map(|m| m.split("</member>").next()?.parse::<f64>().ok())
+                .sum()
+        })
+        .collect();
+    Ok((status, sums))
+}
+
+#[tokio::test]
+async fn the_overview_shows_a_games_hour_from_its_metrics_and_links_to_the_held_results()
+-> Result<()> {
+    let stack = Stack::start(&redis_url()).await?;
+    let game = format!("ov{}", &unique("g").replace('-', "")[1..12]);
+    let (status, body) = stack
+        .post(
+            "/families",
+            json!({"game": game, "mode": "ranked", "policy": "BEST", "regions": ["EU"],
+                   "periods": ["ALL_TIME"], "integrity": {"max_score": 1000}}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{body}");
+    let result = |p: &str, m: &str, s: i64| {
+        json!({"game": game, "mode": "ranked", "region": "EU", "player_id": p,
+               "match_id": m, "score": s})
+    };
+    // Five honest matches, one retried (a replay counts nothing), one cheat held.
+    let mut board = String::new();
+    for i in 1..=5 {
+        let (status, body) = stack
+            .post("/scores", result(&format!("o{i}"), "m1", 100 * i))
+            .await?;
+        assert_eq!(status, 200, "{body}");
+        board = body["results"][0]["leaderboard_id"]
+            .as_str()
+            .context("no board")?
+            .to_owned();
+    }
+    let (status, body) = stack.post("/scores", result("o1", "m1", 100)).await?;
+    assert_eq!(
+        (status, &body["results"][0]["replayed"]),
+        (200, &json!(true)),
+        "{body}"
+    );
+    let (status, body) = stack.post("/scores", result("cheat", "m1", 50_000)).await?;
+    assert_eq!(status, 202, "{body}");
+    let top = format!("/admin/view/leaderboards/{board}/top?n=10");
+    for _ in 0..3 {
+        let (status, body) = stack.get(&top).await?;
+        assert_eq!(status, 200, "{body}");
+    }
+    // A container writes its tallies at most every 10 s, at the end of an invocation:
+    // one more match and one more read after that write every figure.
+    tokio::time::sleep(Duration::from_millis(10_500)).await;
+    let (status, body) = stack.post("/scores", result("o6", "m1", 600)).await?;
+    assert_eq!(status, 200, "{body}");
+    let (status, body) = stack.get(&top).await?;
+    assert_eq!(status, 200, "{body}");
+    // Results 6 (matches, however many boards), held 1, reads 4.
+    let want = vec![6.0, 1.0, 4.0];
+    let mut figures = hour_of(&stack, &game, "operator").await?;
+    for _ in 0..20 {
+        if figures.1 == want {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        figures = hour_of(&stack, &game, "operator").await?;
+    }
+    assert_eq!(figures, (200, want.clone()));
+    assert_eq!(hour_of(&stack, &game, "support").await?, (200, want));
+    let (status, _) = hour_of(&stack, &game, "nobody").await?;
+    assert_eq!(
+        status, 403,
+        "a role whose policy does not allow GetMetricData"
+    );
+
+    // The page shows the same figures, and what needs attention links to the queue.
+    let profile = stack.run_dir.join("chromium");
+    let mut page = Browser::open(&format!("{}/#/overview/{game}", stack.console), &profile).await?;
+    let figure =
+        |tile: &str| format!("document.querySelector('#{tile} .figure')?.textContent ?? null");
+    page.until(&figure("tile-results"), json!("6"), Duration::from_secs(20))
+        .await?;
+    page.until(&figure("tile-reads"), json!("4"), WAIT).await?;
+    page.until(&figure("tile-held"), json!("1"), WAIT).await?;
+    page.until(&figure("tile-errors"), json!("0 %"), WAIT)
+        .await?;
+    // The queue holds the cheat once per board that held it (GLOBAL and EU).
+    page.until_text("#tile-held .note", "2 waiting", WAIT)
+        .await?;
+    page.until_text(
+        "#attention li[data-kind=review]",
+        "2 held results wait for review",
+        WAIT,
+    )
+    .await?;
+    shoot(&mut page, &stack, "overview").await?;
+    page.click("#attention li[data-kind=review] a").await?;
+    page.until(&rows("#held", "player"), json!(["cheat", "cheat"]), WAIT)
+        .await?;
+    // Support sees the same overview.
+    page.fill("#role", "support").await?;
+    page.goto(&format!("{}/#/overview/{game}", stack.console))
+        .await?;
+    page.until(&figure("tile-results"), json!("6"), WAIT)
+        .await?;
     Ok(())
 }

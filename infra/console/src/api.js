@@ -39,6 +39,8 @@ export function makeApi(config, session) {
   return {
     get: (path, query) => call("GET", path, { query }),
     send: (method, path, body, query) => call(method, path, { body, query }),
+    /** CloudWatch's Query API (GetMetricData), as the session signs it: metrics.js. */
+    metrics: (body) => session.metrics(body),
     /** Whether the session's role may change anything (support reads only). */
     get writes() { return session.role === "operator"; },
   };

@@ -8,11 +8,12 @@ import { loadConfig, startSession } from "./session.js";
 import { BoardPage, BoardsPage } from "./boards.js";
 import { FindPlayerPage, PlayerPage } from "./players.js";
 import { AuditPage, CachePage, FamilyForm, IngestPage } from "./ops.js";
+import { OverviewPage } from "./overview.js";
 import { ReviewPage } from "./review.js";
 import { TournamentPage, TournamentsPage } from "./tournaments.js";
 import { ROLES } from "./session.js";
 
-const NAV = [["#/boards", "Boards"], ["#/players", "Players"], ["#/review", "Review"], ["#/audit", "Audit"],
+const NAV = [["#/overview", "Overview"], ["#/boards", "Boards"], ["#/players", "Players"], ["#/review", "Review"], ["#/audit", "Audit"],
   ["#/ingest", "Ingest"], ["#/tournaments", "Tournaments"], ["#/cache", "Cache"]];
 
 function useHash() {
@@ -30,7 +31,8 @@ function Page({ api, hash, go }) {
   if (where === "boards" && id) return html`<${BoardPage} key=${id} api=${api} lb=${id} />`;
   if (where === "players" && id) return html`<${PlayerPage} key=${id} api=${api} p=${id} />`;
   if (where === "players") return html`<${FindPlayerPage} api=${api} go=${go} />`;
-  if (where === "review") return html`<${ReviewPage} api=${api} />`;
+  if (where === "overview") return html`<${OverviewPage} key=${id} api=${api} game=${id} />`;
+  if (where === "review") return html`<${ReviewPage} key=${id} api=${api} game=${id} />`;
   if (where === "tournaments" && id) return html`<${TournamentPage} key=${id} api=${api} id=${id} />`;
   if (where === "audit") return html`<${AuditPage} api=${api} />`;
   if (where === "ingest") return html`<${IngestPage} api=${api} />`;

@@ -156,6 +156,35 @@ function Actions({ api, p, changed }) {
   </section>`;
 }
 
+/** The audit trail's records about `p`: the trail is one list, newest first, with no
+ * index by player, so this reads its latest pages (at most 500 records, when asked) and
+ * keeps those naming the player; older ones are on the Audit page. */
+function PlayerAudit({ api, p }) {
+  const [state, setState] = useState(null);
+  async function load() {
+    const found = [];
+    let read = 0;
+    let cursor;
+    setState({ busy: true, found, read });
+    do {
+      const page = await api.get("/admin/audit", { limit: 50, cursor });
+      if (!page.ok) return setState({ error: page.error });
+      found.push(...page.data.records.filter((r) => r.player_id === p));
+      read += page.data.records.length;
+      cursor = page.data.next_cursor;
+    } while (cursor && read < 500);
+    setState({ found, read, more: Boolean(cursor) });
+  }
+  return html`<section>
+    <h2>Audit entries about ${p} <button class="plain" id="player-audit-show" onClick=${load}>Show</button></h2>
+    ${state?.error && html`<${Problem} error=${state.error} />`}
+    ${state && !state.error && !state.busy && html`<p class="muted" id="player-audit-count">${state.found.length} of the latest ${state.read} records${state.more ? " (older ones: the Audit page)" : ""}</p>
+      <table id="player-audit"><thead><tr><th>When</th><th>Action</th><th>Operator</th><th>Board / game</th><th>Reason</th></tr></thead>
+      <tbody>${state.found.map((r) => html`<tr data-action=${r.action}><td class="muted">${when(r.at)}</td><td>${r.action}</td>
+        <td>${r.actor}</td><td>${r.leaderboard_id ?? r.game ?? "-"}</td><td>${r.reason}</td></tr>`)}</tbody></table>`}
+  </section>`;
+}
+
 export function PlayerPage({ api, p }) {
   const [profile, setProfile] = useState(null);
   const [tick, setTick] = useState(0);
@@ -179,6 +208,7 @@ export function PlayerPage({ api, p }) {
     </section>
     <${EveryBoard} api=${api} p=${p} />
     <${Leagues} api=${api} p=${p} />
+    <${PlayerAudit} api=${api} p=${p} />
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
       <div>${api.writes ? html`<${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} />`
         : html`<p class="muted" id="read-only">Support role: this page reads only.</p>`}</div></div>`;

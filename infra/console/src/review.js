@@ -2,7 +2,7 @@
 // rules, oldest first, each with the rule, the figures that tripped it and the player's
 // recent results; an operator approves (applied as the board's policy would have applied
 // it when it arrived) or rejects it, with a reason and a confirmation, exactly once.
-import { useState } from "preact/hooks";
+import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html, when } from "./ui.js";
 import { seg } from "./api.js";
 
@@ -24,7 +24,8 @@ function Decide({ api, held, n, decided }) {
   </div>`;
 }
 
-export function ReviewPage({ api }) {
+/** The queue; with `game` (a link from the overview), that game's, shown at once. */
+export function ReviewPage({ api, game }) {
   const [query, setQuery] = useState(null);
   const [page, setPage] = useState(null);
   const [decisions, setDecisions] = useState({});
@@ -32,6 +33,7 @@ export function ReviewPage({ api }) {
     setQuery(q);
     setPage(await api.get("/admin/held", { ...q, cursor, limit: 25 }));
   }
+  useEffect(() => { if (game) load({ game }); }, [game]);
   return html`<section>
     <h2>Review queue</h2>
     <p class="muted">Results a board's integrity rules held: on no read until approved. An approval applies the result as the board's policy would have when it arrived; a rejection may ban after the game's count.</p>
@@ -40,7 +42,7 @@ export function ReviewPage({ api }) {
       const f = new FormData(e.target);
       load({ game: f.get("game").trim(), board: f.get("board").trim(), player: f.get("player").trim() });
     }}>
-      <div class="field"><label>Game (empty: standalone boards)</label><input name="game" /></div>
+      <div class="field"><label>Game (empty: standalone boards)</label><input name="game" value=${game ?? ""} /></div>
       <div class="field"><label>Board</label><input name="board" /></div>
       <div class="field"><label>Player</label><input name="player" /></div>
       <button type="submit">Show</button>

@@ -8,6 +8,8 @@
 //   on as the IAM caller) and the role chosen in the header (`x-operator-role`, which the
 //   gateway holds to that role's policy in template.yaml, as IAM holds the role's
 //   credentials).
+// The overview's metrics come from CloudWatch's GetMetricData (`metrics`): signed the
+// same way on AWS, from the local stand-in beside the console locally.
 // Either way the session knows its role: `operator` may change things, `support` reads
 // everything and changes nothing (the console hides what the role cannot do; the API
 // refuses it anyway).
@@ -45,6 +47,11 @@ function localSession(config) {
       const headers = { ...(init.headers || {}), "x-api-key": config.api_key, "x-operator": operator, "x-operator-role": role };
       return fetch(url, { ...init, headers });
     },
+    // CloudWatch's stand-in, served beside the console (infra/local/monitoring.py).
+    metrics(body) {
+      const headers = { "content-type": "application/x-www-form-urlencoded", "x-operator-role": role };
+      return fetch("monitoring", { method: "POST", headers, body });
+    },
     signOut: null,
   };
 }
@@ -74,20 +81,21 @@ async function awsSession(config) {
     identityPoolId: config.identity_pool_id,
     logins: { [provider]: user.id_token },
   });
-  let signer = null;
-  let until = 0;
-  async function client() {
-    if (!signer || Date.now() > until) {
-      const c = await credentials();
-      signer = new AwsClient({
-        accessKeyId: c.accessKeyId,
-        secretAccessKey: c.secretAccessKey,
-        sessionToken: c.sessionToken,
-        service: "execute-api",
-        region: config.region,
-      });
-      until = (c.expiration ? c.expiration.getTime() : Date.now() + 3_600_000) - 300_000;
-    }
+  // One signer per service (the API's execute-api, CloudWatch's monitoring), renewed
+  // with the credentials five minutes before they expire.
+  const signers = {};
+  async function client(service) {
+    const held = signers[service];
+    if (held && Date.now() < held.until) return held.signer;
+    const c = await credentials();
+    const signer = new AwsClient({
+      accessKeyId: c.accessKeyId,
+      secretAccessKey: c.secretAccessKey,
+      sessionToken: c.sessionToken,
+      service,
+      region: config.region,
+    });
+    signers[service] = { signer, until: (c.expiration ? c.expiration.getTime() : Date.now() + 3_600_000) - 300_000 };
     return signer;
   }
   // The token's groups decide the role the identity pool gives (operators first).
@@ -99,7 +107,13 @@ async function awsSession(config) {
     rename: null,
     setRole: null,
     async fetch(url, init = {}) {
-      return (await client()).fetch(url, init);
+      return (await client("execute-api")).fetch(url, init);
+    },
+    // CloudWatch's Query API, signed with the same role's credentials.
+    async metrics(body) {
+      const headers = { "content-type": "application/x-www-form-urlencoded" };
+      return (await client("monitoring")).fetch(`https://monitoring.${config.region}.amazonaws.com/`,
+        { method: "POST", headers, body });
     },
     async signOut() {
       await users.removeUser();

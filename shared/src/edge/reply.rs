@@ -128,6 +128,8 @@ pub fn error_response(err: &ServiceError) -> Response {
 /// the request in the logs. Every HTTP handler's reply passes through here, so here a 5xx
 /// is counted ([`server_error_written`]).
 pub fn stamped(req: &Request, mut resp: Response) -> Response {
+    // Every reply: the denominator of the error rate on the console's overview.
+    crate::metrics::tally("Replies", 1);
     if resp.status_code >= 500 {
         server_error_written(route(req));
     }

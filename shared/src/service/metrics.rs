@@ -97,6 +97,13 @@ pub fn tally(name: &'static str, value: u64) {
     metrics::counter!(name).increment(value);
 }
 
+/// Adds `value` to the tally `name` of `game` (the dimension `Game`: the console's
+/// overview reads a game's traffic by it). A container serves few games, so it writes
+/// few series.
+pub fn tally_game(name: &'static str, game: &str, value: u64) {
+    metrics::counter!(name, "Game" => game.to_owned()).increment(value);
+}
+
 /// At the end of an invocation: writes what was recorded if a [`count`] is waiting or
 /// the last write is [`TALLY_EVERY`] old. A counter's line carries what it gained since
 /// the last write.
@@ -162,18 +169,22 @@ mod tests {
         tally("ResultsAccepted", 2);
         assert!(flushed().is_empty());
         // A count makes the next end of an invocation write, the waiting tally with it.
+        tally_game("Reads", "g1", 3);
         count_by("ServerErrorReplies", &[("Route", "GET /x".to_owned())], 1);
         let third = flushed();
         assert_eq!(value(&third, "ResultsAccepted"), Some(2));
-        let by_route = third
-            .iter()
-            .find(|l| l["Route"] == "GET /x")
-            .expect("the 5xx by route");
-        assert_eq!(by_route["ServerErrorReplies"], 1);
-        assert_eq!(
-            by_route["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0][0],
-            "Route"
-        );
+        // Each labelled figure on a line of its own, its label the line's dimension.
+        for (dim, label, name, want) in [
+            ("Game", "g1", "Reads", 3),
+            ("Route", "GET /x", "ServerErrorReplies", 1),
+        ] {
+            let line = (third.iter().find(|l| l[dim] == label)).expect("a line by its label");
+            assert_eq!(line[name], want, "{line}");
+            assert_eq!(
+                line["_aws"]["CloudWatchMetrics"][0]["Dimensions"][0][0],
+                dim
+            );
+        }
         // Written counters go on being written (as zeros) on later flushes.
         count(&[("SealRuns", 1)]);
         let fourth = flushed();

@@ -38,6 +38,7 @@ pub async fn project<I: RankIndex>(
         poison: batch.poison,
         ..BatchStats::default()
     };
+    let batch_written = batch.oldest_at_ms;
     let mut retry = Vec::new();
     match index.apply_many(&batch.entries).await {
         Ok(applied) => {
@@ -63,6 +64,10 @@ pub async fn project<I: RankIndex>(
                 retry.extend(batch.card_sequence_numbers);
             }
         }
+    }
+    if let Some(oldest) = batch_written {
+        let behind_ms = crate::time::now_ms().saturating_sub(oldest).max(0);
+        crate::metrics::gauge("StreamLagSeconds", behind_ms as f64 / 1000.0);
     }
     crate::metrics::count(&[
         ("ProjectorApplied", stats.applied as u64),

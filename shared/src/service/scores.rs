@@ -15,7 +15,8 @@ use tracing::instrument;
 
 use super::boards::{family_board, init_index};
 use super::ingest::{
-    HeldNote, IngestReply, Prepared, SubmitScore, check_ban, check_event_ts, prepare, write,
+    HeldNote, IngestReply, Prepared, SubmitScore, accepted_in, check_ban, check_event_ts, held_in,
+    prepare, write,
 };
 use super::{Context, tournaments};
 use crate::board::Board;
@@ -158,16 +159,65 @@ pub async fn submit_match<S: IngestStore, I: RankIndex>(
             mode: m.mode,
         });
     }
-    Ok(MatchReply {
+    let reply = MatchReply {
         player_id: m.player,
         match_id: m.match_id,
         event_ts: rfc3339_ms(ts),
         results,
         tournaments,
-    })
+    };
+    match reply.now() {
+        Some(Now::Applied { improved }) => {
+            accepted_in(Some(&m.game));
+            crate::metrics::tally("ResultsImproved", u64::from(improved));
+        }
+        Some(Now::Held) => held_in(Some(&m.game)),
+        None => {}
+    }
+    Ok(reply)
+}
+
+/// What a match did now on its family's boards (a replay did nothing now).
+enum Now {
+    /// `improved`: it moved the player's standing on one of the boards at least.
+    Applied {
+        improved: bool,
+    },
+    Held,
 }
 
 impl MatchReply {
+    /// Whether a board of its family recorded the result now, or else held it now: a
+    /// match counts once in the metrics, however many boards it reached.
+    fn now(&self) -> Option<Now> {
+        let now = |held: bool| {
+            (self.results.iter()).any(|r| match &r.outcome {
+                Outcome::Accepted {
+                    replayed: false,
+                    held: h,
+                    ..
+                } => h.is_some() == held,
+                _ => false,
+            })
+        };
+        let improved = (self.results.iter()).any(|r| {
+            matches!(
+                r.outcome,
+                Outcome::Accepted {
+                    replayed: false,
+                    update_applied: true,
+                    held: None,
+                    ..
+                }
+            )
+        });
+        match (now(false), now(true)) {
+            (true, _) => Some(Now::Applied { improved }),
+            (false, true) => Some(Now::Held),
+            _ => None,
+        }
+    }
+
     /// Whether any board held the result for review (the reply is then a 202).
     pub fn held(&self) -> bool {
         (self.results.iter()).any(|r| matches!(r.outcome, Outcome::Accepted { held: Some(_), .. }))

@@ -48,6 +48,11 @@ impl<K: Eq + Hash, V: Clone> TtlCache<K, V> {
         Some((value.clone(), at.elapsed() < self.ttl))
     }
 
+    /// What `f` reads of the entry, fresh or not, without copying the entry.
+    pub fn peek<T>(&self, key: &K, f: impl FnOnce(&V) -> T) -> Option<T> {
+        self.lock().get(key).map(|(value, _)| f(value))
+    }
+
     pub fn put(&self, key: K, value: V) {
         let mut entries = self.lock();
         if entries.len() >= self.max_entries {

@@ -22,6 +22,10 @@ pub struct StreamBatch {
     pub held_sequence_numbers: Vec<Option<String>>,
     pub skipped: usize,
     pub poison: usize,
+    /// When the oldest record of the batch was written (its `ApproximateCreationDateTime`,
+    /// epoch ms): how far the stream's reader is behind (`StreamLagSeconds`). `None` for
+    /// a range read again by the repair.
+    pub oldest_at_ms: Option<i64>,
 }
 
 /// Where a range of the table's stream is (what a failed batch's on-failure record

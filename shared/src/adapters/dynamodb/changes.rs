@@ -120,6 +120,11 @@ pub fn decode(records: Vec<EventRecord>) -> StreamBatch {
             ..
         } = record;
         let sequence_number = change.sequence_number;
+        // A record without the time decodes as the epoch: not a time to measure by.
+        let written = change.approximate_creation_date_time.timestamp_millis();
+        if written > 0 {
+            out.oldest_at_ms = Some(out.oldest_at_ms.map_or(written, |o| o.min(written)));
+        }
         match change_of(&event_name, change.new_image, change.old_image) {
             Change::Apply(entry) => {
                 out.entries.push(entry);

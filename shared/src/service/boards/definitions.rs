@@ -73,6 +73,14 @@ impl BoardCache {
         Ok(board)
     }
 
+    /// The game of a board this container has read, if it has one (a definition's game
+    /// never changes, so one past its time still says it). Nothing is read to say it.
+    pub fn game_of(&self, lb: &LeaderboardId) -> Option<String> {
+        self.0
+            .peek(lb, |b| b.window.as_ref().map(|w| w.game.clone()))
+            .flatten()
+    }
+
     /// Remembers a definition this container just wrote.
     pub fn put(&self, board: Board) {
         self.0.put(board.leaderboard_id.clone(), board);

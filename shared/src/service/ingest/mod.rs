@@ -87,22 +87,43 @@ async fn submit_to<S: StandingStore + ModerationStore + TournamentStore, I: Rank
                 check_ban(ctx, game, &req.player).await?;
             }
             let reply = write(ctx, board, req, row, None).await?;
-            tally(&reply);
+            tally(game_of(board), &reply);
             Ok(reply)
         }
     }
 }
 
-/// Counts a result recorded now (not a retry's replay, nor a held one): `ResultsAccepted`, and
+/// Counts a result recorded now (not a retry's replay): `ResultsAccepted`, and
 /// `ResultsImproved` when it moved the player's standing (the dashboard's "improving
-/// results").
-fn tally(reply: &IngestReply) {
-    // A held result is counted as held (`ResultsHeld`), not as accepted.
-    if reply.replayed || reply.held.is_some() {
+/// results"); or, held, `ResultsHeld` by game. By `Game` on a board of a game (the
+/// console's overview).
+fn tally(game: Option<&str>, reply: &IngestReply) {
+    if reply.replayed {
         return;
     }
-    crate::metrics::tally("ResultsAccepted", 1);
+    // A held result is counted as held (`ResultsHeld`, by the hold), not as accepted.
+    if reply.held.is_some() {
+        return held_in(game);
+    }
+    accepted_in(game);
     crate::metrics::tally("ResultsImproved", u64::from(reply.update_applied));
+}
+
+/// Counts one result accepted now: `ResultsAccepted`, and by `Game` when it has one (a
+/// match posted to a family counts once, however many of its boards it changed).
+pub(crate) fn accepted_in(game: Option<&str>) {
+    crate::metrics::tally("ResultsAccepted", 1);
+    if let Some(game) = game {
+        crate::metrics::tally_game("ResultsAccepted", game, 1);
+    }
+}
+
+/// Counts one result held now by `game` (the boards' holds are `ResultsHeld` without a
+/// dimension, one per board: [`crate::service::integrity`]).
+pub(crate) fn held_in(game: Option<&str>) {
+    if let Some(game) = game {
+        crate::metrics::tally_game("ResultsHeld", game, 1);
+    }
 }
 
 /// A submission whose row has been read: answered by a receipt, or to be written.

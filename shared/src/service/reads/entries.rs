@@ -56,9 +56,13 @@ pub async fn entries<S: ReadStore, I: RankIndex>(
 ) -> Result<EntriesReply, ServiceError> {
     let names: Vec<&str> = players.iter().map(PlayerId::as_str).collect();
     let key = format!("entries|{lb}|{}|{}", names.join(","), mode.as_str());
-    cached(&ctx.hot.entries, &ctx.last_known, key, false, || {
-        entries_fresh(ctx, lb, players, mode)
-    })
+    cached(
+        (&ctx.hot.entries, &ctx.last_known),
+        (&ctx.boards, lb),
+        key,
+        false,
+        || entries_fresh(ctx, lb, players, mode),
+    )
     .await
 }
 

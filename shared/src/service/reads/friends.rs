@@ -34,8 +34,8 @@ pub async fn friends_rank<
 ) -> Result<FriendsReply, ServiceError> {
     let key = format!("friends|{lb}|{player}|{k}|{}", mode.as_str());
     cached(
-        &ctx.hot.friends,
-        &ctx.last_known,
+        (&ctx.hot.friends, &ctx.last_known),
+        (&ctx.boards, lb),
         key,
         caller.is(player),
         || friends_fresh(ctx, friends, lb, player, k, mode),

@@ -131,9 +131,13 @@ pub async fn ranks_from<S: ReadStore, I: RankIndex>(
         PageStart::Cursor(c) => format!("cursor:{c}"),
     };
     let key = format!("ranks|{lb}|{from}|{limit}|{}", mode.as_str());
-    cached(&ctx.hot.pages, &ctx.last_known, key, false, || {
-        ranks_fresh(ctx, signer, lb, start, limit, mode)
-    })
+    cached(
+        (&ctx.hot.pages, &ctx.last_known),
+        (&ctx.boards, lb),
+        key,
+        false,
+        || ranks_fresh(ctx, signer, lb, start, limit, mode),
+    )
     .await
 }
 

@@ -29,8 +29,8 @@ pub async fn rank<S: ReadStore, I: RankIndex>(
 ) -> Result<RankReply, ServiceError> {
     let key = format!("rank|{lb}|{player}|{k}|{}", mode.as_str());
     cached(
-        &ctx.hot.rank,
-        &ctx.last_known,
+        (&ctx.hot.rank, &ctx.last_known),
+        (&ctx.boards, lb),
         key,
         caller.is(player),
         || rank_fresh(ctx, lb, player, k, mode),

@@ -23,9 +23,13 @@ pub async fn top<S: ReadStore, I: RankIndex>(
     mode: RankMode,
 ) -> Result<TopReply, ServiceError> {
     let key = format!("top|{lb}|{n}|{}", mode.as_str());
-    cached(&ctx.hot.top, &ctx.last_known, key, false, || {
-        top_fresh(ctx, lb, n, mode)
-    })
+    cached(
+        (&ctx.hot.top, &ctx.last_known),
+        (&ctx.boards, lb),
+        key,
+        false,
+        || top_fresh(ctx, lb, n, mode),
+    )
     .await
 }
 

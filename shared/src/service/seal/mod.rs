@@ -159,14 +159,18 @@ pub async fn sweep<
 /// was due): the `SealLagSeconds` gauge, whose alarm fires when windows stay unsealed
 /// run after run (docs/runbook.md). A window the schedule seals on time shows at most
 /// the schedule's period here.
+/// With it, `SealsDue`: how many windows were due for their seal when the run found
+/// them (the console's overview; the run then seals them).
 #[derive(Default)]
 struct Lag {
     most_ms: i64,
+    due: u64,
 }
 
 impl Lag {
     /// A due window that closed at `closed`.
     fn saw(&mut self, closed: Option<i64>, settle: Duration, now: i64) {
+        self.due += 1;
         if let Some(closed) = closed {
             let past = now - closed - settle.as_millis() as i64;
             self.most_ms = self.most_ms.max(past);
@@ -175,6 +179,7 @@ impl Lag {
 
     fn report(&self, boards: Vec<BoardSeal>, done: bool) -> SealReport {
         crate::metrics::gauge("SealLagSeconds", self.most_ms as f64 / 1000.0);
+        crate::metrics::gauge("SealsDue", self.due as f64);
         SealReport { boards, done }
     }
 }
@@ -457,5 +462,6 @@ mod tests {
         lag.saw(Some(200_000), settle, 361_000);
         lag.saw(None, settle, 361_000);
         assert_eq!(lag.most_ms, 300_000, "the oldest window's five minutes");
+        assert_eq!(lag.due, 4, "every due window counted");
     }
 }
