@@ -564,6 +564,23 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         .await?;
     page.until_text("#player-id", "ana", WAIT).await?;
     page.until_text("#read-only", "Support role", WAIT).await?;
+    // Her tournament, and her place in her cohort, as the operators' view reads it.
+    let (status, cohort) = stack
+        .get("/admin/view/tournaments/cup1/players/ana/cohort")
+        .await?;
+    assert_eq!(status, 200, "{cohort}");
+    assert_eq!(
+        cohort["leaderboard_id"],
+        json!(cohort_of["ana"]),
+        "{cohort}"
+    );
+    let place = cohort["rank"].as_u64().context("ana has a place")?;
+    page.until(
+        "[...document.querySelectorAll('#player-tournaments tbody tr')].map(r => [r.dataset.tournament, r.dataset.rank])",
+        json!([["cup1", place.to_string()]]),
+        WAIT,
+    )
+    .await?;
     for absent in ["#ban", "#erase", "#remove-entry", "#reset-name"] {
         let there = page
             .eval(&format!("document.querySelector('{absent}') !== null"))

@@ -832,6 +832,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/view/tournaments/{t}/players/{p}/cohort": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The player's cohort in the current occurrence - its rows with names, the player's rank in it, who has no result yet, the time left.
+         * @description The operators' view of `GET /tournaments/{t}/players/{p}/cohort` (docs/console.md), the same read signed by an operator instead of a player's token.
+         */
+        get: operations["viewGetCohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/view/leaderboards/{lb}/results": {
         parameters: {
             query?: never;
@@ -3925,6 +3945,37 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    viewGetCohort: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tournament id. */
+                t: components["parameters"]["t"];
+                /** @description Player id. */
+                p: components["parameters"]["p"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cohort. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CohortReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
             503: components["responses"]["Unavailable"];
         };

@@ -107,6 +107,35 @@ function Leagues({ api, p }) {
   </section>`;
 }
 
+/** The tournaments (not leagues) the player is in now: their cohort in each current
+ * occurrence, with their place in it (one cohort read per tournament; a 404 is a
+ * tournament they did not join). */
+function Tournaments({ api, p }) {
+  const [rows, setRows] = useState(null);
+  useEffect(() => {
+    (async () => {
+      const list = await api.get("/admin/view/tournaments", { limit: 100 });
+      if (!list.ok) return setRows({ error: list.error });
+      const cups = list.data.tournaments.filter((t) => !t.league);
+      const cohorts = await Promise.all(cups.map((t) =>
+        api.get(`/admin/view/tournaments/${seg(t.tournament_id)}/players/${seg(p)}/cohort`)));
+      setRows({ out: cups.map((t, i) => ({ t, c: cohorts[i] })).filter(({ c }) => c.status !== 404) });
+    })();
+  }, [p]);
+  if (!rows) return null;
+  return html`<section>
+    <h2>Tournaments</h2>
+    ${rows.error && html`<${Problem} error=${rows.error} />`}
+    ${rows.out && html`<table id="player-tournaments"><thead><tr><th>Tournament</th><th>Occurrence</th><th>Cohort</th><th>Place</th><th>Ends</th></tr></thead><tbody>
+      ${rows.out.map(({ t, c }) => html`<tr data-tournament=${t.tournament_id} data-rank=${c.ok ? c.data.rank ?? "" : ""}>
+        <td><a href=${`#/tournaments/${t.tournament_id}`}>${t.tournament_id}</a></td>
+        ${c.ok ? html`<td>${c.data.occurrence}</td><td>${c.data.cohort} (${c.data.members} of ${c.data.size})</td>
+          <td><b>${c.data.rank == null ? "no result yet" : `#${c.data.rank}`}</b></td><td class="muted">${when(c.data.ends_at)}</td>`
+          : html`<td colspan="4" class="muted">${c.error.code}</td>`}</tr>`)}
+    </tbody></table>${rows.out.length === 0 && html`<p class="muted">In no current tournament.</p>`}`}
+  </section>`;
+}
+
 function History({ api, p }) {
   const [hist, setHist] = useState(null);
   return html`<section>
@@ -207,6 +236,7 @@ export function PlayerPage({ api, p }) {
       ${resetDone && html`<p class="done" id="reset-done">${resetDone}</p>`}
     </section>
     <${EveryBoard} api=${api} p=${p} />
+    <${Tournaments} api=${api} p=${p} />
     <${Leagues} api=${api} p=${p} />
     <${PlayerAudit} api=${api} p=${p} />
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>

@@ -73,6 +73,10 @@ pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
         "GET /admin/view/tournaments/{t}/players/{p}/league",
         "GET /tournaments/{t}/players/{p}/league",
     ),
+    (
+        "GET /admin/view/tournaments/{t}/players/{p}/cohort",
+        "GET /tournaments/{t}/players/{p}/cohort",
+    ),
 ];
 
 /// A request as API Gateway (HTTP API, payload 2.0) delivers one for `route_key` (e.g.
