@@ -726,6 +726,55 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
         .await?;
     shoot(&mut page, &stack, "league").await?;
 
+    // The changed league applied from the page (support may not), then a new title: the
+    // definition changes, each change audited with its reason.
+    let (status, refused) = as_support(
+        &stack,
+        reqwest::Method::PATCH,
+        "/tournaments/daily-league",
+        json!({"league": changed, "reason": "support tries"}),
+    )
+    .await?;
+    assert_eq!(status, 403, "{refused}");
+    page.fill("#league-apply-reason", "two promoted from now on")
+        .await?;
+    page.click("#league-apply button[type=submit]").await?;
+    page.until_text("#league-apply .confirm", "from its next seal on", WAIT)
+        .await?;
+    page.click("#league-apply .confirm-yes").await?;
+    page.until_text("#league-apply .done", "Applied", WAIT)
+        .await?;
+    page.fill("#edit-tournament-title", "Daily league II")
+        .await?;
+    page.fill("#edit-tournament-reason", "season two").await?;
+    page.click("#edit-tournament button[type=submit]").await?;
+    page.until_text("#edit-tournament .confirm", "Daily league II", WAIT)
+        .await?;
+    page.click("#edit-tournament .confirm-yes").await?;
+    page.until_text("h2", "Daily league II", WAIT).await?;
+    let (_, list) = stack.get("/admin/view/tournaments").await?;
+    let now_defined = (list["tournaments"].as_array().into_iter().flatten())
+        .find(|t| t["tournament_id"] == "daily-league")
+        .context("daily-league listed")?;
+    assert_eq!(now_defined["title"], "Daily league II", "{now_defined}");
+    assert_eq!(
+        now_defined["league"]["tiers"], changed["tiers"],
+        "{now_defined}"
+    );
+    let (_, trail) = stack.get("/admin/audit").await?;
+    let updates: Vec<_> = (trail["records"].as_array().into_iter().flatten())
+        .filter(|r| r["action"] == "update_tournament")
+        .map(|r| (r["reason"].clone(), r["detail"]["changed"].clone()))
+        .collect();
+    assert_eq!(
+        updates,
+        [
+            (json!("season two"), json!(["title"])),
+            (json!("two promoted from now on"), json!(["league"])),
+        ],
+        "{trail}"
+    );
+
     // Each member's page: their tier now and what the seal decided, as the API says.
     let first = &settled["cohorts"][0]["members"][0];
     let who = first["player_id"].as_str().unwrap_or("-").to_owned();

@@ -701,3 +701,58 @@ async fn joins_take_dense_seats_from_the_table_while_redis_is_away_and_after_it_
     );
     Ok(())
 }
+
+#[tokio::test]
+async fn three_operators_changing_a_tournament_at_once_each_change_lands_audited_once() -> Result<()>
+{
+    use leaderboard::service::tournaments::TournamentChange;
+    use leaderboard::store::{AuditAction, ModerationStore};
+    let env = TestEnv::new().await;
+    let id = unique("edit");
+    let t = define(&env, weekly(&id, 4, Some(2))).await?;
+    // Each sets another field; the conditional put makes each lose to a concurrent one
+    // at most twice (one lands each round), and apply itself again over it.
+    let changes = [
+        json!({"title": "Weekly cup, season two", "reason": "rename"}),
+        json!({"max_attempts": 5, "reason": "more attempts"}),
+        json!({"max_players": 40, "reason": "a cap"}),
+    ];
+    let ctx = &env.ctx;
+    let runs = changes.iter().enumerate().map(|(i, c)| {
+        let (id, c) = (id.clone(), c.clone());
+        async move {
+            let change: TournamentChange = serde_json::from_value(c)?;
+            let op = Operator(format!("op{i}"));
+            tournaments::update(ctx, &op, &id, change).await?;
+            anyhow::Ok(())
+        }
+    });
+    for outcome in join_all(runs).await {
+        outcome?;
+    }
+    let stored = (env.ctx.store.get_tournament(&id).await?).expect("stored");
+    assert_eq!(stored.title, "Weekly cup, season two");
+    assert_eq!(
+        (stored.max_attempts, stored.max_players),
+        (Some(5), Some(40))
+    );
+    assert_eq!(
+        (stored.schedule, stored.cohort_size),
+        (t.schedule, t.cohort_size)
+    );
+    let trail = env.ctx.store.audit_page(None, 100).await?.records;
+    let mut ours: Vec<_> = (trail.iter())
+        .filter(|r| r.action == AuditAction::UpdateTournament && r.detail["tournament_id"] == id)
+        .map(|r| (r.reason.clone(), r.detail["changed"].clone()))
+        .collect();
+    ours.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        ours,
+        [
+            ("a cap".to_owned(), json!(["max_players"])),
+            ("more attempts".to_owned(), json!(["max_attempts"])),
+            ("rename".to_owned(), json!(["title"])),
+        ]
+    );
+    Ok(())
+}

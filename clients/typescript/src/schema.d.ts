@@ -547,7 +547,11 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Change a tournament's texts, caps or a league's zones and rewards (server-only, audited with its reason); each applies from the change on, a league's at the next seal.
+         * @description What would move a running occurrence (the schedule, policy, cohort size, grace, game, mode) cannot change, nor a league's tiers' ids (members hold them). The same change again writes nothing (docs/tournaments.md).
+         */
+        patch: operations["updateTournament"];
         trace?: never;
     };
     "/tournaments/{t}/players/{p}/join": {
@@ -1479,7 +1483,7 @@ export interface components {
             /** @description The IAM principal that acted. */
             actor: string;
             /** @enum {string} */
-            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result";
+            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament";
             reason: string;
             leaderboard_id: string | null;
             game: string | null;
@@ -1559,12 +1563,25 @@ export interface components {
             avatar?: components["schemas"]["Avatar"];
             country?: components["schemas"]["Country"];
         };
+        TournamentChange: {
+            title?: components["schemas"]["TournamentTitle"];
+            description?: components["schemas"]["TournamentDescription"];
+            category?: components["schemas"]["Name"];
+            /** @description Per occurrence; seats already taken stay. */
+            max_players?: number;
+            /** @description Results counted per player per occurrence, from their next result on. */
+            max_attempts?: number;
+            /** @description A league's new zones and rewards, the same tiers (ids, in order); decided at the next seal. */
+            league?: components["schemas"]["League"];
+            reason: components["schemas"]["AuditReason"];
+        };
         ResetProfileBody: {
             /** @description The card fields to set to null. */
             reset: ("display_name" | "avatar" | "country")[];
-            /** @description Why, for the audit trail; 1 to 500 characters, not only white space. */
-            reason: string;
+            reason: components["schemas"]["AuditReason"];
         };
+        /** @description Why, for the audit trail; 1 to 500 characters, not only white space. */
+        AuditReason: string;
         ProfileReply: {
             player_id: components["schemas"]["Id"];
             display_name: components["schemas"]["NullableDisplayName"];
@@ -3471,6 +3488,32 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    updateTournament: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Tournament id. */
+                t: components["parameters"]["t"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TournamentChange"];
+            };
+        };
+        responses: {
+            200: components["responses"]["Tournament"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["Unavailable"];
         };
     };

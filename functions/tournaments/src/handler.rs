@@ -1,5 +1,5 @@
-//! Tournaments (docs/tournaments.md): `POST /tournaments` (server-only, audited), `GET
-//! /tournaments`, `GET /tournaments/{t}`; joins by the game's servers (`POST
+//! Tournaments (docs/tournaments.md): `POST /tournaments` and `PATCH /tournaments/{t}`
+//! (server-only, audited), `GET /tournaments`, `GET /tournaments/{t}`; joins by the game's servers (`POST
 //! /tournaments/{t}/players/{p}/join`) or by the signed-in player (`POST
 //! /tournaments/{t}/join`); results (`POST /tournaments/{t}/players/{p}/score`,
 //! server-only); a player's cohort (`GET /tournaments/{t}/players/{p}/cohort`); and
@@ -37,6 +37,13 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
         ),
         "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
+        "PATCH /tournaments/{t}" => {
+            http::reply(200, async {
+                let op = Operator(http::operator(req));
+                tournaments::update(ctx, &op, tournament(), http::json_body(req)?).await
+            })
+            .await
+        }
         "POST /tournaments/{t}/players/{p}/join" => http::respond(
             200,
             async {

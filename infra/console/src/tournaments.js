@@ -147,7 +147,7 @@ export function previousKey(period, start) {
 /** A sealed occurrence's league outcomes: the dry run of a league definition (the
  * current one: what the seal decided), each member whose outcome a changed definition
  * decides otherwise marked. Stores nothing; operators only (it is a POST). */
-function LeagueOutcomes({ api, t }) {
+function LeagueOutcomes({ api, t, changed }) {
   const [occurrence, setOccurrence] = useState(previousKey(t.schedule.period, Date.parse(t.occurrence.starts_at)));
   const [text, setText] = useState(JSON.stringify(t.league, null, 2));
   const [res, setRes] = useState(null);
@@ -168,6 +168,18 @@ function LeagueOutcomes({ api, t }) {
     <div class="field"><label for="league-text">League (JSON)</label>
       <textarea id="league-text" class="short" value=${text} onInput=${(e) => setText(e.target.value)} /></div>
     <p><button id="league-show" onClick=${run}>Show outcomes</button></p>
+    <h3>Apply this league</h3>
+    <p class="muted">From the next seal on (the current occurrence's included); the tiers stay as they are.</p>
+    <${ActionForm} id="league-apply" label="Apply" fields=${[{ name: "reason", label: "Reason" }]}
+      confirm=${() => `Apply the league above to ${t.tournament_id} from its next seal on?`}
+      submit=${(v) => {
+        try {
+          return api.send("PATCH", `/tournaments/${seg(t.tournament_id)}`, { league: JSON.parse(text), reason: v.reason });
+        } catch (e) {
+          return { ok: false, error: { code: "not_json", message: e.message } };
+        }
+      }}
+      done=${() => { changed(); return "Applied: the next seal decides by it."; }} />
     ${res && !res.ok && html`<${Problem} error=${res.error} />`}
     ${res?.ok && html`<div id="league-outcomes">${res.data.cohorts.map((c) => html`<div class="cohort" data-cohort=${c.cohort}>
       <h3>Cohort ${c.cohort} <span class="muted">${c.tier}</span>${c.differs.length > 0 && html` <span class="pill bad">${c.differs.length} decided otherwise</span>`}</h3>
@@ -177,6 +189,23 @@ function LeagueOutcomes({ api, t }) {
           <td>${m.tier_before} → <b>${m.tier_after}</b></td><td>${m.reward ?? "-"}</td></tr>`)}
       </tbody></table></div>`)}
       ${res.data.cohorts.length === 0 && html`<p class="muted">No sealed cohort in ${res.data.occurrence}.</p>`}</div>`}
+  </section>`;
+}
+
+/** An operator's change of a tournament's texts and caps (`PATCH /tournaments/{t}`):
+ * only the fields filled in change; what would move a running occurrence is not here. */
+function EditTournament({ api, t, changed }) {
+  const number = (v) => (v === "" ? undefined : Number(v));
+  return html`<section><h2>Edit</h2>
+    <p class="muted">Only what is filled in changes, from now on. The schedule, policy, cohort size and grace would move a running occurrence: define a new tournament for those.</p>
+    <${ActionForm} id="edit-tournament" label="Save"
+      fields=${[{ name: "title", label: "Title", value: t.title }, { name: "max_attempts", label: "Attempts each", placeholder: String(t.max_attempts ?? "") },
+        { name: "max_players", label: "Most players", placeholder: String(t.max_players ?? "") }, { name: "reason", label: "Reason" }]}
+      confirm=${(v) => `Change ${t.tournament_id}${v.title !== t.title ? ` (title "${v.title}")` : ""}?`}
+      submit=${(v) => api.send("PATCH", `/tournaments/${seg(t.tournament_id)}`, {
+        title: v.title === t.title ? undefined : v.title,
+        max_attempts: number(v.max_attempts), max_players: number(v.max_players), reason: v.reason })}
+      done=${() => { changed(); return "Saved."; }} />
   </section>`;
 }
 
@@ -204,5 +233,6 @@ export function TournamentPage({ api, id }) {
     </section>
     <section><h2>Cohorts and their standings <button class="plain" id="cohorts-refresh" onClick=${() => setTick(tick + 1)}>Refresh</button></h2>
       <${Cohorts} api=${api} t=${d} tick=${tick} /></section>
-    ${d.league && api.writes && html`<${LeagueOutcomes} api=${api} t=${d} />`}`;
+    ${api.writes && html`<${EditTournament} key=${JSON.stringify(d)} api=${api} t=${d} changed=${() => setTick(tick + 1)} />`}
+    ${d.league && api.writes && html`<${LeagueOutcomes} api=${api} t=${d} changed=${() => setTick(tick + 1)} />`}`;
 }

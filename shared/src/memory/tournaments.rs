@@ -31,6 +31,22 @@ impl TournamentStore for MemoryStore {
         self.with(|t| t.tournaments.get(id).cloned())
     }
 
+    async fn replace_tournament(
+        &self,
+        old: &Tournament,
+        new: &Tournament,
+        audit: &crate::store::AuditRecord,
+    ) -> Result<bool, StoreError> {
+        self.with(|t| {
+            if t.tournaments.get(&old.tournament_id) != Some(old) {
+                return false;
+            }
+            t.tournaments.insert(new.tournament_id.clone(), new.clone());
+            t.audit.insert(audit.id.clone(), audit.clone());
+            true
+        })
+    }
+
     async fn list_tournaments(
         &self,
         after: Option<&str>,

@@ -41,6 +41,9 @@ pub enum AuditAction {
     /// same write as its row (docs/integrity.md).
     ApproveResult,
     RejectResult,
+    /// A tournament's definition changed (`PATCH /tournaments/{t}`), audited in the
+    /// same write as the definition.
+    UpdateTournament,
 }
 
 /// One operator action, as the audit trail keeps it.

@@ -47,6 +47,16 @@ pub trait TournamentStore: Send + Sync {
         id: &str,
     ) -> impl Future<Output = Result<Option<Tournament>, StoreError>> + Send;
 
+    /// Replaces the definition `old` by `new` (the same id) and appends `audit`, in one
+    /// write, if the stored definition is still `old`; false (nothing written) if it
+    /// changed or went meanwhile.
+    fn replace_tournament(
+        &self,
+        old: &Tournament,
+        new: &Tournament,
+        audit: &super::AuditRecord,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// Tournaments by id, after the id `after`, at most `limit`.
     fn list_tournaments(
         &self,

@@ -179,3 +179,88 @@ async fn a_ban_outside_any_game_board_changes_nothing_and_a_lift_needs_a_ban() {
     .await;
     assert!(matches!(bad, Err(ServiceError::Domain(_))));
 }
+
+#[tokio::test]
+async fn a_tournament_change_applies_its_fields_audited_once_and_refuses_what_would_move_a_running_occurrence()
+ {
+    use leaderboard::service::tournaments::{self, TournamentChange};
+    use leaderboard::store::AuditAction;
+    use serde_json::json;
+    let ctx = ctx();
+    let op = Operator("lia".into());
+    let tiers = json!({"tiers": [{"id": "bronze", "promote": {"count": 1}}, {"id": "silver"}]});
+    let def = json!({"tournament_id": "lg", "game": "g1", "mode": "race", "title": "League",
+        "schedule": {"period": "DAILY"}, "cohort_size": 3, "league": tiers});
+    tournaments::create(&ctx, &op, serde_json::from_value(def).unwrap())
+        .await
+        .unwrap();
+    let change = |body: serde_json::Value| serde_json::from_value::<TournamentChange>(body);
+    let trail = async || ctx.store.audit_page(None, 50).await.unwrap().records;
+
+    // Title, attempts and the league's zones change; the audit names what changed.
+    let promoted_two =
+        json!({"tiers": [{"id": "bronze", "promote": {"count": 2}}, {"id": "silver"}]});
+    let body = json!({"title": "League two", "max_attempts": 3, "league": promoted_two,
+        "reason": "more promotions, ticket 77"});
+    let view = tournaments::update(&ctx, &op, "lg", change(body.clone()).unwrap())
+        .await
+        .unwrap();
+    let stored = tournaments::get(&ctx, "lg").await.unwrap().definition;
+    assert_eq!(view.definition, stored);
+    assert_eq!(
+        (stored.title.as_str(), stored.max_attempts),
+        ("League two", Some(3))
+    );
+    assert_eq!(
+        serde_json::to_value(&stored.league).unwrap()["tiers"][0]["promote"]["count"],
+        2
+    );
+    let updates = |records: &[leaderboard::store::AuditRecord]| {
+        (records.iter())
+            .filter(|r| r.action == AuditAction::UpdateTournament)
+            .map(|r| (r.reason.clone(), r.detail["changed"].clone()))
+            .collect::<Vec<_>>()
+    };
+    let want = vec![(
+        "more promotions, ticket 77".to_owned(),
+        json!(["title", "max_attempts", "league"]),
+    )];
+    assert_eq!(updates(&trail().await), want);
+    // The same change again writes nothing, and is not audited again.
+    tournaments::update(&ctx, &op, "lg", change(body).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(updates(&trail().await), want);
+
+    // Refused, changing nothing: a tier renamed, what is not a change's field, no reason,
+    // an unknown tournament.
+    let renamed = json!({"tiers": [{"id": "wood"}, {"id": "silver"}], });
+    let err = tournaments::update(
+        &ctx,
+        &op,
+        "lg",
+        change(json!({"league": renamed, "reason": "r"})).unwrap(),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.to_string().contains("bronze, silver"), "{err}");
+    assert!(change(json!({"cohort_size": 5, "reason": "r"})).is_err());
+    let err = tournaments::update(&ctx, &op, "lg", change(json!({"title": "x"})).unwrap())
+        .await
+        .unwrap_err();
+    assert!(err.to_string().contains("reason"), "{err}");
+    let err = tournaments::update(
+        &ctx,
+        &op,
+        "nope",
+        change(json!({"title": "x", "reason": "r"})).unwrap(),
+    )
+    .await
+    .unwrap_err();
+    assert!(matches!(err, ServiceError::TournamentNotFound(_)), "{err}");
+    assert_eq!(
+        tournaments::get(&ctx, "lg").await.unwrap().definition,
+        stored
+    );
+    assert_eq!(updates(&trail().await), want);
+}

@@ -4,7 +4,7 @@
 
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
-use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
+use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem};
 use futures::future::try_join_all;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
@@ -13,10 +13,13 @@ use super::keys::{
     Item, SHARDS, TOURNAMENTS_PK, key, league_pk_sk, member_pk_sk, seat_counter_pk_sk,
     seat_partition, seat_pk_sk,
 };
+use super::moderation::AuditItem;
 use super::{DynamoScoreStore, next_sort_key};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::league::{LeagueStanding, TierChange};
-use crate::store::{Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore};
+use crate::store::{
+    AuditRecord, Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore,
+};
 use crate::tournament::{Member, Tournament};
 
 /// The cancellation reasons of a cancelled transaction, one code per item (`None`: that
@@ -148,6 +151,51 @@ impl TournamentStore for DynamoScoreStore {
                 .await?
                 .unwrap_or_else(|| t.clone()),
         ))
+    }
+
+    /// The definition's put, conditional on the stored one being `old` (its JSON, as
+    /// written: serde writes the same definition the same way), and the audit record,
+    /// in one transaction.
+    #[instrument(skip_all, fields(tournament = %new.tournament_id))]
+    async fn replace_tournament(
+        &self,
+        old: &Tournament,
+        new: &Tournament,
+        audit: &AuditRecord,
+    ) -> Result<bool, StoreError> {
+        let json = |t: &Tournament| {
+            serde_json::to_string(t).map_err(|e| StoreError::Corrupt(e.to_string()))
+        };
+        let item = TournamentItem {
+            pk: TOURNAMENTS_PK.into(),
+            sk: new.tournament_id.clone(),
+            kind: "tournament".into(),
+            definition: json(new)?,
+        };
+        // `definition` is one of DynamoDB's reserved words: named through `#d`.
+        let put = Put::builder()
+            .table_name(&self.table)
+            .set_item(Some(serde_dynamo::to_item(item)?))
+            .condition_expression("#d = :was")
+            .expression_attribute_names("#d", "definition")
+            .expression_attribute_values(":was", AttributeValue::S(json(old)?))
+            .build()?;
+        let res = self
+            .client
+            .transact_write_items()
+            .transact_items(TransactWriteItem::builder().put(put).build())
+            .transact_items(self.put(
+                serde_dynamo::to_item(AuditItem::of(audit))?,
+                "attribute_not_exists(pk)",
+                Item::new(),
+            )?)
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(e) if cancellation(&e).is_some_and(|reasons| failed(&reasons, 0)) => Ok(false),
+            Err(e) => Err(StoreError::sdk("TransactWriteItems(tournament)", e)),
+        }
     }
 
     #[instrument(skip(self))]

@@ -21,12 +21,13 @@ pub use started::announce;
 use std::time::Duration;
 
 use futures::future::try_join_all;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::Context;
 use super::boards::Created;
-use super::moderation::{Operator, Reason, record};
+use super::moderation::{Operator, Reason, ReasonBody, record};
+use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::service::ServiceError;
 use crate::time::{now_ms, rfc3339_ms};
@@ -204,6 +205,117 @@ pub async fn create<S: ModerationStore + TournamentStore, I>(
         Some(existing) if existing == t => Ok(Created::Existing(view(existing, now))),
         Some(existing) => Err(ServiceError::TournamentConflict(existing.tournament_id)),
     }
+}
+
+/// What an operator may change of a defined tournament (`PATCH /tournaments/{t}`): its
+/// texts, its caps, and a league's zones and rewards, each applying from the change on
+/// (a league's, at the next seal: the dry run shows a change on a sealed occurrence
+/// first). What would move a running occurrence's windows, boards or cohorts (the
+/// schedule, the policy, the cohort size, the grace, the game) is not here; neither are
+/// a league's tiers themselves (members hold them by id).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TournamentChange {
+    #[serde(default)]
+    pub title: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub category: Option<String>,
+    #[serde(default)]
+    pub max_players: Option<u32>,
+    #[serde(default)]
+    pub max_attempts: Option<u32>,
+    #[serde(default)]
+    pub league: Option<crate::league::League>,
+    /// Why (audited): required, as every operator action's.
+    #[serde(default)]
+    pub reason: Option<serde_json::Value>,
+}
+
+impl TournamentChange {
+    /// `t` with this change, checked as a definition is; the names of the fields it
+    /// changes (none: the same definition again).
+    fn applied(&self, t: &Tournament) -> Result<(Tournament, Vec<&'static str>), DomainError> {
+        let mut new = t.clone();
+        new.title = self.title.clone().unwrap_or(new.title);
+        new.description = self.description.clone().or(new.description);
+        new.category = self.category.clone().or(new.category);
+        new.max_players = self.max_players.or(new.max_players);
+        new.max_attempts = self.max_attempts.or(new.max_attempts);
+        if let Some(league) = &self.league {
+            let Some(was) = &t.league else {
+                return Err(DomainError::invalid(
+                    "league",
+                    "a tournament that is not a league cannot become one",
+                ));
+            };
+            let ids = |l: &crate::league::League| {
+                l.tiers.iter().map(|t| t.id.clone()).collect::<Vec<_>>()
+            };
+            if ids(league) != ids(was) {
+                return Err(DomainError::invalid(
+                    "league.tiers",
+                    format!(
+                        "the tiers' ids cannot change (members hold them): {}",
+                        ids(was).join(", ")
+                    ),
+                ));
+            }
+            new.league = Some(league.clone());
+        }
+        let new = new.validated()?;
+        let changed = [
+            ("title", new.title != t.title),
+            ("description", new.description != t.description),
+            ("category", new.category != t.category),
+            ("max_players", new.max_players != t.max_players),
+            ("max_attempts", new.max_attempts != t.max_attempts),
+            ("league", new.league != t.league),
+        ];
+        let changed = changed
+            .iter()
+            .filter(|(_, c)| *c)
+            .map(|(f, _)| *f)
+            .collect();
+        Ok((new, changed))
+    }
+}
+
+/// How many times a change is applied again to a definition that changed under it.
+const UPDATE_ATTEMPTS: usize = 3;
+
+/// Changes a tournament's definition, audited in the same write (the fields changed,
+/// with the operator's reason). The same change again writes nothing; a change made
+/// meanwhile by another operator is kept, this one applied over it.
+#[instrument(skip(ctx, change))]
+pub async fn update<S: ModerationStore + TournamentStore, I>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    id: &str,
+    change: TournamentChange,
+) -> Result<TournamentView, ServiceError> {
+    let reason = Reason::parse(ReasonBody {
+        reason: change.reason.clone(),
+    })?;
+    for _ in 0..UPDATE_ATTEMPTS {
+        let old = (ctx.store.get_tournament(id).await?)
+            .ok_or_else(|| ServiceError::TournamentNotFound(id.to_owned()))?;
+        let (new, changed) = change.applied(&old)?;
+        if changed.is_empty() {
+            return Ok(view(old, now_ms()));
+        }
+        let mut audit = record(op, AuditAction::UpdateTournament, &reason);
+        audit.game = Some(new.game.clone());
+        audit.detail = serde_json::json!({ "tournament_id": id, "changed": changed });
+        if ctx.store.replace_tournament(&old, &new, &audit).await? {
+            // Another container sees it within the cache's TTL; this one at once.
+            ctx.tournaments.definitions.forget(&id.to_owned());
+            ctx.tournaments.all.forget(&());
+            return Ok(view(new, now_ms()));
+        }
+    }
+    Err(ServiceError::TournamentConflict(id.to_owned()))
 }
 
 /// A tournament with its current occurrence, the players who joined it and whether it
