@@ -505,7 +505,7 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         let (status, held) = stack
             .post(
                 &format!("/leaderboards/cg:held/players/{p}/score"),
-                json!({"new_score": s, "match_id": "x1"}),
+                json!({"new_score": s, "match_id": "x1", "metadata": {"map": "dust", "kills": 41}}),
             )
             .await?;
         assert_eq!((status, &held["status"]), (202, &json!("HELD")), "{held}");
@@ -556,6 +556,9 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     )
     .await?;
     page.until_text("#standings-all-rows", "#1 of 2", WAIT)
+        .await?;
+    // With the result it stands on: the approved one, its metadata as the game sent it.
+    page.until_text("#standings-all-rows .result", "map: dust", WAIT)
         .await?;
 
     // Support: the same pages, no action in them, and the API refuses one anyway.

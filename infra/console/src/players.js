@@ -45,6 +45,13 @@ function Standings({ api, p }) {
   </section>`;
 }
 
+/** A row's metadata (what the game attached to the result that stands), compactly. */
+function Metadata({ row }) {
+  const m = row?.metadata;
+  if (!m || Object.keys(m).length === 0) return null;
+  return html`<code class="metadata">${Object.entries(m).map(([k, v]) => `${k}: ${typeof v === "object" ? JSON.stringify(v) : v}`).join(", ")}</code>`;
+}
+
 /** The player's standing on every open board (every game's, and standalone boards'):
  * the boards listed page by page, one rank read each; boards where they have none are
  * left out. Reads grow with the open boards, so it runs when asked (at most 1,000). */
@@ -72,10 +79,11 @@ function EveryBoard({ api, p }) {
     <h2>Standings on every open board <button class="plain" id="standings-all" onClick=${load}>Show</button></h2>
     ${state?.error && html`<${Problem} error=${state.error} />`}
     ${state && !state.error && html`<p class="muted" id="standings-all-count">${state.rows.length} standings on ${state.checked} open boards${state.busy ? "..." : ""}${state.more ? " (the first 1,000 boards)" : ""}</p>
-      <table id="standings-all-rows"><thead><tr><th>Game</th><th>Board</th><th>Rank</th><th>Score</th></tr></thead><tbody>
+      <table id="standings-all-rows"><thead><tr><th>Game</th><th>Board</th><th>Rank</th><th>Score</th><th>The result it stands on</th></tr></thead><tbody>
       ${Object.entries(byGame).map(([game, rows]) => rows.map(({ board, rank }) => html`<tr data-board=${board.leaderboard_id}>
         <td>${game}</td><td><a href=${`#/boards/${board.leaderboard_id}`}>${board.leaderboard_id}</a></td>
-        <td>#${rank.global_rank} of ${rank.total}</td><td>${String(rank.score)}</td></tr>`))}
+        <td>#${rank.global_rank} of ${rank.total}</td><td>${String(rank.score)}</td>
+        <td class="result"><span class="muted">${when(rank.updated_at)}</span> <${Metadata} row=${rank.neighbors.find((n) => n.self)} /></td></tr>`))}
       </tbody></table>`}
   </section>`;
 }
