@@ -241,6 +241,23 @@ def filter_case(ctx, case):  # noqa: F811
     return _league_accepted(body.get("league"))
 
 
+# A tournament's change: its title and description as a definition's, its league by a
+# league's rules (the refusals: shared/tests/use_cases/moderation.rs and
+# tests/e2e/tournaments.rs).
+@schemathesis.hook.apply_to(operation_id="updateTournament")
+def filter_case(ctx, case):  # noqa: F811
+    import unicodedata
+    body = case.body if isinstance(case.body, dict) else {}
+    texts = [(body.get("title"), 80), (body.get("description") or None, 1000)]
+    if any(isinstance(t, str) and any(unicodedata.category(c) == "Cn" for c in t) for t, _ in texts):
+        return False
+    if case.meta is not None and case.meta.generation.mode == "negative":
+        return True
+    if not all(t is None or not isinstance(t, str) or _name_accepted(t, most) for t, most in texts):
+        return False
+    return body.get("league") is None or _league_accepted(body["league"])
+
+
 # A tournament's title and description follow a display name's character rules, at most
 # 80 and 1,000 characters (profile::text; an empty description is none); a one-off
 # schedule ends after it starts. The refusals: tournament.rs's tests and

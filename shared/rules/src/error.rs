@@ -65,6 +65,10 @@ pub enum DomainError {
     /// upside down): 422 naming the rule (docs/integrity.md).
     #[error("{field}: {reason}")]
     IntegrityRule { field: &'static str, reason: String },
+    /// A change of a definition that it cannot take (a league's tiers renamed, a league
+    /// on a tournament that is not one): well formed, refused by what is stored (422).
+    #[error("{field}: {reason}")]
+    NotChangeable { field: &'static str, reason: String },
 }
 
 impl DomainError {
@@ -88,7 +92,7 @@ impl DomainError {
             Self::InvalidCursor => Some("cursor"),
             Self::EventInFuture { .. } => Some("event_ts"),
             Self::DenseNotKept => Some("rank_mode"),
-            Self::IntegrityRule { field, .. } => Some(field),
+            Self::IntegrityRule { field, .. } | Self::NotChangeable { field, .. } => Some(field),
             Self::MalformedJson(_) => Some("body"),
             Self::BodyTooLarge { .. } => None,
         }

@@ -72,7 +72,8 @@ pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
         | "event_outside_window"
         | "unknown_region"
         | "dense_ranks_not_kept"
-        | "invalid_integrity" => 422,
+        | "invalid_integrity"
+        | "not_changeable" => 422,
         "rate_limited" => 429,
         _ => 503,
     };

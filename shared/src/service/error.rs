@@ -237,6 +237,7 @@ impl ServiceError {
                 DomainError::EventInFuture { .. } => "event_ts_in_future",
                 DomainError::DenseNotKept => "dense_ranks_not_kept",
                 DomainError::IntegrityRule { .. } => "invalid_integrity",
+                DomainError::NotChangeable { .. } => "not_changeable",
             },
             Self::EventOutsideWindow(_) => "event_outside_window",
             Self::UnknownRegion { .. } => "unknown_region",

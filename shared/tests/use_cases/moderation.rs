@@ -244,6 +244,10 @@ async fn a_tournament_change_applies_its_fields_audited_once_and_refuses_what_wo
     .await
     .unwrap_err();
     assert!(err.to_string().contains("bronze, silver"), "{err}");
+    assert_eq!(
+        leaderboard::http::status_and_code(&err),
+        (422, "not_changeable")
+    );
     assert!(change(json!({"cohort_size": 5, "reason": "r"})).is_err());
     let err = tournaments::update(&ctx, &op, "lg", change(json!({"title": "x"})).unwrap())
         .await

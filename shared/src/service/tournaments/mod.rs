@@ -245,22 +245,22 @@ impl TournamentChange {
         new.max_attempts = self.max_attempts.or(new.max_attempts);
         if let Some(league) = &self.league {
             let Some(was) = &t.league else {
-                return Err(DomainError::invalid(
-                    "league",
-                    "a tournament that is not a league cannot become one",
-                ));
+                return Err(DomainError::NotChangeable {
+                    field: "league",
+                    reason: "a tournament that is not a league cannot become one".into(),
+                });
             };
             let ids = |l: &crate::league::League| {
                 l.tiers.iter().map(|t| t.id.clone()).collect::<Vec<_>>()
             };
             if ids(league) != ids(was) {
-                return Err(DomainError::invalid(
-                    "league.tiers",
-                    format!(
+                return Err(DomainError::NotChangeable {
+                    field: "league.tiers",
+                    reason: format!(
                         "the tiers' ids cannot change (members hold them): {}",
                         ids(was).join(", ")
                     ),
-                ));
+                });
             }
             new.league = Some(league.clone());
         }
