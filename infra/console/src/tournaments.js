@@ -233,6 +233,6 @@ export function TournamentPage({ api, id }) {
     </section>
     <section><h2>Cohorts and their standings <button class="plain" id="cohorts-refresh" onClick=${() => setTick(tick + 1)}>Refresh</button></h2>
       <${Cohorts} api=${api} t=${d} tick=${tick} /></section>
-    ${api.writes && html`<${EditTournament} key=${JSON.stringify(d)} api=${api} t=${d} changed=${() => setTick(tick + 1)} />`}
+    ${api.writes && html`<${EditTournament} api=${api} t=${d} changed=${() => setTick(tick + 1)} />`}
     ${d.league && api.writes && html`<${LeagueOutcomes} api=${api} t=${d} changed=${() => setTick(tick + 1)} />`}`;
 }
