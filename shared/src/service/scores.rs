@@ -166,56 +166,38 @@ pub async fn submit_match<S: IngestStore, I: RankIndex>(
         results,
         tournaments,
     };
-    match reply.now() {
-        Some(Now::Applied { improved }) => {
-            accepted_in(Some(&m.game));
-            crate::metrics::tally("ResultsImproved", u64::from(improved));
-        }
-        Some(Now::Held) => held_in(Some(&m.game)),
-        None => {}
+    // A match counts once however many boards it reached; one held on a board and
+    // applied on another (a gain rule judges each board's standing) counts as both.
+    let (applied, held, improved) = reply.now();
+    if applied {
+        accepted_in(Some(&m.game));
+        crate::metrics::tally("ResultsImproved", u64::from(improved));
+    }
+    if held {
+        held_in(Some(&m.game));
     }
     Ok(reply)
 }
 
-/// What a match did now on its family's boards (a replay did nothing now).
-enum Now {
-    /// `improved`: it moved the player's standing on one of the boards at least.
-    Applied {
-        improved: bool,
-    },
-    Held,
-}
-
 impl MatchReply {
-    /// Whether a board of its family recorded the result now, or else held it now: a
-    /// match counts once in the metrics, however many boards it reached.
-    fn now(&self) -> Option<Now> {
-        let now = |held: bool| {
-            (self.results.iter()).any(|r| match &r.outcome {
-                Outcome::Accepted {
-                    replayed: false,
-                    held: h,
-                    ..
-                } => h.is_some() == held,
-                _ => false,
-            })
-        };
-        let improved = (self.results.iter()).any(|r| {
-            matches!(
-                r.outcome,
-                Outcome::Accepted {
-                    replayed: false,
-                    update_applied: true,
-                    held: None,
-                    ..
-                }
-            )
-        });
-        match (now(false), now(true)) {
-            (true, _) => Some(Now::Applied { improved }),
-            (false, true) => Some(Now::Held),
-            _ => None,
+    /// What the match did now on its family's boards (a replay did nothing now): whether
+    /// a board recorded it, whether a board held it, and whether it moved a standing.
+    fn now(&self) -> (bool, bool, bool) {
+        let (mut applied, mut held, mut improved) = (false, false, false);
+        for r in &self.results {
+            if let Outcome::Accepted {
+                replayed: false,
+                held: h,
+                update_applied,
+                ..
+            } = &r.outcome
+            {
+                held |= h.is_some();
+                applied |= h.is_none();
+                improved |= h.is_none() && *update_applied;
+            }
         }
+        (applied, held, improved)
     }
 
     /// Whether any board held the result for review (the reply is then a 202).
@@ -405,5 +387,67 @@ async fn window_board<S: BoardStore, I: RankIndex>(
             Ok(Err(refused(&ServiceError::WindowClosed { lb, closed_at })))
         }
         Err(e) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decimal::ScoreFormat;
+
+    fn board(replayed: bool, held: bool, update_applied: bool) -> BoardOutcome {
+        BoardOutcome {
+            scope: "GLOBAL".into(),
+            period: Period::AllTime,
+            leaderboard_id: None,
+            outcome: Outcome::Accepted {
+                score: ScoreFormat::default().show_scaled(1),
+                subscores: None,
+                previous_score: None,
+                update_applied,
+                rank: None,
+                previous_rank: None,
+                updated_at: String::new(),
+                replayed,
+                held: held.then_some(HeldNote {
+                    status: "HELD",
+                    rule: "max_gain",
+                }),
+            },
+        }
+    }
+
+    fn did(results: Vec<BoardOutcome>) -> (bool, bool, bool) {
+        let reply = MatchReply {
+            player_id: PlayerId::parse("p").unwrap(),
+            match_id: MatchId::parse("m").unwrap(),
+            event_ts: String::new(),
+            results,
+            tournaments: Vec::new(),
+        };
+        reply.now()
+    }
+
+    /// What a match counts in the metrics: once, whatever the number of its boards.
+    #[test]
+    fn a_match_counts_what_it_did_now_once_and_a_replay_nothing() {
+        // (applied, held, improved)
+        let both = did(vec![board(false, false, true), board(false, false, false)]);
+        assert_eq!(both, (true, false, true));
+        assert_eq!(did(vec![board(false, false, false)]), (true, false, false));
+        assert_eq!(
+            did(vec![board(false, true, false), board(false, true, false)]),
+            (false, true, false)
+        );
+        // Held on one board (its standing made the gain too big), applied on the other.
+        assert_eq!(
+            did(vec![board(false, true, false), board(false, false, true)]),
+            (true, true, true)
+        );
+        assert_eq!(
+            did(vec![board(true, false, true), board(true, true, false)]),
+            (false, false, false)
+        );
+        assert_eq!(did(Vec::new()), (false, false, false));
     }
 }
