@@ -129,6 +129,18 @@ async fn decide(stack: &Stack, id: &str, decision: &str) -> Result<(u16, Value)>
     stack.post(&format!("/admin/held/{id}"), body).await
 }
 
+/// A dry run's report as (player, rule) pairs, sorted.
+fn would_hold(report: &serde_json::Value) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = (report["would_hold"].as_array().into_iter().flatten())
+        .map(|w| {
+            let s = |k: &str| w[k].as_str().unwrap_or("").to_owned();
+            (s("player_id"), s("rule"))
+        })
+        .collect();
+    out.sort();
+    out
+}
+
 async fn review_model(redis: &str) -> Result<()> {
     // Every read goes to the index (no 250 ms reply cache), so each checkpoint sees the
     // step before it.
@@ -265,17 +277,22 @@ async fn review_model(redis: &str) -> Result<()> {
         ensure!(post(&stack, &open, p, body.clone()).await?.0 == 200);
     }
     let dry = json!({"leaderboard_id": open, "integrity": rules});
-    let (status, report) = stack.post("/admin/integrity/dry-run", dry).await?;
+    let (status, report) = stack.post("/admin/integrity/dry-run", dry.clone()).await?;
     ensure!(status == 200 && report["checked"] == 8, "{report}");
-    let mut flagged: Vec<(String, String)> =
-        (report["would_hold"].as_array().into_iter().flatten())
-            .map(|w| {
-                let s = |k: &str| w[k].as_str().unwrap_or("").to_owned();
-                (s("player_id"), s("rule"))
-            })
-            .collect();
-    flagged.sort();
+    let flagged = would_hold(&report);
     ensure!(flagged == want, "dry run {flagged:?} != {want:?}: {report}");
+    // The same with the board's index gone: judged from DynamoDB, by the moderation
+    // function's own role (the local stack holds its calls to the template's policy).
+    let env = stack.inspect(redis, &crate::support::dynamodb_url()).await;
+    env.wipe_index(&leaderboard::ids::LeaderboardId::parse(&open)?)
+        .await;
+    let (status, again) = stack.post("/admin/integrity/dry-run", dry).await?;
+    ensure!(status == 200 && again["checked"] == 8, "{again}");
+    let from_store = would_hold(&again);
+    ensure!(
+        from_store == want,
+        "from DynamoDB {from_store:?} != {want:?}: {again}"
+    );
     // The same match with another score is a conflict, not a second hold.
     let (status, r) = post(
         &stack,
