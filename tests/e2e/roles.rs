@@ -211,6 +211,15 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
                 "put_history",
             ],
             &BANS,
+            // The integrity dry run, when the board's index cannot answer, reads it
+            // from DynamoDB best first, as a degraded top read does.
+            &[
+                "ranked_after",
+                "ranked_before",
+                "count_before",
+                "shard_after",
+                "get_sketch",
+            ],
         ],
     ),
     (

@@ -134,6 +134,8 @@ async fn joins_race_for_the_same_players_and_still_seat_each_once_with_seats_giv
     let t = define(&env, weekly(&unique("race"), 10, None)).await?;
     let id = t.tournament_id.clone();
     let mut answers: BTreeMap<String, BTreeSet<u64>> = BTreeMap::new();
+    // The seats the first round's races left empty below its highest (given back).
+    let mut given_back = BTreeSet::new();
     for round in 0..2 {
         let joins = (0..400).map(|i| {
             let (env, id) = (env.clone(), id.clone());
@@ -148,6 +150,11 @@ async fn joins_race_for_the_same_players_and_still_seat_each_once_with_seats_giv
             let (p, seat) = r?;
             answers.entry(p.to_string()).or_default().insert(seat);
         }
+        if round == 0 {
+            let taken: BTreeSet<u64> = answers.values().flatten().copied().collect();
+            let top = taken.iter().max().copied().unwrap_or(0);
+            given_back = (0..top).filter(|s| !taken.contains(s)).collect();
+        }
     }
     assert_eq!(answers.len(), 200);
     assert!(
@@ -156,10 +163,21 @@ async fn joins_race_for_the_same_players_and_still_seat_each_once_with_seats_giv
     );
     let seats: BTreeSet<u64> = answers.values().flatten().copied().collect();
     assert_eq!(seats.len(), 200, "no seat twice");
-    // Seats given back by the first round's races are taken by the second round's joins;
-    // only the second round's own leftovers may stay empty.
+    // Seats given back by the first round's races are taken by the second round's joins.
+    // Not all of them: 400 joins at once all see the same seats given back, one takes
+    // each, and the others take new seats (a seat not taken again stays given back for
+    // a later join). A bound on the highest seat (once `< 500`) measured the races'
+    // timing, not the rule: a CI run reached 509.
+    let second: BTreeSet<u64> = (answers.iter())
+        .filter(|(p, _)| p[1..].parse::<usize>().is_ok_and(|n| n >= 100))
+        .flat_map(|(_, s)| s.iter().copied())
+        .collect();
+    assert!(
+        given_back.is_empty() || !second.is_disjoint(&given_back),
+        "no seat given back by the first round was taken again: {given_back:?}"
+    );
     let highest = seats.iter().max().copied().unwrap();
-    assert!(highest < 200 + 300, "{highest}");
+    assert!(highest < 800, "a join takes one seat at most: {highest}");
     Ok(())
 }
 
