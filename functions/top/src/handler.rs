@@ -8,7 +8,8 @@ use leaderboard::cursor::CursorSigner;
 use leaderboard::http::{self, Request, Response};
 use leaderboard::ids::LeaderboardId;
 use leaderboard::service::Context;
-use leaderboard::service::{live, reads};
+use leaderboard::service::live;
+use leaderboard::service::reads::{self, Rows};
 use leaderboard::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
 
 #[cfg(test)]
@@ -29,8 +30,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let n = reads::parse_n(http::query(req, "n"))?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::top(&deps.ctx, &lb, n, mode).await
+                let caller = http::caller(req);
+                reads::admit(&deps.ctx, &caller).await?;
+                Ok(reads::top(&deps.ctx, &lb, n, mode).await?.seen_by(&caller))
             })
             .await
         }
@@ -41,8 +43,10 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
                 let start =
                     reads::parse_start(http::query(req, "from_rank"), http::query(req, "cursor"))?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode).await
+                let caller = http::caller(req);
+                reads::admit(&deps.ctx, &caller).await?;
+                let page = reads::ranks_from(&deps.ctx, &deps.signer, &lb, start, limit, mode);
+                Ok(page.await?.seen_by(&caller))
             })
             .await
         }
@@ -51,8 +55,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let players = reads::parse_players(http::query_list(req, "players").as_deref())?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
-                reads::admit(&deps.ctx, &http::caller(req)).await?;
-                reads::entries(&deps.ctx, &lb, &players, mode).await
+                let caller = http::caller(req);
+                reads::admit(&deps.ctx, &caller).await?;
+                Ok(reads::entries(&deps.ctx, &lb, &players, mode)
+                    .await?
+                    .seen_by(&caller))
             })
             .await
         }

@@ -51,3 +51,43 @@ async fn serves_the_top_and_pages_and_refuses_a_bad_limit() {
         "invalid_cursor"
     );
 }
+
+#[tokio::test]
+async fn each_reader_sees_self_on_their_own_row_of_a_shared_cached_reply() {
+    let deps = Deps {
+        ctx: memory::context(),
+        signer: CursorSigner::new("test"),
+    };
+    let scores = [("a", 1), ("b", 2), ("c", 3)];
+    memory::seed(&deps.ctx, "h:self", Policy::Best, &scores).await;
+    // The flagged players by reader and route; the second reader of each route is
+    // served from the reply cache the first one filled.
+    let flagged = async |route: &'static str, query: &[(&str, &str)], reader: Option<&str>| {
+        let req = http::request(route, &[("lb", "h:self")], query, None);
+        let req = match reader {
+            Some(p) => http::signed_in(req, p),
+            None => req,
+        };
+        let reply = handle(&deps, memory::event(req)).await.unwrap();
+        assert_eq!(reply.status_code, 200);
+        let body = http::response_json(&reply).unwrap();
+        let rows = body["entries"].as_array().unwrap().clone();
+        rows.iter()
+            .filter(|e| e["self"] == true)
+            .map(|e| e["player_id"].as_str().unwrap().to_owned())
+            .collect::<Vec<_>>()
+    };
+    for (route, query) in [
+        ("GET /leaderboards/{lb}/top", vec![("n", "3")]),
+        ("GET /leaderboards/{lb}/ranks", vec![("limit", "3")]),
+        ("GET /leaderboards/{lb}/entries", vec![("players", "a,b,c")]),
+    ] {
+        assert_eq!(flagged(route, &query, Some("b")).await, ["b"], "{route}");
+        assert_eq!(flagged(route, &query, Some("c")).await, ["c"], "{route}");
+        assert!(
+            flagged(route, &query, Some("zed")).await.is_empty(),
+            "{route}"
+        );
+        assert!(flagged(route, &query, None).await.is_empty(), "{route}");
+    }
+}

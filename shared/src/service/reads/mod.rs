@@ -39,7 +39,8 @@ pub use params::{
 };
 pub use rank::rank;
 pub use reply::{
-    Answer, EntriesReply, Entry, FriendsReply, PageReply, Provenance, RankReply, Source, TopReply,
+    Answer, EntriesReply, Entry, FriendsReply, PageReply, Provenance, RankReply, Rows, Source,
+    TopReply,
 };
 pub(crate) use top::best_from_store;
 pub use top::top;

@@ -4,6 +4,7 @@
 use serde::Serialize;
 
 use super::estimate::Estimate;
+use crate::caller::Caller;
 use crate::decimal::{ScoreFormat, Shown};
 use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{RankKey, RankMode, Start, places};
@@ -68,6 +69,24 @@ impl Provenance {
 /// A read reply that carries its [`Provenance`].
 pub trait Answer: Clone + Send + Sync + 'static {
     fn provenance(&mut self) -> &mut Provenance;
+}
+
+/// A reply of rows that reads the same for every reader (`top`, `ranks`, `entries`) and
+/// is cached so: the `self` flag is not part of what is cached, it is set on the way out
+/// for whoever is reading.
+pub trait Rows: Sized {
+    fn rows(&mut self) -> &mut [Entry];
+
+    /// The reply as `caller` reads it: `self` true on their own row, false on every other.
+    fn seen_by(mut self, caller: &Caller) -> Self {
+        for row in self.rows() {
+            row.is_self = caller
+                .player
+                .as_ref()
+                .is_some_and(|p| p.as_str() == row.player_id);
+        }
+        self
+    }
 }
 
 /// One ranked row.
@@ -242,3 +261,14 @@ macro_rules! answer {
     )*};
 }
 answer!(RankReply, TopReply, FriendsReply, PageReply, EntriesReply);
+
+macro_rules! rows {
+    ($($t:ty),*) => {$(
+        impl Rows for $t {
+            fn rows(&mut self) -> &mut [Entry] {
+                &mut self.entries
+            }
+        }
+    )*};
+}
+rows!(TopReply, PageReply, EntriesReply);
