@@ -129,7 +129,8 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
         "the write met the half-moved slot and was retried"
     );
     assert!(placement.applied);
-    assert_eq!((placement.rank, placement.total), (1, 200));
+    let place = placement.place.expect("on the board");
+    assert_eq!((place.rank, place.total), (1, 200));
     assert_eq!(cluster.owner_of(slot).await?, dst);
 
     // 4. The client's slot map was stale: the source answered MOVED; reads and writes

@@ -11,7 +11,9 @@ use leaderboard::ids::LeaderboardId;
 use leaderboard::order::{Direction, RankKey, RankMode};
 use leaderboard::redis::RedisRankIndex;
 use leaderboard::score::MAX_ABS_SCORE;
-use leaderboard::store::{Health, IndexEntry, RankIndex, RateCounter, TOP_WINDOW};
+use leaderboard::store::{
+    EntryKind, Health, IndexEntry, Place, RankIndex, RateCounter, TOP_WINDOW,
+};
 use leaderboard::tiebreak::{ColumnOrder, Columns, Ties};
 use redis::cluster_routing::Slot;
 
@@ -122,6 +124,35 @@ async fn versions(url: &str) {
         (total, top[0].score.get()),
         (1, 5),
         "the old member is removed, not duplicated"
+    );
+    // A write-through that races a removal and loses to its tombstone: not applied, and
+    // the player is not on the board (an answer, not an index failure); the same in a
+    // batch from the stream. A newer result starts the player over.
+    let removal = IndexEntry::removal(
+        &board,
+        Direction::Desc,
+        &leaderboard::ids::PlayerId::parse("p").unwrap(),
+        10,
+        None,
+        EntryKind::Removed,
+    );
+    assert!(index.apply(&removal).await.unwrap().applied);
+    let behind = index.apply(&entry(40, 8)).await.unwrap();
+    assert_eq!(
+        (behind.applied, behind.place, behind.health),
+        (false, None, Health::Ready)
+    );
+    let batch = index
+        .apply_many(&[entry(41, 9), entry(42, 7)])
+        .await
+        .unwrap();
+    assert_eq!(batch.applied, [false, false]);
+    assert!(batch.unready.is_empty());
+    assert_eq!(index.top(&board, Direction::Desc, 10).await.unwrap().1, 0);
+    let again = index.apply(&entry(50, 11)).await.unwrap();
+    assert_eq!(
+        (again.applied, again.place),
+        (true, Some(Place { rank: 1, total: 1 }))
     );
 }
 

@@ -15,7 +15,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode, Start, places, position_after, position_before};
 use crate::store::IndexError;
 use crate::store::{
-    Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
+    Around, BatchApplied, Health, IndexEntry, PageAt, Place, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, RowCards, RowMetadata, Slice, TOP_WINDOW,
     TopWindow, VersionedCard,
 };
@@ -100,11 +100,13 @@ impl RankIndex for MemoryIndex {
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
         self.with(&entry.board, |b| {
             let applied = b.apply(entry);
-            let rank = b.rank_of(entry.direction, &entry.key.player).unwrap_or(0);
+            let total = b.live.len() as u64;
             Placement {
                 applied,
-                rank: rank + 1,
-                total: b.live.len() as u64,
+                place: (b.rank_of(entry.direction, &entry.key.player)).map(|rank| Place {
+                    rank: rank + 1,
+                    total,
+                }),
                 health: b.health(),
             }
         })

@@ -43,7 +43,7 @@ pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use profile::{NamePage, ProfileStore, StoredProfile, VersionedCard, entry_player, name_entry};
 pub use rank_index::{
-    Around, BatchApplied, Health, PageAt, Placement, PlayerRow, PlayerRows, REPAIR_CLAIM,
+    Around, BatchApplied, Health, PageAt, Place, Placement, PlayerRow, PlayerRows, REPAIR_CLAIM,
     RankIndex, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;

@@ -39,11 +39,18 @@ pub struct BatchApplied {
 pub struct Placement {
     /// False when the index already held this or a newer version.
     pub applied: bool,
-    /// 1-based rank of the player's current entry.
+    /// The player's place; `None` when they are not on the board after the apply (it
+    /// lost to a newer removal: the board's truth is "not ranked", not an outage).
+    pub place: Option<Place>,
+    /// The board's index health at the time: `place` is only meaningful when Ready.
+    pub health: Health,
+}
+
+/// A player's 1-based rank on a board of `total` players.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Place {
     pub rank: u64,
     pub total: u64,
-    /// The board's index health at the time: `rank` is only meaningful when Ready.
-    pub health: Health,
 }
 
 /// The index's copies of the cards of a read's rows, read with the rows (one round trip

@@ -2,7 +2,7 @@
 //! file's named locals take them (the file's first lines), so that order is written
 //! once on each side.
 
-use redis::{Script, ScriptInvocation};
+use redis::{FromRedisValue, ParsingError, Script, ScriptInvocation, Value};
 
 use super::keys::{BoardKeys, LiveKeys, SeatKeys};
 use super::scripts::Scripts;
@@ -94,11 +94,48 @@ fn write_keys(inv: &mut ScriptInvocation<'_>, k: &BoardKeys) {
 }
 
 call! {
-    /// `apply.lua`: one standing, with the player's rank and the board's size back.
+    /// `apply.lua`: one standing, with the player's rank and the board's size back
+    /// ([`Applied`]).
     Apply<'a> { keys: &'a BoardKeys, entry: &'a IndexEntry } => apply, |c, inv| {
         write_keys(inv, c.keys);
         standing(inv, c.entry);
         inv.arg("1").arg(c.entry.expire_at.unwrap_or(0)).arg(TOP_WINDOW);
+    }
+}
+
+/// What `apply.lua` answers: `{applied, state, rank, size}`, or `{applied, state}` when
+/// the player is not on the board after it (the change lost to a newer removal's
+/// tombstone, or removed them).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Applied {
+    pub applied: bool,
+    /// The board's marker state (`codec::health_of`).
+    pub state: String,
+    /// The player's 0-based rank and the board's size, when the player is on it.
+    pub place: Option<(u64, u64)>,
+}
+
+impl FromRedisValue for Applied {
+    fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+        let items: Vec<Value> = redis::from_redis_value(v)?;
+        let (head, place) = match items.len() {
+            2 => (items, None),
+            4 => {
+                let mut items = items;
+                let place = items.split_off(2);
+                (
+                    items,
+                    Some(redis::from_redis_value::<(u64, u64)>(Value::Array(place))?),
+                )
+            }
+            n => return Err(format!("apply.lua answered {n} values, not 2 or 4").into()),
+        };
+        let (applied, state): (u8, String) = redis::from_redis_value(Value::Array(head))?;
+        Ok(Self {
+            applied: applied == 1,
+            state,
+            place,
+        })
     }
 }
 
@@ -319,5 +356,33 @@ call! {
     /// `live_claim.lua`: a view's push gate, and its last push.
     LiveClaim<'a> { keys: &'a LiveKeys, gap_ms: u64 } => live_claim, |c, inv| {
         inv.key(&c.keys.gate).key(&c.keys.state).arg(c.gap_ms);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use redis::Value;
+
+    use super::*;
+
+    #[test]
+    fn apply_answers_a_place_only_for_a_player_on_the_board() {
+        let int = Value::Int;
+        let state = || Value::BulkString(b"ok".to_vec());
+        let on = Value::Array(vec![int(1), state(), int(4), int(9)]);
+        assert_eq!(
+            redis::from_redis_value::<Applied>(on).unwrap(),
+            Applied {
+                applied: true,
+                state: "ok".into(),
+                place: Some((4, 9))
+            }
+        );
+        // Behind a newer removal's tombstone: not applied, and not on the board.
+        let off = Value::Array(vec![int(0), state()]);
+        let off = redis::from_redis_value::<Applied>(off).unwrap();
+        assert_eq!((off.applied, off.place), (false, None));
+        let odd = Value::Array(vec![int(0), state(), int(1)]);
+        assert!(redis::from_redis_value::<Applied>(odd).is_err());
     }
 }

@@ -17,7 +17,7 @@ use crate::ids::{LeaderboardId, PlayerId};
 use crate::order::{Direction, RankKey, RankMode};
 use crate::store::IndexError;
 use crate::store::{
-    Around, BatchApplied, Health, IndexEntry, PageAt, Placement, PlayerRow, PlayerRows,
+    Around, BatchApplied, Health, IndexEntry, PageAt, Place, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, RowCards, RowMetadata, Slice, TopWindow, VersionedCard,
 };
 
@@ -49,12 +49,14 @@ impl RankIndex for RedisRankIndex {
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
         let keys = self.board_keys(&entry.board);
         let call = calls::Apply { keys: &keys, entry };
-        let (applied, state, rank, total): (u8, String, u64, u64) = self.run(&call).await?;
+        let reply: calls::Applied = self.run(&call).await?;
         Ok(Placement {
-            applied: applied == 1,
-            rank: rank + 1,
-            total,
-            health: health_of(&state),
+            applied: reply.applied,
+            place: (reply.place).map(|(rank, total)| Place {
+                rank: rank + 1,
+                total,
+            }),
+            health: health_of(&reply.state),
         })
     }
 

@@ -59,11 +59,16 @@ pub(super) async fn place<S, I: RankIndex>(
     let placed = match (standing, known) {
         (Some(s), _) => {
             let entry = IndexEntry::standing(&req.board, dir, req.player.as_str(), s, expire_at);
-            ctx.index.apply(&entry).await.map(|p| match p.health {
-                Health::Ready => Placed::At(p.rank, p.total),
-                // A rank from an incomplete index (wiped, stale, rebuilding) would be wrong.
-                other => Placed::NotReady(other),
-            })
+            ctx.index
+                .apply(&entry)
+                .await
+                .map(|p| match (p.health, p.place) {
+                    (Health::Ready, Some(at)) => Placed::At(at.rank, at.total),
+                    // Lost to a newer removal: not on the board, which is no outage.
+                    (Health::Ready, None) => Placed::Unranked,
+                    // A rank from an incomplete index (wiped, stale, rebuilding) would be wrong.
+                    (other, _) => Placed::NotReady(other),
+                })
         }
         (None, Some(known)) => known,
         (None, None) => placed_now(ctx, req, dir).await,
@@ -84,7 +89,8 @@ pub(super) async fn place<S, I: RankIndex>(
 /// Where the write-through found the player.
 pub(super) enum Placed {
     At(u64, u64),
-    /// Not on the board (a replayed receipt whose standing is gone from the index).
+    /// Not on the board (a replayed receipt whose standing is gone from the index, or a
+    /// write-through that lost to a newer removal).
     Unranked,
     /// The board's index is not complete: no rank to give.
     NotReady(Health),
