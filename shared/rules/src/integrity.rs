@@ -230,9 +230,25 @@ pub struct IntegrityBody {
 }
 
 impl IntegrityBody {
-    /// Reads the body's `integrity` value (`field` names it in errors).
+    /// Reads the body's `integrity` value; a refusal names the rule's field
+    /// (`integrity.max_results_per_minute`), or `integrity` for a value that is no object.
     pub fn read(value: serde_json::Value) -> Result<Self, DomainError> {
-        serde_json::from_value(value).map_err(|e| DomainError::invalid("integrity", e.to_string()))
+        let serde_json::Value::Object(rules) = value else {
+            return Err(DomainError::invalid("integrity", "must be an object"));
+        };
+        // Each rule read alone (every field is optional), so the first refused one is
+        // named; an unknown one is named too.
+        for (name, rule) in &rules {
+            let alone: serde_json::Map<_, _> = [(name.clone(), rule.clone())].into_iter().collect();
+            if let Err(e) = serde_json::from_value::<Self>(alone.into()) {
+                return Err(DomainError::invalid(
+                    format!("integrity.{name}"),
+                    e.to_string(),
+                ));
+            }
+        }
+        serde_json::from_value(rules.into())
+            .map_err(|e| DomainError::invalid("integrity", e.to_string()))
     }
 
     /// The rules on a board of `decimals` places; each refusal names its field.
@@ -271,6 +287,11 @@ impl IntegrityBody {
             .max_top_factor
             .map(|v| {
                 let field = "integrity.max_top_factor";
+                // The document's bounds are a 400, as any rule it refuses; within them,
+                // more places than a factor keeps is a 422.
+                if v.as_f64().is_some_and(|f| !(1.01..=1000.0).contains(&f)) {
+                    return Err(DomainError::invalid(field, "must be from 1.01 to 1000"));
+                }
                 let why = "must be above 1 and at most 1000, with at most 2 decimal places";
                 let pct = Amount::from_value(field, &v)?
                     .scaled(Decimals::new(field, 2)?)

@@ -3,8 +3,11 @@
 //! field: bytes that are not JSON are `malformed_json`, JSON of another shape
 //! `invalid_request` with the field's path (`schedules[0].time_zone`).
 
+use std::collections::BTreeMap;
+
 use base64::Engine;
 use serde::de::DeserializeOwned;
+use serde_json::value::RawValue;
 
 use super::http::Request;
 use crate::error::DomainError;
@@ -30,14 +33,15 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
             limit: MAX_BODY_BYTES,
         });
     }
-    let value: serde_json::Value =
-        serde_json::from_slice(&bytes).map_err(DomainError::MalformedJson)?;
+    // Checked as text, not parsed into values: a number is JSON whatever its size
+    // (`1e400` is past a double, not malformed), and its field's own type decides.
+    let value: &RawValue = serde_json::from_slice(&bytes).map_err(DomainError::MalformedJson)?;
     // Every route's body is an object (openapi.yaml); serde would read a struct from
     // an array too, field by position.
-    if !value.is_object() {
+    if !value.get().starts_with('{') {
         return Err(DomainError::invalid("body", "must be a JSON object"));
     }
-    if let Some(at) = null_in(&value) {
+    if let Some(at) = null_in(value) {
         return Err(DomainError::invalid(
             at,
             "is null; leave a field out rather than send null",
@@ -94,17 +98,20 @@ fn shape_reason(e: &serde_json::Error) -> String {
 
 /// Where `value` holds a null (its path, `body` for the whole body), if anywhere. No
 /// request field is nullable (openapi.yaml): a null is refused, never read as "absent"
-/// and given a default.
-fn null_in(value: &serde_json::Value) -> Option<String> {
-    fn path(value: &serde_json::Value) -> Option<String> {
-        match value {
-            serde_json::Value::Null => Some(String::new()),
-            serde_json::Value::Array(items) => items
-                .iter()
+/// and given a default. Walked as text (`value` is valid JSON already).
+fn null_in(value: &RawValue) -> Option<String> {
+    fn path(value: &RawValue) -> Option<String> {
+        let text = value.get();
+        match text.as_bytes().first() {
+            Some(b'n') => Some(String::new()),
+            Some(b'[') => serde_json::from_str::<Vec<&RawValue>>(text)
+                .ok()?
+                .into_iter()
                 .enumerate()
                 .find_map(|(i, v)| path(v).map(|at| format!("[{i}]{at}"))),
-            serde_json::Value::Object(fields) => fields
-                .iter()
+            Some(b'{') => serde_json::from_str::<BTreeMap<String, &RawValue>>(text)
+                .ok()?
+                .into_iter()
                 .find_map(|(k, v)| path(v).map(|at| format!(".{k}{at}"))),
             _ => None,
         }
@@ -202,6 +209,14 @@ mod body_tests {
         let (status, error) = refusal(r#"{"policy": "BEST""#);
         assert_eq!((status, &error["code"]), (400, &"malformed_json".into()));
         assert_eq!(error["field"], "body");
+        // A number past a double is JSON: its field's type decides (a whole number
+        // here; a score reads its digits, and refuses them as out of its range).
+        let (status, error) = refusal(r#"{"grace_seconds": 1e400}"#);
+        assert_eq!((status, &error["code"]), (400, &"invalid_request".into()));
+        assert_eq!(error["field"], "grace_seconds", "{error}");
+        let req = request("POST /x", &[], &[], Some(r#"{"score": -1e400}"#));
+        let body: Body = json_body(&req).unwrap();
+        assert_eq!(body.score.unwrap().get(), "-1e400");
         // A score is still read as written.
         let req = request("POST /x", &[], &[], Some(r#"{"score": 83.4170}"#));
         let body: Body = json_body(&req).unwrap();
@@ -222,19 +237,27 @@ mod body_tests {
 
 #[cfg(test)]
 mod null_tests {
-    use serde_json::json;
+    use serde_json::value::RawValue;
+
+    fn null_in(text: &str) -> Option<String> {
+        super::null_in(serde_json::from_str::<&RawValue>(text).unwrap())
+    }
 
     #[test]
     fn a_null_anywhere_in_a_body_is_found_by_its_path() {
-        assert_eq!(super::null_in(&json!(null)).as_deref(), Some("body"));
+        assert_eq!(null_in("null").as_deref(), Some("body"));
         assert_eq!(
-            super::null_in(&json!({"a": 1, "b": [1, {"c": null}]})).as_deref(),
+            null_in(r#"{"a": 1, "b": [1, {"c": null}]}"#).as_deref(),
             Some("b[1].c")
         );
         assert_eq!(
-            super::null_in(&json!({"budget_ms": null})).as_deref(),
+            null_in(r#"{"budget_ms": null}"#).as_deref(),
             Some("budget_ms")
         );
-        assert_eq!(super::null_in(&json!({"a": [1, "x", {"b": false}]})), None);
+        assert_eq!(null_in(r#"{"a": [1, "x", {"b": false}]}"#), None);
+        assert_eq!(
+            null_in(r#"{"a": 1e400, "b": {"c\"d": null}}"#).as_deref(),
+            Some("b.c\"d")
+        );
     }
 }

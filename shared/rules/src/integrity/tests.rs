@@ -163,11 +163,52 @@ fn scores_are_read_at_the_boards_places_and_bad_rules_name_their_field() {
             "integrity.min_duration_seconds",
         ),
         (json!({"max_score": 1.5}), "integrity.max_score"),
-        (json!({"nope": 1}), "integrity"),
+        (json!({"nope": 1}), "integrity.nope"),
+        (
+            json!({"max_results_per_minute": 2.5}),
+            "integrity.max_results_per_minute",
+        ),
+        (json!("strict"), "integrity"),
     ];
     for (body, field) in cases {
         assert_eq!(field_of(body.clone()).as_deref(), Some(field), "{body}");
     }
     assert!(rules(json!({})).is_empty());
     assert!(!rules(json!({"ban_after_rejections": 2})).is_empty());
+}
+
+#[test]
+fn a_rule_the_document_refuses_is_a_400_and_one_that_cannot_hold_a_422() {
+    let refusal = |body| {
+        let d = Decimals::new("decimals", 0).unwrap();
+        IntegrityBody::read(body)
+            .and_then(|b| b.validate(d))
+            .map(|_| ())
+            .unwrap_err()
+    };
+    // Outside the document's minimum and maximum, or of another type: 400.
+    for body in [
+        json!({"max_top_factor": 1.0}),
+        json!({"max_top_factor": 1.009}),
+        json!({"max_top_factor": 1001}),
+        json!({"max_results_per_minute": 2.5}),
+        json!({"min_duration_seconds": 0}),
+    ] {
+        let e = refusal(body.clone());
+        assert!(matches!(e, DomainError::Invalid { .. }), "{body}: {e:?}");
+    }
+    // Within them, refused by what the rules can hold: 422.
+    for body in [
+        json!({"max_top_factor": 1.015}),
+        json!({"max_gain": 0}),
+        json!({"min_score": 5, "max_score": 1}),
+    ] {
+        let e = refusal(body.clone());
+        assert!(
+            matches!(e, DomainError::IntegrityRule { .. }),
+            "{body}: {e:?}"
+        );
+    }
+    assert!(rules(json!({"max_top_factor": 1.01})).top_factor_pct == Some(101));
+    assert!(rules(json!({"max_top_factor": 1000})).top_factor_pct == Some(100_000));
 }
