@@ -22,6 +22,7 @@ use leaderboard::service::integrity::{self, Decision};
 use leaderboard::service::moderation::{self, Operator, Reason, ReasonBody, Sweep};
 use leaderboard::service::reads;
 use leaderboard::store::{HeldFilter, RankIndex, ScoreStore};
+use leaderboard::window::parse_name;
 use serde::{Deserialize, Serialize};
 
 #[cfg(test)]
@@ -75,7 +76,10 @@ struct DryRunBody {
 /// `GET /admin/held`'s parameters: the game (absent: standalone boards), a board and a
 /// player to filter by, the cursor and the page size (1 to 100, default 25).
 fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), ServiceError> {
-    let game = http::query(req, "game").unwrap_or("").to_owned();
+    let game = match http::query(req, "game") {
+        Some(g) => parse_name("game", g)?,
+        None => String::new(),
+    };
     let filter = HeldFilter {
         board: http::query(req, "board")
             .map(LeaderboardId::parse)
@@ -111,7 +115,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         "GET /admin/held" => {
             http::reply(200, async {
                 let (game, filter, cursor, limit) = held_query(req)?;
-                integrity::list(ctx, &game, &filter, cursor, limit).await
+                integrity::list(ctx, signer, &game, &filter, cursor, limit).await
             })
             .await
         }
@@ -137,6 +141,10 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         "POST /admin/held/{id}" => {
             http::reply(200, async {
                 let id = req.path_parameters.get("id").map_or("", String::as_str);
+                if id.len() > integrity::MAX_HELD_ID {
+                    let why = format!("must be at most {} characters", integrity::MAX_HELD_ID);
+                    return Err(DomainError::invalid("id", why).into());
+                }
                 let body: DecisionBody = http::json_body(req)?;
                 let decision = match body.decision.as_deref() {
                     Some("approve") => Decision::Approve,

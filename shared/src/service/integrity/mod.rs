@@ -27,7 +27,7 @@ use crate::store::{
 use crate::tiebreak::Ties;
 
 pub use dry_run::{DryRunReply, MAX_DRY_RUN, WouldHold, dry_run};
-pub use queue::{Decision, DecisionReply, HeldId, HeldView, QueuePage, decide, list};
+pub use queue::{Decision, DecisionReply, HeldId, HeldView, MAX_HELD_ID, QueuePage, decide, list};
 
 /// The rules that judge `req` on `board`: none for an operator's correction, a
 /// tournament's result or a board without rules.

@@ -6,6 +6,7 @@
 use serde::Serialize;
 
 use crate::board::{Board, Fold, Policy};
+use crate::cursor::CursorSigner;
 use crate::decimal::{Amount, Shown};
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, PlayerId};
@@ -19,6 +20,10 @@ use crate::store::{
     IngestStore, KeptReceipt, QueueChange, RankIndex, Review, Row, RowAt,
 };
 use crate::time::{now_ms, rfc3339_ms};
+
+/// The longest held result's id (openapi.yaml's `maxLength`): a game, the time and three
+/// ids with their separators fit in it; a longer path is a 400, not a search.
+pub const MAX_HELD_ID: usize = 600;
 
 /// A held result's id in the API: `{game}~{held_at}~{board}~{player}~{match}` (ids
 /// never hold `~`), its game's queue and its place in it.
@@ -123,15 +128,21 @@ fn recent_of(board: &Board, row: &Row) -> Vec<RecentResult> {
 }
 
 /// Up to `limit` of a game's held results (`game` empty: standalone boards'), oldest
-/// first, after `cursor`, filtered by board and player.
+/// first, after `cursor` (a `next_cursor` this service signed for the same game's
+/// queue; any other is `invalid_cursor`), filtered by board and player.
 pub async fn list<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
+    signer: &CursorSigner,
     game: &str,
     filter: &HeldFilter,
     cursor: Option<&str>,
     limit: u32,
 ) -> Result<QueuePage, ServiceError> {
-    let page = ctx.store.held_page(game, filter, cursor, limit).await?;
+    let scope = format!("held:{game}");
+    let after: Option<String> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
+    let page = (ctx.store)
+        .held_page(game, filter, after.as_deref(), limit)
+        .await?;
     let mut held = Vec::with_capacity(page.held.len());
     for h in page.held {
         let board = ctx.boards.current(&ctx.store, &h.leaderboard_id).await?;
@@ -159,7 +170,7 @@ pub async fn list<S: IngestStore, I: RankIndex>(
     }
     Ok(QueuePage {
         held,
-        next_cursor: page.next,
+        next_cursor: page.next.map(|key| signer.sign(&scope, &key)),
     })
 }
 
@@ -454,8 +465,9 @@ const BAN_SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The fold of an approved result as the board's policy would have folded it when it
 /// arrived: BEST and MIN keep the better (a result beaten since changes nothing), SUM
-/// adds, LATEST applies only if no later result has (a rolling board puts it in its
-/// time's bucket, if that is still in the window).
+/// adds (the total reached when its latest result was), LATEST applies only if no later
+/// result has (a rolling board puts it in its time's bucket, if that is still in the
+/// window).
 fn approved_fold(
     board: &Board,
     req: &SubmitScore,
@@ -476,13 +488,12 @@ fn approved_fold(
             return Ok((Fold::Unchanged, None));
         }
     }
-    let (fold, buckets) = fold_result(
-        board,
-        req,
-        row,
-        (held.score, &held.ties),
-        held.reached_at,
-        now,
-    )?;
+    // Reached when it arrived, so it ties as it would have; a SUM total that later
+    // results moved since was reached when the last of them was, and stays so.
+    let at = match (board.policy, row.standing.as_ref()) {
+        (Policy::Sum, Some(s)) => held.reached_at.max(s.reached_at),
+        _ => held.reached_at,
+    };
+    let (fold, buckets) = fold_result(board, req, row, (held.score, &held.ties), at, now)?;
     Ok((fold, buckets))
 }
