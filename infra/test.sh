@@ -55,8 +55,10 @@ for tpl in template.yaml "$work/console-on.yaml"; do
   AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template "$tpl"
 done
 # The SAM translator's full expansion (what CloudFormation would create), offline.
-"$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null
+"$VENV/bin/python" infra/local/template_stats.py --summary template.yaml 2>/dev/null | tee "$work/template-stats"
 "$VENV/bin/python" -m py_compile infra/local/*.py
+# No tracker references in the prose, and docs/deploying.md carries the counts above.
+"$VENV/bin/python" infra/scripts/check_prose.py "$ROOT" "$work/template-stats"
 # Every path README.md and docs/ name exists (links and backticked repository paths).
 "$VENV/bin/python" infra/scripts/check_links.py "$ROOT"
 (cd infra/local && "$VENV/bin/python" -m unittest -q test_stack test_meter)

@@ -1,4 +1,4 @@
-//! What the score columns cost (issue 57): the same players, results and reads on three
+//! What the score columns cost: the same players, results and reads on three
 //! boards that differ only in their scores: integers, two tie-break columns
 //! (docs/tiebreaks.md), three decimal places (docs/decimals.md). Everything goes
 //! through the service on the real adapters, so a write is the whole ingest (DynamoDB's

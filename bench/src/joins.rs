@@ -1,4 +1,4 @@
-//! Tournament joins (`--joins-only`, issue 36): many players joining one occurrence with
+//! Tournament joins (`--joins-only`): many players joining one occurrence with
 //! cohorts of 50 at once, through the service's own join on the real adapters, with the
 //! seat hints in Redis and, as the baseline, with Redis away (seats from the table
 //! alone). Reports joins per second, latency, the conditional-write retries (seats found

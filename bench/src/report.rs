@@ -310,7 +310,7 @@ impl Results {
         }
     }
 
-    /// Adds the DynamoDB bill and its targets (issue 33: from 6 units to 3 for an
+    /// Adds the DynamoDB bill and its targets (from 6 units to 3 for an
     /// improving result, ~40 to 12 for a family's first match on 6 boards).
     pub fn with_cost(mut self, cost: Option<CostResults>) -> Self {
         if let Some(c) = &cost {

@@ -1,5 +1,6 @@
 """Expands template.yaml with the SAM translator (offline, as `sam deploy` would after
-packaging) and prints what CloudFormation would create, by type.
+packaging) and prints what CloudFormation would create, by type; `--summary` prints the
+one line docs/deploying.md carries (infra/scripts/check_prose.py holds it to it).
 
 Usage: template_stats.py [--summary] [template.yaml]
 """
@@ -80,10 +81,12 @@ def expand(tpl):
 def main():
     args = [a for a in sys.argv[1:] if a != "--summary"]
     tpl = read(args[0] if args else "template.yaml")
-    count = len(expand_for_each(tpl)["Resources"])
+    resources = expand_for_each(tpl)["Resources"]
+    count = len(resources)
+    functions = sum(1 for r in resources.values() if r.get("Type") == "AWS::Serverless::Function")
     res = expand(tpl)["Resources"]
     optional = sum(1 for r in res.values() if "Condition" in r)
-    print(f"{count} resources in template.yaml -> {len(res)} CloudFormation "
+    print(f"{functions} functions; {count} resources in template.yaml -> {len(res)} CloudFormation "
           f"resources ({optional} of them optional: NatGateway, AlarmEmail, the Kafka mappings, the Kinesis stream, LivePush)")
     if "--summary" in sys.argv:
         return

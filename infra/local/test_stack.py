@@ -6,6 +6,7 @@ import concurrent.futures
 import http.client
 import json
 import os
+import re
 import sys
 import tempfile
 import threading
@@ -485,6 +486,11 @@ class ConsoleRolesTest(unittest.TestCase):
         refused = {r.key for r in self.template.routes if r.iam
                    and not gateway.role_allows(self.roles["operator"], r.method, r.path.replace("{", "x").replace("}", ""))}
         self.assertEqual(refused, game_servers)
+        # docs/console.md's roles table names exactly the routes the role is refused.
+        with open(os.path.join(base.ROOT, "docs", "console.md"), encoding="utf-8") as f:
+            row = next(line for line in f if line.startswith("| operator |"))
+        named = set(re.findall(r"`((?:GET|POST|PUT|PATCH|DELETE) /[^`]*)`", row))
+        self.assertEqual(named, refused)
 
     def test_a_statement_the_gateway_cannot_check_fails_loading(self):
         raw = {"Resources": {"OperatorRole": {"Properties": {"Policies": []}},

@@ -1,4 +1,4 @@
-//! The document's statuses against what the handlers answer (issue 51): every operation
+//! The document's statuses against what the handlers answer: every operation
 //! of `openapi.yaml` (as the stack serves it) is sent the requests any client can get
 //! wrong — each path parameter outside its pattern, each query parameter malformed, a
 //! body that is not JSON, of the wrong shape, empty or too large, no credentials — and

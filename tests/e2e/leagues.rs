@@ -1,4 +1,4 @@
-//! Leagues (issue 37): two weekly occurrences of a league with 3 tiers and 160 players in
+//! Leagues: two weekly occurrences of a league with 3 tiers and 160 players in
 //! cohorts of 16, played through the service on the real DynamoDB endpoint and
 //! redis-server, every tier change and reward checked against a model written here
 //! from the rules in docs/leagues.md (not from `League::settle`). The first week's seal

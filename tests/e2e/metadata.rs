@@ -1,4 +1,4 @@
-//! Per-result metadata (issue 35): kept with the standing when its result sets it, as
+//! Per-result metadata: kept with the standing when its result sets it, as
 //! each policy says; shown on every read's rows from Redis (single node and cluster),
 //! degraded from DynamoDB, after a rebuild and from the stream; a retry with other
 //! metadata is a conflict; hostile metadata is refused with nothing stored; an erasure

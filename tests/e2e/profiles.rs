@@ -1,4 +1,4 @@
-//! Names on rows (issue 35): every read shows each row's current card, from the copy
+//! Names on rows: every read shows each row's current card, from the copy
 //! the index keeps beside the board (single node and cluster) or from DynamoDB when
 //! Redis cannot answer; a rename shows in the next read; a fill never wins over a
 //! newer rename; hostile profiles are refused with nothing stored; erasure empties the

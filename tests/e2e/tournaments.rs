@@ -1,4 +1,4 @@
-//! Tournaments (issue 36): joins into cohorts under concurrency (exactly full cohorts,
+//! Tournaments: joins into cohorts under concurrency (exactly full cohorts,
 //! none over size, each player once), attempts exact under retries, and the routes over
 //! the local stack with their refusals. DynamoDB and Redis are the real local servers.
 
@@ -184,7 +184,7 @@ async fn joins_race_for_the_same_players_and_still_seat_each_once_with_seats_giv
 /// Rounds of the race below, each a new membership.
 const ATTEMPT_ROUNDS: usize = 20;
 
-/// Issue 51: for one membership (3 attempts), 4 different matches and 4 more copies of
+/// For one membership (3 attempts), 4 different matches and 4 more copies of
 /// one of them, all at once, 20 times over. Every reply's `attempts_used` is the count
 /// its own write left: the accepted matches answer 1, 2 and 3 (each once), every copy
 /// of a match answers what its original did, the fourth match is refused whole.

@@ -1,4 +1,4 @@
-//! Leagues (issue 37, docs/leagues.md): a tournament's tiers, the zones that promote and
+//! Leagues (docs/leagues.md): a tournament's tiers, the zones that promote and
 //! demote when an occurrence seals, and rewards by rank. [`League::settle`] is a pure
 //! function of one sealed cohort's final order and the definition, so a seal can be run
 //! again with the same outcome and a changed definition can be tried on a sealed

@@ -1,4 +1,4 @@
-//! Rolling windows (issue 38; docs/schedules.md): a board whose standings count only
+//! Rolling windows (docs/schedules.md): a board whose standings count only
 //! the results of the last `window` ("points in the last 24 hours", "best lap of the
 //! last 7 days"). Its one board never closes; its results age out.
 //!

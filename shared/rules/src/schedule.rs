@@ -1,4 +1,4 @@
-//! A family's own periods (issue 38; docs/schedules.md): beside the built-in UTC periods
+//! A family's own periods (docs/schedules.md): beside the built-in UTC periods
 //! (`window`), a family may declare schedules of its own, each with an id that names its
 //! boards (`{game}:{mode}:{scope}:{id}[:{window}]`):
 //!

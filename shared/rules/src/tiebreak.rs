@@ -1,4 +1,4 @@
-//! Tie-break columns (issue 38; docs/tiebreaks.md): a board may declare up to three
+//! Tie-break columns (docs/tiebreaks.md): a board may declare up to three
 //! integer columns, each `ASC` (lower ranks first) or `DESC` (higher ranks first),
 //! compared in order after the score and before reached-at. A racing game ranks by lap
 //! time, then by fewest collisions; a puzzle game by stars, then by fewest moves.
