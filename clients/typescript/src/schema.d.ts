@@ -1653,7 +1653,7 @@ export interface components {
             score: components["schemas"]["Score"];
             subscores?: components["schemas"]["Subscores"];
             updated_at: components["schemas"]["Timestamp"];
-            /** @description True on the requesting player's own row. */
+            /** @description True on the requesting player's own row: in `top`, `ranks` and `entries` the caller's (the token's subject; false on every row of an operator's view), in `rank` and `friends-rank` the player read. */
             self: boolean;
             display_name: components["schemas"]["NullableDisplayName"];
             avatar: components["schemas"]["NullableAvatar"];
@@ -3107,7 +3107,7 @@ export interface operations {
                 player?: components["schemas"]["Id"];
                 /** @description Held results read for the page (a filtered page may hold fewer). */
                 limit?: number;
-                /** @description `next_cursor` of the previous page. */
+                /** @description `next_cursor` of the previous page of the same game's queue (another is `invalid_cursor`). */
                 cursor?: string;
             };
             header?: never;
