@@ -26,6 +26,7 @@ mod metadata;
 mod moderation;
 mod operations;
 mod pagination;
+mod parameters;
 mod profiles;
 mod projector;
 mod proxy;

@@ -82,10 +82,10 @@ fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), 
     };
     let filter = HeldFilter {
         board: http::query(req, "board")
-            .map(LeaderboardId::parse)
+            .map(|b| LeaderboardId::parse(b).map_err(|e| e.for_field("board")))
             .transpose()?,
         player: http::query(req, "player")
-            .map(PlayerId::parse)
+            .map(|p| PlayerId::parse(p).map_err(|e| e.for_field("player")))
             .transpose()?,
     };
     let limit = reads::limit_within(http::query(req, "limit"), 25, 100)? as u32;
@@ -141,10 +141,6 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         "POST /admin/held/{id}" => {
             http::reply(200, async {
                 let id = req.path_parameters.get("id").map_or("", String::as_str);
-                if id.len() > integrity::MAX_HELD_ID {
-                    let why = format!("must be at most {} characters", integrity::MAX_HELD_ID);
-                    return Err(DomainError::invalid("id", why).into());
-                }
                 let body: DecisionBody = http::json_body(req)?;
                 let decision = match body.decision.as_deref() {
                     Some("approve") => Decision::Approve,

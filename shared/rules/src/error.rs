@@ -98,6 +98,19 @@ impl DomainError {
         }
     }
 
+    /// This error named by `field` instead: an id's or a name's own check names the
+    /// value (`leaderboard_id`), while a request names it by the parameter that carried
+    /// it (`lb`, `board`).
+    pub fn for_field(self, field: &'static str) -> Self {
+        match self {
+            Self::Invalid { reason, .. } => Self::Invalid {
+                field: field.into(),
+                reason,
+            },
+            other => other,
+        }
+    }
+
     /// This error as found in item `index` of the list `list`: a field `list` or
     /// `list.x` becomes `list[index]` or `list[index].x` (the rules name a list's
     /// fields; the code that walks the list knows which item it was).

@@ -14,7 +14,9 @@ use aws_lambda_events::event::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpR
 
 use crate::caller::Caller;
 use crate::error::DomainError;
-use crate::ids::{LeaderboardId, PlayerId};
+use crate::ids::{LeaderboardId, PlayerId, parse_id, parse_slug};
+use crate::service::integrity::MAX_HELD_ID;
+use crate::window::parse_name;
 
 pub use super::body::{MAX_BODY_BYTES, json_body};
 pub use super::reply::{
@@ -55,6 +57,10 @@ pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
     (
         "GET /admin/view/leaderboards/{lb}/ranks",
         "GET /leaderboards/{lb}/ranks",
+    ),
+    (
+        "GET /admin/view/leaderboards/{lb}/results",
+        "GET /leaderboards/{lb}/results",
     ),
     (
         "GET /admin/view/leaderboards/{lb}/players/{p}/rank",
@@ -127,7 +133,8 @@ pub fn response_json(resp: &Response) -> Option<serde_json::Value> {
     }
 }
 
-/// A path parameter, validated by `parse` (one of the id types' `parse`).
+/// A path parameter, validated by `parse` (one of the id types' `parse`); a refusal
+/// names the parameter (`lb`).
 pub fn path<T>(
     req: &Request,
     name: &'static str,
@@ -137,7 +144,35 @@ pub fn path<T>(
         .path_parameters
         .get(name)
         .ok_or_else(|| DomainError::invalid(name, "is missing from the path"))?;
-    parse(raw)
+    parse(raw).map_err(|e| e.for_field(name))
+}
+
+/// Every path parameter of `route` checked as openapi.yaml constrains it, in the
+/// route's order, before anything else of the request (its body included) is read: a
+/// refusal names the parameter (`lb`, `game`), whatever the handler does next.
+pub fn check_path(req: &Request, route: &str) -> Result<(), DomainError> {
+    let names = route
+        .split('/')
+        .filter_map(|seg| seg.strip_prefix('{')?.strip_suffix('}'));
+    for name in names {
+        let raw = req.path_parameters.get(name).map_or("", String::as_str);
+        let checked = match name {
+            "lb" => parse_id("lb", raw),
+            "p" => parse_id("p", raw),
+            "game" => parse_name("game", raw),
+            "mode" => parse_name("mode", raw),
+            "source" => parse_name("source", raw),
+            "t" => parse_slug("t", raw),
+            "o" => parse_slug("o", raw),
+            "id" if raw.len() > MAX_HELD_ID => Err(DomainError::invalid(
+                "id",
+                format!("must be at most {MAX_HELD_ID} characters"),
+            )),
+            _ => Ok(String::new()),
+        };
+        checked?;
+    }
+    Ok(())
 }
 
 /// The player of a `/…/players/{p}/…` route.
@@ -197,6 +232,47 @@ pub fn query_list(req: &Request, name: &str) -> Option<String> {
     req.query_string_parameters
         .all(name)
         .map(|values| values.join(","))
+}
+
+#[cfg(test)]
+mod path_tests {
+    use super::*;
+
+    #[test]
+    fn path_parameters_are_checked_in_the_routes_order_and_named_by_the_parameter() {
+        let field = |route: &str, path: &[(&str, &str)]| {
+            let req = request(route, path, &[], Some("{}"));
+            check_path(&req, route)
+                .err()
+                .and_then(|e| e.field().map(str::to_owned))
+        };
+        let both = "GET /leaderboards/{lb}/players/{p}/rank";
+        assert_eq!(
+            field(both, &[("lb", "a b"), ("p", "é")]).as_deref(),
+            Some("lb")
+        );
+        assert_eq!(
+            field(both, &[("lb", "a"), ("p", "é")]).as_deref(),
+            Some("p")
+        );
+        assert_eq!(field(both, &[("lb", "a:b"), ("p", "c.d")]), None);
+        let ban = "PUT /games/{game}/bans/{p}";
+        assert_eq!(
+            field(ban, &[("game", &"g".repeat(33)), ("p", "x")]).as_deref(),
+            Some("game")
+        );
+        let decide = "POST /admin/held/{id}";
+        assert_eq!(
+            field(decide, &[("id", &"x".repeat(601))]).as_deref(),
+            Some("id")
+        );
+        assert_eq!(field(decide, &[("id", "not-an-id")]), None);
+        let league = "POST /tournaments/{t}/occurrences/{o}/league/dry-run";
+        assert_eq!(
+            field(league, &[("t", "t1"), ("o", "2026.W01")]).as_deref(),
+            Some("o")
+        );
+    }
 }
 
 #[cfg(test)]

@@ -9,7 +9,7 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER};
 use serde::Serialize;
 use tracing::error;
 
-use super::http::{Request, Response, response_json, route};
+use super::http::{Request, Response, check_path, response_json, route};
 use crate::error::error_chain;
 use crate::service::ServiceError;
 use crate::service::boards::Created;
@@ -159,14 +159,19 @@ fn server_error_written(route: &str) {
 }
 
 /// An HTTP handler's whole body: `answer` gives the reply to the request on its matched
-/// route (see [`route`]), and the reply is [`stamped`]. Never an `Err`: every failure is
-/// an HTTP reply.
+/// route (see [`route`]), once its path parameters passed [`check_path`], and the reply
+/// is [`stamped`]. Never an `Err`: every failure is an HTTP reply.
 pub async fn routed<E>(
     event: &lambda_runtime::LambdaEvent<Request>,
     answer: impl AsyncFnOnce(&Request, &str) -> Response,
 ) -> Result<Response, E> {
     let req = &event.payload;
-    Ok(stamped(req, answer(req, route(req)).await))
+    let route = route(req);
+    let reply = match check_path(req, route) {
+        Ok(()) => answer(req, route).await,
+        Err(e) => error_response(&e.into()),
+    };
+    Ok(stamped(req, reply))
 }
 
 /// A create's reply: 201 with what it made, 200 with what was already there with the
