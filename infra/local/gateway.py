@@ -6,6 +6,7 @@ import base64
 import fnmatch
 import json
 import os
+import socket
 import time
 import urllib.parse
 
@@ -155,8 +156,54 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
                     headers = {**headers, "Access-Control-Allow-Origin": origin, "Vary": "Origin",
                                "Access-Control-Expose-Headers": CORS_EXPOSE}
                 self.reply(status, headers, body)
-            except BrokenPipeError:
+                if status == 413 and self.close_connection:
+                    self._drain()
+            except (BrokenPipeError, ConnectionResetError):
                 pass
+
+        def _drain(self):
+            """After refusing a body: the reply is sent and the write side shut, then what
+            the client still sends is read and dropped (for a second, at most 8 MiB), so
+            closing does not reset the connection under the reply before the client reads it."""
+            self.wfile.flush()
+            self.connection.shutdown(socket.SHUT_WR)
+            self.connection.settimeout(1)
+            left = 8 * 1024 * 1024
+            try:
+                while left > 0:
+                    chunk = self.connection.recv(65536)
+                    if not chunk:
+                        break
+                    left -= len(chunk)
+            except OSError:
+                pass
+
+        def _body(self):
+            """The request's body, by Content-Length or chunked; None past MAX_HTTP_BODY
+            (or a length that is no number), with what was not read left unread."""
+            if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+                body = b""
+                while True:
+                    size = self.rfile.readline(65537).split(b";")[0].strip()
+                    try:
+                        size = int(size, 16)
+                    except ValueError:
+                        return None
+                    if len(body) + size > MAX_HTTP_BODY:
+                        return None
+                    if size == 0:
+                        while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
+                            pass  # trailers
+                        return body
+                    body += self.rfile.read(size)
+                    self.rfile.readline(65537)
+            try:
+                length = int(self.headers.get("Content-Length") or 0)
+            except ValueError:
+                return None
+            if length < 0 or length > MAX_HTTP_BODY:
+                return None
+            return self.rfile.read(length) if length else b""
 
         def __getattr__(self, name):
             # Any method (TRACE, OPTIONS, a made-up one) is routed, and answered as API
@@ -167,10 +214,12 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
 
         def _dispatch(self):
             url = urllib.parse.urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_HTTP_BODY:
+            body = self._body()
+            if body is None:
+                # The rest of the body is still on the connection: answered, then closed
+                # (as API Gateway does), never read as further requests.
+                self.close_connection = True
                 return json_error(413, "payload_too_large", "request body is too large")
-            body = self.rfile.read(length) if length else b""
             if url.path == "/openapi.json" and self.command == "GET":
                 return 200, {"Content-Type": "application/json"}, json.dumps(openapi).encode()
             allowed = []

@@ -239,7 +239,7 @@ async fn a_body_the_document_refuses_is_refused_and_changes_nothing() -> Result<
     };
     let season = |start: i64, end: i64| json!({"id": "s1", "start": start, "end": end});
     // Valid JSON of another shape than the route's is a 400 `invalid_request` naming the
-    // field (issue 51: an unknown field was called "not valid JSON").
+    // field (an unknown field was once called "not valid JSON").
     let cases: Vec<(Method, String, Value, &str)> = vec![
         (
             Method::POST,
@@ -355,5 +355,147 @@ async fn a_body_the_document_refuses_is_refused_and_changes_nothing() -> Result<
     );
     let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
     ensure!(board["status"] == "ACTIVE", "{board}");
+    Ok(())
+}
+
+/// What the document bounds is a 400 naming the field, what the board's state refuses a
+/// 422, and JSON is never `malformed_json`: a number past a double is a number (a score
+/// that large is out of the board's range; another field refuses it as its type).
+#[tokio::test]
+async fn numbers_past_a_double_and_rules_past_the_documents_bounds_name_their_field() -> Result<()>
+{
+    let (stack, lb) = Stack::with_board("bounds").await?;
+    stack.post_score(&lb, "alice", "m1", 10).await?;
+    let score = format!("/leaderboards/{lb}/players/alice/score");
+    let rules =
+        |rule: &str| format!(r#"{{"leaderboard_id": "{lb}-rules", "integrity": {{{rule}}}}}"#);
+    let cases = [
+        (
+            score.clone(),
+            r#"{"new_score": 1e400, "match_id": "m2"}"#.to_owned(),
+            422,
+            "score_out_of_range",
+            "new_score",
+        ),
+        (
+            score.clone(),
+            r#"{"new_score": "-1e400", "match_id": "m2"}"#.to_owned(),
+            422,
+            "score_out_of_range",
+            "new_score",
+        ),
+        (
+            score.clone(),
+            r#"{"new_score": 5, "match_id": "m2", "event_ts": 1e400}"#.to_owned(),
+            400,
+            "invalid_request",
+            "event_ts",
+        ),
+        (
+            "/leaderboards".to_owned(),
+            rules(r#""max_top_factor": 1.0"#),
+            400,
+            "invalid_request",
+            "integrity.max_top_factor",
+        ),
+        (
+            "/leaderboards".to_owned(),
+            rules(r#""max_top_factor": 1001"#),
+            400,
+            "invalid_request",
+            "integrity.max_top_factor",
+        ),
+        (
+            "/leaderboards".to_owned(),
+            rules(r#""max_top_factor": 1e400"#),
+            400,
+            "invalid_request",
+            "integrity.max_top_factor",
+        ),
+        (
+            "/leaderboards".to_owned(),
+            rules(r#""max_results_per_minute": 2.5"#),
+            400,
+            "invalid_request",
+            "integrity.max_results_per_minute",
+        ),
+        (
+            "/leaderboards".to_owned(),
+            rules(r#""max_top_factor": 1.015"#),
+            422,
+            "invalid_integrity",
+            "integrity.max_top_factor",
+        ),
+    ];
+    for (path, body, status, code, field) in cases {
+        let (got, text) = stack.call_text(Method::POST, &path, Some(&body)).await?;
+        let reply: Value = serde_json::from_str(&text)?;
+        ensure!(
+            got == status && reply["error"]["code"] == code && reply["error"]["field"] == field,
+            "{path} {body}: {got} {reply}"
+        );
+    }
+    // Nothing changed: alice's one score stands, and no board was created.
+    let (_, top) = stack.get(&format!("/leaderboards/{lb}/top")).await?;
+    ensure!(
+        top["total"] == 1 && top["entries"][0]["score"] == 10,
+        "{top}"
+    );
+    let (status, _) = stack.get(&format!("/leaderboards/{lb}-rules")).await?;
+    ensure!(status == 404, "a refused board was created");
+    // Dense ranks a board does not keep: a 422 naming the parameter the read sent.
+    let (status, reply) = stack
+        .get(&format!("/leaderboards/{lb}/top?rank_mode=dense"))
+        .await?;
+    ensure!(
+        status == 422
+            && reply["error"]["code"] == "dense_ranks_not_kept"
+            && reply["error"]["field"] == "rank_mode",
+        "{status} {reply}"
+    );
+    Ok(())
+}
+
+/// A body past the gateway's limit is refused and the connection closed, as API Gateway
+/// does: the rest of the body is never read as further requests (a request smuggled in
+/// it gets no answer).
+#[tokio::test]
+async fn a_body_too_large_is_refused_and_its_connection_closed() -> Result<()> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (stack, lb) = Stack::with_board("toolarge").await?;
+    let address = stack.api.trim_start_matches("http://").to_owned();
+    let smuggled = "GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(50);
+    for head in [
+        format!("Content-Length: {}\r\n", 2 * 1024 * 1024),
+        "Transfer-Encoding: chunked\r\n".to_owned(),
+    ] {
+        let mut conn = tokio::net::TcpStream::connect(&address).await?;
+        let request = format!(
+            "POST /leaderboards/{lb}/players/p1/score HTTP/1.1\r\nHost: x\r\nx-api-key: {}\r\n{head}\r\n",
+            crate::support::API_KEY
+        );
+        conn.write_all(request.as_bytes()).await?;
+        if head.starts_with("Transfer") {
+            // One chunk past the limit, then the smuggled requests.
+            conn.write_all(format!("{:x}\r\n", 2 * 1024 * 1024).as_bytes())
+                .await?;
+        }
+        // The smuggled requests, as far as the server reads before it closes.
+        let _ = conn.write_all(smuggled.as_bytes()).await;
+        let mut answer = Vec::new();
+        let read = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            conn.read_to_end(&mut answer),
+        )
+        .await;
+        ensure!(read.is_ok(), "{head}: the connection stayed open");
+        let answer = String::from_utf8_lossy(&answer);
+        ensure!(
+            answer.starts_with("HTTP/1.1 413 ")
+                && answer.matches("HTTP/1.1 ").count() == 1
+                && answer.to_lowercase().contains("connection: close"),
+            "{head}: {answer}"
+        );
+    }
     Ok(())
 }
