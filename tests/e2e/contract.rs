@@ -11,10 +11,9 @@
 use std::collections::BTreeSet;
 
 use anyhow::Result;
-use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{API_KEY, Stack, bearer};
+use crate::support::{self, API_KEY, Operation, Param, Stack, bearer, valid};
 
 /// One request the walk sends, and what it answered.
 struct Probe {
@@ -25,45 +24,11 @@ struct Probe {
     auth: bool,
 }
 
-/// A value of each path parameter that passes its pattern.
-fn valid(name: &str, board: &str) -> String {
-    match name {
-        "lb" => board.to_owned(),
-        "p" => "p1".to_owned(),
-        "game" => "g1".to_owned(),
-        "mode" => "m".to_owned(),
-        "t" => "t1".to_owned(),
-        "o" => "2026-W01".to_owned(),
-        "source" => "s1".to_owned(),
-        // A held result's id (none is waiting: the decision answers 404).
-        "id" => format!("g1~0000000000001~{board}~p1~m1"),
-        other => panic!("a path parameter the walk has no value for: {other}"),
-    }
-}
-
-/// The operation's parameters (its own and its path's), by where they go.
-fn parameters(doc: &Value, item: &Value, op: &Value) -> Vec<(String, String)> {
-    let resolve = |p: &Value| match p["$ref"].as_str() {
-        Some(r) => {
-            doc["components"]["parameters"][r.rsplit('/').next().unwrap_or_default()].clone()
-        }
-        None => p.clone(),
-    };
-    (item["parameters"].as_array().into_iter().flatten())
-        .chain(op["parameters"].as_array().into_iter().flatten())
-        .map(resolve)
-        .map(|p| {
-            let at = p["in"].as_str().unwrap_or_default().to_owned();
-            (at, p["name"].as_str().unwrap_or_default().to_owned())
-        })
-        .collect()
-}
-
 /// The requests sent to one operation.
-fn probes(template: &str, params: &[(String, String)], body: bool, board: &str) -> Vec<Probe> {
+fn probes(template: &str, params: &[Param], body: bool, board: &str) -> Vec<Probe> {
     let path_with = |bad: Option<(&str, &str)>| {
         let mut path = template.to_owned();
-        for (_, name) in params.iter().filter(|(at, _)| at == "path") {
+        for Param { name, .. } in params.iter().filter(|p| p.at == "path") {
             let value = match bad {
                 Some((n, v)) if n == name => v.to_owned(),
                 _ => valid(name, board),
@@ -86,14 +51,14 @@ fn probes(template: &str, params: &[(String, String)], body: bool, board: &str) 
         "",
         plain.clone(),
     )];
-    for (_, name) in params.iter().filter(|(at, _)| at == "path") {
+    for Param { name, .. } in params.iter().filter(|p| p.at == "path") {
         let long = "x".repeat(129);
         for bad in ["%C2%84", "a%20b", long.as_str()] {
             let what = format!("path {name}={bad:.12}");
             out.push(probe(what, path_with(Some((name, bad))), "", plain.clone()));
         }
     }
-    for (_, name) in params.iter().filter(|(at, _)| at == "query") {
+    for Param { name, .. } in params.iter().filter(|p| p.at == "query") {
         for bad in ["x", "-1", "99999999999999999999999", "", "%C2%84"] {
             let query = format!("{name}={bad}");
             out.push(probe(
@@ -137,70 +102,65 @@ async fn every_status_an_operation_answers_is_one_it_documents() -> Result<()> {
     let mut broken = Vec::new();
     let mut sent = 0;
     let mut operations = 0;
-    for (template, item) in doc["paths"].as_object().into_iter().flatten() {
-        for (method, op) in item.as_object().into_iter().flatten() {
-            let Ok(verb) = method.to_uppercase().parse::<Method>() else {
-                continue;
+    for Operation {
+        method: verb,
+        template,
+        op,
+        params,
+    } in support::operations(&doc)
+    {
+        operations += 1;
+        let documented: BTreeSet<u16> = (op["responses"].as_object().into_iter().flatten())
+            .filter_map(|(code, _)| code.parse().ok())
+            .collect();
+        let body = op.get("requestBody").is_some();
+        let name = format!("{} {template}", verb.as_str());
+        // What every handler of this shape can answer, whatever the probes reach: a
+        // backend down (503), no credentials (401), a refused parameter or body (400),
+        // a body too large (413).
+        let mut must = vec![401, 503];
+        if body || !params.is_empty() {
+            must.push(400);
+        }
+        if body {
+            must.push(413);
+        }
+        for code in must {
+            if !documented.contains(&code) {
+                broken.push(format!("{name}: {code} is not documented"));
+            }
+        }
+        for p in probes(&template, &params, body, &board) {
+            sent += 1;
+            let url = match p.query.is_empty() {
+                true => format!("{}{}", stack.api, p.path),
+                false => format!("{}{}?{}", stack.api, p.path, p.query),
             };
-            if method == "parameters" {
+            let mut req = stack.http.request(verb.clone(), url);
+            if p.auth {
+                req = req
+                    .header("x-api-key", API_KEY)
+                    .header("authorization", bearer("p1"));
+            }
+            if let Some(b) = &p.body {
+                req = req
+                    .header("content-type", "application/json")
+                    .body(b.clone());
+            }
+            let resp = req.send().await?;
+            let status = resp.status().as_u16();
+            let reply: Value = serde_json::from_str(&resp.text().await?).unwrap_or(json!({}));
+            let seen = format!("{name} ({}): {status} {reply}", p.what);
+            if !documented.contains(&status) {
+                broken.push(format!("undocumented status: {seen}"));
                 continue;
             }
-            operations += 1;
-            let documented: BTreeSet<u16> = (op["responses"].as_object().into_iter().flatten())
-                .filter_map(|(code, _)| code.parse().ok())
-                .collect();
-            let params = parameters(&doc, item, op);
-            let body = op.get("requestBody").is_some();
-            let name = format!("{} {template}", verb.as_str());
-            // What every handler of this shape can answer, whatever the probes reach: a
-            // backend down (503), no credentials (401), a refused parameter or body (400),
-            // a body too large (413).
-            let mut must = vec![401, 503];
-            if body || !params.is_empty() {
-                must.push(400);
+            let error = &reply["error"];
+            if status >= 400 && error.is_object() && !error["request_id"].is_string() {
+                broken.push(format!("an error without its request id: {seen}"));
             }
-            if body {
-                must.push(413);
-            }
-            for code in must {
-                if !documented.contains(&code) {
-                    broken.push(format!("{name}: {code} is not documented"));
-                }
-            }
-            for p in probes(template, &params, body, &board) {
-                sent += 1;
-                let url = match p.query.is_empty() {
-                    true => format!("{}{}", stack.api, p.path),
-                    false => format!("{}{}?{}", stack.api, p.path, p.query),
-                };
-                let mut req = stack.http.request(verb.clone(), url);
-                if p.auth {
-                    req = req
-                        .header("x-api-key", API_KEY)
-                        .header("authorization", bearer("p1"));
-                }
-                if let Some(b) = &p.body {
-                    req = req
-                        .header("content-type", "application/json")
-                        .body(b.clone());
-                }
-                let resp = req.send().await?;
-                let status = resp.status().as_u16();
-                let reply: Value = serde_json::from_str(&resp.text().await?).unwrap_or(json!({}));
-                let seen = format!("{name} ({}): {status} {reply}", p.what);
-                if !documented.contains(&status) {
-                    broken.push(format!("undocumented status: {seen}"));
-                    continue;
-                }
-                let error = &reply["error"];
-                if status >= 400 && error.is_object() && !error["request_id"].is_string() {
-                    broken.push(format!("an error without its request id: {seen}"));
-                }
-                if matches!(status, 400 | 422)
-                    && error["field"].as_str().is_none_or(|f| f.is_empty())
-                {
-                    broken.push(format!("a {status} that names no field: {seen}"));
-                }
+            if matches!(status, 400 | 422) && error["field"].as_str().is_none_or(|f| f.is_empty()) {
+                broken.push(format!("a {status} that names no field: {seen}"));
             }
         }
     }

@@ -6,10 +6,9 @@
 //! (`/admin/view/...`) answers exactly as its public twin.
 
 use anyhow::Result;
-use reqwest::Method;
 use serde_json::{Value, json};
 
-use crate::support::{API_KEY, Stack, bearer};
+use crate::support::{self, API_KEY, Operation, Stack, bearer, valid};
 
 /// The schema `s` with its `$ref` followed.
 fn resolved<'a>(doc: &'a Value, s: &'a Value) -> &'a Value {
@@ -110,58 +109,6 @@ fn refused(doc: &Value, s: &Value, at: &str) -> Vec<(String, String)> {
     out
 }
 
-/// A valid value for each path parameter, and for the required query parameters.
-fn valid(name: &str, board: &str) -> String {
-    match name {
-        "lb" => board.to_owned(),
-        "p" => "p1".to_owned(),
-        "game" => "g1".to_owned(),
-        "mode" => "m".to_owned(),
-        "t" => "t1".to_owned(),
-        "o" => "2026-W01".to_owned(),
-        "source" => "s1".to_owned(),
-        "id" => format!("g1~0000000000001~{board}~p1~m1"),
-        "players" => "p1".to_owned(),
-        "name_prefix" => "a".to_owned(),
-        other => panic!("a parameter the walk has no valid value for: {other}"),
-    }
-}
-
-/// An operation's parameters (its own and its path's): (in, name, schema, required).
-fn parameters(doc: &Value, item: &Value, op: &Value) -> Vec<(String, String, Value, bool)> {
-    let resolve = |p: &Value| match p["$ref"].as_str() {
-        Some(r) => {
-            doc["components"]["parameters"][r.rsplit('/').next().unwrap_or_default()].clone()
-        }
-        None => p.clone(),
-    };
-    (item["parameters"].as_array().into_iter().flatten())
-        .chain(op["parameters"].as_array().into_iter().flatten())
-        .map(resolve)
-        .map(|p| {
-            let text = |k: &str| p[k].as_str().unwrap_or_default().to_owned();
-            let required = p["required"].as_bool().unwrap_or(false);
-            (text("in"), text("name"), p["schema"].clone(), required)
-        })
-        .collect()
-}
-
-/// The operations of the document: (method, path template, operation, path item).
-fn operations(doc: &Value) -> Vec<(Method, String, Value, Value)> {
-    let mut out = Vec::new();
-    for (template, item) in doc["paths"].as_object().into_iter().flatten() {
-        for (method, op) in item.as_object().into_iter().flatten() {
-            if method == "parameters" {
-                continue;
-            }
-            if let Ok(verb) = method.to_uppercase().parse::<Method>() {
-                out.push((verb, template.clone(), op.clone(), item.clone()));
-            }
-        }
-    }
-    out
-}
-
 #[tokio::test]
 async fn every_constrained_parameter_refuses_a_value_outside_it_with_a_400_naming_it() -> Result<()>
 {
@@ -170,13 +117,19 @@ async fn every_constrained_parameter_refuses_a_value_outside_it_with_a_400_namin
     let (status, doc) = stack.get("/openapi.json").await?;
     assert_eq!(status, 200);
     let (mut broken, mut sent, mut checked) = (Vec::new(), 0, 0);
-    for (verb, template, op, item) in operations(&doc) {
-        let params = parameters(&doc, &item, &op);
+    for operation in support::operations(&doc) {
+        let Operation {
+            method: verb,
+            template,
+            op,
+            params,
+        } = &operation;
         // The body, where there is one: the walk is about the parameters, which are
         // checked before it, so any body will do.
         let body = op.get("requestBody").map(|_| "{}".to_owned());
-        for (at, name, schema, _) in &params {
-            let refusals = refused(&doc, schema, at);
+        for param in params {
+            let (at, name) = (&param.at, &param.name);
+            let refusals = refused(&doc, &param.schema, at);
             let mut values = refusals.clone();
             if name == "cursor" {
                 values.push(("not a cursor".into(), "not-a-cursor!!".into()));
@@ -185,10 +138,11 @@ async fn every_constrained_parameter_refuses_a_value_outside_it_with_a_400_namin
             for (what, bad) in values {
                 let mut path = template.clone();
                 let mut query = Vec::new();
-                for (a, n, _, required) in &params {
+                for other in params {
+                    let (a, n) = (&other.at, &other.name);
                     let value = if n == name && a == at {
                         bad.clone()
-                    } else if a == "path" || *required {
+                    } else if a == "path" || other.required {
                         valid(n, &board)
                     } else {
                         continue;
@@ -258,7 +212,13 @@ async fn every_operator_view_answers_as_its_public_twin() -> Result<()> {
     }
     let (_, doc) = stack.get("/openapi.json").await?;
     let (mut broken, mut views) = (Vec::new(), 0);
-    for (verb, template, op, item) in operations(&doc) {
+    for Operation {
+        method: verb,
+        template,
+        params,
+        ..
+    } in support::operations(&doc)
+    {
         let Some(public) = template.strip_prefix("/admin/view") else {
             continue;
         };
@@ -270,10 +230,8 @@ async fn every_operator_view_answers_as_its_public_twin() -> Result<()> {
             continue;
         }
         let mut path = public.to_owned();
-        for (at, name, _, _) in parameters(&doc, &item, &op) {
-            if at == "path" {
-                path = path.replace(&format!("{{{name}}}"), &valid(&name, &board));
-            }
+        for p in params.iter().filter(|p| p.at == "path") {
+            path = path.replace(&format!("{{{}}}", p.name), &valid(&p.name, &board));
         }
         // The public read as a player who is on no board (so no row is theirs), the
         // view as an operator.

@@ -6,12 +6,14 @@
 //! a test's own table and prefix, its writes), `checks` (index against DynamoDB),
 //! `stream` (stream records), `fixtures` (names, ids, generators, polling), and the
 //! servers a test runs for itself to break: `redis_server`, `redis_cluster`,
-//! `dynamo_server`, `crash_proxy` (calls to DynamoDB broken on purpose), `stack`.
+//! `dynamo_server`, `crash_proxy` (calls to DynamoDB broken on purpose), `stack`; and
+//! `document`, the API's document as the walks read it.
 
 mod backends;
 mod browser;
 mod checks;
 mod crash_proxy;
+mod document;
 mod dynamo_server;
 mod env;
 mod events;
@@ -25,6 +27,7 @@ mod stream;
 pub use backends::*;
 pub use browser::*;
 pub use crash_proxy::*;
+pub use document::*;
 pub use dynamo_server::*;
 pub use env::*;
 pub use events::*;
