@@ -48,14 +48,17 @@ log "built in $(($(date +%s) - start)) s"
 
 out="bench/results/release-$arch"
 mkdir -p bench/results
+# The release profile as Cargo.toml sets it (read, not typed, so the figures say what
+# built them).
+profile="$("$VENV/bin/python" -c 'import tomllib; p = tomllib.load(open("Cargo.toml", "rb"))["profile"]["release"]; print(", ".join(f"{k} {v!r}" for k, v in p.items() if k != "package"))')"
 if [ "$(uname -m)" = "$([ "$arch" = arm64 ] && echo aarch64 || echo x86_64)" ]; then
   log "init time: process start to the first Runtime API poll (20 runs each)"
   "$VENV/bin/python" infra/local/init_time.py --bin-dir target/lambda --runs 20 --out "$out.json"
-  "$VENV/bin/python" - "$out.json" "$arch" "$(rustc --version)" >"$out.md" <<'PY'
+  "$VENV/bin/python" - "$out.json" "$arch" "$(rustc --version)" "$profile" "$(git rev-parse --short HEAD)" >"$out.md" <<'PY'
 import json, platform, sys
 rows = json.load(open(sys.argv[1]))
 print(f"# Release bootstraps ({sys.argv[2]}, `bash infra/release.sh --arch {sys.argv[2]}`)\n")
-print(f"{sys.argv[3]}; {platform.processor() or platform.machine()}; profile.release: opt-level \"s\", fat LTO, 1 codegen unit, strip, panic=unwind.\n")
+print(f"{sys.argv[3]}; {platform.processor() or platform.machine()}; commit {sys.argv[5]}; profile.release: {sys.argv[4]}.\n")
 print("| function | bootstrap | init p50 | init p90 | connections during init |")
 print("|---|---:|---:|---:|---|")
 for r in rows:
@@ -66,7 +69,7 @@ else
   {
     echo "# Release bootstraps ($arch, \`bash infra/release.sh --arch $arch\`)"
     echo
-    echo "$(rustc --version); cross-built on $(uname -m), so no init times (they are measured on the host's own arch)."
+    echo "$(rustc --version); cross-built on $(uname -m), so no init times (they are measured on the host's own arch); commit $(git rev-parse --short HEAD); profile.release: $profile."
     echo
     echo "| function | bootstrap |"
     echo "|---|---:|"

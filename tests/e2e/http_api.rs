@@ -564,3 +564,35 @@ async fn a_burst_past_the_stacks_processes_is_throttled_unrun_and_the_retries_co
     }
     Ok(())
 }
+
+/// `self` marks the caller's own row on the reads every player shares (`top`, `ranks`,
+/// `entries`), each reader's own although the second reader of each is served the reply
+/// the first one's read cached; no row is an operator's.
+#[tokio::test]
+async fn each_player_finds_self_on_their_own_row_of_the_shared_reads() -> Result<()> {
+    let (stack, lb) = Stack::with_board("self").await?;
+    for (p, s) in [("p0", 30), ("p1", 20), ("p2", 10)] {
+        stack.post_score(&lb, p, "m1", s).await?;
+    }
+    for path in [
+        format!("/leaderboards/{lb}/top?n=50"),
+        format!("/leaderboards/{lb}/ranks?limit=10"),
+        format!("/leaderboards/{lb}/entries?players=p0,p1,p2"),
+    ] {
+        for reader in ["p0", "p1", "p2", "nobody"] {
+            let (status, _, body) = stack.get_as(&path, reader).await?;
+            assert_eq!(status, 200, "{path}: {body}");
+            let flagged: Vec<&str> = (body["entries"].as_array().into_iter().flatten())
+                .filter(|e| e["self"] == true)
+                .filter_map(|e| e["player_id"].as_str())
+                .collect();
+            let own: Vec<&str> = [reader].into_iter().filter(|r| *r != "nobody").collect();
+            assert_eq!(flagged, own, "{path} read by {reader}: {body}");
+        }
+        let view = format!("/admin/view{path}");
+        let (status, _, body) = stack.get_with(&view, &[("x-api-key", API_KEY)]).await?;
+        let any = (body["entries"].as_array().into_iter().flatten()).any(|e| e["self"] == true);
+        assert!(status != 200 || !any, "{view}: {body}");
+    }
+    Ok(())
+}

@@ -461,6 +461,7 @@ async fn operators_find_players_by_a_prefix_of_their_name_whatever_its_case_and_
         ("emi", "Émilie"),
         ("emma", "Emma"),
         ("wide", "\u{ff5a}\u{ff4f}\u{ff59}"), // "zoy" in full-width letters
+        ("comma", "Smith, Jo"),
     ];
     for (p, name) in profiles {
         let body = json!({"display_name": name, "country": "SE"});
@@ -502,6 +503,11 @@ async fn operators_find_players_by_a_prefix_of_their_name_whatever_its_case_and_
     assert_eq!(found(&stack, "ZOË  a", 20).await?, zo[..1].to_vec());
     assert_eq!(found(&stack, "EMI", 20).await?, pairs(&[("emi", "Émilie")]));
     assert_eq!(found(&stack, "x", 20).await?, vec![]);
+    // A comma is the name's, never a list's separator (the event splits on commas).
+    let smith = pairs(&[("comma", "Smith, Jo")]);
+    assert_eq!(found(&stack, "smith, j", 20).await?, smith);
+    assert_eq!(found(&stack, ",", 20).await?, vec![]);
+    assert_eq!(found(&stack, "smith,x", 20).await?, vec![]);
 
     // A rename moves the player; a reset and an erasure take them out.
     let (status, _) = stack

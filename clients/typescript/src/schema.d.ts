@@ -3062,7 +3062,7 @@ export interface operations {
     findPlayers: {
         parameters: {
             query: {
-                /** @description The start of a display name; it must hold a letter or digit. */
+                /** @description The start of a display name, compared case, accents, width and spacing aside (a comma is part of it); one of only spaces and accents is refused. */
                 name_prefix: string;
                 /** @description Players read for the page (one renamed since may be left out). */
                 limit?: number;
@@ -3107,8 +3107,8 @@ export interface operations {
                 player?: components["schemas"]["Id"];
                 /** @description Held results read for the page (a filtered page may hold fewer). */
                 limit?: number;
-                /** @description `next_cursor` of the previous page of the same game's queue (another is `invalid_cursor`). */
-                cursor?: string;
+                /** @description `next_cursor` of the previous page of the same game's queue. */
+                cursor?: components["schemas"]["Cursor"];
             };
             header?: never;
             path?: never;

@@ -48,9 +48,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         "GET /admin/players" => {
             http::reply(200, async {
                 let limit = reads::limit_within(http::query(req, "limit"), 20, 100)? as u32;
-                let prefix = http::query(req, "name_prefix")
+                // Free text: a comma in it is the text's (the event type splits a value
+                // on commas, as it does a list's).
+                let prefix = http::query_list(req, "name_prefix")
                     .ok_or_else(|| DomainError::invalid("name_prefix", "is required"))?;
-                profiles::find(ctx, prefix, http::query(req, "cursor"), limit).await
+                profiles::find(ctx, &prefix, http::query(req, "cursor"), limit).await
             })
             .await
         }

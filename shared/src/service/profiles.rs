@@ -191,7 +191,9 @@ pub async fn find<S: ProfileStore, I>(
     if key.is_empty() || prefix.chars().count() > MAX_PREFIX_CHARS || key.len() > 512 {
         return Err(DomainError::invalid(
             "name_prefix",
-            format!("must hold a letter or digit, at most {MAX_PREFIX_CHARS} characters"),
+            format!(
+                "must hold more than spaces and accents, at most {MAX_PREFIX_CHARS} characters"
+            ),
         )
         .into());
     }
