@@ -188,6 +188,19 @@ test("a 503 or 429 is retried after its Retry-After; a result is, a POST without
   assert.equal(bounded.seen[0].headers.authorization, "Bearer t");
 });
 
+test("API Gateway's own refusals come back as unauthorized and forbidden", async () => {
+  for (const [status, body, code, message] of [
+    [401, '{"message":"Unauthorized"}', "unauthorized", "Unauthorized"],
+    [403, '{"message":"Forbidden"}', "forbidden", "Forbidden"],
+    [502, "<html>bad gateway</html>", "http_error", "<html>bad gateway</html>"],
+  ]) {
+    const { f } = scripted([[status, {}, body]]);
+    const reader = new PlayerClient({ baseUrl: "http://api.invalid", token: () => "t", fetch: f, retry: { attempts: 1 } });
+    await assert.rejects(reader.top("b"),
+      (e) => e instanceof LeaderboardError && e.status === status && e.code === code && e.message.endsWith(message));
+  }
+});
+
 test("a network error is retried for a result, never for a POST without a match id", async () => {
   let calls = 0;
   const flaky = async (req) => {
@@ -219,6 +232,23 @@ test("a game server's call is signed with SigV4 by the AWS SDK's signer", async 
 test("score fields parse as their own text, other numbers as numbers", () => {
   const v = parseExact('{"score":12345678901234.567,"rank":3,"entries":[{"score":-1.5e3,"subscores":[1,2]}],"previous_score":null}');
   assert.deepEqual(v, { score: "12345678901234.567", rank: 3, entries: [{ score: "-1.5e3", subscores: [1, 2] }], previous_score: null });
+});
+
+test("a game's own data keeps its numbers, whatever its keys are called", () => {
+  const text = JSON.stringify({
+    entries: [{ score: 5, metadata: { best: 7, value: 1.5, nested: { score: 3, list: [{ points_to_next: 2 }] } } }],
+    attributes: { score: 9, "a\"b": { value: 4 } },
+    best: 11,
+    note: 'a "score": 12 in a string',
+  }).replace('"score":5', '"score":5.250');
+  const v = parseExact(text);
+  assert.deepEqual(v, {
+    entries: [{ score: "5.250", metadata: { best: 7, value: 1.5, nested: { score: 3, list: [{ points_to_next: 2 }] } } }],
+    attributes: { score: 9, "a\"b": { value: 4 } },
+    best: "11",
+    note: 'a "score": 12 in a string',
+  });
+  assert.throws(() => parseExact('{"score": 1,'), SyntaxError);
 });
 
 live("a live top view hears 10 of 10 changes in order across a forced reconnect", async () => {
