@@ -297,7 +297,23 @@ namespace Leaderboard
             }
             catch (Exception)
             {
-                return new LeaderboardException(status, "http_error", text, null, null);
+                // Not the API's error body: API Gateway's own refusal of a token or a
+                // signature (`{"message": "Unauthorized"}`) keeps its status as a code a
+                // game can act on; anything else (a proxy's page) is the status alone.
+                var code = status == 401 ? "unauthorized" : status == 403 ? "forbidden" : "http_error";
+                return new LeaderboardException(status, code, GatewayMessage(text), null, null);
+            }
+        }
+
+        static string GatewayMessage(string text)
+        {
+            try
+            {
+                return Reply.Text((Dictionary<string, object>)Json.Parse(text), "message") ?? text;
+            }
+            catch (Exception)
+            {
+                return text;
             }
         }
     }

@@ -237,6 +237,28 @@ static class ClientTests
         Equal(1, once.Calls, "a join is sent once");
     }
 
+    static async Task GatewayRefusals()
+    {
+        var cases = new[]
+        {
+            new[] { "401", "{\"message\":\"Unauthorized\"}", "unauthorized", "Unauthorized" },
+            new[] { "403", "{\"message\":\"Forbidden\"}", "forbidden", "Forbidden" },
+            new[] { "502", "<html>bad gateway</html>", "http_error", "<html>bad gateway</html>" },
+        };
+        foreach (var c in cases)
+        {
+            var refusing = new Scripted(new KeyValuePair<int, string>(int.Parse(c[0]), c[1]));
+            var reader = new PlayerClient("http://api.invalid", () => Task.FromResult("t"), 1, new HttpClient(refusing));
+            try { await reader.Top("b"); throw new Exception("no error"); }
+            catch (LeaderboardException e)
+            {
+                Equal(int.Parse(c[0]), e.Status, "status");
+                Equal(c[2], e.Code, "code of " + c[0]);
+                Equal(c[3], e.Message.Substring(e.Message.Length - c[3].Length), "message of " + c[0]);
+            }
+        }
+    }
+
     static int Main()
     {
         var tests = new List<KeyValuePair<string, Func<Task>>>
@@ -246,6 +268,7 @@ static class ClientTests
             new KeyValuePair<string, Func<Task>>("scores come back exactly as the board writes them", ExactScores),
             new KeyValuePair<string, Func<Task>>("errors carry the API's status, code, field and request id", Errors),
             new KeyValuePair<string, Func<Task>>("503s are retried after Retry-After, at most `attempts` tries; a join is sent once", Retries),
+            new KeyValuePair<string, Func<Task>>("API Gateway's own refusals come back as unauthorized and forbidden", GatewayRefusals),
             new KeyValuePair<string, Func<Task>>("a live top view hears 10 of 10 changes in order across a forced reconnect", LiveTop),
         };
         int failed = 0, n = 0;

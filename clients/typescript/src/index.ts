@@ -120,6 +120,10 @@ export class Api {
   }
 }
 
+/** The codes of API Gateway's own refusals, which carry none: a token the JWT
+ * authorizer refused, a signature or a policy IAM refused. */
+const GATEWAY_CODES: Record<number, string> = { 401: "unauthorized", 403: "forbidden" };
+
 /** A reply's body, or its error as a [`LeaderboardError`]. */
 export async function unwrap<T>(call: Promise<{ data?: unknown; error?: unknown; response: Response }>): Promise<T> {
   const { data, error, response } = await call;
@@ -127,12 +131,14 @@ export async function unwrap<T>(call: Promise<{ data?: unknown; error?: unknown;
     const text = typeof error === "string" ? error : JSON.stringify(error ?? {});
     let detail: { code?: string; message?: string; field?: string; request_id?: string } = {};
     try {
-      detail = (JSON.parse(text) as { error?: typeof detail }).error ?? {};
+      const body = JSON.parse(text) as { error?: typeof detail; message?: string };
+      // API Gateway's own refusal of a token or a signature is `{"message": ...}`.
+      detail = body.error ?? { message: body.message };
     } catch {
       // Not the API's error body (a proxy's page): the status alone.
     }
-    throw new LeaderboardError(response.status, detail.code ?? "http_error", detail.message ?? text,
-      detail.field, detail.request_id);
+    throw new LeaderboardError(response.status, detail.code ?? GATEWAY_CODES[response.status] ?? "http_error",
+      detail.message ?? text, detail.field, detail.request_id);
   }
   return parseExact(data as string) as T;
 }
