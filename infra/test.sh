@@ -59,6 +59,9 @@ done
 "$VENV/bin/python" -m py_compile infra/local/*.py
 # No tracker references in the prose, and docs/deploying.md carries the counts above.
 "$VENV/bin/python" infra/scripts/check_prose.py "$ROOT" "$work/template-stats"
+# The Unity package imports whole: a .meta with a GUID of its own beside every asset.
+"$VENV/bin/python" infra/scripts/check_unity_package.py clients/csharp
+(cd infra/scripts && "$VENV/bin/python" -m unittest -q test_checks)
 # Every path README.md and docs/ name exists (links and backticked repository paths).
 "$VENV/bin/python" infra/scripts/check_links.py "$ROOT"
 (cd infra/local && "$VENV/bin/python" -m unittest -q test_stack test_meter)

@@ -279,22 +279,33 @@ ensure_ts_client() {
   rm -f "$fresh"
   same_version_as_api "$dir/package.json" || return 1
   (cd "$dir" && npm run --silent build)
+  # What `npm pack` would ship: its README, its license (the repository's), the
+  # built entries with their types.
+  cmp -s "$ROOT/LICENSE" "$dir/LICENSE" || { echo "clients/typescript/LICENSE is not the repository's LICENSE" >&2; return 1; }
+  cmp -s "$ROOT/LICENSE" "$ROOT/clients/csharp/LICENSE.md" || { echo "clients/csharp/LICENSE.md is not the repository's LICENSE" >&2; return 1; }
+  local packed missing
+  packed="$(cd "$dir" && npm pack --dry-run --json 2>/dev/null)"
+  missing="$(printf '%s' "$packed" | "$VENV/bin/python" -c 'import json, sys
+have = {f["path"] for f in json.load(sys.stdin)[0]["files"]}
+need = ["README.md", "LICENSE", "package.json", "dist/index.js", "dist/index.d.ts", "dist/server.js", "dist/server.d.ts"]
+print(" ".join(n for n in need if n not in have))')"
+  [ -z "$missing" ] || { echo "npm pack of clients/typescript lacks: $missing" >&2; return 1; }
 }
 
 # The C# client for Unity (clients/csharp): Mono's compiler and runtime (apt, when
-# missing), the client built as Unity compiles it (C# 7.2 syntax, .NET Standard APIs, no
-# package) and its tests, into clients/csharp/bin; tests/e2e/clients.rs runs them with
-# mono against a stack. Its package version is the document's too.
+# missing), then the client and its tests built by the very lines its README gives (the
+# `sh` block under "## Built and tested here", run as written), as Unity compiles it (C#
+# 7.2 syntax, .NET Standard APIs, no package), into clients/csharp/bin~ (hidden from
+# Unity, as `Tests~` is); tests/e2e/clients.rs runs the tests with mono against a stack.
+# Its package version is the document's too.
 ensure_csharp_client() {
   if ! command -v mcs >/dev/null 2>&1 || ! command -v mono >/dev/null 2>&1; then
     log "installing Mono's compiler and runtime (apt; the C# client's build and tests)"
     apt_install mono-mcs mono-runtime libmono-system-net-http4.0-cil
   fi
-  local dir="$ROOT/clients/csharp"
+  local dir="$ROOT/clients/csharp" build
   same_version_as_api "$dir/package.json" || return 1
-  mkdir -p "$dir/bin"
-  mcs -langversion:7.2 -warnaserror -target:library -out:"$dir/bin/Leaderboard.Client.dll" \
-    -r:System.Net.Http.dll "$dir"/Runtime/*.cs
-  mcs -langversion:7.2 -warnaserror -out:"$dir/bin/ClientTests.exe" -r:"$dir/bin/Leaderboard.Client.dll" \
-    -r:System.Net.Http.dll "$dir"/Tests/*.cs
+  build="$(awk '/^## Built and tested here/ { s = 1 } s && /^```sh$/ { b = 1; next } b && /^```$/ { exit } b' "$dir/README.md")"
+  [ -n "$build" ] || { echo "clients/csharp/README.md gives no build lines" >&2; return 1; }
+  (cd "$dir" && bash -euo pipefail -c "$build")
 }

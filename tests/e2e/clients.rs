@@ -1,7 +1,7 @@
 //! The client libraries against a local stack (docs/clients.md): the TypeScript client's
 //! own tests (`clients/typescript/test/`, node's test runner, run on the build
 //! `infra/test.sh` makes), every one of them run, none skipped; the C# client's
-//! (`clients/csharp/Tests/`, built with Mono's `mcs` as Unity's C# and run with `mono`);
+//! (`clients/csharp/Tests~/`, built with Mono's `mcs` as Unity's C# and run with `mono`);
 //! and the web game page
 //! built on it (`clients/typescript/examples/web-game/`) in headless Chromium, served on
 //! an origin of its own: signed in, it shows rank, neighbours, friends and the live top
@@ -54,7 +54,7 @@ async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()
 #[tokio::test]
 async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Result<()> {
     let mut mono = tokio::process::Command::new("mono");
-    mono.arg(root().join("clients/csharp/bin/ClientTests.exe"));
+    mono.arg(root().join("clients/csharp/bin~/ClientTests.exe"));
     client_tests(mono, &["# pass 6, fail 0"]).await
 }
 
