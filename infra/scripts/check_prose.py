@@ -35,9 +35,10 @@ def files():
 
 
 def tracker_references():
-    this = pathlib.Path(__file__).resolve()
+    # This check and its tests name what they look for.
+    own = {pathlib.Path(__file__).resolve(), pathlib.Path(__file__).resolve().with_name("test_checks.py")}
     for path in files():
-        if path.resolve() == this:
+        if path.resolve() in own:
             continue
         try:
             text = path.read_text(encoding="utf-8")
