@@ -55,7 +55,7 @@ async fn the_typescript_client_passes_its_tests_against_the_stack() -> Result<()
 async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Result<()> {
     let mut mono = tokio::process::Command::new("mono");
     mono.arg(root().join("clients/csharp/bin~/ClientTests.exe"));
-    client_tests(mono, &["# pass 6, fail 0"]).await
+    client_tests(mono, &["# pass 7, fail 0"]).await
 }
 
 /// The web game page and its bundle, served on an origin of their own.
