@@ -118,22 +118,26 @@ pub(super) struct Applied {
 impl FromRedisValue for Applied {
     fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
         let items: Vec<Value> = redis::from_redis_value(v)?;
-        let (head, place) = match items.len() {
-            2 => (items, None),
-            4 => {
-                let mut items = items;
-                let place = items.split_off(2);
-                (
-                    items,
-                    Some(redis::from_redis_value::<(u64, u64)>(Value::Array(place))?),
-                )
+        let (applied, state, place) = match items.as_slice() {
+            [applied, state] => (applied, state, None),
+            [applied, state, rank, size] => (applied, state, Some((rank, size))),
+            other => {
+                return Err(
+                    format!("apply.lua answered {} values, not 2 or 4", other.len()).into(),
+                );
             }
-            n => return Err(format!("apply.lua answered {n} values, not 2 or 4").into()),
         };
-        let (applied, state): (u8, String) = redis::from_redis_value(Value::Array(head))?;
+        let place = place
+            .map(|(rank, size)| {
+                Ok::<_, ParsingError>((
+                    u64::from_redis_value_ref(rank)?,
+                    u64::from_redis_value_ref(size)?,
+                ))
+            })
+            .transpose()?;
         Ok(Self {
-            applied: applied == 1,
-            state,
+            applied: u8::from_redis_value_ref(applied)? == 1,
+            state: String::from_redis_value_ref(state)?,
             place,
         })
     }
