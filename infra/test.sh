@@ -87,6 +87,11 @@ export LB_TEST_KAFKA="127.0.0.1:$kafka_port"
 export LB_TEST_PYTHON="$VENV/bin/python"
 export LB_TEST_BIN_DIR="$ROOT/target/debug"
 export LB_TEST_CHROMIUM="$chromium_bin"
+# The run's players' token key: every stack a test starts signs with it, and the tests
+# sign their own tokens (expired, foreign audience, ...) with it too.
+export LB_TEST_JWT_KEY="$work/idp-key.pem"
+LB_TEST_JWT_KID="$("$VENV/bin/python" infra/local/idp.py --keygen --key "$LB_TEST_JWT_KEY")"
+export LB_TEST_JWT_KID
 
 log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port :$dynamodb_port2 :$dynamodb_port3, Kafka :$kafka_port)"
 if cargo nextest --version >/dev/null 2>&1; then

@@ -62,7 +62,7 @@ def sealed_season(api):
 
 def main():
     url, key = sys.argv[1], sys.argv[2]
-    api = Api(url, key, idp.Idp().mint("alice", ttl_s=3 * 3600))
+    api = Api(url, key, idp.Issuer().mint("alice", ttl_s=3 * 3600))
     api.call("POST", "/leaderboards", {"leaderboard_id": BOARD, "policy": "BEST", "dense_ranks": True})
     for i, player in enumerate(PLAYERS):
         api.call("POST", f"/leaderboards/{BOARD}/players/{player}/score",

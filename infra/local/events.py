@@ -23,6 +23,7 @@ function's role); locally the signature's presence and form are checked, not its
 """
 
 import asyncio
+import base64
 import json
 import os
 import re
@@ -35,7 +36,6 @@ from urllib.parse import parse_qs, urlparse
 
 from websockets.asyncio.server import serve
 
-from idp import unb64url
 
 NAMESPACES = ("leaderboards", "players")
 SEGMENT = re.compile(r"^[A-Za-z0-9-]{1,50}$")
@@ -45,6 +45,11 @@ MAX_EVENTS = 5
 MAX_EVENT_BYTES = 240 * 1024
 DEMO_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "demo")
 
+
+
+def unb64url(text):
+    """The subprotocol's base64url (its padding left off) decoded."""
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
 
 def spell(player):
     """A player id in channel characters, as the Rust side spells it (`live::spell`)."""

@@ -3,6 +3,7 @@ into events and replies back into HTTP, the IAM routes' key and the JWT routes' 
 checked, and (with --check-openapi) every reply validated against openapi.yaml.
 """
 import base64
+import dataclasses
 import fnmatch
 import json
 import os
@@ -13,6 +14,7 @@ import urllib.parse
 import yaml
 
 import idp
+import sigv4
 from base import ROOT, log
 from httpd import Handler, MAX_HTTP_BODY
 from lambda_host import Throttled, request_id
@@ -76,28 +78,42 @@ def json_error(status, code, message):
 CONSOLE_ROLES = {"operator": "OperatorRole", "support": "SupportRole"}
 
 
+def _invoke_patterns(name, statements):
+    """A policy's execute-api:Invoke resources as patterns of `<stage>/<METHOD>/<path
+    without its first slash>` (what follows the API's id in the ARN IAM checks). A
+    statement of another kind, or a resource of another shape, fails loading: the local
+    check must not ignore what IAM would read."""
+    patterns = []
+    for st in statements:
+        if st == METRICS_STATEMENT:  # the overview's metrics: console.py checks it
+            continue
+        if st.get("Effect") != "Allow" or st.get("Action") != "execute-api:Invoke" or set(st) - {"Effect", "Action", "Resource"}:
+            raise ValueError(f"{name}: a statement the local gateway cannot check: {st}")
+        for r in st["Resource"]:
+            text = r.get("Sub") if isinstance(r, dict) else None
+            if not text or "${HttpApi}/" not in text:
+                raise ValueError(f"{name}: a resource the local gateway cannot check: {r}")
+            patterns.append(text.split("${HttpApi}/", 1)[1])
+    return patterns
+
+
 def console_roles(tpl):
-    """Each console role's execute-api:Invoke resources from template.yaml, as patterns of
-    `<stage>/<METHOD>/<path without its first slash>` (what follows the API's id in the
-    ARN IAM checks): `{"support": ["*/GET/admin/*"], ...}`. A statement of another kind,
-    or a resource of another shape, fails loading: the local check must not ignore what
-    IAM would read."""
-    out = {}
-    for name, logical in CONSOLE_ROLES.items():
-        patterns = []
-        for policy in tpl["Resources"][logical]["Properties"]["Policies"]:
-            for st in policy["PolicyDocument"]["Statement"]:
-                if st == METRICS_STATEMENT:  # the overview's metrics: console.py checks it
-                    continue
-                if st.get("Effect") != "Allow" or st.get("Action") != "execute-api:Invoke" or set(st) - {"Effect", "Action", "Resource"}:
-                    raise ValueError(f"{logical}: a statement the local gateway cannot check: {st}")
-                for r in st["Resource"]:
-                    text = r.get("Sub") if isinstance(r, dict) else None
-                    if not text or "${HttpApi}/" not in text:
-                        raise ValueError(f"{logical}: a resource the local gateway cannot check: {r}")
-                    patterns.append(text.split("${HttpApi}/", 1)[1])
-        out[name] = patterns
-    return out
+    """Each console role's execute-api:Invoke resources from template.yaml, as patterns
+    (`_invoke_patterns`): `{"support": ["*/GET/admin/*"], ...}`."""
+    return {name: _invoke_patterns(logical, [st for policy in tpl["Resources"][logical]["Properties"]["Policies"]
+                                             for st in policy["PolicyDocument"]["Statement"]])
+            for name, logical in CONSOLE_ROLES.items()}
+
+
+# The managed policy a studio attaches to its game servers' role or user.
+GAME_SERVER_POLICY = "GameServerPolicy"
+
+
+def principal_policies(tpl):
+    """What each local key's principal may invoke (sigv4.LOCAL_KEYS): the console roles',
+    the game servers' policy, and None (no limit) for an administrator."""
+    game_server = tpl["Resources"][GAME_SERVER_POLICY]["Properties"]["PolicyDocument"]["Statement"]
+    return {**console_roles(tpl), "game-server": _invoke_patterns(GAME_SERVER_POLICY, game_server), "admin": None}
 
 
 # The console's overview reads CloudWatch (docs/console.md); GetMetricData has no
@@ -129,13 +145,32 @@ CORS_METHODS = "GET, POST, PUT, PATCH, DELETE"
 CORS_EXPOSE = "retry-after"
 
 
-def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=None, origins=(), roles=None):
-    """API Gateway's HTTP API in front of the functions: IAM routes take `x-api-key`, the
-    rest (the template's default authorizer, `PlayerJwt`) a player's token checked by
-    `players` (idp.Idp) as the JWT authorizer checks it. A call on an IAM route that names
-    a console role in `x-operator-role` is held to that role's policy (`roles`, from
-    `console_roles`), as IAM holds a call signed with the role's credentials; one naming
-    no role is a game server's or a tool's, not limited here. Browsers from `origins` (the
+@dataclasses.dataclass
+class Callers:
+    """Who may call: the IAM routes' signers and the JWT routes' players.
+
+    `keys` are SigV4 key pairs (`sigv4.verify`) in the `region` the stack stands for, each
+    naming a principal whose policy (`policies`: principal -> Invoke patterns, None for no
+    limit) is held to the call, as IAM holds a signed call to the signer's policies.
+    `api_key` is the local shortcut for curl and the tests (`x-api-key`, never in AWS): a
+    call with it is a tool's, or, naming a console role in `x-operator-role`, that role's.
+    `players` (idp.Verifier) checks players' tokens as the JWT authorizer does."""
+    api_key: str
+    players: object
+    keys: dict
+    region: str
+    policies: dict
+
+
+def forbidden(message="Forbidden"):
+    """What API Gateway's IAM authorization answers a call it refuses."""
+    return 403, {"Content-Type": "application/json"}, json.dumps({"message": message}).encode()
+
+
+def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, origins=()):
+    """API Gateway's HTTP API in front of the functions: IAM routes take a SigV4 signature
+    (or, locally, `x-api-key`), the rest (the template's default authorizer, `PlayerJwt`) a
+    player's token, as `callers` (Callers) says. Browsers from `origins` (the
     console's, and the web games' of LB_CORS_ORIGINS) get CORS as the template's
     CorsConfiguration gives them: preflights answered by the gateway itself, replies
     marked for the origin; a browser on any other origin gets no CORS header and refuses
@@ -230,28 +265,25 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
                 if route.method != self.command:
                     allowed.append(route.method)
                     continue
-                if route.iam and self.headers.get("x-api-key") != api_key:
-                    if self.headers.get("x-api-key") is None:
-                        return json_error(401, "unauthorized", "this route needs x-api-key")
-                    # What API Gateway's IAM authorizer answers for a bad signature.
-                    return 403, {"Content-Type": "application/json"}, b'{"message":"Forbidden"}'
-                role = self.headers.get("x-operator-role")
-                if route.iam and role is not None:
-                    patterns = (roles or {}).get(role)
-                    if patterns is None or not role_allows(patterns, self.command, url.path):
+                principal = None
+                if route.iam:
+                    principal, refusal = self._signer(url, body)
+                    if refusal is not None:
+                        return refusal
+                    patterns = callers.policies.get(principal[1], ())
+                    if patterns is not None and not role_allows(patterns, self.command, url.path):
                         # What IAM answers a signed call its policy does not allow.
-                        log("refused by the caller's role", role=role, route=route.key)
-                        return 403, {"Content-Type": "application/json"}, json.dumps({
-                            "message": f"User: {role} is not authorized to perform: execute-api:Invoke on resource: "
-                                       f"$default/{self.command}{url.path}"}).encode()
+                        log("refused by the caller's policy", principal=principal[1], route=route.key)
+                        return forbidden(f"User: {principal[2]} is not authorized to perform: execute-api:Invoke "
+                                         f"on resource: $default/{self.command}{url.path}")
                 claims = None
                 if not route.iam:
-                    claims, why = players.verify(self.headers.get("Authorization"))
+                    claims, why = callers.players.verify(self.headers.get("Authorization"))
                     if claims is None:
                         return unauthorized(why)
                 params = {n: urllib.parse.unquote(v) for n, v in zip(route.params, m.groups())}
                 try:
-                    return self._checked(url, *self._invoke(route, url, params, body, claims))
+                    return self._checked(url, *self._invoke(route, url, params, body, claims, principal))
                 except Throttled as e:
                     status, headers, body = json_error(503, "throttled", f"{e}; retry")
                     return status, {**headers, "Retry-After": "1"}, body
@@ -270,11 +302,38 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
             log("reply breaks openapi.yaml", route=f"{self.command} {url.path}", status=status, why=broken)
             return json_error(500, "openapi_violation", f"the {status} reply breaks openapi.yaml: {broken}")
 
-        def _invoke(self, route, url, params, body, claims):
+        def _signer(self, url, body):
+            """((how, principal, its ARN), None) for an IAM route's caller, or (None, the
+            refusal to answer): a SigV4 signature checked (sigv4.verify), else the local key."""
+            headers = self._lower_headers()
+            if headers.get("authorization", "").startswith(sigv4.ALGORITHM):
+                try:
+                    principal = sigv4.verify(callers.keys, callers.region, self.command, url.path, url.query,
+                                             headers, body)
+                except sigv4.Refused as e:
+                    log("signature refused", why=str(e))
+                    return None, forbidden(str(e))
+                return ("sigv4", principal, f"arn:aws:iam::000000000000:user/local-{principal}"), None
+            key = headers.get("x-api-key")
+            if key is None:
+                return None, json_error(401, "unauthorized", "this route needs a SigV4 signature (locally, x-api-key)")
+            if key != callers.api_key:
+                return None, forbidden()
+            role = headers.get("x-operator-role")
+            if role is not None and role not in CONSOLE_ROLES:
+                return None, forbidden(f"User: {role} is not authorized to perform: execute-api:Invoke")
+            operator = headers.get("x-operator", "local-operator")
+            return ("key", role or "admin", f"arn:aws:iam::000000000000:user/{operator}"), None
+
+        def _lower_headers(self):
             headers = {}
             for k, v in self.headers.items():
                 k = k.lower()
                 headers[k] = f"{headers[k]},{v}" if k in headers else v
+            return headers
+
+        def _invoke(self, route, url, params, body, claims, principal):
+            headers = self._lower_headers()
             query = {}
             for k, v in urllib.parse.parse_qsl(url.query, keep_blank_values=True):
                 query[k] = f"{query[k]},{v}" if k in query else v
@@ -310,14 +369,15 @@ def gateway_handler(routes, hosts, api_key, players, openapi, check, queue_wait=
                 "isBase64Encoded": is_b64,
             }
             if route.iam:
-                # Stand-in for the IAM authorizer: in AWS the signing principal arrives
-                # here; locally the caller may name itself in x-operator (the audit
-                # trail records it).
-                operator = headers.get("x-operator", "local-operator")
+                # What the IAM authorizer hands on: the signing principal (locally, a
+                # caller with the key may name itself in x-operator; the audit trail
+                # records it).
+                how, name, arn = principal
                 event["requestContext"]["authorizer"] = {"iam": {
+                    "accessKey": next((k for k, (_, p) in callers.keys.items() if p == name), None) if how == "sigv4" else None,
                     "accountId": "000000000000",
-                    "callerId": operator,
-                    "userArn": f"arn:aws:iam::000000000000:user/{operator}",
+                    "callerId": arn.rsplit("/", 1)[1],
+                    "userArn": arn,
                 }}
             else:
                 # What the JWT authorizer hands on: the verified token's claims.

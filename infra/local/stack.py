@@ -14,7 +14,7 @@ over the JSON protocol directly (`streams.JsonApi`), its records kept in the wir
 Lambda's event carries.
 
 Usage: stack.py --table NAME --bin-dir target/debug [--port 0] [--social-port 0] ... (0: any free port)
-Prints one line `READY api=http://... social=http://... events=http://... realtime=ws://...`
+Prints one line `READY api=http://... social=http://... events=http://... realtime=ws://... idp=http://... jwt_kid=...`
 on stdout when it serves.
 """
 import argparse
@@ -29,8 +29,9 @@ from botocore.config import Config as BotoConfig
 import events
 import iam
 import idp
+import sigv4
 from base import ROOT, log
-from gateway import ReplyCheck, console_roles, gateway_handler, load_openapi, metric_roles
+from gateway import Callers, ReplyCheck, gateway_handler, load_openapi, metric_roles, principal_policies
 from httpd import Admitting, Server
 from kafka_mapping import KafkaPoller
 from lambda_host import FunctionHost
@@ -60,8 +61,9 @@ def main():
                     help="the local events API's HTTP endpoint (publish, demo page); 0 (the default): any free port")
     ap.add_argument("--events-ws-port", type=int, default=int(os.environ.get("LB_EVENTS_WS_PORT", 0)),
                     help="the local events API's real-time (WebSocket) endpoint; 0 (the default): any free port")
-    ap.add_argument("--jwt-secret", default=os.environ.get("LB_JWT_SECRET", idp.DEFAULT_SECRET),
-                    help="HS256 key of the local players' tokens (the gateway and the events API check them)")
+    ap.add_argument("--jwt-key", default=os.environ.get("LB_JWT_KEY", idp.DEFAULT_KEY),
+                    help="the local issuer's RSA key (PEM; made when absent): it signs players' tokens RS256, "
+                         "and the gateway and the events API check them with its published half")
     ap.add_argument("--jwt-issuer", default=os.environ.get("LB_JWT_ISSUER", idp.DEFAULT_ISSUER),
                     help="the issuer (iss) players' tokens must name: the template's JwtIssuer")
     ap.add_argument("--jwt-audience", default=os.environ.get("LB_JWT_AUDIENCE", idp.DEFAULT_AUDIENCE),
@@ -69,7 +71,15 @@ def main():
     ap.add_argument("--dynamodb-url", default="http://127.0.0.1:8000")
     ap.add_argument("--redis-url", default="redis://127.0.0.1:6379")
     ap.add_argument("--key-prefix", default="")
-    ap.add_argument("--api-key", default=os.environ.get("LB_API_KEY", "local-dev-key"))
+    ap.add_argument("--api-key", default=os.environ.get("LB_API_KEY", "local-dev-key"),
+                    help="the local shortcut on IAM routes (x-api-key), for curl and tests; never in AWS")
+    ap.add_argument("--access-key", action="append", metavar="ID:SECRET:PRINCIPAL",
+                    help="a SigV4 key pair the gateway accepts on IAM routes, and the principal whose policy "
+                         "holds its calls (game-server, operator, support, admin); default: sigv4.LOCAL_KEYS")
+    ap.add_argument("--region", default=os.environ.get("LB_REGION", "us-east-1"),
+                    help="the region SigV4 signatures must be scoped to")
+    ap.add_argument("--idp-port", type=int, default=int(os.environ.get("LB_IDP_PORT", 0)),
+                    help="the local issuer's discovery document and JWKS; 0 (the default): any free port")
     ap.add_argument("--console-port", type=int, default=int(os.environ.get("LB_CONSOLE_PORT", 0)),
                     help="the operator console's static files (infra/console/dist); 0 (the default): any free port")
     ap.add_argument("--workers", type=int, default=int(os.environ.get("LB_WORKERS", 2)))
@@ -143,7 +153,11 @@ def main():
     social_url = f"http://127.0.0.1:{social.server_address[1]}"
     # The players' identity provider: the gateway checks their tokens on the JWT routes,
     # the events API on subscriptions.
-    players = idp.Idp(args.jwt_secret, args.jwt_issuer, args.jwt_audience)
+    issuer = idp.Issuer(args.jwt_key, args.jwt_issuer, args.jwt_audience)
+    idp_srv = Server(("127.0.0.1", args.idp_port), idp.serve_handler(issuer))
+    threading.Thread(target=idp_srv.serve_forever, daemon=True).start()
+    idp_url = f"http://127.0.0.1:{idp_srv.server_address[1]}"
+    players = idp.Players(issuer, idp_url + idp.DISCOVERY)
     # The events API (AppSync Events in AWS), when a function publishes to it.
     events_url = events_ws = None
     demo_config = {}
@@ -263,10 +277,11 @@ def main():
                          console.handler(console_config, metrics=metrics, metric_roles=metric_roles(tpl)))
     threading.Thread(target=console_srv.serve_forever, daemon=True).start()
     console_url = f"http://127.0.0.1:{console_srv.server_address[1]}"
-    gateway = gateway_handler(routes, hosts, args.api_key, players, openapi, check, args.max_queue_wait,
+    keys = sigv4.parse_keys(args.access_key) if args.access_key else dict(sigv4.LOCAL_KEYS)
+    callers = Callers(args.api_key, players, keys, args.region, principal_policies(tpl))
+    gateway = gateway_handler(routes, hosts, callers, openapi, check, args.max_queue_wait,
                               origins={console_url, console_url.replace("127.0.0.1", "localhost"),
-                                       *filter(None, args.cors_origins.split(","))},
-                              roles=console_roles(tpl))
+                                       *filter(None, args.cors_origins.split(","))})
     api = Admitting(("127.0.0.1", args.port), gateway, args.max_connections)
     api_url = f"http://127.0.0.1:{api.server_address[1]}"
     demo_config["api"] = api_url
@@ -282,9 +297,10 @@ def main():
 
     signal.signal(signal.SIGTERM, shutdown)
     signal.signal(signal.SIGINT, shutdown)
-    log("serving", api=api_url, social=social_url, events=events_url, events_realtime=events_ws, console=console_url,
+    log("serving", api=api_url, social=social_url, idp=idp_url, events=events_url, events_realtime=events_ws, console=console_url,
         routes=[r.key for r in routes], functions=sorted(hosts), table=args.table)
-    print(f"READY api={api_url} social={social_url} events={events_url} realtime={events_ws} console={console_url}",
+    print(f"READY api={api_url} social={social_url} events={events_url} realtime={events_ws} console={console_url} "
+          f"idp={idp_url} jwt_kid={issuer.kid}",
           flush=True)
     api.serve_forever()
 

@@ -3,6 +3,7 @@ Lambda service's queue (over its real Runtime API server), the template reading 
 IAM check's rules. Run by infra/test.sh (python -m unittest)."""
 
 import concurrent.futures
+import datetime
 import http.client
 import json
 import os
@@ -21,6 +22,7 @@ import idp
 import kafka_mapping
 import lambda_host
 import queue_mapping
+import sigv4
 import streams
 import template
 
@@ -690,37 +692,157 @@ if __name__ == "__main__":
 
 
 class IdpTest(unittest.TestCase):
-    """The local JWT checks: what API Gateway's JWT authorizer refuses is refused, with
-    its reason."""
+    """The local JWT checks: the verifier finds the issuer's keys from its discovery
+    document, over HTTP, as API Gateway's JWT authorizer does, and refuses what it
+    refuses, with its reason."""
 
     def setUp(self):
-        self.idp = idp.Idp("k", "https://iss.test", "aud-1")
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.issuer = idp.Issuer(os.path.join(self.dir.name, "key.pem"), "https://iss.test", "aud-1")
+        self.server = httpd.Server(("127.0.0.1", 0), idp.serve_handler(self.issuer))
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.addCleanup(self.server.shutdown)
+        url = f"http://127.0.0.1:{self.server.server_address[1]}{idp.DISCOVERY}"
+        self.verifier = idp.Verifier(url, "https://iss.test", "aud-1")
 
     def reason(self, token):
-        claims, why = self.idp.verify(token)
+        claims, why = self.verifier.verify(token)
         self.assertIsNone(claims)
         return why
 
     def test_a_token_it_minted_is_accepted_with_or_without_bearer(self):
-        token = self.idp.mint("alice")
+        token = self.issuer.mint("alice")
         for auth in (token, f"Bearer {token}", f"bearer {token}"):
-            claims, why = self.idp.verify(auth)
+            claims, why = self.verifier.verify(auth)
             self.assertIsNone(why)
             self.assertEqual(claims["sub"], "alice")
         self.assertEqual(idp.as_event_claims({"aud": ["a", "b"], "exp": 5, "ok": True}),
                          {"aud": "[a b]", "exp": "5", "ok": "true"})
+        # The key file is kept: a second issuer on it signs under the same key id.
+        self.assertEqual(idp.Issuer(os.path.join(self.dir.name, "key.pem")).kid, self.issuer.kid)
 
     def test_refusals_name_their_reason(self):
-        other = idp.Idp("other-key", "https://iss.test", "aud-1")
+        other = idp.Issuer(os.path.join(self.dir.name, "other.pem"), "https://iss.test", "aud-1")
         self.assertIsNone(self.reason(None))
         self.assertIn("not a valid JWT", self.reason("Bearer x.y"))
+        # Another key under this key's id: the signature does not verify.
+        other.kid = self.issuer.kid
         self.assertIn("signature", self.reason(other.mint("alice")))
-        self.assertIn("expired", self.reason(self.idp.mint("alice", exp=int(time.time()) - 1)))
-        self.assertIn("expiration", self.reason(self.idp.mint("alice", exp=None)))
-        self.assertIn("not valid yet", self.reason(self.idp.mint("alice", nbf=int(time.time()) + 60)))
-        self.assertIn("issuer", self.reason(self.idp.mint("alice", iss="https://other")))
-        self.assertIn("audience", self.reason(self.idp.mint("alice", aud="aud-2")))
-        self.assertIn("subject", self.reason(self.idp.mint("")))
+        self.assertIn("expired", self.reason(self.issuer.mint("alice", exp=int(time.time()) - 1)))
+        self.assertIn("expiration", self.reason(self.issuer.mint("alice", exp=None)))
+        self.assertIn("not valid yet", self.reason(self.issuer.mint("alice", nbf=int(time.time()) + 60)))
+        self.assertIn("issuer", self.reason(self.issuer.mint("alice", iss="https://other")))
+        self.assertIn("audience", self.reason(self.issuer.mint("alice", aud="aud-2")))
+        self.assertIn("subject", self.reason(self.issuer.mint("")))
         # client_id stands for aud only when there is no aud.
-        self.assertIsNone(self.idp.verify(self.idp.mint("a", aud=None, client_id="aud-1"))[1])
-        self.assertIn("audience", self.reason(self.idp.mint("a", aud="x", client_id="aud-1")))
+        self.assertIsNone(self.verifier.verify(self.issuer.mint("a", aud=None, client_id="aud-1"))[1])
+        self.assertIn("audience", self.reason(self.issuer.mint("a", aud="x", client_id="aud-1")))
+
+    def test_an_hmac_token_is_refused_whatever_its_key(self):
+        import base64
+        import hashlib
+        import hmac
+
+        def b64(data):
+            return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+        claims = {"sub": "alice", "iss": "https://iss.test", "aud": "aud-1", "exp": int(time.time()) + 60}
+        signing = f'{b64(json.dumps({"alg": "HS256", "kid": self.issuer.kid}).encode())}.{b64(json.dumps(claims).encode())}'
+        # Any secret, and the public key itself (the "algorithm confusion" forgery).
+        for secret in (b"local-jwt-secret-not-for-production", self.issuer.key.as_pem(private=False)):
+            token = f"{signing}.{b64(hmac.new(secret, signing.encode(), hashlib.sha256).digest())}"
+            self.assertIsNotNone(self.reason(token), secret[:20])
+
+    def test_a_new_key_is_fetched_when_a_token_names_it(self):
+        self.assertIsNone(self.verifier.verify(self.issuer.mint("alice"))[1])
+        # The issuer rotates its key; a token under the new id makes the verifier read the
+        # JWKS again.
+        rotated = idp.Issuer(os.path.join(self.dir.name, "rotated.pem"), "https://iss.test", "aud-1")
+        self.issuer.key, self.issuer.kid = rotated.key, rotated.kid
+        self.verifier.fetched_at = 0
+        self.assertIsNone(self.verifier.verify(rotated.mint("alice"))[1])
+
+
+class Sigv4Test(unittest.TestCase):
+    """The local IAM check against a signer it does not share code with (botocore's, as
+    the AWS SDK for Python signs): what it signs passes, any change to what arrived is
+    refused."""
+
+    KEYS = {"AKIDGAME": ("game-secret", "game-server")}
+    HOST = "127.0.0.1:4010"
+
+    def signed(self, method, target, body=b"", key=("AKIDGAME", "game-secret"), at=None, region="us-east-1"):
+        from unittest import mock
+
+        from botocore.auth import SigV4Auth
+        from botocore.awsrequest import AWSRequest
+        from botocore.credentials import Credentials
+        req = AWSRequest(method=method, url=f"http://{self.HOST}{target}", data=body,
+                         headers={"content-type": "application/json"})
+        signer = SigV4Auth(Credentials(*key), "execute-api", region)
+        if at is None:
+            signer.add_auth(req)
+        else:
+            then = datetime.datetime.fromtimestamp(at, datetime.timezone.utc).replace(tzinfo=None)
+            with mock.patch("botocore.auth.get_current_datetime", return_value=then):
+                signer.add_auth(req)
+        return {"host": self.HOST, **{k.lower(): v for k, v in req.headers.items()}}
+
+    def verify(self, method, target, headers, body=b""):
+        path, _, query = target.partition("?")
+        return sigv4.verify(self.KEYS, "us-east-1", method, path, query, headers, body)
+
+    def test_what_botocore_signs_passes_on_ids_with_colons_unicode_and_queries(self):
+        body = b'{"new_score": 10, "match_id": "m1"}'
+        for method, target, sent in [
+            ("POST", "/leaderboards/arena%3Aranked/players/p%C3%A9-1/score", body),
+            ("POST", "/leaderboards/arena:ranked/players/p1/score", body),
+            ("GET", "/admin/players?name_prefix=%C3%89lo%C3%AFse%2C%20J&limit=5", b""),
+            ("GET", "/admin/held?game=g1&board=a%3Ab&board=a%3Ac", b""),
+            ("DELETE", "/games/g1/bans/p1", b""),
+        ]:
+            self.assertEqual(self.verify(method, target, self.signed(method, target, sent), sent), "game-server", target)
+
+    def test_any_change_to_what_arrived_is_refused(self):
+        body = b'{"new_score": 10, "match_id": "m1"}'
+        target = "/leaderboards/arena%3Aranked/players/p1/score"
+        good = self.signed("POST", target, body)
+        cases = {
+            "another body": ("POST", target, good, b'{"new_score": 99, "match_id": "m1"}'),
+            "another path": ("POST", target.replace("p1", "p2"), good, body),
+            "the colon unescaped": ("POST", target.replace("%3A", ":"), good, body),
+            "another method": ("PUT", target, good, body),
+            "a query added": ("POST", target + "?x=1", good, body),
+            "a signed header changed": ("POST", target, {**good, "content-type": "text/plain"}, body),
+            "a wrong secret": ("POST", target, self.signed("POST", target, body, key=("AKIDGAME", "guess")), body),
+            "an unknown key": ("POST", target, self.signed("POST", target, body, key=("AKIDOTHER", "game-secret")), body),
+            "another region": ("POST", target, self.signed("POST", target, body, region="eu-west-1"), body),
+            "a stale date": ("POST", target, self.signed("POST", target, body, at=time.time() - 360), body),
+            "a date ahead": ("POST", target, self.signed("POST", target, body, at=time.time() + 360), body),
+            "no signature": ("POST", target, {"host": self.HOST}, body),
+        }
+        for what, (method, t, headers, sent) in cases.items():
+            with self.assertRaises(sigv4.Refused, msg=what):
+                self.verify(method, t, headers, sent)
+        # Within the five minutes either way: accepted.
+        self.assertEqual(self.verify("POST", target, self.signed("POST", target, body, at=time.time() - 240), body),
+                         "game-server")
+
+
+class PrincipalPoliciesTest(unittest.TestCase):
+    """Each local key's principal is held to the template's policy of that name."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.template = template.read_template(os.path.join(base.ROOT, "template.yaml"))
+        cls.policies = gateway.principal_policies(cls.template.raw)
+
+    def test_game_servers_may_call_exactly_the_game_server_policys_routes(self):
+        allowed = {r.key for r in self.template.routes if r.iam and gateway.role_allows(
+            self.policies["game-server"], r.method, r.path.replace("{", "x").replace("}", ""))}
+        self.assertEqual(allowed, {"POST /leaderboards/{lb}/players/{p}/score", "POST /scores",
+                                   "POST /tournaments/{t}/players/{p}/score", "POST /tournaments/{t}/players/{p}/join",
+                                   "PUT /players/{p}/profile", "PATCH /players/{p}/profile"})
+        self.assertIsNone(self.policies["admin"])
+        self.assertEqual({p for _, p in sigv4.LOCAL_KEYS.values()}, set(self.policies))

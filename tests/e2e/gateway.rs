@@ -1,5 +1,6 @@
 //! The local API Gateway as a client meets it: player routes take a token only when API
-//! Gateway's JWT authorizer would (signature, expiry, issuer, audience), its subject
+//! Gateway's JWT authorizer would (an RS256 signature by a key of the issuer's JWKS, expiry,
+//! issuer, audience), its subject
 //! reaching the function as the caller; methods no route declares get JSON, never the
 //! HTTP server's 501 page.
 
@@ -105,6 +106,26 @@ async fn player_routes_take_only_the_tokens_api_gateway_would() -> Result<()> {
         status == 401 && challenge.contains("signature"),
         "forged: {status} {challenge}"
     );
+    // HS256: the issuer publishes RSA keys only, so an HMAC-signed token is refused
+    // whatever its secret (API Gateway takes the algorithms of the issuer's keys).
+    let hs256 = {
+        use base64::Engine as _;
+        use hmac::{KeyInit, Mac};
+        let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+        let good = token_with("alice", json!({}));
+        let payload = good.split('.').nth(1).unwrap_or_default();
+        let signing_input = format!("{}.{payload}", b64(br#"{"alg":"HS256","typ":"JWT"}"#));
+        let mut mac =
+            hmac::Hmac::<sha2::Sha256>::new_from_slice(b"local-jwt-secret-not-for-production")
+                .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+        mac.update(signing_input.as_bytes());
+        format!(
+            "Bearer {signing_input}.{}",
+            b64(&mac.finalize().into_bytes())
+        )
+    };
+    let (status, _, body) = get(&stack, &path, Some(&hs256)).await?;
+    ensure!(status == 401, "HS256: {status} {body}");
 
     // Accepted: with or without "Bearer ", `aud` as a list, or `client_id` when there is
     // no `aud` (Cognito access tokens).

@@ -36,6 +36,7 @@ mod roles;
 mod rolling;
 mod schedules;
 mod seal;
+mod signing;
 mod stream_ingest;
 mod support;
 mod tiebreaks;

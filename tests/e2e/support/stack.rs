@@ -49,19 +49,33 @@ pub struct StackOptions<'a> {
 }
 
 pub const API_KEY: &str = "e2e-key";
-/// The stack's players' identity provider (`infra/local/idp.py`): the key its tokens are
-/// signed with, the issuer and the audience the gateway requires.
-pub const JWT_SECRET: &str = "e2e-jwt-secret";
+/// The stack's players' identity provider (`infra/local/idp.py`): the issuer and the
+/// audience the gateway requires. Its RSA key is the run's (`LB_TEST_JWT_KEY`, a PEM file
+/// `infra/test.sh` makes, whose key id is `LB_TEST_JWT_KID`).
 pub const JWT_ISSUER: &str = "https://idp.e2e.local";
 pub const JWT_AUDIENCE: &str = "e2e-game";
 
-/// A player's token as the stack's identity provider issues it (HS256 under
-/// [`JWT_SECRET`]), with `claims` added or replaced (e.g. a foreign `aud`, a past `exp`;
+/// The run's signing key: its PEM file and key id.
+pub fn jwt_key() -> (String, String) {
+    let var = |name: &str| {
+        std::env::var(name).unwrap_or_else(|_| panic!("{name} is not set (infra/test.sh sets it)"))
+    };
+    (var("LB_TEST_JWT_KEY"), var("LB_TEST_JWT_KID"))
+}
+
+/// A player's token as the stack's identity provider issues it (RS256 under the run's
+/// key, [`jwt_key`]), with `claims` added or replaced (e.g. a foreign `aud`, a past `exp`;
 /// a null removes the claim).
 pub fn token_with(player: &str, claims: serde_json::Value) -> String {
-    use base64::Engine as _;
-    use hmac::{KeyInit, Mac};
-    let b64 = |bytes: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes);
+    use std::sync::OnceLock;
+    static KEY: OnceLock<(jsonwebtoken::EncodingKey, String)> = OnceLock::new();
+    let (key, kid) = KEY.get_or_init(|| {
+        let (path, kid) = jwt_key();
+        let pem = std::fs::read(&path).unwrap_or_else(|e| panic!("read {path}: {e}"));
+        let key = jsonwebtoken::EncodingKey::from_rsa_pem(&pem)
+            .unwrap_or_else(|e| panic!("{path} is no RSA key: {e}"));
+        (key, kid)
+    });
     let now = chrono::Utc::now().timestamp();
     let mut body = serde_json::json!({
         "sub": player, "iss": JWT_ISSUER, "aud": JWT_AUDIENCE, "iat": now, "exp": now + 3600,
@@ -74,12 +88,9 @@ pub fn token_with(player: &str, claims: serde_json::Value) -> String {
             };
         }
     }
-    let head = b64(br#"{"alg":"HS256","typ":"JWT"}"#);
-    let signing_input = format!("{head}.{}", b64(body.to_string().as_bytes()));
-    let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(JWT_SECRET.as_bytes())
-        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
-    mac.update(signing_input.as_bytes());
-    format!("{signing_input}.{}", b64(&mac.finalize().into_bytes()))
+    let mut header = jsonwebtoken::Header::new(jsonwebtoken::Algorithm::RS256);
+    header.kid = Some(kid.clone());
+    jsonwebtoken::encode(&header, &body, key).unwrap_or_else(|e| panic!("sign a token: {e}"))
 }
 
 /// `Authorization` for `player`: a bearer token of the stack's identity provider.
@@ -163,7 +174,7 @@ impl Stack {
             .arg(redis_url)
             .arg("--api-key")
             .arg(API_KEY)
-            .args(["--jwt-secret", JWT_SECRET, "--jwt-issuer", JWT_ISSUER])
+            .args(["--jwt-key", &jwt_key().0, "--jwt-issuer", JWT_ISSUER])
             .args(["--jwt-audience", JWT_AUDIENCE])
             .arg("--bin-dir")
             .arg(bin_dir)
