@@ -67,6 +67,12 @@ namespace Leaderboard
             return o.TryGetValue(key, out v) && v is JsonNumber ? ((JsonNumber)v).AsLong() : 0;
         }
 
+        internal static long? NullableLong(Dictionary<string, object> o, string key)
+        {
+            object v;
+            return o.TryGetValue(key, out v) && v is JsonNumber ? ((JsonNumber)v).AsLong() : (long?)null;
+        }
+
         internal static List<Entry> Rows(Dictionary<string, object> o, string key)
         {
             object v;
@@ -90,7 +96,9 @@ namespace Leaderboard
     /// <summary>Where a player stands among their friends.</summary>
     public sealed class FriendsView : Reply
     {
-        public long Rank { get { return Long(Fields, "friends_rank"); } }
+        /// <summary>The player's place among their friends; null when they have no
+        /// standing on the board.</summary>
+        public long? Rank { get { return NullableLong(Fields, "friends_rank"); } }
         public long Total { get { return Long(Fields, "friends_total"); } }
         public List<Entry> Neighbors { get { return Rows(Fields, "neighbors"); } }
         internal FriendsView(Dictionary<string, object> f) : base(f) { }
@@ -116,46 +124,52 @@ namespace Leaderboard
         internal LiveView(Dictionary<string, object> f) : base(f) { }
     }
 
+    /// <summary>How equal scores share places (the reads' `rank_mode`): Unique 1, 2, 3, 4
+    /// (the default); Competition 1, 2, 2, 4; Dense 1, 2, 2, 3 (on a board that keeps dense
+    /// ranks).</summary>
+    public enum RankMode { Unique, Competition, Dense }
+
     /// <summary>A player's client: the player routes, with the game's own sign-in.</summary>
     public sealed class PlayerClient
     {
-        readonly HttpClient http;
-        readonly string baseUrl;
+        readonly Transport transport;
         internal readonly Func<Task<string>> Token;
-        readonly int attempts;
-        readonly Random jitter = new Random();
 
         /// <param name="baseUrl">The API's URL (the stack's ApiUrl output).</param>
         /// <param name="token">Gives the player's current token (a JWT), asked per request.</param>
         /// <param name="attempts">Tries in all for a 429, a 503 or a network error.</param>
         public PlayerClient(string baseUrl, Func<Task<string>> token, int attempts = 4, HttpClient http = null)
         {
-            this.baseUrl = baseUrl.TrimEnd('/');
             Token = token;
-            this.attempts = attempts;
-            this.http = http ?? new HttpClient();
+            transport = new Transport(baseUrl, attempts, http, async req =>
+                req.Headers.TryAddWithoutValidation("Authorization", "Bearer " + await token()));
         }
 
         static string Esc(string s) { return Uri.EscapeDataString(s); }
 
-        public async Task<RankView> Rank(string board, string player, int k = 0)
+        static string Mode(RankMode mode)
         {
-            return new RankView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/rank?k=" + k));
+            return mode == RankMode.Unique ? "" : "&rank_mode=" + mode.ToString().ToLowerInvariant();
         }
 
-        public async Task<FriendsView> Friends(string board, string player, int k = 0)
+        public async Task<RankView> Rank(string board, string player, int k = 0, RankMode mode = RankMode.Unique)
         {
-            return new FriendsView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/friends-rank?k=" + k));
+            return new RankView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/rank?k=" + k + Mode(mode)));
         }
 
-        public async Task<RowsView> Top(string board, int n = 10)
+        public async Task<FriendsView> Friends(string board, string player, int k = 0, RankMode mode = RankMode.Unique)
         {
-            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/top?n=" + n));
+            return new FriendsView(await Get("/leaderboards/" + Esc(board) + "/players/" + Esc(player) + "/friends-rank?k=" + k + Mode(mode)));
         }
 
-        public async Task<RowsView> Entries(string board, IEnumerable<string> players)
+        public async Task<RowsView> Top(string board, int n = 10, RankMode mode = RankMode.Unique)
         {
-            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/entries?players=" + Esc(string.Join(",", players))));
+            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/top?n=" + n + Mode(mode)));
+        }
+
+        public async Task<RowsView> Entries(string board, IEnumerable<string> players, RankMode mode = RankMode.Unique)
+        {
+            return new RowsView(await Get("/leaderboards/" + Esc(board) + "/entries?players=" + Esc(string.Join(",", players)) + Mode(mode)));
         }
 
         public async Task<Reply> Profile(string player)
@@ -165,10 +179,28 @@ namespace Leaderboard
 
         /// <summary>One page of a walk through a board (docs/walks.md): pass the page's
         /// NextCursor to the next call; null when the walk is done.</summary>
-        public async Task<RowsView> Ranks(string board, int limit = 100, string cursor = null)
+        public async Task<RowsView> Ranks(string board, int limit = 100, string cursor = null, RankMode mode = RankMode.Unique)
         {
-            string q = "?limit=" + limit + (cursor != null ? "&cursor=" + Esc(cursor) : "");
+            string q = "?limit=" + limit + (cursor != null ? "&cursor=" + Esc(cursor) : "") + Mode(mode);
             return new RowsView(await Get("/leaderboards/" + Esc(board) + "/ranks" + q));
+        }
+
+        /// <summary>Walks a whole board in order, a page of `limit` rows at a time, calling
+        /// `each` for every row; `each` returns false to stop early. Every page is read
+        /// with the previous page's cursor, so the walk sees each player once even while
+        /// results arrive (docs/walks.md).</summary>
+        public async Task Walk(string board, Func<Entry, bool> each, int limit = 100, RankMode mode = RankMode.Unique,
+            CancellationToken cancel = default(CancellationToken))
+        {
+            string cursor = null;
+            do
+            {
+                cancel.ThrowIfCancellationRequested();
+                var page = await Ranks(board, limit, cursor, mode);
+                foreach (var entry in page.Entries)
+                    if (!each(entry)) return;
+                cursor = page.NextCursor;
+            } while (cursor != null);
         }
 
         /// <summary>A board's definition and state.</summary>
@@ -243,19 +275,43 @@ namespace Leaderboard
             return new LiveWatch(() => LiveMe(board, player, k), Token, onUpdate, realtimeUrl, host);
         }
 
-        Task<Dictionary<string, object>> Get(string path) { return Call(HttpMethod.Get, path, null); }
+        Task<Dictionary<string, object>> Get(string path) { return transport.Call(HttpMethod.Get, path, null, true); }
 
-        /// <summary>A call, its error reply thrown. GET and PUT are retried on 429, 503 and
-        /// network errors after what Retry-After asks (or a jittered backoff), at most
-        /// `attempts` tries; a POST (a join) is sent once.</summary>
-        async Task<Dictionary<string, object>> Call(HttpMethod method, string path, string body)
+        /// <summary>GET and PUT are retried (Transport); a POST (a join) is sent once.</summary>
+        Task<Dictionary<string, object>> Call(HttpMethod method, string path, string body)
         {
-            int tries = method == HttpMethod.Post ? 1 : attempts;
+            return transport.Call(method, path, body, method != HttpMethod.Post);
+        }
+    }
+
+    /// <summary>The HTTP side both clients share: a call with its authorization added,
+    /// retried on 429, 503 and network errors when the caller says it is safe to, after what
+    /// Retry-After asks (or a jittered backoff), at most `attempts` tries; an error reply
+    /// thrown as LeaderboardException.</summary>
+    internal sealed class Transport
+    {
+        readonly HttpClient http;
+        readonly string baseUrl;
+        readonly int attempts;
+        readonly Func<HttpRequestMessage, Task> authorize;
+        readonly Random jitter = new Random();
+
+        internal Transport(string baseUrl, int attempts, HttpClient http, Func<HttpRequestMessage, Task> authorize)
+        {
+            this.baseUrl = baseUrl.TrimEnd('/');
+            this.attempts = attempts;
+            this.http = http ?? new HttpClient();
+            this.authorize = authorize;
+        }
+
+        internal async Task<Dictionary<string, object>> Call(HttpMethod method, string path, string body, bool retry)
+        {
+            int tries = retry ? attempts : 1;
             for (int attempt = 1; ; attempt++)
             {
                 var req = new HttpRequestMessage(method, baseUrl + path);
                 if (body != null) req.Content = new StringContent(body, System.Text.Encoding.UTF8, "application/json");
-                req.Headers.TryAddWithoutValidation("Authorization", "Bearer " + await Token());
+                await authorize(req);
                 HttpResponseMessage res;
                 try
                 {
@@ -277,7 +333,6 @@ namespace Leaderboard
                 return (Dictionary<string, object>)Json.Parse(text);
             }
         }
-
         TimeSpan Backoff(int attempt, TimeSpan? asked)
         {
             double bound = Math.Min(5000, 100 * Math.Pow(2, attempt));

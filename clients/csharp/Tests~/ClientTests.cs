@@ -1,7 +1,8 @@
 // The C# client's tests against a local stack (tests/e2e/clients.rs builds them with mcs,
-// runs them with mono and passes LB_API, LB_EVENTS, LB_REALTIME, LB_SOCIAL, LB_API_KEY).
-// The stack is set up over plain HTTP as a game server would; the client under test
-// reads. Prints one line per test ("ok" / "not ok") and exits 1 if any failed.
+// runs them with mono and passes LB_API, LB_EVENTS, LB_REALTIME, LB_SOCIAL, LB_API_KEY,
+// LB_REGION and the stack's local SigV4 key pairs as ID:SECRET in LB_ADMIN_KEY,
+// LB_GAME_SERVER_KEY). Boards are set up over plain HTTP with the local key; the player's
+// client under test reads, and the server's client signs its calls. Prints one line per test ("ok" / "not ok") and exits 1 if any failed.
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
@@ -51,6 +52,27 @@ static class ClientTests
 
     static PlayerClient As(string player) { return new PlayerClient(Api, () => Token(player)); }
 
+    /// <summary>A game server's client signing with one of the stack's key pairs (the
+    /// environment variable `name` holds ID:SECRET), or with `secret` in its place.</summary>
+    static ServerClient Server(string name, string secret = null)
+    {
+        var pair = Environment.GetEnvironmentVariable(name).Split(':');
+        var credentials = new AwsCredentials(pair[0], secret ?? pair[1]);
+        return new ServerClient(Api, Environment.GetEnvironmentVariable("LB_REGION"), () => Task.FromResult(credentials));
+    }
+
+    static async Task Refused(Func<Task> call, int status, string code, string what)
+    {
+        try { await call(); }
+        catch (LeaderboardException e)
+        {
+            Equal(status, e.Status, what + ": status");
+            Equal(code, e.Code, what + ": code");
+            return;
+        }
+        throw new Exception(what + ": no error");
+    }
+
     static void Equal<T>(T want, T got, string what)
     {
         if (!EqualityComparer<T>.Default.Equals(want, got)) throw new Exception(what + ": want " + want + ", got " + got);
@@ -74,7 +96,10 @@ static class ClientTests
         Equal("bob,dee", string.Join(",", rows.Entries.Select(e => e.PlayerId).OrderBy(p => p)), "entries");
         await Send(HttpMethod.Put, Social + "/players/ann/friends", "[\"bob\",\"zed\"]", false);
         var friends = await ann.Friends(lb, "ann", 1);
-        Equal(2L, friends.Rank, "friends rank");
+        Equal((long?)2, friends.Rank, "friends rank");
+        // A player with no standing has no place among their friends: null, not 0.
+        await Send(HttpMethod.Put, Social + "/players/newbie/friends", "[\"bob\"]", false);
+        Equal(null, (await As("newbie").Friends(lb, "newbie", 1)).Rank, "a friends rank without a standing");
         await Send(HttpMethod.Put, Api + "/players/" + Tag + "-p/profile", "{\"display_name\":\"Ann the Great\"}");
         Equal("Ann the Great", (await ann.Profile(Tag + "-p"))["display_name"], "profile");
     }
@@ -117,14 +142,11 @@ static class ClientTests
         var ann = As("ann");
         string lb = Tag + "-best";
         var walked = new List<string>();
-        string cursor = null;
-        do
-        {
-            var page = await ann.Ranks(lb, 2, cursor);
-            walked.AddRange(page.Entries.Select(e => e.PlayerId));
-            cursor = page.NextCursor;
-        } while (cursor != null);
+        await ann.Walk(lb, e => { walked.Add(e.PlayerId); return true; }, 2);
         Equal("bob,cid,ann,dee", string.Join(",", walked), "a walk");
+        var firstThree = new List<string>();
+        await ann.Walk(lb, e => { firstThree.Add(e.PlayerId); return firstThree.Count < 3; }, 2);
+        Equal("bob,cid,ann", string.Join(",", firstThree), "a walk stopped early");
         Equal(lb, (await ann.Board(lb))["leaderboard_id"], "the board");
         try { await ann.Results(lb); throw new Exception("no error"); }
         catch (LeaderboardException e) { Equal(404, e.Status, "an open board's results"); }
@@ -146,6 +168,79 @@ static class ClientTests
         Equal(true, cohort.Fields.ContainsKey("waiting"), "the cohort's seats");
         try { await ann.League(t, "ann"); throw new Exception("no error"); }
         catch (LeaderboardException e) { Equal("no_league", e.Code, "a tournament without a league"); }
+    }
+
+    static async Task RankModes()
+    {
+        string lb = Tag + "-ties";
+        await Send(HttpMethod.Post, Api + "/leaderboards", "{\"leaderboard_id\":\"" + lb + "\",\"policy\":\"BEST\",\"dense_ranks\":true}");
+        foreach (var s in new[] { "a:30", "b:20", "c:20", "d:10" }) await Score(lb, s.Split(':')[0], "m", s.Split(':')[1]);
+        var ann = As("ann");
+        Func<RowsView, string> ranks = v => string.Join(",", v.Entries.Select(e => e.Rank));
+        Equal("1,2,3,4", ranks(await ann.Top(lb, 4)), "unique");
+        Equal("1,2,2,4", ranks(await ann.Top(lb, 4, RankMode.Competition)), "competition");
+        Equal("1,2,2,3", ranks(await ann.Top(lb, 4, RankMode.Dense)), "dense");
+        Equal(3L, (await ann.Rank(lb, "d", 0, RankMode.Dense)).Rank, "a dense rank");
+        var dense = new List<long>();
+        await ann.Walk(lb, e => { dense.Add(e.Rank); return true; }, 3, RankMode.Dense);
+        Equal("1,2,2,3", string.Join(",", dense), "a dense walk");
+    }
+
+    static async Task ServerCalls()
+    {
+        var admin = Server("LB_ADMIN_KEY");
+        var game = Server("LB_GAME_SERVER_KEY");
+        string lb = Tag + ":ranked";
+        await Send(HttpMethod.Post, Api + "/leaderboards", "{\"leaderboard_id\":\"" + lb + "\",\"policy\":\"BEST\",\"decimals\":3}");
+        // A result on a board id with a colon, exact to the last digit, and its retry.
+        var first = await game.SubmitScore(lb, "p1", "9007199254740.991", "m:1", "{\"kills\":7}");
+        Equal("True", first["update_applied"], "applied");
+        Equal("True", (await game.SubmitScore(lb, "p1", "9007199254740.991", "m:1", "{\"kills\":7}"))["replayed"], "a retry answers the first outcome");
+        Equal("9007199254740.991", (await As("p1").Top(lb, 1)).Entries[0].Score, "the exact score");
+        // Profiles with UTF-8, read back by a player.
+        await game.SetProfile("p1", "{\"display_name\":\"Zo\u00eb \u6771\u4eac\"}");
+        Equal("Zo\u00eb \u6771\u4eac", (await As("p1").Profile("p1"))["display_name"], "a UTF-8 name");
+        // A family's match, and a tournament's join and result.
+        string g = ("s" + Tag).Replace("-", "_");
+        await Send(HttpMethod.Post, Api + "/families", "{\"game\":\"" + g + "\",\"mode\":\"m\",\"regions\":[\"EU\"],\"periods\":[\"ALL_TIME\",\"DAILY\"]}");
+        var match = await game.SubmitMatch("{\"game\":\"" + g + "\",\"mode\":\"m\",\"region\":\"EU\",\"player_id\":\"p1\",\"match_id\":\"x1\",\"score\":5}");
+        Equal(true, ((List<object>)match.Fields["results"]).Count >= 2, "a match reaches the family's boards");
+        string t = Tag + "-srv";
+        long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
+        await Send(HttpMethod.Post, Api + "/tournaments", "{\"tournament_id\":\"" + t + "\",\"game\":\"" + g +
+            "\",\"mode\":\"race\",\"title\":\"Cup\",\"schedule\":{\"start\":" + (now - 60000) + ",\"end\":" + (now + 3600000) +
+            "},\"cohort_size\":5,\"max_players\":10}");
+        await game.JoinTournament(t, "p1");
+        var attempt = await game.SubmitTournamentScore(t, "p1", "42", "r1");
+        Equal("42", attempt["score"], "a tournament result");
+        // Bans are the operators': an administrator's key may, the game server's may not.
+        await admin.Ban(g, "cheater", "aimbot");
+        await admin.Unban(g, "cheater", "appeal upheld");
+        await Refused(() => game.Ban(g, "cheater", "aimbot"), 403, "forbidden", "a game server banning");
+        // A wrong secret, and an id the service refuses after the signature passed.
+        await Refused(() => Server("LB_GAME_SERVER_KEY", "guessed").SubmitScore(lb, "p2", "1", "m"), 403, "forbidden", "a wrong secret");
+        await Refused(() => game.SubmitScore(lb, "\u00e9l\u00e8ve", "1", "m"), 400, "invalid_request", "a UTF-8 id");
+        Equal(1L, (await As("p1").Top(lb, 5)).Entries.Count, "nothing refused reached the board");
+    }
+
+    /// <summary>The signer against signatures botocore (the AWS SDK for Python) makes for
+    /// the same requests: AWS's test-suite credentials, date and host.</summary>
+    static Task SigV4Vectors()
+    {
+        var credentials = new AwsCredentials("AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY");
+        var at = new DateTime(2015, 8, 30, 12, 36, 0, DateTimeKind.Utc);
+        foreach (var c in new[]
+        {
+            new[] { "https://example.amazon.com/", "7ab4567ae243ee168f6bf18206b2b40b61ce08277323168138fa113ed23c538e" },
+            new[] { "https://example.amazon.com/?Param2=value2&Param1=value1", "ca0a842792a27475df455b2925aa79d50a98e27d1733a46b57c22810e6b1a7bc" },
+        })
+        {
+            var req = new HttpRequestMessage(HttpMethod.Get, c[0]);
+            SigV4.Sign(req, null, credentials, "us-east-1", at, "service");
+            string auth = string.Join(",", req.Headers.GetValues("Authorization"));
+            Equal("AWS4-HMAC-SHA256 Credential=AKIDEXAMPLE/20150830/us-east-1/service/aws4_request, SignedHeaders=host;x-amz-date, Signature=" + c[1], auth, c[0]);
+        }
+        return Task.FromResult(0);
     }
 
     static async Task LiveTop()
@@ -269,6 +364,9 @@ static class ClientTests
             new KeyValuePair<string, Func<Task>>("errors carry the API's status, code, field and request id", Errors),
             new KeyValuePair<string, Func<Task>>("503s are retried after Retry-After, at most `attempts` tries; a join is sent once", Retries),
             new KeyValuePair<string, Func<Task>>("API Gateway's own refusals come back as unauthorized and forbidden", GatewayRefusals),
+            new KeyValuePair<string, Func<Task>>("rank modes: unique, competition and dense, on reads and walks", RankModes),
+            new KeyValuePair<string, Func<Task>>("a game server's calls, signed: results, a match, a tournament, profiles, bans, refusals", ServerCalls),
+            new KeyValuePair<string, Func<Task>>("SigV4 signs as the AWS SDK signs", SigV4Vectors),
             new KeyValuePair<string, Func<Task>>("a live top view hears 10 of 10 changes in order across a forced reconnect", LiveTop),
         };
         int failed = 0, n = 0;

@@ -57,6 +57,12 @@ export class ServerClient {
     });
   }
 
+  /** Finds players by display-name prefix (an operator's read: support tools, moderation). */
+  findPlayers(namePrefix: string, options: { limit?: number; cursor?: string } = {}) {
+    return unwrap<Reply<operations["findPlayers"]>>(this.api.http.GET("/admin/players",
+      { params: { query: { name_prefix: namePrefix, ...options } }, ...AS_TEXT }));
+  }
+
   /** Posts one match result. `matchId` makes it exactly-once: a retry answers the first
    * outcome (`replayed: true`), so this client retries it on 429, 503 and network errors. */
   submitScore(board: string, player: string, result: Body<operations["submitScore"]>) {

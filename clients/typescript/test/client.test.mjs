@@ -1,6 +1,7 @@
 // The TypeScript client against the local stack (LB_API, LB_EVENTS for players' tokens,
-// LB_SOCIAL for friends, LB_API_KEY; tests/e2e/clients.rs starts the stack and runs
-// this), and its transport's rules over a fake fetch (retries, signatures).
+// LB_SOCIAL for friends, LB_REGION and the stack's local key pairs for SigV4;
+// tests/e2e/clients.rs starts the stack and runs this), and its transport's rules over a
+// fake fetch (retries, signatures).
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { LeaderboardError, PlayerClient, parseExact } from "../dist/index.js";
@@ -10,7 +11,15 @@ const env = process.env;
 const live = env.LB_API ? test : test.skip;
 const tag = `ts${process.pid}${Date.now() % 100000}`;
 
-const server = () => new ServerClient({ baseUrl: env.LB_API, auth: { apiKey: env.LB_API_KEY } });
+// The server calls are signed with SigV4 and checked by the local gateway as API
+// Gateway checks them: the administrator's key (no policy limits it) unless a test names
+// another (the game servers' key is held to GameServerPolicy).
+const keyPair = (name) => {
+  const [accessKeyId, secretAccessKey] = env[name].split(":");
+  return async () => ({ accessKeyId, secretAccessKey });
+};
+const server = (key = "LB_ADMIN_KEY") =>
+  new ServerClient({ baseUrl: env.LB_API, auth: { region: env.LB_REGION, credentials: keyPair(key) } });
 const tokens = new Map();
 async function token(player) {
   if (!tokens.has(player)) {
@@ -54,6 +63,30 @@ live("results, replays and every player read of a board", async () => {
   const friends = await ann.friends(lb, "ann", { k: 1 });
   assert.equal(friends.friends_rank, 2);
   assert.equal(friends.friends_total, 2);
+});
+
+live("a game server's signed calls pass on ids with colons, UTF-8 and queries, and only within its policy", async () => {
+  const admin = server();
+  const game = server("LB_GAME_SERVER_KEY");
+  const lb = `${tag}:ranked`;
+  await admin.createBoard({ leaderboard_id: lb, policy: "BEST" });
+  const r = await game.submitScore(lb, "zoë-fan", { new_score: 12, match_id: "m:1" })
+    .catch((e) => e);
+  // An id outside the id pattern passes the signature and is refused by the service.
+  assert.ok(r instanceof LeaderboardError && r.status === 400 && r.field === "p", String(r));
+  assert.equal((await game.submitScore(lb, "p-1", { new_score: 12, match_id: "m:1" })).update_applied, true);
+  await game.setProfile("p-1", { display_name: "Zoë «Ace» 東京" });
+  const found = await admin.findPlayers("Zoë «A", { limit: 5 });
+  assert.deepEqual(found.players.map((p) => p.player_id), ["p-1"]);
+  // Outside the game servers' policy, and with a wrong secret: API Gateway's 403.
+  await assert.rejects(game.createBoard({ leaderboard_id: `${tag}-no`, policy: "BEST" }),
+    (e) => e instanceof LeaderboardError && e.status === 403 && e.code === "forbidden");
+  const forged = new ServerClient({ baseUrl: env.LB_API, auth: { region: env.LB_REGION,
+    credentials: async () => ({ accessKeyId: env.LB_GAME_SERVER_KEY.split(":")[0], secretAccessKey: "guess" }) } });
+  await assert.rejects(forged.submitScore(lb, "p-1", { new_score: 99, match_id: "m:2" }),
+    (e) => e instanceof LeaderboardError && e.status === 403 && e.code === "forbidden");
+  const top = await player("p-1").top(lb);
+  assert.deepEqual(top.entries.map((e) => [e.player_id, e.score]), [["p-1", "12"]]);
 });
 
 live("scores come back exactly as the board writes them, past a double's digits", async () => {
