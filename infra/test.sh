@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every test of the project. Installs what is missing (apt: redis-server, openssl,
 # chromium for the browser tests, nodejs and npm for the console's and the TypeScript
-# client's builds, Mono for the C# client's;
+# client's builds, Mono for the C# client's, g++, CMake and the C++ client's libraries;
 # the project venv: moto, cfn-lint, sam, cargo-lambda, the tansu Kafka broker), starts its
 # own redis-server, 3-master Redis Cluster, three DynamoDB endpoints and a Kafka broker on free
 # loopback ports (never the up
@@ -41,6 +41,7 @@ chromium_bin="$(ensure_browser)"
 ensure_console
 ensure_ts_client
 ensure_csharp_client
+ensure_cpp_client
 
 start_backends
 

@@ -298,6 +298,28 @@ print(" ".join(n for n in need if n not in have))')"
 # 7.2 syntax, .NET Standard APIs, no package), into clients/csharp/bin~ (hidden from
 # Unity, as `Tests~` is); tests/e2e/clients.rs runs the tests with mono against a stack.
 # Its package version is the document's too.
+# The C++ client (clients/cpp): its libraries from apt, then the build lines of its README
+# ("## Built and tested here"), so the README's lines are the ones that work.
+ensure_cpp_client() {
+  local pkg missing=()
+  for pkg in g++ cmake libcurl4-openssl-dev libssl-dev nlohmann-json3-dev libwebsocketpp-dev libboost-dev; do
+    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "ok installed" || missing+=("$pkg")
+  done
+  if ((${#missing[@]})); then
+    log "installing the C++ client's compiler and libraries (apt: ${missing[*]})"
+    apt_install "${missing[@]}"
+  fi
+  readme_build "$ROOT/clients/cpp"
+}
+
+# Runs the ```sh block under "## Built and tested here" of a client's README in its folder.
+readme_build() {
+  local dir="$1" build
+  build="$(awk '/^## Built and tested here/ { s = 1 } s && /^```sh$/ { b = 1; next } b && /^```$/ { exit } b' "$dir/README.md")"
+  [ -n "$build" ] || { echo "$dir/README.md gives no build lines" >&2; return 1; }
+  (cd "$dir" && bash -euo pipefail -c "$build")
+}
+
 ensure_csharp_client() {
   if ! command -v mcs >/dev/null 2>&1 || ! command -v mono >/dev/null 2>&1; then
     log "installing Mono's compiler and runtime (apt; the C# client's build and tests)"
@@ -305,7 +327,5 @@ ensure_csharp_client() {
   fi
   local dir="$ROOT/clients/csharp" build
   same_version_as_api "$dir/package.json" || return 1
-  build="$(awk '/^## Built and tested here/ { s = 1 } s && /^```sh$/ { b = 1; next } b && /^```$/ { exit } b' "$dir/README.md")"
-  [ -n "$build" ] || { echo "clients/csharp/README.md gives no build lines" >&2; return 1; }
-  (cd "$dir" && bash -euo pipefail -c "$build")
+  readme_build "$dir"
 }

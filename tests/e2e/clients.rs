@@ -2,6 +2,7 @@
 //! own tests (`clients/typescript/test/`, node's test runner, run on the build
 //! `infra/test.sh` makes), every one of them run, none skipped; the C# client's
 //! (`clients/csharp/Tests~/`, built with Mono's `mcs` as Unity's C# and run with `mono`);
+//! the C++ client's (`clients/cpp/tests/`, built with CMake and the system compiler);
 //! and the web game page
 //! built on it (`clients/typescript/examples/web-game/`) in headless Chromium, served on
 //! an origin of its own: signed in, it shows rank, neighbours, friends and the live top
@@ -63,6 +64,12 @@ async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Re
     let mut mono = tokio::process::Command::new("mono");
     mono.arg(root().join("clients/csharp/bin~/ClientTests.exe"));
     client_tests(mono, &["# pass 10, fail 0"]).await
+}
+
+#[tokio::test]
+async fn the_cpp_client_passes_its_tests_against_the_stack() -> Result<()> {
+    let tests = tokio::process::Command::new(root().join("clients/cpp/build/client_tests"));
+    client_tests(tests, &["# pass 8, fail 0"]).await
 }
 
 /// The web game page and its bundle, served on an origin of their own.
