@@ -277,6 +277,12 @@ struct Scripted {
         char buf[4096];
         ssize_t n;
         while (req.find("\r\n\r\n") == std::string::npos && (n = read(c, buf, sizeof buf)) > 0) req.append(buf, n);
+        // The whole body too, so closing does not reset the connection under the reply.
+        std::string lower = req;
+        std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char ch) { return std::tolower(ch); });
+        size_t at = lower.find("content-length:");
+        size_t want = req.find("\r\n\r\n") + 4 + (at == std::string::npos ? 0 : std::stoul(req.substr(at + 15)));
+        while (req.size() < want && (n = read(c, buf, sizeof buf)) > 0) req.append(buf, n);
         auto [status, body] = replies[std::min<size_t>(calls++, replies.size() - 1)];
         std::string head = "HTTP/1.1 " + std::to_string(status) + " X\r\nContent-Type: application/json\r\n" +
                            (status == 503 || status == 429 ? "Retry-After: 0\r\n" : "") +
