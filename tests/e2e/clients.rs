@@ -69,7 +69,7 @@ async fn the_csharp_client_passes_its_tests_against_the_stack_under_mono() -> Re
 #[tokio::test]
 async fn the_cpp_client_passes_its_tests_against_the_stack() -> Result<()> {
     let tests = tokio::process::Command::new(root().join("clients/cpp/build/client_tests"));
-    client_tests(tests, &["# pass 8, fail 0"]).await
+    client_tests(tests, &["# pass 9, fail 0"]).await
 }
 
 /// The web game page and its bundle, served on an origin of their own.

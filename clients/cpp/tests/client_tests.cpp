@@ -393,6 +393,43 @@ void live_top() {
   std::cout << "# live top (C++): write to update p50 " << took[4] << " ms, max " << took[9] << " ms" << std::endl;
 }
 
+/// The player's own neighbourhood: overtaken, the view follows with the notice.
+void live_me() {
+  std::string lb = kTag + "-me";
+  create_board(lb);
+  auto game = server("LB_GAME_SERVER_KEY");
+  game.submit_score(lb, "ann", "50", "m1");
+  game.submit_score(lb, "bob", "40", "m1");
+  std::mutex lock;
+  std::vector<Json> views;
+  auto reader = as("ann");
+  auto last = [&] {
+    std::lock_guard<std::mutex> g(lock);
+    return views.empty() ? Json() : views.back();
+  };
+  auto until = [&](const std::function<bool(const Json&)>& ok, const std::string& what) {
+    auto end = std::chrono::steady_clock::now() + 5s;
+    while (!ok(last())) {
+      if (std::chrono::steady_clock::now() > end) throw std::runtime_error("not within 5 s: " + what + ": " + last().dump());
+      std::this_thread::sleep_for(20ms);
+    }
+  };
+  auto watch = reader.watch_me(lb, "ann", 1, [&](const Json& v) {
+    std::lock_guard<std::mutex> g(lock);
+    views.push_back(v);
+  }, env("LB_REALTIME"));
+  until([](const Json& v) { return !v.is_null() && v["rank"] == 1; }, "ann first");
+  std::this_thread::sleep_for(300ms);  // subscribed and read again
+  game.submit_score(lb, "bob", "60", "m2");
+  until([](const Json& v) { return !v.is_null() && v["rank"] == 2; }, "ann overtaken");
+  Json now = last();
+  expect_eq(std::string("50"), now["score"].get<std::string>(), "ann's score");
+  Json notices = now.value("notices", Json::array());
+  expect_eq(std::size_t(1), notices.size(), "one notice");
+  expect_eq(std::string("overtaken"), notices[0].value("type", ""), "its type");
+  expect_eq(std::string("[\"bob\"]"), notices[0].value("by", Json::array()).dump(), "who overtook");
+}
+
 }  // namespace
 
 int main() {
@@ -406,6 +443,7 @@ int main() {
       {"SigV4 signs as the AWS SDK signs", sigv4_vectors},
       {"429, 503 and network errors are retried as the server makes safe, at most `attempts` tries", retries},
       {"a live top view hears 10 of 10 changes in order across a forced reconnect", live_top},
+      {"a live view of the player's neighbourhood follows an overtake with its notice", live_me},
   };
   int failed = 0, n = 0;
   for (auto& [name, run] : tests) {
