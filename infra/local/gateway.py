@@ -7,6 +7,7 @@ import dataclasses
 import fnmatch
 import json
 import os
+import re
 import socket
 import time
 import urllib.parse
@@ -191,7 +192,7 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
                     headers = {**headers, "Access-Control-Allow-Origin": origin, "Vary": "Origin",
                                "Access-Control-Expose-Headers": CORS_EXPOSE}
                 self.reply(status, headers, body)
-                if status == 413 and self.close_connection:
+                if getattr(self, "unread_body", False):
                     self._drain()
             except (BrokenPipeError, ConnectionResetError):
                 pass
@@ -214,31 +215,35 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
                 pass
 
         def _body(self):
-            """The request's body, by Content-Length or chunked; None past MAX_HTTP_BODY
-            (or a length that is no number), with what was not read left unread."""
+            """The request's body, by Content-Length or chunked, else the refusal to answer
+            with what was not read left unread: 413 past MAX_HTTP_BODY, 400 for a length or
+            a chunk size that is not a number (digits only: no sign, space or `_`)."""
+            malformed = json_error(400, "invalid_request", "the request's body framing is malformed")
+            too_large = json_error(413, "payload_too_large", "request body is too large")
             if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
                 body = b""
                 while True:
                     size = self.rfile.readline(65537).split(b";")[0].strip()
-                    try:
-                        size = int(size, 16)
-                    except ValueError:
-                        return None
+                    if not re.fullmatch(rb"[0-9A-Fa-f]{1,8}", size):
+                        return None, malformed
+                    size = int(size, 16)
                     if len(body) + size > MAX_HTTP_BODY:
-                        return None
+                        return None, too_large
                     if size == 0:
                         while self.rfile.readline(65537) not in (b"\r\n", b"\n", b""):
                             pass  # trailers
-                        return body
+                        return body, None
                     body += self.rfile.read(size)
                     self.rfile.readline(65537)
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                return None
-            if length < 0 or length > MAX_HTTP_BODY:
-                return None
-            return self.rfile.read(length) if length else b""
+            length = self.headers.get("Content-Length")
+            if length is None or length.strip() == "":
+                return b"", None
+            if not re.fullmatch(r"[0-9]{1,12}", length.strip()):
+                return None, malformed
+            length = int(length)
+            if length > MAX_HTTP_BODY:
+                return None, too_large
+            return self.rfile.read(length) if length else b"", None
 
         def __getattr__(self, name):
             # Any method (TRACE, OPTIONS, a made-up one) is routed, and answered as API
@@ -249,12 +254,12 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
 
         def _dispatch(self):
             url = urllib.parse.urlsplit(self.path)
-            body = self._body()
-            if body is None:
+            body, refusal = self._body()
+            if refusal is not None:
                 # The rest of the body is still on the connection: answered, then closed
                 # (as API Gateway does), never read as further requests.
-                self.close_connection = True
-                return json_error(413, "payload_too_large", "request body is too large")
+                self.close_connection = self.unread_body = True
+                return refusal
             if url.path == "/openapi.json" and self.command == "GET":
                 return 200, {"Content-Type": "application/json"}, json.dumps(openapi).encode()
             allowed = []

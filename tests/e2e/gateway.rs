@@ -453,29 +453,43 @@ async fn numbers_past_a_double_and_rules_past_the_documents_bounds_name_their_fi
     Ok(())
 }
 
-/// A body past the gateway's limit is refused and the connection closed, as API Gateway
-/// does: the rest of the body is never read as further requests (a request smuggled in
-/// it gets no answer).
+/// A body past the gateway's limit (413), or framed by a length or chunk size that is no
+/// number (400), is refused and the connection closed, as API Gateway does: the rest of
+/// the body is never read as further requests (a request smuggled in it gets no answer).
 #[tokio::test]
 async fn a_body_too_large_is_refused_and_its_connection_closed() -> Result<()> {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let (stack, lb) = Stack::with_board("toolarge").await?;
     let address = stack.api.trim_start_matches("http://").to_owned();
     let smuggled = "GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n".repeat(50);
-    for head in [
-        format!("Content-Length: {}\r\n", 2 * 1024 * 1024),
-        "Transfer-Encoding: chunked\r\n".to_owned(),
-    ] {
+    // Past the limit (413), and framing that is no number (400): a length with a sign,
+    // a `_` or letters, a chunk size that is not hex. Each is answered alone, then closed.
+    let mb2 = 2 * 1024 * 1024;
+    let cases = [
+        (format!("Content-Length: {mb2}\r\n"), None, "413"),
+        (
+            "Transfer-Encoding: chunked\r\n".to_owned(),
+            Some(format!("{mb2:x}\r\n")),
+            "413",
+        ),
+        ("Content-Length: abc\r\n".to_owned(), None, "400"),
+        ("Content-Length: +20\r\n".to_owned(), None, "400"),
+        ("Content-Length: 2_0\r\n".to_owned(), None, "400"),
+        (
+            "Transfer-Encoding: chunked\r\n".to_owned(),
+            Some("zz\r\n".to_owned()),
+            "400",
+        ),
+    ];
+    for (head, chunk, want) in cases {
         let mut conn = tokio::net::TcpStream::connect(&address).await?;
         let request = format!(
             "POST /leaderboards/{lb}/players/p1/score HTTP/1.1\r\nHost: x\r\nx-api-key: {}\r\n{head}\r\n",
             crate::support::API_KEY
         );
         conn.write_all(request.as_bytes()).await?;
-        if head.starts_with("Transfer") {
-            // One chunk past the limit, then the smuggled requests.
-            conn.write_all(format!("{:x}\r\n", 2 * 1024 * 1024).as_bytes())
-                .await?;
+        if let Some(chunk) = &chunk {
+            conn.write_all(chunk.as_bytes()).await?;
         }
         // The smuggled requests, as far as the server reads before it closes.
         let _ = conn.write_all(smuggled.as_bytes()).await;
@@ -488,7 +502,7 @@ async fn a_body_too_large_is_refused_and_its_connection_closed() -> Result<()> {
         ensure!(read.is_ok(), "{head}: the connection stayed open");
         let answer = String::from_utf8_lossy(&answer);
         ensure!(
-            answer.starts_with("HTTP/1.1 413 ")
+            answer.starts_with(&format!("HTTP/1.1 {want} "))
                 && answer.matches("HTTP/1.1 ").count() == 1
                 && answer.to_lowercase().contains("connection: close"),
             "{head}: {answer}"
