@@ -275,11 +275,11 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
                     principal, refusal = self._signer(url, body)
                     if refusal is not None:
                         return refusal
-                    patterns = callers.policies.get(principal[1], ())
+                    patterns = callers.policies.get(principal[0], ())
                     if patterns is not None and not role_allows(patterns, self.command, url.path):
                         # What IAM answers a signed call its policy does not allow.
-                        log("refused by the caller's policy", principal=principal[1], route=route.key)
-                        return forbidden(f"User: {principal[2]} is not authorized to perform: execute-api:Invoke "
+                        log("refused by the caller's policy", principal=principal[0], route=route.key)
+                        return forbidden(f"User: {principal[1]} is not authorized to perform: execute-api:Invoke "
                                          f"on resource: $default/{self.command}{url.path}")
                 claims = None
                 if not route.iam:
@@ -308,7 +308,7 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
             return json_error(500, "openapi_violation", f"the {status} reply breaks openapi.yaml: {broken}")
 
         def _signer(self, url, body):
-            """((how, principal, its ARN), None) for an IAM route's caller, or (None, the
+            """((principal, its ARN, the access key id or None), None) for an IAM route's caller, or (None, the
             refusal to answer): a SigV4 signature checked (sigv4.verify), else the local key."""
             headers = self._lower_headers()
             if headers.get("authorization", "").startswith(sigv4.ALGORITHM):
@@ -318,7 +318,9 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
                 except sigv4.Refused as e:
                     log("signature refused", why=str(e))
                     return None, forbidden(str(e))
-                return ("sigv4", principal, f"arn:aws:iam::000000000000:user/local-{principal}"), None
+                # Verified, so well formed: `Credential=<key id>/<scope>`.
+                key_id = headers["authorization"].split("Credential=", 1)[1].split("/", 1)[0]
+                return (principal, f"arn:aws:iam::000000000000:user/local-{principal}", key_id), None
             key = headers.get("x-api-key")
             if key is None:
                 return None, json_error(401, "unauthorized", "this route needs a SigV4 signature (locally, x-api-key)")
@@ -328,7 +330,7 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
             if role is not None and role not in CONSOLE_ROLES:
                 return None, forbidden(f"User: {role} is not authorized to perform: execute-api:Invoke")
             operator = headers.get("x-operator", "local-operator")
-            return ("key", role or "admin", f"arn:aws:iam::000000000000:user/{operator}"), None
+            return (role or "admin", f"arn:aws:iam::000000000000:user/{operator}", None), None
 
         def _lower_headers(self):
             headers = {}
@@ -377,9 +379,9 @@ def gateway_handler(routes, hosts, callers, openapi, check, queue_wait=None, ori
                 # What the IAM authorizer hands on: the signing principal (locally, a
                 # caller with the key may name itself in x-operator; the audit trail
                 # records it).
-                how, name, arn = principal
+                _, arn, key_id = principal
                 event["requestContext"]["authorizer"] = {"iam": {
-                    "accessKey": next((k for k, (_, p) in callers.keys.items() if p == name), None) if how == "sigv4" else None,
+                    "accessKey": key_id,
                     "accountId": "000000000000",
                     "callerId": arn.rsplit("/", 1)[1],
                     "userArn": arn,

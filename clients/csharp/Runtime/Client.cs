@@ -141,7 +141,7 @@ namespace Leaderboard
         public PlayerClient(string baseUrl, Func<Task<string>> token, int attempts = 4, HttpClient http = null)
         {
             Token = token;
-            transport = new Transport(baseUrl, attempts, http, async req =>
+            transport = new Transport(baseUrl, attempts, http, async (req, body) =>
                 req.Headers.TryAddWithoutValidation("Authorization", "Bearer " + await token()));
         }
 
@@ -293,10 +293,10 @@ namespace Leaderboard
         readonly HttpClient http;
         readonly string baseUrl;
         readonly int attempts;
-        readonly Func<HttpRequestMessage, Task> authorize;
+        readonly Func<HttpRequestMessage, string, Task> authorize;
         readonly Random jitter = new Random();
 
-        internal Transport(string baseUrl, int attempts, HttpClient http, Func<HttpRequestMessage, Task> authorize)
+        internal Transport(string baseUrl, int attempts, HttpClient http, Func<HttpRequestMessage, string, Task> authorize)
         {
             this.baseUrl = baseUrl.TrimEnd('/');
             this.attempts = attempts;
@@ -311,7 +311,7 @@ namespace Leaderboard
             {
                 var req = new HttpRequestMessage(method, baseUrl + path);
                 if (body != null) req.Content = new StringContent(body, System.Text.Encoding.UTF8, "application/json");
-                await authorize(req);
+                await authorize(req, body);
                 HttpResponseMessage res;
                 try
                 {

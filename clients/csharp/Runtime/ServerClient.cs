@@ -26,11 +26,8 @@ namespace Leaderboard
             HttpClient http = null)
         {
             var source = credentials ?? AwsCredentials.FromEnvironment;
-            transport = new Transport(baseUrl, attempts, http, async req =>
-            {
-                string body = req.Content != null ? await req.Content.ReadAsStringAsync() : null;
-                SigV4.Sign(req, body, await source(), region, DateTime.UtcNow);
-            });
+            transport = new Transport(baseUrl, attempts, http, async (req, body) =>
+                SigV4.Sign(req, body, await source(), region, DateTime.UtcNow));
         }
 
         static string Esc(string s) { return Uri.EscapeDataString(s); }
