@@ -85,9 +85,25 @@ ensure_deps() {
   command -v cargo >/dev/null 2>&1 || { echo "cargo is required (https://rustup.rs)" >&2; exit 1; }
 }
 
-# free_port: an unused loopback TCP port chosen by the kernel.
+# free_port: an unused loopback TCP port below the ephemeral range (32768 and up), where
+# the kernel hands out the ports of outgoing connections: a port the kernel chose with
+# bind(0) was taken, between the choice and the server's bind, by a client socket of the
+# tests or the fuzzer running beside. 10000-19999 here; the Rust tests pick theirs from
+# 24000-29999 and the clusters from 20000-23999 (+10000 for their bus).
 free_port() {
-  "$VENV/bin/python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1]); s.close()'
+  "$VENV/bin/python" -c '
+import random, socket
+while True:
+    p = random.randrange(10000, 20000)
+    s = socket.socket()
+    try:
+        s.bind(("127.0.0.1", p))
+    except OSError:
+        continue
+    finally:
+        s.close()
+    print(p)
+    break'
 }
 
 # free_cluster_ports N: N distinct free loopback ports whose cluster bus ports (+10000)

@@ -8,12 +8,21 @@ use anyhow::{Context as _, Result};
 
 use super::*;
 
-/// A free loopback port (bound, read, released).
+/// A free loopback port (bound, released) from 24000-29999: below the ephemeral range,
+/// where the kernel hands out the ports of outgoing connections, so no client socket of
+/// the tests running beside takes it before the server binds it (`infra/scripts/common.sh`
+/// picks its servers' from 10000-19999, the clusters theirs from 20000-23999).
 pub fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("free port")
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut rng = Rng::new(nanos ^ (u64::from(std::process::id()) << 32));
+    loop {
+        let port = 24_000 + rng.below(6_000) as u16;
+        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
 }
 
 /// A redis-server of the test's own (for tests that kill and restart one).
