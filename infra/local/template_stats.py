@@ -10,8 +10,6 @@ import os
 import re
 import sys
 
-from samtranslator.translator.transform import transform
-from samtranslator.yaml_helper import yaml_parse
 
 
 class NoManagedPolicies:
@@ -22,6 +20,10 @@ class NoManagedPolicies:
 
 
 def read(path):
+    # The SAM translator is imported where it is used: the local stack imports this
+    # module for `expand_for_each` alone, and the translator took an eighth of its start.
+    from samtranslator.yaml_helper import yaml_parse
+
     with open(path, encoding="utf-8") as f:
         return yaml_parse(f.read())
 
@@ -68,6 +70,8 @@ def expand_for_each(tpl, values=None):
 
 def expand(tpl):
     """The template as CloudFormation receives it from `sam deploy`, without a network."""
+    from samtranslator.translator.transform import transform
+
     os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
     tpl = expand_for_each(tpl)
     # What `sam package` does to local code: an S3 location.
