@@ -1,19 +1,19 @@
 //! The benchmark board: generated players, the service context over them, and the load
 //! into Redis through the rebuild path (the measured rebuild load rate) and as bare ZADDs.
 
-use leaderboard::store::BoardStore;
+use leaderboard_core::store::BoardStore;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use leaderboard::board::{Board, BoardStatus, Policy};
-use leaderboard::dynamodb::DynamoScoreStore;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::order::{Direction, RankKey};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::score::Score;
-use leaderboard::service::{Context, Settings};
-use leaderboard::store::{IndexEntry, RankIndex};
+use leaderboard::adapters::dynamodb::DynamoScoreStore;
+use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::{Context, Settings};
+use leaderboard_core::store::{IndexEntry, RankIndex};
+use leaderboard_rules::board::{Board, BoardStatus, Policy};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::score::Score;
 use redis::aio::ConnectionManager;
 use serde::Serialize;
 
@@ -59,7 +59,7 @@ pub struct Player {
 impl Player {
     pub fn key(&self) -> RankKey {
         RankKey {
-            ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             score: Score::new("score", self.score).expect("generated scores are in range"),
             reached_at: self.reached_at,
             player: self.id.clone(),
@@ -92,7 +92,7 @@ pub fn entry(lb: &LeaderboardId, p: &Player, version: u64) -> IndexEntry {
         key: p.key(),
         version,
         expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
+        kind: leaderboard_core::store::EntryKind::Standing,
     }
 }
 

@@ -11,7 +11,7 @@ use crate::env;
 
 /// Each check's name and what it found; the first failure fails the run.
 pub async fn run() -> anyhow::Result<()> {
-    let http = leaderboard::tls::http()
+    let http = leaderboard::adapters::tls::http()
         .timeout(Duration::from_secs(10))
         .build()?;
     for (name, var) in [("redis", "BENCH_REDIS_URL"), ("valkey", "BENCH_VALKEY_URL")] {

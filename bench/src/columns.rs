@@ -11,14 +11,14 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context as _;
-use leaderboard::caller::Caller;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::order::RankMode;
-use leaderboard::service::boards::{self, CreateBoard};
-use leaderboard::service::ingest::{ScoreBody, SubmitScore, submit_score};
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::reads;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::boards::{self, CreateBoard};
+use leaderboard_core::service::ingest::{ScoreBody, SubmitScore, submit_score};
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::reads;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::RankMode;
 use serde::Serialize;
 use serde_json::json;
 
@@ -72,7 +72,7 @@ impl Kind {
         };
         CreateBoard {
             leaderboard_id: lb.clone(),
-            policy: leaderboard::board::Policy::Best,
+            policy: leaderboard_rules::board::Policy::Best,
             dense_ranks: false,
             rank_index: true,
             decimals,

@@ -8,21 +8,21 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use leaderboard::board::Policy;
-use leaderboard::caller::Caller;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::order::RankMode;
-use leaderboard::profile::ProfileBody;
-use leaderboard::service::boards::{CreateFamily, create_family};
-use leaderboard::service::ingest::{SubmitScore, submit_score};
-use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, remove};
-use leaderboard::service::profiles::{self, Writer};
-use leaderboard::service::reads;
-use leaderboard::service::scores::{MatchBody, MatchResult, submit_match};
-use leaderboard::service::seal;
-use leaderboard::service::tournaments;
-use leaderboard::tournament::Tournament;
-use leaderboard::window::Period;
+use leaderboard_core::service::boards::{CreateFamily, create_family};
+use leaderboard_core::service::ingest::{SubmitScore, submit_score};
+use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, ban, remove};
+use leaderboard_core::service::profiles::{self, Writer};
+use leaderboard_core::service::reads;
+use leaderboard_core::service::scores::{MatchBody, MatchResult, submit_match};
+use leaderboard_core::service::seal;
+use leaderboard_core::service::tournaments;
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::RankMode;
+use leaderboard_rules::profile::ProfileBody;
+use leaderboard_rules::tournament::Tournament;
+use leaderboard_rules::window::Period;
 use serde::Serialize;
 use serde_json::json;
 
@@ -100,7 +100,7 @@ impl Meter {
     }
 }
 
-fn id<T>(parse: fn(&str) -> Result<T, leaderboard::error::DomainError>, s: &str) -> T {
+fn id<T>(parse: fn(&str) -> Result<T, leaderboard_rules::error::DomainError>, s: &str) -> T {
     parse(s).expect("a valid id")
 }
 
@@ -146,7 +146,7 @@ async fn judged_board(ctx: &AppContext, name: &str) -> anyhow::Result<Leaderboar
                       "max_results_per_minute": 4, "max_top_factor": 3,
                       "max_top_margin": 5000, "min_duration_seconds": 10},
     }))?;
-    leaderboard::service::boards::create_board(&ctx.store, &ctx.index, req).await?;
+    leaderboard_core::service::boards::create_board(&ctx.store, &ctx.index, req).await?;
     Ok(id(LeaderboardId::parse, name))
 }
 
@@ -178,7 +178,7 @@ pub async fn run(
 ) -> anyhow::Result<CostResults> {
     let degraded_players = players;
     let meter = Meter {
-        http: leaderboard::tls::http().build()?,
+        http: leaderboard::adapters::tls::http().build()?,
         url: meter_url.trim_end_matches('/').to_owned(),
     };
     let table = format!("cost-{}", chrono::Utc::now().timestamp_millis());
@@ -269,7 +269,14 @@ pub async fn run(
         ("cost6", &six[..], "family_6_first"),
         ("cost10", &ten[..], "family_10_first"),
     ] {
-        family(&ctx, game, periods, (0, leaderboard::time::MAX_TS_MS), 300).await?;
+        family(
+            &ctx,
+            game,
+            periods,
+            (0, leaderboard_rules::time::MAX_TS_MS),
+            300,
+        )
+        .await?;
         submit_match(&ctx, result(game, "warm", "w", 1)).await?;
         let bill = meter
             .bill(async { Ok(submit_match(&ctx, result(game, "p1", "m1", 100)).await?) })
@@ -336,7 +343,7 @@ pub async fn run(
     // board that keeps its rank order in DynamoDB (walked through `by_rank`) and one
     // that does not (a family's DAILY by default: its rows read whole and sorted).
     let load_ms = 5_000 + 20 * players as i64;
-    let end = leaderboard::time::now_ms() + load_ms;
+    let end = leaderboard_rules::time::now_ms() + load_ms;
     let season = (end - 3_600_000, end);
     family(&ctx, "costseal", &[Period::Season], season, 0).await?;
     let rows_only: CreateFamily = serde_json::from_value(json!({
@@ -352,7 +359,7 @@ pub async fn run(
             submit_match(&direct, result("costseal", &p, "m", s)),
             submit_match(&direct, result("costsealrows", &p, "m", s)),
         )?;
-        let global = |r: leaderboard::service::scores::MatchReply| {
+        let global = |r: leaderboard_core::service::scores::MatchReply| {
             r.results
                 .into_iter()
                 .find(|r| r.scope == "GLOBAL")
@@ -362,7 +369,7 @@ pub async fn run(
         // after the season's end and name none (the seal then records fewer players).
         (ranked, sorted) = (ranked.or(global(a)), sorted.or(global(b)));
     }
-    let wait = end + 1_000 - leaderboard::time::now_ms();
+    let wait = end + 1_000 - leaderboard_rules::time::now_ms();
     tokio::time::sleep(Duration::from_millis(wait.max(0) as u64)).await;
     let mut recorded = 0;
     for (name, board) in [
@@ -504,8 +511,8 @@ fn cup(id: &str, league: bool) -> Tournament {
     serde_json::from_value(def).expect("a tournament definition")
 }
 
-fn body(m: &str, score: i64) -> leaderboard::service::ingest::ScoreBody {
-    leaderboard::service::ingest::ScoreBody {
+fn body(m: &str, score: i64) -> leaderboard_core::service::ingest::ScoreBody {
+    leaderboard_core::service::ingest::ScoreBody {
         op: None,
         reason: None,
         subscores: None,
@@ -531,7 +538,7 @@ async fn last_week(
 ) -> anyhow::Result<Vec<LeaderboardId>> {
     use futures::StreamExt as _;
     let t = cup(id, league);
-    let this_week = (t.schedule.occurrence_at(leaderboard::time::now_ms()))
+    let this_week = (t.schedule.occurrence_at(leaderboard_rules::time::now_ms()))
         .map_err(|n| anyhow::anyhow!("a weekly tournament always runs: {n:?}"))?;
     let last_week = this_week.start - (this_week.end - this_week.start);
     tournaments::create(ctx, &bench(), t).await?;
@@ -566,8 +573,8 @@ async fn seal_bill(
     ctx: &AppContext,
     meter: &Meter,
     boards: &[LeaderboardId],
-) -> anyhow::Result<(Bill, u64, leaderboard::memory::MemoryEvents)> {
-    let events = leaderboard::memory::MemoryEvents::default();
+) -> anyhow::Result<(Bill, u64, leaderboard_core::memory::MemoryEvents)> {
+    let events = leaderboard_core::memory::MemoryEvents::default();
     let settled = seal::SealSettings {
         settle: Duration::ZERO,
     };

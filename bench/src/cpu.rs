@@ -3,21 +3,21 @@
 //! includes our side of the socket calls but not the time spent waiting on Redis or
 //! DynamoDB) is read before and after a run of sequential requests.
 
-use leaderboard::board::{Policy, Standing};
-use leaderboard::order::{Direction, RankKey, RankMode};
-use leaderboard::service::Context;
-use leaderboard::store::{
+use leaderboard_core::service::Context;
+use leaderboard_core::store::{
     Commit, CommitOutcome, Consistency, EntryKind, IndexEntry, KeptReceipt, RankIndex, Receipt,
     Row, RowAt, ScoreStore,
 };
+use leaderboard_rules::board::{Policy, Standing};
+use leaderboard_rules::order::{Direction, RankKey, RankMode};
 use std::time::Duration;
 
-use leaderboard::caller::Caller;
-use leaderboard::http;
-use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::score::Score;
-use leaderboard::service::ingest::{self, SubmitScore};
-use leaderboard::service::reads;
+use leaderboard::edge::http;
+use leaderboard_core::service::ingest::{self, SubmitScore};
+use leaderboard_core::service::reads;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::score::Score;
 use serde::Serialize;
 
 use crate::board::context;
@@ -123,9 +123,9 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     count: usize,
 ) -> anyhow::Result<IngestCalls> {
     let player = |i: usize| PlayerId::parse(&format!("cpc{i:06}")).expect("valid");
-    let now = leaderboard::time::now_ms();
+    let now = leaderboard_rules::time::now_ms();
     let standing = |i: usize| Standing {
-        ties: leaderboard::tiebreak::Ties::none(),
+        ties: leaderboard_rules::tiebreak::Ties::none(),
         metadata: None,
         score: Score::new("score", 4_000_000 + i as i64).expect("in range"),
         reached_at: now,
@@ -136,8 +136,8 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
         let (player, s) = (player(i), standing(i));
         let receipt = Receipt {
             set: false,
-            submitted_ties: leaderboard::tiebreak::Ties::none(),
-            ties: leaderboard::tiebreak::Ties::none(),
+            submitted_ties: leaderboard_rules::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             metadata_digest: None,
             submitted: s.score,
             score: s.score,
@@ -193,7 +193,7 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
             board: lb.clone(),
             direction: Direction::Desc,
             key: RankKey {
-                ties: leaderboard::tiebreak::Ties::none(),
+                ties: leaderboard_rules::tiebreak::Ties::none(),
                 score: s.score,
                 reached_at: s.reached_at,
                 player: player(i).to_string(),
@@ -236,8 +236,8 @@ async fn own_code_us(
     ingests: usize,
     submit: &impl Fn(usize) -> SubmitScore,
 ) -> anyhow::Result<f64> {
-    let ctx = leaderboard::memory::context();
-    leaderboard::memory::seed(&ctx, lb.as_str(), Policy::Best, &[]).await;
+    let ctx = leaderboard_core::memory::context();
+    leaderboard_core::memory::seed(&ctx, lb.as_str(), Policy::Best, &[]).await;
     ingest_cpu_us(&ctx, ingests, submit).await
 }
 
@@ -264,7 +264,7 @@ pub fn run(
                 board: lb.clone(),
                 player: PlayerId::parse(&format!("cpu{i:06}")).expect("valid"),
                 match_id: MatchId::parse(&format!("m{i}")).expect("valid"),
-                score: leaderboard::decimal::Amount::whole(
+                score: leaderboard_rules::decimal::Amount::whole(
                     "score",
                     Score::new("score", 5_000_000 + i as i64).expect("in range"),
                 ),

@@ -83,7 +83,7 @@ async fn until_seen(api: &Api, board: &str, player: &str, score: i64) -> anyhow:
 
 pub async fn run(label: &str, base: &str, key: &str, writes: usize) -> anyhow::Result<Freshness> {
     let api = Api {
-        http: leaderboard::tls::http().build()?,
+        http: leaderboard::adapters::tls::http().build()?,
         base: base.to_owned(),
         key: key.to_owned(),
     };

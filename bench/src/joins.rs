@@ -10,14 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context as _, ensure};
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::{Context, ServiceError, Settings, tournaments};
-use leaderboard::store::{SeatHints, TournamentStore};
-use leaderboard::time::now_ms;
-use leaderboard::tournament::Tournament;
+use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::{Context, ServiceError, Settings, tournaments};
+use leaderboard_core::store::{SeatHints, TournamentStore};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::time::now_ms;
+use leaderboard_rules::tournament::Tournament;
 use serde::Serialize;
 
 use crate::stats::{Summary, in_tasks};
@@ -197,7 +197,7 @@ async fn run_joins(
     let occ: LeaderboardId = t.board_id(&t.schedule.occurrence_at(now_ms()).expect("weekly"));
     let highest = ctx
         .store
-        .highest_seat(&occ, leaderboard::tournament::tier_seats(0))
+        .highest_seat(&occ, leaderboard_rules::tournament::tier_seats(0))
         .await?;
     ensure!(
         highest == joined.checked_sub(1),

@@ -121,7 +121,7 @@ pub async fn run(
     reads_per_s: u32,
     seconds: u64,
 ) -> anyhow::Result<LoadRun> {
-    let http = leaderboard::tls::http()
+    let http = leaderboard::adapters::tls::http()
         .pool_max_idle_per_host(256)
         .build()?;
     let board = format!("load-{}", chrono::Utc::now().timestamp_millis());

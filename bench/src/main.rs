@@ -42,7 +42,7 @@ mod stats;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
-use leaderboard::ids::LeaderboardId;
+use leaderboard_rules::ids::LeaderboardId;
 
 use crate::redis_ops::Rounds;
 

@@ -4,21 +4,21 @@
 
 use std::time::Duration;
 
-use leaderboard::caller::Caller;
-use leaderboard::http;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::order::RankMode;
-use leaderboard::service::reads;
-use leaderboard::store::RankIndex;
+use leaderboard::edge::http;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::reads;
+use leaderboard_core::store::RankIndex;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::RankMode;
 
 use crate::board::{Player, player_id};
 
 /// Every player's card copied into the index, as it stands once the players were read
 /// (steady state: a read with names finds every card in Redis).
 pub(crate) async fn seed_cards(ctx: &AppContext, players: &[Player]) -> anyhow::Result<()> {
-    use leaderboard::profile::Card;
-    use leaderboard::store::VersionedCard;
+    use leaderboard_core::store::VersionedCard;
+    use leaderboard_rules::profile::Card;
     const COUNTRIES: [&str; 8] = ["SE", "US", "BR", "JP", "DE", "KR", "FR", "IN"];
     for chunk in players.chunks(5_000) {
         let cards: Vec<(PlayerId, VersionedCard)> = chunk
@@ -66,13 +66,18 @@ pub(crate) async fn named_top(
 
 /// A context over the same table and Redis that puts no names on rows.
 pub(crate) fn without_names(ctx: &AppContext, url: &str) -> anyhow::Result<AppContext> {
-    let store =
-        leaderboard::dynamodb::DynamoScoreStore::new(ctx.store.client().clone(), ctx.store.table());
-    let index = leaderboard::redis::RedisRankIndex::new(url, "bench:", Duration::from_secs(5))?
-        .without_names();
-    let settings = leaderboard::service::Settings {
+    let store = leaderboard::adapters::dynamodb::DynamoScoreStore::new(
+        ctx.store.client().clone(),
+        ctx.store.table(),
+    );
+    let index =
+        leaderboard::adapters::redis::RedisRankIndex::new(url, "bench:", Duration::from_secs(5))?
+            .without_names();
+    let settings = leaderboard_core::service::Settings {
         names_on_rows: false,
         ..ctx.settings.clone()
     };
-    Ok(leaderboard::service::Context::new(store, index, settings))
+    Ok(leaderboard_core::service::Context::new(
+        store, index, settings,
+    ))
 }

@@ -5,13 +5,13 @@
 use std::collections::BTreeMap;
 
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
-use leaderboard::board::Standing;
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::ids::{LeaderboardId, MatchId};
-use leaderboard::lambda_stream;
-use leaderboard::order::Direction;
-use leaderboard::service::projector::project;
+use leaderboard::adapters::dynamodb::StandingItem;
+use leaderboard::edge::lambda_stream;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::projector::project;
+use leaderboard_rules::board::Standing;
+use leaderboard_rules::ids::{LeaderboardId, MatchId};
+use leaderboard_rules::order::Direction;
 use redis::aio::ConnectionManager;
 use serde::Serialize;
 
@@ -32,7 +32,7 @@ pub(crate) fn moved(p: &Player, rng: &mut Rng, seq: usize) -> Player {
 /// A stream record as the DynamoDB stream delivers a changed standing.
 fn record(lb: &LeaderboardId, p: &Player, version: u64, seq: usize) -> EventRecord {
     let standing = Standing {
-        ties: leaderboard::tiebreak::Ties::none(),
+        ties: leaderboard_rules::tiebreak::Ties::none(),
         metadata: None,
         score: p.key().score,
         reached_at: p.reached_at,

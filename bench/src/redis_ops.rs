@@ -6,14 +6,14 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use aws_lambda_events::event::dynamodb::Event;
-use leaderboard::caller::Caller;
-use leaderboard::http;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::order::RankMode;
-use leaderboard::service::hot::RateLimits;
-use leaderboard::service::reads;
-use leaderboard::store::{FriendsSource, RankIndex};
+use leaderboard::edge::http;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::hot::RateLimits;
+use leaderboard_core::service::reads;
+use leaderboard_core::store::{FriendsSource, RankIndex};
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::RankMode;
 use redis::aio::ConnectionManager;
 use serde::Serialize;
 
@@ -77,7 +77,7 @@ impl FriendsSource for Friends {
     async fn friends_of(
         &self,
         _: &PlayerId,
-    ) -> Result<Vec<PlayerId>, leaderboard::store::FriendsError> {
+    ) -> Result<Vec<PlayerId>, leaderboard_core::store::FriendsError> {
         Ok(self.0.clone())
     }
 }

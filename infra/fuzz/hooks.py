@@ -185,7 +185,7 @@ def filter_case(ctx, case):  # noqa: F811
     negative = case.meta is not None and case.meta.generation.mode == "negative"
     # A correction (`op: set`) needs a `reason`, and a reason comes only with one; a
     # tournament's result takes no correction (docs/corrections.md; the refusals:
-    # shared/tests/use_cases/ingest.rs and tests/e2e/corrections.rs).
+    # shared/core/tests/use_cases/ingest.rs and tests/e2e/corrections.rs).
     if not negative:
         # The fixtures' boards and family have no tie-break columns: a valid case sends
         # no subscores (docs/tiebreaks.md; the refusal, 422, is tested in
@@ -258,7 +258,7 @@ def _texts_decide(case, body):
 
 
 # A tournament's change: its title and description as a definition's, its league by a
-# league's rules (the refusals: shared/tests/use_cases/moderation.rs and
+# league's rules (the refusals: shared/core/tests/use_cases/moderation.rs and
 # tests/e2e/tournaments.rs).
 @schemathesis.hook.apply_to(operation_id="updateTournament")
 def filter_case(ctx, case):  # noqa: F811

@@ -1,7 +1,7 @@
 """Fails on a path the docs name that does not exist: relative markdown links and
 backticked repository paths in README.md and docs/*.md (run by infra/test.sh). And on
 a gap in the code map (docs/architecture.md): every rule file, every file and folder of
-a layer under shared/src/, every function and every benchmark file must be named there.
+a layer under shared/src/ and shared/core/src/, every function and every benchmark file must be named there.
 
 Usage: check_links.py [ROOT]
 """
@@ -36,8 +36,9 @@ def map_gaps():
     text = (ROOT / "docs" / "architecture.md").read_text()
     named = {path.rstrip("/") for path, relative in named_paths(text) if not relative}
     need = [p for p in (ROOT / "shared/rules/src").glob("*.rs") if p.name != "lib.rs"]
-    for layer in ("adapters", "edge", "memory", "service", "store", "wiring"):
-        need += [p for p in (ROOT / "shared/src" / layer).iterdir() if p.name != "mod.rs"]
+    for layer in ("shared/src/adapters", "shared/src/edge", "shared/src/wiring",
+                  "shared/core/src/memory", "shared/core/src/service", "shared/core/src/store"):
+        need += [p for p in (ROOT / layer).iterdir() if p.name != "mod.rs"]
     need += [p for p in (ROOT / "functions").iterdir() if p.is_dir()]
     need += list((ROOT / "bench/src").glob("*.rs"))
     rel = sorted(str(p.relative_to(ROOT)) for p in need)

@@ -7,9 +7,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
-use leaderboard::order::{Direction, RankKey, RankMode};
-use leaderboard::redis::{Access, RedisRankIndex, SecretToken, Target};
-use leaderboard::store::{IndexEntry, RankIndex};
+use leaderboard::adapters::redis::{Access, RedisRankIndex, SecretToken, Target};
+use leaderboard_core::store::{IndexEntry, RankIndex};
+use leaderboard_rules::order::{Direction, RankKey, RankMode};
 use serde_json::json;
 
 use crate::support::{
@@ -153,7 +153,7 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     // master's history), no rebuild needed.
     assert_eq!(
         index.health(std::slice::from_ref(&b)).await?,
-        [leaderboard::store::Health::Ready]
+        [leaderboard_core::store::Health::Ready]
     );
     Ok(())
 }
@@ -245,9 +245,9 @@ async fn hand_over(cluster: &OwnCluster, slot: u16, dst: u16) -> Result<()> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_move_that_splits_a_board_is_detected_and_the_board_rebuilt() -> Result<()> {
-    use leaderboard::board::Policy;
-    use leaderboard::service::{reads, rebuild};
-    use leaderboard::store::Health;
+    use leaderboard_core::service::{reads, rebuild};
+    use leaderboard_core::store::Health;
+    use leaderboard_rules::board::Policy;
 
     let cluster = OwnCluster::start(3).await?;
     let env = crate::support::TestEnv::attach(
@@ -513,7 +513,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
             },
             &format!("{}:", unique("tls")),
             Duration::from_secs(2),
-            leaderboard::redis::CONNECT_TIMEOUT,
+            leaderboard::adapters::redis::CONNECT_TIMEOUT,
         )
     };
 
@@ -538,7 +538,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
     )?
     .init_board(&b, None, true)
     .await;
-    let err = leaderboard::error::error_chain(&missing.expect_err("a missing secret"));
+    let err = leaderboard_rules::error::error_chain(&missing.expect_err("a missing secret"));
     assert!(err.contains("auth token"), "{err}");
     let _ = std::fs::remove_dir_all(&dir);
     Ok(())

@@ -651,7 +651,7 @@ fn outcome_rows(reply: &serde_json::Value) -> serde_json::Value {
 
 #[tokio::test]
 async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console() -> Result<()> {
-    use leaderboard::service::tournaments;
+    use leaderboard_core::service::tournaments;
     const DAY: i64 = 86_400_000;
     let stack = Stack::launch(
         &redis_url(),
@@ -673,7 +673,7 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
 
     // Yesterday's occurrence, played and sealed: six players, each with a result.
     let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
-    let now = leaderboard::time::now_ms();
+    let now = leaderboard_rules::time::now_ms();
     env.ctx.clock.set(Some((now / DAY - 1) * DAY + 3_600_000));
     let mut key = String::new();
     for i in 0..6 {

@@ -6,7 +6,7 @@
 use anyhow::Result;
 use serde_json::{Value, json};
 
-use leaderboard::ids::LeaderboardId;
+use leaderboard_rules::ids::LeaderboardId;
 
 use crate::support::{Stack, dynamodb_url, eventually, redis_url, unique};
 

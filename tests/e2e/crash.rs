@@ -7,13 +7,13 @@
 
 use std::time::{Duration, Instant};
 
-use leaderboard::board::Policy;
-use leaderboard::ids::{LeaderboardId, MatchId};
-use leaderboard::service::ServiceError;
-use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban};
-use leaderboard::service::scores::Outcome;
-use leaderboard::store::{Consistency, INLINE_RECEIPTS, StandingStore};
-use leaderboard::window::Period;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, ban};
+use leaderboard_core::service::scores::Outcome;
+use leaderboard_core::store::{Consistency, INLINE_RECEIPTS, StandingStore};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::ids::{LeaderboardId, MatchId};
+use leaderboard_rules::window::Period;
 
 use crate::support::{Crash, CrashProxy, TestEnv, player, redis_url};
 

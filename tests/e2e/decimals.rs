@@ -10,7 +10,7 @@ use chrono::Utc;
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use leaderboard::time::rfc3339_ms as rfc3339;
+use leaderboard_rules::time::rfc3339_ms as rfc3339;
 
 use crate::support::{Stack, Subscriber, drain, eventually, redis_url, subscribe, unique};
 

@@ -4,12 +4,12 @@
 use std::time::Duration;
 
 use futures::future::join_all;
-use leaderboard::board::Policy;
-use leaderboard::caller::Caller;
-use leaderboard::order::{Direction, RankMode};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::{Context, Settings, reads};
-use leaderboard::store::{IndexEntry, RankIndex, TOP_WINDOW};
+use leaderboard::adapters::redis::RedisRankIndex;
+use leaderboard_core::service::{Context, Settings, reads};
+use leaderboard_core::store::{IndexEntry, RankIndex, TOP_WINDOW};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::order::{Direction, RankMode};
 use serde_json::json;
 
 use crate::support::{
@@ -60,15 +60,15 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
                 metadata: None,
                 board: b.clone(),
                 direction: Direction::Desc,
-                key: leaderboard::order::RankKey {
-                    ties: leaderboard::tiebreak::Ties::none(),
+                key: leaderboard_rules::order::RankKey {
+                    ties: leaderboard_rules::tiebreak::Ties::none(),
                     score: score(1000 - i),
                     reached_at: 1,
                     player: format!("p{i:02}"),
                 },
                 version: 1,
                 expire_at: None,
-                kind: leaderboard::store::EntryKind::Standing,
+                kind: leaderboard_core::store::EntryKind::Standing,
             })
             .await
             .unwrap();
@@ -139,7 +139,7 @@ async fn a_thousand_identical_reads_in_one_container_make_one_redis_call_per_ttl
 
 /// A standing of `player` on `b` (descending, all reached at the same time).
 fn standing(
-    b: &leaderboard::ids::LeaderboardId,
+    b: &leaderboard_rules::ids::LeaderboardId,
     player: String,
     value: i64,
     version: u64,
@@ -148,20 +148,24 @@ fn standing(
         metadata: None,
         board: b.clone(),
         direction: Direction::Desc,
-        key: leaderboard::order::RankKey {
-            ties: leaderboard::tiebreak::Ties::none(),
+        key: leaderboard_rules::order::RankKey {
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             score: score(value),
             reached_at: 1,
             player,
         },
         version,
         expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
+        kind: leaderboard_core::store::EntryKind::Standing,
     }
 }
 
 /// The top `n` straight from the sorted set, to compare the window against.
-async fn plain_top(env: &TestEnv, b: &leaderboard::ids::LeaderboardId, n: u64) -> Vec<String> {
+async fn plain_top(
+    env: &TestEnv,
+    b: &leaderboard_rules::ids::LeaderboardId,
+    n: u64,
+) -> Vec<String> {
     let (keys, _) = env.ctx.index.top(b, Direction::Desc, n).await.unwrap();
     keys.into_iter().map(|k| k.player).collect()
 }
@@ -231,7 +235,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
         let got: Vec<_> = top.entries.iter().map(|e| e.player_id.clone()).collect();
         assert_eq!(got, plain_top(&env, &b, 100).await, "round {round}");
     }
-    let signer = leaderboard::cursor::CursorSigner::new("secret-for-tests-only");
+    let signer = leaderboard_rules::cursor::CursorSigner::new("secret-for-tests-only");
     let mut walked = Vec::new();
     let mut cursor: Option<String> = None;
     while walked.len() < TOP_WINDOW as usize {
@@ -278,8 +282,8 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
 /// The window's entries and its version, read afresh.
 async fn window_now(
     env: &TestEnv,
-    b: &leaderboard::ids::LeaderboardId,
-) -> (Vec<leaderboard::order::RankKey>, String) {
+    b: &leaderboard_rules::ids::LeaderboardId,
+) -> (Vec<leaderboard_rules::order::RankKey>, String) {
     let w = env
         .ctx
         .index
@@ -289,7 +293,7 @@ async fn window_now(
     (w.entries.unwrap(), w.version)
 }
 
-fn players_of(keys: &[leaderboard::order::RankKey]) -> Vec<String> {
+fn players_of(keys: &[leaderboard_rules::order::RankKey]) -> Vec<String> {
     keys.iter().map(|k| k.player.clone()).collect()
 }
 

@@ -4,8 +4,8 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::ids::LeaderboardId;
+use leaderboard::adapters::dynamodb::StandingItem;
+use leaderboard_rules::ids::LeaderboardId;
 use serde_json::{Value, json};
 
 use crate::support::{

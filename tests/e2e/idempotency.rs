@@ -5,14 +5,14 @@ use std::time::Duration;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 use futures::future::join_all;
-use leaderboard::board::Policy;
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::ServiceError;
-use leaderboard::service::ingest::IngestReply;
-use leaderboard::service::{Context, Settings};
+use leaderboard::adapters::redis::RedisRankIndex;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::ingest::IngestReply;
+use leaderboard_core::service::{Context, Settings};
+use leaderboard_rules::board::Policy;
 
 use crate::support::TestEnv;
-use leaderboard::decimal::Shown;
+use leaderboard_rules::decimal::Shown;
 
 /// The parts of a reply that make up the receipt.
 fn receipt(r: &IngestReply) -> (i64, Option<i64>, bool, String, String) {
@@ -189,19 +189,19 @@ fn context(env: &TestEnv, board_ttl: Duration) -> leaderboard::wiring::AppContex
 
 async fn submit(
     ctx: &leaderboard::wiring::AppContext,
-    b: &leaderboard::ids::LeaderboardId,
+    b: &leaderboard_rules::ids::LeaderboardId,
     m: &str,
     s: i64,
 ) -> Result<IngestReply, ServiceError> {
-    let m = leaderboard::ids::MatchId::parse(m).unwrap();
+    let m = leaderboard_rules::ids::MatchId::parse(m).unwrap();
     let p1 = crate::support::player("p1");
-    let req = leaderboard::service::ingest::SubmitScore::plain(
+    let req = leaderboard_core::service::ingest::SubmitScore::plain(
         b.clone(),
         p1,
         m,
         crate::support::amount(s),
     );
-    leaderboard::service::ingest::submit_score(ctx, req).await
+    leaderboard_core::service::ingest::submit_score(ctx, req).await
 }
 
 #[tokio::test]
@@ -234,19 +234,19 @@ async fn a_write_commits_when_redis_is_down_and_answers_rank_null() {
 /// over the old row, and the old one replays after that too.
 #[tokio::test]
 async fn rows_and_receipts_from_before_rows_kept_receipts_still_answer_and_count_once() {
-    use leaderboard::board::Standing;
-    use leaderboard::dynamodb::StandingItem;
-    use leaderboard::ids::{MatchId, PlayerId};
-    use leaderboard::order::Direction;
-    use leaderboard::score::Score;
-    use leaderboard::store::StandingStore;
+    use leaderboard::adapters::dynamodb::StandingItem;
+    use leaderboard_core::store::StandingStore;
+    use leaderboard_rules::board::Standing;
+    use leaderboard_rules::ids::{MatchId, PlayerId};
+    use leaderboard_rules::order::Direction;
+    use leaderboard_rules::score::Score;
 
     let env = TestEnv::new().await;
     let lb = env.board(Policy::Sum).await;
-    let now = leaderboard::time::now_ms();
+    let now = leaderboard_rules::time::now_ms();
     let ana = PlayerId::parse("ana").unwrap();
     let standing = Standing {
-        ties: leaderboard::tiebreak::Ties::none(),
+        ties: leaderboard_rules::tiebreak::Ties::none(),
         metadata: None,
         score: Score::new("score", 10).unwrap(),
         reached_at: now,

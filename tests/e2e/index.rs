@@ -7,14 +7,14 @@
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
-use leaderboard::ids::LeaderboardId;
-use leaderboard::order::{Direction, RankKey, RankMode};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::score::MAX_ABS_SCORE;
-use leaderboard::store::{
+use leaderboard::adapters::redis::RedisRankIndex;
+use leaderboard_core::store::{
     EntryKind, Health, IndexEntry, Place, RankIndex, RateCounter, TOP_WINDOW,
 };
-use leaderboard::tiebreak::{ColumnOrder, Columns, Ties};
+use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::order::{Direction, RankKey, RankMode};
+use leaderboard_rules::score::MAX_ABS_SCORE;
+use leaderboard_rules::tiebreak::{ColumnOrder, Columns, Ties};
 use redis::cluster_routing::Slot;
 
 use crate::on_both_topologies;
@@ -47,7 +47,7 @@ fn keys() -> Vec<RankKey> {
     ];
     KEYS.iter()
         .map(|&(s, at, p)| RankKey {
-            ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             score: score(s),
             reached_at: at,
             player: p.into(),
@@ -69,7 +69,7 @@ async fn ordering(url: &str) {
                 key,
                 version: 1,
                 expire_at: None,
-                kind: leaderboard::store::EntryKind::Standing,
+                kind: leaderboard_core::store::EntryKind::Standing,
             };
             assert!(env.ctx.index.apply(&entry).await.unwrap().applied);
         }
@@ -103,14 +103,14 @@ async fn versions(url: &str) {
         board: board.clone(),
         direction: Direction::Desc,
         key: RankKey {
-            ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             score: score(s),
             reached_at: 10 + version as i64,
             player: "p".into(),
         },
         version,
         expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
+        kind: leaderboard_core::store::EntryKind::Standing,
     };
     let index = &env.ctx.index;
     assert!(index.apply(&entry(30, 3)).await.unwrap().applied);
@@ -131,7 +131,7 @@ async fn versions(url: &str) {
     let removal = IndexEntry::removal(
         &board,
         Direction::Desc,
-        &leaderboard::ids::PlayerId::parse("p").unwrap(),
+        &leaderboard_rules::ids::PlayerId::parse("p").unwrap(),
         10,
         None,
         EntryKind::Removed,

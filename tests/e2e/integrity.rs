@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, ensure};
 use futures::future::join_all;
-use leaderboard::order::Direction;
-use leaderboard::store::RankIndex;
+use leaderboard_core::store::RankIndex;
+use leaderboard_rules::order::Direction;
 use serde_json::json;
 
 use crate::proxy::FaultProxy;
@@ -211,7 +211,10 @@ async fn converged(
     let within = CONVERGE_WITHIN + Duration::from_secs(20);
     let ready = eventually(within, "every board's index ready", || async {
         let health = env.ctx.index.health(&ids).await.ok();
-        let all = health.is_some_and(|h| h.iter().all(|h| *h == leaderboard::store::Health::Ready));
+        let all = health.is_some_and(|h| {
+            h.iter()
+                .all(|h| *h == leaderboard_core::store::Health::Ready)
+        });
         Ok(all.then(|| since.elapsed()))
     })
     .await?;

@@ -12,15 +12,15 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use futures::StreamExt;
-use leaderboard::memory::MemoryEvents;
-use leaderboard::service::ServiceError;
-use leaderboard::service::moderation::{Operator, Reason, ReasonBody, ban, erase};
-use leaderboard::service::seal::{self, SealSettings};
-use leaderboard::service::tournaments::{self, DryRunBody};
-use leaderboard::store::{HistoryQuery, LeagueRow, SealStore, TournamentStore};
-use leaderboard::time::now_ms;
-use leaderboard::tournament::Tournament;
-use leaderboard::window::Period;
+use leaderboard_core::memory::MemoryEvents;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, ban, erase};
+use leaderboard_core::service::seal::{self, SealSettings};
+use leaderboard_core::service::tournaments::{self, DryRunBody};
+use leaderboard_core::store::{HistoryQuery, LeagueRow, SealStore, TournamentStore};
+use leaderboard_rules::time::now_ms;
+use leaderboard_rules::tournament::Tournament;
+use leaderboard_rules::window::Period;
 use serde_json::{Value, json};
 
 use crate::support::{
@@ -258,7 +258,8 @@ async fn seal_occurrence(
     settings: SealSettings,
     deadline: Instant,
 ) -> Result<seal::SealReport, ServiceError> {
-    let page = leaderboard::store::BoardStore::list_boards(&env.ctx.store, "", None, 1_000).await?;
+    let page =
+        leaderboard_core::store::BoardStore::list_boards(&env.ctx.store, "", None, 1_000).await?;
     let mut boards = Vec::new();
     for board in page.boards {
         let lb = &board.leaderboard_id;
@@ -273,7 +274,8 @@ async fn seal_occurrence(
 
 /// The leases of unfinished seals, run out.
 async fn expire_leases(env: &TestEnv) -> Result<()> {
-    let page = leaderboard::store::BoardStore::list_boards(&env.ctx.store, "", None, 1_000).await?;
+    let page =
+        leaderboard_core::store::BoardStore::list_boards(&env.ctx.store, "", None, 1_000).await?;
     for board in page.boards {
         let lb = &board.leaderboard_id;
         if let Some(mut state) = env.ctx.store.get_seal(lb).await?
@@ -337,7 +339,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
         matches!(
             refused,
             Err(ServiceError::JoinRefused {
-                refusal: leaderboard::service::JoinRefusal::Settling,
+                refusal: leaderboard_core::service::JoinRefusal::Settling,
                 ..
             })
         ),
@@ -397,12 +399,16 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
         env.ctx.clock.set(None);
         b.results.insert(p.clone(), (250, at));
     }
-    let occ_lb = leaderboard::ids::LeaderboardId::parse(&format!("t:{id}:{}", b.key))?;
+    let occ_lb = leaderboard_rules::ids::LeaderboardId::parse(&format!("t:{id}:{}", b.key))?;
     for p in &newcomers {
         let m = env
             .ctx
             .store
-            .get_member(&occ_lb, &player(p), leaderboard::store::Consistency::Strong)
+            .get_member(
+                &occ_lb,
+                &player(p),
+                leaderboard_core::store::Consistency::Strong,
+            )
             .await?;
         let m = m.expect("a newcomer's membership");
         (b.cohorts.entry(m.cohort.unwrap()).or_default()).push((m.seat, p.clone()));
@@ -516,7 +522,7 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     Ok(())
 }
 
-fn occurrence(t: &Tournament, key: &str, start: i64) -> leaderboard::tournament::Occurrence {
+fn occurrence(t: &Tournament, key: &str, start: i64) -> leaderboard_rules::tournament::Occurrence {
     let occ = t.schedule.occurrence_at(start + 1).unwrap();
     assert_eq!(occ.key, key);
     occ

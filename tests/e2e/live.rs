@@ -7,11 +7,11 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
-use leaderboard::board::Standing;
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::order::Direction;
-use leaderboard::score::Score;
+use leaderboard::adapters::dynamodb::StandingItem;
+use leaderboard_rules::board::Standing;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::order::Direction;
+use leaderboard_rules::score::Score;
 use serde_json::Value;
 
 use crate::support::*;
@@ -145,10 +145,10 @@ async fn write_standings(
     let mut batch = Vec::new();
     for i in from..from + count {
         let standing = Standing {
-            ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             metadata: None,
             score: Score::new("score", 10_000 + i)?,
-            reached_at: leaderboard::time::now_ms(),
+            reached_at: leaderboard_rules::time::now_ms(),
             version: 1,
             last_match_id: MatchId::parse("m")?,
         };

@@ -7,20 +7,20 @@
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
-use leaderboard::board::Policy;
-use leaderboard::caller::Caller;
-use leaderboard::cursor::CursorSigner;
-use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::order::RankMode;
-use leaderboard::profile::Metadata;
-use leaderboard::service::ingest::{self, IngestReply, SubmitScore};
-use leaderboard::service::projector::project;
-use leaderboard::service::reads::{self, Entry, PageStart};
-use leaderboard::service::rebuild::{self, RebuildRequest};
-use leaderboard::service::repair::Reporter;
-use leaderboard::service::{ServiceError, live};
-use leaderboard::store::{FriendsError, FriendsSource, RankIndex, StandingStore};
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::ingest::{self, IngestReply, SubmitScore};
+use leaderboard_core::service::projector::project;
+use leaderboard_core::service::reads::{self, Entry, PageStart};
+use leaderboard_core::service::rebuild::{self, RebuildRequest};
+use leaderboard_core::service::repair::Reporter;
+use leaderboard_core::service::{ServiceError, live};
+use leaderboard_core::store::{FriendsError, FriendsSource, RankIndex, StandingStore};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::cursor::CursorSigner;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::order::RankMode;
+use leaderboard_rules::profile::Metadata;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -328,8 +328,8 @@ async fn metadata_over_http_refuses_hostile_input_shows_on_rows_and_goes_with_an
 
 #[tokio::test]
 async fn a_fanned_out_match_keeps_its_metadata_on_every_board_it_sets() -> Result<()> {
-    use leaderboard::service::scores::{self, MatchResult};
-    use leaderboard::window::Period;
+    use leaderboard_core::service::scores::{self, MatchResult};
+    use leaderboard_rules::window::Period;
     let env = TestEnv::new().await;
     let (game, mode) = env
         .family(Policy::Best, &[Period::AllTime, Period::Daily], None, 0)

@@ -5,8 +5,8 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use leaderboard::service::projector::project;
-use leaderboard::service::repair::Reporter;
+use leaderboard_core::service::projector::project;
+use leaderboard_core::service::repair::Reporter;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -103,7 +103,7 @@ async fn a_removal_reranks_everyone_survives_a_replayed_stream_and_a_new_result_
     // The whole stream delivered again (as after a retried batch or a repair): p3 stays
     // out, and the index still equals the table.
     let env = stack.inspect(&redis_url(), &dynamodb_url()).await;
-    let board = leaderboard::ids::LeaderboardId::parse(&lb)?;
+    let board = leaderboard_rules::ids::LeaderboardId::parse(&lb)?;
     eventually(Duration::from_secs(10), "the projector", || async {
         Ok(env.index_vs_store(&board).await.ok())
     })
@@ -347,7 +347,7 @@ async fn erasure_leaves_no_item_or_key_of_the_player_anywhere() -> Result<()> {
     // The stream's REMOVE records reach the projector too; wait for it to be done, then
     // look everywhere.
     for lb in &boards {
-        let board = leaderboard::ids::LeaderboardId::parse(lb)?;
+        let board = leaderboard_rules::ids::LeaderboardId::parse(lb)?;
         eventually(Duration::from_secs(10), "the projector", || async {
             Ok(env.index_vs_store(&board).await.ok())
         })

@@ -4,14 +4,14 @@ use std::collections::HashSet;
 use std::time::Duration;
 
 use futures::future::join_all;
-use leaderboard::board::Policy;
-use leaderboard::cursor::CursorSigner;
-use leaderboard::error::DomainError;
-use leaderboard::ids::LeaderboardId;
-use leaderboard::order::{RankKey, RankMode};
-use leaderboard::service::ServiceError;
-use leaderboard::service::reads;
-use leaderboard::store::{IndexEntry, RankIndex};
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::reads;
+use leaderboard_core::store::{IndexEntry, RankIndex};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::cursor::CursorSigner;
+use leaderboard_rules::error::DomainError;
+use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::order::{RankKey, RankMode};
 
 use crate::support::{Rng, TestEnv, score};
 
@@ -19,8 +19,8 @@ const PLAYERS: u64 = 2_500;
 const WRITES: u64 = 500;
 
 fn entry(
-    b: &leaderboard::ids::LeaderboardId,
-    dir: leaderboard::order::Direction,
+    b: &leaderboard_rules::ids::LeaderboardId,
+    dir: leaderboard_rules::order::Direction,
     p: u64,
     s: i64,
     at: i64,
@@ -31,14 +31,14 @@ fn entry(
         board: b.clone(),
         direction: dir,
         key: RankKey {
-            ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             score: score(s),
             reached_at: at,
             player: format!("p{p:04}"),
         },
         version,
         expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
+        kind: leaderboard_core::store::EntryKind::Standing,
     }
 }
 
@@ -59,7 +59,7 @@ async fn walk_while_writing(policy: Policy) -> (Vec<String>, usize) {
         // In waves, so the writes interleave with the page reads. Each write is stamped
         // when it is applied, as ingest stamps reached-at at commit time.
         for wave in 0..WRITES / 25 {
-            let now = leaderboard::time::now_ms();
+            let now = leaderboard_rules::time::now_ms();
             let writes: Vec<_> = (0..25)
                 .map(|i| {
                     let p = rng.below(PLAYERS);
@@ -87,8 +87,8 @@ async fn walk_while_writing(policy: Policy) -> (Vec<String>, usize) {
             for e in &page.entries {
                 seen.push(e.player_id.clone());
                 let z = match dir {
-                    leaderboard::order::Direction::Desc => -e.score.get(),
-                    leaderboard::order::Direction::Asc => e.score.get(),
+                    leaderboard_rules::order::Direction::Desc => -e.score.get(),
+                    leaderboard_rules::order::Direction::Asc => e.score.get(),
                 };
                 keys.push((z, e.updated_at.clone(), e.player_id.clone()));
             }

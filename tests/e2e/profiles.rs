@@ -7,25 +7,25 @@
 use std::time::Duration;
 
 use anyhow::Result;
-use leaderboard::board::Policy;
-use leaderboard::dynamodb::DynamoScoreStore;
-use leaderboard::ids::LeaderboardId;
-use leaderboard::memory::MemoryBroadcasts;
-use leaderboard::order::RankMode;
-use leaderboard::profile::{Card, ProfileBody};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::Context;
-use leaderboard::service::live;
-use leaderboard::service::profiles::{self, Writer};
-use leaderboard::service::reads::{self, Entry, PageStart};
-use leaderboard::service::seal;
-use leaderboard::store::{RankIndex, StreamBatch, VersionedCard};
+use leaderboard::adapters::dynamodb::DynamoScoreStore;
+use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard::wiring::AppContext;
+use leaderboard_core::memory::MemoryBroadcasts;
+use leaderboard_core::service::Context;
+use leaderboard_core::service::live;
+use leaderboard_core::service::profiles::{self, Writer};
+use leaderboard_core::service::reads::{self, Entry, PageStart};
+use leaderboard_core::service::seal;
+use leaderboard_core::store::{RankIndex, StreamBatch, VersionedCard};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::order::RankMode;
+use leaderboard_rules::profile::{Card, ProfileBody};
 use reqwest::Method;
 use serde_json::json;
 
-use leaderboard::service::projector::project;
-use leaderboard::service::repair::Reporter;
+use leaderboard_core::service::projector::project;
+use leaderboard_core::service::repair::Reporter;
 
 use crate::on_both_topologies;
 use crate::support::{
@@ -83,7 +83,7 @@ async fn every_read_names(
     assert_eq!(rank.neighbors[1].card.country.as_deref(), Some("JP"));
     let avatar = expect[2].1.map(|n| format!("avatars/{}", n.to_lowercase()));
     assert_eq!(rank.neighbors[1].card.avatar, avatar);
-    let signer = leaderboard::cursor::CursorSigner::new("t");
+    let signer = leaderboard_rules::cursor::CursorSigner::new("t");
     let first = reads::ranks_from(ctx, &signer, lb, PageStart::Top, 2, RankMode::Unique).await?;
     assert_eq!(names(&first.entries), all[..2].to_vec(), "first page");
     let cursor = first.next_cursor.clone().expect("a second page");
@@ -135,7 +135,7 @@ on_both_topologies!(every_read_names_its_rows_and_a_rename_at_once);
 fn holding_cards(env: &TestEnv, card_ttl: Duration) -> Result<AppContext> {
     let store = DynamoScoreStore::new(env.ctx.store.client().clone(), env.ctx.store.table());
     let index = RedisRankIndex::new(&redis_url(), &env.prefix, Duration::from_secs(2))?;
-    let settings = leaderboard::service::Settings {
+    let settings = leaderboard_core::service::Settings {
         card_cache_ttl: card_ttl,
         ..uncached()
     };
@@ -209,7 +209,7 @@ async fn on_a_cluster_a_rename_pushes_the_watched_views_that_show_the_player_and
     let env = TestEnv::on(&cluster_url()).await;
     let lb = four_named(&env).await?;
     let top = live::watch_top(&env.ctx, &lb, 2).await?;
-    let shown = |rows: &leaderboard::live::Rows| -> Vec<(String, Option<String>)> {
+    let shown = |rows: &leaderboard_rules::live::Rows| -> Vec<(String, Option<String>)> {
         rows.entries
             .iter()
             .map(|r| (r.player_id.clone(), r.card.display_name.clone()))
@@ -224,7 +224,7 @@ async fn on_a_cluster_a_rename_pushes_the_watched_views_that_show_the_player_and
     assert!(retry.is_empty(), "{stats:?}");
     assert_eq!((stats.pushed, stats.failed), (1, 0), "{stats:?}");
     let sent = out.sent();
-    let push: leaderboard::live::Push = serde_json::from_str(&sent[0].1)?;
+    let push: leaderboard_rules::live::Push = serde_json::from_str(&sent[0].1)?;
     assert_eq!(
         shown(&push.rows),
         want(&[("a", Some("Ada")), ("b", Some("Bee"))])
@@ -393,7 +393,7 @@ async fn sealed_results_and_history_show_the_current_name() -> Result<()> {
     let lb = &board.leaderboard_id;
     env.seed_standings(lb, 5).await?;
     let store = &env.ctx.store;
-    let events = leaderboard::memory::MemoryEvents::default();
+    let events = leaderboard_core::memory::MemoryEvents::default();
     let settle = seal::SealSettings {
         settle: Duration::ZERO,
     };

@@ -5,18 +5,18 @@
 use std::time::Duration;
 
 use futures::future::join_all;
-use leaderboard::board::Policy;
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::projector::project;
-use leaderboard::service::repair::Reporter;
-use leaderboard::store::RankIndex;
+use leaderboard::adapters::dynamodb::StandingItem;
+use leaderboard::adapters::redis::RedisRankIndex;
+use leaderboard_core::service::projector::project;
+use leaderboard_core::service::repair::Reporter;
+use leaderboard_core::store::RankIndex;
+use leaderboard_rules::board::Policy;
 
 use crate::on_both_topologies;
 use crate::support::{Rng, TestEnv, batch, free_port};
 
 /// 5 players x 3 improving writes each, through ingest (write-through on).
-async fn scripted_board(env: &TestEnv) -> leaderboard::ids::LeaderboardId {
+async fn scripted_board(env: &TestEnv) -> leaderboard_rules::ids::LeaderboardId {
     let b = env.board(Policy::Best).await;
     for round in 1..=3 {
         for p in 0..5 {

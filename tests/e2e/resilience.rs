@@ -4,18 +4,18 @@
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
-use leaderboard::board::Policy;
-use leaderboard::caller::Caller;
-use leaderboard::ids::LeaderboardId;
-use leaderboard::order::{Direction, RankMode};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::ServiceError;
-use leaderboard::service::projector::project;
-use leaderboard::service::rebuild::{self, Outcome, RebuildRequest};
-use leaderboard::service::repair::Reporter;
-use leaderboard::service::{Context, reads};
-use leaderboard::store::IndexError;
-use leaderboard::store::{Health, RankIndex};
+use leaderboard::adapters::redis::RedisRankIndex;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::projector::project;
+use leaderboard_core::service::rebuild::{self, Outcome, RebuildRequest};
+use leaderboard_core::service::repair::Reporter;
+use leaderboard_core::service::{Context, reads};
+use leaderboard_core::store::IndexError;
+use leaderboard_core::store::{Health, RankIndex};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::order::{Direction, RankMode};
 
 use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, batch, free_port, player, uncached};
 
@@ -327,7 +327,7 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
         (live_top.total, &live_top.entries)
     );
 
-    let signer = leaderboard::cursor::CursorSigner::new("s");
+    let signer = leaderboard_rules::cursor::CursorSigner::new("s");
     let live_page = reads::ranks(&env.ctx, &signer, &b, None, 6, RankMode::Unique)
         .await
         .unwrap();
@@ -355,7 +355,7 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
         Duration::from_millis(50),
     )
     .unwrap();
-    for _ in 0..leaderboard::redis::BREAKER_THRESHOLD {
+    for _ in 0..leaderboard::adapters::redis::BREAKER_THRESHOLD {
         assert!(dead.top(&b, Direction::Desc, 1).await.is_err());
     }
     assert!(matches!(
@@ -404,7 +404,7 @@ async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_a
         matches!(err, ServiceError::Store(_) | ServiceError::Index(_)),
         "{err:?}"
     );
-    assert_eq!(leaderboard::http::status_and_code(&err).0, 503);
+    assert_eq!(leaderboard::edge::http::status_and_code(&err).0, 503);
     redis.resume();
 }
 
@@ -451,7 +451,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
     .await
     .unwrap_err();
     assert_eq!(err.code(), "rank_unavailable", "{err:?}");
-    assert_eq!(leaderboard::http::status_and_code(&err).0, 503);
+    assert_eq!(leaderboard::edge::http::status_and_code(&err).0, 503);
 
     // The sweep takes the big board's sketch.
     let req = RebuildRequest {
@@ -459,7 +459,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
         ..Default::default()
     };
     rebuild::run(&env.ctx, req, far()).await.unwrap();
-    let sketch = leaderboard::store::SketchStore::get_sketch(&env.ctx.store, &b)
+    let sketch = leaderboard_core::store::SketchStore::get_sketch(&env.ctx.store, &b)
         .await
         .unwrap()
         .expect("a sketch of the big board");
@@ -481,7 +481,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
     assert!(!top.meta.rank_approximate && top.meta.total_approximate);
     assert_eq!(top.total, PLAYERS);
     // Deep: estimated within half a gap between marks, and flagged.
-    let gap = PLAYERS.div_ceil(leaderboard::service::sketch::MARKS);
+    let gap = PLAYERS.div_ceil(leaderboard_core::service::sketch::MARKS);
     for p in &deep_players {
         let r = reads::rank(&down, &Caller::default(), &b, p, 1, RankMode::Unique)
             .await

@@ -284,7 +284,7 @@ async fn review_model(redis: &str) -> Result<()> {
     // The same with the board's index gone: judged from DynamoDB, by the moderation
     // function's own role (the local stack holds its calls to the template's policy).
     let env = stack.inspect(redis, &crate::support::dynamodb_url()).await;
-    env.wipe_index(&leaderboard::ids::LeaderboardId::parse(&open)?)
+    env.wipe_index(&leaderboard_rules::ids::LeaderboardId::parse(&open)?)
         .await;
     let (status, again) = stack.post("/admin/integrity/dry-run", dry).await?;
     ensure!(status == 200 && again["checked"] == 8, "{again}");

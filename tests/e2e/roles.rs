@@ -5,21 +5,21 @@
 //! (the HTTP tests show those suffice), and every other call is refused by IAM without
 //! touching the table.
 
-use leaderboard::store::{
+use leaderboard_core::store::{
     AuditAction, AuditRecord, Ban, BoardStore, HistoryQuery, HistoryRow, ModerationStore, Placing,
     RankedReads, RebuildStore, Removal, Results, SealState, SealStore, SealedWindow, SketchStore,
     StandingStore,
 };
 use std::collections::BTreeSet;
 
-use leaderboard::board::{Board, BoardStatus, Policy, Standing};
-use leaderboard::dynamodb::DynamoScoreStore;
-use leaderboard::family::Family;
-use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::order::{Direction, RankKey};
-use leaderboard::store::StoreError;
-use leaderboard::store::{Checkpoint, Commit, CommitOutcome, Consistency, MappingStore, Row};
-use leaderboard::window::Period;
+use leaderboard::adapters::dynamodb::DynamoScoreStore;
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{Checkpoint, Commit, CommitOutcome, Consistency, MappingStore, Row};
+use leaderboard_rules::board::{Board, BoardStatus, Policy, Standing};
+use leaderboard_rules::family::Family;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::window::Period;
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
@@ -375,10 +375,10 @@ impl Fixture {
                     rev: self.row.rev.map(|r| r + 100),
                     ..self.row.clone()
                 };
-                let roll = leaderboard::store::Roll {
+                let roll = leaderboard_core::store::Roll {
                     at: self.at(lb, dir, &stale),
                     standing: &self.standing,
-                    buckets: leaderboard::store::Buckets {
+                    buckets: leaderboard_core::store::Buckets {
                         buckets: &[],
                         next_expiry: None,
                     },
@@ -432,7 +432,7 @@ impl Fixture {
             "delete_checkpoint" => store.delete_checkpoint(lb).await,
             "get_sketch" => store.get_sketch(lb).await.map(drop),
             "put_sketch" => {
-                let sketch = leaderboard::store::RankSketch {
+                let sketch = leaderboard_core::store::RankSketch {
                     at: 0,
                     total: 1,
                     ranks: vec![0],
@@ -542,7 +542,7 @@ impl Fixture {
 }
 
 /// A source's first mapping, what the mapping calls read and write.
-fn roles_mapping() -> leaderboard::mapping::Mapping {
+fn roles_mapping() -> leaderboard_rules::mapping::Mapping {
     let raw = serde_json::json!({"source": "roles-src", "version": 1, "fields": {
         "player_id": "/p", "match_id": "/m", "score": "/s", "game": {"const": "g"},
         "mode": {"const": "m"}, "region": {"const": "NA"}}});
@@ -607,8 +607,8 @@ impl Fixture {
         lb: &'a LeaderboardId,
         direction: Direction,
         row: &'a Row,
-    ) -> leaderboard::store::RowAt<'a> {
-        leaderboard::store::RowAt {
+    ) -> leaderboard_core::store::RowAt<'a> {
+        leaderboard_core::store::RowAt {
             board: lb,
             player: &self.player,
             direction,
@@ -627,7 +627,7 @@ impl Fixture {
 
     fn history_row(&self) -> HistoryRow {
         HistoryRow {
-            ties: leaderboard::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             player_id: PlayerId::parse("roles-nobody").unwrap(),
             window: self.sealed_window(),
             rank: 1,
@@ -643,7 +643,7 @@ impl Fixture {
             sealed_at: 1,
             total: 1,
             top: vec![Placing {
-                ties: leaderboard::tiebreak::Ties::none(),
+                ties: leaderboard_rules::tiebreak::Ties::none(),
                 rank: 1,
                 player_id: Some(PlayerId::parse("roles-nobody").unwrap()),
                 score: 1,

@@ -11,12 +11,12 @@ use std::collections::BTreeMap;
 use anyhow::Result;
 use serde_json::json;
 
-use leaderboard::board::Policy;
-use leaderboard::ids::LeaderboardId;
-use leaderboard::order::RankMode;
-use leaderboard::service::boards::{self, CreateFamily};
-use leaderboard::service::{reads, rolling};
-use leaderboard::store::BoardStore;
+use leaderboard_core::service::boards::{self, CreateFamily};
+use leaderboard_core::service::{reads, rolling};
+use leaderboard_core::store::BoardStore;
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::order::RankMode;
 
 use crate::support::{Rng, TestEnv, unique};
 
@@ -69,7 +69,7 @@ async fn rolling_sum_and_best_boards_equal_a_model_while_results_age_out() -> Re
         let mut rng = Rng::new(seed);
         let mut results: Vec<(String, i64, i64)> = Vec::new();
         // Five simulated hours, ten hours ago, in steps of 11 minutes.
-        let start = leaderboard::time::now_ms() / MINUTE * MINUTE - 10 * 3_600_000;
+        let start = leaderboard_rules::time::now_ms() / MINUTE * MINUTE - 10 * 3_600_000;
         let mut compared = 0;
         for step in 0..28 {
             let now = start + step * 11 * MINUTE + rng.below(MINUTE as u64) as i64;

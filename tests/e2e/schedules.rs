@@ -8,10 +8,10 @@ use std::time::{Duration, Instant};
 use anyhow::Result;
 use serde_json::{Value, json};
 
-use leaderboard::memory::MemoryEvents;
-use leaderboard::service::boards::{self, CreateFamily};
-use leaderboard::service::seal::{self, HistoryRequest, SealSettings};
-use leaderboard::window::Period;
+use leaderboard_core::memory::MemoryEvents;
+use leaderboard_core::service::boards::{self, CreateFamily};
+use leaderboard_core::service::seal::{self, HistoryRequest, SealSettings};
+use leaderboard_rules::window::Period;
 
 use crate::support::{Stack, TestEnv, redis_url, unique};
 
@@ -242,7 +242,7 @@ async fn a_cron_window_is_sealed_and_its_history_is_read_by_the_schedules_id() -
     }))?;
     boards::create_family(&env.ctx.store, req).await?;
     // Play a result 20 hours ago, its window long closed now.
-    let then = leaderboard::time::now_ms() - 20 * 3_600_000;
+    let then = leaderboard_rules::time::now_ms() - 20 * 3_600_000;
     env.ctx.clock.set(Some(then));
     let fam = (g.clone(), "m".to_owned());
     let reply = env
@@ -300,7 +300,7 @@ async fn each_windows_turns_are_published_once_by_racing_sweeps() -> Result<()> 
     boards::create_family(&env.ctx.store, req).await?;
     let events = MemoryEvents::default();
     // 12:10Z: Kathmandu is UTC+5:45, so its hour runs from 11:15Z to 12:15Z.
-    let noon = leaderboard::time::parse_ts("t", &json!("2026-11-27T12:10:00Z"))?;
+    let noon = leaderboard_rules::time::parse_ts("t", &json!("2026-11-27T12:10:00Z"))?;
     let store = &env.ctx.store;
     let sweeps = (0..8).map(|_| seal::announce_turns(store, &events, noon));
     futures::future::try_join_all(sweeps).await?;

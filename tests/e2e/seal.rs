@@ -10,13 +10,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result};
 use chrono::{SecondsFormat, Utc};
-use leaderboard::board::{Board, BoardStatus, BoardWindow, Policy};
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::memory::MemoryEvents;
-use leaderboard::order::Direction;
-use leaderboard::service::seal::{self, PAGE, SealOutcome, SealSettings};
-use leaderboard::store::{BoardStore, HistoryQuery, RankedReads, SealStore};
-use leaderboard::window::{Period, TimeWindow};
+use leaderboard_core::memory::MemoryEvents;
+use leaderboard_core::service::seal::{self, PAGE, SealOutcome, SealSettings};
+use leaderboard_core::store::{BoardStore, HistoryQuery, RankedReads, SealStore};
+use leaderboard_rules::board::{Board, BoardStatus, BoardWindow, Policy};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::Direction;
+use leaderboard_rules::window::{Period, TimeWindow};
 use reqwest::Method;
 use serde_json::json;
 

@@ -9,17 +9,17 @@
 use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 
-use leaderboard::board::Policy;
-use leaderboard::caller::Caller;
-use leaderboard::cursor::CursorSigner;
-use leaderboard::ids::{LeaderboardId, MatchId};
-use leaderboard::order::RankMode;
-use leaderboard::service::boards::{self, CreateBoard};
-use leaderboard::service::ingest::{self, IngestReply, SubmitScore};
-use leaderboard::service::reads::{self, Entry, PageStart, Source};
-use leaderboard::service::{Context, ServiceError};
-use leaderboard::store::{RankIndex, ScoreStore};
-use leaderboard::time::parse_ts;
+use leaderboard_core::service::boards::{self, CreateBoard};
+use leaderboard_core::service::ingest::{self, IngestReply, SubmitScore};
+use leaderboard_core::service::reads::{self, Entry, PageStart, Source};
+use leaderboard_core::service::{Context, ServiceError};
+use leaderboard_core::store::{RankIndex, ScoreStore};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::cursor::CursorSigner;
+use leaderboard_rules::ids::{LeaderboardId, MatchId};
+use leaderboard_rules::order::RankMode;
+use leaderboard_rules::time::parse_ts;
 use serde_json::json;
 
 use crate::on_both_topologies;

@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use futures::future::join_all;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::service::ServiceError;
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::tournaments;
-use leaderboard::store::{Consistency, TournamentStore};
-use leaderboard::time::now_ms;
-use leaderboard::tournament::{Tournament, tier_seats};
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::tournaments;
+use leaderboard_core::store::{Consistency, TournamentStore};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::time::now_ms;
+use leaderboard_rules::tournament::{Tournament, tier_seats};
 use serde_json::json;
 
 use crate::support::{Stack, TestEnv, player, redis_url, result, unique};
@@ -31,8 +31,8 @@ async fn define(env: &TestEnv, t: Tournament) -> Result<Tournament> {
     let op = Operator("test".into());
     let created = tournaments::create(&env.ctx, &op, t).await?;
     Ok(match created {
-        leaderboard::service::boards::Created::New(v) => v.definition,
-        leaderboard::service::boards::Created::Existing(v) => v.definition,
+        leaderboard_core::service::boards::Created::New(v) => v.definition,
+        leaderboard_core::service::boards::Created::Existing(v) => v.definition,
     })
 }
 
@@ -254,7 +254,8 @@ async fn attempts_used_is_the_count_each_results_write_left_and_a_copy_answers_t
         // Both boards hold the best counted result.
         let best = 10 + answers.keys().max().unwrap();
         for lb in [&occ, &cohort_lb] {
-            let s = leaderboard::store::StandingStore::get_standing(&env.ctx.store, lb, &p).await?;
+            let s = leaderboard_core::store::StandingStore::get_standing(&env.ctx.store, lb, &p)
+                .await?;
             assert_eq!(s.map(|s| s.score.get()), Some(best), "{lb}: {why}");
         }
         // A retry after the attempts ran out still replays, with its original count.
@@ -486,8 +487,8 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
 #[tokio::test]
 async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_members_rank()
 -> Result<()> {
-    use leaderboard::memory::MemoryEvents;
-    use leaderboard::service::seal::{self, HistoryRequest, SealSettings};
+    use leaderboard_core::memory::MemoryEvents;
+    use leaderboard_core::service::seal::{self, HistoryRequest, SealSettings};
     use std::time::{Duration, Instant};
 
     let env = TestEnv::new().await;
@@ -581,10 +582,10 @@ async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_
 #[tokio::test]
 async fn a_match_result_counts_in_the_tournaments_of_its_game_and_mode_the_player_is_in()
 -> Result<()> {
-    use leaderboard::board::Policy;
-    use leaderboard::service::scores::{BoardOutcome, MatchReply};
-    use leaderboard::service::tournaments::TournamentOutcome;
-    use leaderboard::window::Period;
+    use leaderboard_core::service::scores::{BoardOutcome, MatchReply};
+    use leaderboard_core::service::tournaments::TournamentOutcome;
+    use leaderboard_rules::board::Policy;
+    use leaderboard_rules::window::Period;
 
     let env = TestEnv::new().await;
     let (game, mode) = env.family(Policy::Best, &[Period::Weekly], None, 300).await;
@@ -723,8 +724,8 @@ async fn joins_take_dense_seats_from_the_table_while_redis_is_away_and_after_it_
 #[tokio::test]
 async fn three_operators_changing_a_tournament_at_once_each_change_lands_audited_once() -> Result<()>
 {
-    use leaderboard::service::tournaments::TournamentChange;
-    use leaderboard::store::{AuditAction, ModerationStore};
+    use leaderboard_core::service::tournaments::TournamentChange;
+    use leaderboard_core::store::{AuditAction, ModerationStore};
     let env = TestEnv::new().await;
     let id = unique("edit");
     let t = define(&env, weekly(&id, 4, Some(2))).await?;

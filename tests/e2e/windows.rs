@@ -4,19 +4,19 @@
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
-use leaderboard::board::Policy;
-use leaderboard::caller::Caller;
-use leaderboard::http::status_and_code;
-use leaderboard::memory::MemoryEvents;
-use leaderboard::order::{Direction, RankMode};
-use leaderboard::redis::RedisRankIndex;
-use leaderboard::service::ServiceError;
-use leaderboard::service::scores::{BoardOutcome, Outcome};
-use leaderboard::service::seal::{self, SealOutcome, SealSettings};
-use leaderboard::service::{Context, reads};
-use leaderboard::store::{RankIndex, RankedReads, SealStore};
-use leaderboard::time::now_ms;
-use leaderboard::window::Period;
+use leaderboard::adapters::redis::RedisRankIndex;
+use leaderboard::edge::http::status_and_code;
+use leaderboard_core::memory::MemoryEvents;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::scores::{BoardOutcome, Outcome};
+use leaderboard_core::service::seal::{self, SealOutcome, SealSettings};
+use leaderboard_core::service::{Context, reads};
+use leaderboard_core::store::{RankIndex, RankedReads, SealStore};
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::time::now_ms;
+use leaderboard_rules::window::Period;
 
 use crate::support::{FixedFriends, TestEnv, free_port, lb, player, uncached};
 
@@ -31,7 +31,7 @@ const ALL_PERIODS: [Period; 5] = [
 /// Players of a board in rank order, with their scores, from Redis.
 async fn order(
     env: &TestEnv,
-    b: &leaderboard::ids::LeaderboardId,
+    b: &leaderboard_rules::ids::LeaderboardId,
     dir: Direction,
 ) -> Vec<(String, i64)> {
     let (keys, _) = env.ctx.index.top(b, dir, 100).await.unwrap();
@@ -255,7 +255,7 @@ async fn a_result_for_a_closed_window_is_refused_there_and_applied_elsewhere() {
     assert!(
         matches!(
             err,
-            ServiceError::Domain(leaderboard::error::DomainError::EventInFuture { .. })
+            ServiceError::Domain(leaderboard_rules::error::DomainError::EventInFuture { .. })
         ),
         "{err:?}"
     );
@@ -347,8 +347,8 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     assert!(
         matches!(
             expired,
-            Err(leaderboard::store::IndexError::NotReady(
-                leaderboard::store::Health::Missing
+            Err(leaderboard_core::store::IndexError::NotReady(
+                leaderboard_core::store::Health::Missing
             ))
         ),
         "the closed window's keys and marker expired from Redis: {expired:?}"

@@ -6,13 +6,13 @@
 //! change on boards, players and tournaments stays with the functions that own those.
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::error::DomainError;
-use leaderboard::http::{self, Request, Response};
-use leaderboard::ids::LeaderboardId;
-use leaderboard::service::ServiceError;
-use leaderboard::service::moderation::audit;
-use leaderboard::service::{cache_plane, mappings};
-use leaderboard::store::{CachePlane, DeadLetters, RankIndex, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::moderation::audit;
+use leaderboard_core::service::{cache_plane, mappings};
+use leaderboard_core::store::{CachePlane, DeadLetters, RankIndex, ScoreStore};
+use leaderboard_rules::error::DomainError;
+use leaderboard_rules::ids::LeaderboardId;
 
 #[cfg(test)]
 mod tests;

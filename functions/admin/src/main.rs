@@ -8,7 +8,7 @@ use leaderboard::wiring;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let deps = async |config: &leaderboard::config::Config| {
+    let deps = async |config: &leaderboard::wiring::config::Config| {
         Ok::<_, lambda_runtime::Error>(handler::Deps {
             index: wiring::rank_index(config).await?,
             store: wiring::dynamo_store(config).await?,

@@ -6,13 +6,13 @@
 //! function's.
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::cursor::CursorSigner;
-use leaderboard::http::{self, Request, Response};
-use leaderboard::ids::LeaderboardId;
-use leaderboard::service::boards::{self, ListQuery, PatchBoard};
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::seal::{self, HistoryRequest};
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::boards::{self, ListQuery, PatchBoard};
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::seal::{self, HistoryRequest};
+use leaderboard_core::store::{RankIndex, ScoreStore};
+use leaderboard_rules::cursor::CursorSigner;
+use leaderboard_rules::ids::LeaderboardId;
 
 #[cfg(test)]
 mod tests;

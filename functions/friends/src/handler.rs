@@ -1,10 +1,10 @@
 //! `GET /leaderboards/{lb}/players/{p}/friends-rank?k=`.
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::http::{self, Request, Response};
-use leaderboard::service::Context;
-use leaderboard::service::reads;
-use leaderboard::store::{FriendsSource, RankIndex, RateCounter, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::reads;
+use leaderboard_core::store::{FriendsSource, RankIndex, RateCounter, ScoreStore};
 
 #[cfg(test)]
 mod tests;

@@ -7,7 +7,7 @@ use leaderboard::wiring;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let deps = async |config: &leaderboard::config::Config| {
+    let deps = async |config: &leaderboard::wiring::config::Config| {
         Ok::<_, lambda_runtime::Error>(handler::Deps {
             friends: wiring::friends_source(config)?,
             ctx: wiring::app_context(config).await?,

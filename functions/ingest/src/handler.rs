@@ -2,12 +2,12 @@
 //! result to every window of its family).
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::http::{self, Request, Response};
-use leaderboard::service::Context;
-use leaderboard::service::ingest::{self, SubmitScore};
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::scores::{self, MatchResult};
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::ingest::{self, SubmitScore};
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::scores::{self, MatchResult};
+use leaderboard_core::store::{RankIndex, ScoreStore};
 
 #[cfg(test)]
 mod tests;

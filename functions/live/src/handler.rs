@@ -5,11 +5,11 @@
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::streams::DynamoDbEventResponse;
 use lambda_runtime::LambdaEvent;
-use leaderboard::invoke::InvokeError;
-use leaderboard::lambda_stream;
-use leaderboard::service::Context;
-use leaderboard::service::live;
-use leaderboard::store::{Broadcaster, LiveViews, RankIndex, ScoreStore};
+use leaderboard::edge::invoke::InvokeError;
+use leaderboard::edge::lambda_stream;
+use leaderboard_core::service::Context;
+use leaderboard_core::service::live;
+use leaderboard_core::store::{Broadcaster, LiveViews, RankIndex, ScoreStore};
 
 #[cfg(test)]
 mod tests;

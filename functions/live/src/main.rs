@@ -7,7 +7,7 @@ use leaderboard::wiring;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let deps = async |config: &leaderboard::config::Config| {
+    let deps = async |config: &leaderboard::wiring::config::Config| {
         let ctx = wiring::app_context(config).await?;
         Ok::<_, lambda_runtime::Error>((ctx, wiring::broadcaster(config).await?))
     };

@@ -11,18 +11,18 @@
 use std::time::Duration;
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::cursor::CursorSigner;
-use leaderboard::error::DomainError;
-use leaderboard::http::{self, Request, Response};
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::invoke::work_until;
-use leaderboard::service::Context;
-use leaderboard::service::ServiceError;
-use leaderboard::service::integrity::{self, Decision};
-use leaderboard::service::moderation::{self, Operator, Reason, ReasonBody, Sweep};
-use leaderboard::service::reads;
-use leaderboard::store::{HeldFilter, RankIndex, ScoreStore};
-use leaderboard::window::parse_name;
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::invoke::work_until;
+use leaderboard_core::service::Context;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::integrity::{self, Decision};
+use leaderboard_core::service::moderation::{self, Operator, Reason, ReasonBody, Sweep};
+use leaderboard_core::service::reads;
+use leaderboard_core::store::{HeldFilter, RankIndex, ScoreStore};
+use leaderboard_rules::cursor::CursorSigner;
+use leaderboard_rules::error::DomainError;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::window::parse_name;
 use serde::{Deserialize, Serialize};
 
 #[cfg(test)]

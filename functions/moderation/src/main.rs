@@ -3,12 +3,12 @@
 
 mod handler;
 
-use leaderboard::cursor::CursorSigner;
 use leaderboard::wiring;
+use leaderboard_rules::cursor::CursorSigner;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let deps = async |config: &leaderboard::config::Config| {
+    let deps = async |config: &leaderboard::wiring::config::Config| {
         Ok::<_, lambda_runtime::Error>(handler::Deps {
             signer: CursorSigner::new(config.require_cursor_secret()?),
             ctx: wiring::app_context(config).await?,

@@ -6,14 +6,14 @@
 //! name).
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::error::DomainError;
-use leaderboard::http::{self, Request, Response};
-use leaderboard::service::Context;
-use leaderboard::service::ServiceError;
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::profiles::{self, Writer};
-use leaderboard::service::reads;
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::profiles::{self, Writer};
+use leaderboard_core::service::reads;
+use leaderboard_core::store::{RankIndex, ScoreStore};
+use leaderboard_rules::error::DomainError;
 
 #[cfg(test)]
 mod tests;

@@ -4,11 +4,11 @@
 use aws_lambda_events::event::dynamodb::Event;
 use aws_lambda_events::event::streams::DynamoDbEventResponse;
 use lambda_runtime::LambdaEvent;
-use leaderboard::invoke::InvokeError;
-use leaderboard::lambda_stream;
-use leaderboard::service::projector;
-use leaderboard::service::repair::Reporter;
-use leaderboard::store::{EventPublisher, HeldResult, RankIndex};
+use leaderboard::edge::invoke::InvokeError;
+use leaderboard::edge::lambda_stream;
+use leaderboard_core::service::projector;
+use leaderboard_core::service::repair::Reporter;
+use leaderboard_core::store::{EventPublisher, HeldResult, RankIndex};
 use tracing::error;
 
 #[cfg(test)]

@@ -8,7 +8,7 @@ use leaderboard::wiring;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let deps = async |config: &leaderboard::config::Config| {
+    let deps = async |config: &leaderboard::wiring::config::Config| {
         let index = wiring::rank_index(config).await?;
         let events = wiring::event_publisher(config).await?;
         Ok::<_, lambda_runtime::Error>((index, wiring::repair_reporter(config).await, events))

@@ -2,10 +2,10 @@
 //! neighbourhood, `GET /leaderboards/{lb}/players/{p}/live?k=`.
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::http::{self, Request, Response};
-use leaderboard::service::Context;
-use leaderboard::service::{live, reads};
-use leaderboard::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::{live, reads};
+use leaderboard_core::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
 
 #[cfg(test)]
 mod tests;

@@ -7,11 +7,11 @@
 use std::time::Duration;
 
 use lambda_runtime::LambdaEvent;
-use leaderboard::invoke::{self, Call, InvokeError, work_until};
-use leaderboard::metrics;
-use leaderboard::service::Context;
-use leaderboard::service::rebuild::{self, RebuildRequest};
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::edge::invoke::{self, Call, InvokeError, work_until};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::metrics;
+use leaderboard_core::service::rebuild::{self, RebuildRequest};
+use leaderboard_core::store::{RankIndex, ScoreStore};
 use serde_json::Value;
 
 #[cfg(test)]

@@ -13,11 +13,11 @@ use std::time::Duration;
 use aws_lambda_events::event::sns::SnsEvent;
 use aws_lambda_events::event::sqs::{SqsBatchResponse, SqsEvent};
 use lambda_runtime::LambdaEvent;
-use leaderboard::invoke::{InvokeError, work_until};
-use leaderboard::service::Context;
-use leaderboard::service::cache_plane;
-use leaderboard::service::repair::{self, Handled, RepairMessage};
-use leaderboard::store::{CachePlane, RankIndex, ScoreStore, StreamSource};
+use leaderboard::edge::invoke::{InvokeError, work_until};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::cache_plane;
+use leaderboard_core::service::repair::{self, Handled, RepairMessage};
+use leaderboard_core::store::{CachePlane, RankIndex, ScoreStore, StreamSource};
 use serde_json::Value;
 use tracing::error;
 
@@ -56,7 +56,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex, T: StreamSource, P: CachePlane>
                 ))
                 .await;
                 if let Err(e) = noticed {
-                    error!(%event, %source, code = e.code(), chain = %leaderboard::error::error_chain(&e), "could not mark the boards of a cache notification");
+                    error!(%event, %source, code = e.code(), chain = %leaderboard_rules::error::error_chain(&e), "could not mark the boards of a cache notification");
                     return Err(InvokeError::from(e));
                 }
             }
@@ -90,7 +90,7 @@ async fn repair_batch<S: ScoreStore, I: RankIndex, T: StreamSource, P>(
             Ok(Handled::Done) => {}
             Ok(Handled::Again) => response.add_failure(id),
             Err(e) => {
-                error!(message_id = %id, code = e.code(), chain = %leaderboard::error::error_chain(&e), "repair failed; keeping the message");
+                error!(message_id = %id, code = e.code(), chain = %leaderboard_rules::error::error_chain(&e), "repair failed; keeping the message");
                 response.add_failure(id);
             }
         }

@@ -9,7 +9,7 @@ use leaderboard::wiring;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     wiring::serve(
-        async |config: &leaderboard::config::Config| {
+        async |config: &leaderboard::wiring::config::Config| {
             Ok::<_, lambda_runtime::Error>(handler::Deps {
                 ctx: wiring::app_context(config).await?,
                 stream: wiring::stream_source(config).await,

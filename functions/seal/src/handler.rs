@@ -1,4 +1,4 @@
-//! Seals closed windows (see `leaderboard::service::seal`). Three ways in, one payload
+//! Seals closed windows (see `leaderboard_core::service::seal`). Three ways in, one payload
 //! (`{}` for every due board, or `{leaderboard_id}` for one): the schedule (every five
 //! minutes, which also goes on with what an earlier run left), a direct invocation, and
 //! `POST /admin/seal` through API Gateway (200 when done, 202 when a call must go on).
@@ -6,12 +6,12 @@
 use std::time::{Duration, Instant};
 
 use lambda_runtime::LambdaEvent;
-use leaderboard::ids::LeaderboardId;
-use leaderboard::invoke::{self, Call, InvokeError, work_until};
-use leaderboard::metrics;
-use leaderboard::service::ServiceError;
-use leaderboard::service::seal::{self, SealReport, SealSettings};
-use leaderboard::store::{EventPublisher, ScoreStore};
+use leaderboard::edge::invoke::{self, Call, InvokeError, work_until};
+use leaderboard_core::service::ServiceError;
+use leaderboard_core::service::metrics;
+use leaderboard_core::service::seal::{self, SealReport, SealSettings};
+use leaderboard_core::store::{EventPublisher, ScoreStore};
+use leaderboard_rules::ids::LeaderboardId;
 use serde::Deserialize;
 use serde_json::Value;
 

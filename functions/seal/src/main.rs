@@ -8,7 +8,7 @@ use leaderboard::wiring;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
-    let deps = async |config: &leaderboard::config::Config| {
+    let deps = async |config: &leaderboard::wiring::config::Config| {
         let store = wiring::dynamo_store(config).await?;
         let events = wiring::event_publisher(config).await?;
         let settings = wiring::seal_settings(config);

@@ -4,11 +4,11 @@
 //! first record to deliver again (`ReportBatchItemFailures`).
 
 use lambda_runtime::LambdaEvent;
-use leaderboard::invoke::InvokeError;
-use leaderboard::lambda_records;
-use leaderboard::service::Context;
-use leaderboard::service::stream_ingest::ingest_stream;
-use leaderboard::store::{DeadLetters, RankIndex, ScoreStore};
+use leaderboard::edge::invoke::InvokeError;
+use leaderboard::edge::lambda_records;
+use leaderboard_core::service::Context;
+use leaderboard_core::service::stream_ingest::ingest_stream;
+use leaderboard_core::store::{DeadLetters, RankIndex, ScoreStore};
 use serde_json::Value;
 
 #[cfg(test)]

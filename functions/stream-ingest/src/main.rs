@@ -8,7 +8,7 @@ use leaderboard::wiring;
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
     wiring::serve(
-        async |config: &leaderboard::config::Config| -> Result<_, lambda_runtime::Error> {
+        async |config: &leaderboard::wiring::config::Config| -> Result<_, lambda_runtime::Error> {
             let ctx = wiring::app_context(config).await?;
             let dead_letters = wiring::dead_letters(config).await?;
             Ok(handler::Deps { ctx, dead_letters })

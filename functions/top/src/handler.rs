@@ -4,13 +4,13 @@
 //! `GET /leaderboards/{lb}/live/top?n=`.
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::cursor::CursorSigner;
-use leaderboard::http::{self, Request, Response};
-use leaderboard::ids::LeaderboardId;
-use leaderboard::service::Context;
-use leaderboard::service::live;
-use leaderboard::service::reads::{self, Rows};
-use leaderboard::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::live;
+use leaderboard_core::service::reads::{self, Rows};
+use leaderboard_core::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
+use leaderboard_rules::cursor::CursorSigner;
+use leaderboard_rules::ids::LeaderboardId;
 
 #[cfg(test)]
 mod tests;

@@ -3,8 +3,8 @@
 
 mod handler;
 
-use leaderboard::config::Config;
 use leaderboard::wiring;
+use leaderboard::wiring::config::Config;
 
 #[tokio::main]
 async fn main() -> Result<(), lambda_runtime::Error> {
@@ -12,7 +12,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         async |config: &Config| {
             let signer = config.require_cursor_secret()?;
             Ok::<_, lambda_runtime::Error>(handler::Deps {
-                signer: leaderboard::cursor::CursorSigner::new(signer),
+                signer: leaderboard_rules::cursor::CursorSigner::new(signer),
                 ctx: wiring::app_context(config).await?,
             })
         },

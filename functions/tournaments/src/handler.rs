@@ -8,12 +8,12 @@
 //! occurrence (`POST /tournaments/{t}/occurrences/{o}/league/dry-run`, server-only).
 
 use lambda_runtime::{Error, LambdaEvent};
-use leaderboard::error::DomainError;
-use leaderboard::http::{self, Request, Response};
-use leaderboard::service::Context;
-use leaderboard::service::moderation::Operator;
-use leaderboard::service::tournaments;
-use leaderboard::store::{RankIndex, ScoreStore};
+use leaderboard::edge::http::{self, Request, Response};
+use leaderboard_core::service::Context;
+use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::tournaments;
+use leaderboard_core::store::{RankIndex, ScoreStore};
+use leaderboard_rules::error::DomainError;
 
 #[cfg(test)]
 mod tests;

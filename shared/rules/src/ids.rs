@@ -119,9 +119,31 @@ id_type!(
     "match_id"
 );
 
+/// Redis Cluster's hash slots, 0 to 16,383.
+pub const CLUSTER_SLOTS: u16 = 16_384;
+
+impl LeaderboardId {
+    /// The Redis Cluster hash slot this board's keys live in: CRC16 (XMODEM) of their
+    /// hash tag modulo [`CLUSTER_SLOTS`]. Every key of a board carries the tag `{<board>}`
+    /// whatever its prefix, and a board id holds no braces, so the tag is the id itself.
+    /// A pure function of the id: the repair groups boards by it and the in-memory index
+    /// answers the same slots as a cluster.
+    pub fn cluster_slot(&self) -> u16 {
+        crc16::State::<crc16::XMODEM>::calculate(self.as_str().as_bytes()) % CLUSTER_SLOTS
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_boards_slot_is_the_one_redis_gives_its_hash_tag() {
+        // `CLUSTER KEYSLOT foo` is 12182 and `CLUSTER KEYSLOT 123456789` 12739 on any Redis.
+        for (id, slot) in [("foo", 12_182), ("123456789", 12_739)] {
+            assert_eq!(LeaderboardId::parse(id).unwrap().cluster_slot(), slot);
+        }
+    }
 
     #[test]
     fn accepts_the_documented_alphabet() {

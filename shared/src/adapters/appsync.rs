@@ -9,7 +9,7 @@ use aws_sigv4::http_request::{SignableBody, SignableRequest, SigningSettings, si
 use aws_sigv4::sign::v4;
 use serde::Serialize;
 
-use crate::store::{BroadcastError, Broadcaster};
+use leaderboard_core::store::{BroadcastError, Broadcaster};
 
 /// The events API's publish endpoint and the role's credentials.
 pub struct AppSyncEvents {
@@ -108,11 +108,10 @@ impl Broadcaster for AppSyncEvents {
         for (k, v) in self.signed_headers(&body, creds)? {
             request = request.header(k, v);
         }
-        let reply = request
-            .body(body)
-            .send()
-            .await
-            .map_err(|e| BroadcastError::Unreachable(crate::error::error_chain(&e)))?;
+        let reply =
+            request.body(body).send().await.map_err(|e| {
+                BroadcastError::Unreachable(leaderboard_rules::error::error_chain(&e))
+            })?;
         let status = reply.status().as_u16();
         let text = reply.text().await.unwrap_or_default();
         // The API answers 200 with the events it could not take listed under `failed`.

@@ -5,7 +5,9 @@
 use aws_sdk_elasticache::error::ProvideErrorMetadata;
 use aws_sdk_elasticache::primitives::DateTimeFormat;
 
-use crate::store::{CacheEvent, CachePlane, NodeGroup, NodeMember, PlaneError, ReplicationGroup};
+use leaderboard_core::store::{
+    CacheEvent, CachePlane, NodeGroup, NodeMember, PlaneError, ReplicationGroup,
+};
 
 /// The ElastiCache adapter of [`CachePlane`].
 #[derive(Clone)]

@@ -8,13 +8,13 @@
 
 use serde::Serialize;
 
-use crate::decimal::Shown;
-use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::store::StoreError;
-use crate::store::{
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{
     EventPublisher, HeldResult, LeagueSettled, SealedWindow, TournamentStarted, Turn, WindowClosed,
     WindowTurn,
 };
+use leaderboard_rules::decimal::Shown;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 
 /// The `source` of every event.
 pub const SOURCE: &str = "leaderboard";
@@ -58,7 +58,7 @@ impl EventBridgePublisher {
             .event_bus_name(&self.bus)
             .source(SOURCE)
             .detail_type(detail_type)
-            .detail(serde_json::to_string(detail).map_err(|e| StoreError::sdk("PutEvents", e))?)
+            .detail(serde_json::to_string(detail).map_err(|e| StoreError::call("PutEvents", e))?)
             .resources(resource)
             .build();
         let out = self
@@ -67,7 +67,7 @@ impl EventBridgePublisher {
             .entries(entry)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("PutEvents", e))?;
+            .map_err(|e| StoreError::call("PutEvents", e))?;
         if out.failed_entry_count() > 0 {
             let why = out
                 .entries()
@@ -75,7 +75,7 @@ impl EventBridgePublisher {
                 .filter_map(|e| e.error_message())
                 .collect::<Vec<_>>()
                 .join("; ");
-            return Err(StoreError::sdk(
+            return Err(StoreError::call(
                 "PutEvents",
                 std::io::Error::other(format!("the event was refused: {why}")),
             ));
@@ -197,13 +197,13 @@ impl<'a> HeldDetail<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::decimal::ScoreFormat;
-    use crate::store::Placing;
-    use crate::window::Period;
+    use leaderboard_core::store::Placing;
+    use leaderboard_rules::decimal::ScoreFormat;
+    use leaderboard_rules::window::Period;
 
     fn closed(scores: ScoreFormat) -> WindowClosed {
         let place = |rank: u64, player: &str, score: i64| Placing {
-            ties: crate::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             rank,
             player_id: Some(PlayerId::parse(player).unwrap()),
             score,
@@ -212,8 +212,10 @@ mod tests {
         WindowClosed {
             seal_id: "g:m:GLOBAL:WEEKLY:2026-W47".into(),
             window: SealedWindow {
-                leaderboard_id: crate::ids::LeaderboardId::parse("g:m:GLOBAL:WEEKLY:2026-W47")
-                    .unwrap(),
+                leaderboard_id: leaderboard_rules::ids::LeaderboardId::parse(
+                    "g:m:GLOBAL:WEEKLY:2026-W47",
+                )
+                .unwrap(),
                 game: "g".into(),
                 mode: "m".into(),
                 scope: "GLOBAL".into(),

@@ -1,4 +1,4 @@
-//! Adapters: the ports of [`crate::store`] over real backends, one module per backend
+//! Adapters: the ports of [`leaderboard_core::store`] over real backends, one module per backend
 //! (each key and value format in its own codec module there).
 //!
 //! - [`dynamodb`], the source of truth: `DynamoScoreStore` (every key format in one file)
@@ -8,7 +8,8 @@
 //! - [`sqs`]: the repair queue, stream ingest's dead letters; [`eventbridge`]: the events
 //!   other services react to; [`appsync`]: the events API live views are pushed to
 //!   (AppSync Events, SigV4); [`social`]: `HttpFriendsSource`, the social graph;
-//!   [`elasticache`]: the rank cache's control plane (its shards and events).
+//!   [`elasticache`]: the rank cache's control plane (its shards and events);
+//! - [`tls`]: the trusted roots every TLS client of the adapters verifies servers with.
 
 pub mod appsync;
 pub mod dynamodb;
@@ -17,3 +18,4 @@ pub mod eventbridge;
 pub mod redis;
 pub mod social;
 pub mod sqs;
+pub mod tls;

@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use tracing::{instrument, warn};
 
-use crate::ids::PlayerId;
-use crate::store::FriendsError;
-use crate::store::FriendsSource;
+use leaderboard_core::store::FriendsError;
+use leaderboard_core::store::FriendsSource;
+use leaderboard_rules::ids::PlayerId;
 
 /// Most friends considered for one read; a longer list is cut (and logged).
 pub(crate) const MAX_FRIENDS: usize = 2000;
@@ -22,7 +22,10 @@ pub struct HttpFriendsSource {
 impl HttpFriendsSource {
     pub fn new(base_url: &str, timeout: Duration) -> Result<Self, FriendsError> {
         Ok(Self {
-            http: crate::tls::http().timeout(timeout).build()?,
+            http: crate::adapters::tls::http()
+                .timeout(timeout)
+                .build()
+                .map_err(|e| FriendsError::Call(Box::new(e)))?,
             base_url: base_url.trim_end_matches('/').to_owned(),
         })
     }
@@ -34,14 +37,22 @@ impl FriendsSource for HttpFriendsSource {
     #[instrument(skip(self))]
     async fn friends_of(&self, player: &PlayerId) -> Result<Vec<PlayerId>, FriendsError> {
         let url = format!("{}/players/{player}/friends", self.base_url);
-        let resp = self.http.get(url).send().await?;
+        let resp = self
+            .http
+            .get(url)
+            .send()
+            .await
+            .map_err(|e| FriendsError::Call(Box::new(e)))?;
         if resp.status() == reqwest::StatusCode::NOT_FOUND {
             return Ok(Vec::new());
         }
         if !resp.status().is_success() {
             return Err(FriendsError::Status(resp.status().as_u16()));
         }
-        let raw: Vec<String> = resp.json().await?;
+        let raw: Vec<String> = resp
+            .json()
+            .await
+            .map_err(|e| FriendsError::Call(Box::new(e)))?;
         if raw.len() > MAX_FRIENDS {
             warn!(count = raw.len(), kept = MAX_FRIENDS, "friends list cut");
         }

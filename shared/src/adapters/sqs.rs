@@ -6,10 +6,12 @@
 use futures::FutureExt;
 use futures::future::BoxFuture;
 
-use crate::store::QueueError;
 use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
+use leaderboard_core::store::QueueError;
 
-use crate::store::{DeadLetter, DeadLetterCount, DeadLetters, RebuildNeeded, RepairQueue};
+use leaderboard_core::store::{
+    DeadLetter, DeadLetterCount, DeadLetters, RebuildNeeded, RepairQueue,
+};
 
 /// The SQS adapter of [`RepairQueue`].
 #[derive(Clone)]
@@ -37,7 +39,7 @@ impl RepairQueue for SqsRepairQueue {
                 .message_body(body)
                 .send()
                 .await
-                .map_err(|e| QueueError::Sqs {
+                .map_err(|e| QueueError::Call {
                     op: "SendMessage",
                     source: Box::new(e),
                 })?;
@@ -73,7 +75,7 @@ impl DeadLetters for SqsDeadLetters {
                     .id(i.to_string())
                     .message_body(serde_json::to_string(letter)?)
                     .build()
-                    .map_err(|e| QueueError::Sqs {
+                    .map_err(|e| QueueError::Call {
                         op: "SendMessageBatch",
                         source: Box::new(e),
                     })?;
@@ -86,12 +88,12 @@ impl DeadLetters for SqsDeadLetters {
                 .set_entries(Some(entries))
                 .send()
                 .await
-                .map_err(|e| QueueError::Sqs {
+                .map_err(|e| QueueError::Call {
                     op: "SendMessageBatch",
                     source: Box::new(e),
                 })?;
             if let Some(failed) = out.failed.first() {
-                return Err(QueueError::Sqs {
+                return Err(QueueError::Call {
                     op: "SendMessageBatch",
                     source: format!("entry {} refused: {}", failed.id, failed.code).into(),
                 });
@@ -109,7 +111,7 @@ impl DeadLetters for SqsDeadLetters {
             .attribute_names(A::ApproximateNumberOfMessagesNotVisible)
             .send()
             .await
-            .map_err(|e| QueueError::Sqs {
+            .map_err(|e| QueueError::Call {
                 op: "GetQueueAttributes",
                 source: Box::new(e),
             })?;

@@ -10,7 +10,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use super::http::Request;
-use crate::error::DomainError;
+use leaderboard_rules::error::DomainError;
 
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
@@ -127,7 +127,7 @@ mod body_tests {
     use super::*;
     use crate::edge::http::{TEST_REQUEST_ID, request, response_json};
     use crate::edge::reply::{error_response, json, stamped};
-    use crate::service::ServiceError;
+    use leaderboard_core::service::ServiceError;
 
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]

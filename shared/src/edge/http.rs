@@ -1,5 +1,5 @@
 //! The HTTP surface (API Gateway HTTP API, payload 2.0): request decoding helpers and
-//! the one mapping from [`ServiceError`](crate::service::ServiceError) to status codes
+//! the one mapping from [`ServiceError`](leaderboard_core::service::ServiceError) to status codes
 //! and stable error codes.
 //!
 //! Errors are `{"error": {"code", "message"}}`; a client never sees `Debug` output or a
@@ -12,11 +12,11 @@
 use aws_lambda_events::encodings::Body;
 use aws_lambda_events::event::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
 
-use crate::caller::Caller;
-use crate::error::DomainError;
-use crate::ids::{LeaderboardId, PlayerId, parse_id, parse_slug};
-use crate::service::integrity::MAX_HELD_ID;
-use crate::window::parse_name;
+use leaderboard_core::service::integrity::MAX_HELD_ID;
+use leaderboard_rules::caller::Caller;
+use leaderboard_rules::error::DomainError;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId, parse_id, parse_slug};
+use leaderboard_rules::window::parse_name;
 
 pub use super::body::{MAX_BODY_BYTES, json_body};
 pub use super::reply::{

@@ -11,8 +11,8 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::http;
-use crate::service::ServiceError;
+use crate::edge::http;
+use leaderboard_core::service::ServiceError;
 
 /// How an operations function (rebuild, seal) was called: through its admin route (the
 /// request is the JSON body; an empty body is `{}`), or directly or by its schedule (the
@@ -77,7 +77,7 @@ pub fn answer<R: Serialize>(
 /// When a resumable invocation stops working: `margin` before the Lambda deadline
 /// (`event_deadline_ms`, ms since the epoch), or after `budget` if that comes first.
 pub fn work_until(event_deadline_ms: u64, margin: Duration, budget: Option<Duration>) -> Instant {
-    let left = (event_deadline_ms as i64 - crate::time::now_ms()).max(0) as u64;
+    let left = (event_deadline_ms as i64 - leaderboard_rules::time::now_ms()).max(0) as u64;
     let lambda = Duration::from_millis(left).saturating_sub(margin);
     Instant::now() + budget.map_or(lambda, |b| lambda.min(b))
 }
@@ -121,7 +121,7 @@ impl From<InvokeError> for Diagnostic {
     fn from(e: InvokeError) -> Self {
         Diagnostic {
             error_type: e.error_type(),
-            error_message: crate::error::error_chain(&e),
+            error_message: leaderboard_rules::error::error_chain(&e),
         }
     }
 }
@@ -129,7 +129,7 @@ impl From<InvokeError> for Diagnostic {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::store::IndexError;
+    use leaderboard_core::store::IndexError;
 
     #[test]
     fn error_types_are_stable_names_not_rust_types() {

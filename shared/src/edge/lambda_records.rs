@@ -1,5 +1,5 @@
 //! The Kafka and Kinesis surface of stream ingest (Lambda's `KafkaEvent` from Amazon MSK
-//! or self-managed Kafka, and `KinesisEvent`), as [`crate::lambda_stream`] is the
+//! or self-managed Kafka, and `KinesisEvent`), as [`crate::edge::lambda_stream`] is the
 //! DynamoDB stream's: a batch decoded into [`StreamRecord`]s, and the records to retry
 //! turned into the batch response (`ReportBatchItemFailures`).
 //!
@@ -17,7 +17,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-use crate::service::stream_ingest::StreamRecord;
+use leaderboard_core::service::stream_ingest::StreamRecord;
 
 /// A decoded batch and where it came from (which shapes its response).
 #[derive(Debug)]

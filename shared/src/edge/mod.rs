@@ -17,3 +17,5 @@ pub mod invoke;
 pub mod lambda_records;
 pub mod lambda_stream;
 pub mod reply;
+#[cfg(any(test, feature = "test-util"))]
+pub mod testing;

@@ -10,9 +10,10 @@ use serde::Serialize;
 use tracing::error;
 
 use super::http::{Request, Response, check_path, response_json, route};
-use crate::error::error_chain;
-use crate::service::ServiceError;
-use crate::service::boards::Created;
+use leaderboard_core::service::boards::Created;
+use leaderboard_core::service::{JoinRefusal, ServiceError};
+use leaderboard_rules::error::DomainError;
+use leaderboard_rules::error::error_chain;
 
 /// A JSON reply.
 pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
@@ -26,58 +27,76 @@ pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
     resp
 }
 
-/// Status and stable code for every error a client can get.
+/// Status and stable code for every error a client can get. The match names every
+/// variant (no fallback arm), so an error added to the service does not compile until it
+/// is given its status here.
 pub fn status_and_code(err: &ServiceError) -> (u16, &'static str) {
-    let code = err.code();
-    let status = match code {
-        "invalid_request" | "malformed_json" | "invalid_cursor" => 400,
-        "player_banned" | "not_your_view" | "profiles_server_only" => 403,
-        "board_not_found"
-        | "family_not_found"
-        | "not_ranked"
-        | "not_banned"
-        | "not_sealed"
-        | "mapping_not_found"
-        | "tournament_not_found"
-        | "no_cohorts"
-        | "no_league"
-        | "held_not_found" => 404,
-        "window_closed"
-        | "family_conflict"
-        | "invalid_transition"
-        | "board_conflict"
-        | "board_not_active"
-        | "not_sealable"
-        | "mapping_conflict"
-        | "idempotency_conflict"
-        | "tournament_conflict"
-        | "tournament_full"
-        | "league_settling"
-        | "tournament_not_started"
-        | "tournament_ended"
-        | "banned_from_tournament"
-        | "not_joined"
-        | "attempts_exhausted"
-        | "tournament_board"
-        | "already_decided"
-        | "window_sealed"
-        | "result_rejected" => 409,
-        "window_expired" => 410,
-        "payload_too_large" => 413,
-        "score_out_of_range"
-        | "too_many_decimals"
-        | "subscores_mismatch"
-        | "op_not_allowed"
-        | "event_ts_in_future"
-        | "event_outside_window"
-        | "unknown_region"
-        | "dense_ranks_not_kept"
-        | "invalid_integrity"
-        | "not_changeable" => 422,
-        "rate_limited" => 429,
-        _ => 503,
-    };
-    (status, code)
+    (status(err), err.code())
+}
+
+fn status(err: &ServiceError) -> u16 {
+    use ServiceError as E;
+    match err {
+        E::Domain(d) => domain_status(d),
+        E::JoinRefused { refusal, .. } => match refusal {
+            JoinRefusal::Full
+            | JoinRefusal::NotStarted
+            | JoinRefusal::Ended
+            | JoinRefusal::Banned
+            | JoinRefusal::Settling => 409,
+        },
+        E::PlayerBanned { .. } | E::NotYourView { .. } | E::ProfilesServerOnly => 403,
+        E::BoardNotFound(_)
+        | E::FamilyNotFound { .. }
+        | E::NotRanked { .. }
+        | E::NotBanned { .. }
+        | E::NotSealed(_)
+        | E::MappingNotFound(_)
+        | E::TournamentNotFound(_)
+        | E::NoCohorts(_)
+        | E::NoLeague(_)
+        | E::HeldNotFound(_) => 404,
+        E::WindowClosed { .. }
+        | E::FamilyConflict { .. }
+        | E::InvalidTransition { .. }
+        | E::BoardConflict(_)
+        | E::BoardNotActive { .. }
+        | E::NotSealable { .. }
+        | E::MappingConflict { .. }
+        | E::IdempotencyConflict(_)
+        | E::TournamentConflict(_)
+        | E::NotJoined { .. }
+        | E::AttemptsExhausted { .. }
+        | E::TournamentBoard { .. }
+        | E::AlreadyDecided { .. }
+        | E::HeldWindowSealed(_)
+        | E::ResultRejected(_) => 409,
+        E::WindowExpired(_) => 410,
+        E::EventOutsideWindow(_) | E::UnknownRegion { .. } => 422,
+        E::RateLimited { .. } => 429,
+        E::Contention
+        | E::RankUnavailable(_)
+        | E::Store(_)
+        | E::Index(_)
+        | E::Friends(_)
+        | E::DeadLetters(_) => 503,
+    }
+}
+
+fn domain_status(err: &DomainError) -> u16 {
+    use DomainError as D;
+    match err {
+        D::Invalid { .. } | D::MalformedJson(_) | D::InvalidCursor => 400,
+        D::BodyTooLarge { .. } => 413,
+        D::ScoreOutOfRange { .. }
+        | D::TooManyDecimals { .. }
+        | D::SubscoresMismatch { .. }
+        | D::OpNotAllowed { .. }
+        | D::EventInFuture { .. }
+        | D::DenseNotKept
+        | D::IntegrityRule { .. }
+        | D::NotChangeable { .. } => 422,
+    }
 }
 
 #[derive(Serialize)]
@@ -130,7 +149,7 @@ pub fn error_response(err: &ServiceError) -> Response {
 /// is counted ([`server_error_written`]).
 pub fn stamped(req: &Request, mut resp: Response) -> Response {
     // Every reply: the denominator of the error rate on the console's overview.
-    crate::metrics::tally("Replies", 1);
+    leaderboard_core::service::metrics::tally("Replies", 1);
     if resp.status_code >= 500 {
         server_error_written(route(req));
     }
@@ -154,8 +173,12 @@ pub fn stamped(req: &Request, mut resp: Response) -> Response {
 /// across every function) and by `Route` (which route, on the dashboard). Route keys are
 /// unique across the functions, so a route names its function too.
 fn server_error_written(route: &str) {
-    crate::metrics::count(&[("ServerErrorReplies", 1)]);
-    crate::metrics::count_by("ServerErrorReplies", &[("Route", route.to_owned())], 1);
+    leaderboard_core::service::metrics::count(&[("ServerErrorReplies", 1)]);
+    leaderboard_core::service::metrics::count_by(
+        "ServerErrorReplies",
+        &[("Route", route.to_owned())],
+        1,
+    );
 }
 
 /// An HTTP handler's whole body: `answer` gives the reply to the request on its matched

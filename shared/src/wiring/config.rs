@@ -56,8 +56,8 @@ pub(crate) const SOCIAL_GRAPH_TIMEOUT: Duration = Duration::from_millis(200);
 pub(crate) const DYNAMODB_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// The environment as read: a tunable left unset is `None`, and the code that uses it
-/// holds its default, in one place each ([`crate::service::Settings`]'s `Default`, the
-/// Redis call and connect timeouts in [`crate::redis`]); [`crate::wiring`] merges them.
+/// holds its default, in one place each ([`leaderboard_core::service::Settings`]'s `Default`, the
+/// Redis call and connect timeouts in [`crate::adapters::redis`]); [`crate::wiring`] merges them.
 #[derive(Debug, Clone)]
 pub struct Config {
     pub table_name: Option<String>,

@@ -4,26 +4,27 @@
 //! ports already built.
 //!
 //! Beside it, what every function starts with: [`config`] (the environment, read once),
-//! [`telemetry`] (JSON logs) and [`tls`] (the one TLS crypto provider, ring, every
-//! client uses).
+//! [`telemetry`] (JSON logs) and [`metrics`] (the metrics the use cases record, written
+//! as CloudWatch Embedded Metric Format). The one TLS crypto provider every client uses
+//! is the adapters' (`adapters::tls`).
 
 pub mod config;
+pub mod metrics;
 pub mod telemetry;
-pub mod tls;
 
 use thiserror::Error;
 
-use crate::config::{Config, ConfigError};
-use crate::dynamodb::{DynamoScoreStore, DynamoStreams};
-use crate::eventbridge::EventBridgePublisher;
-use crate::redis::{
+use crate::adapters::dynamodb::{DynamoScoreStore, DynamoStreams};
+use crate::adapters::eventbridge::EventBridgePublisher;
+use crate::adapters::redis::{
     Access, CALL_TIMEOUT, CONNECT_TIMEOUT, RedisRankIndex, SecretToken, Target, Topology,
 };
-use crate::service::hot::RateLimits;
-use crate::service::repair::Reporter;
-use crate::service::seal::SealSettings;
-use crate::service::{Context, Settings};
-use crate::store::{FriendsError, IndexError};
+use crate::wiring::config::{Config, ConfigError};
+use leaderboard_core::service::hot::RateLimits;
+use leaderboard_core::service::repair::Reporter;
+use leaderboard_core::service::seal::SealSettings;
+use leaderboard_core::service::{Context, Settings};
+use leaderboard_core::store::{FriendsError, IndexError};
 
 /// A function's whole life (each `main.rs` is one call of it): JSON logs and metrics, the
 /// configuration read once, the dependencies `deps` builds from it once per container
@@ -31,7 +32,7 @@ use crate::store::{FriendsError, IndexError};
 /// The dependencies live as long as the process, so the handler borrows them for
 /// `'static`. Every log line of an invocation carries its correlation id
 /// ([`crate::edge::correlation`]); its metrics are written when it ends
-/// ([`crate::metrics::flush`]).
+/// ([`metrics::flush`]).
 pub async fn serve<D, X, E, R, HandlerError, F, Fut>(
     deps: impl AsyncFnOnce(&Config) -> Result<D, X>,
     handle: F,
@@ -47,7 +48,7 @@ where
 {
     use tracing::Instrument as _;
     telemetry::init();
-    crate::metrics::init();
+    metrics::init();
     let config = Config::from_env()?;
     let deps: &'static D = Box::leak(Box::new(deps(&config).await.map_err(Into::into)?));
     lambda_runtime::run(lambda_runtime::service_fn(
@@ -60,7 +61,7 @@ where
             let answer = handle(deps, event).instrument(span);
             async move {
                 let answer = answer.await;
-                crate::metrics::flush();
+                metrics::flush();
                 answer
             }
         },
@@ -157,7 +158,7 @@ pub async fn app_context(config: &Config) -> Result<AppContext, InitError> {
 /// The repair queue from `REPAIR_QUEUE_URL` (none without it).
 pub async fn repair_reporter(config: &Config) -> Reporter {
     match &config.repair_queue_url {
-        Some(url) => Reporter::new(crate::sqs::SqsRepairQueue::new(
+        Some(url) => Reporter::new(crate::adapters::sqs::SqsRepairQueue::new(
             sqs_client(config).await,
             url.clone(),
         )),
@@ -167,23 +168,31 @@ pub async fn repair_reporter(config: &Config) -> Reporter {
 
 /// The rank index's control plane, when `CACHE_REPLICATION_GROUP_ID` names its
 /// replication group (none on a deployment without one).
-pub async fn cache_plane(config: &Config) -> Option<crate::elasticache::ElastiCachePlane> {
+pub async fn cache_plane(
+    config: &Config,
+) -> Option<crate::adapters::elasticache::ElastiCachePlane> {
     let group = config.cache_replication_group.clone()?;
     let client = aws_sdk_elasticache::Client::new(&budgeted(config).await);
-    Some(crate::elasticache::ElastiCachePlane::new(client, group))
+    Some(crate::adapters::elasticache::ElastiCachePlane::new(
+        client, group,
+    ))
 }
 
 /// The social graph client: `SOCIAL_GRAPH_URL`, within `SOCIAL_GRAPH_TIMEOUT_MS`.
-pub fn friends_source(config: &Config) -> Result<crate::social::HttpFriendsSource, InitError> {
+pub fn friends_source(
+    config: &Config,
+) -> Result<crate::adapters::social::HttpFriendsSource, InitError> {
     let url = config.require_social_graph_url()?;
-    let source = crate::social::HttpFriendsSource::new(url, config.social_graph_timeout)?;
+    let source = crate::adapters::social::HttpFriendsSource::new(url, config.social_graph_timeout)?;
     Ok(source)
 }
 
 /// The dead-letter queue `DEAD_LETTER_QUEUE_URL` names.
-pub async fn dead_letters(config: &Config) -> Result<crate::sqs::SqsDeadLetters, ConfigError> {
+pub async fn dead_letters(
+    config: &Config,
+) -> Result<crate::adapters::sqs::SqsDeadLetters, ConfigError> {
     let url = config.require_dead_letter_queue_url()?;
-    Ok(crate::sqs::SqsDeadLetters::new(
+    Ok(crate::adapters::sqs::SqsDeadLetters::new(
         sqs_client(config).await,
         url,
     ))
@@ -232,7 +241,9 @@ pub async fn event_publisher(config: &Config) -> Result<EventBridgePublisher, Co
 }
 
 /// The events API `LIVE_EVENTS_URL` names, publishing with the function's credentials.
-pub async fn broadcaster(config: &Config) -> Result<crate::appsync::AppSyncEvents, InitError> {
+pub async fn broadcaster(
+    config: &Config,
+) -> Result<crate::adapters::appsync::AppSyncEvents, InitError> {
     let url = config.require_live_events_url()?.to_owned();
     let aws = aws().await;
     let region = aws
@@ -242,10 +253,10 @@ pub async fn broadcaster(config: &Config) -> Result<crate::appsync::AppSyncEvent
     let credentials = aws
         .credentials_provider()
         .ok_or_else(|| InitError::Events("no AWS credentials to sign publishes with".into()))?;
-    let http = crate::tls::http()
+    let http = crate::adapters::tls::http()
         .build()
         .map_err(|e| InitError::Events(e.to_string()))?;
-    crate::appsync::AppSyncEvents::new(http, url, region, credentials)
+    crate::adapters::appsync::AppSyncEvents::new(http, url, region, credentials)
         .map_err(|e| InitError::Events(e.to_string()))
 }
 
@@ -283,8 +294,8 @@ mod tests {
             redis_connect_timeout: None,
             repair_queue_url: None,
             social_graph_url: None,
-            social_graph_timeout: crate::config::SOCIAL_GRAPH_TIMEOUT,
-            dynamodb_timeout: crate::config::DYNAMODB_TIMEOUT,
+            social_graph_timeout: crate::wiring::config::SOCIAL_GRAPH_TIMEOUT,
+            dynamodb_timeout: crate::wiring::config::DYNAMODB_TIMEOUT,
             receipt_ttl: None,
             board_cache_ttl: None,
             redis_retention: None,

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::Credentials;
-use leaderboard::redis::{Access, Conn, Target, conn};
+use leaderboard::adapters::redis::{Access, Conn, Target, conn};
 
 /// Where the servers of this test run are.
 pub fn redis_url() -> String {

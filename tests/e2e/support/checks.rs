@@ -4,8 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use anyhow::Result;
 use aws_sdk_dynamodb::types::AttributeValue;
-use leaderboard::dynamodb::{SHARDS, StandingItem, shard_partition};
-use leaderboard::ids::LeaderboardId;
+use leaderboard::adapters::dynamodb::{SHARDS, StandingItem, shard_partition};
+use leaderboard_rules::ids::LeaderboardId;
 
 use super::*;
 
@@ -121,7 +121,7 @@ impl TestEnv {
         let mut standings = self.standings(board).await;
         let dir = standings
             .first()
-            .map_or(leaderboard::order::Direction::Desc, |s| s.direction);
+            .map_or(leaderboard_rules::order::Direction::Desc, |s| s.direction);
         standings.sort_by(|a, b| a.index_entry().key.cmp_in(&b.index_entry().key, dir));
         // Once more on an error: a connection the test's own Redis restart broke is
         // opened again by the next call.

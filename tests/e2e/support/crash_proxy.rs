@@ -42,7 +42,7 @@ impl CrashProxy {
         Ok(Self {
             port,
             child,
-            http: leaderboard::tls::http().build()?,
+            http: leaderboard::adapters::tls::http().build()?,
         })
     }
 

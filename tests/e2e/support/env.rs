@@ -1,21 +1,21 @@
 //! [`TestEnv`]: one test's own table and key prefix over the production adapters, with
 //! the writes tests make through the use cases.
 
-use leaderboard::store::BoardStore;
+use leaderboard_core::store::BoardStore;
 use std::time::Duration;
 
 use anyhow::Result;
-use leaderboard::board::{Board, BoardStatus, Policy};
-use leaderboard::dynamodb::{DynamoScoreStore, StandingItem};
-use leaderboard::ids::{LeaderboardId, MatchId};
-use leaderboard::redis::{Conn, RedisRankIndex};
-use leaderboard::service::boards::{self, CreateFamily, Created, SeasonBody};
-use leaderboard::service::ingest::{IngestReply, SubmitScore};
-use leaderboard::service::scores::{self, MatchReply, MatchResult};
-use leaderboard::service::{Context, ingest};
-use leaderboard::store::RankIndex;
-use leaderboard::window::Period;
+use leaderboard::adapters::dynamodb::{DynamoScoreStore, StandingItem};
+use leaderboard::adapters::redis::{Conn, RedisRankIndex};
 use leaderboard::wiring::AppContext;
+use leaderboard_core::service::boards::{self, CreateFamily, Created, SeasonBody};
+use leaderboard_core::service::ingest::{IngestReply, SubmitScore};
+use leaderboard_core::service::scores::{self, MatchReply, MatchResult};
+use leaderboard_core::service::{Context, ingest};
+use leaderboard_core::store::RankIndex;
+use leaderboard_rules::board::{Board, BoardStatus, Policy};
+use leaderboard_rules::ids::{LeaderboardId, MatchId};
+use leaderboard_rules::window::Period;
 
 use super::*;
 
@@ -170,7 +170,7 @@ impl TestEnv {
         match_id: &str,
         value: i64,
         event_ts: Option<i64>,
-    ) -> Result<MatchReply, leaderboard::service::ServiceError> {
+    ) -> Result<MatchReply, leaderboard_core::service::ServiceError> {
         let m = MatchResult {
             subscores: Vec::new(),
             metadata: None,
@@ -191,7 +191,7 @@ impl TestEnv {
         p: &str,
         match_id: &str,
         value: i64,
-    ) -> Result<IngestReply, leaderboard::service::ServiceError> {
+    ) -> Result<IngestReply, leaderboard_core::service::ServiceError> {
         let m = MatchId::parse(match_id).expect("test match id");
         let req = SubmitScore::plain(board.clone(), player(p), m, amount(value));
         ingest::submit_score(&self.ctx, req).await
@@ -204,8 +204,8 @@ impl TestEnv {
         use aws_sdk_dynamodb::types::{PutRequest, WriteRequest};
         let items: Vec<WriteRequest> = (0..players)
             .map(|i| {
-                let standing = leaderboard::board::Standing {
-                    ties: leaderboard::tiebreak::Ties::none(),
+                let standing = leaderboard_rules::board::Standing {
+                    ties: leaderboard_rules::tiebreak::Ties::none(),
                     metadata: None,
                     score: score((i * 7_919 % 100_000) as i64),
                     reached_at: 1_700_000_000_000 + i as i64,
@@ -215,7 +215,7 @@ impl TestEnv {
                 let item = StandingItem::new(
                     board,
                     &player(&format!("s{i:05}")),
-                    leaderboard::order::Direction::Desc,
+                    leaderboard_rules::order::Direction::Desc,
                     &standing,
                     None,
                 );

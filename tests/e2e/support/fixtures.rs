@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::score::Score;
-use leaderboard::service::Settings;
+use leaderboard_core::service::Settings;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::score::Score;
 
 /// A name no other test (or test run) uses; valid as a table name, id and key prefix.
 pub fn unique(tag: &str) -> String {
@@ -29,8 +29,8 @@ pub fn player(raw: &str) -> PlayerId {
 }
 
 /// A whole-number score as a submission carries it.
-pub fn amount(v: i64) -> leaderboard::decimal::Amount {
-    leaderboard::decimal::Amount::whole("new_score", score(v))
+pub fn amount(v: i64) -> leaderboard_rules::decimal::Amount {
+    leaderboard_rules::decimal::Amount::whole("new_score", score(v))
 }
 
 pub fn score(v: i64) -> Score {
@@ -67,11 +67,11 @@ impl Rng {
 /// A friends source with a fixed list (the HTTP social graph has its own tests).
 pub struct FixedFriends(pub Vec<PlayerId>);
 
-impl leaderboard::store::FriendsSource for FixedFriends {
+impl leaderboard_core::store::FriendsSource for FixedFriends {
     async fn friends_of(
         &self,
         _: &PlayerId,
-    ) -> Result<Vec<PlayerId>, leaderboard::store::FriendsError> {
+    ) -> Result<Vec<PlayerId>, leaderboard_core::store::FriendsError> {
         Ok(self.0.clone())
     }
 }
@@ -94,20 +94,20 @@ pub fn index_entry(
     p: &str,
     s: i64,
     version: u64,
-) -> leaderboard::store::IndexEntry {
-    leaderboard::store::IndexEntry {
+) -> leaderboard_core::store::IndexEntry {
+    leaderboard_core::store::IndexEntry {
         metadata: None,
         board: board.clone(),
-        direction: leaderboard::order::Direction::Desc,
-        key: leaderboard::order::RankKey {
-            ties: leaderboard::tiebreak::Ties::none(),
+        direction: leaderboard_rules::order::Direction::Desc,
+        key: leaderboard_rules::order::RankKey {
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             score: score(s),
             reached_at: 1_000 + version as i64,
             player: p.into(),
         },
         version,
         expire_at: None,
-        kind: leaderboard::store::EntryKind::Standing,
+        kind: leaderboard_core::store::EntryKind::Standing,
     }
 }
 
@@ -169,8 +169,8 @@ where
 }
 
 /// A match result's body: `s` for match `m`, now.
-pub fn result(m: &str, s: i64) -> leaderboard::service::ingest::ScoreBody {
-    leaderboard::service::ingest::ScoreBody {
+pub fn result(m: &str, s: i64) -> leaderboard_core::service::ingest::ScoreBody {
+    leaderboard_core::service::ingest::ScoreBody {
         op: Default::default(),
         reason: None,
         subscores: None,
@@ -182,6 +182,6 @@ pub fn result(m: &str, s: i64) -> leaderboard::service::ingest::ScoreBody {
 }
 
 /// The operator a test acts as (what the gateway's IAM principal would be).
-pub fn operator() -> leaderboard::service::moderation::Operator {
-    leaderboard::service::moderation::Operator("test-operator".into())
+pub fn operator() -> leaderboard_core::service::moderation::Operator {
+    leaderboard_core::service::moderation::Operator("test-operator".into())
 }

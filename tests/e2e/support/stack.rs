@@ -217,7 +217,7 @@ impl Stack {
             realtime: field("realtime")?,
             console: field("console")?,
             child,
-            http: leaderboard::tls::http().build()?,
+            http: leaderboard::adapters::tls::http().build()?,
             table,
             prefix,
             run_dir,

@@ -1,9 +1,9 @@
 //! The table's stream, read back as Lambda delivers it.
 
 use aws_lambda_events::event::dynamodb::{Event, EventRecord};
-use leaderboard::dynamodb::lambda_record;
-use leaderboard::lambda_stream;
-use leaderboard::store::StreamBatch;
+use leaderboard::adapters::dynamodb::lambda_record;
+use leaderboard::edge::lambda_stream;
+use leaderboard_core::store::StreamBatch;
 
 use super::{TestEnv, streams_client};
 

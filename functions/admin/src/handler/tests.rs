@@ -1,8 +1,8 @@
 //! The admin handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::memory::{self, MemoryDeadLetters, MemoryIndex, MemoryPlane, MemoryStore};
-use leaderboard::service::moderation::{Operator, Reason, ReasonBody, remove};
+use leaderboard_core::memory::{self, MemoryDeadLetters, MemoryIndex, MemoryPlane, MemoryStore};
+use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, remove};
+use leaderboard_rules::board::Policy;
 
 use super::*;
 
@@ -10,7 +10,7 @@ type TestDeps = Deps<MemoryStore, MemoryIndex, MemoryPlane, MemoryDeadLetters>;
 
 /// The admin function's dependencies over the stores of `ctx` (a [`memory::context`]).
 fn over(
-    ctx: leaderboard::service::Context<MemoryStore, MemoryIndex>,
+    ctx: leaderboard_core::service::Context<MemoryStore, MemoryIndex>,
     plane: Option<MemoryPlane>,
     dead_letters: Option<MemoryDeadLetters>,
 ) -> TestDeps {
@@ -52,7 +52,7 @@ async fn the_index_view_answers_what_it_can_read_and_names_the_rest() {
         assert_eq!(body["board"]["health"], "ready");
         assert_eq!(
             body["board"]["slot"],
-            leaderboard::redis::board_slot(&LeaderboardId::parse("h:idx").unwrap())
+            LeaderboardId::parse("h:idx").unwrap().cluster_slot()
         );
         assert_eq!(body["replication_group"].is_object(), group_read, "{body}");
         assert_eq!(
@@ -129,7 +129,7 @@ async fn the_audit_trail_pages_newest_first() {
     .await;
     let lb = LeaderboardId::parse("h:audit").unwrap();
     for p in ["a", "b", "c"] {
-        let player = leaderboard::ids::PlayerId::parse(p).unwrap();
+        let player = leaderboard_rules::ids::PlayerId::parse(p).unwrap();
         let body = ReasonBody {
             reason: Some(format!("cheating {p}").into()),
         };

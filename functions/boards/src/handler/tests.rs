@@ -1,6 +1,7 @@
 //! The boards handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::memory::{self, MemoryIndex, MemoryStore};
+use leaderboard::edge::testing;
+use leaderboard_core::memory::{MemoryIndex, MemoryStore};
 
 use super::*;
 
@@ -13,7 +14,7 @@ async fn creates_once_reads_and_refuses_a_transition_out_of_closed() {
     };
     let call = |route: &'static str, body: Option<&'static str>| {
         let req = http::request(route, &[("lb", "h:boards")], &[], body);
-        handle(&deps, memory::event(req))
+        handle(&deps, testing::event(req))
     };
     let create = Some(r#"{"leaderboard_id": "h:boards", "policy": "SUM"}"#);
     assert_eq!(

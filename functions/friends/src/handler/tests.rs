@@ -1,9 +1,10 @@
 //! The friends handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::ids::PlayerId;
-use leaderboard::memory;
-use leaderboard::store::FriendsError;
+use leaderboard::edge::testing;
+use leaderboard_core::memory;
+use leaderboard_core::store::FriendsError;
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::ids::PlayerId;
 
 use super::*;
 
@@ -25,7 +26,7 @@ async fn places_the_player_among_friends_with_a_score() {
     memory::seed(&deps.ctx, "h:friends", Policy::Best, &scores).await;
     let route = "GET /leaderboards/{lb}/players/{p}/friends-rank";
     let req = http::request(route, &[("lb", "h:friends"), ("p", "alice")], &[], None);
-    let resp = handle(&deps, memory::event(req)).await.unwrap();
+    let resp = handle(&deps, testing::event(req)).await.unwrap();
     assert_eq!(resp.status_code, 200);
     let body = http::response_json(&resp).unwrap();
     assert_eq!(
@@ -44,6 +45,6 @@ async fn places_the_player_among_friends_with_a_score() {
         .collect();
     assert_eq!(rows, ["bob", "alice"]);
     let req = http::request(route, &[("lb", "h:friends"), ("p", "../x")], &[], None);
-    let bad = handle(&deps, memory::event(req)).await.unwrap();
+    let bad = handle(&deps, testing::event(req)).await.unwrap();
     assert_eq!(bad.status_code, 400);
 }

@@ -1,7 +1,8 @@
 //! The ingest handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::memory;
+use leaderboard::edge::testing;
+use leaderboard_core::memory;
+use leaderboard_rules::board::Policy;
 
 use super::*;
 
@@ -13,7 +14,7 @@ async fn records_a_score_replays_a_retry_and_refuses_bad_json() {
     let call = |body: &'static str| {
         let path = [("lb", "h:ingest"), ("p", "alice")];
         let req = http::request(route, &path, &[], Some(body));
-        handle(&ctx, memory::event(req))
+        handle(&ctx, testing::event(req))
     };
     let body = r#"{"new_score": 120, "match_id": "m-1"}"#;
     let first = http::response_json(&call(body).await.unwrap()).unwrap();
@@ -39,9 +40,9 @@ async fn records_a_score_replays_a_retry_and_refuses_bad_json() {
     );
     let path = [("lb", "h:ingest"), ("p", "..")];
     let req = http::request(route, &path, &[], Some(body));
-    let dots = handle(&ctx, memory::event(req)).await.unwrap();
+    let dots = handle(&ctx, testing::event(req)).await.unwrap();
     assert_eq!(dots.status_code, 400, "a player no URL could read again");
     let req = http::request("POST /nowhere", &[], &[], None);
-    let unknown = handle(&ctx, memory::event(req)).await.unwrap();
+    let unknown = handle(&ctx, testing::event(req)).await.unwrap();
     assert_eq!(unknown.status_code, 404);
 }

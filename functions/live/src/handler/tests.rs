@@ -1,19 +1,20 @@
 //! The live handler over the in-memory twins: each route answered as the runtime calls it.
 
 use aws_lambda_events::event::dynamodb::EventRecord;
-use leaderboard::board::{Policy, Standing};
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::live::{Push, View};
-use leaderboard::memory::{MemoryBroadcasts, context, seed};
-use leaderboard::order::Direction;
-use leaderboard::score::Score;
+use leaderboard::adapters::dynamodb::StandingItem;
+use leaderboard::edge::testing;
+use leaderboard_core::memory::{MemoryBroadcasts, context, seed};
+use leaderboard_rules::board::{Policy, Standing};
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::live::{Push, View};
+use leaderboard_rules::order::Direction;
+use leaderboard_rules::score::Score;
 
 use super::*;
 
 fn record(seq: &str, lb: &LeaderboardId, player: &str, score: i64, version: u64) -> EventRecord {
     let s = Standing {
-        ties: leaderboard::tiebreak::Ties::none(),
+        ties: leaderboard_rules::tiebreak::Ties::none(),
         metadata: None,
         score: Score::new("score", score).unwrap(),
         reached_at: 1_000,
@@ -32,7 +33,7 @@ fn record(seq: &str, lb: &LeaderboardId, player: &str, score: i64, version: u64)
 fn event(records: Vec<EventRecord>) -> LambdaEvent<Event> {
     let mut e = Event::default();
     e.records = records;
-    leaderboard::memory::event(e)
+    testing::event(e)
 }
 
 #[tokio::test]

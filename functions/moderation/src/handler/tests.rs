@@ -1,8 +1,8 @@
 //! The moderation handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::memory::{self, MemoryIndex, MemoryStore};
-use leaderboard::store::{AuditAction, ModerationStore};
+use leaderboard_core::memory::{self, MemoryIndex, MemoryStore};
+use leaderboard_core::store::{AuditAction, ModerationStore};
+use leaderboard_rules::board::Policy;
 
 use super::*;
 
@@ -92,7 +92,7 @@ async fn a_sweep_goes_on_only_from_its_own_signed_cursor() {
 
 #[test]
 fn a_stopped_sweep_answers_202_with_its_cursor_signed_for_its_scope() {
-    use leaderboard::service::moderation::erase::ErasedReply;
+    use leaderboard_core::service::moderation::erase::ErasedReply;
     let signer = CursorSigner::new("test");
     let reply = ErasedReply {
         sweep: Sweep {

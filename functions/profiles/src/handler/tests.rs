@@ -1,8 +1,9 @@
 //! The profiles handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::ids::PlayerId;
-use leaderboard::memory::{self, MemoryIndex, MemoryStore};
-use leaderboard::store::{ModerationStore, ProfileStore};
+use leaderboard::edge::testing;
+use leaderboard_core::memory::{self, MemoryIndex, MemoryStore};
+use leaderboard_core::store::{ModerationStore, ProfileStore};
+use leaderboard_rules::ids::PlayerId;
 
 use super::*;
 
@@ -94,7 +95,7 @@ async fn players_set_their_own_card_only_where_allowed_and_never_attributes() {
     );
     let mut req = http::signed_in(own, "kim");
     let send = async |ctx: &Context<MemoryStore, MemoryIndex>, req: &Request| {
-        let resp = handle(ctx, memory::event(req.clone())).await.unwrap();
+        let resp = handle(ctx, testing::event(req.clone())).await.unwrap();
         (
             resp.status_code,
             http::response_json(&resp).unwrap_or_default(),

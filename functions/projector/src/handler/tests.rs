@@ -1,12 +1,12 @@
 //! The projector handler over the in-memory twins: each route answered as the runtime calls it.
 
 use aws_lambda_events::event::dynamodb::EventRecord;
-use leaderboard::board::Standing;
-use leaderboard::dynamodb::StandingItem;
-use leaderboard::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard::memory::MemoryIndex;
-use leaderboard::order::Direction;
-use leaderboard::score::Score;
+use leaderboard::adapters::dynamodb::StandingItem;
+use leaderboard_core::memory::MemoryIndex;
+use leaderboard_rules::board::Standing;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::order::Direction;
+use leaderboard_rules::score::Score;
 
 use super::*;
 
@@ -20,7 +20,7 @@ fn record(seq: &str, image: serde_dynamo::Item) -> EventRecord {
 
 fn standing(lb: &LeaderboardId, player: &str, score: i64) -> serde_dynamo::Item {
     let s = Standing {
-        ties: leaderboard::tiebreak::Ties::none(),
+        ties: leaderboard_rules::tiebreak::Ties::none(),
         metadata: None,
         score: Score::new("score", score).unwrap(),
         reached_at: 1_000,
@@ -50,13 +50,13 @@ async fn applies_the_standings_skips_the_rest_and_names_failures_for_retry() {
     let lb = LeaderboardId::parse("h:projector").unwrap();
     index.init_board(&lb, None, true).await.unwrap();
     let repairs = Reporter::default();
-    let events = leaderboard::memory::MemoryEvents::default();
+    let events = leaderboard_core::memory::MemoryEvents::default();
     let call = || {
         handle(
             &index,
             &repairs,
             &events,
-            leaderboard::memory::event(event(&lb)),
+            leaderboard::edge::testing::event(event(&lb)),
         )
     };
     let ok = call().await.unwrap();

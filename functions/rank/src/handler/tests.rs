@@ -1,7 +1,8 @@
 //! The rank handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::memory;
+use leaderboard::edge::testing;
+use leaderboard_core::memory;
+use leaderboard_rules::board::Policy;
 
 use super::*;
 
@@ -13,7 +14,7 @@ async fn answers_the_rank_and_refuses_a_bad_k_and_a_player_without_a_score() {
     let route = "GET /leaderboards/{lb}/players/{p}/rank";
     let call = |p: &'static str, k: &'static str| {
         let req = http::request(route, &[("lb", "h:rank"), ("p", p)], &[("k", k)], None);
-        handle(&ctx, memory::event(req))
+        handle(&ctx, testing::event(req))
     };
     let ok = call("carol", "1").await.unwrap();
     assert_eq!(ok.status_code, 200);

@@ -1,11 +1,12 @@
 //! The rebuild handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::memory;
-use leaderboard::store::Health;
+use leaderboard::edge::testing;
+use leaderboard_core::memory;
+use leaderboard_core::store::Health;
+use leaderboard_rules::board::Policy;
 
 use super::*;
-use leaderboard::http;
+use leaderboard::edge::http;
 
 #[tokio::test]
 async fn rebuilds_directly_and_over_http_and_names_a_bad_request() {
@@ -13,7 +14,7 @@ async fn rebuilds_directly_and_over_http_and_names_a_bad_request() {
     let lb = memory::seed(&ctx, "h:rebuild", Policy::Best, &[("a", 1), ("b", 2)]).await;
     ctx.index.wipe(&lb);
     let direct = serde_json::json!({"leaderboard_id": "h:rebuild"});
-    let report = handle(&ctx, memory::event(direct)).await.unwrap();
+    let report = handle(&ctx, testing::event(direct)).await.unwrap();
     assert_eq!(report["done"], true);
     assert_eq!(report["boards"][0]["loaded"], 2);
     assert_eq!(
@@ -23,13 +24,13 @@ async fn rebuilds_directly_and_over_http_and_names_a_bad_request() {
     let body = r#"{"all": true}"#;
     let req = http::request("POST /admin/rebuild", &[], &[], Some(body));
     let over_http = serde_json::to_value(req).unwrap();
-    let resp = handle(&ctx, memory::event(over_http)).await.unwrap();
+    let resp = handle(&ctx, testing::event(over_http)).await.unwrap();
     assert_eq!(resp["statusCode"], 200);
     let neither = serde_json::json!({});
-    let err = handle(&ctx, memory::event(neither)).await.unwrap_err();
+    let err = handle(&ctx, testing::event(neither)).await.unwrap_err();
     assert_eq!(err.error_type(), "InvalidRequest");
     let not_an_object = serde_json::json!("rebuild");
-    let err = handle(&ctx, memory::event(not_an_object))
+    let err = handle(&ctx, testing::event(not_an_object))
         .await
         .unwrap_err();
     assert_eq!(err.error_type(), "InvalidPayload");

@@ -2,10 +2,11 @@
 
 use aws_lambda_events::event::sqs::SqsMessage;
 use lambda_runtime::Context as Invocation;
-use leaderboard::board::Policy;
-use leaderboard::ids::LeaderboardId;
-use leaderboard::memory::{self, MemoryPlane, MemoryStore};
-use leaderboard::store::Health;
+use leaderboard::edge::testing;
+use leaderboard_core::memory::{self, MemoryPlane, MemoryStore};
+use leaderboard_core::store::Health;
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::ids::LeaderboardId;
 
 use super::*;
 
@@ -46,7 +47,7 @@ async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_ga
         ("m1", r#"{"rebuild": "h:repair", "health": "missing"}"#),
         ("m2", "not a repair message"),
     ]);
-    let resp = handle(&deps, memory::event(event)).await.unwrap();
+    let resp = handle(&deps, testing::event(event)).await.unwrap();
     assert_eq!(kept(&resp), ["m2"]);
     let index = &deps.ctx.index;
     let boards = std::slice::from_ref(&lb);
@@ -55,7 +56,7 @@ async fn rebuilds_a_reported_board_marks_all_stale_for_a_lost_range_and_keeps_ga
     deps.stream.trim_stream(10);
     let lost = r#"{"DDBStreamBatchInfo": {"shardId": "s", "startSequenceNumber": "1",
         "endSequenceNumber": "5", "streamArn": "arn"}}"#;
-    let resp = handle(&deps, memory::event(batch(&[("m3", lost)])))
+    let resp = handle(&deps, testing::event(batch(&[("m3", lost)])))
         .await
         .unwrap();
     assert!(kept(&resp).is_empty());
@@ -100,7 +101,7 @@ async fn a_failover_marks_the_boards_of_its_shard_stale_and_no_other() {
     }
     let shard_of = |lb: &LeaderboardId| {
         group
-            .group_of(leaderboard::redis::board_slot(lb))
+            .group_of(lb.cluster_slot())
             .unwrap()
             .node_group_id
             .clone()

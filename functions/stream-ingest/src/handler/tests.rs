@@ -2,13 +2,14 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use leaderboard::board::Policy;
-use leaderboard::ids::{LeaderboardId, PlayerId};
-use leaderboard::memory::{self, MemoryDeadLetters};
-use leaderboard::service::boards::{self, CreateFamily};
-use leaderboard::service::mappings::put_mapping;
-use leaderboard::store::StandingStore;
-use leaderboard::window::Period;
+use leaderboard::edge::testing;
+use leaderboard_core::memory::{self, MemoryDeadLetters};
+use leaderboard_core::service::boards::{self, CreateFamily};
+use leaderboard_core::service::mappings::put_mapping;
+use leaderboard_core::store::StandingStore;
+use leaderboard_rules::board::Policy;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::window::Period;
 use serde_json::json;
 
 use super::*;
@@ -43,7 +44,7 @@ async fn applies_dead_letters_and_retries_the_whole_batch_when_letters_cannot_be
         (5, "ann", r#"{"p": "ann", "m": 1, "s": 3}"#),
         (6, "bob", "{oops"),
     ]);
-    let call = || handle(&deps, memory::event(event.clone()));
+    let call = || handle(&deps, testing::event(event.clone()));
 
     deps.dead_letters.set_down(true);
     let err = call().await.unwrap_err();
@@ -61,7 +62,7 @@ async fn applies_dead_letters_and_retries_the_whole_batch_when_letters_cannot_be
     assert_eq!(standing.map(|s| s.score.get()), Some(3));
 
     // Not a stream event at all: the invocation fails, nothing is sent.
-    let bad = handle(&deps, memory::event(json!({"x": 1})));
+    let bad = handle(&deps, testing::event(json!({"x": 1})));
     assert_eq!(bad.await.unwrap_err().error_type(), "InvalidPayload");
     assert_eq!(deps.dead_letters.sent.lock().unwrap().len(), 1);
 }

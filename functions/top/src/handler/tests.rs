@@ -1,7 +1,8 @@
 //! The top handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::board::Policy;
-use leaderboard::memory;
+use leaderboard::edge::testing;
+use leaderboard_core::memory;
+use leaderboard_rules::board::Policy;
 
 use super::*;
 
@@ -16,7 +17,7 @@ async fn serves_the_top_and_pages_and_refuses_a_bad_limit() {
     let call = |route: &'static str, query: Vec<(&'static str, String)>| {
         let query: Vec<(&str, &str)> = query.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let req = http::request(route, &[("lb", "h:top")], &query, None);
-        handle(&deps, memory::event(req))
+        handle(&deps, testing::event(req))
     };
     let top = call("GET /leaderboards/{lb}/top", vec![("n", "2".into())])
         .await
@@ -68,7 +69,7 @@ async fn each_reader_sees_self_on_their_own_row_of_a_shared_cached_reply() {
             Some(p) => http::signed_in(req, p),
             None => req,
         };
-        let reply = handle(&deps, memory::event(req)).await.unwrap();
+        let reply = handle(&deps, testing::event(req)).await.unwrap();
         assert_eq!(reply.status_code, 200);
         let body = http::response_json(&reply).unwrap();
         let rows = body["entries"].as_array().unwrap().clone();

@@ -1,6 +1,6 @@
 //! The tournaments handler over the in-memory twins: each route answered as the runtime calls it.
 
-use leaderboard::memory;
+use leaderboard_core::memory;
 
 use super::*;
 

@@ -11,11 +11,11 @@ use tracing::instrument;
 use super::keys::{FAMILY_LIST_PK, Item, LIST_PK, board_key, family_pk_sk, key};
 use super::tournaments::{cancellation, failed};
 use super::{DynamoScoreStore, next_sort_key};
-use crate::board::{Board, BoardStatus};
-use crate::family::Family;
-use crate::ids::LeaderboardId;
-use crate::store::StoreError;
-use crate::store::{BoardPage, BoardStore, FamilyPage};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{BoardPage, BoardStore, FamilyPage};
+use leaderboard_rules::board::{Board, BoardStatus};
+use leaderboard_rules::family::Family;
+use leaderboard_rules::ids::LeaderboardId;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {
@@ -49,7 +49,11 @@ impl BoardStore for DynamoScoreStore {
     async fn get_board(&self, lb: &LeaderboardId) -> Result<Option<Board>, StoreError> {
         let item = self.get_item(board_key(lb), "GetItem(board)").await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, BoardItem>(item)?.board),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, BoardItem>(item)
+                    .map_err(StoreError::item)?
+                    .board,
+            ),
             None => None,
         })
     }
@@ -69,12 +73,12 @@ impl BoardStore for DynamoScoreStore {
             .client
             .transact_write_items()
             .transact_items(self.put(
-                serde_dynamo::to_item(main)?,
+                serde_dynamo::to_item(main).map_err(StoreError::item)?,
                 "attribute_not_exists(pk)",
                 Item::new(),
             )?)
             .transact_items(self.put(
-                serde_dynamo::to_item(listed)?,
+                serde_dynamo::to_item(listed).map_err(StoreError::item)?,
                 "attribute_not_exists(pk)",
                 Item::new(),
             )?)
@@ -87,7 +91,7 @@ impl BoardStore for DynamoScoreStore {
                 // Deleted between the two calls: report the race as a conflict.
                 None => Ok(Some(board.clone())),
             },
-            Err(e) => Err(StoreError::sdk("TransactWriteItems(board)", e)),
+            Err(e) => Err(StoreError::call("TransactWriteItems(board)", e)),
         }
     }
 
@@ -113,7 +117,8 @@ impl BoardStore for DynamoScoreStore {
                 .condition_expression("#st = :from")
                 .expression_attribute_names("#st", "status")
                 .set_expression_attribute_values(Some(values.clone()))
-                .build()?;
+                .build()
+                .map_err(StoreError::request)?;
             Ok(TransactWriteItem::builder().update(u).build())
         };
         let res = self
@@ -126,7 +131,7 @@ impl BoardStore for DynamoScoreStore {
         match res {
             Ok(_) => Ok(true),
             Err(e) if cancelled_first(&e) => Ok(false),
-            Err(e) => Err(StoreError::sdk("TransactWriteItems(status)", e)),
+            Err(e) => Err(StoreError::call("TransactWriteItems(status)", e)),
         }
     }
 
@@ -155,14 +160,15 @@ impl BoardStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(board list)", e))?;
+            .map_err(|e| StoreError::call("Query(board list)", e))?;
         let next = next_sort_key(&out);
         let boards = out
             .items
             .unwrap_or_default()
             .into_iter()
             .map(|item| serde_dynamo::from_item::<_, BoardItem>(item).map(|b| b.board))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::item)?;
         Ok(BoardPage { boards, next })
     }
 
@@ -172,7 +178,11 @@ impl BoardStore for DynamoScoreStore {
             .get_item(family_key(game, mode), "GetItem(family)")
             .await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, FamilyItem>(item)?.family),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, FamilyItem>(item)
+                    .map_err(StoreError::item)?
+                    .family,
+            ),
             None => None,
         })
     }
@@ -186,7 +196,10 @@ impl BoardStore for DynamoScoreStore {
             family: family.clone(),
         };
         let created = self
-            .put_new(serde_dynamo::to_item(item)?, "PutItem(family)")
+            .put_new(
+                serde_dynamo::to_item(item).map_err(StoreError::item)?,
+                "PutItem(family)",
+            )
             .await?;
         let stored = match created {
             true => family.clone(),
@@ -218,11 +231,12 @@ impl BoardStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(family list)", e))?;
+            .map_err(|e| StoreError::call("Query(family list)", e))?;
         let next = next_sort_key(&out);
         let families = (out.items.unwrap_or_default().into_iter())
             .map(|item| serde_dynamo::from_item::<_, FamilyItem>(item).map(|f| f.family))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::item)?;
         Ok(FamilyPage { families, next })
     }
 }

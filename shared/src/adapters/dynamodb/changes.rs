@@ -20,9 +20,9 @@ use aws_lambda_events::event::dynamodb::EventRecord;
 use tracing::error;
 
 use super::items::Slot;
-use crate::ids::PlayerId;
-use crate::profile::Card;
-use crate::store::{EntryKind, IndexEntry, StreamBatch, VersionedCard};
+use leaderboard_core::store::{EntryKind, IndexEntry, StreamBatch, VersionedCard};
+use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::profile::Card;
 
 /// What one record asks of the index.
 #[derive(Debug)]
@@ -31,7 +31,7 @@ enum Change {
     /// A profile written: its card, copied into the index (version-checked).
     Card(PlayerId, VersionedCard),
     /// A result held for review joined the queue: its event goes on the bus.
-    Held(Box<crate::store::HeldResult>),
+    Held(Box<leaderboard_core::store::HeldResult>),
     Skip,
     Poison(String),
 }
@@ -157,15 +157,15 @@ pub fn decode(records: Vec<EventRecord>) -> StreamBatch {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::board::Standing;
-    use crate::dynamodb::StandingItem;
-    use crate::ids::{LeaderboardId, MatchId, PlayerId};
-    use crate::order::Direction;
-    use crate::score::Score;
+    use crate::adapters::dynamodb::StandingItem;
+    use leaderboard_rules::board::Standing;
+    use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+    use leaderboard_rules::order::Direction;
+    use leaderboard_rules::score::Score;
 
     fn image(version: u64, score: i64) -> serde_dynamo::Item {
         let s = Standing {
-            ties: crate::tiebreak::Ties::none(),
+            ties: leaderboard_rules::tiebreak::Ties::none(),
             metadata: None,
             score: Score::new("score", score).unwrap(),
             reached_at: 1,

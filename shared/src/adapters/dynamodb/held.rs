@@ -9,13 +9,15 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{Item, key};
-use crate::decimal::ScoreFormat;
-use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::integrity::Rule;
-use crate::profile::Metadata;
-use crate::score::Score;
-use crate::store::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError};
-use crate::tiebreak::Ties;
+use leaderboard_core::store::{
+    HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError,
+};
+use leaderboard_rules::decimal::ScoreFormat;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::integrity::Rule;
+use leaderboard_rules::profile::Metadata;
+use leaderboard_rules::score::Score;
+use leaderboard_rules::tiebreak::Ties;
 
 /// A game's queue partition.
 fn queue_partition(game: &str) -> String {
@@ -111,7 +113,7 @@ pub(super) fn queue_write(
 ) -> Result<TransactWriteItem, StoreError> {
     match change {
         QueueChange::Hold(h) => {
-            let item = serde_dynamo::to_item(HeldItem::of(h))?;
+            let item = serde_dynamo::to_item(HeldItem::of(h)).map_err(StoreError::item)?;
             store.put(item, "attribute_not_exists(pk)", Item::new())
         }
         QueueChange::Release(h) | QueueChange::Reject(h) => {
@@ -119,7 +121,8 @@ pub(super) fn queue_write(
                 .table_name(store.table())
                 .set_key(Some(key(queue_partition(&h.game), h.queue_key())))
                 .condition_expression("attribute_exists(pk)")
-                .build()?;
+                .build()
+                .map_err(StoreError::request)?;
             Ok(TransactWriteItem::builder().delete(delete).build())
         }
     }
@@ -143,7 +146,8 @@ pub(super) fn rejection_count(
         .update_expression("ADD rejections :one SET kind = :kind")
         .expression_attribute_values(":one", AttributeValue::N("1".into()))
         .expression_attribute_values(":kind", AttributeValue::S("rejections".into()))
-        .build()?;
+        .build()
+        .map_err(StoreError::request)?;
     Ok(Some(TransactWriteItem::builder().update(update).build()))
 }
 
@@ -174,7 +178,7 @@ impl HeldStore for DynamoScoreStore {
             (self.get_item(key(queue_partition(game), qk.to_owned()), "GetItem(held)")).await?;
         item.map(|i| serde_dynamo::from_item::<_, HeldItem>(i).map(HeldItem::held))
             .transpose()
-            .map_err(Into::into)
+            .map_err(StoreError::item)
     }
 
     #[instrument(skip(self))]
@@ -204,11 +208,12 @@ impl HeldStore for DynamoScoreStore {
         let out = query
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(held)", e))?;
+            .map_err(|e| StoreError::call("Query(held)", e))?;
         let next = super::next_sort_key(&out);
         let held = (out.items.unwrap_or_default().into_iter())
             .map(|i| serde_dynamo::from_item::<_, HeldItem>(i).map(HeldItem::held))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::item)?;
         Ok(HeldPage { held, next })
     }
 }

@@ -4,21 +4,21 @@
 use serde::{Deserialize, Serialize};
 
 use super::keys::{receipt_pk_sk, standing_partition};
-use crate::board::Standing;
-use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::order::{Direction, RankKey};
-use crate::profile::Metadata;
-use crate::rolling::Bucket;
-use crate::score::Score;
-use crate::store::{
+use leaderboard_core::store::{
     Buckets, EntryKind, IndexEntry, KeptReceipt, Receipt, Removal, Review, Row, RowAt,
 };
+use leaderboard_rules::board::Standing;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::profile::Metadata;
+use leaderboard_rules::rolling::Bucket;
+use leaderboard_rules::score::Score;
 
 /// A `by_expiry` sort key: ms, 13 digits, so keys sort as times.
 pub(super) fn expiry_key(ms: i64) -> String {
     format!("{:013}", ms.max(0))
 }
-use crate::tiebreak::Ties;
+use leaderboard_rules::tiebreak::Ties;
 
 /// A standing as stored, and as the stream delivers it to the projector.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -239,7 +239,7 @@ impl StandingItem {
             },
             version: self.version,
             expire_at: self.index_expire_at,
-            kind: crate::store::EntryKind::Standing,
+            kind: leaderboard_core::store::EntryKind::Standing,
             metadata: self.metadata(),
         }
     }
@@ -472,7 +472,7 @@ mod tests {
     #[test]
     fn policies_keep_their_stored_names() {
         assert_eq!(
-            serde_json::to_string(&crate::board::Policy::Min).unwrap(),
+            serde_json::to_string(&leaderboard_rules::board::Policy::Min).unwrap(),
             "\"MIN\""
         );
     }

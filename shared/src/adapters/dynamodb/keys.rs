@@ -1,13 +1,13 @@
 //! Every key format of the table, in one place (the module doc of `dynamodb` has the
-//! table of items). Ids cannot contain `#` (see [`crate::ids`]), so keys are
+//! table of items). Ids cannot contain `#` (see [`leaderboard_rules::ids`]), so keys are
 //! unambiguous.
 
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::types::AttributeValue;
 
-use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::window::Period;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::window::Period;
 
 /// Number of write shards per board.
 pub const SHARDS: u64 = 16;

@@ -8,9 +8,9 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{key, mapping_partition, mapping_sk};
-use crate::mapping::Mapping;
-use crate::store::MappingStore;
-use crate::store::StoreError;
+use leaderboard_core::store::MappingStore;
+use leaderboard_core::store::StoreError;
+use leaderboard_rules::mapping::Mapping;
 
 #[derive(Serialize, Deserialize)]
 struct MappingItem {
@@ -22,7 +22,9 @@ struct MappingItem {
 }
 
 fn decode(item: super::keys::Item) -> Result<Mapping, StoreError> {
-    Ok(serde_dynamo::from_item::<_, MappingItem>(item)?.mapping)
+    Ok(serde_dynamo::from_item::<_, MappingItem>(item)
+        .map_err(StoreError::item)?
+        .mapping)
 }
 
 impl MappingStore for DynamoScoreStore {
@@ -35,7 +37,7 @@ impl MappingStore for DynamoScoreStore {
             .limit(1)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(mapping)", e))?;
+            .map_err(|e| StoreError::call("Query(mapping)", e))?;
         out.items
             .unwrap_or_default()
             .into_iter()
@@ -64,7 +66,8 @@ impl MappingStore for DynamoScoreStore {
             sk: mapping_sk(mapping.version),
             kind: "mapping".into(),
             mapping: mapping.clone(),
-        })?;
+        })
+        .map_err(StoreError::item)?;
         self.put_new(item, "PutItem(mapping)").await
     }
 }

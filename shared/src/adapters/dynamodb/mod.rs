@@ -28,7 +28,7 @@
 //! boards that keep a rank order here, `Board::rank_index`); the sparse global secondary
 //! index `by_rank` (`pk`, `rk`, keys only) serves reads in rank order straight from
 //! DynamoDB (see `ranked`). Every item carries `kind`, which the
-//! stream projector uses to pick standings. Ids cannot contain `#` (see [`crate::ids`]),
+//! stream projector uses to pick standings. Ids cannot contain `#` (see [`leaderboard_rules::ids`]),
 //! so keys are unambiguous.
 //!
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
@@ -62,13 +62,15 @@ use aws_sdk_dynamodb::types::{
 use futures::{StreamExt, TryStreamExt};
 use serde::Serialize;
 
-#[cfg(doc)]
-use crate::order::RankKey;
-use crate::store::Consistency;
-use crate::store::StoreError;
-#[cfg(doc)]
-use crate::store::{BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore};
 use keys::Item;
+use leaderboard_core::store::Consistency;
+use leaderboard_core::store::StoreError;
+#[cfg(doc)]
+use leaderboard_core::store::{
+    BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore,
+};
+#[cfg(doc)]
+use leaderboard_rules::order::RankKey;
 
 pub use changes::decode;
 pub use items::StandingItem;
@@ -138,7 +140,7 @@ impl DynamoScoreStore {
             .consistent_read(consistency == Consistency::Strong)
             .send()
             .await
-            .map_err(|e| StoreError::sdk(op, e))?;
+            .map_err(|e| StoreError::call(op, e))?;
         Ok(out.item)
     }
 
@@ -152,7 +154,7 @@ impl DynamoScoreStore {
             .return_values(ReturnValue::AllOld)
             .send()
             .await
-            .map_err(|e| StoreError::sdk(op, e))?;
+            .map_err(|e| StoreError::call(op, e))?;
         Ok(out.attributes)
     }
 
@@ -161,10 +163,10 @@ impl DynamoScoreStore {
         self.client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
+            .set_item(Some(serde_dynamo::to_item(item).map_err(StoreError::item)?))
             .send()
             .await
-            .map_err(|e| StoreError::sdk(op, e))?;
+            .map_err(|e| StoreError::call(op, e))?;
         Ok(())
     }
 
@@ -192,7 +194,7 @@ impl DynamoScoreStore {
                 .limit(500)
                 .send()
                 .await
-                .map_err(|e| StoreError::sdk("Query(delete_partition)", e))?;
+                .map_err(|e| StoreError::call("Query(delete_partition)", e))?;
             let keys = out.items.unwrap_or_default();
             if keys.is_empty() {
                 return Ok(deleted);
@@ -208,7 +210,10 @@ impl DynamoScoreStore {
         let requests = keys
             .into_iter()
             .map(|k| {
-                let delete = DeleteRequest::builder().set_key(Some(k)).build()?;
+                let delete = DeleteRequest::builder()
+                    .set_key(Some(k))
+                    .build()
+                    .map_err(StoreError::request)?;
                 Ok(WriteRequest::builder().delete_request(delete).build())
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -233,7 +238,8 @@ impl DynamoScoreStore {
                     .set_keys(Some(chunk.to_vec()))
                     .set_projection_expression(projection.map(str::to_owned))
                     .consistent_read(consistency == Consistency::Strong)
-                    .build()?,
+                    .build()
+                    .map_err(StoreError::request)?,
             );
             while let Some(keys) = pending.take() {
                 let out = self
@@ -242,7 +248,7 @@ impl DynamoScoreStore {
                     .request_items(&self.table, keys)
                     .send()
                     .await
-                    .map_err(|e| StoreError::sdk(op, e))?;
+                    .map_err(|e| StoreError::call(op, e))?;
                 found.extend(
                     out.responses
                         .and_then(|mut r| r.remove(&self.table))
@@ -261,7 +267,10 @@ impl DynamoScoreStore {
         let requests = items
             .into_iter()
             .map(|item| {
-                let put = PutRequest::builder().set_item(Some(item)).build()?;
+                let put = PutRequest::builder()
+                    .set_item(Some(item))
+                    .build()
+                    .map_err(StoreError::request)?;
                 Ok(WriteRequest::builder().put_request(put).build())
             })
             .collect::<Result<Vec<_>, StoreError>>()?;
@@ -296,7 +305,7 @@ impl DynamoScoreStore {
                 .request_items(&self.table, requests)
                 .send()
                 .await
-                .map_err(|e| StoreError::sdk(op, e))?;
+                .map_err(|e| StoreError::call(op, e))?;
             requests = out
                 .unprocessed_items
                 .and_then(|mut u| u.remove(&self.table))
@@ -306,7 +315,7 @@ impl DynamoScoreStore {
             }
             tokio::time::sleep(std::time::Duration::from_millis(10 << attempt.min(6))).await;
         }
-        Err(StoreError::sdk(
+        Err(StoreError::call(
             op,
             std::io::Error::other("items left unprocessed after retries"),
         ))
@@ -345,7 +354,7 @@ impl DynamoScoreStore {
             {
                 Ok(false)
             }
-            Err(e) => Err(StoreError::sdk(op, e)),
+            Err(e) => Err(StoreError::call(op, e)),
         }
     }
 
@@ -360,7 +369,8 @@ impl DynamoScoreStore {
             .set_item(Some(item))
             .condition_expression(condition)
             .set_expression_attribute_values((!values.is_empty()).then_some(values))
-            .build()?;
+            .build()
+            .map_err(StoreError::request)?;
         Ok(TransactWriteItem::builder().put(put).build())
     }
 }

@@ -10,9 +10,9 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{AUDIT_PK, ban_pk_sk, key, player_ban_pk_sk};
-use crate::ids::PlayerId;
-use crate::store::StoreError;
-use crate::store::{AuditPage, AuditRecord, Ban, ModerationStore};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{AuditPage, AuditRecord, Ban, ModerationStore};
+use leaderboard_rules::ids::PlayerId;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct BanItem {
@@ -74,7 +74,11 @@ impl ModerationStore for DynamoScoreStore {
         let (pk, sk) = ban_pk_sk(game, player);
         let item = self.get_item(key(pk, sk), "GetItem(ban)").await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, BanItem>(item)?.ban),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, BanItem>(item)
+                    .map_err(StoreError::item)?
+                    .ban,
+            ),
             None => None,
         })
     }
@@ -87,7 +91,11 @@ impl ModerationStore for DynamoScoreStore {
         self.delete_item(key(pk, sk), "DeleteItem(player ban)")
             .await?;
         Ok(match old {
-            Some(item) => Some(serde_dynamo::from_item::<_, BanItem>(item)?.ban),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, BanItem>(item)
+                    .map_err(StoreError::item)?
+                    .ban,
+            ),
             None => None,
         })
     }
@@ -104,9 +112,13 @@ impl ModerationStore for DynamoScoreStore {
                 .set_exclusive_start_key(start)
                 .send()
                 .await
-                .map_err(|e| StoreError::sdk("Query(player bans)", e))?;
+                .map_err(|e| StoreError::call("Query(player bans)", e))?;
             for item in out.items.unwrap_or_default() {
-                bans.push(serde_dynamo::from_item::<_, BanItem>(item)?.ban);
+                bans.push(
+                    serde_dynamo::from_item::<_, BanItem>(item)
+                        .map_err(StoreError::item)?
+                        .ban,
+                );
             }
             start = out.last_evaluated_key;
             if start.is_none() {
@@ -130,14 +142,15 @@ impl ModerationStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(audit)", e))?;
+            .map_err(|e| StoreError::call("Query(audit)", e))?;
         let next = super::next_sort_key(&out);
         let records = out
             .items
             .unwrap_or_default()
             .into_iter()
             .map(|item| serde_dynamo::from_item::<_, AuditItem>(item).map(|a| a.record))
-            .collect::<Result<_, _>>()?;
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::item)?;
         Ok(AuditPage { records, next })
     }
 
@@ -154,7 +167,7 @@ impl ModerationStore for DynamoScoreStore {
                 .set_exclusive_start_key(start)
                 .send()
                 .await
-                .map_err(|e| StoreError::sdk("Query(audit by player)", e))?;
+                .map_err(|e| StoreError::call("Query(audit by player)", e))?;
             for k in out.items.unwrap_or_default() {
                 self.client
                     .update_item()
@@ -164,7 +177,7 @@ impl ModerationStore for DynamoScoreStore {
                     .expression_attribute_values(":t", AttributeValue::Bool(true))
                     .send()
                     .await
-                    .map_err(|e| StoreError::sdk("UpdateItem(audit)", e))?;
+                    .map_err(|e| StoreError::call("UpdateItem(audit)", e))?;
                 changed += 1;
             }
             start = out.last_evaluated_key;

@@ -10,12 +10,12 @@ use tracing::instrument;
 
 use super::keys::{Item, key, profile_pk_sk};
 use super::{DynamoScoreStore, NAME_INDEX};
-use crate::ids::PlayerId;
-use crate::profile::{Card, Profile};
-use crate::store::{
+use leaderboard_core::store::{
     CommitOutcome, Consistency, NamePage, ProfileStore, StoreError, StoredProfile, VersionedCard,
     entry_player, name_entry,
 };
+use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::profile::{Card, Profile};
 
 /// The attributes a row's card is read with.
 const CARD_ATTRIBUTES: &str = "pk, version, display_name, avatar, country";
@@ -68,7 +68,7 @@ impl ProfileStore for DynamoScoreStore {
         else {
             return Ok(StoredProfile::default());
         };
-        let item: ProfileItem = serde_dynamo::from_item(item)?;
+        let item: ProfileItem = serde_dynamo::from_item(item).map_err(StoreError::item)?;
         let attributes = item
             .attributes
             .map(|text| serde_json::from_str(&text))
@@ -97,7 +97,7 @@ impl ProfileStore for DynamoScoreStore {
             .await?;
         let mut found = std::collections::HashMap::new();
         for item in items {
-            let item: CardItem = serde_dynamo::from_item(item)?;
+            let item: CardItem = serde_dynamo::from_item(item).map_err(StoreError::item)?;
             found.insert(item.pk.clone(), item);
         }
         Ok(players
@@ -139,7 +139,7 @@ impl ProfileStore for DynamoScoreStore {
                 .transpose()
                 .map_err(|e| StoreError::Corrupt(format!("profile attributes: {e}")))?,
         };
-        let item = serde_dynamo::to_item(item)?;
+        let item = serde_dynamo::to_item(item).map_err(StoreError::item)?;
         let written = match profile.version.checked_sub(1) {
             None | Some(0) => self.put_new(item, "PutItem(profile)").await?,
             Some(before) => {
@@ -186,7 +186,7 @@ impl ProfileStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(by_name)", e))?;
+            .map_err(|e| StoreError::call("Query(by_name)", e))?;
         let entry = |item: &Item| item.get("nf").and_then(|v| v.as_s().ok()).cloned();
         let next = out.last_evaluated_key().and_then(entry);
         let players = (out.items())

@@ -16,10 +16,10 @@ use tracing::instrument;
 use super::items::Slot;
 use super::keys::{SHARDS, shard_partition, standing_key};
 use super::{DynamoScoreStore, RANK_INDEX};
-use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey};
-use crate::store::StoreError;
-use crate::store::{Consistency, Count, RankedReads};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{Consistency, Count, RankedReads};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::{Direction, RankKey};
 
 /// Which side of a key a query reads.
 #[derive(Clone, Copy)]
@@ -58,7 +58,7 @@ impl DynamoScoreStore {
         let mut keys = Vec::new();
         let mut pages = q.into_paginator().items().send();
         while let Some(item) = pages.next().await {
-            let item = item.map_err(|e| StoreError::sdk("Query(by_rank)", e))?;
+            let item = item.map_err(|e| StoreError::call("Query(by_rank)", e))?;
             if let Some(AttributeValue::S(rk)) = item.get("rk") {
                 keys.push(rk.clone());
             }
@@ -211,7 +211,7 @@ impl RankedReads for DynamoScoreStore {
                         .set_exclusive_start_key(start)
                         .send()
                         .await
-                        .map_err(|e| StoreError::sdk("Query(by_rank count)", e))?;
+                        .map_err(|e| StoreError::call("Query(by_rank count)", e))?;
                     total += page.count() as u64;
                     start = page.last_evaluated_key;
                     if start.is_none() {

@@ -6,9 +6,9 @@ use tracing::instrument;
 
 use super::keys::{SHARDS, checkpoint_pk_sk, key, shard_partition};
 use super::{DynamoScoreStore, next_sort_key};
-use crate::ids::LeaderboardId;
-use crate::store::StoreError;
-use crate::store::{Checkpoint, IndexEntry, RebuildStore};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{Checkpoint, IndexEntry, RebuildStore};
+use leaderboard_rules::ids::LeaderboardId;
 
 #[derive(Debug, Serialize, Deserialize)]
 struct CheckpointItem {
@@ -45,7 +45,7 @@ impl RebuildStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(standings)", e))?;
+            .map_err(|e| StoreError::call("Query(standings)", e))?;
         let next = next_sort_key(&out);
         let mut entries = Vec::new();
         for item in out.items.unwrap_or_default() {
@@ -62,7 +62,11 @@ impl RebuildStore for DynamoScoreStore {
         let (pk, sk) = checkpoint_key(lb);
         let item = self.get_item(key(pk, sk), "GetItem(checkpoint)").await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, CheckpointItem>(item)?.checkpoint),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, CheckpointItem>(item)
+                    .map_err(StoreError::item)?
+                    .checkpoint,
+            ),
             None => None,
         })
     }

@@ -15,10 +15,10 @@ use super::keys::{
     Item, LIST_PK, board_key, history_partition, history_prefix, history_sk, key, results_pk_sk,
     seal_pk_sk,
 };
-use crate::board::Board;
-use crate::ids::{LeaderboardId, PlayerId};
-use crate::store::StoreError;
-use crate::store::{HistoryQuery, HistoryRow, Results, SealState, SealStore};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{HistoryQuery, HistoryRow, Results, SealState, SealStore};
+use leaderboard_rules::board::Board;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 
 #[derive(Serialize, Deserialize)]
 struct SealItem {
@@ -68,12 +68,13 @@ fn n(v: i64) -> AttributeValue {
 fn history_item(row: &HistoryRow) -> Result<Item, StoreError> {
     let w = &row.window;
     let prefix = history_prefix(&w.game, &w.mode, &w.scope, w.period);
-    Ok(serde_dynamo::to_item(HistoryItem {
+    serde_dynamo::to_item(HistoryItem {
         pk: history_partition(&row.player_id),
         sk: history_sk(&prefix, w.end),
         kind: "history".into(),
         row: row.clone(),
-    })?)
+    })
+    .map_err(StoreError::item)
 }
 
 impl SealStore for DynamoScoreStore {
@@ -81,7 +82,11 @@ impl SealStore for DynamoScoreStore {
     async fn get_seal(&self, lb: &LeaderboardId) -> Result<Option<SealState>, StoreError> {
         let item = self.get_item(seal_key(lb), "GetItem(seal)").await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, SealItem>(item)?.state),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, SealItem>(item)
+                    .map_err(StoreError::item)?
+                    .state,
+            ),
             None => None,
         })
     }
@@ -136,12 +141,16 @@ impl SealStore for DynamoScoreStore {
         match res {
             Ok(out) => {
                 let item = out.attributes.unwrap_or_default();
-                Ok(Some(serde_dynamo::from_item::<_, SealItem>(item)?.state))
+                Ok(Some(
+                    serde_dynamo::from_item::<_, SealItem>(item)
+                        .map_err(StoreError::item)?
+                        .state,
+                ))
             }
             Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
                 Ok(None)
             }
-            Err(e) => Err(StoreError::sdk("UpdateItem(claim seal)", e)),
+            Err(e) => Err(StoreError::call("UpdateItem(claim seal)", e)),
         }
     }
 
@@ -158,7 +167,7 @@ impl SealStore for DynamoScoreStore {
             .client
             .put_item()
             .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
+            .set_item(Some(serde_dynamo::to_item(item).map_err(StoreError::item)?))
             .condition_expression("#owner = :o")
             .expression_attribute_names("#owner", "owner")
             .expression_attribute_values(":o", s(state.owner.clone()))
@@ -169,7 +178,7 @@ impl SealStore for DynamoScoreStore {
             Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
                 Ok(false)
             }
-            Err(e) => Err(StoreError::sdk("PutItem(seal)", e)),
+            Err(e) => Err(StoreError::call("PutItem(seal)", e)),
         }
     }
 
@@ -201,11 +210,15 @@ impl SealStore for DynamoScoreStore {
         let out = query
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(history)", e))?;
+            .map_err(|e| StoreError::call("Query(history)", e))?;
         out.items
             .unwrap_or_default()
             .into_iter()
-            .map(|item| Ok(serde_dynamo::from_item::<_, HistoryItem>(item)?.row))
+            .map(|item| {
+                Ok(serde_dynamo::from_item::<_, HistoryItem>(item)
+                    .map_err(StoreError::item)?
+                    .row)
+            })
             .collect()
     }
 
@@ -231,7 +244,11 @@ impl SealStore for DynamoScoreStore {
     async fn get_results(&self, lb: &LeaderboardId) -> Result<Option<Results>, StoreError> {
         let item = self.get_item(results_key(lb), "GetItem(results)").await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, ResultsItem>(item)?.results),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, ResultsItem>(item)
+                    .map_err(StoreError::item)?
+                    .results,
+            ),
             None => None,
         })
     }
@@ -272,7 +289,7 @@ impl SealStore for DynamoScoreStore {
                 Ok(_) => {}
                 Err(SdkError::ServiceError(e))
                     if e.err().is_conditional_check_failed_exception() => {}
-                Err(e) => return Err(StoreError::sdk("UpdateItem(sealed)", e)),
+                Err(e) => return Err(StoreError::call("UpdateItem(sealed)", e)),
             }
         }
         Ok(())

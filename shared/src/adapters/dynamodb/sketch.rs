@@ -7,9 +7,9 @@ use tracing::instrument;
 
 use super::DynamoScoreStore;
 use super::keys::{key, sketch_pk_sk};
-use crate::ids::LeaderboardId;
-use crate::store::StoreError;
-use crate::store::{RankSketch, SketchStore};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{RankSketch, SketchStore};
+use leaderboard_rules::ids::LeaderboardId;
 
 #[derive(Serialize, Deserialize)]
 struct SketchItem {
@@ -35,9 +35,13 @@ impl SketchStore for DynamoScoreStore {
             .set_key(Some(key(pk, sk)))
             .send()
             .await
-            .map_err(|e| StoreError::sdk("GetItem(sketch)", e))?;
+            .map_err(|e| StoreError::call("GetItem(sketch)", e))?;
         Ok(match out.item {
-            Some(item) => Some(serde_dynamo::from_item::<_, SketchItem>(item)?.sketch),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, SketchItem>(item)
+                    .map_err(StoreError::item)?
+                    .sketch,
+            ),
             None => None,
         })
     }

@@ -16,13 +16,13 @@ use super::keys::{
 };
 use super::moderation::AuditItem;
 use super::tournaments::{cancellation, conflicted, failed};
-use crate::board::Standing;
-use crate::ids::{LeaderboardId, MatchId, PlayerId};
-use crate::profile::Metadata;
-use crate::store::StoreError;
-use crate::store::{
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{
     AttemptCount, Commit, CommitOutcome, Consistency, Receipt, Removal, Roll, Row, StandingStore,
 };
+use leaderboard_rules::board::Standing;
+use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::profile::Metadata;
 
 /// The condition that the row is still as `row` was read: absent, at its revision, or
 /// (a row from before revisions) at its version without one.
@@ -41,7 +41,7 @@ fn unchanged(row: &Row) -> (&'static str, Item) {
 /// Decodes a player's row (a standing or a tombstone) by its `kind`.
 pub(super) fn slot_of(item: Item) -> Result<Option<Slot>, StoreError> {
     let kind = item.get("kind").and_then(|v| v.as_s().ok()).cloned();
-    Ok(Slot::decode(kind.as_deref(), item)?)
+    Slot::decode(kind.as_deref(), item).map_err(StoreError::item)
 }
 
 impl DynamoScoreStore {
@@ -80,7 +80,7 @@ impl DynamoScoreStore {
             counted_at = Some(items.len() - 1);
         }
         if let Some(audit) = c.audit {
-            let audit = serde_dynamo::to_item(AuditItem::of(audit))?;
+            let audit = serde_dynamo::to_item(AuditItem::of(audit)).map_err(StoreError::item)?;
             items.push(self.put(audit, "attribute_not_exists(pk)", Item::new())?);
         }
         let mut queued_at = None;
@@ -108,7 +108,7 @@ impl DynamoScoreStore {
                 Some(reasons) if counted_at.is_some_and(|at| failed(&reasons, at)) => {
                     Ok(CommitOutcome::AttemptRefused)
                 }
-                _ => Err(StoreError::sdk("TransactWriteItems(result)", e)),
+                _ => Err(StoreError::call("TransactWriteItems(result)", e)),
             },
         }
     }
@@ -132,7 +132,9 @@ fn counted(
         .condition_expression("attribute_exists(pk) AND attempts = :seen")
         .expression_attribute_values(":seen", n(u64::from(attempt.seen)))
         .expression_attribute_values(":next", n(u64::from(attempt.after())));
-    Ok(TransactWriteItem::builder().update(update.build()?).build())
+    Ok(TransactWriteItem::builder()
+        .update(update.build().map_err(StoreError::request)?)
+        .build())
 }
 
 impl StandingStore for DynamoScoreStore {
@@ -195,7 +197,7 @@ impl StandingStore for DynamoScoreStore {
 
     #[instrument(skip_all, fields(board = %r.at.board, player = %r.at.player))]
     async fn remove_standing(&self, r: &Removal<'_>) -> Result<CommitOutcome, StoreError> {
-        let item = serde_dynamo::to_item(RemovedItem::of(r))?;
+        let item = serde_dynamo::to_item(RemovedItem::of(r)).map_err(StoreError::item)?;
         self.put_row(item, r.at.row, "PutItem(removed)").await
     }
 
@@ -213,8 +215,12 @@ impl StandingStore for DynamoScoreStore {
         if !r.ranked {
             item.rk = None;
         }
-        self.put_row(serde_dynamo::to_item(item)?, r.at.row, "PutItem(rolled)")
-            .await
+        self.put_row(
+            serde_dynamo::to_item(item).map_err(StoreError::item)?,
+            r.at.row,
+            "PutItem(rolled)",
+        )
+        .await
     }
 
     #[instrument(skip(self))]
@@ -236,10 +242,10 @@ impl StandingStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(by_expiry)", e))?;
+            .map_err(|e| StoreError::call("Query(by_expiry)", e))?;
         (out.items.unwrap_or_default().iter())
             .filter_map(|item| item.get("sk").and_then(|v| v.as_s().ok()))
-            .map(|sk| PlayerId::parse(sk).map_err(|e| StoreError::sdk("Query(by_expiry)", e)))
+            .map(|sk| PlayerId::parse(sk).map_err(|e| StoreError::call("Query(by_expiry)", e)))
             .collect()
     }
 
@@ -272,7 +278,9 @@ impl StandingStore for DynamoScoreStore {
             .await?;
         let Some(item) = item else { return Ok(None) };
         Ok(Some(
-            serde_dynamo::from_item::<_, ReceiptItem>(item)?.receipt(),
+            serde_dynamo::from_item::<_, ReceiptItem>(item)
+                .map_err(StoreError::item)?
+                .receipt(),
         ))
     }
 
@@ -300,9 +308,10 @@ impl StandingStore for DynamoScoreStore {
                 if !c.ranked {
                     item.rk = None;
                 }
-                serde_dynamo::to_item(item)?
+                serde_dynamo::to_item(item).map_err(StoreError::item)?
             }
-            None => serde_dynamo::to_item(RemovedItem::keeping(&c.at, kept_items, c.now_s))?,
+            None => serde_dynamo::to_item(RemovedItem::keeping(&c.at, kept_items, c.now_s))
+                .map_err(StoreError::item)?,
         };
         match (c.attempt, c.audit, c.queue) {
             (None, None, None) => self.put_row(item, c.at.row, "PutItem(standing)").await,

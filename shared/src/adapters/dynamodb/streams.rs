@@ -16,8 +16,8 @@ use aws_sdk_dynamodbstreams::types::{Record, ShardIteratorType};
 use tracing::instrument;
 
 use super::changes::decode;
-use crate::store::StoreError;
-use crate::store::{StreamBatch, StreamRange, StreamSource};
+use leaderboard_core::store::StoreError;
+use leaderboard_core::store::{StreamBatch, StreamRange, StreamSource};
 
 /// Pages of records read at most for one range (a failed batch holds at most 10,000).
 const MAX_PAGES: usize = 200;
@@ -102,7 +102,7 @@ impl DynamoStreams {
             {
                 Ok(None)
             }
-            Err(e) => Err(StoreError::sdk("GetShardIterator", e)),
+            Err(e) => Err(StoreError::call("GetShardIterator", e)),
         }
     }
 }
@@ -127,7 +127,7 @@ impl StreamSource for DynamoStreams {
                 .limit(1_000)
                 .send()
                 .await
-                .map_err(|e| StoreError::sdk("GetRecords", e))?;
+                .map_err(|e| StoreError::call("GetRecords", e))?;
             empty = if page.records().is_empty() {
                 empty + 1
             } else {

@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::{
 };
 
 use super::{DynamoScoreStore, EXPIRY_INDEX, NAME_INDEX, RANK_INDEX, TTL_ATTRIBUTE};
-use crate::store::StoreError;
+use leaderboard_core::store::StoreError;
 
 impl DynamoScoreStore {
     /// Creates the table as `template.yaml` declares it (keys, the `by_rank`,
@@ -29,60 +29,64 @@ impl DynamoScoreStore {
         self.client
             .create_table()
             .table_name(&self.table)
-            .attribute_definitions(attr("pk")?)
-            .attribute_definitions(attr("sk")?)
-            .attribute_definitions(attr("rk")?)
-            .attribute_definitions(attr("xk")?)
-            .attribute_definitions(attr("nk")?)
-            .attribute_definitions(attr("nf")?)
-            .key_schema(key("pk", KeyType::Hash)?)
-            .key_schema(key("sk", KeyType::Range)?)
+            .attribute_definitions(attr("pk").map_err(StoreError::request)?)
+            .attribute_definitions(attr("sk").map_err(StoreError::request)?)
+            .attribute_definitions(attr("rk").map_err(StoreError::request)?)
+            .attribute_definitions(attr("xk").map_err(StoreError::request)?)
+            .attribute_definitions(attr("nk").map_err(StoreError::request)?)
+            .attribute_definitions(attr("nf").map_err(StoreError::request)?)
+            .key_schema(key("pk", KeyType::Hash).map_err(StoreError::request)?)
+            .key_schema(key("sk", KeyType::Range).map_err(StoreError::request)?)
             .global_secondary_indexes(
                 GlobalSecondaryIndex::builder()
                     .index_name(RANK_INDEX)
-                    .key_schema(key("pk", KeyType::Hash)?)
-                    .key_schema(key("rk", KeyType::Range)?)
+                    .key_schema(key("pk", KeyType::Hash).map_err(StoreError::request)?)
+                    .key_schema(key("rk", KeyType::Range).map_err(StoreError::request)?)
                     .projection(
                         Projection::builder()
                             .projection_type(ProjectionType::KeysOnly)
                             .build(),
                     )
-                    .build()?,
+                    .build()
+                    .map_err(StoreError::request)?,
             )
             .global_secondary_indexes(
                 GlobalSecondaryIndex::builder()
                     .index_name(EXPIRY_INDEX)
-                    .key_schema(key("pk", KeyType::Hash)?)
-                    .key_schema(key("xk", KeyType::Range)?)
+                    .key_schema(key("pk", KeyType::Hash).map_err(StoreError::request)?)
+                    .key_schema(key("xk", KeyType::Range).map_err(StoreError::request)?)
                     .projection(
                         Projection::builder()
                             .projection_type(ProjectionType::KeysOnly)
                             .build(),
                     )
-                    .build()?,
+                    .build()
+                    .map_err(StoreError::request)?,
             )
             .global_secondary_indexes(
                 GlobalSecondaryIndex::builder()
                     .index_name(NAME_INDEX)
-                    .key_schema(key("nk", KeyType::Hash)?)
-                    .key_schema(key("nf", KeyType::Range)?)
+                    .key_schema(key("nk", KeyType::Hash).map_err(StoreError::request)?)
+                    .key_schema(key("nf", KeyType::Range).map_err(StoreError::request)?)
                     .projection(
                         Projection::builder()
                             .projection_type(ProjectionType::KeysOnly)
                             .build(),
                     )
-                    .build()?,
+                    .build()
+                    .map_err(StoreError::request)?,
             )
             .billing_mode(BillingMode::PayPerRequest)
             .stream_specification(
                 StreamSpecification::builder()
                     .stream_enabled(true)
                     .stream_view_type(StreamViewType::NewAndOldImages)
-                    .build()?,
+                    .build()
+                    .map_err(StoreError::request)?,
             )
             .send()
             .await
-            .map_err(|e| StoreError::sdk("CreateTable", e))?;
+            .map_err(|e| StoreError::call("CreateTable", e))?;
         self.client
             .update_time_to_live()
             .table_name(&self.table)
@@ -90,11 +94,12 @@ impl DynamoScoreStore {
                 TimeToLiveSpecification::builder()
                     .enabled(true)
                     .attribute_name(TTL_ATTRIBUTE)
-                    .build()?,
+                    .build()
+                    .map_err(StoreError::request)?,
             )
             .send()
             .await
-            .map_err(|e| StoreError::sdk("UpdateTimeToLive", e))?;
+            .map_err(|e| StoreError::call("UpdateTimeToLive", e))?;
         Ok(())
     }
 }

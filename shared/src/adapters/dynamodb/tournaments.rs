@@ -15,12 +15,12 @@ use super::keys::{
 };
 use super::moderation::AuditItem;
 use super::{DynamoScoreStore, next_sort_key};
-use crate::ids::{LeaderboardId, PlayerId};
-use crate::league::{LeagueStanding, TierChange};
-use crate::store::{
+use leaderboard_core::store::{
     AuditRecord, Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore,
 };
-use crate::tournament::{Member, Tournament};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::league::{LeagueStanding, TierChange};
+use leaderboard_rules::tournament::{Member, Tournament};
 
 /// The cancellation reasons of a cancelled transaction, one code per item (`None`: that
 /// item's part was fine); `None` if the error is not a cancellation.
@@ -129,7 +129,7 @@ impl DynamoScoreStore {
             {
                 Ok(None)
             }
-            Err(e) => Err(StoreError::sdk("UpdateItem(seat counter)", e)),
+            Err(e) => Err(StoreError::call("UpdateItem(seat counter)", e)),
         }
     }
 }
@@ -143,7 +143,12 @@ impl TournamentStore for DynamoScoreStore {
             kind: "tournament".into(),
             definition: serde_json::to_string(t).map_err(|e| StoreError::Corrupt(e.to_string()))?,
         };
-        if (self.put_new(serde_dynamo::to_item(item)?, "PutItem(tournament)")).await? {
+        if (self.put_new(
+            serde_dynamo::to_item(item).map_err(StoreError::item)?,
+            "PutItem(tournament)",
+        ))
+        .await?
+        {
             return Ok(None);
         }
         Ok(Some(
@@ -175,17 +180,18 @@ impl TournamentStore for DynamoScoreStore {
         // `definition` is one of DynamoDB's reserved words: named through `#d`.
         let put = Put::builder()
             .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item)?))
+            .set_item(Some(serde_dynamo::to_item(item).map_err(StoreError::item)?))
             .condition_expression("#d = :was")
             .expression_attribute_names("#d", "definition")
             .expression_attribute_values(":was", AttributeValue::S(json(old)?))
-            .build()?;
+            .build()
+            .map_err(StoreError::request)?;
         let res = self
             .client
             .transact_write_items()
             .transact_items(TransactWriteItem::builder().put(put).build())
             .transact_items(self.put(
-                serde_dynamo::to_item(AuditItem::of(audit))?,
+                serde_dynamo::to_item(AuditItem::of(audit)).map_err(StoreError::item)?,
                 "attribute_not_exists(pk)",
                 Item::new(),
             )?)
@@ -194,7 +200,7 @@ impl TournamentStore for DynamoScoreStore {
         match res {
             Ok(_) => Ok(true),
             Err(e) if cancellation(&e).is_some_and(|reasons| failed(&reasons, 0)) => Ok(false),
-            Err(e) => Err(StoreError::sdk("TransactWriteItems(tournament)", e)),
+            Err(e) => Err(StoreError::call("TransactWriteItems(tournament)", e)),
         }
     }
 
@@ -203,7 +209,9 @@ impl TournamentStore for DynamoScoreStore {
         let at = key(TOURNAMENTS_PK.into(), id.to_owned());
         match self.get_item(at, "GetItem(tournament)").await? {
             Some(item) => Ok(Some(
-                serde_dynamo::from_item::<_, TournamentItem>(item)?.tournament()?,
+                serde_dynamo::from_item::<_, TournamentItem>(item)
+                    .map_err(StoreError::item)?
+                    .tournament()?,
             )),
             None => Ok(None),
         }
@@ -221,10 +229,14 @@ impl TournamentStore for DynamoScoreStore {
             .limit(limit as i32)
             .send()
             .await
-            .map_err(|e| StoreError::sdk("Query(tournaments)", e))?;
+            .map_err(|e| StoreError::call("Query(tournaments)", e))?;
         let next = next_sort_key(&out);
         let tournaments = (out.items.unwrap_or_default().into_iter())
-            .map(|item| serde_dynamo::from_item::<_, TournamentItem>(item)?.tournament())
+            .map(|item| {
+                serde_dynamo::from_item::<_, TournamentItem>(item)
+                    .map_err(StoreError::item)?
+                    .tournament()
+            })
             .collect::<Result<_, StoreError>>()?;
         Ok(TournamentPage { tournaments, next })
     }
@@ -239,7 +251,11 @@ impl TournamentStore for DynamoScoreStore {
         let (pk, sk) = member_pk_sk(occ, player);
         let item = (self.read_item(key(pk, sk), consistency, "GetItem(member)")).await?;
         Ok(match item {
-            Some(item) => Some(serde_dynamo::from_item::<_, MemberItem>(item)?.member),
+            Some(item) => Some(
+                serde_dynamo::from_item::<_, MemberItem>(item)
+                    .map_err(StoreError::item)?
+                    .member,
+            ),
             None => None,
         })
     }
@@ -269,8 +285,16 @@ impl TournamentStore for DynamoScoreStore {
         let res = self
             .client
             .transact_write_items()
-            .transact_items(self.put(serde_dynamo::to_item(seat)?, absent, Item::new())?)
-            .transact_items(self.put(serde_dynamo::to_item(joined)?, absent, Item::new())?)
+            .transact_items(self.put(
+                serde_dynamo::to_item(seat).map_err(StoreError::item)?,
+                absent,
+                Item::new(),
+            )?)
+            .transact_items(self.put(
+                serde_dynamo::to_item(joined).map_err(StoreError::item)?,
+                absent,
+                Item::new(),
+            )?)
             .send()
             .await;
         match res {
@@ -281,7 +305,7 @@ impl TournamentStore for DynamoScoreStore {
                 }),
                 Some(r) if failed(&r, 0) => Ok(SeatTaken::SeatHeld),
                 Some(r) if conflicted(&r) => Ok(SeatTaken::Busy),
-                _ => Err(StoreError::sdk("TransactWriteItems(join)", e)),
+                _ => Err(StoreError::call("TransactWriteItems(join)", e)),
             },
         }
     }
@@ -315,7 +339,7 @@ impl TournamentStore for DynamoScoreStore {
                 .limit(1)
                 .send()
                 .await
-                .map_err(|e| StoreError::sdk("Query(highest seat)", e))?;
+                .map_err(|e| StoreError::call("Query(highest seat)", e))?;
             let sk = (out.items.unwrap_or_default().into_iter().next())
                 .and_then(|mut item| item.remove("sk"))
                 .and_then(|v| v.as_s().ok().cloned());
@@ -350,7 +374,7 @@ impl TournamentStore for DynamoScoreStore {
             Err(e)
                 if e.as_service_error()
                     .is_some_and(|s| s.is_conditional_check_failed_exception()) => {}
-            Err(e) => return Err(StoreError::sdk("UpdateItem(seat)", e)),
+            Err(e) => return Err(StoreError::call("UpdateItem(seat)", e)),
         }
         let (pk, sk) = member_pk_sk(occ, player);
         self.delete_item(key(pk, sk), "DeleteItem(member)").await?;
@@ -453,7 +477,7 @@ impl TournamentStore for DynamoScoreStore {
                     .map_err(|e| StoreError::Corrupt(e.to_string()))?,
                 v: v.map_or(1, |v| v + 1),
             };
-            let item = serde_dynamo::to_item(item)?;
+            let item = serde_dynamo::to_item(item).map_err(StoreError::item)?;
             let written = match v {
                 None => self.put_new(item, "PutItem(league standing)").await?,
                 Some(v) => {
@@ -496,7 +520,7 @@ impl DynamoScoreStore {
         else {
             return Ok(None);
         };
-        let item: LeagueItem = serde_dynamo::from_item(item)?;
+        let item: LeagueItem = serde_dynamo::from_item(item).map_err(StoreError::item)?;
         let standing = serde_json::from_str(&item.standing)
             .map_err(|e| StoreError::Corrupt(format!("league standing {}: {e}", item.sk)))?;
         Ok(Some((standing, item.v)))

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use tracing::warn;
 
-use crate::store::IndexError;
-use crate::time::now_ms;
+use leaderboard_core::store::IndexError;
+use leaderboard_rules::time::now_ms;
 
 /// Consecutive outages that open the breaker.
 pub const THRESHOLD: u32 = 3;

@@ -6,9 +6,9 @@ use redis::{FromRedisValue, ParsingError, Script, ScriptInvocation, Value};
 
 use super::keys::{BoardKeys, LiveKeys, SeatKeys};
 use super::scripts::Scripts;
-use crate::order::{Direction, RankMode};
-use crate::store::PageAt;
-use crate::store::{EntryKind, IndexEntry, TOP_WINDOW};
+use leaderboard_core::store::PageAt;
+use leaderboard_core::store::{EntryKind, IndexEntry, TOP_WINDOW};
+use leaderboard_rules::order::{Direction, RankMode};
 
 /// A call of one script.
 pub(crate) trait Call {
@@ -58,7 +58,7 @@ fn flag(yes: bool) -> &'static str {
 /// The four arguments every script takes per change: player, version, zscore, member
 /// (for a removal or an erasure an empty zscore and `removed` or `erased`).
 /// A member with the standing's metadata after the record separator (see `prelude.lua`).
-fn with_metadata(member: String, md: Option<&crate::profile::Metadata>) -> String {
+fn with_metadata(member: String, md: Option<&leaderboard_rules::profile::Metadata>) -> String {
     match md {
         Some(md) => format!("{member}\u{1e}{}", md.as_str()),
         None => member,
@@ -192,7 +192,7 @@ call! {
 call! {
     /// `entries.lua`: the rows of some players.
     Entries<'a> {
-        keys: &'a BoardKeys, players: &'a [crate::ids::PlayerId], mode: RankMode, cards: &'a str,
+        keys: &'a BoardKeys, players: &'a [leaderboard_rules::ids::PlayerId], mode: RankMode, cards: &'a str,
     } => entries, |c, inv| {
         read_keys(inv, c.keys);
         inv.key(&c.keys.d).arg(c.mode.as_str()).arg(c.cards);
@@ -204,7 +204,7 @@ call! {
 
 call! {
     /// `keys_of.lua`: the hash values of some players.
-    KeysOf<'a> { keys: &'a BoardKeys, players: &'a [crate::ids::PlayerId] } => keys_of, |c, inv| {
+    KeysOf<'a> { keys: &'a BoardKeys, players: &'a [leaderboard_rules::ids::PlayerId] } => keys_of, |c, inv| {
         read_keys(inv, c.keys);
         for p in c.players {
             inv.arg(p.as_str());

@@ -1,9 +1,9 @@
 //! The Rust side of the index's value formats: markers' states, sorted-set entries and
 //! hash values decoded (the arguments scripts take are built in `calls`).
 
-use crate::order::{Direction, RankKey};
-use crate::store::Health;
-use crate::store::IndexError;
+use leaderboard_core::store::Health;
+use leaderboard_core::store::IndexError;
+use leaderboard_rules::order::{Direction, RankKey};
 
 pub(super) fn health_of(state: &str) -> Health {
     match state {
@@ -51,16 +51,16 @@ pub(super) fn decode_hash_value(dir: Direction, value: &str) -> Option<RankKey> 
 pub(super) type RawMetadata = Option<Vec<String>>;
 
 /// The metadata after a hash value (`decode_hash_value`), if any.
-pub(super) fn metadata_in(value: &str) -> Option<crate::profile::Metadata> {
+pub(super) fn metadata_in(value: &str) -> Option<leaderboard_rules::profile::Metadata> {
     let (_, md) = value.split_once('\u{1e}')?;
-    crate::profile::Metadata::stored(md)
+    leaderboard_rules::profile::Metadata::stored(md)
 }
 
 /// Rows' metadata decoded; unreadable text counts as none.
-pub(super) fn decode_metadata(raw: RawMetadata) -> crate::store::RowMetadata {
+pub(super) fn decode_metadata(raw: RawMetadata) -> leaderboard_core::store::RowMetadata {
     raw.map(|all| {
         all.iter()
-            .map(|md| crate::profile::Metadata::stored(md))
+            .map(|md| leaderboard_rules::profile::Metadata::stored(md))
             .collect()
     })
 }
@@ -73,7 +73,7 @@ const UNIT: char = '\u{1f}';
 
 /// A card's fields as the copy keeps them after its version: display name, avatar and
 /// country joined by [`UNIT`], an empty one for null (no field may be empty).
-pub(super) fn encode_card(card: &crate::profile::Card) -> String {
+pub(super) fn encode_card(card: &leaderboard_rules::profile::Card) -> String {
     let field = |f: &Option<String>| f.clone().unwrap_or_default();
     [
         field(&card.display_name),
@@ -84,7 +84,7 @@ pub(super) fn encode_card(card: &crate::profile::Card) -> String {
 }
 
 /// Card copies decoded; an undecodable copy counts as none (the reader fills it again).
-pub(super) fn decode_cards(raw: RawCards) -> crate::store::RowCards {
+pub(super) fn decode_cards(raw: RawCards) -> leaderboard_core::store::RowCards {
     raw.map(|cards| {
         cards
             .into_iter()
@@ -94,22 +94,22 @@ pub(super) fn decode_cards(raw: RawCards) -> crate::store::RowCards {
 }
 
 /// One card copy: its version, then the fields of [`encode_card`], joined by [`UNIT`].
-pub(super) fn decode_card(raw: &str) -> Option<crate::store::VersionedCard> {
+pub(super) fn decode_card(raw: &str) -> Option<leaderboard_core::store::VersionedCard> {
     let mut parts = raw.split(UNIT);
     let version = parts.next()?.parse().ok()?;
     let mut field = || parts.next().map(|f| (!f.is_empty()).then(|| f.to_owned()));
-    let card = crate::profile::Card {
+    let card = leaderboard_rules::profile::Card {
         display_name: field()?,
         avatar: field()?,
         country: field()?,
     };
-    Some(crate::store::VersionedCard { version, card })
+    Some(leaderboard_core::store::VersionedCard { version, card })
 }
 
 #[cfg(test)]
 mod card_tests {
     use super::*;
-    use crate::profile::Card;
+    use leaderboard_rules::profile::Card;
 
     #[test]
     fn a_card_copy_round_trips_with_nulls_and_any_text() {

@@ -26,7 +26,7 @@ use redis::{
     Value,
 };
 
-use crate::store::IndexError;
+use leaderboard_core::store::IndexError;
 
 /// One node or a cluster.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,7 +95,9 @@ impl Target {
             ));
         }
         for node in &nodes {
-            node.as_str().into_connection_info()?;
+            node.as_str()
+                .into_connection_info()
+                .map_err(super::index_error)?;
         }
         Ok(Self { topology, nodes })
     }
@@ -242,12 +244,13 @@ pub(crate) async fn open(
         client_tls: None,
         root_cert: ca_pem.map(<[u8]>::to_vec),
     };
-    crate::tls::install_provider();
+    crate::adapters::tls::install_provider();
     let infos = target
         .nodes
         .iter()
         .map(|n| Ok(with_password(n.as_str().into_connection_info()?, password)))
-        .collect::<Result<Vec<_>, RedisError>>()?;
+        .collect::<Result<Vec<_>, RedisError>>()
+        .map_err(super::index_error)?;
     match target.topology {
         Topology::Single => {
             let info = infos
@@ -255,15 +258,19 @@ pub(crate) async fn open(
                 .next()
                 .expect("a parsed target has a node");
             let client = match ca_pem {
-                Some(_) => redis::Client::build_with_tls(info, certs())?,
-                None => redis::Client::open(info)?,
+                Some(_) => {
+                    redis::Client::build_with_tls(info, certs()).map_err(super::index_error)?
+                }
+                None => redis::Client::open(info).map_err(super::index_error)?,
             };
             let config = ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(connect_timeout))
                 .set_response_timeout(Some(call_timeout))
                 .set_number_of_retries(0);
             Ok(Conn::Single(
-                ConnectionManager::new_with_config(client, config).await?,
+                ConnectionManager::new_with_config(client, config)
+                    .await
+                    .map_err(super::index_error)?,
             ))
         }
         Topology::Cluster => {
@@ -280,8 +287,13 @@ pub(crate) async fn open(
             if ca_pem.is_some() {
                 builder = builder.certs(certs());
             }
-            let client = builder.build()?;
-            Ok(Conn::Cluster(client.get_async_connection().await?))
+            let client = builder.build().map_err(super::index_error)?;
+            Ok(Conn::Cluster(
+                client
+                    .get_async_connection()
+                    .await
+                    .map_err(super::index_error)?,
+            ))
         }
     }
 }

@@ -13,13 +13,13 @@ use super::codec::{
 };
 use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, CARD_TTL, LOAD_CHUNK, RedisRankIndex};
-use crate::ids::{LeaderboardId, PlayerId};
-use crate::order::{Direction, RankKey, RankMode};
-use crate::store::IndexError;
-use crate::store::{
+use leaderboard_core::store::IndexError;
+use leaderboard_core::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Place, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, RowCards, RowMetadata, Slice, TopWindow, VersionedCard,
 };
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::order::{Direction, RankKey, RankMode};
 
 impl RedisRankIndex {
     /// Sends one script call (see [`Self::invoke`]).
@@ -42,7 +42,7 @@ impl RedisRankIndex {
 
 impl RankIndex for RedisRankIndex {
     fn slot_of(&self, lb: &LeaderboardId) -> u16 {
-        super::board_slot(lb)
+        lb.cluster_slot()
     }
 
     #[instrument(skip_all, fields(board = %entry.board, player = %entry.key.player, version = entry.version))]
@@ -524,7 +524,7 @@ impl RankIndex for RedisRankIndex {
         let (state, total, ranks, flat): (String, u64, Vec<u64>, Flat) = self.run(&call).await?;
         ready(&state)?;
         Ok(RankSketch {
-            at: crate::time::now_ms(),
+            at: leaderboard_rules::time::now_ms(),
             total,
             ranks,
             keys: decode_entries(dir, flat)?
@@ -538,7 +538,7 @@ impl RankIndex for RedisRankIndex {
     async fn claim_repair(&self, lb: &LeaderboardId) -> Result<bool, IndexError> {
         let mut cmd = redis::cmd("SET");
         cmd.arg(self.board_keys(lb).rq)
-            .arg(crate::time::now_ms())
+            .arg(leaderboard_rules::time::now_ms())
             .arg("NX")
             .arg("PX")
             .arg(REPAIR_CLAIM.as_millis() as u64);

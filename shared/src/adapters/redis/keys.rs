@@ -1,11 +1,11 @@
 //! The Redis key names of a board. All share the `{<board>}` hash tag, so a board lives
 //! in one Redis Cluster slot and every script touches one slot only.
 
-use crate::ids::LeaderboardId;
+use leaderboard_rules::ids::LeaderboardId;
 
 /// The keys of one board, under the index's key prefix.
 pub(crate) struct BoardKeys {
-    /// Sorted set: zscore -> member (see [`crate::order`]).
+    /// Sorted set: zscore -> member (see [`leaderboard_rules::order`]).
     pub z: String,
     /// Hash: player -> `version:stamp|zscore|member` (the stamp: when the entry took its
     /// place, microseconds on the server's clock; see `lua/prelude.lua`).
@@ -51,7 +51,7 @@ impl BoardKeys {
     }
 }
 
-/// The live-view keys of a board (see [`crate::store::LiveViews`]), under its hash tag.
+/// The live-view keys of a board (see [`leaderboard_core::store::LiveViews`]), under its hash tag.
 pub(crate) struct LiveKeys {
     /// Sorted set: view id -> watched until (epoch ms).
     pub watched: String,
@@ -72,7 +72,7 @@ impl LiveKeys {
     }
 }
 
-/// The seat hints of a tournament occurrence (see [`crate::store::SeatHints`]), under
+/// The seat hints of a tournament occurrence (see [`leaderboard_core::store::SeatHints`]), under
 /// its board's hash tag.
 pub(crate) struct SeatKeys {
     /// Seats handed out so far (the next is this number).

@@ -8,7 +8,7 @@ use super::RedisRankIndex;
 use super::calls::{Call, Settle};
 use super::conn::Conn;
 use super::keys::BoardKeys;
-use crate::store::IndexError;
+use leaderboard_core::store::IndexError;
 
 /// Rounds of settling one call may go through before it gives up.
 pub(super) const MAX_SETTLES: usize = 16;

@@ -23,7 +23,7 @@ use tokio::sync::OnceCell;
 use tracing::info;
 
 use super::conn::{self, Access, Conn, Target, Topology};
-use crate::store::IndexError;
+use leaderboard_core::store::IndexError;
 
 type Attempt = Shared<BoxFuture<'static, Result<Conn, Arc<IndexError>>>>;
 

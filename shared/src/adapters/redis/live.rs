@@ -9,11 +9,11 @@ use super::RedisRankIndex;
 use super::calls::{LiveBoard, LiveClaim, LiveWatch, LiveWatched};
 use super::codec::reply_err;
 use super::keys::{LiveKeys, live_boards};
-use crate::ids::LeaderboardId;
-use crate::live::Published;
-use crate::order::Direction;
-use crate::store::IndexError;
-use crate::store::{Claim, LiveViews};
+use leaderboard_core::store::IndexError;
+use leaderboard_core::store::{Claim, LiveViews};
+use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::live::Published;
+use leaderboard_rules::order::Direction;
 
 /// How long a view's last push is kept after it (a view unwatched for a day starts over).
 const STATE_TTL_MS: u64 = 86_400_000;
@@ -71,7 +71,7 @@ impl LiveViews for RedisRankIndex {
             registry: &registry,
             board: &board,
             until_ms,
-            now_ms: crate::time::now_ms(),
+            now_ms: leaderboard_rules::time::now_ms(),
         };
         let (_, _): (u8, u8) = futures::try_join!(self.run(&call), self.run(&listed))?;
         Ok(())

@@ -8,7 +8,7 @@
 //! replication history), `keys` (key names), `codec` (value formats), `scripts` (the
 //! Lua scripts, in `lua/`), `calls` (one type per script, building its keys and
 //! arguments), `index` (the [`RankIndex`] operations), `rate_limit` (the
-//! [`RateCounter`]), `seats` (tournaments' [`crate::store::SeatHints`]).
+//! [`RateCounter`]), `seats` (tournaments' [`leaderboard_core::store::SeatHints`]).
 //!
 //! ## Integrity
 //! Every script first checks the board's marker (`checked` in `lua/prelude.lua`): the
@@ -43,13 +43,13 @@ mod transport;
 
 use std::time::Duration;
 
-use crate::ids::LeaderboardId;
-use crate::store::IndexError;
-#[cfg(doc)]
-use crate::store::{RankIndex, RateCounter};
 pub use breaker::{COOLDOWN as BREAKER_COOLDOWN, THRESHOLD as BREAKER_THRESHOLD};
 pub use conn::{Access, Conn, SecretToken, Target, Topology};
 use keys::BoardKeys;
+use leaderboard_core::store::IndexError;
+#[cfg(doc)]
+use leaderboard_core::store::{RankIndex, RateCounter};
+use leaderboard_rules::ids::LeaderboardId;
 use link::Link;
 use scripts::Scripts;
 
@@ -156,21 +156,47 @@ impl RedisRankIndex {
     }
 }
 
-/// The Redis Cluster hash slot a board's keys live in (they share the `{<board>}` tag,
-/// whatever the key prefix). A board id holds no braces, so the tag is the id itself.
-pub fn board_slot(lb: &LeaderboardId) -> u16 {
-    crc16::State::<crc16::XMODEM>::calculate(lb.as_str().as_bytes()) % 16_384
+/// Redis is not there (an I/O error, a refused or dropped connection, a timeout, a node
+/// still loading its data set after a restart), as opposed to an answer that is an
+/// error: waiting and trying again may help. A node answering LOADING is waited out as
+/// a silent Redis is (the repair keeps its message, and the breaker counts it).
+pub(crate) fn is_outage(e: &redis::RedisError) -> bool {
+    use redis::{ErrorKind, ServerErrorKind as Server};
+    e.is_io_error()
+        || e.is_connection_dropped()
+        || e.is_connection_refusal()
+        || e.is_timeout()
+        || e.kind() == ErrorKind::Server(Server::BusyLoading)
+}
+
+/// The port's error for a Redis error, judged an outage or not here ([`is_outage`]).
+pub(crate) fn index_error(e: redis::RedisError) -> IndexError {
+    IndexError::Call {
+        outage: is_outage(&e),
+        source: Box::new(e),
+    }
 }
 
 #[cfg(test)]
-mod slot_tests {
-    use super::*;
+mod outage_tests {
+    use redis::{ErrorKind, RedisError, ServerErrorKind};
+
+    use super::index_error;
 
     #[test]
-    fn a_boards_slot_is_the_one_redis_gives_its_hash_tag() {
-        // `CLUSTER KEYSLOT foo` is 12182 and `CLUSTER KEYSLOT 123456789` 12739 on any Redis.
-        for (id, slot) in [("foo", 12_182), ("123456789", 12_739)] {
-            assert_eq!(board_slot(&LeaderboardId::parse(id).unwrap()), slot);
+    fn a_node_loading_its_data_is_an_outage_and_an_error_reply_is_not() {
+        let server = |kind| index_error(RedisError::from((ErrorKind::Server(kind), "")));
+        assert!(server(ServerErrorKind::BusyLoading).is_outage());
+        // A cluster mid-move or mid-failover: the client retries these itself.
+        for kind in [
+            ServerErrorKind::TryAgain,
+            ServerErrorKind::ClusterDown,
+            ServerErrorKind::ResponseError,
+            ServerErrorKind::NoScript,
+            ServerErrorKind::ReadOnly,
+        ] {
+            assert!(!server(kind).is_outage(), "{kind:?}");
         }
+        assert!(!leaderboard_core::store::IndexError::Reply("odd".into()).is_outage());
     }
 }

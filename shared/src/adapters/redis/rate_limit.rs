@@ -7,8 +7,8 @@ use tracing::instrument;
 
 use super::calls::{Call, Hit};
 use super::{RedisRankIndex, keys};
-use crate::store::IndexError;
-use crate::store::RateCounter;
+use leaderboard_core::store::IndexError;
+use leaderboard_core::store::RateCounter;
 
 impl RateCounter for RedisRankIndex {
     #[instrument(skip(self))]

@@ -6,8 +6,8 @@ use tracing::instrument;
 use super::RedisRankIndex;
 use super::calls::{Seat, SeatBack};
 use super::keys::SeatKeys;
-use crate::ids::LeaderboardId;
-use crate::store::{IndexError, SeatHints};
+use leaderboard_core::store::{IndexError, SeatHints};
+use leaderboard_rules::ids::LeaderboardId;
 
 impl SeatHints for RedisRankIndex {
     #[instrument(skip(self))]

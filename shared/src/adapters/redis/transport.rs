@@ -11,7 +11,7 @@ use super::codec::reply_err;
 use super::conn::{self, Conn};
 use super::lineage::{MAX_SETTLES, moved_boards};
 use super::{CONNECT_WAIT, RedisRankIndex};
-use crate::store::IndexError;
+use leaderboard_core::store::IndexError;
 
 impl RedisRankIndex {
     /// The shared connection, through the breaker; a connection that cannot be opened in
@@ -21,7 +21,7 @@ impl RedisRankIndex {
         let wait = self.timeout.max(CONNECT_WAIT);
         self.link.get(wait).await.inspect_err(|e| {
             if e.is_outage() {
-                let why = crate::error::error_chain(e);
+                let why = leaderboard_rules::error::error_chain(e);
                 self.breaker.trip(&format!("no connection: {why}"));
             }
         })
@@ -106,8 +106,7 @@ impl RedisRankIndex {
         let outage = match &res {
             Err(_) => true,
             Ok(Err(e)) => {
-                e.is_connection_refusal()
-                    || (IndexError::redis_outage(e) && !e.is_connection_dropped())
+                e.is_connection_refusal() || (super::is_outage(e) && !e.is_connection_dropped())
             }
             Ok(Ok(_)) => false,
         };
@@ -125,7 +124,7 @@ impl RedisRankIndex {
         &self,
         fut: impl Future<Output = RedisResult<T>>,
     ) -> Result<T, IndexError> {
-        Ok(self.within(fut).await??)
+        self.within(fut).await?.map_err(super::index_error)
     }
 
     /// One call on the shared connection, within the timeout and through the breaker.
@@ -167,7 +166,7 @@ impl RedisRankIndex {
                     self.settle(&moved_boards(&e)).await?;
                     settles += 1;
                 }
-                Err(e) => return Err(e.into()),
+                Err(e) => return Err(super::index_error(e)),
             }
         }
     }

@@ -1,0 +1,83 @@
+//! The review queue's twin: a game's held results in queue-key order.
+
+use super::MemoryStore;
+use super::store::Tables;
+use crate::store::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError};
+use leaderboard_rules::ids::PlayerId;
+
+impl Tables {
+    /// Whether the queue is as `change` needs it: a result to hold not there yet, a
+    /// decided one still there.
+    pub(super) fn queue_ready(&self, change: Option<QueueChange<'_>>) -> bool {
+        match change {
+            None => true,
+            Some(QueueChange::Hold(h)) => !self.held.contains_key(&key(h)),
+            Some(QueueChange::Release(h) | QueueChange::Reject(h)) => {
+                self.held.contains_key(&key(h))
+            }
+        }
+    }
+
+    pub(super) fn apply_queue(&mut self, change: Option<QueueChange<'_>>) {
+        match change {
+            None => {}
+            Some(QueueChange::Hold(h)) => {
+                self.held.insert(key(h), h.clone());
+            }
+            Some(QueueChange::Release(h)) => {
+                self.held.remove(&key(h));
+            }
+            Some(QueueChange::Reject(h)) => {
+                self.held.remove(&key(h));
+                let tally = (h.game.clone(), h.player_id.to_string());
+                *self.rejections.entry(tally).or_default() += 1;
+            }
+        }
+    }
+}
+
+fn key(h: &HeldResult) -> (String, String) {
+    (h.game.clone(), h.queue_key())
+}
+
+impl HeldStore for MemoryStore {
+    async fn rejections(&self, game: &str, player: &PlayerId) -> Result<u32, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let tally = (game.to_owned(), player.to_string());
+            t.rejections.get(&tally).copied().unwrap_or(0)
+        })
+    }
+
+    async fn get_held(&self, game: &str, qk: &str) -> Result<Option<HeldResult>, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| t.held.get(&(game.to_owned(), qk.to_owned())).cloned())
+    }
+
+    async fn held_page(
+        &self,
+        game: &str,
+        filter: &HeldFilter,
+        after: Option<&str>,
+        limit: u32,
+    ) -> Result<HeldPage, StoreError> {
+        tokio::task::yield_now().await;
+        self.with(|t| {
+            let from = (game.to_owned(), after.unwrap_or("").to_owned());
+            let scanned: Vec<&HeldResult> = (t.held.range(from..))
+                .filter(|((g, k), _)| g == game && Some(k.as_str()) != after)
+                .take(limit as usize)
+                .map(|(_, h)| h)
+                .collect();
+            let next = (scanned.len() == limit as usize)
+                .then(|| scanned.last().map(|h| h.queue_key()))
+                .flatten();
+            let held = (scanned.into_iter())
+                .filter(|h| filter.board.as_ref().is_none_or(|b| b == &h.leaderboard_id))
+                .filter(|h| filter.player.as_ref().is_none_or(|p| p == &h.player_id))
+                .cloned()
+                .collect();
+            HeldPage { held, next }
+        })
+    }
+}

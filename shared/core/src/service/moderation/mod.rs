@@ -1,0 +1,232 @@
+//! What operators do to players, every action kept in the audit trail: take a standing
+//! off a board ([`remove`]), ban a player from a game ([`ban`]), erase a player
+//! everywhere ([`erase`]), and page through the trail ([`audit`]).
+//!
+//! A removal replaces the standing with a tombstone at the next version (in DynamoDB
+//! and, by the stream or at once, in the index), so a delayed or replayed stream record
+//! cannot bring the entry back, and the player's next result starts them over at a
+//! newer version. Receipts stay: a retried match answers as it did. An erasure deletes
+//! the rows themselves and leaves nothing of the player behind.
+
+pub mod audit;
+pub mod ban;
+pub mod erase;
+pub mod remove;
+
+use std::hash::{BuildHasher, RandomState};
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use tracing::warn;
+
+use super::Context;
+use crate::service::ServiceError;
+use crate::store::{
+    AuditAction, AuditRecord, BoardStore, CommitOutcome, Consistency, RankIndex, Removal, RowAt,
+    StandingStore,
+};
+use leaderboard_rules::board::Board;
+use leaderboard_rules::decimal::Shown;
+use leaderboard_rules::error::DomainError;
+use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::order::RankMode;
+use leaderboard_rules::time::now_ms;
+
+/// Longest reason kept.
+pub(crate) const MAX_REASON_LEN: usize = 500;
+
+/// Body of every moderation route: why.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReasonBody {
+    pub reason: Option<serde_json::Value>,
+}
+
+/// A validated reason.
+#[derive(Debug, Clone)]
+pub struct Reason(pub(crate) String);
+
+impl Reason {
+    pub fn parse(body: ReasonBody) -> Result<Self, DomainError> {
+        match body.reason {
+            Some(serde_json::Value::String(s))
+                if !s.trim().is_empty() && s.chars().count() <= MAX_REASON_LEN =>
+            {
+                Ok(Self(s))
+            }
+            Some(serde_json::Value::String(_)) => Err(DomainError::invalid(
+                "reason",
+                format!("must be 1 to {MAX_REASON_LEN} characters"),
+            )),
+            Some(_) => Err(DomainError::invalid("reason", "must be a string")),
+            None => Err(DomainError::invalid("reason", "is required")),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// Who acts: the IAM principal the gateway verified (or the local stand-in's).
+#[derive(Debug, Clone)]
+pub struct Operator(pub String);
+
+/// A new audit record of `action` now, with a unique id that sorts by time.
+pub(crate) fn record(op: &Operator, action: AuditAction, reason: &Reason) -> AuditRecord {
+    let at = now_ms();
+    AuditRecord {
+        id: format!("{at:013}-{:016x}", RandomState::new().hash_one(at)),
+        at,
+        actor: op.0.clone(),
+        action,
+        reason: reason.0.clone(),
+        leaderboard_id: None,
+        game: None,
+        player_id: None,
+        detail: serde_json::Value::Null,
+    }
+}
+
+/// What taking a standing off a board found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct TakenOff {
+    /// Written as the board writes scores (docs/decimals.md).
+    pub previous_score: Shown,
+    /// The player's rank just before, when the index could say.
+    pub previous_rank: Option<u64>,
+    /// The tombstone's version.
+    pub version: u64,
+}
+
+/// Optimistic attempts at replacing a standing that keeps changing under us.
+const MAX_ATTEMPTS: u32 = 32;
+
+/// How long after a window closes a ban still fences its board: longer than any write
+/// that passed the window's check before it closed can take to land.
+const FENCE_AFTER_CLOSE_MS: i64 = 10 * 60 * 1000;
+
+/// Whether a ban must fence `board` at `now` (see [`take_off`]): it may still take a
+/// result.
+pub(super) fn needs_fence(board: &Board, now: i64) -> bool {
+    board
+        .closes_at()
+        .is_none_or(|at| now < at + FENCE_AFTER_CLOSE_MS)
+}
+
+/// Replaces the player's row on `board` with its tombstone (retrying while concurrent
+/// results move it), then takes it out of the index at once (best effort: the stream
+/// does it anyway). `None` when the player has no standing there.
+///
+/// With `fence`, the tombstone is written even where the player has no standing (or
+/// already a tombstone): a ban's fence. A result that read the row before the ban and
+/// writes after the fence finds the row's revision moved, reads again and meets the
+/// ban (docs/cost.md).
+async fn take_off<S: StandingStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    player: &PlayerId,
+    fence: bool,
+) -> Result<Option<TakenOff>, ServiceError> {
+    let lb = &board.leaderboard_id;
+    let dir = board.policy.direction();
+    let previous_rank = match ctx.index.around(lb, dir, player, 0, RankMode::Unique).await {
+        Ok(a) => a.map(|a| a.rank),
+        Err(_) => None,
+    };
+    let index_expire_at = ctx.settings.index_expire_at(board);
+    for attempt in 0..MAX_ATTEMPTS {
+        let row = ctx.store.get_row(lb, player, Consistency::Strong).await?;
+        if row.standing.is_none() && !fence {
+            return Ok(None);
+        }
+        let removal = Removal {
+            at: RowAt {
+                board: lb,
+                player,
+                direction: dir,
+                row: &row,
+                index_expire_at,
+            },
+            removed_at: now_ms(),
+        };
+        match ctx.store.remove_standing(&removal).await? {
+            CommitOutcome::Committed => {
+                let (version, entry) = (removal.version(), removal.index_entry());
+                let Some(standing) = row.standing else {
+                    return Ok(None);
+                };
+                if let Err(error) = ctx.index.apply_many(&[entry]).await {
+                    warn!(%error, "index unavailable; the stream will take the entry out");
+                }
+                return Ok(Some(TakenOff {
+                    previous_score: board.scores.show(standing.score),
+                    previous_rank,
+                    version,
+                }));
+            }
+            // A removal counts no attempt: only the row can have moved.
+            CommitOutcome::StandingChanged | CommitOutcome::AttemptRefused => {
+                tokio::time::sleep(super::backoff(attempt)).await
+            }
+        }
+    }
+    Err(ServiceError::Contention)
+}
+
+/// How far a sweep over many boards got.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Sweep {
+    /// Every board was visited.
+    pub complete: bool,
+    pub boards_scanned: u64,
+    /// Boards the player had a row on.
+    pub entries: u64,
+    /// Where to resume (the next call with `cursor` goes on from here); `None` when
+    /// complete.
+    pub cursor: Option<String>,
+}
+
+/// Boards read per page of a sweep.
+const SWEEP_PAGE: u32 = 100;
+
+/// Visits every board whose list key starts with `prefix`, after `cursor`, calling `f`
+/// on each, until done or `deadline`; `f` says whether the board had something of the
+/// player's.
+async fn sweep<S, I, F, Fut>(
+    ctx: &Context<S, I>,
+    prefix: &str,
+    cursor: Option<String>,
+    deadline: Instant,
+    mut f: F,
+) -> Result<Sweep, ServiceError>
+where
+    S: BoardStore,
+    F: FnMut(Board) -> Fut,
+    Fut: std::future::Future<Output = Result<bool, ServiceError>>,
+{
+    let mut out = Sweep::default();
+    let mut after = cursor;
+    loop {
+        if Instant::now() >= deadline {
+            out.cursor = after;
+            return Ok(out);
+        }
+        let page = ctx
+            .store
+            .list_boards(prefix, after.as_deref(), SWEEP_PAGE)
+            .await?;
+        for board in page.boards {
+            let key = board.list_key();
+            out.boards_scanned += 1;
+            if f(board).await? {
+                out.entries += 1;
+            }
+            after = Some(key);
+        }
+        if page.next.is_none() {
+            out.complete = true;
+            return Ok(out);
+        }
+    }
+}

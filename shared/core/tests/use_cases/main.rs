@@ -1,0 +1,15 @@
+//! The use cases over the in-memory twins of the ports (`leaderboard_core::memory`): the
+//! rules of ingest, fan-out, projection, rebuild and the read fallbacks, in seconds and
+//! without a server. The end-to-end suite (`tests/`) runs the same use cases over
+//! DynamoDB and Redis.
+
+mod fanout;
+mod fixtures;
+mod ingest;
+mod moderation;
+mod projector;
+mod reads;
+mod rebuild;
+mod review;
+mod seal;
+mod stream_ingest;

@@ -1,0 +1,145 @@
+//! The layers, held by path (docs/architecture.md): each imports only the ones below it.
+//! The compiler holds the crates' floors (`leaderboard-core` cannot name an adapter; the
+//! dependency check below keeps it that way); this holds the folders within them, where
+//! the compiler would let any module name any other. Comments and test modules are not
+//! read: a doc link or a test may name what the code may not.
+
+use std::path::{Path, PathBuf};
+
+/// The repository's root (this crate is `shared/`).
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("shared/ has a parent")
+        .to_owned()
+}
+
+/// Every `.rs` file under `dir`.
+fn sources(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).expect("a source folder") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// The code of a file: comment lines dropped, and nothing from its first test module on
+/// (`#[cfg(test)]`; a file's tests sit at its end or in a `tests.rs` of their own).
+fn code(path: &Path) -> Vec<(usize, String)> {
+    let name = path
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or_default();
+    if name == "tests.rs" || name.ends_with("_tests.rs") {
+        return Vec::new();
+    }
+    let text = std::fs::read_to_string(path).expect("a readable source file");
+    text.lines()
+        .enumerate()
+        .take_while(|(_, l)| l.trim() != "#[cfg(test)]")
+        .filter(|(_, l)| !l.trim_start().starts_with("//"))
+        .map(|(i, l)| (i + 1, l.to_owned()))
+        .collect()
+}
+
+/// `(layer folder, paths its code may not name)`, relative to the repository.
+const RULES: &[(&str, &[&str])] = &[
+    // The ports: no use case above them, no twin.
+    (
+        "shared/core/src/store",
+        &["crate::service", "crate::memory"],
+    ),
+    // The use cases: never the twins (those are for tests).
+    ("shared/core/src/service", &["crate::memory"]),
+    // The adapters implement ports; they call no use case, edge or wiring.
+    (
+        "shared/src/adapters",
+        &["leaderboard_core::service", "crate::edge", "crate::wiring"],
+    ),
+    // The edge decodes and replies; the wiring builds it, not the other way.
+    ("shared/src/edge", &["crate::wiring"]),
+];
+
+#[test]
+fn no_layer_names_a_layer_above_it() {
+    let root = root();
+    let mut found = Vec::new();
+    for (folder, banned) in RULES {
+        let files = sources(&root.join(folder));
+        assert!(
+            !files.is_empty(),
+            "{folder} holds no source: the rule is stale"
+        );
+        for file in files {
+            for (line, text) in code(&file) {
+                for path in *banned {
+                    if text.contains(path) {
+                        let at = file.strip_prefix(&root).unwrap_or(&file).display();
+                        found.push(format!("{at}:{line} names {path}: {}", text.trim()));
+                    }
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "layers crossed:\n{}", found.join("\n"));
+}
+
+#[test]
+fn the_crates_root_re_exports_nothing() {
+    // A re-export at the root would let `crate::redis` hide that it is an adapter.
+    for lib in ["shared/src/lib.rs", "shared/core/src/lib.rs"] {
+        let path = root().join(lib);
+        let uses: Vec<_> = code(&path)
+            .into_iter()
+            .filter(|(_, l)| l.trim_start().starts_with("pub use"))
+            .collect();
+        assert!(uses.is_empty(), "{lib} re-exports: {uses:?}");
+    }
+}
+
+/// The crates `leaderboard-core` may not depend on, even through another crate.
+const BACKEND_CRATES: &[&str] = &[
+    "aws-config",
+    "aws-sdk-",
+    "aws-smithy-",
+    "aws_lambda_events",
+    "lambda_runtime",
+    "redis",
+    "reqwest",
+    "serde_dynamo",
+    "metrics_cloudwatch_embedded",
+];
+
+#[test]
+fn the_core_crate_depends_on_no_aws_redis_or_lambda_crate() {
+    let out = std::process::Command::new(env!("CARGO"))
+        .current_dir(root())
+        .args(["tree", "--locked", "--offline", "-p", "leaderboard-core"])
+        .args(["-e", "normal", "--prefix", "none", "--format", "{p}"])
+        .output()
+        .expect("cargo tree runs");
+    assert!(
+        out.status.success(),
+        "cargo tree: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let tree = String::from_utf8_lossy(&out.stdout);
+    assert!(tree.contains("leaderboard-rules"), "{tree}");
+    let backends: Vec<&str> = tree
+        .lines()
+        .filter(|l| BACKEND_CRATES.iter().any(|c| l.starts_with(c)))
+        .collect();
+    assert!(
+        backends.is_empty(),
+        "leaderboard-core depends on {backends:?}"
+    );
+}
