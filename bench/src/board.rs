@@ -9,7 +9,7 @@ use leaderboard::adapters::dynamodb::DynamoScoreStore;
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::{Context, Settings};
-use leaderboard_core::store::{IndexEntry, RankIndex};
+use leaderboard_core::store::{IndexEntry, RankIndex, RebuildStart};
 use leaderboard_rules::board::{Board, BoardStatus, Policy};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::{Direction, RankKey};
@@ -200,7 +200,14 @@ pub async fn load_by_rebuild(
     let bar = bar(players.len() as u64, label);
     let start = Instant::now();
     ctx.index
-        .begin_rebuild(lb, "bench", true, dense_ranks)
+        .begin_rebuild(
+            lb,
+            "bench",
+            RebuildStart {
+                fresh: true,
+                dense_ranks,
+            },
+        )
         .await?;
     for page in &pages {
         ctx.index.load(lb, page).await?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard_core::store::{
-    EntryKind, Health, IndexEntry, Place, RankIndex, RateCounter, TOP_WINDOW,
+    EntryKind, Health, IndexEntry, Place, RankIndex, RateCounter, RebuildStart, TOP_WINDOW,
 };
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::order::{Direction, RankKey, RankMode};
@@ -239,7 +239,7 @@ async fn rebuild_window_and_pages(url: &str) {
     let entries: Vec<IndexEntry> = (0..1_500)
         .map(|i| entry(&b, &format!("p{i:04}"), (i * 37 % 1_500) as i64, 1))
         .collect();
-    assert!(!index.begin_rebuild(&b, "gen-1", true, true).await.unwrap());
+    assert!(!index.begin_rebuild(&b, "gen-1", fresh(true)).await.unwrap());
     assert_eq!(
         index.health(std::slice::from_ref(&b)).await.unwrap(),
         [Health::Rebuilding]
@@ -487,7 +487,7 @@ async fn places_through_a_rebuild(
         .collect();
     assert!(
         !index
-            .begin_rebuild(&b, "gen-1", true, dense_ranks)
+            .begin_rebuild(&b, "gen-1", fresh(dense_ranks))
             .await
             .unwrap()
     );
@@ -557,5 +557,13 @@ async fn assert_places(
                 key.player
             );
         }
+    }
+}
+
+/// A fresh rebuild (never a resumed one), keeping dense ranks or not.
+fn fresh(dense_ranks: bool) -> RebuildStart {
+    RebuildStart {
+        fresh: true,
+        dense_ranks,
     }
 }

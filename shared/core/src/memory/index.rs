@@ -12,12 +12,12 @@ use std::time::{Duration, Instant};
 use super::board::{Board, put};
 use super::outage;
 use crate::service::ttl_cache::lock;
-use crate::store::IndexError;
 use crate::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Place, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, RowCards, RowMetadata, Slice, TOP_WINDOW,
     TopWindow, VersionedCard,
 };
+use crate::store::{IndexError, RebuildStart};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::{
     Direction, RankKey, RankMode, Start, places, position_after, position_before,
@@ -293,12 +293,11 @@ impl RankIndex for MemoryIndex {
         &self,
         lb: &LeaderboardId,
         gen_id: &str,
-        fresh: bool,
-        _dense_ranks: bool,
+        start: RebuildStart,
     ) -> Result<bool, IndexError> {
         self.with(lb, |b| {
             let same = b.gen_id.as_deref() == Some(gen_id);
-            if !fresh && b.state == Some(Health::Rebuilding) && same {
+            if !start.fresh && b.state == Some(Health::Rebuilding) && same {
                 return true;
             }
             b.rebuild.clear();

@@ -35,7 +35,8 @@ use tracing::{info, instrument, warn};
 use super::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, Checkpoint, Health, RankIndex, RebuildStore, SketchStore, StandingStore,
+    BoardStore, Checkpoint, Health, RankIndex, RebuildStart, RebuildStore, SketchStore,
+    StandingStore,
 };
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::LeaderboardId;
@@ -220,7 +221,14 @@ async fn start_or_resume<S: RebuildStore, I: RankIndex>(
     });
     let resumed = ctx
         .index
-        .begin_rebuild(lb, &cp.gen_id, existing.is_none(), board.dense_ranks)
+        .begin_rebuild(
+            lb,
+            &cp.gen_id,
+            RebuildStart {
+                fresh: existing.is_none(),
+                dense_ranks: board.dense_ranks,
+            },
+        )
         .await?;
     if !resumed {
         cp.shard = 0;

@@ -395,6 +395,10 @@ mod tests {
     use super::*;
     use leaderboard_rules::decimal::ScoreFormat;
 
+    #[expect(
+        clippy::fn_params_excessive_bools,
+        reason = "a test's table of outcomes, one flag per column"
+    )]
     fn board(replayed: bool, held: bool, update_applied: bool) -> BoardOutcome {
         BoardOutcome {
             scope: "GLOBAL".into(),

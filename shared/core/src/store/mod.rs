@@ -44,7 +44,7 @@ pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use profile::{NamePage, ProfileStore, StoredProfile, VersionedCard, entry_player, name_entry};
 pub use rank_index::{
     Around, BatchApplied, Health, PageAt, Place, Placement, PlayerRow, PlayerRows, REPAIR_CLAIM,
-    RankIndex, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
+    RankIndex, RebuildStart, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
 };
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};

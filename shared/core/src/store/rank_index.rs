@@ -173,6 +173,15 @@ pub struct TopWindow {
     pub metadata: RowMetadata,
 }
 
+/// How a rebuild begins ([`RankIndex::begin_rebuild`]), named at the call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RebuildStart {
+    /// Start again even when the marker still names the same generation (else resume).
+    pub fresh: bool,
+    /// Whether the rebuilt index keeps the board's distinct scores (dense ranks).
+    pub dense_ranks: bool,
+}
+
 /// The ranking index. Every method is one round trip; applies are version-checked.
 /// Reads of a board whose index is not [`Health::Ready`] fail with
 /// [`IndexError::NotReady`], so no caller can take a partial index for the truth.
@@ -272,16 +281,14 @@ pub trait RankIndex: super::SeatHints + Send + Sync {
         boards: &[LeaderboardId],
     ) -> impl Future<Output = Result<Vec<Health>, IndexError>> + Send;
 
-    /// Starts (or, when `fresh` is false and the marker still names `gen`, resumes) a
-    /// rebuild; from now on every apply also writes the rebuild's keys. `dense_ranks`:
-    /// whether the rebuilt index keeps the board's distinct scores. Returns true when
-    /// resuming.
+    /// Starts (or, unless `start.fresh` and while the marker still names `gen_id`,
+    /// resumes) a rebuild; from now on every apply also writes the rebuild's keys.
+    /// Returns true when resuming.
     fn begin_rebuild(
         &self,
         lb: &LeaderboardId,
         gen_id: &str,
-        fresh: bool,
-        dense_ranks: bool,
+        start: RebuildStart,
     ) -> impl Future<Output = Result<bool, IndexError>> + Send;
 
     /// Loads snapshot entries into the rebuild's keys (version-checked), in one pipeline.

@@ -13,11 +13,11 @@ use super::codec::{
 };
 use super::keys::BoardKeys;
 use super::{APPLY_CHUNK, CARD_TTL, LOAD_CHUNK, RedisRankIndex};
-use leaderboard_core::store::IndexError;
 use leaderboard_core::store::{
     Around, BatchApplied, Health, IndexEntry, PageAt, Place, Placement, PlayerRow, PlayerRows,
     REPAIR_CLAIM, RankIndex, RankSketch, RowCards, RowMetadata, Slice, TopWindow, VersionedCard,
 };
+use leaderboard_core::store::{IndexError, RebuildStart};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::{Direction, RankKey, RankMode};
 
@@ -335,15 +335,14 @@ impl RankIndex for RedisRankIndex {
         &self,
         lb: &LeaderboardId,
         gen_id: &str,
-        fresh: bool,
-        dense_ranks: bool,
+        start: RebuildStart,
     ) -> Result<bool, IndexError> {
         let keys = self.board_keys(lb);
         let call = calls::Begin {
             keys: &keys,
             gen_id,
-            fresh,
-            dense_ranks,
+            fresh: start.fresh,
+            dense_ranks: start.dense_ranks,
         };
         let resumed: u8 = self.run(&call).await?;
         Ok(resumed == 1)

@@ -30,6 +30,10 @@ pub(crate) const MAX_ATTEMPTS: u32 = 64;
 /// row that moved meanwhile is read again (and the ban with it) and folded again. A
 /// tournament result's attempt (`counted`) is counted in the same write, or the write
 /// refused.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one attempt loop of the write path: prepare, fold, judge, commit; the stages are to be split out of it"
+)]
 pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,

@@ -287,6 +287,10 @@ async fn decided_already<S: IngestStore, I: RankIndex>(
 /// Writes one decision with the row as read; `None` when the row or the queue moved
 /// (nothing written).
 #[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a decision's one conditional write with its row, receipt and audit; the write stages are to take it over"
+)]
 async fn apply<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     op: &Operator,
