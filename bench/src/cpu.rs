@@ -12,7 +12,7 @@ use leaderboard_rules::board::{Policy, Standing};
 use leaderboard_rules::order::{Direction, RankKey, RankMode};
 use std::time::Duration;
 
-use leaderboard::edge::http;
+use leaderboard::edge::reply;
 use leaderboard_core::service::ingest::{self, SubmitScore};
 use leaderboard_core::service::reads;
 use leaderboard_rules::caller::Caller;
@@ -96,7 +96,7 @@ async fn ingest_cpu_us<S: ScoreStore, I: RankIndex>(
     }
     per_call_us(ingests, |i| async move {
         let reply = ingest::submit_score(ctx, submit(20 + i)).await;
-        Ok(http::respond(200, reply))
+        Ok(reply::respond(200, reply))
     })
     .await
 }
@@ -289,7 +289,7 @@ pub fn run(
                 let (ctx, viewer, lb, p) = (&ctx, &viewer, &lb, &ids[i]);
                 async move {
                     let reply = reads::rank(ctx, viewer, lb, p, 5, RankMode::Unique).await;
-                    Ok(http::respond(200, reply))
+                    Ok(reply::respond(200, reply))
                 }
             })
             .await?;

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use leaderboard::edge::http;
+use leaderboard::edge::reply;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::reads;
 use leaderboard_core::store::RankIndex;
@@ -48,7 +49,7 @@ pub(crate) async fn named_rank(
     let reply = reads::rank(ctx, &Caller::default(), lb, &p, 5, RankMode::Unique).await?;
     let shown = reply.neighbors[0].card.display_name.is_some();
     anyhow::ensure!(shown == named, "names shown: {shown}");
-    Ok(http::json(200, &reply))
+    Ok(reply::json(200, &reply))
 }
 
 /// A top-100 read, checked to show names or not as its context says.
@@ -61,7 +62,7 @@ pub(crate) async fn named_top(
     anyhow::ensure!(reply.entries.len() == 100, "short top");
     let shown = reply.entries[99].card.display_name.is_some();
     anyhow::ensure!(shown == named, "names shown: {shown}");
-    Ok(http::json(200, &reply))
+    Ok(reply::json(200, &reply))
 }
 
 /// A context over the same table and Redis that puts no names on rows.

@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 use aws_lambda_events::event::dynamodb::Event;
-use leaderboard::edge::http;
+use leaderboard::edge::reply;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::hot::RateLimits;
 use leaderboard_core::service::reads;
@@ -106,7 +106,7 @@ pub async fn run(
         async move {
             let reply = reads::rank(ctx, viewer, lb, &player_id(p), 5, RankMode::Unique).await?;
             anyhow::ensure!(reply.neighbors.len() >= 6, "short neighbourhood");
-            Ok(http::json(200, &reply))
+            Ok(reply::json(200, &reply))
         }
     })
     .await?;
@@ -146,7 +146,7 @@ pub async fn run(
         let reply = reads::top(ctx, lb, 100, RankMode::Unique).await?;
         anyhow::ensure!(reply.entries.len() == 100, "short top");
         anyhow::ensure!(reply.entries[99].card.display_name.is_some(), "unnamed");
-        Ok(http::json(200, &reply))
+        Ok(reply::json(200, &reply))
     })
     .await?;
     let (top_with_names, top_without_names) = measure_pair(
@@ -186,7 +186,7 @@ pub async fn run(
             let reply =
                 reads::friends_rank(ctx, friends, viewer, lb, &me, 5, RankMode::Unique).await?;
             anyhow::ensure!(reply.friends_total >= 400, "friends missing");
-            Ok(http::json(200, &reply))
+            Ok(reply::json(200, &reply))
         }
     };
     let bare_hmget = |i: usize| {

@@ -143,3 +143,107 @@ fn the_core_crate_depends_on_no_aws_redis_or_lambda_crate() {
         "leaderboard-core depends on {backends:?}"
     );
 }
+
+/// A module's path in its crate (`service::ingest::write`) from its file.
+fn module_of(src: &Path, file: &Path) -> Vec<String> {
+    let rel = file.strip_prefix(src).unwrap_or(file).with_extension("");
+    let mut parts: Vec<String> = rel
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if matches!(parts.last().map(String::as_str), Some("mod" | "lib")) {
+        parts.pop();
+    }
+    parts
+}
+
+/// The modules of the crate at `src` that each module's code names (`crate::a::b`,
+/// `super::c`), each path cut to the longest module that exists; a module's own parent
+/// or child is not counted (a folder's `mod.rs` declares its files).
+fn imports(src: &Path) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let files = sources(src);
+    let modules: std::collections::BTreeSet<Vec<String>> =
+        files.iter().map(|f| module_of(src, f)).collect();
+    let mut graph = std::collections::BTreeMap::new();
+    for file in &files {
+        let here = module_of(src, file);
+        let text: String = code(file).into_iter().map(|(_, l)| l + "\n").collect();
+        let mut targets = std::collections::BTreeSet::new();
+        for (at, _) in text
+            .match_indices("crate::")
+            .chain(text.match_indices("super::"))
+        {
+            if text[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+                continue;
+            }
+            let mut segs: Vec<&str> = text[at..]
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                .next()
+                .unwrap_or_default()
+                .split("::")
+                .filter(|s| !s.is_empty())
+                .collect();
+            // `crate::` starts at the root; each `super::` goes up one from this module.
+            let mut path: Vec<String> = if segs[0] == "crate" {
+                segs.remove(0);
+                Vec::new()
+            } else {
+                here.clone()
+            };
+            while segs.first() == Some(&"super") {
+                segs.remove(0);
+                path.pop();
+            }
+            path.extend(segs.iter().map(|s| (*s).to_owned()));
+            while !path.is_empty() && !modules.contains(&path) {
+                path.pop();
+            }
+            let related = path.starts_with(&here) || here.starts_with(&path);
+            if !path.is_empty() && !related {
+                targets.insert(path.join("::"));
+            }
+        }
+        graph.insert(here.join("::"), targets);
+    }
+    graph
+}
+
+/// A circle of imports in `graph`, if there is one (depth-first, by module name).
+fn circle(
+    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+) -> Option<Vec<String>> {
+    fn visit<'a>(
+        graph: &'a std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        node: &'a str,
+        trail: &mut Vec<&'a str>,
+        done: &mut std::collections::BTreeSet<&'a str>,
+    ) -> Option<Vec<String>> {
+        if let Some(at) = trail.iter().position(|n| *n == node) {
+            return Some(trail[at..].iter().map(|n| (*n).to_owned()).collect());
+        }
+        if !done.insert(node) {
+            return None;
+        }
+        trail.push(node);
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(found) = visit(graph, next, trail, done) {
+                return Some(found);
+            }
+        }
+        trail.pop();
+        None
+    }
+    let mut done = std::collections::BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(graph, node, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn no_file_of_a_crate_imports_in_a_circle() {
+    for src in ["shared/rules/src", "shared/core/src", "shared/src"] {
+        let graph = imports(&root().join(src));
+        assert!(graph.len() > 20, "{src}: {} modules read", graph.len());
+        assert_eq!(circle(&graph), None, "{src}: modules importing in a circle");
+    }
+}

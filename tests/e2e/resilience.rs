@@ -404,7 +404,7 @@ async fn with_redis_and_dynamodb_down_the_last_known_answer_is_served_with_its_a
         matches!(err, ServiceError::Store(_) | ServiceError::Index(_)),
         "{err:?}"
     );
-    assert_eq!(leaderboard::edge::http::status_and_code(&err).0, 503);
+    assert_eq!(leaderboard::edge::reply::status_and_code(&err).0, 503);
     redis.resume();
 }
 
@@ -451,7 +451,7 @@ async fn reads_of_a_board_past_the_count_cap_are_estimated_from_its_sketch_and_s
     .await
     .unwrap_err();
     assert_eq!(err.code(), "rank_unavailable", "{err:?}");
-    assert_eq!(leaderboard::edge::http::status_and_code(&err).0, 503);
+    assert_eq!(leaderboard::edge::reply::status_and_code(&err).0, 503);
 
     // The sweep takes the big board's sketch.
     let req = RebuildRequest {

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use futures::future::join_all;
 use leaderboard::adapters::redis::RedisRankIndex;
-use leaderboard::edge::http::status_and_code;
+use leaderboard::edge::reply::status_and_code;
 use leaderboard_core::memory::MemoryEvents;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::scores::{BoardOutcome, Outcome};

@@ -7,6 +7,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::{body, reply};
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::moderation::audit;
 use leaderboard_core::service::{cache_plane, mappings};
@@ -38,36 +39,36 @@ pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane, D: DeadLetters>(
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let store = &deps.store;
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         "PUT /admin/mappings/{source}" => match http::query(req, "dry_run") {
-            None | Some("false") => http::created(
-                async { mappings::put_mapping(store, source(req), http::json_body(req)?).await }
+            None | Some("false") => reply::created(
+                async { mappings::put_mapping(store, source(req), body::json_body(req)?).await }
                     .await,
             ),
             Some("true") => {
-                http::reply(200, async {
-                    mappings::check_mapping(store, source(req), http::json_body(req)?).await
+                reply::reply(200, async {
+                    mappings::check_mapping(store, source(req), body::json_body(req)?).await
                 })
                 .await
             }
-            Some(_) => http::error_response(&ServiceError::from(DomainError::invalid(
+            Some(_) => reply::error_response(&ServiceError::from(DomainError::invalid(
                 "dry_run",
                 "must be true or false",
             ))),
         },
-        "GET /admin/mappings/{source}" => http::respond(
+        "GET /admin/mappings/{source}" => reply::respond(
             200,
             mappings::get_mapping(store, source(req), http::query(req, "version")).await,
         ),
         "GET /admin/dead-letters" => match &deps.dead_letters {
-            Some(queue) => http::respond(200, queue.count().await.map_err(ServiceError::from)),
-            None => http::error_response(&ServiceError::from(DomainError::invalid(
+            Some(queue) => reply::respond(200, queue.count().await.map_err(ServiceError::from)),
+            None => reply::error_response(&ServiceError::from(DomainError::invalid(
                 "dead_letters",
                 "this deployment has no dead-letter queue (DEAD_LETTER_QUEUE_URL)",
             ))),
         },
         "GET /admin/index" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let lb = http::query(req, "leaderboard_id")
                     .map(LeaderboardId::parse)
                     .transpose()?;
@@ -76,14 +77,14 @@ pub async fn handle<S: ScoreStore, I: RankIndex, P: CachePlane, D: DeadLetters>(
             .await
         }
         "GET /admin/audit" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let (limit, cursor) =
                     audit::parse_query(http::query(req, "limit"), http::query(req, "cursor"))?;
                 audit::list(store, limit, cursor).await
             })
             .await
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

@@ -7,6 +7,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::{body, reply};
 use leaderboard_core::service::boards::{self, ListQuery, PatchBoard};
 use leaderboard_core::service::moderation::Operator;
 use leaderboard_core::service::seal::{self, HistoryRequest};
@@ -31,12 +32,12 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let req = &event.payload;
     let store = &deps.store;
     let lb = || http::path(req, "lb", LeaderboardId::parse);
-    http::routed(&event, async |req, route| match route {
-        "POST /leaderboards" => http::created(
-            async { boards::create_board(store, &deps.index, http::json_body(req)?).await }.await,
+    reply::routed(&event, async |req, route| match route {
+        "POST /leaderboards" => reply::created(
+            async { boards::create_board(store, &deps.index, body::json_body(req)?).await }.await,
         ),
         "GET /leaderboards" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let q = ListQuery::parse(
                     http::query(req, "game"),
                     http::query(req, "mode"),
@@ -49,11 +50,11 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "GET /leaderboards/{lb}" => {
-            http::reply(200, async { boards::get_board(store, &lb()?).await }).await
+            reply::reply(200, async { boards::get_board(store, &lb()?).await }).await
         }
         "PATCH /leaderboards/{lb}" => {
-            http::reply(200, async {
-                let patch: PatchBoard = http::json_body(req)?;
+            reply::reply(200, async {
+                let patch: PatchBoard = body::json_body(req)?;
                 let lb = lb()?;
                 let op = Operator(http::operator(req));
                 boards::change_status(store, &op, &lb, patch).await
@@ -61,10 +62,10 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "GET /leaderboards/{lb}/results" => {
-            http::reply(200, async { seal::results(store, &lb()?).await }).await
+            reply::reply(200, async { seal::results(store, &lb()?).await }).await
         }
         "GET /games/{game}/modes/{mode}/players/{p}/history" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let param = |name: &str| req.path_parameters.get(name).map_or("", String::as_str);
                 let q = HistoryRequest::parse(
                     param("game"),
@@ -79,18 +80,18 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             })
             .await
         }
-        "POST /families" => {
-            http::created(async { boards::create_family(store, http::json_body(req)?).await }.await)
-        }
+        "POST /families" => reply::created(
+            async { boards::create_family(store, body::json_body(req)?).await }.await,
+        ),
         "GET /families/{game}/{mode}" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let game = req.path_parameters.get("game").map_or("", String::as_str);
                 let mode = req.path_parameters.get("mode").map_or("", String::as_str);
                 boards::get_family(store, game, mode).await
             })
             .await
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

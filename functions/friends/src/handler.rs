@@ -2,6 +2,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::reply;
 use leaderboard_core::service::Context;
 use leaderboard_core::service::reads;
 use leaderboard_core::store::{FriendsSource, RankIndex, RateCounter, ScoreStore};
@@ -19,7 +20,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter, F: FriendsSource>
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
     let req = &event.payload;
-    let reply = http::reply(200, async {
+    let reply = reply::reply(200, async {
         let (lb, player) = http::board_player(req)?;
         let k = reads::parse_k(http::query(req, "k"))?;
         let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
@@ -27,5 +28,5 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter, F: FriendsSource>
         reads::admit(&deps.ctx, &caller).await?;
         reads::friends_rank(&deps.ctx, &deps.friends, &caller, &lb, &player, k, mode).await
     });
-    Ok(http::stamped(req, reply.await))
+    Ok(reply::stamped(req, reply.await))
 }

@@ -3,6 +3,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::ingest::{self, SubmitScore};
 use leaderboard_core::service::moderation::Operator;
@@ -18,31 +19,31 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         // A result held for review (on any of its boards) answers 202 (docs/integrity.md).
         "POST /scores" => {
             let done = async {
-                let m = MatchResult::new(http::json_body(req)?)?;
+                let m = MatchResult::new(body::json_body(req)?)?;
                 Box::pin(scores::submit_match(ctx, m)).await
             };
             match done.await {
-                Ok(reply) => http::json(if reply.held() { 202 } else { 200 }, &reply),
-                Err(e) => http::respond::<()>(200, Err(e)),
+                Ok(reply) => reply::json(if reply.held() { 202 } else { 200 }, &reply),
+                Err(e) => reply::respond::<()>(200, Err(e)),
             }
         }
         "POST /leaderboards/{lb}/players/{p}/score" => {
             let done = async {
                 let (lb, player) = http::board_player(req)?;
                 let actor = Operator(http::operator(req));
-                let cmd = SubmitScore::new(lb, player, http::json_body(req)?, &actor)?;
+                let cmd = SubmitScore::new(lb, player, body::json_body(req)?, &actor)?;
                 Box::pin(ingest::submit_score(ctx, cmd)).await
             };
             match done.await {
-                Ok(reply) => http::json(if reply.held.is_some() { 202 } else { 200 }, &reply),
-                Err(e) => http::respond::<()>(200, Err(e)),
+                Ok(reply) => reply::json(if reply.held.is_some() { 202 } else { 200 }, &reply),
+                Err(e) => reply::respond::<()>(200, Err(e)),
             }
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

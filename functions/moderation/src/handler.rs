@@ -13,6 +13,7 @@ use std::time::Duration;
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
 use leaderboard::edge::invoke::work_until;
+use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::integrity::{self, Decision};
@@ -50,9 +51,9 @@ fn swept<T: Serialize>(
         Ok(mut reply) => {
             let sweep = sweep(&mut reply);
             sweep.cursor = sweep.cursor.take().map(|at| signer.sign(scope, &at));
-            http::json(if sweep.complete { 200 } else { 202 }, &reply)
+            reply::json(if sweep.complete { 200 } else { 202 }, &reply)
         }
-        Err(e) => http::error_response(&e),
+        Err(e) => reply::error_response(&e),
     }
 }
 
@@ -101,7 +102,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let until = work_until(event.context.deadline, MARGIN, None);
     let op = Operator(http::operator(req));
     let game = || req.path_parameters.get("game").map_or("", String::as_str);
-    let reason = || Ok::<_, ServiceError>(Reason::parse(http::json_body(req)?)?);
+    let reason = || Ok::<_, ServiceError>(Reason::parse(body::json_body(req)?)?);
     // Where a sweep that answered 202 stopped, if this sweep's own cursor.
     let cursor = |scope: &str| {
         http::query(req, "cursor")
@@ -111,17 +112,17 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     let raw_player = || req.path_parameters.get("p").map_or("", String::as_str);
     let ban_scope = || format!("sweep:ban:{}:{}", game(), raw_player());
     let erase_scope = || format!("sweep:erase:{}", raw_player());
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         "GET /admin/held" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let (game, filter, cursor, limit) = held_query(req)?;
                 integrity::list(ctx, signer, &game, &filter, cursor, limit).await
             })
             .await
         }
         "POST /admin/integrity/dry-run" => {
-            http::reply(200, async {
-                let body: DryRunBody = http::json_body(req)?;
+            reply::reply(200, async {
+                let body: DryRunBody = body::json_body(req)?;
                 let Some(lb) = body.leaderboard_id else {
                     return Err(DomainError::invalid("leaderboard_id", "is required").into());
                 };
@@ -139,9 +140,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "POST /admin/held/{id}" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let id = req.path_parameters.get("id").map_or("", String::as_str);
-                let body: DecisionBody = http::json_body(req)?;
+                let body: DecisionBody = body::json_body(req)?;
                 let decision = match body.decision.as_deref() {
                     Some("approve") => Decision::Approve,
                     Some("reject") => Decision::Reject,
@@ -158,7 +159,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "DELETE /leaderboards/{lb}/players/{p}" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 moderation::remove::remove_entry(ctx, &lb, &http::player(req)?, reason()?, &op)
                     .await
@@ -175,7 +176,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             swept(signer, &scope, result.await, |r| &mut r.sweep)
         }
         "DELETE /games/{game}/bans/{p}" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 moderation::ban::unban(ctx, game(), &http::player(req)?, reason()?, &op).await
             })
             .await
@@ -188,7 +189,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             };
             swept(signer, &scope, result.await, |r| &mut r.sweep)
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

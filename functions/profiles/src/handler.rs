@@ -7,6 +7,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::moderation::Operator;
@@ -22,16 +23,16 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         "GET /players/{p}/profile" => {
-            http::reply(200, async { profiles::get(ctx, &http::player(req)?).await }).await
+            reply::reply(200, async { profiles::get(ctx, &http::player(req)?).await }).await
         }
         "PUT /players/{p}/profile" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 profiles::put(
                     ctx,
                     &http::player(req)?,
-                    http::json_body(req)?,
+                    body::json_body(req)?,
                     Writer::Server,
                 )
                 .await
@@ -39,14 +40,14 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "PATCH /players/{p}/profile" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let op = Operator(http::operator(req));
-                profiles::reset(ctx, &http::player(req)?, http::json_body(req)?, &op).await
+                profiles::reset(ctx, &http::player(req)?, body::json_body(req)?, &op).await
             })
             .await
         }
         "GET /admin/players" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let limit = reads::limit_within(http::query(req, "limit"), 20, 100)? as u32;
                 // Free text: a comma in it is the text's (the event type splits a value
                 // on commas, as it does a list's).
@@ -57,17 +58,17 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "PUT /me/profile" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 // The JWT authorizer admits only signed-in players; the subject is the
                 // player, so no one can write another's card.
                 let me = http::caller(req)
                     .player
                     .ok_or(ServiceError::ProfilesServerOnly)?;
-                profiles::put(ctx, &me, http::json_body(req)?, Writer::Player).await
+                profiles::put(ctx, &me, body::json_body(req)?, Writer::Player).await
             })
             .await
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

@@ -3,6 +3,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::reply;
 use leaderboard_core::service::Context;
 use leaderboard_core::service::{live, reads};
 use leaderboard_core::store::{LiveViews, RankIndex, RateCounter, ScoreStore};
@@ -14,9 +15,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         "GET /leaderboards/{lb}/players/{p}/rank" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let (lb, player) = http::board_player(req)?;
                 let k = reads::parse_k(http::query(req, "k"))?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
@@ -27,7 +28,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             .await
         }
         "GET /leaderboards/{lb}/players/{p}/live" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let (lb, player) = http::board_player(req)?;
                 let k = reads::parse_k(http::query(req, "k"))?;
                 let caller = http::caller(req);
@@ -37,7 +38,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             })
             .await
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

@@ -5,6 +5,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::reply;
 use leaderboard_core::service::Context;
 use leaderboard_core::service::live;
 use leaderboard_core::service::reads::{self, Rows};
@@ -24,9 +25,9 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
     deps: &Deps<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         "GET /leaderboards/{lb}/top" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let n = reads::parse_n(http::query(req, "n"))?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
@@ -37,7 +38,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             .await
         }
         "GET /leaderboards/{lb}/ranks" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let limit = reads::parse_limit(http::query(req, "limit"))?;
                 let start =
@@ -51,7 +52,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             .await
         }
         "GET /leaderboards/{lb}/entries" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let players = reads::parse_players(http::query_list(req, "players").as_deref())?;
                 let mode = reads::parse_mode(http::query(req, "rank_mode"))?;
@@ -64,7 +65,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             .await
         }
         "GET /leaderboards/{lb}/live/top" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
                 let n = reads::parse_n(http::query(req, "n"))?;
                 reads::admit(&deps.ctx, &http::caller(req)).await?;
@@ -73,7 +74,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex + RateCounter + LiveViews>(
             })
             .await
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

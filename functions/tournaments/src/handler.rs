@@ -9,6 +9,7 @@
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
+use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::moderation::Operator;
 use leaderboard_core::service::tournaments;
@@ -24,27 +25,27 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
 ) -> Result<Response, Error> {
     let req = &event.payload;
     let tournament = || req.path_parameters.get("t").map_or("", String::as_str);
-    http::routed(&event, async |req, route| match route {
+    reply::routed(&event, async |req, route| match route {
         "POST /tournaments" => {
             let result = async {
                 let op = Operator(http::operator(req));
-                tournaments::create(ctx, &op, http::json_body(req)?).await
+                tournaments::create(ctx, &op, body::json_body(req)?).await
             };
-            http::created(result.await)
+            reply::created(result.await)
         }
-        "GET /tournaments" => http::respond(
+        "GET /tournaments" => reply::respond(
             200,
             tournaments::list(ctx, http::query(req, "after"), http::query(req, "limit")).await,
         ),
-        "GET /tournaments/{t}" => http::respond(200, tournaments::get(ctx, tournament()).await),
+        "GET /tournaments/{t}" => reply::respond(200, tournaments::get(ctx, tournament()).await),
         "PATCH /tournaments/{t}" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let op = Operator(http::operator(req));
-                tournaments::update(ctx, &op, tournament(), http::json_body(req)?).await
+                tournaments::update(ctx, &op, tournament(), body::json_body(req)?).await
             })
             .await
         }
-        "POST /tournaments/{t}/players/{p}/join" => http::respond(
+        "POST /tournaments/{t}/players/{p}/join" => reply::respond(
             200,
             async {
                 Ok(tournaments::join(ctx, tournament(), &http::player(req)?)
@@ -54,7 +55,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await,
         ),
         "POST /tournaments/{t}/join" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 // The JWT authorizer admits only signed-in players; the subject joins.
                 let me = (http::caller(req).player).ok_or_else(|| {
                     DomainError::invalid("Authorization", "the token names no player")
@@ -64,29 +65,29 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             .await
         }
         "POST /tournaments/{t}/players/{p}/score" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let op = Operator(http::operator(req));
-                let body = http::json_body(req)?;
+                let body = body::json_body(req)?;
                 tournaments::submit(ctx, tournament(), &http::player(req)?, body, &op).await
             })
             .await
         }
-        "GET /tournaments/{t}/players/{p}/cohort" => http::respond(
+        "GET /tournaments/{t}/players/{p}/cohort" => reply::respond(
             200,
             async { tournaments::cohort(ctx, tournament(), &http::player(req)?).await }.await,
         ),
-        "GET /tournaments/{t}/players/{p}/league" => http::respond(
+        "GET /tournaments/{t}/players/{p}/league" => reply::respond(
             200,
             async { tournaments::standing(ctx, tournament(), &http::player(req)?).await }.await,
         ),
         "POST /tournaments/{t}/occurrences/{o}/league/dry-run" => {
-            http::reply(200, async {
+            reply::reply(200, async {
                 let occurrence = req.path_parameters.get("o").map_or("", String::as_str);
-                tournaments::dry_run(ctx, tournament(), occurrence, http::json_body(req)?).await
+                tournaments::dry_run(ctx, tournament(), occurrence, body::json_body(req)?).await
             })
             .await
         }
-        _ => http::unknown_route(req),
+        _ => reply::unknown_route(req),
     })
     .await
 }

@@ -9,26 +9,12 @@ use crate::decimal::ScoreFormat;
 use crate::error::DomainError;
 use crate::ids::{LeaderboardId, MatchId};
 use crate::integrity::Integrity;
-use crate::order::{Direction, RankKey, RankMode};
+use crate::order::{RankKey, RankMode};
+pub use crate::policy::Policy;
 use crate::profile::Metadata;
 use crate::score::Score;
 use crate::tiebreak::{Columns, Ties};
 use crate::window::TimeWindow;
-
-/// How a board combines a player's submissions. Fixed when the board is created.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Policy {
-    /// Highest score wins (the default).
-    #[default]
-    Best,
-    /// Lowest score wins, ranked ascending (race times).
-    Min,
-    /// The last accepted submission wins.
-    Latest,
-    /// Submissions accumulate; each distinct match counts once.
-    Sum,
-}
 
 /// Where a board is in its life. Only `ACTIVE` boards accept writes; all serve reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
@@ -127,6 +113,11 @@ pub struct BoardWindow {
 }
 
 impl Board {
+    /// The game whose bans apply to this board: a family board's (its window names it).
+    pub fn game(&self) -> Option<&str> {
+        self.window.as_ref().map(|w| w.game.as_str())
+    }
+
     /// Refuses `rank_mode=dense` on a board created without dense ranks (its index
     /// keeps no distinct scores to count them from); every other mode is served.
     pub fn serves(&self, mode: RankMode) -> Result<(), DomainError> {
@@ -244,24 +235,6 @@ impl Fold {
 }
 
 impl Policy {
-    /// The name the API uses.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Best => "BEST",
-            Self::Min => "MIN",
-            Self::Latest => "LATEST",
-            Self::Sum => "SUM",
-        }
-    }
-
-    /// The rank order of this policy's boards.
-    pub fn direction(self) -> Direction {
-        match self {
-            Self::Min => Direction::Asc,
-            Self::Best | Self::Latest | Self::Sum => Direction::Desc,
-        }
-    }
-
     /// Folds one submission (`score` with its tie-break values `ties`, on a board of
     /// `columns`) into the current standing.
     ///

@@ -10,10 +10,10 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::Policy;
 use crate::decimal::{Amount, Decimals, ScoreFormat};
 use crate::error::DomainError;
 use crate::order::Direction;
+use crate::policy::Policy;
 use crate::score::Score;
 
 /// The most results per minute the rate rule can count: the receipts a row keeps in

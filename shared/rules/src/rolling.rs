@@ -14,7 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::{Fold, Policy, Standing};
+use crate::board::{Board, Fold, Policy, Standing};
 use crate::error::DomainError;
 use crate::ids::MatchId;
 use crate::score::Score;
@@ -59,6 +59,14 @@ pub struct Rolling {
 /// A standing the buckets give: score, ties, and when it was reached (`None`: the
 /// policy dates it now).
 pub type Folded = (Score, Ties, Option<i64>);
+
+impl Board {
+    /// A rolling board's window and buckets (docs/schedules.md), if this board is one.
+    /// (Here, beside [`Rolling`], so that the board's rules need not import these.)
+    pub fn rolling(&self) -> Option<Rolling> {
+        self.window.as_ref()?.rolling_ms.map(Rolling::of)
+    }
+}
 
 impl Rolling {
     /// A window of `window_ms`, cut into buckets of a whole number of minutes.

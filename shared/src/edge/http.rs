@@ -1,13 +1,7 @@
-//! The HTTP surface (API Gateway HTTP API, payload 2.0): request decoding helpers and
-//! the one mapping from [`ServiceError`](leaderboard_core::service::ServiceError) to status codes
-//! and stable error codes.
-//!
-//! Errors are `{"error": {"code", "message"}}`; a client never sees `Debug` output or a
-//! 500 for bad input. 5xx answers are logged with their full error chain.
-
-//!
-//! The body's reading is in [`crate::edge::body`], the replies and the status mapping in
-//! [`crate::edge::reply`]; both are re-exported here, so a handler names `http::` only.
+//! The HTTP surface (API Gateway HTTP API, payload 2.0): the request and its decoding
+//! helpers (route, parameters, who is calling). It imports neither of its neighbours:
+//! the body's reading is [`crate::edge::body`], the replies, the one status mapping and
+//! `routed` (every HTTP handler's body) are [`crate::edge::reply`]; both build on this.
 
 use aws_lambda_events::encodings::Body;
 use aws_lambda_events::event::apigw::{ApiGatewayV2httpRequest, ApiGatewayV2httpResponse};
@@ -17,11 +11,6 @@ use leaderboard_rules::caller::Caller;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId, parse_id, parse_slug};
 use leaderboard_rules::window::parse_name;
-
-pub use super::body::{MAX_BODY_BYTES, json_body};
-pub use super::reply::{
-    created, error_response, json, reply, respond, routed, stamped, status_and_code, unknown_route,
-};
 
 pub type Request = ApiGatewayV2httpRequest;
 pub type Response = ApiGatewayV2httpResponse;

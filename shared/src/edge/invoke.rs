@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use thiserror::Error;
 
-use crate::edge::http;
+use crate::edge::{body, reply};
 use leaderboard_core::service::ServiceError;
 
 /// How an operations function (rebuild, seal) was called: through its admin route (the
@@ -35,7 +35,7 @@ impl<T: DeserializeOwned> Call<T> {
         if req.body.as_deref().is_none_or(str::is_empty) {
             req.body = Some("{}".into());
         }
-        let body = http::json_body(&req).map_err(ServiceError::from);
+        let body = body::json_body(&req).map_err(ServiceError::from);
         req.body = None;
         Ok(Self::Http(body, Box::new(req)))
     }
@@ -68,10 +68,10 @@ pub fn answer<R: Serialize>(
         return Ok(serde_json::to_value(result?)?);
     };
     let response = match result {
-        Ok(report) => http::json(if done(&report) { 200 } else { 202 }, &report),
-        Err(e) => http::error_response(&e),
+        Ok(report) => reply::json(if done(&report) { 200 } else { 202 }, &report),
+        Err(e) => reply::error_response(&e),
     };
-    Ok(serde_json::to_value(http::stamped(&req, response))?)
+    Ok(serde_json::to_value(reply::stamped(&req, response))?)
 }
 
 /// When a resumable invocation stops working: `margin` before the Lambda deadline

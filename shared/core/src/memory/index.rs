@@ -36,8 +36,16 @@ pub struct MemoryIndex {
     /// Players' card copies.
     cards: Mutex<HashMap<PlayerId, VersionedCard>>,
     /// Tournament occurrences' seat hints.
-    pub(super) seats: Mutex<HashMap<LeaderboardId, super::tournaments::Seats>>,
+    pub(super) seats: Mutex<HashMap<LeaderboardId, Seats>>,
     down: AtomicBool,
+}
+
+/// One occurrence's seat hints (`SeatHints`, in `tournaments`): seats handed out so far,
+/// and seats given back.
+#[derive(Default)]
+pub(super) struct Seats {
+    pub(super) next: u64,
+    pub(super) given: std::collections::VecDeque<u64>,
 }
 
 impl MemoryIndex {

@@ -2,8 +2,6 @@
 //! a join taking its seat and its membership both or neither, and a seat counter with a
 //! list of seats given back (docs/tournaments.md).
 
-use std::collections::VecDeque;
-
 use super::index::MemoryIndex;
 use super::store::MemoryStore;
 use crate::service::ttl_cache::lock;
@@ -196,13 +194,6 @@ impl TournamentStore for MemoryStore {
         let at = (tournament.to_owned(), player.to_string());
         self.with(|t| t.leagues.remove(&at).is_some())
     }
-}
-
-/// One occurrence's seat hints: seats handed out so far, and seats given back.
-#[derive(Default)]
-pub(super) struct Seats {
-    next: u64,
-    given: VecDeque<u64>,
 }
 
 impl SeatHints for MemoryIndex {

@@ -275,10 +275,7 @@ pub async fn sweep<S: BoardStore + StandingStore + RebuildStore + SketchStore, I
             .collect();
         // Rolling boards' results that left the window leave their standings first: that
         // needs DynamoDB only (the index follows), whatever Redis's health.
-        for board in open
-            .iter()
-            .filter(|b| super::ingest::rolling_of(b).is_some())
-        {
+        for board in open.iter().filter(|b| b.rolling().is_some()) {
             if let Err(error) = super::rolling::age(ctx, board, now, deadline).await {
                 warn!(board = %board.leaderboard_id, %error, "could not roll the board; the next sweep will");
             }

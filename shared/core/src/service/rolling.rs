@@ -14,7 +14,6 @@ use tracing::{instrument, warn};
 
 use super::Context;
 use super::ServiceError;
-use super::ingest::rolling_of;
 use crate::store::{
     Buckets, CommitOutcome, Consistency, IndexEntry, RankIndex, RebuildStore, Removal, Roll, RowAt,
     StandingStore,
@@ -38,7 +37,7 @@ pub async fn age<S: StandingStore + RebuildStore, I: RankIndex>(
     now: i64,
     deadline: Instant,
 ) -> Result<u64, ServiceError> {
-    if rolling_of(board).is_none() {
+    if board.rolling().is_none() {
         return Ok(0);
     }
     let mut rolled = 0;
@@ -74,7 +73,7 @@ async fn roll<S: StandingStore, I: RankIndex>(
     player: &PlayerId,
     now: i64,
 ) -> Result<bool, ServiceError> {
-    let Some(r) = rolling_of(board) else {
+    let Some(r) = board.rolling() else {
         return Ok(false);
     };
     let lb = &board.leaderboard_id;

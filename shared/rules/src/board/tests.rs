@@ -1,4 +1,5 @@
 use super::*;
+use crate::order::Direction;
 
 #[test]
 fn boards_stored_before_the_setting_keep_dense_ranks_and_only_dense_is_refused_without() {

@@ -38,10 +38,10 @@ use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::PlayerId;
 use leaderboard_rules::time::rfc3339_ms;
 
-pub(crate) use receipt::replay;
+use placement::replayed;
 pub use receipt::{HeldNote, IngestReply};
 pub use request::{Correction, Op, ScoreBody, SubmitScore};
-pub(crate) use write::{MAX_ATTEMPTS, fold_result, rolling_of, write};
+pub(crate) use write::{MAX_ATTEMPTS, fold_result, write};
 
 /// Records one submission; see the module docs for the protocol.
 #[instrument(skip(ctx), fields(board = %req.board, player = %req.player, match_id = %req.match_id))]
@@ -83,11 +83,11 @@ async fn submit_to<S: StandingStore + ModerationStore + TournamentStore, I: Rank
     match prepare(ctx, board, &req, Consistency::Strong).await? {
         Prepared::Answered(reply) => Ok(reply),
         Prepared::Write(row) => {
-            if let Some(game) = game_of(board) {
+            if let Some(game) = board.game() {
                 check_ban(ctx, game, &req.player).await?;
             }
             let reply = write(ctx, board, req, row, None).await?;
-            tally(game_of(board), &reply);
+            tally(board.game(), &reply);
             Ok(reply)
         }
     }
@@ -148,7 +148,7 @@ pub(crate) async fn prepare<S: StandingStore, I: RankIndex>(
         .store
         .get_row(&req.board, &req.player, consistency)
         .await?;
-    if let Some(reply) = replay(ctx, board, req, &result, &row).await? {
+    if let Some(reply) = replayed(ctx, board, req, &result, &row).await? {
         return Ok(Prepared::Answered(reply));
     }
     let Some(refusal) = refusal(board, req, ctx.clock.now()) else {
@@ -159,16 +159,11 @@ pub(crate) async fn prepare<S: StandingStore, I: RankIndex>(
             .store
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
-        if let Some(reply) = replay(ctx, board, req, &result, &row).await? {
+        if let Some(reply) = replayed(ctx, board, req, &result, &row).await? {
             return Ok(Prepared::Answered(reply));
         }
     }
     Err(refusal)
-}
-
-/// The game whose bans apply to `board` (a family board's).
-pub(crate) fn game_of(board: &Board) -> Option<&str> {
-    board.window.as_ref().map(|w| w.game.as_str())
 }
 
 /// Refuses the result of a player banned from `game`. Read strongly consistent, after
@@ -197,7 +192,8 @@ fn refusal(board: &Board, req: &SubmitScore, now: i64) -> Option<ServiceError> {
         .zip(req.event_ts)
         .is_some_and(|(w, ts)| !w.window.contains(ts));
     // On a rolling board: a result already out of the window would never count.
-    let aged = rolling_of(board)
+    let aged = board
+        .rolling()
         .zip(req.event_ts)
         .is_some_and(|(r, ts)| !r.counts(ts, now));
     let outside = outside || aged;

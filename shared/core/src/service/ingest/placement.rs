@@ -4,12 +4,14 @@
 
 use tracing::warn;
 
-use super::receipt::IngestReply;
+use super::receipt::{IngestReply, replay};
 use super::request::SubmitScore;
-use crate::service::Context;
-use crate::store::{Health, IndexEntry, IndexError, RankIndex};
-use leaderboard_rules::board::Standing;
+use crate::service::{Context, ServiceError};
+use crate::store::{Health, IndexEntry, IndexError, RankIndex, Row, StandingStore};
+use leaderboard_rules::board::{Board, Standing};
 use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::score::Score;
+use leaderboard_rules::tiebreak::Ties;
 
 /// The player's place before this submission, when asked for (`None` otherwise): its
 /// rank goes into the receipt, and a result that changes nothing answers with it, so
@@ -94,4 +96,29 @@ pub(super) enum Placed {
     Unranked,
     /// The board's index is not complete: no rank to give.
     NotReady(Health),
+}
+
+/// A retry answered from its receipt ([`replay`]) and placed as the board stands now;
+/// `None` if the match is new to the row.
+pub(super) async fn replayed<S: StandingStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: &SubmitScore,
+    result: &(Score, Ties),
+    row: &Row,
+) -> Result<Option<IngestReply>, ServiceError> {
+    let Some(mut reply) = replay(ctx, board, req, result, row).await? else {
+        return Ok(None);
+    };
+    place(
+        ctx,
+        req,
+        board.policy.direction(),
+        None,
+        None,
+        None,
+        &mut reply,
+    )
+    .await;
+    Ok(Some(reply))
 }

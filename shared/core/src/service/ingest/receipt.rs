@@ -4,7 +4,6 @@
 
 use serde::Serialize;
 
-use super::placement::place;
 use super::request::{Op, SubmitScore};
 use crate::service::Context;
 use crate::service::ServiceError;
@@ -157,7 +156,8 @@ pub(super) fn correction_audit(
 
 /// Answers a retry from its receipt, kept in `row` or (while one may be) in a receipt
 /// item of its own; `None` if the match is new to the row. `result` is the submission
-/// at the board's places and columns ([`SubmitScore::on`]).
+/// at the board's places and columns ([`SubmitScore::on`]). The reply has no place yet:
+/// the caller places it (`placement::replayed`), this reads receipts only.
 pub(crate) async fn replay<S: StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
@@ -165,7 +165,6 @@ pub(crate) async fn replay<S: StandingStore, I: RankIndex>(
     (score, ties): &(Score, Ties),
     row: &Row,
 ) -> Result<Option<IngestReply>, ServiceError> {
-    let dir = board.policy.direction();
     let receipt = match row.kept_receipt(&req.match_id) {
         Some(r) => Some(r.clone()),
         None if row.may_have_archived(now_ms() / 1000) => {
@@ -189,7 +188,5 @@ pub(crate) async fn replay<S: StandingStore, I: RankIndex>(
     if receipt.review == Some(Review::Rejected) {
         return Err(ServiceError::ResultRejected(req.match_id.clone()));
     }
-    let mut reply = IngestReply::new(board, req, &receipt, true);
-    place(ctx, req, dir, None, None, None, &mut reply).await;
-    Ok(Some(reply))
+    Ok(Some(IngestReply::new(board, req, &receipt, true)))
 }

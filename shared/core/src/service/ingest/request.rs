@@ -5,7 +5,6 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use super::write::rolling_of;
 use crate::service::moderation::{Operator, Reason, ReasonBody};
 use leaderboard_rules::board::{Board, Policy};
 use leaderboard_rules::decimal::Amount;
@@ -184,7 +183,7 @@ impl SubmitScore {
             });
         }
         // A correction of a rolling board's standing would age out with the window.
-        if self.op.is_set() && rolling_of(board).is_some() {
+        if self.op.is_set() && board.rolling().is_some() {
             return Err(DomainError::OpNotAllowed {
                 op: "set",
                 policy: "rolling",

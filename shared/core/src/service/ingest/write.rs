@@ -4,10 +4,10 @@
 
 use tracing::warn;
 
-use super::placement::{Placed, place, place_before};
-use super::receipt::{IngestReply, correction_audit, outcome, replay};
+use super::check_ban;
+use super::placement::{Placed, place, place_before, replayed};
+use super::receipt::{IngestReply, correction_audit, outcome};
 use super::request::{Op, SubmitScore};
-use super::{check_ban, game_of};
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::integrity;
@@ -18,7 +18,7 @@ use crate::store::{
 use leaderboard_rules::board::{Board, Fold, correct};
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::PlayerId;
-use leaderboard_rules::rolling::{Bucket, Rolling, refold};
+use leaderboard_rules::rolling::{Bucket, refold};
 use leaderboard_rules::score::Score;
 use leaderboard_rules::tiebreak::Ties;
 use leaderboard_rules::time::now_ms;
@@ -77,7 +77,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                 let fresh = (ctx.store)
                     .get_row(&req.board, &req.player, Consistency::Strong)
                     .await?;
-                return replay(ctx, board, &req, &result, &fresh)
+                return replayed(ctx, board, &req, &result, &fresh)
                     .await?
                     .ok_or_else(|| e.into());
             }
@@ -134,7 +134,8 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                 now_s: now / 1000,
                 attempt: counted,
                 audit: audit.as_ref(),
-                buckets: rolling_of(board)
+                buckets: board
+                    .rolling()
                     .zip(buckets.as_deref())
                     .map(|(r, b)| Buckets {
                         buckets: b,
@@ -163,23 +164,18 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
         row = (ctx.store)
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
-        if let Some(reply) = replay(ctx, board, &req, &result, &row).await? {
+        if let Some(reply) = replayed(ctx, board, &req, &result, &row).await? {
             return Ok(reply);
         }
         if let Some(recounted) = recounted {
             counted = Some(recounted?);
         }
-        if let Some(game) = game_of(board) {
+        if let Some(game) = board.game() {
             check_ban(ctx, game, &req.player).await?;
         }
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
     Err(ServiceError::Contention)
-}
-
-/// A rolling board's window and buckets (docs/schedules.md), if `board` is one.
-pub(crate) fn rolling_of(board: &Board) -> Option<Rolling> {
-    board.window.as_ref()?.rolling_ms.map(Rolling::of)
 }
 
 /// The fold of `result`, reached `at`, into `row`: the board's policy, or an operator's
@@ -199,7 +195,7 @@ pub(crate) fn fold_result(
     if let Op::Set(_) = &req.op {
         return Ok((correct(current, (score, ties), &req.match_id, at), None));
     }
-    let Some(r) = rolling_of(board) else {
+    let Some(r) = board.rolling() else {
         let fold = (board.policy).fold(columns, current, (score, ties), &req.match_id, at)?;
         return Ok((fold, None));
     };

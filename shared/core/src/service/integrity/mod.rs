@@ -16,7 +16,7 @@ mod queue;
 
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::service::ingest::{IngestReply, Op, SubmitScore, rolling_of};
+use crate::service::ingest::{IngestReply, Op, SubmitScore};
 use crate::store::{
     Buckets, Commit, CommitOutcome, HeldResult, KeptReceipt, QueueChange, RankIndex, Receipt,
     Review, Row, RowAt, StandingStore,
@@ -136,9 +136,7 @@ pub(crate) async fn hold<S: StandingStore, I>(
         )
     };
     let held = HeldResult {
-        game: crate::service::ingest::game_of(board)
-            .unwrap_or_default()
-            .to_owned(),
+        game: board.game().unwrap_or_default().to_owned(),
         leaderboard_id: req.board.clone(),
         player_id: req.player.clone(),
         match_id: req.match_id.clone(),
@@ -155,7 +153,7 @@ pub(crate) async fn hold<S: StandingStore, I>(
         scores: board.scores,
     };
     let now_s = h.at / 1000;
-    let rolling = rolling_of(board);
+    let rolling = board.rolling();
     let commit = Commit {
         at: RowAt {
             board: &req.board,

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::service::ingest::{Op, SubmitScore, fold_result, rolling_of};
+use crate::service::ingest::{Op, SubmitScore, fold_result};
 use crate::service::moderation::{Operator, Reason, ReasonBody, ban, record};
 use crate::store::{
     AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldFilter, HeldResult, IndexEntry,
@@ -387,7 +387,7 @@ async fn apply<S: IngestStore, I: RankIndex>(
         now_s: now / 1000,
         attempt: None,
         audit: Some(&audit),
-        buckets: rolling_of(board).map(|r| Buckets {
+        buckets: board.rolling().map(|r| Buckets {
             buckets: kept_buckets,
             next_expiry: r.next_expiry(kept_buckets),
         }),
@@ -486,7 +486,7 @@ fn approved_fold(
     if board.policy == Policy::Latest && later {
         return Ok((Fold::Unchanged, None));
     }
-    if let Some(r) = rolling_of(board) {
+    if let Some(r) = board.rolling() {
         let ts = held.event_ts.unwrap_or(held.reached_at);
         if !r.counts(ts, now) {
             return Ok((Fold::Unchanged, None));
