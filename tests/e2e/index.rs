@@ -332,7 +332,14 @@ fn model_places(mode: RankMode, ranked: &[RankKey]) -> Vec<u64> {
 /// loads a snapshot while newer writes land; a board that lost its distinct scores
 /// (evicted) turns stale rather than answer a wrong dense place.
 async fn shared_places(url: &str) {
-    let (index, b, want) = places_through_a_rebuild(url, true, false).await;
+    let (index, b, want) = places_through_a_rebuild(
+        url,
+        Keeps {
+            dense_ranks: true,
+            ties: false,
+        },
+    )
+    .await;
     assert_places(
         &index,
         &b,
@@ -369,7 +376,14 @@ async fn dense_refused(index: &RedisRankIndex, b: &LeaderboardId, who: &RankKey,
 /// write that lands before the board's marker (its creation racing it) keeps distinct
 /// scores, as an unmarked board must, and marking the board drops them.
 async fn places_without_dense_ranks(url: &str) {
-    let (index, b, want) = places_through_a_rebuild(url, false, false).await;
+    let (index, b, want) = places_through_a_rebuild(
+        url,
+        Keeps {
+            dense_ranks: false,
+            ties: false,
+        },
+    )
+    .await;
     assert_places(
         &index,
         &b,
@@ -418,7 +432,14 @@ const TIE_COLUMNS: [ColumnOrder; 2] = [ColumnOrder::Desc, ColumnOrder::Asc];
 /// same board without dense ranks serves unique and competition places alike.
 async fn places_with_tie_break_columns(url: &str) {
     for dense in [true, false] {
-        let (index, b, want) = places_through_a_rebuild(url, dense, true).await;
+        let (index, b, want) = places_through_a_rebuild(
+            url,
+            Keeps {
+                dense_ranks: dense,
+                ties: true,
+            },
+        )
+        .await;
         let ties: HashSet<_> = want.iter().map(|k| (k.score, k.ties.clone())).collect();
         let scores: HashSet<_> = want.iter().map(|k| k.score).collect();
         assert!(ties.len() > 2 * scores.len(), "ties at every column");
@@ -436,6 +457,13 @@ async fn distinct_kept(url: &str, index: &RedisRankIndex, b: &LeaderboardId) -> 
     key_exists(&mut raw, &index.distinct_key(b)).await
 }
 
+/// What the board of [`places_through_a_rebuild`] keeps.
+#[derive(Clone, Copy)]
+struct Keeps {
+    dense_ranks: bool,
+    ties: bool,
+}
+
 /// A board (keeping dense ranks or not) after three rounds of writes over 200 players
 /// and 25 scores (with `ties`, 6 scores and two tie-break columns of 3 values each), a
 /// rebuild whose snapshot loads while newer writes land, and writes after it; returns
@@ -443,8 +471,7 @@ async fn distinct_kept(url: &str, index: &RedisRankIndex, b: &LeaderboardId) -> 
 /// are in Redis exactly when the board keeps dense ranks, before and after the rebuild.
 async fn places_through_a_rebuild(
     url: &str,
-    dense_ranks: bool,
-    ties: bool,
+    Keeps { dense_ranks, ties }: Keeps,
 ) -> (RedisRankIndex, LeaderboardId, Vec<RankKey>) {
     let index = adapter(url);
     let b = lb("places");
