@@ -89,33 +89,17 @@ ensure_deps() {
   command -v cargo >/dev/null 2>&1 || { echo "cargo is required (https://rustup.rs)" >&2; exit 1; }
 }
 
-# free_port: an unused loopback TCP port below the ephemeral range (32768 and up), where
-# the kernel hands out the ports of outgoing connections: a port the kernel chose with
-# bind(0) was taken, between the choice and the server's bind, by a client socket of the
-# tests or the fuzzer running beside. 10000-19999 here; the Rust tests pick theirs from
-# 24000-29999 and the clusters from 20000-23999 (+10000 for their bus).
-free_port() {
-  "$VENV/bin/python" -c '
-import random, socket
-while True:
-    p = random.randrange(10000, 20000)
-    s = socket.socket()
-    try:
-        s.bind(("127.0.0.1", p))
-    except OSError:
-        continue
-    finally:
-        s.close()
-    print(p)
-    break'
-}
-
-# free_cluster_ports N: N distinct free loopback ports whose cluster bus ports (+10000)
-# are free too (so below the ephemeral range, where the kernel hands out client ports).
-free_cluster_ports() {
-  "$VENV/bin/python" - "$1" <<'PY'
+# free_ports N [FROM TO [BUS]]: N distinct unused loopback TCP ports from FROM-TO
+# (default 10000-19999), each with PORT+BUS free too when BUS is given (a cluster node's
+# bus port). Below the ephemeral range (32768 and up), where the kernel hands out the
+# ports of outgoing connections: a port the kernel chose with bind(0) was taken, between
+# the choice and the server's bind, by a client socket of the tests or the fuzzer running
+# beside. The Rust tests pick theirs from 24000-29999 and their clusters from 22000-23999.
+free_ports() {
+  "$VENV/bin/python" - "$@" <<'PY'
 import random, socket, sys
-want, found = int(sys.argv[1]), []
+want, lo, hi = int(sys.argv[1]), int(sys.argv[2] if len(sys.argv) > 2 else 10000), int(sys.argv[3] if len(sys.argv) > 3 else 20000)
+bus = int(sys.argv[4]) if len(sys.argv) > 4 else None
 def free(p):
     s = socket.socket()
     try:
@@ -125,12 +109,23 @@ def free(p):
         return False
     finally:
         s.close()
+found = []
 while len(found) < want:
-    p = random.randrange(20000, 22000)
-    if p not in found and free(p) and free(p + 10000):
+    p = random.randrange(lo, hi)
+    if p not in found and free(p) and (bus is None or free(p + bus)):
         found.append(p)
 print(" ".join(map(str, found)))
 PY
+}
+
+# free_port: one of free_ports.
+free_port() {
+  free_ports 1
+}
+
+# free_cluster_ports N: N of free_ports whose cluster bus ports (+10000) are free too.
+free_cluster_ports() {
+  free_ports "$1" 20000 22000 10000
 }
 
 # wait_tcp HOST PORT SECONDS: wait until something accepts connections there.
@@ -188,15 +183,7 @@ tansu_cmd() {
 # endpoint (a Python process serving one request at a time) is the suite's bottleneck:
 # each test process takes one of them (tests/e2e/support/backends.rs).
 start_backends() {
-  redis_port="$(free_port)"
-  dynamodb_port="$(free_port)"
-  dynamodb_port2="$(free_port)"
-  while [ "$dynamodb_port2" = "$dynamodb_port" ]; do dynamodb_port2="$(free_port)"; done
-  dynamodb_port3="$(free_port)"
-  while [ "$dynamodb_port3" = "$dynamodb_port" ] || [ "$dynamodb_port3" = "$dynamodb_port2" ]; do
-    dynamodb_port3="$(free_port)"
-  done
-  kafka_port="$(free_port)"
+  read -r redis_port dynamodb_port dynamodb_port2 dynamodb_port3 kafka_port <<<"$(free_ports 5)"
   read -r -a cluster_ports <<<"$(free_cluster_ports 3)"
   start_cluster "$work/cluster" "${cluster_ports[@]}"
   redis-server --port "$redis_port" --bind 127.0.0.1 --save "" --appendonly no --dir "$work" \

@@ -4,6 +4,7 @@
 //! the compiler would let any module name any other. Comments and test modules are not
 //! read: a doc link or a test may name what the code may not.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 /// The repository's root (this crate is `shared/`).
@@ -160,15 +161,14 @@ fn module_of(src: &Path, file: &Path) -> Vec<String> {
 /// The modules of the crate at `src` that each module's code names (`crate::a::b`,
 /// `super::c`), each path cut to the longest module that exists; a module's own parent
 /// or child is not counted (a folder's `mod.rs` declares its files).
-fn imports(src: &Path) -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+fn imports(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let files = sources(src);
-    let modules: std::collections::BTreeSet<Vec<String>> =
-        files.iter().map(|f| module_of(src, f)).collect();
-    let mut graph = std::collections::BTreeMap::new();
+    let modules: BTreeSet<Vec<String>> = files.iter().map(|f| module_of(src, f)).collect();
+    let mut graph = BTreeMap::new();
     for file in &files {
         let here = module_of(src, file);
         let text: String = code(file).into_iter().map(|(_, l)| l + "\n").collect();
-        let mut targets = std::collections::BTreeSet::new();
+        let mut targets = BTreeSet::new();
         for (at, _) in text
             .match_indices("crate::")
             .chain(text.match_indices("super::"))
@@ -209,14 +209,12 @@ fn imports(src: &Path) -> std::collections::BTreeMap<String, std::collections::B
 }
 
 /// A circle of imports in `graph`, if there is one (depth-first, by module name).
-fn circle(
-    graph: &std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
-) -> Option<Vec<String>> {
+fn circle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
     fn visit<'a>(
-        graph: &'a std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+        graph: &'a BTreeMap<String, BTreeSet<String>>,
         node: &'a str,
         trail: &mut Vec<&'a str>,
-        done: &mut std::collections::BTreeSet<&'a str>,
+        done: &mut BTreeSet<&'a str>,
     ) -> Option<Vec<String>> {
         if let Some(at) = trail.iter().position(|n| *n == node) {
             return Some(trail[at..].iter().map(|n| (*n).to_owned()).collect());
@@ -233,7 +231,7 @@ fn circle(
         trail.pop();
         None
     }
-    let mut done = std::collections::BTreeSet::new();
+    let mut done = BTreeSet::new();
     graph
         .keys()
         .find_map(|node| visit(graph, node, &mut Vec::new(), &mut done))

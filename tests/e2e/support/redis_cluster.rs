@@ -23,14 +23,9 @@ pub struct OwnCluster {
 /// A free port whose cluster bus port (+10000) is free too, below the ephemeral range
 /// (and apart from the range `infra/test.sh` picks its cluster from).
 pub(super) fn free_cluster_port(taken: &[u16]) -> u16 {
-    let free = |p: u16| std::net::TcpListener::bind(("127.0.0.1", p)).is_ok();
-    let mut rng = Rng::new(u64::from(std::process::id()) ^ u64::from(free_port()));
-    loop {
-        let p = 22_000 + rng.below(2_000) as u16;
-        if !taken.contains(&p) && free(p) && free(p + 10_000) {
-            return p;
-        }
-    }
+    pick_port(22_000, 2_000, |p| {
+        !taken.contains(&p) && bindable(p + 10_000)
+    })
 }
 
 impl OwnCluster {

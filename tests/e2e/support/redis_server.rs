@@ -11,18 +11,28 @@ use super::*;
 /// A free loopback port (bound, released) from 24000-29999: below the ephemeral range,
 /// where the kernel hands out the ports of outgoing connections, so no client socket of
 /// the tests running beside takes it before the server binds it (`infra/scripts/common.sh`
-/// picks its servers' from 10000-19999, the clusters theirs from 20000-23999).
+/// picks its servers' from 10000-19999, the clusters theirs from 20000-21999).
 pub fn free_port() -> u16 {
+    pick_port(24_000, 6_000, |_| true)
+}
+
+/// A random port from `from..from + span` that binds on loopback and `fits`.
+pub(super) fn pick_port(from: u16, span: u64, fits: impl Fn(u16) -> bool) -> u16 {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64);
     let mut rng = Rng::new(nanos ^ (u64::from(std::process::id()) << 32));
     loop {
-        let port = 24_000 + rng.below(6_000) as u16;
-        if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        let port = from + rng.below(span) as u16;
+        if fits(port) && bindable(port) {
             return port;
         }
     }
+}
+
+/// Whether nothing holds `port` on loopback now.
+pub(super) fn bindable(port: u16) -> bool {
+    std::net::TcpListener::bind(("127.0.0.1", port)).is_ok()
 }
 
 /// A redis-server of the test's own (for tests that kill and restart one).
