@@ -75,7 +75,8 @@ from moto.dynamodb.exceptions import (
 )
 from moto.dynamodb.models import DynamoDBBackend, dynamodb_backends
 from moto.dynamodb.models import table as table_module
-from moto.dynamodb.models.table import Table
+from moto.dynamodb.models.dynamo_type import Item, LimitedSizeDict
+from moto.dynamodb.models.table import SecondaryIndex, Table
 from moto.dynamodb.responses import DynamoResult
 from moto.dynamodbstreams.responses import DynamoDBStreamsHandler
 from moto.moto_server.werkzeug_app import (
@@ -182,6 +183,27 @@ def sorted_by_plain_keys(self, hash_key_attrs, range_key_attrs, items):
     attrs = self._generate_attr_to_sort_by(hash_key_attrs, range_key_attrs)
     items.sort(key=lambda x: tuple(x.attrs[k].cast_value for k in attrs))
     return items
+
+
+def project_by_name(self, item):
+    """SecondaryIndex.project naming the kept attributes (top level, as an index's key
+    and included attributes are): moto turned each item into plain JSON and back to
+    project it, a quarter of the endpoint's CPU when degraded reads count ranks. The
+    projected item shares the stored values, which nothing changes before the reply is
+    written (see `Lent`)."""
+    kind = (self.projection or {}).get("ProjectionType")
+    if kind not in ("KEYS_ONLY", "INCLUDE"):
+        return item
+    kept = self.table_key_attrs + self.schema_key_attrs
+    if kind == "INCLUDE":
+        kept = kept + self.projection.get("NonKeyAttributes", [])
+    projected = Item.__new__(Item)
+    projected.hash_key, projected.range_key = item.hash_key, item.range_key
+    projected.attrs = LimitedSizeDict.__new__(LimitedSizeDict)
+    for name in kept:
+        if name in item.attrs:
+            dict.__setitem__(projected.attrs, name, item.attrs[name])
+    return projected
 
 
 class Lent:
@@ -385,6 +407,7 @@ def main():
     DynamoResult.execute_result = plain_result
     Table.query = partition_query
     Table.sorted_items = sorted_by_plain_keys
+    SecondaryIndex.project = project_by_name
     # A handler class's action names, listed with inspect.getmembers on every request.
     moto_responses.method_names_from_class = functools.cache(moto_responses.method_names_from_class)
     app = Serialized(Dispatcher(create_backend_app), roles)
