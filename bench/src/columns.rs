@@ -14,7 +14,7 @@ use anyhow::Context as _;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::boards::{self, CreateBoard};
 use leaderboard_core::service::ingest::{ScoreBody, SubmitScore, submit_score};
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::reads;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};

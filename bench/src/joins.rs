@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Context as _, ensure};
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard::wiring::AppContext;
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::{Context, ServiceError, Settings, tournaments};
 use leaderboard_core::store::{SeatHints, TournamentStore};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};

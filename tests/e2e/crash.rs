@@ -8,7 +8,8 @@
 use std::time::{Duration, Instant};
 
 use leaderboard_core::service::ServiceError;
-use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, ban};
+use leaderboard_core::service::moderation::ban;
+use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::scores::Outcome;
 use leaderboard_core::store::{Consistency, INLINE_RECEIPTS, StandingStore};
 use leaderboard_rules::board::Policy;

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Result;
 use futures::future::join_all;
 use leaderboard_core::service::ServiceError;
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::tournaments;
 use leaderboard_core::store::{Consistency, TournamentStore};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};

@@ -9,7 +9,7 @@ use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
 use leaderboard::edge::{body, reply};
 use leaderboard_core::service::boards::{self, ListQuery, PatchBoard};
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::seal::{self, HistoryRequest};
 use leaderboard_core::store::{RankIndex, ScoreStore};
 use leaderboard_rules::cursor::CursorSigner;

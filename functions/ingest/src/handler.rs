@@ -6,7 +6,7 @@ use leaderboard::edge::http::{self, Request, Response};
 use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::ingest::{self, SubmitScore};
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::scores::{self, MatchResult};
 use leaderboard_core::store::{RankIndex, ScoreStore};
 

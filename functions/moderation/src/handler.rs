@@ -17,12 +17,13 @@ use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::integrity::{self, Decision};
-use leaderboard_core::service::moderation::{self, Operator, Reason, ReasonBody, Sweep};
-use leaderboard_core::service::reads;
+use leaderboard_core::service::moderation::{self, Sweep};
+use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::store::{HeldFilter, RankIndex, ScoreStore};
 use leaderboard_rules::cursor::CursorSigner;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::page::limit_within;
 use leaderboard_rules::window::parse_name;
 use serde::{Deserialize, Serialize};
 
@@ -89,7 +90,7 @@ fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), 
             .map(|p| PlayerId::parse(p).map_err(|e| e.for_field("player")))
             .transpose()?,
     };
-    let limit = reads::limit_within(http::query(req, "limit"), 25, 100)? as u32;
+    let limit = limit_within(http::query(req, "limit"), 25, 100)? as u32;
     Ok((game, filter, http::query(req, "cursor"), limit))
 }
 

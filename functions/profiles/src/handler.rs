@@ -10,11 +10,11 @@ use leaderboard::edge::http::{self, Request, Response};
 use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
 use leaderboard_core::service::ServiceError;
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::profiles::{self, Writer};
-use leaderboard_core::service::reads;
 use leaderboard_core::store::{RankIndex, ScoreStore};
 use leaderboard_rules::error::DomainError;
+use leaderboard_rules::page::limit_within;
 
 #[cfg(test)]
 mod tests;
@@ -48,7 +48,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         }
         "GET /admin/players" => {
             reply::reply(200, async {
-                let limit = reads::limit_within(http::query(req, "limit"), 20, 100)? as u32;
+                let limit = limit_within(http::query(req, "limit"), 20, 100)? as u32;
                 // Free text: a comma in it is the text's (the event type splits a value
                 // on commas, as it does a list's).
                 let prefix = http::query_list(req, "name_prefix")

@@ -11,7 +11,7 @@ use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
 use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
-use leaderboard_core::service::moderation::Operator;
+use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::tournaments;
 use leaderboard_core::store::{RankIndex, ScoreStore};
 use leaderboard_rules::error::DomainError;

@@ -36,6 +36,7 @@ pub mod live;
 pub mod mapping;
 pub mod match_result;
 pub mod order;
+pub mod page;
 pub mod policy;
 pub mod profile;
 pub mod rolling;

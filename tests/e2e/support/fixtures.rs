@@ -182,6 +182,6 @@ pub fn result(m: &str, s: i64) -> leaderboard_core::service::ingest::ScoreBody {
 }
 
 /// The operator a test acts as (what the gateway's IAM principal would be).
-pub fn operator() -> leaderboard_core::service::moderation::Operator {
-    leaderboard_core::service::moderation::Operator("test-operator".into())
+pub fn operator() -> leaderboard_core::service::operator::Operator {
+    leaderboard_core::service::operator::Operator("test-operator".into())
 }

@@ -1,7 +1,8 @@
 //! The admin handler over the in-memory twins: each route answered as the runtime calls it.
 
 use leaderboard_core::memory::{self, MemoryDeadLetters, MemoryIndex, MemoryPlane, MemoryStore};
-use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, remove};
+use leaderboard_core::service::moderation::remove;
+use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_rules::board::Policy;
 
 use super::*;

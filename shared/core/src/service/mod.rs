@@ -23,6 +23,8 @@ pub mod live;
 pub mod mappings;
 pub mod metrics;
 pub mod moderation;
+mod once;
+pub mod operator;
 pub mod profiles;
 pub mod projector;
 pub mod reads;

@@ -11,8 +11,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
-use super::moderation::{Operator, Reason, ReasonBody, record};
 use super::{Context, ServiceError};
+use crate::service::operator::{Operator, Reason, ReasonBody, record};
 use crate::store::{
     AuditAction, CommitOutcome, ModerationStore, ProfileStore, RankIndex, StoredProfile,
     VersionedCard, name_entry,

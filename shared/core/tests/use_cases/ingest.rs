@@ -153,7 +153,7 @@ async fn post(
 ) -> Result<leaderboard_core::service::ingest::IngestReply, leaderboard_core::service::ServiceError>
 {
     use leaderboard_core::service::ingest::{self, ScoreBody, SubmitScore};
-    use leaderboard_core::service::moderation::Operator;
+    use leaderboard_core::service::operator::Operator;
     let body: ScoreBody = serde_json::from_str(&body.to_string()).unwrap();
     let actor = Operator("ops@studio".into());
     let req = SubmitScore::new(b.clone(), crate::fixtures::player(p), body, &actor)?;

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use leaderboard_core::service::ServiceError;
-use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, ban, erase, remove};
+use leaderboard_core::service::moderation::{ban, erase, remove};
+use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::projector::project;
 use leaderboard_core::service::rebuild::rebuild_board;
 use leaderboard_core::service::repair::Reporter;

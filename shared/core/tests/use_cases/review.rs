@@ -7,7 +7,7 @@
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::boards::{CreateBoard, CreateFamily, create_board, create_family};
 use leaderboard_core::service::integrity::{self, Decision};
-use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody};
+use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::scores::{self, MatchResult};
 use leaderboard_core::store::{HeldFilter, HeldStore};
 use leaderboard_rules::decimal::Amount;

@@ -4,7 +4,8 @@
 use std::time::{Duration, Instant};
 
 use leaderboard_core::memory::MemoryEvents;
-use leaderboard_core::service::moderation::{Operator, Reason, ReasonBody, erase};
+use leaderboard_core::service::moderation::erase;
+use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::seal::{
     self, HistoryRequest, PAGE, SealOutcome, SealSettings, history, results,
 };

@@ -288,7 +288,7 @@ async fn an_event_every_window_refuses_is_dead_lettered_not_dropped() {
 
 #[tokio::test]
 async fn stream_results_count_in_the_tournaments_their_players_joined_each_match_once() {
-    use leaderboard_core::service::moderation::Operator;
+    use leaderboard_core::service::operator::Operator;
     use leaderboard_core::service::tournaments;
 
     let ctx = ctx();

@@ -5,7 +5,8 @@ use tracing::{instrument, warn};
 
 use super::Created;
 use crate::service::ServiceError;
-use crate::service::moderation::{Operator, audit};
+
+use crate::service::operator::{self, Operator};
 use crate::store::{BoardStore, ModerationStore, RankIndex};
 use leaderboard_rules::board::{Board, BoardStatus, Policy, dense_unless_asked};
 use leaderboard_rules::decimal::{ScoreFormat, Style};
@@ -219,7 +220,7 @@ pub async fn change_status<S: BoardStore + ModerationStore>(
     patch: PatchBoard,
 ) -> Result<BoardView, ServiceError> {
     let view = set_status(store, lb, patch.status).await?;
-    audit::status_changed(store, op, lb, patch.status, patch.reason).await?;
+    operator::status_changed(store, op, lb, patch.status, patch.reason).await?;
     Ok(view)
 }
 

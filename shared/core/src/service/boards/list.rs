@@ -5,11 +5,11 @@ use tracing::instrument;
 
 use super::BoardView;
 use crate::service::ServiceError;
-use crate::service::reads::limit_within;
 use crate::store::BoardStore;
 use leaderboard_rules::board::BoardStatus;
 use leaderboard_rules::cursor::CursorSigner;
 use leaderboard_rules::error::DomainError;
+use leaderboard_rules::page::limit_within;
 use leaderboard_rules::time::now_ms;
 use leaderboard_rules::window::parse_name;
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::request::{Op, SubmitScore};
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::service::moderation::record;
+use crate::service::operator::record;
 use crate::store::{AuditAction, AuditRecord, RankIndex, Receipt, Review, Row, StandingStore};
 use leaderboard_rules::board::{Board, Fold, Standing};
 use leaderboard_rules::decimal::Shown;

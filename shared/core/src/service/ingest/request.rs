@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
-use crate::service::moderation::{Operator, Reason, ReasonBody};
+use crate::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_rules::board::{Board, Policy};
 use leaderboard_rules::decimal::Amount;
 use leaderboard_rules::error::DomainError;

@@ -8,7 +8,8 @@ use serde::Serialize;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::ingest::{Op, SubmitScore, fold_result};
-use crate::service::moderation::{Operator, Reason, ReasonBody, ban, record};
+use crate::service::moderation::ban;
+use crate::service::operator::{Operator, Reason, ReasonBody, record};
 use crate::store::{
     AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldFilter, HeldResult, IndexEntry,
     IngestStore, KeptReceipt, QueueChange, RankIndex, Review, Row, RowAt,

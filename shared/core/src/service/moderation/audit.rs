@@ -2,13 +2,11 @@
 
 use serde::Serialize;
 
-use super::{Operator, Reason, record};
 use crate::service::ServiceError;
-use crate::service::reads::limit_within;
 use crate::store::{AuditAction, AuditRecord, ModerationStore};
-use leaderboard_rules::board::BoardStatus;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::page::limit_within;
 use leaderboard_rules::time::rfc3339_ms;
 
 pub(crate) const DEFAULT_AUDIT_LIMIT: u32 = 50;
@@ -69,21 +67,6 @@ pub fn parse_query(
         Some(_) => return Err(DomainError::InvalidCursor),
     };
     Ok((limit, cursor))
-}
-
-/// Records a board's status change (`PATCH /leaderboards/{lb}`) made by `op`.
-pub(crate) async fn status_changed<S: ModerationStore>(
-    store: &S,
-    op: &Operator,
-    lb: &LeaderboardId,
-    status: BoardStatus,
-    reason: Option<String>,
-) -> Result<(), ServiceError> {
-    let reason = Reason(reason.unwrap_or_else(|| "status change".to_owned()));
-    let mut audit = record(op, AuditAction::BoardStatus, &reason);
-    audit.leaderboard_id = Some(lb.clone());
-    audit.detail = serde_json::json!({ "status": status });
-    Ok(store.append_audit(&audit).await?)
 }
 
 /// One page of the trail, newest first.

@@ -15,9 +15,10 @@ use std::time::Instant;
 use serde::Serialize;
 use tracing::instrument;
 
-use super::{Operator, Reason, Sweep, needs_fence, record, sweep, take_off};
+use super::{Sweep, needs_fence, sweep, take_off};
 use crate::service::Context;
 use crate::service::ServiceError;
+use crate::service::operator::{Operator, Reason, record};
 use crate::store::{AuditAction, Ban, BoardStore, ModerationStore, RankIndex, StandingStore};
 use leaderboard_rules::ids::PlayerId;
 use leaderboard_rules::time::{now_ms, rfc3339_ms};

@@ -14,9 +14,10 @@ use std::time::Instant;
 use serde::Serialize;
 use tracing::{instrument, warn};
 
-use super::{Operator, Reason, Sweep, record, sweep};
+use super::{Sweep, sweep};
 use crate::service::Context;
 use crate::service::ServiceError;
+use crate::service::operator::{Operator, Reason, record};
 use crate::store::{
     AuditAction, EntryKind, IndexEntry, IngestStore, ProfileStore, RankIndex, SealStore,
 };

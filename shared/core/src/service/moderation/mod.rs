@@ -13,80 +13,21 @@ pub mod ban;
 pub mod erase;
 pub mod remove;
 
-use std::hash::{BuildHasher, RandomState};
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use tracing::warn;
 
 use super::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    AuditAction, AuditRecord, BoardStore, CommitOutcome, Consistency, RankIndex, Removal, RowAt,
-    StandingStore,
+    BoardStore, CommitOutcome, Consistency, RankIndex, Removal, RowAt, StandingStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::decimal::Shown;
-use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::PlayerId;
 use leaderboard_rules::order::RankMode;
 use leaderboard_rules::time::now_ms;
-
-/// Longest reason kept.
-pub(crate) const MAX_REASON_LEN: usize = 500;
-
-/// Body of every moderation route: why.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ReasonBody {
-    pub reason: Option<serde_json::Value>,
-}
-
-/// A validated reason.
-#[derive(Debug, Clone)]
-pub struct Reason(pub(crate) String);
-
-impl Reason {
-    pub fn parse(body: ReasonBody) -> Result<Self, DomainError> {
-        match body.reason {
-            Some(serde_json::Value::String(s))
-                if !s.trim().is_empty() && s.chars().count() <= MAX_REASON_LEN =>
-            {
-                Ok(Self(s))
-            }
-            Some(serde_json::Value::String(_)) => Err(DomainError::invalid(
-                "reason",
-                format!("must be 1 to {MAX_REASON_LEN} characters"),
-            )),
-            Some(_) => Err(DomainError::invalid("reason", "must be a string")),
-            None => Err(DomainError::invalid("reason", "is required")),
-        }
-    }
-
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-/// Who acts: the IAM principal the gateway verified (or the local stand-in's).
-#[derive(Debug, Clone)]
-pub struct Operator(pub String);
-
-/// A new audit record of `action` now, with a unique id that sorts by time.
-pub(crate) fn record(op: &Operator, action: AuditAction, reason: &Reason) -> AuditRecord {
-    let at = now_ms();
-    AuditRecord {
-        id: format!("{at:013}-{:016x}", RandomState::new().hash_one(at)),
-        at,
-        actor: op.0.clone(),
-        action,
-        reason: reason.0.clone(),
-        leaderboard_id: None,
-        game: None,
-        player_id: None,
-        detail: serde_json::Value::Null,
-    }
-}
 
 /// What taking a standing off a board found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -3,9 +3,10 @@
 use serde::Serialize;
 use tracing::instrument;
 
-use super::{Operator, Reason, TakenOff, record, take_off};
+use super::{TakenOff, take_off};
 use crate::service::Context;
 use crate::service::ServiceError;
+use crate::service::operator::{Operator, Reason, record};
 use crate::store::{AuditAction, BoardStore, ModerationStore, RankIndex, StandingStore};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 

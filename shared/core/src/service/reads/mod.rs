@@ -34,8 +34,8 @@ pub use friends::friends_rank;
 pub use hot_reads::HotReads;
 pub use pages::{PageStart, ranks, ranks_from};
 pub use params::{
-    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_FROM_RANK, MAX_K, MAX_N, MAX_PAGE, admit, limit_within,
-    parse_k, parse_limit, parse_mode, parse_n, parse_start,
+    DEFAULT_K, DEFAULT_N, DEFAULT_PAGE, MAX_FROM_RANK, MAX_K, MAX_N, MAX_PAGE, admit, parse_k,
+    parse_limit, parse_mode, parse_n, parse_start,
 };
 pub use rank::rank;
 pub use reply::{

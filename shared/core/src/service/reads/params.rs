@@ -9,6 +9,7 @@ use leaderboard_rules::caller::Caller;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::order::RankMode;
+use leaderboard_rules::page::limit_within;
 
 /// Neighbours on each side when `k` is not given.
 pub const DEFAULT_K: u64 = 5;
@@ -105,17 +106,6 @@ pub fn parse_start<'a>(
 /// Parses `limit` (1..=1000, default 100).
 pub fn parse_limit(raw: Option<&str>) -> Result<u64, DomainError> {
     limit_within(raw, DEFAULT_PAGE, MAX_PAGE)
-}
-
-/// Parses a page's `limit`: 1..=`max`, `default` when absent.
-pub fn limit_within(raw: Option<&str>, default: u64, max: u64) -> Result<u64, DomainError> {
-    let Some(raw) = raw else {
-        return Ok(default);
-    };
-    raw.parse::<u64>()
-        .ok()
-        .filter(|l| (1..=max).contains(l))
-        .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {max}")))
 }
 
 #[cfg(test)]

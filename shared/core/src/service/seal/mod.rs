@@ -16,6 +16,8 @@
 //! its lease between the two (a crash there, or a stall longer than [`LEASE`]); the
 //! event's `seal_id` (the board) lets a consumer drop it.
 
+pub use crate::service::once::LEASE;
+
 mod read;
 mod settle;
 mod turns;
@@ -46,8 +48,6 @@ pub const RESULTS_TOP: u64 = 1_000;
 pub const EVENT_TOP: usize = 100;
 /// Participants recorded per step (one progress write per step).
 pub const PAGE: usize = 1_000;
-/// How long a run's claim holds without a progress write.
-pub const LEASE: Duration = Duration::from_secs(60);
 /// Boards listed per page by the sweep.
 const LIST_PAGE: u32 = 100;
 
@@ -182,36 +182,6 @@ impl Lag {
         crate::service::metrics::gauge("SealsDue", self.due as f64);
         SealReport { boards, done }
     }
-}
-
-/// Publishes an event at most once per `marker` (a lease-held seal state of its own):
-/// a run claims the marker, publishes with the lease held, then records it published;
-/// only a run that loses its lease between the two (a crash, or a stall longer than
-/// [`LEASE`]) publishes again, with the same event id. False when it was published
-/// before or another run holds the marker.
-pub(crate) async fn publish_once<S, F, Fut>(
-    store: &S,
-    marker: &LeaderboardId,
-    now: i64,
-    publish: F,
-) -> Result<bool, ServiceError>
-where
-    S: SealStore,
-    F: FnOnce() -> Fut,
-    Fut: std::future::Future<Output = Result<(), StoreError>>,
-{
-    if (store.get_seal(marker).await?).is_some_and(|s| s.published) {
-        return Ok(false);
-    }
-    let owner = crate::service::run_id();
-    let lease = now + LEASE.as_millis() as i64;
-    let Some(mut state) = store.claim_seal(marker, &owner, now, lease).await? else {
-        return Ok(false);
-    };
-    publish().await?;
-    state.published = true;
-    store.save_seal(marker, &state).await?;
-    Ok(true)
 }
 
 /// Seals one board on demand: refused unless it is due.

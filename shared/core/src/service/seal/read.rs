@@ -6,13 +6,13 @@ use futures::future::try_join_all;
 use serde::Serialize;
 
 use crate::service::ServiceError;
-use crate::service::reads::limit_within;
 use crate::store::{
     HistoryQuery, HistoryRow, Placing, ProfileStore, SealStore, SealedWindow, StandingStore,
 };
 use leaderboard_rules::decimal::Shown;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::page::limit_within;
 use leaderboard_rules::profile::Card;
 use leaderboard_rules::time::rfc3339_ms;
 use leaderboard_rules::window::{GLOBAL, Period, parse_name};

@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 
 use tracing::{info, instrument};
 
-use super::publish_once;
 use crate::service::ServiceError;
+use crate::service::once::publish_once;
 use crate::store::{BoardStore, EventPublisher, SealStore, Turn, WindowTurn};
 use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;

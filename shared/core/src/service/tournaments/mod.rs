@@ -26,8 +26,8 @@ use tracing::instrument;
 
 use super::Context;
 use super::boards::Created;
-use super::moderation::{Operator, Reason, ReasonBody, record};
 use crate::service::ServiceError;
+use crate::service::operator::{Operator, Reason, ReasonBody, record};
 use crate::service::ttl_cache::TtlCache;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};

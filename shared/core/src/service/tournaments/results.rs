@@ -19,7 +19,7 @@ use super::member_of;
 use crate::service::ingest::{
     IngestReply, Prepared, ScoreBody, SubmitScore, check_ban, check_event_ts, prepare, write,
 };
-use crate::service::moderation::Operator;
+use crate::service::operator::Operator;
 use crate::service::scores::{MatchResult, Refusal, submission};
 use crate::service::{Context, JoinRefusal, ServiceError};
 use crate::store::{AttemptCount, Consistency, IngestStore, RankIndex};

@@ -7,7 +7,7 @@
 use tracing::{info, instrument};
 
 use crate::service::ServiceError;
-use crate::service::seal::publish_once;
+use crate::service::once::publish_once;
 use crate::store::{EventPublisher, SealStore, TournamentStarted, TournamentStore};
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::tournament::Tournament;
