@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use leaderboard_core::service::boards::{CreateFamily, create_family};
-use leaderboard_core::service::ingest::{SubmitScore, submit_score};
+use leaderboard_core::service::ingest::submit_score;
 use leaderboard_core::service::moderation::{ban, remove};
 use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::profiles::{self, Writer};
@@ -17,6 +17,7 @@ use leaderboard_core::service::reads;
 use leaderboard_core::service::scores::{MatchBody, MatchResult, submit_match};
 use leaderboard_core::service::seal;
 use leaderboard_core::service::tournaments;
+use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
@@ -512,8 +513,8 @@ fn cup(id: &str, league: bool) -> Tournament {
     serde_json::from_value(def).expect("a tournament definition")
 }
 
-fn body(m: &str, score: i64) -> leaderboard_core::service::ingest::ScoreBody {
-    leaderboard_core::service::ingest::ScoreBody {
+fn body(m: &str, score: i64) -> leaderboard_core::service::write::request::ScoreBody {
+    leaderboard_core::service::write::request::ScoreBody {
         op: None,
         reason: None,
         subscores: None,

@@ -13,8 +13,9 @@ use leaderboard_rules::order::{Direction, RankKey, RankMode};
 use std::time::Duration;
 
 use leaderboard::edge::reply;
-use leaderboard_core::service::ingest::{self, SubmitScore};
+use leaderboard_core::service::ingest;
 use leaderboard_core::service::reads;
+use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard_rules::score::Score;

@@ -245,3 +245,75 @@ fn no_file_of_a_crate_imports_in_a_circle() {
         assert_eq!(circle(&graph), None, "{src}: modules importing in a circle");
     }
 }
+
+/// `graph` seen from its folders: each module cut to its first `depth` segments
+/// (`service::write::commit` is `service::write` at 2), a folder's own files dropped.
+fn folders(
+    graph: &BTreeMap<String, BTreeSet<String>>,
+    depth: usize,
+) -> BTreeMap<String, BTreeSet<String>> {
+    let cut = |m: &str| m.split("::").take(depth).collect::<Vec<_>>().join("::");
+    let mut folded: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (from, targets) in graph {
+        let entry = folded.entry(cut(from)).or_default();
+        entry.extend(targets.iter().map(|t| cut(t)).filter(|t| *t != cut(from)));
+    }
+    folded
+}
+
+#[test]
+fn no_folder_of_a_crate_imports_in_a_circle() {
+    for src in ["shared/rules/src", "shared/core/src", "shared/src"] {
+        let graph = folders(&imports(&root().join(src)), 2);
+        assert_eq!(circle(&graph), None, "{src}: folders importing in a circle");
+    }
+}
+
+/// The write path's stages (`service/write/`, docs/architecture.md), in their order.
+const STAGES: &[&str] = &["prepare", "decide", "commit", "place"];
+/// What the stages pass: the only siblings a stage may name.
+const STAGE_VALUES: &[&str] = &["request", "reply"];
+/// The use cases that drive the stages, above them.
+const DRIVERS: &[&str] = &[
+    "ingest",
+    "scores",
+    "tournaments",
+    "integrity",
+    "stream_ingest",
+];
+
+#[test]
+fn the_write_stages_name_no_other_stage_and_nothing_that_drives_them() {
+    let graph = imports(&root().join("shared/core/src"));
+    let stage = |m: &str| format!("service::write::{m}");
+    for name in STAGES {
+        let targets = &graph[&stage(name)];
+        let siblings: Vec<_> = targets
+            .iter()
+            .filter_map(|t| t.strip_prefix("service::write::"))
+            .filter(|t| !STAGE_VALUES.contains(t))
+            .collect();
+        assert!(siblings.is_empty(), "stage {name} names {siblings:?}");
+    }
+    for (module, targets) in graph.range("service::write".to_owned()..) {
+        if !module.starts_with("service::write") {
+            break;
+        }
+        let above: Vec<_> = targets
+            .iter()
+            .filter(|t| {
+                DRIVERS
+                    .iter()
+                    .any(|d| t.starts_with(&format!("service::{d}")))
+            })
+            .collect();
+        assert!(above.is_empty(), "{module} names {above:?}, which drive it");
+    }
+    // The values are leaves of the write path: they name no stage.
+    for name in STAGE_VALUES {
+        let stages: Vec<_> = (graph[&stage(name)].iter())
+            .filter(|t| STAGES.iter().any(|s| **t == stage(s)))
+            .collect();
+        assert!(stages.is_empty(), "{name} names {stages:?}");
+    }
+}

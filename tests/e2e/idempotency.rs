@@ -7,7 +7,7 @@ use aws_sdk_dynamodb::types::AttributeValue;
 use futures::future::join_all;
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard_core::service::ServiceError;
-use leaderboard_core::service::ingest::IngestReply;
+use leaderboard_core::service::write::reply::IngestReply;
 use leaderboard_core::service::{Context, Settings};
 use leaderboard_rules::board::Policy;
 
@@ -195,7 +195,7 @@ async fn submit(
 ) -> Result<IngestReply, ServiceError> {
     let m = leaderboard_rules::ids::MatchId::parse(m).unwrap();
     let p1 = crate::support::player("p1");
-    let req = leaderboard_core::service::ingest::SubmitScore::plain(
+    let req = leaderboard_core::service::write::request::SubmitScore::plain(
         b.clone(),
         p1,
         m,

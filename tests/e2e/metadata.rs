@@ -8,11 +8,13 @@ use std::time::{Duration, Instant};
 
 use anyhow::Result;
 use leaderboard::wiring::AppContext;
-use leaderboard_core::service::ingest::{self, IngestReply, SubmitScore};
+use leaderboard_core::service::ingest;
 use leaderboard_core::service::projector::project;
 use leaderboard_core::service::reads::{self, Entry, PageStart};
 use leaderboard_core::service::rebuild::{self, RebuildRequest};
 use leaderboard_core::service::repair::Reporter;
+use leaderboard_core::service::write::reply::IngestReply;
+use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_core::service::{ServiceError, live};
 use leaderboard_core::store::{FriendsError, FriendsSource, RankIndex, StandingStore};
 use leaderboard_rules::board::Policy;

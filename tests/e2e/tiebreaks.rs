@@ -10,8 +10,10 @@ use std::cmp::Ordering;
 use std::collections::{BTreeMap, HashSet};
 
 use leaderboard_core::service::boards::{self, CreateBoard};
-use leaderboard_core::service::ingest::{self, IngestReply, SubmitScore};
+use leaderboard_core::service::ingest;
 use leaderboard_core::service::reads::{self, Entry, PageStart, Source};
+use leaderboard_core::service::write::reply::IngestReply;
+use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_core::service::{Context, ServiceError};
 use leaderboard_core::store::{RankIndex, ScoreStore};
 use leaderboard_rules::board::Policy;

@@ -5,9 +5,10 @@ use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
 use leaderboard::edge::{body, reply};
 use leaderboard_core::service::Context;
-use leaderboard_core::service::ingest::{self, SubmitScore};
+use leaderboard_core::service::ingest;
 use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::scores::{self, MatchResult};
+use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_core::store::{RankIndex, ScoreStore};
 
 #[cfg(test)]

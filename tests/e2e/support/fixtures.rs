@@ -169,8 +169,8 @@ where
 }
 
 /// A match result's body: `s` for match `m`, now.
-pub fn result(m: &str, s: i64) -> leaderboard_core::service::ingest::ScoreBody {
-    leaderboard_core::service::ingest::ScoreBody {
+pub fn result(m: &str, s: i64) -> leaderboard_core::service::write::request::ScoreBody {
+    leaderboard_core::service::write::request::ScoreBody {
         op: Default::default(),
         reason: None,
         subscores: None,

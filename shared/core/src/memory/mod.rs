@@ -33,7 +33,8 @@ pub use seal::MemoryEvents;
 pub use store::{MEMORY_SHARDS, MemoryStore};
 
 use crate::service::boards::{self, CreateBoard};
-use crate::service::ingest::{self, SubmitScore};
+use crate::service::ingest;
+use crate::service::write::request::SubmitScore;
 use crate::service::{Context, Settings};
 use crate::store::{IndexError, StoreError};
 use leaderboard_rules::board::Policy;

@@ -37,6 +37,7 @@ pub mod sketch;
 pub mod stream_ingest;
 pub mod tournaments;
 pub mod ttl_cache;
+pub mod write;
 
 pub use error::{JoinRefusal, ServiceError};
 

@@ -14,10 +14,10 @@ use serde::Serialize;
 use tracing::instrument;
 
 use super::boards::{family_board, init_index};
-use super::ingest::{
-    HeldNote, IngestReply, Prepared, SubmitScore, accepted_in, check_ban, check_event_ts, held_in,
-    prepare, write,
-};
+use super::ingest::{accepted_in, held_in};
+use super::write::reply::{HeldNote, IngestReply};
+use super::write::request::SubmitScore;
+use super::write::{self, Prepared, check_ban, check_event_ts};
 use super::{Context, tournaments};
 use crate::service::ServiceError;
 use crate::store::{
@@ -309,8 +309,8 @@ async fn prepare_window<S: BoardStore + StandingStore, I: RankIndex>(
     };
     let req = submission(m, lb.clone(), ts, now);
     Ok(
-        match prepare(ctx, &board, &req, Consistency::Eventual).await {
-            Ok(Prepared::Answered(reply)) => Share::Done(outcome_of(Some(lb), accepted(reply))),
+        match write::prepare(ctx, &board, &req, Consistency::Eventual).await {
+            Ok(Prepared::Replay(reply)) => Share::Done(outcome_of(Some(lb), accepted(reply))),
             Ok(Prepared::Write(row)) => Share::Write {
                 scope: scope.into(),
                 period,
@@ -357,7 +357,7 @@ async fn write_share<S: StandingStore + ModerationStore + TournamentStore, I: Ra
             scope,
             period,
             leaderboard_id: Some(req.board.clone()),
-            outcome: match write(ctx, &board, *req, row, None).await {
+            outcome: match write::write(ctx, &board, *req, row, None).await {
                 Ok(reply) => accepted(reply),
                 Err(e) => refused_or_fail(e)?,
             },

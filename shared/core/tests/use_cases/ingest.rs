@@ -150,10 +150,13 @@ async fn post(
     b: &leaderboard_rules::ids::LeaderboardId,
     p: &str,
     body: serde_json::Value,
-) -> Result<leaderboard_core::service::ingest::IngestReply, leaderboard_core::service::ServiceError>
-{
-    use leaderboard_core::service::ingest::{self, ScoreBody, SubmitScore};
+) -> Result<
+    leaderboard_core::service::write::reply::IngestReply,
+    leaderboard_core::service::ServiceError,
+> {
+    use leaderboard_core::service::ingest;
     use leaderboard_core::service::operator::Operator;
+    use leaderboard_core::service::write::request::{ScoreBody, SubmitScore};
     let body: ScoreBody = serde_json::from_str(&body.to_string()).unwrap();
     let actor = Operator("ops@studio".into());
     let req = SubmitScore::new(b.clone(), crate::fixtures::player(p), body, &actor)?;

@@ -7,9 +7,10 @@ use serde::Serialize;
 
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::service::ingest::{Op, SubmitScore, fold_result};
 use crate::service::moderation::ban;
 use crate::service::operator::{Operator, Reason, ReasonBody, record};
+use crate::service::write::request::{Op, SubmitScore};
+use crate::service::write::{MAX_ATTEMPTS, fold_result, review_receipt};
 use crate::store::{
     AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldFilter, HeldResult, IndexEntry,
     IngestStore, KeptReceipt, QueueChange, RankIndex, Review, Row, RowAt,
@@ -224,7 +225,7 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
 ) -> Result<DecisionReply, ServiceError> {
     // An id that is not one names no held result: 404, as a well-formed unknown one.
     let id = HeldId::parse(text).map_err(|_| ServiceError::HeldNotFound(text.to_owned()))?;
-    for attempt in 0..crate::service::ingest::MAX_ATTEMPTS {
+    for attempt in 0..MAX_ATTEMPTS {
         let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
             return decided_already(ctx, &id, text, decision).await;
         };
@@ -337,7 +338,7 @@ async fn apply<S: IngestStore, I: RankIndex>(
         Fold::Unchanged => current,
     };
     let applied = matches!(fold, Fold::Applied(_));
-    let receipt = super::review_receipt(
+    let receipt = review_receipt(
         (held.score, &held.ties),
         standing,
         current.map(|c| c.score),

@@ -16,11 +16,11 @@ use tracing::instrument;
 
 use super::join::{enter, not_running, refused};
 use super::member_of;
-use crate::service::ingest::{
-    IngestReply, Prepared, ScoreBody, SubmitScore, check_ban, check_event_ts, prepare, write,
-};
 use crate::service::operator::Operator;
 use crate::service::scores::{MatchResult, Refusal, submission};
+use crate::service::write::reply::IngestReply;
+use crate::service::write::request::{ScoreBody, SubmitScore};
+use crate::service::write::{self, Prepared, check_ban, check_event_ts};
 use crate::service::{Context, JoinRefusal, ServiceError};
 use crate::store::{AttemptCount, Consistency, IngestStore, RankIndex};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
@@ -148,8 +148,8 @@ async fn record<S: IngestStore, I: RankIndex>(
     // Both boards tie-break this result alike.
     req.reached_at = Some(now);
     let board = ctx.boards.current(&ctx.store, &lb).await?;
-    let result = match prepare(ctx, &board, &req, Consistency::Strong).await? {
-        Prepared::Answered(reply) => reply,
+    let result = match write::prepare(ctx, &board, &req, Consistency::Strong).await? {
+        Prepared::Replay(reply) => reply,
         Prepared::Write(row) => {
             if let Some(max) = t.max_attempts.filter(|max| member.attempts >= *max) {
                 return Err(exhausted(t, player, max));
@@ -161,7 +161,7 @@ async fn record<S: IngestStore, I: RankIndex>(
                 max: t.max_attempts,
                 seen: member.attempts,
             };
-            write(ctx, &board, req.clone(), row, Some(attempt)).await?
+            write::write(ctx, &board, req.clone(), row, Some(attempt)).await?
         }
     };
     let attempts_used = result.attempts_used;
@@ -192,9 +192,9 @@ async fn on_cohort<S: IngestStore, I: RankIndex>(
 ) -> Result<IngestReply, ServiceError> {
     req.board = cohort_lb.clone();
     let board = ctx.boards.current(&ctx.store, cohort_lb).await?;
-    match prepare(ctx, &board, &req, Consistency::Strong).await? {
-        Prepared::Answered(reply) => Ok(reply),
-        Prepared::Write(row) => write(ctx, &board, req, row, None).await,
+    match write::prepare(ctx, &board, &req, Consistency::Strong).await? {
+        Prepared::Replay(reply) => Ok(reply),
+        Prepared::Write(row) => write::write(ctx, &board, req, row, None).await,
     }
 }
 

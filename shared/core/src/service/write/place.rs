@@ -1,17 +1,17 @@
-//! The player's place after a write: the write-through to the rank index (one round
-//! trip), or the place read before it when nothing changed; an index that cannot answer
-//! leaves `rank` null and reports the board for repair when it is not ready.
+//! Stage 4, place: the player's place after a write (or a replay): the write-through
+//! to the rank index (one round trip), or the place read before it when nothing
+//! changed; an index that cannot answer leaves `rank` null and reports the board for
+//! repair when it is not ready.
 
 use tracing::warn;
 
-use super::receipt::{IngestReply, replay};
-use super::request::SubmitScore;
-use crate::service::{Context, ServiceError};
-use crate::store::{Health, IndexEntry, IndexError, RankIndex, Row, StandingStore};
-use leaderboard_rules::board::{Board, Standing};
+use crate::service::Context;
+use crate::store::{Health, IndexEntry, IndexError, RankIndex};
+use leaderboard_rules::board::Standing;
 use leaderboard_rules::order::{Direction, RankMode};
-use leaderboard_rules::score::Score;
-use leaderboard_rules::tiebreak::Ties;
+
+use super::reply::IngestReply;
+use super::request::SubmitScore;
 
 /// The player's place before this submission, when asked for (`None` otherwise): its
 /// rank goes into the receipt, and a result that changes nothing answers with it, so
@@ -43,24 +43,39 @@ pub(super) async fn placed_now<S, I: RankIndex>(
         .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total)))
 }
 
-/// Fills in the rank: applies `standing` to the index (write-through) or, when nothing
-/// changed, takes the place already `known` or reads the player's current one. Index
-/// failures leave `rank` null.
+/// How the player's place after a write is found.
+pub(crate) enum PlaceBy<'a> {
+    /// The write moved the standing: apply it to the index (write-through), which
+    /// answers the place; `expire_at`, s, for a window board's entries.
+    Applying {
+        standing: &'a Standing,
+        expire_at: Option<i64>,
+    },
+    /// Nothing moved and the place was read before the write.
+    Known(Result<Placed, IndexError>),
+    /// Nothing moved: read the place now.
+    Reading,
+}
+
+/// Fills in the reply's rank, found as `by` says; index failures leave `rank` null (and
+/// an index that is not complete is reported for repair).
 pub(super) async fn place<S, I: RankIndex>(
     ctx: &Context<S, I>,
     req: &SubmitScore,
     dir: Direction,
-    standing: Option<&Standing>,
-    expire_at: Option<i64>,
-    known: Option<Result<Placed, IndexError>>,
-    reply: &mut IngestReply,
-) {
+    by: PlaceBy<'_>,
+    mut reply: IngestReply,
+) -> IngestReply {
     if !ctx.settings.write_through {
-        return;
+        return reply;
     }
-    let placed = match (standing, known) {
-        (Some(s), _) => {
-            let entry = IndexEntry::standing(&req.board, dir, req.player.as_str(), s, expire_at);
+    let placed = match by {
+        PlaceBy::Applying {
+            standing,
+            expire_at,
+        } => {
+            let entry =
+                IndexEntry::standing(&req.board, dir, req.player.as_str(), standing, expire_at);
             ctx.index
                 .apply(&entry)
                 .await
@@ -72,8 +87,8 @@ pub(super) async fn place<S, I: RankIndex>(
                     (other, _) => Placed::NotReady(other),
                 })
         }
-        (None, Some(known)) => known,
-        (None, None) => placed_now(ctx, req, dir).await,
+        PlaceBy::Known(known) => known,
+        PlaceBy::Reading => placed_now(ctx, req, dir).await,
     };
     match placed {
         Ok(Placed::At(rank, total)) => {
@@ -86,39 +101,15 @@ pub(super) async fn place<S, I: RankIndex>(
         }
         Err(error) => warn!(%error, "rank index unavailable; the stream will catch it up"),
     }
+    reply
 }
 
 /// Where the write-through found the player.
-pub(super) enum Placed {
+pub(crate) enum Placed {
     At(u64, u64),
     /// Not on the board (a replayed receipt whose standing is gone from the index, or a
     /// write-through that lost to a newer removal).
     Unranked,
     /// The board's index is not complete: no rank to give.
     NotReady(Health),
-}
-
-/// A retry answered from its receipt ([`replay`]) and placed as the board stands now;
-/// `None` if the match is new to the row.
-pub(super) async fn replayed<S: StandingStore, I: RankIndex>(
-    ctx: &Context<S, I>,
-    board: &Board,
-    req: &SubmitScore,
-    result: &(Score, Ties),
-    row: &Row,
-) -> Result<Option<IngestReply>, ServiceError> {
-    let Some(mut reply) = replay(ctx, board, req, result, row).await? else {
-        return Ok(None);
-    };
-    place(
-        ctx,
-        req,
-        board.policy.direction(),
-        None,
-        None,
-        None,
-        &mut reply,
-    )
-    .await;
-    Ok(Some(reply))
 }
