@@ -13,6 +13,7 @@
 mod cache_plane;
 mod dead_letter;
 mod error;
+mod events;
 mod friends;
 mod held;
 mod index_entry;
@@ -35,6 +36,9 @@ pub use cache_plane::{
 };
 pub use dead_letter::{DeadLetter, DeadLetterCount, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
+pub use events::{
+    EventPublisher, LeagueSettled, SettledMember, TournamentStarted, Turn, WindowClosed, WindowTurn,
+};
 pub use friends::FriendsSource;
 pub use held::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, queue_key};
 pub use index_entry::{EntryKind, IndexEntry};
@@ -57,9 +61,7 @@ pub use score_store::{
     RankedReads, ReadStore, RebuildStore, ScoreStore, SketchStore, StandingStore,
 };
 pub use seal::{
-    EventPublisher, HistoryQuery, HistoryRow, LeagueRow, LeagueSettled, Placing, Results,
-    SealState, SealStore, SealedWindow, SettledMember, TournamentStarted, Turn, WindowClosed,
-    WindowTurn,
+    HistoryQuery, HistoryRow, LeagueRow, Placing, Results, SealState, SealStore, SealedWindow,
 };
 pub use stream::{StreamBatch, StreamRange, StreamSource};
 pub use tournament::{SeatHints, SeatTaken, TournamentPage, TournamentStore};

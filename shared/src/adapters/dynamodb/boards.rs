@@ -10,7 +10,7 @@ use tracing::instrument;
 
 use super::keys::{FAMILY_LIST_PK, Item, LIST_PK, board_key, family_pk_sk, key};
 use super::tournaments::{cancellation, failed};
-use super::{DynamoScoreStore, next_sort_key};
+use super::{DynamoScoreStore, page_of};
 use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{BoardPage, BoardStore, FamilyPage};
 use leaderboard_rules::board::{Board, BoardStatus};
@@ -155,20 +155,9 @@ impl BoardStore for DynamoScoreStore {
             q.key_condition_expression("pk = :pk AND begins_with(sk, :prefix)")
                 .expression_attribute_values(":prefix", AttributeValue::S(prefix.into()))
         };
-        let out = q
-            .set_exclusive_start_key(start)
-            .limit(limit as i32)
-            .send()
-            .await
-            .map_err(|e| StoreError::call("Query(board list)", e))?;
-        let next = next_sort_key(&out);
-        let boards = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(|item| serde_dynamo::from_item::<_, BoardItem>(item).map(|b| b.board))
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::item)?;
+        let q = q.set_exclusive_start_key(start).limit(limit as i32);
+        let (items, next) = page_of::<BoardItem>(q, "Query(board list)").await?;
+        let boards = items.into_iter().map(|b| b.board).collect();
         Ok(BoardPage { boards, next })
     }
 
@@ -225,18 +214,11 @@ impl BoardStore for DynamoScoreStore {
         after: Option<&str>,
         limit: u32,
     ) -> Result<FamilyPage, StoreError> {
-        let out = self
-            .partition(FAMILY_LIST_PK)
+        let q = (self.partition(FAMILY_LIST_PK))
             .set_exclusive_start_key(after.map(|sk| key(FAMILY_LIST_PK.into(), sk.to_owned())))
-            .limit(limit as i32)
-            .send()
-            .await
-            .map_err(|e| StoreError::call("Query(family list)", e))?;
-        let next = next_sort_key(&out);
-        let families = (out.items.unwrap_or_default().into_iter())
-            .map(|item| serde_dynamo::from_item::<_, FamilyItem>(item).map(|f| f.family))
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::item)?;
+            .limit(limit as i32);
+        let (items, next) = page_of::<FamilyItem>(q, "Query(family list)").await?;
+        let families = items.into_iter().map(|f| f.family).collect();
         Ok(FamilyPage { families, next })
     }
 }

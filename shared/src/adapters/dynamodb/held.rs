@@ -205,15 +205,8 @@ impl HeldStore for DynamoScoreStore {
         if !filters.is_empty() {
             query = query.filter_expression(filters.join(" AND "));
         }
-        let out = query
-            .send()
-            .await
-            .map_err(|e| StoreError::call("Query(held)", e))?;
-        let next = super::next_sort_key(&out);
-        let held = (out.items.unwrap_or_default().into_iter())
-            .map(|i| serde_dynamo::from_item::<_, HeldItem>(i).map(HeldItem::held))
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::item)?;
+        let (items, next) = super::page_of::<HeldItem>(query, "Query(held)").await?;
+        let held = items.into_iter().map(HeldItem::held).collect();
         Ok(HeldPage { held, next })
     }
 }

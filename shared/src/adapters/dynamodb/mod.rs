@@ -91,6 +91,21 @@ pub(crate) const NAME_INDEX: &str = "by_name";
 /// BatchWriteItem calls one bulk write keeps in flight.
 const BATCHES_IN_FLIGHT: usize = 16;
 
+/// One page of `query` (`what` names it in errors): its items read as `T`, and the sort
+/// key the next page starts after.
+async fn page_of<T: serde::de::DeserializeOwned>(
+    query: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
+    what: &'static str,
+) -> Result<(Vec<T>, Option<String>), StoreError> {
+    let out = query.send().await.map_err(|e| StoreError::call(what, e))?;
+    let next = next_sort_key(&out);
+    let items = (out.items.unwrap_or_default().into_iter())
+        .map(serde_dynamo::from_item)
+        .collect::<Result<_, _>>()
+        .map_err(StoreError::item)?;
+    Ok((items, next))
+}
+
 /// Where the next page of a query starts: the sort key of its last evaluated item.
 fn next_sort_key(out: &aws_sdk_dynamodb::operation::query::QueryOutput) -> Option<String> {
     out.last_evaluated_key()

@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::DynamoScoreStore;
-use super::keys::{AUDIT_PK, ban_pk_sk, key, player_ban_pk_sk};
+use super::keys::{AUDIT_PK, Item, ban_pk_sk, key, player_ban_pk_sk};
 use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{AuditPage, AuditRecord, Ban, ModerationStore};
 use leaderboard_rules::ids::PlayerId;
@@ -73,14 +73,7 @@ impl ModerationStore for DynamoScoreStore {
     async fn get_ban(&self, game: &str, player: &PlayerId) -> Result<Option<Ban>, StoreError> {
         let (pk, sk) = ban_pk_sk(game, player);
         let item = self.get_item(key(pk, sk), "GetItem(ban)").await?;
-        Ok(match item {
-            Some(item) => Some(
-                serde_dynamo::from_item::<_, BanItem>(item)
-                    .map_err(StoreError::item)?
-                    .ban,
-            ),
-            None => None,
-        })
+        ban_of(item)
     }
 
     #[instrument(skip(self))]
@@ -90,14 +83,7 @@ impl ModerationStore for DynamoScoreStore {
         let (pk, sk) = player_ban_pk_sk(player, game);
         self.delete_item(key(pk, sk), "DeleteItem(player ban)")
             .await?;
-        Ok(match old {
-            Some(item) => Some(
-                serde_dynamo::from_item::<_, BanItem>(item)
-                    .map_err(StoreError::item)?
-                    .ban,
-            ),
-            None => None,
-        })
+        ban_of(old)
     }
 
     #[instrument(skip(self))]
@@ -135,22 +121,12 @@ impl ModerationStore for DynamoScoreStore {
 
     #[instrument(skip(self))]
     async fn audit_page(&self, before: Option<&str>, limit: u32) -> Result<AuditPage, StoreError> {
-        let out = self
-            .partition(AUDIT_PK)
+        let q = (self.partition(AUDIT_PK))
             .set_exclusive_start_key(before.map(|b| key(AUDIT_PK.into(), b.to_owned())))
             .scan_index_forward(false)
-            .limit(limit as i32)
-            .send()
-            .await
-            .map_err(|e| StoreError::call("Query(audit)", e))?;
-        let next = super::next_sort_key(&out);
-        let records = out
-            .items
-            .unwrap_or_default()
-            .into_iter()
-            .map(|item| serde_dynamo::from_item::<_, AuditItem>(item).map(|a| a.record))
-            .collect::<Result<_, _>>()
-            .map_err(StoreError::item)?;
+            .limit(limit as i32);
+        let (items, next) = super::page_of::<AuditItem>(q, "Query(audit)").await?;
+        let records = items.into_iter().map(|a| a.record).collect();
         Ok(AuditPage { records, next })
     }
 
@@ -186,4 +162,11 @@ impl ModerationStore for DynamoScoreStore {
             }
         }
     }
+}
+
+/// The ban a ban item holds, if there is one.
+fn ban_of(item: Option<Item>) -> Result<Option<Ban>, StoreError> {
+    item.map(|i| serde_dynamo::from_item::<_, BanItem>(i).map(|b| b.ban))
+        .transpose()
+        .map_err(StoreError::item)
 }

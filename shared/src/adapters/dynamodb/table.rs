@@ -20,12 +20,6 @@ impl DynamoScoreStore {
                 .attribute_type(ScalarAttributeType::S)
                 .build()
         };
-        let key = |name: &str, kind| {
-            KeySchemaElement::builder()
-                .attribute_name(name)
-                .key_type(kind)
-                .build()
-        };
         self.client
             .create_table()
             .table_name(&self.table)
@@ -35,47 +29,11 @@ impl DynamoScoreStore {
             .attribute_definitions(attr("xk").map_err(StoreError::request)?)
             .attribute_definitions(attr("nk").map_err(StoreError::request)?)
             .attribute_definitions(attr("nf").map_err(StoreError::request)?)
-            .key_schema(key("pk", KeyType::Hash).map_err(StoreError::request)?)
-            .key_schema(key("sk", KeyType::Range).map_err(StoreError::request)?)
-            .global_secondary_indexes(
-                GlobalSecondaryIndex::builder()
-                    .index_name(RANK_INDEX)
-                    .key_schema(key("pk", KeyType::Hash).map_err(StoreError::request)?)
-                    .key_schema(key("rk", KeyType::Range).map_err(StoreError::request)?)
-                    .projection(
-                        Projection::builder()
-                            .projection_type(ProjectionType::KeysOnly)
-                            .build(),
-                    )
-                    .build()
-                    .map_err(StoreError::request)?,
-            )
-            .global_secondary_indexes(
-                GlobalSecondaryIndex::builder()
-                    .index_name(EXPIRY_INDEX)
-                    .key_schema(key("pk", KeyType::Hash).map_err(StoreError::request)?)
-                    .key_schema(key("xk", KeyType::Range).map_err(StoreError::request)?)
-                    .projection(
-                        Projection::builder()
-                            .projection_type(ProjectionType::KeysOnly)
-                            .build(),
-                    )
-                    .build()
-                    .map_err(StoreError::request)?,
-            )
-            .global_secondary_indexes(
-                GlobalSecondaryIndex::builder()
-                    .index_name(NAME_INDEX)
-                    .key_schema(key("nk", KeyType::Hash).map_err(StoreError::request)?)
-                    .key_schema(key("nf", KeyType::Range).map_err(StoreError::request)?)
-                    .projection(
-                        Projection::builder()
-                            .projection_type(ProjectionType::KeysOnly)
-                            .build(),
-                    )
-                    .build()
-                    .map_err(StoreError::request)?,
-            )
+            .key_schema(key("pk", KeyType::Hash)?)
+            .key_schema(key("sk", KeyType::Range)?)
+            .global_secondary_indexes(keys_only(RANK_INDEX, "pk", "rk")?)
+            .global_secondary_indexes(keys_only(EXPIRY_INDEX, "pk", "xk")?)
+            .global_secondary_indexes(keys_only(NAME_INDEX, "nk", "nf")?)
             .billing_mode(BillingMode::PayPerRequest)
             .stream_specification(
                 StreamSpecification::builder()
@@ -102,4 +60,29 @@ impl DynamoScoreStore {
             .map_err(|e| StoreError::call("UpdateTimeToLive", e))?;
         Ok(())
     }
+}
+
+/// One element of a key schema.
+fn key(name: &str, kind: KeyType) -> Result<KeySchemaElement, StoreError> {
+    (KeySchemaElement::builder()
+        .attribute_name(name)
+        .key_type(kind))
+    .build()
+    .map_err(StoreError::request)
+}
+
+/// A sparse index keyed on `hash` and `range` that projects the keys only, as all three
+/// of the table's are.
+fn keys_only(name: &str, hash: &str, range: &str) -> Result<GlobalSecondaryIndex, StoreError> {
+    GlobalSecondaryIndex::builder()
+        .index_name(name)
+        .key_schema(key(hash, KeyType::Hash)?)
+        .key_schema(key(range, KeyType::Range)?)
+        .projection(
+            Projection::builder()
+                .projection_type(ProjectionType::KeysOnly)
+                .build(),
+        )
+        .build()
+        .map_err(StoreError::request)
 }

@@ -14,7 +14,7 @@ use super::keys::{
     seat_partition, seat_pk_sk,
 };
 use super::moderation::AuditItem;
-use super::{DynamoScoreStore, next_sort_key};
+use super::{DynamoScoreStore, page_of};
 use leaderboard_core::store::{
     AuditRecord, Consistency, SeatTaken, StoreError, TournamentPage, TournamentStore,
 };
@@ -223,20 +223,12 @@ impl TournamentStore for DynamoScoreStore {
         after: Option<&str>,
         limit: u32,
     ) -> Result<TournamentPage, StoreError> {
-        let out = self
-            .partition(TOURNAMENTS_PK)
+        let q = (self.partition(TOURNAMENTS_PK))
             .set_exclusive_start_key(after.map(|sk| key(TOURNAMENTS_PK.into(), sk.to_owned())))
-            .limit(limit as i32)
-            .send()
-            .await
-            .map_err(|e| StoreError::call("Query(tournaments)", e))?;
-        let next = next_sort_key(&out);
-        let tournaments = (out.items.unwrap_or_default().into_iter())
-            .map(|item| {
-                serde_dynamo::from_item::<_, TournamentItem>(item)
-                    .map_err(StoreError::item)?
-                    .tournament()
-            })
+            .limit(limit as i32);
+        let (items, next) = page_of::<TournamentItem>(q, "Query(tournaments)").await?;
+        let tournaments = (items.into_iter())
+            .map(|t| t.tournament())
             .collect::<Result<_, StoreError>>()?;
         Ok(TournamentPage { tournaments, next })
     }

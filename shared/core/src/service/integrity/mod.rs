@@ -2,12 +2,15 @@
 //! applied (docs/integrity.md). The write path judges and holds it (its `decide` and
 //! `commit` stages, [`crate::service::write`]); here:
 //!
-//! - `queue`: the operators' review queue: list, approve (applied as the board's
-//!   policy would have applied it when it arrived), reject; each decision once.
+//! - `queue`: the operators' review queue, a game's held results oldest first.
+//! - `decision`: approve (applied as the board's policy would have applied it when it
+//!   arrived) or reject; each decision once.
 //! - `dry_run`: which of a board's standings a candidate rule set would have held.
 
+mod decision;
 mod dry_run;
 mod queue;
 
+pub use decision::{Decision, DecisionReply, decide};
 pub use dry_run::{DryRunReply, MAX_DRY_RUN, WouldHold, dry_run};
-pub use queue::{Decision, DecisionReply, HeldId, HeldView, MAX_HELD_ID, QueuePage, decide, list};
+pub use queue::{HeldId, HeldView, MAX_HELD_ID, QueuePage, list};

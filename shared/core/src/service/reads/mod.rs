@@ -25,6 +25,7 @@ mod pages;
 mod params;
 mod rank;
 mod reply;
+mod store_pages;
 mod top;
 
 pub use entries::{MAX_PLAYERS, entries, parse_players};

@@ -32,19 +32,17 @@
 //! writes stopped before the walk; under writes, a result posted during a degraded walk
 //! with an `event_ts` from before it is judged by that time (see `docs/walks.md`).
 
-use crate::store::{
-    IndexError, PageAt, RankIndex, RankedReads, ReadStore, SketchStore, Slice, TOP_WINDOW,
-};
+use crate::store::{IndexError, PageAt, RankIndex, ReadStore, Slice, TOP_WINDOW};
 use leaderboard_rules::board::Board;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
-use super::estimate::{COUNT_CAP, estimate, place};
 use super::fallback::{history, rank_order_after};
 use super::hot_reads::cached;
 use super::names::{self, Known};
 use super::params::board_for;
 use super::reply::{Entry, PageReply, Provenance, Source};
+use super::store_pages::{Page, page_from_store};
 use crate::service::Context;
 use crate::service::ServiceError;
 use leaderboard_rules::cursor::CursorSigner;
@@ -53,7 +51,6 @@ use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::order::{Direction, RankKey, RankMode, Start, places};
 use leaderboard_rules::score::Score;
 use leaderboard_rules::tiebreak::Ties;
-use leaderboard_rules::time::now_us;
 
 /// Where a `ranks` read starts: at the top, at a 1-based rank, or from a cursor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -136,9 +133,29 @@ pub async fn ranks_from<S: ReadStore, I: RankIndex>(
         (&ctx.boards, lb),
         key,
         false,
-        || ranks_fresh(ctx, signer, lb, start, limit, mode),
+        || {
+            ranks_fresh(
+                ctx,
+                signer,
+                PageAsk {
+                    lb,
+                    start,
+                    limit,
+                    mode,
+                },
+            )
+        },
     )
     .await
+}
+
+/// One page asked of a board: where it starts, how long, under which rank mode.
+#[derive(Clone, Copy)]
+struct PageAsk<'a> {
+    lb: &'a LeaderboardId,
+    start: PageStart<'a>,
+    limit: u64,
+    mode: RankMode,
 }
 
 /// A first page read from the board's top window when it lies inside it (`None`: it
@@ -201,11 +218,14 @@ fn tail<T: Clone>(named: Option<Vec<T>>, pos: usize, end: usize) -> Option<Vec<T
 async fn ranks_fresh<S: ReadStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
-    lb: &LeaderboardId,
-    start: PageStart<'_>,
-    limit: u64,
-    mode: RankMode,
+    ask: PageAsk<'_>,
 ) -> Result<PageReply, ServiceError> {
+    let PageAsk {
+        lb,
+        start,
+        limit,
+        mode,
+    } = ask;
     let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let scope = format!("ranks:{lb}");
@@ -333,133 +353,4 @@ fn walk_on(
         prev_cursor,
         meta: page.meta,
     }
-}
-
-/// A page as read, before it becomes a reply.
-struct Page {
-    /// Where the page's first key stands.
-    start: Start,
-    keys: Vec<RankKey>,
-    /// Per key, when it took its place (see the module's doc).
-    stamps: Vec<i64>,
-    /// The clock of the read, on the stamps' clock.
-    clock: i64,
-    total: u64,
-    /// Whether entries lie past the page's last key, when the read itself says so:
-    /// a forward page from DynamoDB, full or short. `None`: from the page's place and
-    /// the total, read together with it (Redis).
-    more_after: Option<bool>,
-    meta: Provenance,
-}
-
-/// A page read from DynamoDB's rank-ordered index. Stamps are reach times (see the
-/// module's doc); a page at a rank past [`COUNT_CAP`] starts from the board's rank
-/// sketch, and says its ranks are approximate.
-async fn page_from_store<S: RankedReads + SketchStore, I>(
-    ctx: &Context<S, I>,
-    lb: &LeaderboardId,
-    dir: Direction,
-    at: PageAt<'_>,
-    limit: u64,
-    mode: RankMode,
-    degraded: bool,
-) -> Result<Page, ServiceError> {
-    let clock = now_us();
-    let keys = match at {
-        PageAt::Top => ctx.store.ranked_after(lb, dir, None, limit).await?,
-        PageAt::After(k) => ctx.store.ranked_after(lb, dir, Some(k), limit).await?,
-        PageAt::Before(k) => ctx.store.ranked_before(lb, dir, k, limit).await?,
-        PageAt::Rank(r) => keys_from_rank(ctx, lb, dir, r, limit).await?,
-    };
-    // From the top, or from a rank counted from it, the keys' place is known by how they
-    // were read; counting the entries before them again could meet a player who moved
-    // in between (a top page starting at rank 2).
-    let counted = match at {
-        PageAt::Top => Some(0),
-        PageAt::Rank(r) if r <= COUNT_CAP => Some(r),
-        _ => None,
-    };
-    let (start, total, meta) = match keys.first() {
-        Some(k) => {
-            let mut est =
-                estimate(&ctx.store, lb, dir, Some(k).filter(|_| counted.is_none())).await?;
-            if let Some(before) = counted {
-                est.before = before;
-                est.total = est.total.max(before + keys.len() as u64);
-            }
-            let (first_place, approximate) = place(&ctx.store, lb, dir, k, &est, mode).await?;
-            let mut meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
-            meta.rank_approximate = approximate;
-            let start = Start {
-                rank: est.before + 1,
-                place: first_place,
-            };
-            (start, est.total, meta)
-        }
-        None => {
-            let est = estimate(&ctx.store, lb, dir, None).await?;
-            let meta = Provenance::now(Source::Dynamodb, degraded).estimated(&est);
-            let rank = match at {
-                PageAt::Rank(r) => r.min(est.total) + 1,
-                PageAt::Top | PageAt::Before(_) => 1,
-                PageAt::After(_) => est.total + 1,
-            };
-            (Start { rank, place: rank }, est.total, meta)
-        }
-    };
-    // The page's place and the total are counted by reads after the page's own, so
-    // under writes they can be off by the players who moved in between: a mover counted
-    // before the page's first key made a page that stopped short of the end look like the
-    // last one, and the walk dropped a player who never moved. Walking forward, only a
-    // short page is the last.
-    let more_after = match at {
-        PageAt::Before(_) => None,
-        _ => Some(keys.len() as u64 >= limit),
-    };
-    Ok(Page {
-        start,
-        stamps: keys
-            .iter()
-            .map(|k| k.reached_at.saturating_mul(1_000))
-            .collect(),
-        keys,
-        clock,
-        total,
-        more_after,
-        meta,
-    })
-}
-
-/// Up to `limit` keys from the 0-based rank `rank`, read from DynamoDB: counted from the
-/// top while that reads at most [`COUNT_CAP`] entries, else from the nearest mark of the
-/// board's rank sketch before it (no sketch, or the mark too far: `rank_unavailable`).
-async fn keys_from_rank<S: RankedReads + SketchStore, I>(
-    ctx: &Context<S, I>,
-    lb: &LeaderboardId,
-    dir: Direction,
-    rank: u64,
-    limit: u64,
-) -> Result<Vec<RankKey>, ServiceError> {
-    let (after, skip) = match rank <= COUNT_CAP {
-        true => (None, rank),
-        false => {
-            let sketch = ctx.store.get_sketch(lb).await?;
-            // The last mark before the rank: the entries after it start one rank later.
-            let mark = sketch.as_ref().and_then(|sk| {
-                let i = sk.ranks.partition_point(|&r| r < rank).checked_sub(1)?;
-                let key = RankKey::from_sort_key(dir, sk.keys.get(i)?)?;
-                Some((key, rank - sk.ranks[i] - 1))
-            });
-            match mark {
-                Some((key, gap)) if gap <= COUNT_CAP => (Some(key), gap),
-                _ => return Err(ServiceError::RankUnavailable(lb.clone())),
-            }
-        }
-    };
-    let mut keys = ctx
-        .store
-        .ranked_after(lb, dir, after.as_ref(), skip + limit)
-        .await?;
-    let skip = (skip as usize).min(keys.len());
-    Ok(keys.split_off(skip))
 }

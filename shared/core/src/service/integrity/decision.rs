@@ -1,0 +1,351 @@
+//! An operator's decision on a held result: approved (applied as the board's policy
+//! would have applied it when it arrived) or rejected, with its row and the queue
+//! item's removal in one transaction, so it happens once however many operators decide
+//! at the same time; a rejection may ban the player (the rule's ban threshold).
+
+use serde::Serialize;
+
+use crate::service::Context;
+use crate::service::ServiceError;
+use crate::service::moderation::ban;
+use crate::service::operator::{Operator, Reason, ReasonBody, record};
+use crate::service::write::request::{Op, SubmitScore};
+use crate::service::write::{MAX_ATTEMPTS, fold_result, review_receipt};
+use crate::store::{
+    AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldResult, IndexEntry, IngestStore,
+    KeptReceipt, QueueChange, RankIndex, Review, Row, RowAt,
+};
+use leaderboard_rules::board::{Board, Fold, Policy};
+use leaderboard_rules::decimal::{Amount, Shown};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
+use leaderboard_rules::time::now_ms;
+
+use super::queue::HeldId;
+
+/// An operator's decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    Approve,
+    Reject,
+}
+
+impl Decision {
+    fn done(self) -> &'static str {
+        match self {
+            Self::Approve => "APPROVED",
+            Self::Reject => "REJECTED",
+        }
+    }
+}
+
+/// What a decision did.
+#[derive(Debug, Serialize)]
+pub struct DecisionReply {
+    pub id: String,
+    pub decision: &'static str,
+    pub leaderboard_id: LeaderboardId,
+    pub player_id: PlayerId,
+    pub match_id: String,
+    /// Whether the approved result moved the player's standing (a BEST beaten since
+    /// changes nothing).
+    pub update_applied: bool,
+    /// The player's standing after the decision.
+    pub score: Option<Shown>,
+    /// The decision had already been made (by this call's retry, or another operator's
+    /// same decision): nothing changed now.
+    pub replayed: bool,
+    /// This rejection brought the player to the board's `ban_after_rejections`: they
+    /// are now banned from the game.
+    pub banned: bool,
+}
+
+/// Decides one held result, once: approved, it is applied as the board's policy would
+/// have applied it when it arrived; rejected, it never counts. A result decided
+/// already the same way answers again (`replayed`); the other way, 409.
+pub async fn decide<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    text: &str,
+    decision: Decision,
+    reason: Reason,
+) -> Result<DecisionReply, ServiceError> {
+    // An id that is not one names no held result: 404, as a well-formed unknown one.
+    let id = HeldId::parse(text).map_err(|_| ServiceError::HeldNotFound(text.to_owned()))?;
+    for attempt in 0..MAX_ATTEMPTS {
+        let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
+            return decided_already(ctx, &id, text, decision).await;
+        };
+        // Read fresh (not the container's cached definition): whether it is sealed.
+        let board = (ctx.store.get_board(&held.leaderboard_id).await?)
+            .ok_or_else(|| ServiceError::BoardNotFound(held.leaderboard_id.clone()))?;
+        let row = (ctx.store)
+            .get_row(&held.leaderboard_id, &held.player_id, Consistency::Strong)
+            .await?;
+        if let Some(reply) = apply(ctx, op, &board, &row, &held, decision, &reason, text).await? {
+            return Ok(reply);
+        }
+        tokio::time::sleep(crate::service::backoff(attempt)).await;
+    }
+    Err(ServiceError::Contention)
+}
+
+/// The answer for a result no longer in the queue: its receipt says how it was decided.
+async fn decided_already<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    id: &HeldId,
+    text: &str,
+    decision: Decision,
+) -> Result<DecisionReply, ServiceError> {
+    let not_found = || ServiceError::HeldNotFound(text.to_owned());
+    let board = ctx.boards.current(&ctx.store, &id.board).await?;
+    let row = (ctx.store)
+        .get_row(&id.board, &id.player, Consistency::Strong)
+        .await?;
+    let receipt = match row.kept_receipt(&id.match_id) {
+        Some(r) => r.clone(),
+        None => (ctx.store)
+            .get_receipt(&id.board, &id.player, &id.match_id)
+            .await?
+            .ok_or_else(not_found)?,
+    };
+    let was = match receipt.review {
+        Some(Review::Held(_)) => return Err(not_found()),
+        Some(Review::Rejected) => Decision::Reject,
+        None => Decision::Approve,
+    };
+    if was != decision {
+        return Err(ServiceError::AlreadyDecided {
+            id: text.to_owned(),
+            decided: was.done().to_lowercase().leak(),
+        });
+    }
+    Ok(DecisionReply {
+        id: text.to_owned(),
+        decision: was.done(),
+        leaderboard_id: id.board.clone(),
+        player_id: id.player.clone(),
+        match_id: id.match_id.to_string(),
+        update_applied: receipt.update_applied,
+        score: row.standing.as_ref().map(|s| board.scores.show(s.score)),
+        replayed: true,
+        banned: false,
+    })
+}
+
+/// Writes one decision with the row as read; `None` when the row or the queue moved
+/// (nothing written).
+#[allow(clippy::too_many_arguments)]
+#[expect(
+    clippy::too_many_lines,
+    reason = "a decision's one conditional write with its row, receipt and audit; the write stages are to take it over"
+)]
+async fn apply<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    board: &Board,
+    row: &Row,
+    held: &HeldResult,
+    decision: Decision,
+    reason: &Reason,
+    text: &str,
+) -> Result<Option<DecisionReply>, ServiceError> {
+    let now = now_ms();
+    // A window sealed since: its sealed results and history are final (docs/integrity.md).
+    if decision == Decision::Approve && board.sealed_at.is_some() {
+        return Err(ServiceError::HeldWindowSealed(board.leaderboard_id.clone()));
+    }
+    let current = row.standing.as_ref();
+    // The row without the held receipt, which the decision's receipt replaces.
+    let mut rest = row.clone();
+    rest.receipts.retain(|k| k.match_id != held.match_id);
+    let req = SubmitScore {
+        board: held.leaderboard_id.clone(),
+        player: held.player_id.clone(),
+        match_id: held.match_id.clone(),
+        score: Amount::whole("score", held.score),
+        subscores: Vec::new(),
+        event_ts: held.event_ts,
+        want_previous_rank: false,
+        reached_at: Some(held.reached_at),
+        metadata: held.metadata.clone(),
+        op: Op::Policy,
+    };
+    let (fold, buckets) = match decision {
+        Decision::Reject => (Fold::Unchanged, None),
+        Decision::Approve => approved_fold(board, &req, row, held, now)?,
+    };
+    let fold = match fold {
+        Fold::Applied(s) if current.is_none() => Fold::Applied(s).after_removal(row.version),
+        f => f,
+    }
+    .carrying(held.metadata.clone());
+    let standing = match &fold {
+        Fold::Applied(s) => Some(s),
+        Fold::Unchanged => current,
+    };
+    let applied = matches!(fold, Fold::Applied(_));
+    let receipt = review_receipt(
+        (held.score, &held.ties),
+        standing,
+        current.map(|c| c.score),
+        applied,
+        (&held.match_id, held.reached_at),
+        held.metadata.as_ref(),
+        (decision == Decision::Reject).then_some(Review::Rejected),
+    );
+    let action = match decision {
+        Decision::Approve => AuditAction::ApproveResult,
+        Decision::Reject => AuditAction::RejectResult,
+    };
+    let mut audit = record(op, action, reason);
+    audit.leaderboard_id = Some(held.leaderboard_id.clone());
+    audit.player_id = Some(held.player_id.clone());
+    audit.game = (!held.game.is_empty()).then(|| held.game.clone());
+    audit.detail = serde_json::json!({
+        "match_id": held.match_id,
+        "rule": held.rule.code(),
+        "score": board.scores.show(held.score),
+        "update_applied": applied,
+    });
+    let dir = board.policy.direction();
+    let index_expire_at = ctx.settings.index_expire_at(board);
+    let kept_buckets = buckets.as_deref().unwrap_or(&row.buckets);
+    let commit = Commit {
+        at: RowAt {
+            board: &held.leaderboard_id,
+            player: &held.player_id,
+            direction: dir,
+            row: &rest,
+            index_expire_at,
+        },
+        standing,
+        receipt: KeptReceipt {
+            match_id: held.match_id.clone(),
+            receipt,
+            // The held receipt's own time, while the row keeps it: the decision is not a
+            // new result (the rate rule counts results by their receipts' times).
+            expires_at: (row.receipts.iter())
+                .find(|k| k.match_id == held.match_id)
+                .map_or(
+                    now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
+                    |k| k.expires_at,
+                ),
+        },
+        ranked: board.rank_index,
+        now_s: now / 1000,
+        attempt: None,
+        audit: Some(&audit),
+        buckets: board.rolling().map(|r| Buckets {
+            buckets: kept_buckets,
+            next_expiry: r.next_expiry(kept_buckets),
+        }),
+        queue: Some(match decision {
+            Decision::Approve => QueueChange::Release(held),
+            Decision::Reject => QueueChange::Reject(held),
+        }),
+    };
+    if ctx.store.commit(&commit).await? != CommitOutcome::Committed {
+        return Ok(None);
+    }
+    if let (true, Some(s)) = (applied, standing) {
+        let entry = IndexEntry::standing(
+            &held.leaderboard_id,
+            dir,
+            held.player_id.as_str(),
+            s,
+            index_expire_at,
+        );
+        if let Err(error) = ctx.index.apply(&entry).await {
+            tracing::warn!(%error, "rank index unavailable; the stream will catch the approval up");
+        }
+    }
+    let banned = match decision {
+        Decision::Reject => ban_if_due(ctx, op, board, held).await?,
+        Decision::Approve => false,
+    };
+    Ok(Some(DecisionReply {
+        id: text.to_owned(),
+        decision: decision.done(),
+        leaderboard_id: held.leaderboard_id.clone(),
+        player_id: held.player_id.clone(),
+        match_id: held.match_id.to_string(),
+        update_applied: applied,
+        score: standing.map(|s| board.scores.show(s.score)),
+        replayed: false,
+        banned,
+    }))
+}
+
+/// Bans the player from the game once their rejected results reach the board's
+/// `ban_after_rejections` (a board of a game only); whether this decision banned them.
+/// The ban is recorded before its sweep; a sweep that runs out of time is finished by
+/// banning again (`PUT /games/{game}/bans/{p}`), as for any ban.
+async fn ban_if_due<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    board: &Board,
+    held: &HeldResult,
+) -> Result<bool, ServiceError> {
+    let limit = (board.integrity.as_ref()).and_then(|r| r.ban_after_rejections);
+    let (Some(limit), false) = (limit, held.game.is_empty()) else {
+        return Ok(false);
+    };
+    let n = ctx.store.rejections(&held.game, &held.player_id).await?;
+    if n < limit
+        || ctx
+            .store
+            .get_ban(&held.game, &held.player_id)
+            .await?
+            .is_some()
+    {
+        return Ok(false);
+    }
+    let why = format!("{n} results rejected in review (ban_after_rejections: {limit})");
+    let reason = Reason::parse(ReasonBody {
+        reason: Some(why.into()),
+    })?;
+    let deadline = std::time::Instant::now() + BAN_SWEEP;
+    let swept = ban::ban(ctx, &held.game, &held.player_id, reason, op, None, deadline).await?;
+    if !swept.sweep.complete {
+        tracing::warn!(game = %held.game, player = %held.player_id, "the ban's sweep ran out of time; ban again to finish it");
+    }
+    Ok(true)
+}
+
+/// How long a ban after rejections may sweep the game's boards within the decision.
+const BAN_SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The fold of an approved result as the board's policy would have folded it when it
+/// arrived: BEST and MIN keep the better (a result beaten since changes nothing), SUM
+/// adds (the total reached when its latest result was), LATEST applies only if no later
+/// result has (a rolling board puts it in its time's bucket, if that is still in the
+/// window).
+fn approved_fold(
+    board: &Board,
+    req: &SubmitScore,
+    row: &Row,
+    held: &HeldResult,
+    now: i64,
+) -> Result<(Fold, Option<Vec<leaderboard_rules::rolling::Bucket>>), ServiceError> {
+    let later = row
+        .standing
+        .as_ref()
+        .is_some_and(|s| s.reached_at > held.reached_at);
+    if board.policy == Policy::Latest && later {
+        return Ok((Fold::Unchanged, None));
+    }
+    if let Some(r) = board.rolling() {
+        let ts = held.event_ts.unwrap_or(held.reached_at);
+        if !r.counts(ts, now) {
+            return Ok((Fold::Unchanged, None));
+        }
+    }
+    // Reached when it arrived, so it ties as it would have; a SUM total that later
+    // results moved since was reached when the last of them was, and stays so.
+    let at = match (board.policy, row.standing.as_ref()) {
+        (Policy::Sum, Some(s)) => held.reached_at.max(s.reached_at),
+        _ => held.reached_at,
+    };
+    let (fold, buckets) = fold_result(board, req, row, (held.score, &held.ties), at, now)?;
+    Ok((fold, buckets))
+}
