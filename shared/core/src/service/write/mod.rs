@@ -64,11 +64,19 @@ pub(crate) async fn prepare<S: StandingStore, I: RankIndex>(
     consistency: Consistency,
 ) -> Result<Prepared, ServiceError> {
     match prepare::prepare(ctx, board, req, consistency).await? {
-        Prepared::Replay(reply) => Ok(Prepared::Replay(
-            place::place(ctx, req, board.policy.direction(), PlaceBy::Reading, reply).await,
-        )),
+        Prepared::Replay(reply) => Ok(Prepared::Replay(replayed(ctx, board, req, reply).await)),
         write => Ok(write),
     }
+}
+
+/// A retry's reply, answered from its receipt, placed as the board stands now.
+async fn replayed<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: &SubmitScore,
+    reply: IngestReply,
+) -> IngestReply {
+    place::place(ctx, req, board.policy.direction(), PlaceBy::Reading, reply).await
 }
 
 /// Stages 2-4 over `row` (as [`prepare`] read it), read again and decided again while
@@ -114,9 +122,9 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                 let fresh = (ctx.store)
                     .get_row(&req.board, &req.player, Consistency::Strong)
                     .await?;
-                let replayed = prepare::replay(ctx, board, &req, &result, &fresh).await?;
-                let reply = replayed.ok_or(ServiceError::from(refused))?;
-                return Ok(place::place(ctx, &req, dir, PlaceBy::Reading, reply).await);
+                let receipt = prepare::replay(ctx, board, &req, &result, &fresh).await?;
+                let reply = receipt.ok_or(ServiceError::from(refused))?;
+                return Ok(replayed(ctx, board, &req, reply).await);
             }
         };
         let w = Writing {
@@ -162,7 +170,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
         if let Some(reply) = prepare::replay(ctx, board, &req, &result, &row).await? {
-            return Ok(place::place(ctx, &req, dir, PlaceBy::Reading, reply).await);
+            return Ok(replayed(ctx, board, &req, reply).await);
         }
         if let Some(recounted) = recounted {
             counted = Some(recounted?);
