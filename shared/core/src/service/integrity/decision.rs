@@ -10,10 +10,9 @@ use crate::service::ServiceError;
 use crate::service::moderation::ban;
 use crate::service::operator::{Operator, Reason, ReasonBody, record};
 use crate::service::write::request::{Op, SubmitScore};
-use crate::service::write::{MAX_ATTEMPTS, fold_result, review_receipt};
+use crate::service::write::{self, Deciding, MAX_ATTEMPTS, fold_result};
 use crate::store::{
-    AuditAction, Buckets, Commit, CommitOutcome, Consistency, HeldResult, IndexEntry, IngestStore,
-    KeptReceipt, QueueChange, RankIndex, Review, Row, RowAt,
+    AuditAction, AuditRecord, Consistency, HeldResult, IngestStore, RankIndex, Review, Row,
 };
 use leaderboard_rules::board::{Board, Fold, Policy};
 use leaderboard_rules::decimal::{Amount, Shown};
@@ -71,6 +70,12 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
 ) -> Result<DecisionReply, ServiceError> {
     // An id that is not one names no held result: 404, as a well-formed unknown one.
     let id = HeldId::parse(text).map_err(|_| ServiceError::HeldNotFound(text.to_owned()))?;
+    let asked = Asked {
+        op,
+        decision,
+        reason: &reason,
+        text,
+    };
     for attempt in 0..MAX_ATTEMPTS {
         let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
             return decided_already(ctx, &id, text, decision).await;
@@ -81,7 +86,7 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
         let row = (ctx.store)
             .get_row(&held.leaderboard_id, &held.player_id, Consistency::Strong)
             .await?;
-        if let Some(reply) = apply(ctx, op, &board, &row, &held, decision, &reason, text).await? {
+        if let Some(reply) = apply(ctx, &asked, &board, &row, &held).await? {
             return Ok(reply);
         }
         tokio::time::sleep(crate::service::backoff(attempt)).await;
@@ -132,47 +137,36 @@ async fn decided_already<S: IngestStore, I: RankIndex>(
     })
 }
 
-/// Writes one decision with the row as read; `None` when the row or the queue moved
-/// (nothing written).
-#[allow(clippy::too_many_arguments)]
-#[expect(
-    clippy::too_many_lines,
-    reason = "a decision's one conditional write with its row, receipt and audit; the write stages are to take it over"
-)]
+/// An operator's decision as asked: who, which, why, and the held result's id as given.
+struct Asked<'a> {
+    op: &'a Operator,
+    decision: Decision,
+    reason: &'a Reason,
+    text: &'a str,
+}
+
+/// Decides the held result against its row as read: the fold the decision makes (an
+/// approval's as the board's policy would have made it when the result arrived), then
+/// the write stages' commit and place ([`crate::service::write::decide_held`]). `None`
+/// when the row or the queue moved (nothing written).
 async fn apply<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
-    op: &Operator,
+    asked: &Asked<'_>,
     board: &Board,
     row: &Row,
     held: &HeldResult,
-    decision: Decision,
-    reason: &Reason,
-    text: &str,
 ) -> Result<Option<DecisionReply>, ServiceError> {
     let now = now_ms();
+    let approved = asked.decision == Decision::Approve;
     // A window sealed since: its sealed results and history are final (docs/integrity.md).
-    if decision == Decision::Approve && board.sealed_at.is_some() {
+    if approved && board.sealed_at.is_some() {
         return Err(ServiceError::HeldWindowSealed(board.leaderboard_id.clone()));
     }
     let current = row.standing.as_ref();
-    // The row without the held receipt, which the decision's receipt replaces.
-    let mut rest = row.clone();
-    rest.receipts.retain(|k| k.match_id != held.match_id);
-    let req = SubmitScore {
-        board: held.leaderboard_id.clone(),
-        player: held.player_id.clone(),
-        match_id: held.match_id.clone(),
-        score: Amount::whole("score", held.score),
-        subscores: Vec::new(),
-        event_ts: held.event_ts,
-        want_previous_rank: false,
-        reached_at: Some(held.reached_at),
-        metadata: held.metadata.clone(),
-        op: Op::Policy,
-    };
-    let (fold, buckets) = match decision {
-        Decision::Reject => (Fold::Unchanged, None),
-        Decision::Approve => approved_fold(board, &req, row, held, now)?,
+    let req = held_request(held);
+    let (fold, buckets) = match approved {
+        false => (Fold::Unchanged, None),
+        true => approved_fold(board, &req, row, held, now)?,
     };
     let fold = match fold {
         Fold::Applied(s) if current.is_none() => Fold::Applied(s).after_removal(row.version),
@@ -183,21 +177,62 @@ async fn apply<S: IngestStore, I: RankIndex>(
         Fold::Applied(s) => Some(s),
         Fold::Unchanged => current,
     };
-    let applied = matches!(fold, Fold::Applied(_));
-    let receipt = review_receipt(
-        (held.score, &held.ties),
-        standing,
-        current.map(|c| c.score),
-        applied,
-        (&held.match_id, held.reached_at),
-        held.metadata.as_ref(),
-        (decision == Decision::Reject).then_some(Review::Rejected),
-    );
-    let action = match decision {
+    let audit = decision_audit(asked, board, held, matches!(fold, Fold::Applied(_)));
+    let deciding = Deciding {
+        held,
+        approved,
+        audit: &audit,
+    };
+    let decided = (&fold, buckets.as_deref());
+    let Some(reply) = write::decide_held(ctx, board, &req, row, decided, deciding).await? else {
+        return Ok(None);
+    };
+    let banned = match asked.decision {
+        Decision::Reject => ban_if_due(ctx, asked.op, board, held).await?,
+        Decision::Approve => false,
+    };
+    Ok(Some(DecisionReply {
+        id: asked.text.to_owned(),
+        decision: asked.decision.done(),
+        leaderboard_id: held.leaderboard_id.clone(),
+        player_id: held.player_id.clone(),
+        match_id: held.match_id.to_string(),
+        update_applied: reply.update_applied,
+        score: standing.map(|s| board.scores.show(s.score)),
+        replayed: false,
+        banned,
+    }))
+}
+
+/// The held result as the request it was (its score as received, its arrival as its
+/// reached-at).
+fn held_request(held: &HeldResult) -> SubmitScore {
+    SubmitScore {
+        board: held.leaderboard_id.clone(),
+        player: held.player_id.clone(),
+        match_id: held.match_id.clone(),
+        score: Amount::whole("score", held.score),
+        subscores: Vec::new(),
+        event_ts: held.event_ts,
+        want_previous_rank: false,
+        reached_at: Some(held.reached_at),
+        metadata: held.metadata.clone(),
+        op: Op::Policy,
+    }
+}
+
+/// The decision's audit record: who decided, why, and what it did.
+fn decision_audit(
+    asked: &Asked<'_>,
+    board: &Board,
+    held: &HeldResult,
+    applied: bool,
+) -> AuditRecord {
+    let action = match asked.decision {
         Decision::Approve => AuditAction::ApproveResult,
         Decision::Reject => AuditAction::RejectResult,
     };
-    let mut audit = record(op, action, reason);
+    let mut audit = record(asked.op, action, asked.reason);
     audit.leaderboard_id = Some(held.leaderboard_id.clone());
     audit.player_id = Some(held.player_id.clone());
     audit.game = (!held.game.is_empty()).then(|| held.game.clone());
@@ -207,73 +242,7 @@ async fn apply<S: IngestStore, I: RankIndex>(
         "score": board.scores.show(held.score),
         "update_applied": applied,
     });
-    let dir = board.policy.direction();
-    let index_expire_at = ctx.settings.index_expire_at(board);
-    let kept_buckets = buckets.as_deref().unwrap_or(&row.buckets);
-    let commit = Commit {
-        at: RowAt {
-            board: &held.leaderboard_id,
-            player: &held.player_id,
-            direction: dir,
-            row: &rest,
-            index_expire_at,
-        },
-        standing,
-        receipt: KeptReceipt {
-            match_id: held.match_id.clone(),
-            receipt,
-            // The held receipt's own time, while the row keeps it: the decision is not a
-            // new result (the rate rule counts results by their receipts' times).
-            expires_at: (row.receipts.iter())
-                .find(|k| k.match_id == held.match_id)
-                .map_or(
-                    now / 1000 + ctx.settings.receipt_ttl.as_secs() as i64,
-                    |k| k.expires_at,
-                ),
-        },
-        ranked: board.rank_index,
-        now_s: now / 1000,
-        attempt: None,
-        audit: Some(&audit),
-        buckets: board.rolling().map(|r| Buckets {
-            buckets: kept_buckets,
-            next_expiry: r.next_expiry(kept_buckets),
-        }),
-        queue: Some(match decision {
-            Decision::Approve => QueueChange::Release(held),
-            Decision::Reject => QueueChange::Reject(held),
-        }),
-    };
-    if ctx.store.commit(&commit).await? != CommitOutcome::Committed {
-        return Ok(None);
-    }
-    if let (true, Some(s)) = (applied, standing) {
-        let entry = IndexEntry::standing(
-            &held.leaderboard_id,
-            dir,
-            held.player_id.as_str(),
-            s,
-            index_expire_at,
-        );
-        if let Err(error) = ctx.index.apply(&entry).await {
-            tracing::warn!(%error, "rank index unavailable; the stream will catch the approval up");
-        }
-    }
-    let banned = match decision {
-        Decision::Reject => ban_if_due(ctx, op, board, held).await?,
-        Decision::Approve => false,
-    };
-    Ok(Some(DecisionReply {
-        id: text.to_owned(),
-        decision: decision.done(),
-        leaderboard_id: held.leaderboard_id.clone(),
-        player_id: held.player_id.clone(),
-        match_id: held.match_id.to_string(),
-        update_applied: applied,
-        score: standing.map(|s| board.scores.show(s.score)),
-        replayed: false,
-        banned,
-    }))
+    audit
 }
 
 /// Bans the player from the game once their rejected results reach the board's

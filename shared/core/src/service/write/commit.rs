@@ -2,7 +2,9 @@
 //! the row's revision. A result: the new standing (or the current one) with its receipt,
 //! a correction's audit record, a tournament result's attempt. A held result: the row's
 //! standing untouched, a receipt marked held (so a retry answers the same) and the result
-//! in the game's review queue. Either way the receipt is written, so a retry replays.
+//! in the game's review queue. An operator's decision on a held result: the held
+//! receipt replaced by the decision's, the queue item released or marked rejected, and
+//! the audit record. Whichever, the receipt is written, so a retry replays.
 
 use crate::service::Context;
 use crate::service::ServiceError;
@@ -162,6 +164,89 @@ pub(super) async fn hold<S: StandingStore, I>(
     })))
 }
 
+/// An operator's decision on a held result, as its commit writes it.
+#[derive(Clone, Copy)]
+pub(crate) struct Deciding<'a> {
+    pub held: &'a HeldResult,
+    /// Approved (the fold counts) or rejected (it never does).
+    pub approved: bool,
+    /// The decision's audit record, written with the row.
+    pub audit: &'a AuditRecord,
+}
+
+/// Writes a decision on a held result with its row, `fold` being what the decision
+/// does to the standing (nothing for a rejection): the held receipt replaced by one that
+/// says how it was decided (kept as long as the held one was), the queue item released
+/// or marked rejected, the audit record, in the row's one conditional write.
+pub(super) async fn decision<S: StandingStore, I>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: &SubmitScore,
+    w: Writing<'_>,
+    (fold, buckets): (&Fold, Option<&[Bucket]>),
+    d: Deciding<'_>,
+) -> Result<Committed, ServiceError> {
+    let held = d.held;
+    let current = w.row.standing.as_ref();
+    let standing = match fold {
+        Fold::Applied(s) => Some(s),
+        Fold::Unchanged => current,
+    };
+    let applied = matches!(fold, Fold::Applied(_));
+    let receipt = review_receipt(
+        (held.score, &held.ties),
+        standing,
+        current.map(|c| c.score),
+        applied,
+        (&held.match_id, held.reached_at),
+        held.metadata.as_ref(),
+        (!d.approved).then_some(Review::Rejected),
+    );
+    // The row without the held receipt, which the decision's receipt replaces.
+    let mut rest = w.row.clone();
+    rest.receipts.retain(|k| k.match_id != held.match_id);
+    // The held receipt's own time, while the row keeps it: the decision is not a new
+    // result (the rate rule counts results by their receipts' times).
+    let expires_at = (w.row.receipts.iter())
+        .find(|k| k.match_id == held.match_id)
+        .map_or_else(
+            || kept(ctx, req, &receipt, w.now / 1000).expires_at,
+            |k| k.expires_at,
+        );
+    let kept_buckets = buckets.unwrap_or(&w.row.buckets);
+    let commit = Commit {
+        at: RowAt {
+            row: &rest,
+            ..at_row(board, req, &w)
+        },
+        standing,
+        receipt: KeptReceipt {
+            match_id: held.match_id.clone(),
+            receipt: receipt.clone(),
+            expires_at,
+        },
+        ranked: board.rank_index,
+        now_s: w.now / 1000,
+        attempt: None,
+        audit: Some(d.audit),
+        buckets: board.rolling().map(|r| Buckets {
+            buckets: kept_buckets,
+            next_expiry: r.next_expiry(kept_buckets),
+        }),
+        queue: Some(match d.approved {
+            true => QueueChange::Release(held),
+            false => QueueChange::Reject(held),
+        }),
+    };
+    match ctx.store.commit(&commit).await? {
+        CommitOutcome::Committed => Ok(Committed::Written(Box::new(Written {
+            reply: IngestReply::new(board, req, &receipt, false),
+            applied: standing.filter(|_| applied).cloned(),
+        }))),
+        moved => Ok(Committed::Moved(moved)),
+    }
+}
+
 /// The row the write is conditional on.
 fn at_row<'a>(board: &Board, req: &'a SubmitScore, w: &Writing<'a>) -> RowAt<'a> {
     RowAt {
@@ -248,7 +333,7 @@ fn correction_audit(req: &SubmitScore, board: &Board, r: &Receipt) -> Option<Aud
 /// The receipt of a result under review: held (the standing as it was), or decided
 /// (the standing the decision left, `applied` if it moved). Without a standing it
 /// answers with the result itself, reached `at`.
-pub(crate) fn review_receipt(
+fn review_receipt(
     (score, ties): (Score, &Ties),
     standing: Option<&Standing>,
     previous: Option<Score>,

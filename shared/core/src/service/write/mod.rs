@@ -22,8 +22,9 @@
 //!    stream projector applies it later.
 //!
 //! The values they pass live in [`request`] (what a result is) and [`reply`] (what it
-//! answers). Single results, a match's boards (`scores`), tournament results and the
-//! review queue's approvals (`integrity`) drive these same stages.
+//! answers). Single results, a match's boards (`scores`) and tournament results drive
+//! them through [`write`]; the review queue's decisions (`integrity`) through
+//! [`decide_held`], with the fold its decision makes.
 
 mod commit;
 mod decide;
@@ -43,7 +44,7 @@ use crate::store::{
 use leaderboard_rules::board::Board;
 use leaderboard_rules::time::now_ms;
 
-pub(crate) use commit::review_receipt;
+pub(crate) use commit::Deciding;
 use commit::{Committed, Writing, Written};
 pub(crate) use decide::fold_result;
 use decide::{Decision, Judging, Times};
@@ -181,4 +182,46 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
     }
     warn!(attempts = MAX_ATTEMPTS, "gave up under write contention");
     Err(ServiceError::Contention)
+}
+
+/// Stages 3-4 for an operator's decision on a held result, against `row` as read: the
+/// decision (`fold`, nothing for a rejection, with a rolling board's `buckets`)
+/// committed with the row, the queue item and the audit record, then the standing it
+/// moved written through to the index. `None` when the row or the queue moved since it
+/// was read (nothing written): the caller reads again.
+pub(crate) async fn decide_held<S: StandingStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: &SubmitScore,
+    row: &Row,
+    decided: (
+        &leaderboard_rules::board::Fold,
+        Option<&[leaderboard_rules::rolling::Bucket]>,
+    ),
+    deciding: Deciding<'_>,
+) -> Result<Option<IngestReply>, ServiceError> {
+    let index_expire_at = ctx.settings.index_expire_at(board);
+    let result = (deciding.held.score, deciding.held.ties.clone());
+    let w = Writing {
+        row,
+        result: &result,
+        previous_rank: None,
+        index_expire_at,
+        now: now_ms(),
+    };
+    let Committed::Written(written) =
+        commit::decision(ctx, board, req, w, decided, deciding).await?
+    else {
+        return Ok(None);
+    };
+    let Written { reply, applied } = *written;
+    let Some(standing) = &applied else {
+        return Ok(Some(reply));
+    };
+    let by = PlaceBy::Applying {
+        standing,
+        expire_at: index_expire_at,
+    };
+    let dir = board.policy.direction();
+    Ok(Some(place::place(ctx, req, dir, by, reply).await))
 }
