@@ -2,6 +2,7 @@
 //! into Redis through the rebuild path (the measured rebuild load rate) and as bare ZADDs.
 
 use leaderboard_core::store::BoardStore;
+use leaderboard_core::store::IndexUpkeep;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
@@ -9,7 +10,7 @@ use leaderboard::adapters::dynamodb::DynamoScoreStore;
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::{Context, Settings};
-use leaderboard_core::store::{IndexEntry, RankIndex, RebuildStart};
+use leaderboard_core::store::{IndexEntry, RebuildStart};
 use leaderboard_rules::board::{Board, BoardStatus, Policy};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::{Direction, RankKey};

@@ -72,14 +72,10 @@ impl Kind {
             Kind::Decimals => (Some(3), None),
         };
         CreateBoard {
-            leaderboard_id: lb.clone(),
-            policy: leaderboard_rules::board::Policy::Best,
             dense_ranks: false,
-            rank_index: true,
             decimals,
-            score_format: None,
-            integrity: None,
             tiebreaks,
+            ..CreateBoard::new(lb.clone(), leaderboard_rules::board::Policy::Best)
         }
     }
 

@@ -9,7 +9,7 @@ use leaderboard_core::store::{
     Row, RowAt, ScoreStore,
 };
 use leaderboard_rules::board::{Policy, Standing};
-use leaderboard_rules::order::{Direction, RankKey, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode};
 use std::time::Duration;
 
 use leaderboard::edge::reply;
@@ -211,7 +211,12 @@ async fn ingest_calls_us<S: ScoreStore, I: RankIndex>(
     let redis_previous_rank_us = per_call_us(count, |i| async move {
         let around = ctx
             .index
-            .around(lb, Direction::Desc, &player(i), 0, RankMode::Unique)
+            .around(
+                BoardOrder::new(lb, Direction::Desc),
+                &player(i),
+                0,
+                RankMode::Unique,
+            )
             .await?;
         anyhow::ensure!(around.is_some(), "cpc{i} is not on the board");
         Ok(around)

@@ -2,13 +2,13 @@
 //! player's card in the index, and the rank and top reads through the service with and
 //! without them.
 
+use leaderboard_core::store::CardCopies;
 use std::time::Duration;
 
 use leaderboard::edge::http;
 use leaderboard::edge::reply;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::reads;
-use leaderboard_core::store::RankIndex;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::RankMode;

@@ -2,6 +2,7 @@
 //! the same client library on the same board (the projector's in `projector.rs`, reads
 //! with names in `names.rs`).
 
+use leaderboard_core::store::IndexWrites;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
@@ -10,7 +11,7 @@ use leaderboard::edge::reply;
 use leaderboard::wiring::AppContext;
 use leaderboard_core::service::hot::RateLimits;
 use leaderboard_core::service::reads;
-use leaderboard_core::store::{FriendsSource, RankIndex};
+use leaderboard_core::store::FriendsSource;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::RankMode;

@@ -3,13 +3,14 @@
 //! the functions configured for a cluster, and the ElastiCache access path (TLS with a
 //! private CA, the auth token read from Secrets Manager).
 
+use leaderboard_core::store::{IndexReads, IndexUpkeep, IndexWrites};
 use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context as _, Result, ensure};
 use leaderboard::adapters::redis::{Access, RedisRankIndex, SecretToken, Target};
-use leaderboard_core::store::{IndexEntry, RankIndex};
-use leaderboard_rules::order::{Direction, RankKey, RankMode};
+use leaderboard_core::store::IndexEntry;
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode};
 use serde_json::json;
 
 use crate::support::{
@@ -76,7 +77,12 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     // 1. The slot starts migrating; its keys are still on the source, which serves them.
     start_move(&cluster, slot, src, dst).await?;
     let around = index
-        .around(&b, Direction::Desc, &player("p100"), 2, RankMode::Unique)
+        .around(
+            BoardOrder::new(&b, Direction::Desc),
+            &player("p100"),
+            2,
+            RankMode::Unique,
+        )
         .await?;
     assert_eq!(around.map(|a| a.rank), Some(100));
 
@@ -90,14 +96,19 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     assert_eq!(count_in_slot(&cluster, src, slot).await?, 0);
     assert_eq!(count_in_slot(&cluster, dst, slot).await?, keys.len() as i64);
     let asks = errors_seen(&cluster, src, "ASK").await?;
-    let (top, total) = index.top(&b, Direction::Desc, 5).await?;
+    let (top, total) = index.top(BoardOrder::new(&b, Direction::Desc), 5).await?;
     assert_eq!(total, 200);
     assert_eq!(
         top,
         sorted(standings.iter().map(|e| e.key.clone()).collect())[..5]
     );
     let around = index
-        .around(&b, Direction::Desc, &player("p042"), 1, RankMode::Unique)
+        .around(
+            BoardOrder::new(&b, Direction::Desc),
+            &player("p042"),
+            1,
+            RankMode::Unique,
+        )
         .await?;
     assert_eq!(around.map(|a| (a.rank, a.entries.len())), Some((158, 3)));
     ensure!(
@@ -138,7 +149,9 @@ async fn a_board_keeps_working_while_its_slot_moves_to_another_node() -> Result<
     standings[0] = entry(&b, "p000", 99_999, 2);
     standings[1] = entry(&b, "p001", 123_456, 2);
     assert!(index.apply(&standings[1]).await?.applied);
-    let (top, total) = index.top(&b, Direction::Desc, 1_000).await?;
+    let (top, total) = index
+        .top(BoardOrder::new(&b, Direction::Desc), 1_000)
+        .await?;
     assert_eq!(total, 200);
     assert_eq!(
         top,
@@ -521,7 +534,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
     let b = lb("secure");
     index.init_board(&b, None, true).await?;
     assert!(index.apply(&entry(&b, "alice", 42, 1)).await?.applied);
-    let (top, total) = index.top(&b, Direction::Desc, 10).await?;
+    let (top, total) = index.top(BoardOrder::new(&b, Direction::Desc), 10).await?;
     assert_eq!((top[0].player.as_str(), total), ("alice", 1));
 
     // The wrong token is refused by the server; without the private CA the handshake

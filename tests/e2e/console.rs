@@ -653,14 +653,7 @@ fn outcome_rows(reply: &serde_json::Value) -> serde_json::Value {
 async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console() -> Result<()> {
     use leaderboard_core::service::tournaments;
     const DAY: i64 = 86_400_000;
-    let stack = Stack::launch(
-        &redis_url(),
-        StackOptions {
-            env: &[("SEAL_SETTLE_SECONDS", "1")],
-            ..Default::default()
-        },
-    )
-    .await?;
+    let stack = Stack::start_with(&redis_url(), &[("SEAL_SETTLE_SECONDS", "1")]).await?;
     let league = json!({"tiers": [
         {"id": "bronze", "promote": {"count": 1},
          "rewards": [{"from_rank": 1, "to_rank": 1, "reward": "chest"}]},

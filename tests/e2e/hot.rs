@@ -1,15 +1,16 @@
 //! Hot-spot protection: the reply cache with single-flight coalescing, the top window,
 //! the rate limits, and freshness of a player's own reads with all of them on.
 
+use leaderboard_core::store::{IndexReads, IndexWrites};
 use std::time::Duration;
 
 use futures::future::join_all;
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard_core::service::{Context, Settings, reads};
-use leaderboard_core::store::{IndexEntry, RankIndex, TOP_WINDOW};
+use leaderboard_core::store::{IndexEntry, TOP_WINDOW};
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::caller::Caller;
-use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankMode};
 use serde_json::json;
 
 use crate::support::{
@@ -166,7 +167,12 @@ async fn plain_top(
     b: &leaderboard_rules::ids::LeaderboardId,
     n: u64,
 ) -> Vec<String> {
-    let (keys, _) = env.ctx.index.top(b, Direction::Desc, n).await.unwrap();
+    let (keys, _) = env
+        .ctx
+        .index
+        .top(BoardOrder::new(b, Direction::Desc), n)
+        .await
+        .unwrap();
     keys.into_iter().map(|k| k.player).collect()
 }
 
@@ -181,7 +187,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let first = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, None, 0, false)
+        .top_window(BoardOrder::new(&b, Direction::Desc), None, 0, false)
         .await
         .unwrap();
     assert_eq!(first.entries.as_ref().unwrap().len() as u64, TOP_WINDOW);
@@ -194,7 +200,12 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
             let w = env
                 .ctx
                 .index
-                .top_window(b, Direction::Desc, Some(&version), 0, false)
+                .top_window(
+                    BoardOrder::new(b, Direction::Desc),
+                    Some(&version),
+                    0,
+                    false,
+                )
                 .await
                 .unwrap();
             (w.entries.is_none(), w.version, w.total)
@@ -259,7 +270,7 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let before = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, None, 0, false)
+        .top_window(BoardOrder::new(&b, Direction::Desc), None, 0, false)
         .await
         .unwrap();
     env.wipe_index(&b).await;
@@ -268,7 +279,12 @@ async fn the_top_window_follows_every_change_inside_it_and_ignores_the_rest() {
     let after = env
         .ctx
         .index
-        .top_window(&b, Direction::Desc, Some(&before.version), 0, false)
+        .top_window(
+            BoardOrder::new(&b, Direction::Desc),
+            Some(&before.version),
+            0,
+            false,
+        )
         .await
         .unwrap();
     assert_ne!(after.version, before.version);
@@ -287,7 +303,7 @@ async fn window_now(
     let w = env
         .ctx
         .index
-        .top_window(b, Direction::Desc, None, 0, false)
+        .top_window(BoardOrder::new(b, Direction::Desc), None, 0, false)
         .await
         .unwrap();
     (w.entries.unwrap(), w.version)

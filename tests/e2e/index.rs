@@ -4,15 +4,16 @@
 //! pipeline per slot in a cluster), health, rate counters, a full rebuild, the top window
 //! and page walks.
 
+use leaderboard_core::store::{IndexReads, IndexUpkeep, IndexWrites};
 use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard_core::store::{
-    EntryKind, Health, IndexEntry, Place, RankIndex, RateCounter, RebuildStart, TOP_WINDOW,
+    EntryKind, Health, IndexEntry, Place, RateCounter, RebuildStart, TOP_WINDOW,
 };
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode};
 use leaderboard_rules::score::MAX_ABS_SCORE;
 use leaderboard_rules::tiebreak::{ColumnOrder, Columns, Ties};
 use redis::cluster_routing::Slot;
@@ -75,7 +76,12 @@ async fn ordering(url: &str) {
         }
         let mut expected = keys();
         expected.sort_by(|a, b| a.cmp_in(b, dir));
-        let (top, total) = env.ctx.index.top(&board, dir, 100).await.unwrap();
+        let (top, total) = env
+            .ctx
+            .index
+            .top(BoardOrder::new(&board, dir), 100)
+            .await
+            .unwrap();
         assert_eq!(total, expected.len() as u64);
         assert_eq!(top, expected, "{dir:?}");
         // Every player's rank agrees with the reference order, scores exact.
@@ -83,7 +89,12 @@ async fn ordering(url: &str) {
             let around = env
                 .ctx
                 .index
-                .around(&board, dir, &player(&key.player), 0, RankMode::Unique)
+                .around(
+                    BoardOrder::new(&board, dir),
+                    &player(&key.player),
+                    0,
+                    RankMode::Unique,
+                )
                 .await
                 .unwrap()
                 .unwrap();
@@ -116,10 +127,16 @@ async fn versions(url: &str) {
     assert!(index.apply(&entry(30, 3)).await.unwrap().applied);
     assert!(!env.ctx.index.apply(&entry(20, 2)).await.unwrap().applied);
     assert!(!env.ctx.index.apply(&entry(30, 3)).await.unwrap().applied);
-    let (top, total) = index.top(&board, Direction::Desc, 10).await.unwrap();
+    let (top, total) = index
+        .top(BoardOrder::new(&board, Direction::Desc), 10)
+        .await
+        .unwrap();
     assert_eq!((total, top[0].score.get()), (1, 30));
     assert!(env.ctx.index.apply(&entry(5, 4)).await.unwrap().applied);
-    let (top, total) = index.top(&board, Direction::Desc, 10).await.unwrap();
+    let (top, total) = index
+        .top(BoardOrder::new(&board, Direction::Desc), 10)
+        .await
+        .unwrap();
     assert_eq!(
         (total, top[0].score.get()),
         (1, 5),
@@ -148,7 +165,14 @@ async fn versions(url: &str) {
         .unwrap();
     assert_eq!(batch.applied, [false, false]);
     assert!(batch.unready.is_empty());
-    assert_eq!(index.top(&board, Direction::Desc, 10).await.unwrap().1, 0);
+    assert_eq!(
+        index
+            .top(BoardOrder::new(&board, Direction::Desc), 10)
+            .await
+            .unwrap()
+            .1,
+        0
+    );
     let again = index.apply(&entry(50, 11)).await.unwrap();
     assert_eq!(
         (again.applied, again.place),
@@ -202,7 +226,7 @@ async fn many_boards_in_one_call(url: &str) {
             .map(|((_, p), (version, s))| entry(b, p, *s, *version).key)
             .collect();
         want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
-        match index.top(b, Direction::Desc, 100).await {
+        match index.top(BoardOrder::new(b, Direction::Desc), 100).await {
             Ok((top, total)) => assert_eq!((top, total), (want.clone(), want.len() as u64)),
             // Never initialized: applied entries are kept, but reads are refused.
             Err(e) => assert!(i >= 20, "board {i}: {e}"),
@@ -252,7 +276,7 @@ async fn rebuild_window_and_pages(url: &str) {
     want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
 
     let window = index
-        .top_window(&b, Direction::Desc, None, 0, false)
+        .top_window(BoardOrder::new(&b, Direction::Desc), None, 0, false)
         .await
         .unwrap();
     assert_eq!(window.total, 1_500);
@@ -261,7 +285,12 @@ async fn rebuild_window_and_pages(url: &str) {
         Some(&want[..TOP_WINDOW as usize])
     );
     let same = index
-        .top_window(&b, Direction::Desc, Some(&window.version), 0, false)
+        .top_window(
+            BoardOrder::new(&b, Direction::Desc),
+            Some(&window.version),
+            0,
+            false,
+        )
         .await
         .unwrap();
     assert!(
@@ -274,8 +303,7 @@ async fn rebuild_window_and_pages(url: &str) {
     loop {
         let page = index
             .page(
-                &b,
-                Direction::Desc,
+                BoardOrder::new(&b, Direction::Desc),
                 after.as_ref().into(),
                 250,
                 RankMode::Unique,
@@ -292,7 +320,10 @@ async fn rebuild_window_and_pages(url: &str) {
     assert_eq!(walked, want);
 
     let picks = [player("p0000"), player("p0999"), player("nobody")];
-    let (keys, _) = index.keys_of(&b, Direction::Desc, &picks).await.unwrap();
+    let (keys, _) = index
+        .keys_of(BoardOrder::new(&b, Direction::Desc), &picks)
+        .await
+        .unwrap();
     assert_eq!(keys[0].as_ref().map(|k| k.score.get()), Some(0));
     assert_eq!(keys[1].as_ref().map(|k| k.player.as_str()), Some("p0999"));
     assert!(keys[2].is_none());
@@ -340,13 +371,6 @@ async fn shared_places(url: &str) {
         },
     )
     .await;
-    assert_places(
-        &index,
-        &b,
-        &want,
-        &[RankMode::Unique, RankMode::Competition, RankMode::Dense],
-    )
-    .await;
 
     // The distinct scores evicted: dense reads refuse and the board needs a rebuild.
     let mut raw = crate::support::raw_redis(url).await;
@@ -361,7 +385,12 @@ async fn shared_places(url: &str) {
 /// A dense read around `who` fails, and the board's health is then `after`.
 async fn dense_refused(index: &RedisRankIndex, b: &LeaderboardId, who: &RankKey, after: Health) {
     let refused = index
-        .around(b, Direction::Desc, &player(&who.player), 1, RankMode::Dense)
+        .around(
+            BoardOrder::new(b, Direction::Desc),
+            &player(&who.player),
+            1,
+            RankMode::Dense,
+        )
         .await;
     assert!(refused.is_err(), "{refused:?}");
     assert_eq!(
@@ -384,13 +413,6 @@ async fn places_without_dense_ranks(url: &str) {
         },
     )
     .await;
-    assert_places(
-        &index,
-        &b,
-        &want,
-        &[RankMode::Unique, RankMode::Competition],
-    )
-    .await;
     // Refused (the script's NODENSE), not counted from nothing, and not made stale.
     dense_refused(&index, &b, &want[5], Health::Ready).await;
 
@@ -409,8 +431,7 @@ async fn places_without_dense_ranks(url: &str) {
     assert!(!distinct_kept(url, &index, &early).await);
     let around = index
         .around(
-            &early,
-            Direction::Desc,
+            BoardOrder::new(&early, Direction::Desc),
             &player("p1"),
             0,
             RankMode::Competition,
@@ -432,7 +453,7 @@ const TIE_COLUMNS: [ColumnOrder; 2] = [ColumnOrder::Desc, ColumnOrder::Asc];
 /// same board without dense ranks serves unique and competition places alike.
 async fn places_with_tie_break_columns(url: &str) {
     for dense in [true, false] {
-        let (index, b, want) = places_through_a_rebuild(
+        let (_, _, want) = places_through_a_rebuild(
             url,
             Keeps {
                 dense_ranks: dense,
@@ -443,11 +464,6 @@ async fn places_with_tie_break_columns(url: &str) {
         let ties: HashSet<_> = want.iter().map(|k| (k.score, k.ties.clone())).collect();
         let scores: HashSet<_> = want.iter().map(|k| k.score).collect();
         assert!(ties.len() > 2 * scores.len(), "ties at every column");
-        let modes: &[RankMode] = match dense {
-            true => &[RankMode::Unique, RankMode::Competition, RankMode::Dense],
-            false => &[RankMode::Unique, RankMode::Competition],
-        };
-        assert_places(&index, &b, &want, modes).await;
     }
 }
 
@@ -468,7 +484,8 @@ struct Keeps {
 /// and 25 scores (with `ties`, 6 scores and two tie-break columns of 3 values each), a
 /// rebuild whose snapshot loads while newer writes land, and writes after it; returns
 /// the index, the board and its entries in rank order. Checks that the distinct scores
-/// are in Redis exactly when the board keeps dense ranks, before and after the rebuild.
+/// are in Redis exactly when the board keeps dense ranks, before and after the rebuild,
+/// and every place in each mode the board serves (dense only when it keeps them).
 async fn places_through_a_rebuild(
     url: &str,
     Keeps { dense_ranks, ties }: Keeps,
@@ -539,6 +556,11 @@ async fn places_through_a_rebuild(
         .map(|(p, (v, s, t))| tied(p, *s, t, *v).key)
         .collect();
     want.sort_by(|x, y| x.cmp_in(y, Direction::Desc));
+    let modes: &[RankMode] = match dense_ranks {
+        true => &[RankMode::Unique, RankMode::Competition, RankMode::Dense],
+        false => &[RankMode::Unique, RankMode::Competition],
+    };
+    assert_places(&index, &b, &want, modes).await;
     (index, b, want)
 }
 
@@ -556,7 +578,12 @@ async fn assert_places(
         let mut walked = 0;
         loop {
             let page = index
-                .page(b, Direction::Desc, after.as_ref().into(), 37, mode)
+                .page(
+                    BoardOrder::new(b, Direction::Desc),
+                    after.as_ref().into(),
+                    37,
+                    mode,
+                )
                 .await
                 .unwrap();
             let Some(last) = page.entries.last() else {
@@ -572,7 +599,12 @@ async fn assert_places(
         assert_eq!(walked, want.len());
         for (i, key) in want.iter().enumerate().step_by(7) {
             let around = index
-                .around(b, Direction::Desc, &player(&key.player), 2, mode)
+                .around(
+                    BoardOrder::new(b, Direction::Desc),
+                    &player(&key.player),
+                    2,
+                    mode,
+                )
                 .await
                 .unwrap()
                 .expect("on the board");

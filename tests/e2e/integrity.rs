@@ -7,6 +7,7 @@
 //! double counted / seconds to converge. (A slot move that splits a board is in
 //! `cluster`.)
 
+use leaderboard_core::store::IndexUpkeep;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -14,7 +15,6 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context as _, Result, ensure};
 use futures::future::join_all;
-use leaderboard_core::store::RankIndex;
 use leaderboard_rules::order::Direction;
 use serde_json::json;
 

@@ -7,6 +7,7 @@
 //! this one but one (so both are past their end plus grace whenever this runs), played
 //! with the service's clock set into them.
 
+use leaderboard_rules::page::Paging;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::{Duration, Instant};
 
@@ -259,8 +260,12 @@ async fn seal_occurrence(
     settings: SealSettings,
     deadline: Instant,
 ) -> Result<seal::SealReport, ServiceError> {
-    let page =
-        leaderboard_core::store::BoardStore::list_boards(&env.ctx.store, "", None, 1_000).await?;
+    let page = leaderboard_core::store::BoardStore::list_boards(
+        &env.ctx.store,
+        "",
+        Paging::new(None, 1_000),
+    )
+    .await?;
     let mut boards = Vec::new();
     for board in page.boards {
         let lb = &board.leaderboard_id;
@@ -275,8 +280,12 @@ async fn seal_occurrence(
 
 /// The leases of unfinished seals, run out.
 async fn expire_leases(env: &TestEnv) -> Result<()> {
-    let page =
-        leaderboard_core::store::BoardStore::list_boards(&env.ctx.store, "", None, 1_000).await?;
+    let page = leaderboard_core::store::BoardStore::list_boards(
+        &env.ctx.store,
+        "",
+        Paging::new(None, 1_000),
+    )
+    .await?;
     for board in page.boards {
         let lb = &board.leaderboard_id;
         if let Some(mut state) = env.ctx.store.get_seal(lb).await?

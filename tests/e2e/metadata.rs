@@ -4,6 +4,7 @@
 //! metadata is a conflict; hostile metadata is refused with nothing stored; an erasure
 //! leaves none anywhere.
 
+use leaderboard_core::store::IndexReads;
 use std::time::{Duration, Instant};
 
 use anyhow::Result;
@@ -16,7 +17,7 @@ use leaderboard_core::service::repair::Reporter;
 use leaderboard_core::service::write::reply::IngestReply;
 use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_core::service::{ServiceError, live};
-use leaderboard_core::store::{FriendsError, FriendsSource, RankIndex, StandingStore};
+use leaderboard_core::store::{FriendsError, FriendsSource, StandingStore};
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::cursor::CursorSigner;

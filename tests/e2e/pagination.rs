@@ -1,12 +1,13 @@
 //! Keyset pagination over a 2,500-player board while 500 writes land concurrently.
 
+use leaderboard_core::store::IndexWrites;
 use std::collections::HashSet;
 use std::time::Duration;
 
 use futures::future::join_all;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::reads;
-use leaderboard_core::store::{IndexEntry, RankIndex};
+use leaderboard_core::store::IndexEntry;
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::cursor::CursorSigner;
 use leaderboard_rules::error::DomainError;

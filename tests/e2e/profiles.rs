@@ -4,6 +4,7 @@
 //! newer rename; hostile profiles are refused with nothing stored; erasure empties the
 //! profile.
 
+use leaderboard_core::store::CardCopies;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -16,7 +17,7 @@ use leaderboard_core::service::live;
 use leaderboard_core::service::profiles::{self, Writer};
 use leaderboard_core::service::reads::{self, Entry, PageStart};
 use leaderboard_core::service::seal;
-use leaderboard_core::store::{RankIndex, StreamBatch, VersionedCard};
+use leaderboard_core::store::{StreamBatch, VersionedCard};
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::order::RankMode;

@@ -2,6 +2,7 @@
 //! wiped index (these on a single node and on a Redis Cluster), races with the
 //! write-through, poison records and a dead Redis.
 
+use leaderboard_core::store::IndexWrites;
 use std::time::Duration;
 
 use futures::future::join_all;
@@ -9,7 +10,6 @@ use leaderboard::adapters::dynamodb::StandingItem;
 use leaderboard::adapters::redis::RedisRankIndex;
 use leaderboard_core::service::projector::project;
 use leaderboard_core::service::repair::Reporter;
-use leaderboard_core::store::RankIndex;
 use leaderboard_rules::board::Policy;
 
 use crate::on_both_topologies;

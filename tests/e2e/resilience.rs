@@ -1,6 +1,7 @@
 //! Rebuilds, degraded reads and the circuit breaker, against real redis-server and
 //! DynamoDB (moto) processes.
 
+use leaderboard_core::store::{IndexReads, IndexUpkeep};
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
@@ -10,12 +11,12 @@ use leaderboard_core::service::projector::project;
 use leaderboard_core::service::rebuild::{self, Outcome, RebuildRequest};
 use leaderboard_core::service::repair::Reporter;
 use leaderboard_core::service::{Context, reads};
+use leaderboard_core::store::Health;
 use leaderboard_core::store::IndexError;
-use leaderboard_core::store::{Health, RankIndex};
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankMode};
 
 use crate::support::{OwnDynamo, OwnRedis, Rng, TestEnv, batch, free_port, player, uncached};
 
@@ -356,10 +357,14 @@ async fn with_redis_down_every_read_is_answered_from_dynamodb_and_flagged() {
     )
     .unwrap();
     for _ in 0..leaderboard::adapters::redis::BREAKER_THRESHOLD {
-        assert!(dead.top(&b, Direction::Desc, 1).await.is_err());
+        assert!(
+            dead.top(BoardOrder::new(&b, Direction::Desc), 1)
+                .await
+                .is_err()
+        );
     }
     assert!(matches!(
-        dead.top(&b, Direction::Desc, 1).await,
+        dead.top(BoardOrder::new(&b, Direction::Desc), 1).await,
         Err(IndexError::CircuitOpen)
     ));
 }

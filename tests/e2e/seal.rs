@@ -15,7 +15,7 @@ use leaderboard_core::service::seal::{self, PAGE, SealOutcome, SealSettings};
 use leaderboard_core::store::{BoardStore, HistoryQuery, RankedReads, SealStore};
 use leaderboard_rules::board::{Board, BoardStatus, BoardWindow, Policy};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 use leaderboard_rules::window::{Period, TimeWindow};
 use reqwest::Method;
 use serde_json::json;
@@ -371,7 +371,7 @@ async fn seals_over_several_runs(rank_index: bool) -> Result<()> {
     assert_eq!(published.len(), 1);
     assert_eq!(published[0].total, n as u64);
     let truth = store
-        .ranked_after(lb, Direction::Desc, None, 10_000)
+        .ranked_after(BoardOrder::new(lb, Direction::Desc), None, 10_000)
         .await?;
     assert_eq!(truth.len(), n);
     let results = store.get_results(lb).await?.context("results")?;

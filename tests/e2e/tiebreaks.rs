@@ -118,14 +118,9 @@ async fn every_policy_ranks_ties_as_the_model_does(url: &str) {
     {
         let b = lb(&unique("ties"));
         let create = CreateBoard {
-            leaderboard_id: b.clone(),
-            policy,
             dense_ranks: true,
-            rank_index: true,
-            decimals: None,
-            score_format: None,
-            integrity: None,
             tiebreaks: Some(json!(["DESC", "ASC"])),
+            ..CreateBoard::new(b.clone(), policy)
         };
         boards::create_board(&env.ctx.store, &env.ctx.index, create)
             .await

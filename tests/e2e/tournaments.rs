@@ -2,6 +2,7 @@
 //! none over size, each player once), attempts exact under retries, and the routes over
 //! the local stack with their refusals. DynamoDB and Redis are the real local servers.
 
+use leaderboard_rules::page::Paging;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
@@ -759,7 +760,12 @@ async fn three_operators_changing_a_tournament_at_once_each_change_lands_audited
         (stored.schedule, stored.cohort_size),
         (t.schedule, t.cohort_size)
     );
-    let trail = env.ctx.store.audit_page(None, 100).await?.records;
+    let trail = env
+        .ctx
+        .store
+        .audit_page(Paging::new(None, 100))
+        .await?
+        .records;
     let mut ours: Vec<_> = (trail.iter())
         .filter(|r| r.action == AuditAction::UpdateTournament && r.detail["tournament_id"] == id)
         .map(|r| (r.reason.clone(), r.detail["changed"].clone()))

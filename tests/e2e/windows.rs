@@ -1,6 +1,7 @@
 //! Policies, board families, windows and the fan-out ingest, against real DynamoDB
 //! (moto) and Redis.
 
+use leaderboard_core::store::IndexReads;
 use std::time::{Duration, Instant};
 
 use futures::future::join_all;
@@ -11,10 +12,10 @@ use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::scores::{BoardOutcome, Outcome};
 use leaderboard_core::service::seal::{self, SealOutcome, SealSettings};
 use leaderboard_core::service::{Context, reads};
-use leaderboard_core::store::{RankIndex, RankedReads, SealStore};
+use leaderboard_core::store::{RankedReads, SealStore};
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::caller::Caller;
-use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankMode};
 use leaderboard_rules::time::now_ms;
 use leaderboard_rules::window::Period;
 
@@ -34,7 +35,12 @@ async fn order(
     b: &leaderboard_rules::ids::LeaderboardId,
     dir: Direction,
 ) -> Vec<(String, i64)> {
-    let (keys, _) = env.ctx.index.top(b, dir, 100).await.unwrap();
+    let (keys, _) = env
+        .ctx
+        .index
+        .top(BoardOrder::new(b, dir), 100)
+        .await
+        .unwrap();
     keys.into_iter()
         .map(|k| (k.player, k.score.get()))
         .collect()
@@ -337,13 +343,22 @@ async fn a_closed_window_stays_readable_from_dynamodb_after_its_redis_keys_expir
     // Game servers send the match's own time, and send it again on a retry.
     let played = four_players(&env, &fam).await;
     let id = lb(&format!("{}:ranked:GLOBAL:SEASON:s1", fam.0));
-    let (_, total) = env.ctx.index.top(&id, Direction::Desc, 10).await.unwrap();
+    let (_, total) = env
+        .ctx
+        .index
+        .top(BoardOrder::new(&id, Direction::Desc), 10)
+        .await
+        .unwrap();
     assert_eq!(total, 4);
 
     // Past the end (no grace) plus a second for EXPIREAT's whole-second resolution.
     let wait = (end - now_ms()).max(0) as u64 + 1_200;
     tokio::time::sleep(Duration::from_millis(wait)).await;
-    let expired = env.ctx.index.top(&id, Direction::Desc, 10).await;
+    let expired = env
+        .ctx
+        .index
+        .top(BoardOrder::new(&id, Direction::Desc), 10)
+        .await;
     assert!(
         matches!(
             expired,
@@ -434,7 +449,11 @@ async fn a_window_without_a_rank_order_in_dynamodb_says_so_when_redis_cannot_ans
     four_players(&env, &fam).await;
     let season = lb(&format!("{}:ranked:GLOBAL:SEASON:s1", fam.0));
     let all_time = lb(&format!("{}:ranked:GLOBAL:ALL_TIME", fam.0));
-    let in_order = |id| env.ctx.store.ranked_after(id, Direction::Desc, None, 10);
+    let in_order = |id| {
+        env.ctx
+            .store
+            .ranked_after(BoardOrder::new(id, Direction::Desc), None, 10)
+    };
     assert_eq!(in_order(&all_time).await.unwrap().len(), 4);
     assert!(
         in_order(&season).await.unwrap().is_empty(),

@@ -12,14 +12,16 @@ use leaderboard_core::service::Context;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::profiles::{self, Writer};
-use leaderboard_core::store::{RankIndex, ScoreStore};
+use leaderboard_core::store::{CardCopies, ModerationStore, ProfileStore};
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::page::limit_within;
 
 #[cfg(test)]
 mod tests;
 
-pub async fn handle<S: ScoreStore, I: RankIndex>(
+/// The profile routes need the profiles and the audit log, and of the index only the
+/// card copies a changed name refreshes.
+pub async fn handle<S: ProfileStore + ModerationStore, I: CardCopies>(
     ctx: &Context<S, I>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {

@@ -113,6 +113,12 @@ pub struct BoardWindow {
 }
 
 impl Board {
+    /// The board and the way its scores rank, as the index's reads take them.
+    #[must_use]
+    pub fn order(&self) -> crate::order::BoardOrder<'_> {
+        crate::order::BoardOrder::new(&self.leaderboard_id, self.policy.direction())
+    }
+
     /// The game whose bans apply to this board: a family board's (its window names it).
     pub fn game(&self) -> Option<&str> {
         self.window.as_ref().map(|w| w.game.as_str())

@@ -19,6 +19,7 @@ use std::cmp::Ordering;
 use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
+use crate::ids::LeaderboardId;
 use crate::score::Score;
 use crate::tiebreak::Ties;
 
@@ -34,6 +35,22 @@ const SORT_WIDTH: usize = 17;
 pub enum Direction {
     Desc,
     Asc,
+}
+
+/// A board as the index and the rank-ordered reads walk it: which board, and which way
+/// its scores rank. The two travel together to every read of a board's order, so they
+/// are one argument, named at the call ([`BoardOrder::new`], `Board::order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BoardOrder<'a> {
+    pub lb: &'a LeaderboardId,
+    pub dir: Direction,
+}
+
+impl<'a> BoardOrder<'a> {
+    #[must_use]
+    pub const fn new(lb: &'a LeaderboardId, dir: Direction) -> Self {
+        Self { lb, dir }
+    }
 }
 
 /// A standing's position key: everything the order looks at.

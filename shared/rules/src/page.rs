@@ -1,4 +1,5 @@
-//! A page's size as a list read asks for it: `limit`, within the list's bounds.
+//! A page's size as a list read asks for it (`limit`, within the list's bounds), and
+//! where a page of a listing starts ([`Paging`]).
 
 use crate::error::DomainError;
 
@@ -11,6 +12,22 @@ pub fn limit_within(raw: Option<&str>, default: u64, max: u64) -> Result<u64, Do
         .ok()
         .filter(|l| (1..=max).contains(l))
         .ok_or_else(|| DomainError::invalid("limit", format!("must be 1 to {max}")))
+}
+
+/// One page of a listing in its key order: strictly after the key `after` (from the
+/// listing's start when `None`), at most `limit` items. The next page starts after the
+/// key the last one answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paging<'a> {
+    pub after: Option<&'a str>,
+    pub limit: u32,
+}
+
+impl<'a> Paging<'a> {
+    #[must_use]
+    pub const fn new(after: Option<&'a str>, limit: u32) -> Self {
+        Self { after, limit }
+    }
 }
 
 #[cfg(test)]

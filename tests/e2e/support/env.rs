@@ -2,6 +2,7 @@
 //! the writes tests make through the use cases.
 
 use leaderboard_core::store::BoardStore;
+use leaderboard_core::store::IndexWrites;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -13,7 +14,6 @@ use leaderboard_core::service::scores::{self, MatchReply, MatchResult};
 use leaderboard_core::service::write::reply::IngestReply;
 use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_core::service::{Context, ingest};
-use leaderboard_core::store::RankIndex;
 use leaderboard_rules::board::{Board, BoardStatus, Policy};
 use leaderboard_rules::ids::{LeaderboardId, MatchId};
 use leaderboard_rules::window::Period;

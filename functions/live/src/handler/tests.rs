@@ -7,7 +7,7 @@ use leaderboard_core::memory::{MemoryBroadcasts, context, seed};
 use leaderboard_rules::board::{Policy, Standing};
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard_rules::live::{Push, View};
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 use leaderboard_rules::score::Score;
 
 use super::*;
@@ -45,7 +45,7 @@ async fn pushes_a_watched_view_the_batch_changed_and_retries_when_the_api_refuse
     let lb = seed(&ctx, "h:live", Policy::Best, &[]).await;
     let top = View::top(2).unwrap();
     index
-        .watch(&lb, Direction::Desc, &top.id(), i64::MAX)
+        .watch(BoardOrder::new(&lb, Direction::Desc), &top.id(), i64::MAX)
         .await
         .unwrap();
     let first = vec![record("1", &lb, "a", 10, 1), record("2", &lb, "b", 20, 1)];

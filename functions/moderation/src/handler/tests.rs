@@ -3,6 +3,7 @@
 use leaderboard_core::memory::{self, MemoryIndex, MemoryStore};
 use leaderboard_core::store::{AuditAction, ModerationStore};
 use leaderboard_rules::board::Policy;
+use leaderboard_rules::page::Paging;
 
 use super::*;
 
@@ -48,7 +49,12 @@ async fn removes_an_entry_once_and_audits_it_and_refuses_a_missing_reason() {
         (status, body["error"]["code"].as_str()),
         (404, Some("not_ranked"))
     );
-    let audit = deps.ctx.store.audit_page(None, 10).await.unwrap();
+    let audit = deps
+        .ctx
+        .store
+        .audit_page(Paging::new(None, 10))
+        .await
+        .unwrap();
     assert_eq!(audit.records.len(), 1);
     let record = &audit.records[0];
     assert_eq!(record.action, AuditAction::RemoveEntry);

@@ -4,6 +4,7 @@ use leaderboard::edge::testing;
 use leaderboard_core::memory::{self, MemoryIndex, MemoryStore};
 use leaderboard_core::store::{ModerationStore, ProfileStore};
 use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::page::Paging;
 
 use super::*;
 
@@ -27,7 +28,12 @@ async fn sets_reads_and_resets_a_profile_and_audits_the_reset() {
     assert!(after["display_name"].is_null());
     assert_eq!(after["country"], "SE");
     assert_eq!(after["version"], 2);
-    let trail = ctx.store.audit_page(None, 10).await.unwrap().records;
+    let trail = ctx
+        .store
+        .audit_page(Paging::new(None, 10))
+        .await
+        .unwrap()
+        .records;
     assert_eq!(trail.len(), 1);
     assert_eq!(trail[0].reason, "offensive name");
     assert!(

@@ -3,6 +3,7 @@
 use aws_lambda_events::event::dynamodb::EventRecord;
 use leaderboard::adapters::dynamodb::StandingItem;
 use leaderboard_core::memory::MemoryIndex;
+use leaderboard_core::store::IndexWrites;
 use leaderboard_rules::board::Standing;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard_rules::order::Direction;

@@ -3,6 +3,7 @@
 use leaderboard::edge::testing;
 use leaderboard_core::memory;
 use leaderboard_core::store::Health;
+use leaderboard_core::store::IndexUpkeep;
 use leaderboard_rules::board::Policy;
 
 use super::*;

@@ -5,6 +5,7 @@ use lambda_runtime::Context as Invocation;
 use leaderboard::edge::testing;
 use leaderboard_core::memory::{self, MemoryPlane, MemoryStore};
 use leaderboard_core::store::Health;
+use leaderboard_core::store::IndexUpkeep;
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::ids::LeaderboardId;
 

@@ -4,6 +4,7 @@ use super::MemoryStore;
 use super::store::Tables;
 use crate::store::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError};
 use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::page::Paging;
 
 impl Tables {
     /// Whether the queue is as `change` needs it: a result to hold not there yet, a
@@ -58,9 +59,9 @@ impl HeldStore for MemoryStore {
         &self,
         game: &str,
         filter: &HeldFilter,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> Result<HeldPage, StoreError> {
+        let Paging { after, limit } = page;
         tokio::task::yield_now().await;
         self.with(|t| {
             let from = (game.to_owned(), after.unwrap_or("").to_owned());

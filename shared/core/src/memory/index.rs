@@ -9,18 +9,18 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use super::board::{Board, put};
+use super::board::Board;
 use super::outage;
 use crate::service::ttl_cache::lock;
+use crate::store::IndexError;
 use crate::store::{
-    Around, BatchApplied, Health, IndexEntry, PageAt, Place, Placement, PlayerRow, PlayerRows,
-    REPAIR_CLAIM, RankIndex, RankSketch, RateCounter, RowCards, RowMetadata, Slice, TOP_WINDOW,
-    TopWindow, VersionedCard,
+    Around, BatchApplied, Health, IndexEntry, IndexReads, IndexWrites, PageAt, Place, Placement,
+    PlayerRow, PlayerRows, RateCounter, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
+    VersionedCard,
 };
-use crate::store::{IndexError, RebuildStart};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::{
-    Direction, RankKey, RankMode, Start, places, position_after, position_before,
+    BoardOrder, Direction, RankKey, RankMode, Start, places, position_after, position_before,
 };
 
 /// The in-memory [`RankIndex`] (and [`RateCounter`]). [`MemoryIndex::set_down`] makes
@@ -28,13 +28,13 @@ use leaderboard_rules::order::{
 /// [`MemoryIndex::mark`] stand for a flush and for a marker found stale.
 #[derive(Default)]
 pub struct MemoryIndex {
-    boards: Mutex<HashMap<LeaderboardId, Board>>,
-    leases: Mutex<HashMap<LeaderboardId, (String, Instant)>>,
-    claims: Mutex<HashMap<LeaderboardId, Instant>>,
+    pub(super) boards: Mutex<HashMap<LeaderboardId, Board>>,
+    pub(super) leases: Mutex<HashMap<LeaderboardId, (String, Instant)>>,
+    pub(super) claims: Mutex<HashMap<LeaderboardId, Instant>>,
     counters: Mutex<HashMap<String, (u64, Instant)>>,
     pub(super) live: Mutex<super::live::LiveState>,
     /// Players' card copies.
-    cards: Mutex<HashMap<PlayerId, VersionedCard>>,
+    pub(super) cards: Mutex<HashMap<PlayerId, VersionedCard>>,
     /// Tournament occurrences' seat hints.
     pub(super) seats: Mutex<HashMap<LeaderboardId, Seats>>,
     down: AtomicBool,
@@ -90,7 +90,7 @@ impl MemoryIndex {
     }
 
     /// Runs `f` on the board (created without a marker if unknown), unless down.
-    fn with<T>(
+    pub(super) fn with<T>(
         &self,
         lb: &LeaderboardId,
         f: impl FnOnce(&mut Board) -> T,
@@ -101,12 +101,7 @@ impl MemoryIndex {
     }
 }
 
-impl RankIndex for MemoryIndex {
-    /// As the Redis adapter's keys would lie, so the control plane's views agree.
-    fn slot_of(&self, lb: &LeaderboardId) -> u16 {
-        lb.cluster_slot()
-    }
-
+impl IndexWrites for MemoryIndex {
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
         self.with(&entry.board, |b| {
             let applied = b.apply(entry);
@@ -138,14 +133,31 @@ impl RankIndex for MemoryIndex {
         Ok(out)
     }
 
-    async fn around(
+    /// The twin places every rank mode from its entries, so `dense_ranks` changes
+    /// nothing here.
+    async fn init_board(
         &self,
         lb: &LeaderboardId,
-        dir: Direction,
+        _: Option<i64>,
+        _dense_ranks: bool,
+    ) -> Result<(), IndexError> {
+        self.with(lb, |b| {
+            if b.state.is_none() {
+                b.state = Some(Health::Ready);
+            }
+        })
+    }
+}
+
+impl IndexReads for MemoryIndex {
+    async fn around(
+        &self,
+        on: BoardOrder<'_>,
         player: &PlayerId,
         k: u64,
         mode: RankMode,
     ) -> Result<Option<Around>, IndexError> {
+        let BoardOrder { lb, dir } = on;
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
@@ -170,10 +182,10 @@ impl RankIndex for MemoryIndex {
 
     async fn top_named(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         n: u64,
     ) -> Result<(Vec<RankKey>, u64, RowCards, RowMetadata), IndexError> {
+        let BoardOrder { lb, dir } = on;
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
@@ -189,12 +201,12 @@ impl RankIndex for MemoryIndex {
 
     async fn page(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         at: PageAt<'_>,
         limit: u64,
         mode: RankMode,
     ) -> Result<Slice, IndexError> {
+        let BoardOrder { lb, dir } = on;
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
@@ -227,11 +239,11 @@ impl RankIndex for MemoryIndex {
 
     async fn rows_of(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         players: &[PlayerId],
         mode: RankMode,
     ) -> Result<PlayerRows, IndexError> {
+        let BoardOrder { lb, dir } = on;
         self.with(lb, |b| {
             b.ready()?;
             let ranked = b.ranked(dir);
@@ -259,10 +271,10 @@ impl RankIndex for MemoryIndex {
 
     async fn keys_of(
         &self,
-        lb: &LeaderboardId,
-        _dir: Direction,
+        on: BoardOrder<'_>,
         players: &[PlayerId],
     ) -> Result<(Vec<Option<RankKey>>, RowMetadata), IndexError> {
+        let BoardOrder { lb, dir: _ } = on;
         self.with(lb, |b| {
             b.ready()?;
             let keys = players
@@ -273,112 +285,14 @@ impl RankIndex for MemoryIndex {
         })?
     }
 
-    /// The twin places every rank mode from its entries, so `dense_ranks` changes
-    /// nothing here.
-    async fn init_board(
-        &self,
-        lb: &LeaderboardId,
-        _: Option<i64>,
-        _dense_ranks: bool,
-    ) -> Result<(), IndexError> {
-        self.with(lb, |b| {
-            if b.state.is_none() {
-                b.state = Some(Health::Ready);
-            }
-        })
-    }
-
-    async fn health(&self, boards: &[LeaderboardId]) -> Result<Vec<Health>, IndexError> {
-        self.up()?;
-        let all = lock(&self.boards);
-        Ok(boards
-            .iter()
-            .map(|lb| all.get(lb).map_or(Health::Missing, Board::health))
-            .collect())
-    }
-
-    async fn begin_rebuild(
-        &self,
-        lb: &LeaderboardId,
-        gen_id: &str,
-        start: RebuildStart,
-    ) -> Result<bool, IndexError> {
-        self.with(lb, |b| {
-            let same = b.gen_id.as_deref() == Some(gen_id);
-            if !start.fresh && b.state == Some(Health::Rebuilding) && same {
-                return true;
-            }
-            b.rebuild.clear();
-            b.state = Some(Health::Rebuilding);
-            b.gen_id = Some(gen_id.to_owned());
-            false
-        })
-    }
-
-    async fn load(&self, lb: &LeaderboardId, entries: &[IndexEntry]) -> Result<(), IndexError> {
-        self.with(lb, |b| {
-            for e in entries {
-                put(&mut b.rebuild, &mut b.tombs, e);
-            }
-        })
-    }
-
-    async fn finish_rebuild(
-        &self,
-        lb: &LeaderboardId,
-        gen_id: &str,
-        _: Option<i64>,
-    ) -> Result<bool, IndexError> {
-        self.with(lb, |b| {
-            let ours = b.gen_id.as_deref() == Some(gen_id);
-            if b.state != Some(Health::Rebuilding) || !ours {
-                return false;
-            }
-            b.live = std::mem::take(&mut b.rebuild);
-            // As the script stamps what it loads: a walk begun before cannot place them.
-            let now = b.tick();
-            b.stamps = b.live.keys().map(|p| (p.clone(), now)).collect();
-            b.state = Some(Health::Ready);
-            b.gen_id = None;
-            b.window_version += 1;
-            true
-        })
-    }
-
-    async fn sketch(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        marks: u64,
-        min_size: u64,
-    ) -> Result<RankSketch, IndexError> {
-        self.with(lb, |b| {
-            b.ready()?;
-            let ranked = b.ranked(dir);
-            let n = ranked.len() as u64;
-            let marks = if n <= min_size { 0 } else { marks.min(n) };
-            let ranks: Vec<u64> = (0..marks).map(|i| i * n / marks).collect();
-            let keys = ranks
-                .iter()
-                .map(|r| ranked[*r as usize].sort_key(dir))
-                .collect();
-            Ok(RankSketch {
-                at: leaderboard_rules::time::now_ms(),
-                total: n,
-                ranks,
-                keys,
-            })
-        })?
-    }
-
     async fn top_window(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         known: Option<&str>,
         _named: u64,
         _cards_held: bool,
     ) -> Result<TopWindow, IndexError> {
+        let BoardOrder { lb, dir } = on;
         self.with(lb, |b| {
             b.ready()?;
             let version = b.window_version.to_string();
@@ -404,79 +318,6 @@ impl RankIndex for MemoryIndex {
     ) -> Result<RowMetadata, IndexError> {
         self.up()?;
         Ok(None)
-    }
-
-    async fn cards(&self, players: &[PlayerId]) -> Result<Vec<Option<VersionedCard>>, IndexError> {
-        self.up()?;
-        let cards = lock(&self.cards);
-        Ok(players.iter().map(|p| cards.get(p).cloned()).collect())
-    }
-
-    async fn put_cards(&self, new: &[(PlayerId, VersionedCard)]) -> Result<(), IndexError> {
-        self.up()?;
-        let mut cards = lock(&self.cards);
-        for (player, card) in new {
-            if cards
-                .get(player)
-                .is_none_or(|held| held.version < card.version)
-            {
-                cards.insert(player.clone(), card.clone());
-            }
-        }
-        Ok(())
-    }
-
-    async fn claim_repair(&self, lb: &LeaderboardId) -> Result<bool, IndexError> {
-        self.up()?;
-        let mut claims = lock(&self.claims);
-        let now = Instant::now();
-        match claims.get(lb) {
-            Some(until) if *until > now => Ok(false),
-            _ => {
-                claims.insert(lb.clone(), now + REPAIR_CLAIM);
-                Ok(true)
-            }
-        }
-    }
-
-    async fn mark_stale(&self, boards: &[LeaderboardId]) -> Result<u64, IndexError> {
-        self.up()?;
-        let mut all = lock(&self.boards);
-        let mut marked = 0;
-        for lb in boards {
-            if let Some(b) = all.get_mut(lb).filter(|b| b.state.is_some()) {
-                b.state = Some(Health::Stale);
-                marked += 1;
-            }
-        }
-        Ok(marked)
-    }
-
-    async fn acquire_lease(
-        &self,
-        lb: &LeaderboardId,
-        owner: &str,
-        ttl: Duration,
-    ) -> Result<bool, IndexError> {
-        self.up()?;
-        let mut leases = lock(&self.leases);
-        let now = Instant::now();
-        match leases.get(lb) {
-            Some((holder, until)) if holder != owner && *until > now => Ok(false),
-            _ => {
-                leases.insert(lb.clone(), (owner.to_owned(), now + ttl));
-                Ok(true)
-            }
-        }
-    }
-
-    async fn release_lease(&self, lb: &LeaderboardId, owner: &str) -> Result<(), IndexError> {
-        self.up()?;
-        let mut leases = lock(&self.leases);
-        if leases.get(lb).is_some_and(|(holder, _)| holder == owner) {
-            leases.remove(lb);
-        }
-        Ok(())
     }
 }
 

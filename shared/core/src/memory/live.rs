@@ -13,7 +13,7 @@ use crate::store::IndexError;
 use crate::store::{BroadcastError, Broadcaster, Claim, LiveViews};
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::live::Published;
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 
 type Key = (LeaderboardId, String);
 
@@ -33,11 +33,11 @@ fn key(lb: &LeaderboardId, view: &str) -> Key {
 impl LiveViews for MemoryIndex {
     async fn watch(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         view_id: &str,
         until_ms: i64,
     ) -> Result<(), IndexError> {
+        let BoardOrder { lb, dir } = on;
         self.up()?;
         let mut live = lock(&self.live);
         live.watched.insert(key(lb, view_id), until_ms);

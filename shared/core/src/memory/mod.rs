@@ -22,6 +22,7 @@ mod standings;
 mod store;
 mod stream;
 mod tournaments;
+mod upkeep;
 
 use std::time::Duration;
 
@@ -77,14 +78,8 @@ pub async fn seed(
 ) -> LeaderboardId {
     let lb = LeaderboardId::parse(lb).expect("a valid board id");
     let create = CreateBoard {
-        leaderboard_id: lb.clone(),
-        policy,
         dense_ranks: true,
-        rank_index: true,
-        decimals: None,
-        score_format: None,
-        integrity: None,
-        tiebreaks: None,
+        ..CreateBoard::new(lb.clone(), policy)
     };
     boards::create_board(&ctx.store, &ctx.index, create)
         .await

@@ -5,6 +5,7 @@ use super::store::MemoryStore;
 use crate::store::StoreError;
 use crate::store::{AuditPage, AuditRecord, Ban, ModerationStore};
 use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::page::Paging;
 
 impl ModerationStore for MemoryStore {
     async fn put_ban(&self, ban: &Ban) -> Result<(), StoreError> {
@@ -38,7 +39,11 @@ impl ModerationStore for MemoryStore {
         })
     }
 
-    async fn audit_page(&self, before: Option<&str>, limit: u32) -> Result<AuditPage, StoreError> {
+    async fn audit_page(&self, page: Paging<'_>) -> Result<AuditPage, StoreError> {
+        let Paging {
+            after: before,
+            limit,
+        } = page;
         self.with(|t| {
             let records: Vec<AuditRecord> = t
                 .audit

@@ -7,6 +7,7 @@ use crate::store::{
     name_entry,
 };
 use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::page::Paging;
 
 impl ProfileStore for MemoryStore {
     async fn get_profile(&self, player: &PlayerId) -> Result<StoredProfile, StoreError> {
@@ -45,12 +46,8 @@ impl ProfileStore for MemoryStore {
         })
     }
 
-    async fn find_names(
-        &self,
-        prefix: &str,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<NamePage, StoreError> {
+    async fn find_names(&self, prefix: &str, page: Paging<'_>) -> Result<NamePage, StoreError> {
+        let Paging { after, limit } = page;
         self.with(|t| {
             let mut entries: Vec<String> = (t.profiles.iter())
                 .filter_map(|(p, s)| name_entry(&s.profile.card, &PlayerId::parse(p).ok()?))

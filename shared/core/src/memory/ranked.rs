@@ -7,54 +7,55 @@ use crate::store::{
     Checkpoint, Count, IndexEntry, RankSketch, RankedReads, RebuildStore, SketchStore,
 };
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey, position_after, position_before};
+use leaderboard_rules::order::{BoardOrder, RankKey, position_after, position_before};
+use leaderboard_rules::page::Paging;
 
-/// `keys` (in rank order) strictly after `after`, all of them when `None`.
-fn keys_after(
-    keys: Vec<RankKey>,
-    dir: Direction,
-    after: Option<&RankKey>,
-) -> impl Iterator<Item = RankKey> {
-    let pos = after.map_or(0, |a| position_after(&keys, dir, a));
-    keys.into_iter().skip(pos)
+impl MemoryStore {
+    /// The board's standings in rank order strictly after `after` (from the top when
+    /// `None`), those `keep` takes, at most `limit`.
+    fn walk_after(
+        &self,
+        on: BoardOrder<'_>,
+        after: Option<&RankKey>,
+        keep: impl Fn(&RankKey) -> bool,
+        limit: u64,
+    ) -> Result<Vec<RankKey>, StoreError> {
+        self.with(|t| {
+            let keys = t.keys(on.lb, on.dir);
+            let pos = after.map_or(0, |a| position_after(&keys, on.dir, a));
+            let kept = keys.into_iter().skip(pos).filter(|k| keep(k));
+            kept.take(limit as usize).collect()
+        })
+    }
 }
 
 impl RankedReads for MemoryStore {
     async fn ranked_after(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
-        self.with(|t| {
-            let keys = keys_after(t.keys(lb, dir), dir, after);
-            keys.take(limit as usize).collect()
-        })
+        self.walk_after(on, after, |_| true, limit)
     }
 
     async fn shard_after(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         shard: u64,
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
-        self.with(|t| {
-            let keys = keys_after(t.keys(lb, dir), dir, after);
-            let of_shard = keys.filter(|k| shard_of(&k.player) == shard);
-            of_shard.take(limit as usize).collect()
-        })
+        self.walk_after(on, after, |k| shard_of(&k.player) == shard, limit)
     }
 
     async fn ranked_before(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         before: &RankKey,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
+        let BoardOrder { lb, dir } = on;
         self.with(|t| {
             let keys = t.keys(lb, dir);
             let end = position_before(&keys, dir, before);
@@ -80,11 +81,11 @@ impl RankedReads for MemoryStore {
 
     async fn count_before(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         before: Option<&RankKey>,
         cap: u64,
     ) -> Result<Count, StoreError> {
+        let BoardOrder { lb, dir } = on;
         self.with(|t| {
             let keys = t.keys(lb, dir);
             let n = match before {
@@ -108,9 +109,9 @@ impl RebuildStore for MemoryStore {
         &self,
         lb: &LeaderboardId,
         shard: u64,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
+        let Paging { after, limit } = page;
         self.with(|t| {
             let mut page: Vec<IndexEntry> = t
                 .rows(lb)

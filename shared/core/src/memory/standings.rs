@@ -8,7 +8,6 @@ use crate::store::{
     Commit, CommitOutcome, Consistency, EntryKind, IndexEntry, Receipt, Removal, Roll, Row,
     StandingStore,
 };
-use leaderboard_rules::board::Standing;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 
 impl Tables {
@@ -53,17 +52,6 @@ impl StandingStore for MemoryStore {
             out.push(self.get_standing(lb, p).await?.and_then(|s| s.metadata));
         }
         Ok(out)
-    }
-
-    async fn get_standing(
-        &self,
-        lb: &LeaderboardId,
-        player: &PlayerId,
-    ) -> Result<Option<Standing>, StoreError> {
-        Ok(self
-            .get_row(lb, player, Consistency::Strong)
-            .await?
-            .standing)
     }
 
     async fn get_row(

@@ -4,6 +4,7 @@
 //! counts, shard pages for the rebuild, and the table's stream (every standing written,
 //! in order) for the projector and the repair.
 
+use leaderboard_rules::page::Paging;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -194,12 +195,8 @@ impl BoardStore for MemoryStore {
         })
     }
 
-    async fn list_boards(
-        &self,
-        prefix: &str,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<BoardPage, StoreError> {
+    async fn list_boards(&self, prefix: &str, page: Paging<'_>) -> Result<BoardPage, StoreError> {
+        let Paging { after, limit } = page;
         self.with(|t| {
             let listed: Vec<(String, Board)> = t
                 .boards
@@ -227,11 +224,8 @@ impl BoardStore for MemoryStore {
         })
     }
 
-    async fn list_families(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<FamilyPage, StoreError> {
+    async fn list_families(&self, page: Paging<'_>) -> Result<FamilyPage, StoreError> {
+        let Paging { after, limit } = page;
         self.with(|t| {
             let listed: Vec<(String, Family)> = (t.families.values())
                 .map(|f| (format!("{}#{}", f.game, f.mode), f.clone()))

@@ -10,6 +10,7 @@ use crate::store::{
 };
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::league::{LeagueStanding, TierChange};
+use leaderboard_rules::page::Paging;
 use leaderboard_rules::tournament::{Member, Tournament};
 
 impl TournamentStore for MemoryStore {
@@ -45,11 +46,8 @@ impl TournamentStore for MemoryStore {
         })
     }
 
-    async fn list_tournaments(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<TournamentPage, StoreError> {
+    async fn list_tournaments(&self, page: Paging<'_>) -> Result<TournamentPage, StoreError> {
+        let Paging { after, limit } = page;
         self.with(|t| {
             let from = after.map_or(std::ops::Bound::Unbounded, |a| {
                 std::ops::Bound::Excluded(a.to_owned())

@@ -15,7 +15,7 @@ use tracing::{info, warn};
 
 use super::{Context, ServiceError, rebuild};
 use crate::store::{
-    BoardStore, CacheEvent, CachePlane, Health, RankIndex, RebuildStore, ReplicationGroup,
+    BoardStore, CacheEvent, CachePlane, Health, IndexUpkeep, RebuildStore, ReplicationGroup,
 };
 use leaderboard_rules::ids::LeaderboardId;
 
@@ -61,7 +61,7 @@ pub struct RebuildProgress {
 }
 
 /// What `GET /admin/index` shows; `lb` must name an existing board.
-pub async fn index_view<S: BoardStore + RebuildStore, I: RankIndex, P: CachePlane>(
+pub async fn index_view<S: BoardStore + RebuildStore, I: IndexUpkeep, P: CachePlane>(
     store: &S,
     index: &I,
     plane: Option<&P>,
@@ -157,7 +157,7 @@ pub enum Noticed {
 }
 
 /// Marks the boards a lossy notification touches stale and reports each for repair.
-pub async fn on_notice<S: BoardStore, I: RankIndex, P: CachePlane>(
+pub async fn on_notice<S: BoardStore, I: IndexUpkeep, P: CachePlane>(
     ctx: &Context<S, I>,
     plane: Option<&P>,
     event: &str,

@@ -35,7 +35,7 @@ use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::live::{
     PUSH_GAP_MS, Published, Push, Row, Rows, View, WATCH_TTL_MS, next_version, notices,
 };
-use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankMode};
 use leaderboard_rules::profile::Card;
 
 /// Claims of a view's gate one batch makes before leaving it to the holder (whose push,
@@ -90,7 +90,9 @@ async fn snapshot<S: BoardStore + StandingStore + ProfileStore, I: RankIndex + L
     let id = view.id();
     let now = leaderboard_rules::time::now_ms();
     let dir = board.policy.direction();
-    ctx.index.watch(lb, dir, &id, now + WATCH_TTL_MS).await?;
+    ctx.index
+        .watch(BoardOrder::new(lb, dir), &id, now + WATCH_TTL_MS)
+        .await?;
     // Names that could not be read go out null here; the next push brings them.
     let ((rows, _), last) = futures::try_join!(
         rows_of(ctx, lb, dir, board.scores, &view),
@@ -159,7 +161,8 @@ async fn rows_of<S: StandingStore + ProfileStore, I: RankIndex>(
     };
     let (mut rows, known) = match view {
         View::Top { n } => {
-            let (keys, _, cards, metadata) = ctx.index.top_named(lb, dir, *n).await?;
+            let (keys, _, cards, metadata) =
+                ctx.index.top_named(BoardOrder::new(lb, dir), *n).await?;
             let known = names::known(&keys, cards, metadata);
             let rows = Rows {
                 rank: None,
@@ -171,7 +174,7 @@ async fn rows_of<S: StandingStore + ProfileStore, I: RankIndex>(
         View::Near { player, k } => {
             match ctx
                 .index
-                .around(lb, dir, player, *k, RankMode::Unique)
+                .around(BoardOrder::new(lb, dir), player, *k, RankMode::Unique)
                 .await?
             {
                 Some(a) => {

@@ -8,13 +8,14 @@
 
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use leaderboard_rules::page::Paging;
 use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
 use super::{Context, ServiceError};
 use crate::service::operator::{Operator, Reason, ReasonBody, record};
 use crate::store::{
-    AuditAction, CommitOutcome, ModerationStore, ProfileStore, RankIndex, StoredProfile,
+    AuditAction, CardCopies, CommitOutcome, ModerationStore, ProfileStore, StoredProfile,
     VersionedCard, name_entry,
 };
 use leaderboard_rules::error::DomainError;
@@ -74,7 +75,7 @@ pub async fn get<S: ProfileStore, I>(
 /// Sets the player's profile from `body` (checked whole first: nothing is stored when
 /// a field is refused).
 #[instrument(skip(ctx, body))]
-pub async fn put<S: ProfileStore, I: RankIndex>(
+pub async fn put<S: ProfileStore, I: CardCopies>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     body: ProfileBody,
@@ -112,7 +113,7 @@ pub struct ResetBody {
 /// An operator's reset of card fields (an offensive name, an avatar), audited; scores
 /// are not touched.
 #[instrument(skip(ctx, body))]
-pub async fn reset<S: ModerationStore + ProfileStore, I: RankIndex>(
+pub async fn reset<S: ModerationStore + ProfileStore, I: CardCopies>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     body: ResetBody,
@@ -198,7 +199,10 @@ pub async fn find<S: ProfileStore, I>(
         .into());
     }
     let after = cursor.map(|c| name_cursor(c, &key)).transpose()?;
-    let page = ctx.store.find_names(&key, after.as_deref(), limit).await?;
+    let page = ctx
+        .store
+        .find_names(&key, Paging::new(after.as_deref(), limit))
+        .await?;
     let cards = ctx.store.get_cards(&page.players).await?;
     let players = (page.players.into_iter().zip(cards))
         .filter(|(p, c)| name_entry(&c.card, p).is_some_and(|e| e.starts_with(&key)))
@@ -224,7 +228,7 @@ fn name_cursor(cursor: &str, key: &str) -> Result<String, DomainError> {
 
 /// Erases the player's profile (an empty one at the next version, so no copy of the
 /// old one can win over it); true if there was one. One read when there is none.
-pub async fn erase<S: ProfileStore, I: RankIndex>(
+pub async fn erase<S: ProfileStore, I: CardCopies>(
     ctx: &Context<S, I>,
     player: &PlayerId,
 ) -> Result<bool, ServiceError> {
@@ -239,7 +243,7 @@ pub async fn erase<S: ProfileStore, I: RankIndex>(
 /// in first, then copies the card into the index (best effort: the stream does too).
 /// `change` answering `None` writes nothing. Returns the profile as it stands and
 /// whether this call wrote it.
-async fn write<S: ProfileStore, I: RankIndex>(
+async fn write<S: ProfileStore, I: CardCopies>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     change: impl Fn(&Profile) -> Option<Profile>,

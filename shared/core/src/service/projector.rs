@@ -13,7 +13,7 @@
 use tracing::{error, info, instrument};
 
 use super::repair::Reporter;
-use crate::store::{RankIndex, StreamBatch};
+use crate::store::{CardCopies, IndexUpkeep, IndexWrites, StreamBatch};
 
 /// Counts of one batch, logged once per invocation.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -28,7 +28,7 @@ pub struct BatchStats {
 /// Applies a stream batch to the index; returns the sequence numbers of the records to
 /// retry (all of the batch's standings if the index failed, else none).
 #[instrument(skip_all, fields(records = batch.entries.len() + batch.cards.len()))]
-pub async fn project<I: RankIndex>(
+pub async fn project<I: IndexWrites + IndexUpkeep + CardCopies>(
     index: &I,
     repairs: &Reporter,
     batch: StreamBatch,

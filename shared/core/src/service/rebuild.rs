@@ -27,6 +27,7 @@
 //! rebuild was interrupted are rebuilt, within the same time budget; boards too big to
 //! count get their rank sketch refreshed (see [`super::sketch`]).
 
+use leaderboard_rules::page::Paging;
 use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
@@ -35,8 +36,8 @@ use tracing::{info, instrument, warn};
 use super::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, Checkpoint, Health, RankIndex, RebuildStart, RebuildStore, SketchStore,
-    StandingStore,
+    BoardStore, Checkpoint, Health, IndexUpkeep, IndexWrites, RankIndex, RebuildStart,
+    RebuildStore, SketchStore, StandingStore,
 };
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::LeaderboardId;
@@ -126,7 +127,7 @@ fn new_generation() -> String {
 /// Rebuilds one board, resuming its checkpoint if there is one, under the board's
 /// lease ([`Outcome::Busy`] when another rebuild holds it).
 #[instrument(skip(ctx, deadline))]
-pub async fn rebuild_board<S: BoardStore + RebuildStore, I: RankIndex>(
+pub async fn rebuild_board<S: BoardStore + RebuildStore, I: IndexWrites + IndexUpkeep>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     deadline: Instant,
@@ -148,7 +149,7 @@ pub async fn rebuild_board<S: BoardStore + RebuildStore, I: RankIndex>(
     result
 }
 
-async fn rebuild_leased<S: BoardStore + RebuildStore, I: RankIndex>(
+async fn rebuild_leased<S: BoardStore + RebuildStore, I: IndexWrites + IndexUpkeep>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     owner: &str,
@@ -175,7 +176,7 @@ async fn rebuild_leased<S: BoardStore + RebuildStore, I: RankIndex>(
         }
         let (entries, next) = ctx
             .store
-            .standings_page(lb, cp.shard, cp.after.as_deref(), PAGE)
+            .standings_page(lb, cp.shard, Paging::new(cp.after.as_deref(), PAGE))
             .await?;
         ctx.index.load(lb, &entries).await?;
         cp.loaded += entries.len() as u64;
@@ -206,7 +207,7 @@ async fn rebuild_leased<S: BoardStore + RebuildStore, I: RankIndex>(
 
 /// Where the board's rebuild starts: its checkpoint if the previous run's keys are
 /// still there, else a fresh start that reads everything again.
-async fn start_or_resume<S: RebuildStore, I: RankIndex>(
+async fn start_or_resume<S: RebuildStore, I: IndexWrites + IndexUpkeep>(
     ctx: &Context<S, I>,
     board: &leaderboard_rules::board::Board,
 ) -> Result<Checkpoint, ServiceError> {
@@ -246,7 +247,9 @@ pub(crate) async fn all_boards<S: BoardStore>(
     let mut boards = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let page = store.list_boards("", after.as_deref(), 200).await?;
+        let page = store
+            .list_boards("", Paging::new(after.as_deref(), 200))
+            .await?;
         boards.extend(page.boards);
         after = page.next;
         if after.is_none() {
@@ -266,7 +269,10 @@ pub async fn sweep<S: BoardStore + StandingStore + RebuildStore + SketchStore, I
     let mut after: Option<String> = None;
     let mut done = true;
     loop {
-        let page = ctx.store.list_boards("", after.as_deref(), 200).await?;
+        let page = ctx
+            .store
+            .list_boards("", Paging::new(after.as_deref(), 200))
+            .await?;
         let now = now_ms();
         let open: Vec<&leaderboard_rules::board::Board> = page
             .boards

@@ -35,8 +35,8 @@ use super::Context;
 use super::rebuild::{self, Outcome};
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, Health, RankIndex, RebuildNeeded, RebuildStore, RepairQueue, StreamRange,
-    StreamSource,
+    BoardStore, CardCopies, Health, IndexUpkeep, IndexWrites, RebuildNeeded, RebuildStore,
+    RepairQueue, StreamRange, StreamSource,
 };
 use leaderboard_rules::board::BoardStatus;
 use leaderboard_rules::ids::LeaderboardId;
@@ -62,7 +62,7 @@ impl Reporter {
     /// Reports `lb`, seen with `health`, unless another caller did in the last
     /// [`REPAIR_CLAIM`](crate::store::REPAIR_CLAIM). Failures are logged, not returned: the caller's own answer does
     /// not depend on it, and the next reader (or the sweep) reports again.
-    pub async fn report<I: RankIndex>(&self, index: &I, lb: &LeaderboardId, health: Health) {
+    pub async fn report<I: IndexUpkeep>(&self, index: &I, lb: &LeaderboardId, health: Health) {
         let Some(queue) = &self.queue else { return };
         match index.claim_repair(lb).await {
             Ok(true) => {}
@@ -129,7 +129,11 @@ pub enum Handled {
 
 /// Handles one message before `deadline`.
 #[instrument(skip_all)]
-pub async fn repair<S: BoardStore + RebuildStore, I: RankIndex, T: StreamSource>(
+pub async fn repair<
+    S: BoardStore + RebuildStore,
+    I: IndexWrites + IndexUpkeep + CardCopies,
+    T: StreamSource,
+>(
     ctx: &Context<S, I>,
     stream: &T,
     message: RepairMessage,
@@ -174,7 +178,7 @@ where
 
 /// Applies a stream range again (or, when it is lost, marks every board stale).
 #[instrument(skip(ctx, stream, deadline))]
-async fn replay<S: BoardStore, I: RankIndex, T: StreamSource>(
+async fn replay<S: BoardStore, I: IndexWrites + IndexUpkeep + CardCopies, T: StreamSource>(
     ctx: &Context<S, I>,
     stream: &T,
     range: &StreamRange,
@@ -221,7 +225,10 @@ async fn replay<S: BoardStore, I: RankIndex, T: StreamSource>(
 
 /// Rebuilds a reported board, unless that is no longer needed.
 #[instrument(skip(ctx, deadline))]
-async fn rebuild_reported<S: BoardStore + RebuildStore, I: RankIndex>(
+async fn rebuild_reported<
+    S: BoardStore + RebuildStore,
+    I: IndexWrites + IndexUpkeep + CardCopies,
+>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     deadline: Instant,

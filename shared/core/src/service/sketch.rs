@@ -4,6 +4,7 @@
 //! board of any size at a bounded cost. With [`MARKS`] marks an estimated rank is off by
 //! at most `total / (2 * MARKS)` (0.05% of the board), plus what changed since the sketch.
 
+use leaderboard_rules::order::BoardOrder;
 use std::time::Duration;
 
 use tracing::{info, instrument};
@@ -11,7 +12,7 @@ use tracing::{info, instrument};
 use super::Context;
 use super::reads::COUNT_CAP;
 use crate::service::ServiceError;
-use crate::store::{RankIndex, RankSketch, SketchStore};
+use crate::store::{IndexUpkeep, RankSketch, SketchStore};
 use leaderboard_rules::board::Board;
 use leaderboard_rules::time::now_ms;
 
@@ -28,7 +29,7 @@ fn due(sketch: Option<&RankSketch>, now: i64) -> bool {
 /// Takes and stores `board`'s sketch if it is due and the board is big enough to need
 /// one; returns whether it stored one. The board's index must be ready.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
-pub async fn refresh<S: SketchStore, I: RankIndex>(
+pub async fn refresh<S: SketchStore, I: IndexUpkeep>(
     ctx: &Context<S, I>,
     board: &Board,
 ) -> Result<bool, ServiceError> {
@@ -38,7 +39,11 @@ pub async fn refresh<S: SketchStore, I: RankIndex>(
     }
     let sketch = ctx
         .index
-        .sketch(lb, board.policy.direction(), MARKS, COUNT_CAP)
+        .sketch(
+            BoardOrder::new(lb, board.policy.direction()),
+            MARKS,
+            COUNT_CAP,
+        )
         .await?;
     if sketch.ranks.is_empty() {
         return Ok(false);

@@ -3,6 +3,7 @@
 //! the same transaction as its row's write ([`crate::store::Commit::queue`]), so the
 //! queue and the rows never disagree.
 
+use leaderboard_rules::page::Paging;
 use std::future::Future;
 
 use crate::store::StoreError;
@@ -120,7 +121,6 @@ pub trait HeldStore: Send + Sync {
         &self,
         game: &str,
         filter: &HeldFilter,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<HeldPage, StoreError>> + Send;
 }

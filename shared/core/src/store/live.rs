@@ -8,7 +8,7 @@ use std::time::Duration;
 use crate::store::IndexError;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::live::Published;
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 
 /// The answer to a claim on a view's push gate.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,8 +25,7 @@ pub trait LiveViews: Send + Sync {
     /// ms), and the board among the [`LiveViews::watched_boards`] until then.
     fn watch(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         view_id: &str,
         until_ms: i64,
     ) -> impl Future<Output = Result<(), IndexError>> + Send;

@@ -17,6 +17,7 @@ mod events;
 mod friends;
 mod held;
 mod index_entry;
+mod index_reads;
 mod live;
 mod mapping;
 mod moderation;
@@ -42,13 +43,16 @@ pub use events::{
 pub use friends::FriendsSource;
 pub use held::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, queue_key};
 pub use index_entry::{EntryKind, IndexEntry};
+pub use index_reads::{
+    Around, PageAt, PlayerRow, PlayerRows, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
+};
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
 pub use profile::{NamePage, ProfileStore, StoredProfile, VersionedCard, entry_player, name_entry};
 pub use rank_index::{
-    Around, BatchApplied, Health, PageAt, Place, Placement, PlayerRow, PlayerRows, REPAIR_CLAIM,
-    RankIndex, RebuildStart, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
+    BatchApplied, CardCopies, Health, IndexReads, IndexUpkeep, IndexWrites, Place, Placement,
+    REPAIR_CLAIM, RankIndex, RebuildStart,
 };
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};

@@ -1,5 +1,6 @@
 //! [`ModerationStore`]: bans and the audit trail of operators' actions.
 
+use leaderboard_rules::page::Paging;
 use std::future::Future;
 
 use serde::{Deserialize, Serialize};
@@ -108,8 +109,7 @@ pub trait ModerationStore: Send + Sync {
     /// Up to `limit` records older than the record `before` (from the newest if `None`).
     fn audit_page(
         &self,
-        before: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<AuditPage, StoreError>> + Send;
 
     /// Takes the player's id out of every audit record that names them; returns how

@@ -1,6 +1,7 @@
 //! [`ProfileStore`]: players' profiles, the source of truth of the names every row
 //! shows (the rank index keeps a copy of each card, see [`super::RankIndex::cards`]).
 
+use leaderboard_rules::page::Paging;
 use std::future::Future;
 
 use crate::store::{CommitOutcome, StoreError};
@@ -78,7 +79,6 @@ pub trait ProfileStore: Send + Sync {
     fn find_names(
         &self,
         prefix: &str,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<NamePage, StoreError>> + Send;
 }

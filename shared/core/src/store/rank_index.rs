@@ -1,12 +1,15 @@
-//! [`RankIndex`]: the rebuildable ranking index, and the values it takes and returns.
+//! [`RankIndex`]: the rebuildable ranking index by role, and the values its writes and
+//! upkeep take and return (what its reads answer is in `index_reads`).
 
 use std::future::Future;
 
-use super::{IndexEntry, RankSketch, VersionedCard};
+use super::{
+    Around, IndexEntry, PageAt, PlayerRows, RankSketch, RowCards, RowMetadata, Slice, TopWindow,
+    VersionedCard,
+};
 use crate::store::IndexError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey, RankMode};
-use leaderboard_rules::profile::Metadata;
+use leaderboard_rules::order::{BoardOrder, RankKey, RankMode};
 
 /// Whether the index holds a board completely.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -53,126 +56,6 @@ pub struct Place {
     pub total: u64,
 }
 
-/// The index's copies of the cards of a read's rows, read with the rows (one round trip
-/// on a single node): per row, in the rows' order, `None` where it holds no copy (never
-/// filled, expired, or from another replication history). `None` as a whole when this
-/// index did not read them with the rows (on a cluster they live in other slots): the
-/// caller asks [`RankIndex::cards`].
-pub type RowCards = Option<Vec<Option<VersionedCard>>>;
-
-/// The metadata of a read's rows (see [`leaderboard_rules::board::Standing::metadata`]), read with
-/// the rows from the board's own keys: per row, `None` where the standing has none.
-/// `None` as a whole when this index keeps none (the caller reads the standings).
-pub type RowMetadata = Option<Vec<Option<Metadata>>>;
-
-/// A slice of a board around one player.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Around {
-    /// 1-based rank of the player.
-    pub rank: u64,
-    pub total: u64,
-    /// 1-based rank of `entries[0]`.
-    pub first_rank: u64,
-    /// The place of `entries[0]` under the [`RankMode`] asked for (`first_rank` for
-    /// unique); the other entries' places follow from it ([`leaderboard_rules::order::places`]).
-    pub first_place: u64,
-    pub entries: Vec<RankKey>,
-    /// The ranks are estimates (a big board read from DynamoDB).
-    pub rank_approximate: bool,
-    /// The total is an estimate.
-    pub total_approximate: bool,
-    /// The entries' cards, if read with them.
-    pub cards: RowCards,
-    /// The entries' metadata, if read with them.
-    pub metadata: RowMetadata,
-}
-
-/// Where a page of a board starts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PageAt<'a> {
-    /// At the top.
-    Top,
-    /// Strictly after this key.
-    After(&'a RankKey),
-    /// The last entries strictly before this key (a page walked back).
-    Before(&'a RankKey),
-    /// At this 0-based rank.
-    Rank(u64),
-}
-
-impl<'a> From<Option<&'a RankKey>> for PageAt<'a> {
-    /// After the key, or at the top without one (a forward walk's next page).
-    fn from(after: Option<&'a RankKey>) -> Self {
-        after.map_or(Self::Top, Self::After)
-    }
-}
-
-/// One page of a board in rank order.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Slice {
-    /// Entries before `entries[0]` (its 0-based rank).
-    pub before: u64,
-    /// The place of `entries[0]` under the [`RankMode`] asked for.
-    pub first_place: u64,
-    pub entries: Vec<RankKey>,
-    /// The board's size.
-    pub total: u64,
-    /// Per entry, when it took its current place, in microseconds on [`Slice::clock`]'s
-    /// clock (0: before the index kept stamps, i.e. long ago).
-    pub stamps: Vec<i64>,
-    /// The index's clock when the page was read, in microseconds: an entry whose stamp is
-    /// not below it moved after the read (see `service::reads` on walks).
-    pub clock: i64,
-    /// The entries' cards, if read with them.
-    pub cards: RowCards,
-    /// The entries' metadata, if read with them.
-    pub metadata: RowMetadata,
-}
-
-/// A player's row among [`PlayerRows`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlayerRow {
-    /// 1-based rank.
-    pub rank: u64,
-    /// The place under the [`RankMode`] asked for.
-    pub place: u64,
-    pub key: RankKey,
-}
-
-/// The rows of a list of players on a board.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PlayerRows {
-    /// The rows of the players who are on the board, in the order asked.
-    pub rows: Vec<PlayerRow>,
-    /// The board's size.
-    pub total: u64,
-    /// The rows' cards, if read with them.
-    pub cards: RowCards,
-    /// The rows' metadata, if read with them.
-    pub metadata: RowMetadata,
-}
-
-/// How many of a board's best places the top window covers: every change inside it
-/// moves the window's version on, so a reader's copy is current while the version is.
-pub const TOP_WINDOW: u64 = 1_000;
-
-/// A reader's view of a board's top window.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopWindow {
-    /// Moves on whenever the first [`TOP_WINDOW`] places change.
-    pub version: String,
-    /// The board's size now.
-    pub total: u64,
-    /// The window's entries, unless the reader's version is still current.
-    pub entries: Option<Vec<RankKey>>,
-    /// The index's clock at the read, as [`Slice::clock`].
-    pub clock: i64,
-    /// The cards of the window's first `named` entries (see [`RankIndex::top_window`]).
-    pub cards: RowCards,
-    /// Their metadata, sent with the cards (and held with them).
-    pub metadata: RowMetadata,
-}
-
 /// How a rebuild begins ([`RankIndex::begin_rebuild`]), named at the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RebuildStart {
@@ -182,10 +65,25 @@ pub struct RebuildStart {
     pub dense_ranks: bool,
 }
 
-/// The ranking index. Every method is one round trip; applies are version-checked.
-/// Reads of a board whose index is not [`Health::Ready`] fail with
-/// [`IndexError::NotReady`], so no caller can take a partial index for the truth.
-pub trait RankIndex: super::SeatHints + Send + Sync {
+/// The ranking index, by role: [`IndexWrites`], [`IndexReads`], [`CardCopies`] and
+/// [`IndexUpkeep`] (and where a tournament's next seat comes from, [`super::SeatHints`]).
+/// Every method is one round trip; applies are version-checked. Reads of a board whose
+/// index is not [`Health::Ready`] fail with [`IndexError::NotReady`], so no caller can
+/// take a partial index for the truth. A use case names the roles it needs; one that
+/// needs them all names this.
+pub trait RankIndex:
+    IndexWrites + IndexReads + CardCopies + IndexUpkeep + super::SeatHints
+{
+}
+
+impl<T> RankIndex for T where
+    T: IndexWrites + IndexReads + CardCopies + IndexUpkeep + super::SeatHints
+{
+}
+
+/// The index's writes: standings applied, version-checked, and a new board marked
+/// complete.
+pub trait IndexWrites: Send + Sync {
     /// Applies one standing if its version is newer, and returns the player's placement.
     fn apply(
         &self,
@@ -198,69 +96,6 @@ pub trait RankIndex: super::SeatHints + Send + Sync {
         entries: &[IndexEntry],
     ) -> impl Future<Output = Result<BatchApplied, IndexError>> + Send;
 
-    /// The player's rank and up to `k` entries on each side, the first one's place under
-    /// `mode` read in the same step; `None` if not on the board.
-    fn around(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        player: &PlayerId,
-        k: u64,
-        mode: RankMode,
-    ) -> impl Future<Output = Result<Option<Around>, IndexError>> + Send;
-
-    /// The best `n` entries and the board's size.
-    fn top(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        n: u64,
-    ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send {
-        async move {
-            let (keys, total, _, _) = self.top_named(lb, dir, n).await?;
-            Ok((keys, total))
-        }
-    }
-
-    /// [`Self::top`] with the entries' cards and metadata, if this index reads them with
-    /// the rows.
-    fn top_named(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        n: u64,
-    ) -> impl Future<Output = Result<(Vec<RankKey>, u64, RowCards, RowMetadata), IndexError>> + Send;
-
-    /// One page of up to `limit` entries in rank order, starting `at`, with the first
-    /// one's place under `mode` and each one's stamp.
-    fn page(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        at: PageAt<'_>,
-        limit: u64,
-        mode: RankMode,
-    ) -> impl Future<Output = Result<Slice, IndexError>> + Send;
-
-    /// The rows of `players` who are on the board (rank, place under `mode`, key), in
-    /// the order asked, and the board's size.
-    fn rows_of(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        players: &[PlayerId],
-        mode: RankMode,
-    ) -> impl Future<Output = Result<PlayerRows, IndexError>> + Send;
-
-    /// The current key of each player, `None` for players without a score, and each
-    /// player's metadata (as [`RowMetadata`], read with the keys).
-    fn keys_of(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        players: &[PlayerId],
-    ) -> impl Future<Output = Result<(Vec<Option<RankKey>>, RowMetadata), IndexError>> + Send;
-
     /// Marks a new (empty) board's index complete. `expire_at`: epoch seconds, if any;
     /// `dense_ranks`: whether the index keeps the board's distinct scores (every apply
     /// follows what the board's marker says from then on).
@@ -270,7 +105,114 @@ pub trait RankIndex: super::SeatHints + Send + Sync {
         expire_at: Option<i64>,
         dense_ranks: bool,
     ) -> impl Future<Output = Result<(), IndexError>> + Send;
+}
 
+/// The index's reads of a board in rank order. A board whose index is not
+/// [`Health::Ready`] fails them with [`IndexError::NotReady`].
+pub trait IndexReads: Send + Sync {
+    /// The player's rank and up to `k` entries on each side, the first one's place under
+    /// `mode` read in the same step; `None` if not on the board.
+    fn around(
+        &self,
+        on: BoardOrder<'_>,
+        player: &PlayerId,
+        k: u64,
+        mode: RankMode,
+    ) -> impl Future<Output = Result<Option<Around>, IndexError>> + Send;
+
+    /// The best `n` entries and the board's size.
+    fn top(
+        &self,
+        on: BoardOrder<'_>,
+        n: u64,
+    ) -> impl Future<Output = Result<(Vec<RankKey>, u64), IndexError>> + Send {
+        async move {
+            let (keys, total, _, _) = self.top_named(on, n).await?;
+            Ok((keys, total))
+        }
+    }
+
+    /// [`Self::top`] with the entries' cards and metadata, if this index reads them with
+    /// the rows.
+    fn top_named(
+        &self,
+        on: BoardOrder<'_>,
+        n: u64,
+    ) -> impl Future<Output = Result<(Vec<RankKey>, u64, RowCards, RowMetadata), IndexError>> + Send;
+
+    /// One page of up to `limit` entries in rank order, starting `at`, with the first
+    /// one's place under `mode` and each one's stamp.
+    fn page(
+        &self,
+        on: BoardOrder<'_>,
+        at: PageAt<'_>,
+        limit: u64,
+        mode: RankMode,
+    ) -> impl Future<Output = Result<Slice, IndexError>> + Send;
+
+    /// The rows of `players` who are on the board (rank, place under `mode`, key), in
+    /// the order asked, and the board's size.
+    fn rows_of(
+        &self,
+        on: BoardOrder<'_>,
+        players: &[PlayerId],
+        mode: RankMode,
+    ) -> impl Future<Output = Result<PlayerRows, IndexError>> + Send;
+
+    /// The current key of each player, `None` for players without a score, and each
+    /// player's metadata (as [`RowMetadata`], read with the keys).
+    fn keys_of(
+        &self,
+        on: BoardOrder<'_>,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<(Vec<Option<RankKey>>, RowMetadata), IndexError>> + Send;
+
+    /// The board's top window for a reader holding version `known`: only the version and
+    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise;
+    /// and the cards of the window's first `named` entries, if this index reads them
+    /// with the rows: always when the window moved, and while it is current unless
+    /// `cards_held` (the reader holds fresh copies of those cards for `known`).
+    fn top_window(
+        &self,
+        on: BoardOrder<'_>,
+        known: Option<&str>,
+        named: u64,
+        cards_held: bool,
+    ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
+
+    /// The metadata the index keeps with the players' entries on `lb`, in the order
+    /// asked (`None` inside: no entry, or no metadata); `None` as a whole when this index
+    /// keeps none (the caller reads the standings).
+    fn row_metadata(
+        &self,
+        lb: &LeaderboardId,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<RowMetadata, IndexError>> + Send;
+}
+
+/// The index's copies of players' cards, kept beside the boards for the names a read
+/// shows.
+pub trait CardCopies: Send + Sync {
+    /// The index's copies of the players' cards, in the order asked (`None`: no copy).
+    /// One round trip (on a cluster, one call per slot, all at once).
+    fn cards(
+        &self,
+        players: &[PlayerId],
+    ) -> impl Future<Output = Result<Vec<Option<VersionedCard>>, IndexError>> + Send;
+
+    /// Keeps each card as the player's copy unless the copy held is as new or newer: a
+    /// profile's write, the stream's record of it, or a reader filling what it found
+    /// missing from DynamoDB, in any order, leave the newest.
+    fn put_cards(
+        &self,
+        cards: &[(PlayerId, VersionedCard)],
+    ) -> impl Future<Output = Result<(), IndexError>> + Send;
+}
+
+/// What keeps the index whole: its health, the rebuild from the source of truth, the
+/// repair reports and the rebuild's lease, the slot a board lives on and the sketch the
+/// degraded reads count with.
+pub trait IndexUpkeep: Send + Sync {
     /// The hash slot a board's keys live on (Redis Cluster's: CRC16/XMODEM of the
     /// board's hash tag, mod 16384), which names the shard serving it.
     fn slot_of(&self, lb: &LeaderboardId) -> u16;
@@ -312,49 +254,10 @@ pub trait RankIndex: super::SeatHints + Send + Sync {
     /// entries gets no marks (only its size).
     fn sketch(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         marks: u64,
         min_size: u64,
     ) -> impl Future<Output = Result<RankSketch, IndexError>> + Send;
-
-    /// The board's top window for a reader holding version `known`: only the version and
-    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise;
-    /// and the cards of the window's first `named` entries, if this index reads them
-    /// with the rows: always when the window moved, and while it is current unless
-    /// `cards_held` (the reader holds fresh copies of those cards for `known`).
-    fn top_window(
-        &self,
-        lb: &LeaderboardId,
-        dir: Direction,
-        known: Option<&str>,
-        named: u64,
-        cards_held: bool,
-    ) -> impl Future<Output = Result<TopWindow, IndexError>> + Send;
-
-    /// The metadata the index keeps with the players' entries on `lb`, in the order
-    /// asked (`None` inside: no entry, or no metadata); `None` as a whole when this index
-    /// keeps none (the caller reads the standings).
-    fn row_metadata(
-        &self,
-        lb: &LeaderboardId,
-        players: &[PlayerId],
-    ) -> impl Future<Output = Result<RowMetadata, IndexError>> + Send;
-
-    /// The index's copies of the players' cards, in the order asked (`None`: no copy).
-    /// One round trip (on a cluster, one call per slot, all at once).
-    fn cards(
-        &self,
-        players: &[PlayerId],
-    ) -> impl Future<Output = Result<Vec<Option<VersionedCard>>, IndexError>> + Send;
-
-    /// Keeps each card as the player's copy unless the copy held is as new or newer: a
-    /// profile's write, the stream's record of it, or a reader filling what it found
-    /// missing from DynamoDB, in any order, leave the newest.
-    fn put_cards(
-        &self,
-        cards: &[(PlayerId, VersionedCard)],
-    ) -> impl Future<Output = Result<(), IndexError>> + Send;
 
     /// Claims the right to report the board for repair: true for the first caller in
     /// [`REPAIR_CLAIM`], false for everyone else meanwhile (they need not report it).

@@ -1,6 +1,7 @@
 //! [`ScoreStore`]: the source of truth (boards, families, standings, receipts, rebuild
 //! checkpoints, rank sketches) and the values it takes and returns.
 
+use leaderboard_rules::page::Paging;
 use std::future::Future;
 
 use super::row::{Commit, CommitOutcome, Receipt, Removal, Roll, Row};
@@ -11,7 +12,7 @@ use crate::store::StoreError;
 use leaderboard_rules::board::{Board, BoardStatus, Standing};
 use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::order::{BoardOrder, RankKey};
 
 /// How a read sees the latest writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -69,8 +70,7 @@ pub trait BoardStore: Send + Sync {
     fn list_boards(
         &self,
         prefix: &str,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<BoardPage, StoreError>> + Send;
 
     fn get_family(
@@ -90,8 +90,7 @@ pub trait BoardStore: Send + Sync {
     /// sweep).
     fn list_families(
         &self,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<FamilyPage, StoreError>> + Send;
 }
 
@@ -105,11 +104,17 @@ pub struct FamilyPage {
 
 /// Standings and receipts: the idempotent write path.
 pub trait StandingStore: Send + Sync {
+    /// The player's standing on the board: their row, read strongly.
     fn get_standing(
         &self,
         lb: &LeaderboardId,
         player: &PlayerId,
-    ) -> impl Future<Output = Result<Option<Standing>, StoreError>> + Send;
+    ) -> impl Future<Output = Result<Option<Standing>, StoreError>> + Send {
+        async move {
+            let row = self.get_row(lb, player, Consistency::Strong).await?;
+            Ok(row.standing)
+        }
+    }
 
     /// The metadata of the standings of (board, player) `rows`, in the order asked
     /// (`None`: no standing, or its result carried none): one BatchGetItem per 100.
@@ -190,8 +195,7 @@ pub trait RankedReads: Send + Sync {
     /// `None`). Served by the rank-ordered index; for history and degraded reads.
     fn ranked_after(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         after: Option<&RankKey>,
         limit: u64,
     ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
@@ -199,8 +203,7 @@ pub trait RankedReads: Send + Sync {
     /// Up to `limit` standings strictly before `before`, in rank order (closest last).
     fn ranked_before(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         before: &RankKey,
         limit: u64,
     ) -> impl Future<Output = Result<Vec<RankKey>, StoreError>> + Send;
@@ -209,8 +212,7 @@ pub trait RankedReads: Send + Sync {
     /// a walk over a whole board merges its shards (each standing read once).
     fn shard_after(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         shard: u64,
         after: Option<&RankKey>,
         limit: u64,
@@ -228,8 +230,7 @@ pub trait RankedReads: Send + Sync {
     /// board's size, and a count that reached its cap says so.
     fn count_before(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         before: Option<&RankKey>,
         cap: u64,
     ) -> impl Future<Output = Result<Count, StoreError>> + Send;
@@ -246,8 +247,7 @@ pub trait RebuildStore: Send + Sync {
         &self,
         lb: &LeaderboardId,
         shard: u64,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<(Vec<IndexEntry>, Option<String>), StoreError>> + Send;
 
     fn get_checkpoint(

@@ -1,6 +1,7 @@
 //! [`TournamentStore`]: tournaments' definitions and their occurrences' seats and
 //! members (docs/tournaments.md); [`SeatHints`]: where the next seat number comes from.
 
+use leaderboard_rules::page::Paging;
 use std::future::Future;
 
 use std::ops::Range;
@@ -60,8 +61,7 @@ pub trait TournamentStore: Send + Sync {
     /// Tournaments by id, after the id `after`, at most `limit`.
     fn list_tournaments(
         &self,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> impl Future<Output = Result<TournamentPage, StoreError>> + Send;
 
     /// The player's membership of the occurrence, if they joined it.

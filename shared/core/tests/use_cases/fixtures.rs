@@ -8,12 +8,13 @@ use leaderboard_core::service::ingest;
 use leaderboard_core::service::repair::Reporter;
 use leaderboard_core::service::write::reply::IngestReply;
 use leaderboard_core::service::write::request::SubmitScore;
+use leaderboard_core::store::IndexReads;
 use leaderboard_core::store::QueueError;
-use leaderboard_core::store::{RankIndex, RankedReads, RebuildNeeded, RepairQueue, StandingStore};
+use leaderboard_core::store::{RankedReads, RebuildNeeded, RepairQueue, StandingStore};
 use leaderboard_rules::board::{Policy, Standing};
 use leaderboard_rules::decimal::Amount;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 use leaderboard_rules::score::Score;
 use std::sync::{Arc, Mutex};
 
@@ -75,7 +76,7 @@ pub async fn assert_index_matches_store(ctx: &Ctx, board: &LeaderboardId) {
     let dir = Direction::Desc;
     let truth = ctx
         .store
-        .ranked_after(board, dir, None, 1_000_000)
+        .ranked_after(BoardOrder::new(board, dir), None, 1_000_000)
         .await
         .unwrap();
     let index: Vec<_> = ctx
@@ -85,7 +86,11 @@ pub async fn assert_index_matches_store(ctx: &Ctx, board: &LeaderboardId) {
         .map(|(_, k)| k)
         .collect();
     assert_eq!(index, truth);
-    let (top, total) = ctx.index.top(board, dir, 1_000_000).await.unwrap();
+    let (top, total) = ctx
+        .index
+        .top(BoardOrder::new(board, dir), 1_000_000)
+        .await
+        .unwrap();
     assert_eq!((top, total), (truth.clone(), truth.len() as u64));
 }
 

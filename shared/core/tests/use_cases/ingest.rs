@@ -3,8 +3,10 @@
 
 use futures::future::join_all;
 use leaderboard_core::service::boards;
-use leaderboard_core::store::{ModerationStore, RankIndex};
+use leaderboard_core::store::IndexWrites;
+use leaderboard_core::store::ModerationStore;
 use leaderboard_rules::board::{BoardStatus, Policy};
+use leaderboard_rules::page::Paging;
 
 use crate::fixtures::{assert_index_matches_store, board, ctx, standing, submit};
 
@@ -185,7 +187,7 @@ async fn a_correction_sets_the_standing_on_any_policy_is_audited_with_it_and_rep
         let after = standing(&ctx, &b, "alice").await.unwrap();
         assert_eq!((after.score.get(), after.version), (7, before.version + 1));
         // Audited, once, with the row: who, why, from what to what.
-        let page = ctx.store.audit_page(None, 50).await.unwrap();
+        let page = ctx.store.audit_page(Paging::new(None, 50)).await.unwrap();
         let audits: Vec<_> = (page.records.iter())
             .filter(|r| r.leaderboard_id.as_ref() == Some(&b))
             .collect();
@@ -203,7 +205,7 @@ async fn a_correction_sets_the_standing_on_any_policy_is_audited_with_it_and_rep
         let plain = json!({"new_score": 7, "match_id": "fix-1"});
         let err = post(&ctx, &b, "alice", plain).await.unwrap_err();
         assert_eq!(err.code(), "idempotency_conflict");
-        let page = ctx.store.audit_page(None, 50).await.unwrap();
+        let page = ctx.store.audit_page(Paging::new(None, 50)).await.unwrap();
         let count = (page.records.iter()).filter(|r| r.leaderboard_id.as_ref() == Some(&b));
         assert_eq!(count.count(), 1);
         // The same standing again changes nothing, and says so.

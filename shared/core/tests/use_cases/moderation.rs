@@ -1,6 +1,9 @@
 //! Moderation: removals that stay removed whatever the stream redelivers, bans across a
 //! game's boards, erasures that leave nothing and resume where they stopped.
 
+use leaderboard_core::store::IndexReads;
+use leaderboard_rules::order::BoardOrder;
+use leaderboard_rules::page::Paging;
 use std::time::{Duration, Instant};
 
 use leaderboard_core::service::ServiceError;
@@ -9,7 +12,7 @@ use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::projector::project;
 use leaderboard_core::service::rebuild::rebuild_board;
 use leaderboard_core::service::repair::Reporter;
-use leaderboard_core::store::{ModerationStore, RankIndex, StandingStore};
+use leaderboard_core::store::{ModerationStore, StandingStore};
 use leaderboard_rules::board::Policy;
 
 use crate::fixtures::{assert_index_matches_store, board, ctx, player, populate, submit};
@@ -56,7 +59,10 @@ async fn a_removal_survives_every_replay_of_the_stream_and_a_rebuild_and_a_new_r
     assert_index_matches_store(&ctx, &b).await;
     let (top, total) = ctx
         .index
-        .top(&b, leaderboard_rules::order::Direction::Desc, 10)
+        .top(
+            BoardOrder::new(&b, leaderboard_rules::order::Direction::Desc),
+            10,
+        )
         .await
         .unwrap();
     assert_eq!(total, 5);
@@ -124,8 +130,7 @@ async fn an_erasure_resumes_from_its_cursor_and_leaves_nothing_of_the_player() {
         assert_eq!(
             ctx.index
                 .keys_of(
-                    b,
-                    leaderboard_rules::order::Direction::Desc,
+                    BoardOrder::new(b, leaderboard_rules::order::Direction::Desc),
                     &[player("p01")]
                 )
                 .await
@@ -136,7 +141,7 @@ async fn an_erasure_resumes_from_its_cursor_and_leaves_nothing_of_the_player() {
         assert_index_matches_store(&ctx, b).await;
     }
     // The removal's audit record no longer names the player; the erasure's never did.
-    let page = ctx.store.audit_page(None, 10).await.unwrap();
+    let page = ctx.store.audit_page(Paging::new(None, 10)).await.unwrap();
     assert_eq!(page.records.len(), 2);
     assert!(page.records.iter().all(|r| r.player_id.is_none()));
     // Idempotent: again, nothing more to erase.
@@ -204,7 +209,13 @@ async fn a_tournament_change_applies_its_fields_audited_once_and_refuses_what_wo
         .await
         .unwrap();
     let change = |body: serde_json::Value| serde_json::from_value::<TournamentChange>(body);
-    let trail = async || ctx.store.audit_page(None, 50).await.unwrap().records;
+    let trail = async || {
+        ctx.store
+            .audit_page(Paging::new(None, 50))
+            .await
+            .unwrap()
+            .records
+    };
 
     // Title, attempts and the league's zones change; the audit names what changed.
     let promoted_two =

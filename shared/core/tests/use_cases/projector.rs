@@ -3,7 +3,8 @@
 
 use leaderboard_core::service::projector::project;
 use leaderboard_core::service::repair::Reporter;
-use leaderboard_core::store::{Health, RankIndex};
+use leaderboard_core::store::Health;
+use leaderboard_core::store::IndexUpkeep;
 use leaderboard_rules::board::Policy;
 
 use crate::fixtures::{assert_index_matches_store, board, ctx, ctx_reporting, populate};

@@ -1,10 +1,11 @@
 //! The rebuild: resumable across invocations, exact at the swap, restarted when the
 //! index is wiped under it, refused while another holds the lease.
 
+use leaderboard_core::store::IndexUpkeep;
 use std::time::{Duration, Instant};
 
 use leaderboard_core::service::rebuild::{self, Outcome};
-use leaderboard_core::store::{Health, RankIndex, RebuildStore};
+use leaderboard_core::store::{Health, RebuildStore};
 use leaderboard_rules::board::Policy;
 use leaderboard_rules::ids::LeaderboardId;
 

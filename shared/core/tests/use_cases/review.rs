@@ -12,6 +12,7 @@ use leaderboard_core::service::scores::{self, MatchResult};
 use leaderboard_core::store::{HeldFilter, HeldStore};
 use leaderboard_rules::decimal::Amount;
 use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::page::Paging;
 use leaderboard_rules::score::Score;
 use serde_json::json;
 
@@ -53,7 +54,7 @@ async fn a_held_result_changes_nothing_replays_and_two_approvals_apply_it_once()
     assert!(standing(&ctx, &b, "bob").await.is_none());
     assert_index_matches_store(&ctx, &b).await;
     let page = (ctx.store)
-        .held_page("", &HeldFilter::default(), None, 10)
+        .held_page("", &HeldFilter::default(), Paging::new(None, 10))
         .await
         .unwrap();
     let ids: Vec<String> = page.held.iter().map(|h| h.id()).collect();
@@ -134,7 +135,7 @@ async fn board_with(ctx: &Ctx, id: &str, policy: &str, rules: serde_json::Value)
 /// The held results of standalone boards: (board, player, rule, value, limit).
 async fn held_figures(ctx: &Ctx) -> Vec<(String, String, &'static str, i64, i64)> {
     let page = (ctx.store)
-        .held_page("", &HeldFilter::default(), None, 100)
+        .held_page("", &HeldFilter::default(), Paging::new(None, 100))
         .await
         .unwrap();
     (page.held.iter())
@@ -235,7 +236,7 @@ async fn an_approved_sum_result_keeps_the_totals_later_reached_at_and_a_second_d
     let before = standing(&ctx, &b, "ann").await.unwrap();
     let page = ctx
         .store
-        .held_page("", &HeldFilter::default(), None, 10)
+        .held_page("", &HeldFilter::default(), Paging::new(None, 10))
         .await
         .unwrap();
     let (held, id) = (&page.held[0], page.held[0].id());
@@ -301,7 +302,7 @@ async fn a_ban_after_rejections_takes_the_players_standings_off_as_a_ban_does() 
         .unwrap();
     let page = ctx
         .store
-        .held_page("g9", &HeldFilter::default(), None, 10)
+        .held_page("g9", &HeldFilter::default(), Paging::new(None, 10))
         .await
         .unwrap();
     assert_eq!(page.held.len(), 2, "held on both boards");

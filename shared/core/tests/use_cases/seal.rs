@@ -12,7 +12,7 @@ use leaderboard_core::service::seal::{
 use leaderboard_core::store::{BoardStore, RankedReads, SealStore};
 use leaderboard_rules::board::{Board, BoardStatus, BoardWindow, Policy};
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 use leaderboard_rules::time::now_ms;
 use leaderboard_rules::window::{Period, TimeWindow};
 
@@ -109,7 +109,7 @@ async fn a_window_is_sealed_once_however_often_the_schedule_runs_and_history_mat
 
     let truth = ctx
         .store
-        .ranked_after(lb, Direction::Desc, None, 100)
+        .ranked_after(BoardOrder::new(lb, Direction::Desc), None, 100)
         .await
         .unwrap();
     let sealed = results(&ctx.store, lb).await.unwrap();
@@ -192,7 +192,7 @@ async fn a_run_out_of_time_leaves_its_place_and_the_next_goes_on_from_it() {
     // Ranks over the pages are continuous and in MIN order.
     let truth = ctx
         .store
-        .ranked_after(lb, Direction::Asc, None, 10_000)
+        .ranked_after(BoardOrder::new(lb, Direction::Asc), None, 10_000)
         .await
         .unwrap();
     assert_eq!(truth.len(), n);

@@ -1,5 +1,6 @@
 //! Boards, the board list and families in the table.
 
+use leaderboard_rules::page::Paging;
 use std::collections::HashMap;
 
 use aws_sdk_dynamodb::error::SdkError;
@@ -136,12 +137,8 @@ impl BoardStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
-    async fn list_boards(
-        &self,
-        prefix: &str,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<BoardPage, StoreError> {
+    async fn list_boards(&self, prefix: &str, page: Paging<'_>) -> Result<BoardPage, StoreError> {
+        let Paging { after, limit } = page;
         let start = after.map(|sk| key(LIST_PK.into(), sk.to_owned()));
         let mut q = self
             .client
@@ -209,14 +206,9 @@ impl BoardStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
-    async fn list_families(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<FamilyPage, StoreError> {
-        let q = (self.partition(FAMILY_LIST_PK))
-            .set_exclusive_start_key(after.map(|sk| key(FAMILY_LIST_PK.into(), sk.to_owned())))
-            .limit(limit as i32);
+    async fn list_families(&self, page: Paging<'_>) -> Result<FamilyPage, StoreError> {
+        let Paging { after, limit } = page;
+        let q = self.partition_page(FAMILY_LIST_PK, after, limit);
         let (items, next) = page_of::<FamilyItem>(q, "Query(family list)").await?;
         let families = items.into_iter().map(|f| f.family).collect();
         Ok(FamilyPage { families, next })

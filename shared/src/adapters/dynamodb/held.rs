@@ -4,6 +4,7 @@
 //! queue in the transactions of their rows' writes (`standings.rs`).
 
 use aws_sdk_dynamodb::types::{AttributeValue, Delete, TransactWriteItem, Update};
+use leaderboard_rules::page::Paging;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -186,13 +187,11 @@ impl HeldStore for DynamoScoreStore {
         &self,
         game: &str,
         filter: &HeldFilter,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> Result<HeldPage, StoreError> {
+        let Paging { after, limit } = page;
         let pk = queue_partition(game);
-        let mut query = (self.partition(&pk))
-            .set_exclusive_start_key(after.map(|a| key(pk.clone(), a.to_owned())))
-            .limit(limit as i32);
+        let mut query = self.partition_page(&pk, after, limit);
         let mut filters = Vec::new();
         if let Some(board) = &filter.board {
             filters.push("leaderboard_id = :lb");

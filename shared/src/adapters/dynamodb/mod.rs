@@ -197,6 +197,19 @@ impl DynamoScoreStore {
             .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
     }
 
+    /// One page of a partition in sort-key order: strictly after the sort key `after`
+    /// (from its start when `None`), at most `limit` items.
+    pub(super) fn partition_page(
+        &self,
+        pk: &str,
+        after: Option<&str>,
+        limit: u32,
+    ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
+        self.partition(pk)
+            .set_exclusive_start_key(after.map(|sk| keys::key(pk.to_owned(), sk.to_owned())))
+            .limit(limit as i32)
+    }
+
     /// Deletes every item of partition `pk` (a page of keys at a time, 25 per batch,
     /// retrying what DynamoDB leaves unprocessed); returns how many there were.
     pub(super) async fn delete_partition(&self, pk: &str, what: &str) -> Result<u64, StoreError> {

@@ -5,6 +5,7 @@
 //! serves them all).
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use leaderboard_rules::page::Paging;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -120,11 +121,12 @@ impl ModerationStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
-    async fn audit_page(&self, before: Option<&str>, limit: u32) -> Result<AuditPage, StoreError> {
-        let q = (self.partition(AUDIT_PK))
-            .set_exclusive_start_key(before.map(|b| key(AUDIT_PK.into(), b.to_owned())))
-            .scan_index_forward(false)
-            .limit(limit as i32);
+    async fn audit_page(&self, page: Paging<'_>) -> Result<AuditPage, StoreError> {
+        let Paging {
+            after: before,
+            limit,
+        } = page;
+        let q = (self.partition_page(AUDIT_PK, before, limit)).scan_index_forward(false);
         let (items, next) = super::page_of::<AuditItem>(q, "Query(audit)").await?;
         let records = items.into_iter().map(|a| a.record).collect();
         Ok(AuditPage { records, next })

@@ -5,6 +5,7 @@
 //! index cannot hold a name the table does not (it may lag it by a moment).
 
 use aws_sdk_dynamodb::types::AttributeValue;
+use leaderboard_rules::page::Paging;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -156,12 +157,8 @@ impl ProfileStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
-    async fn find_names(
-        &self,
-        prefix: &str,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<NamePage, StoreError> {
+    async fn find_names(&self, prefix: &str, page: Paging<'_>) -> Result<NamePage, StoreError> {
+        let Paging { after, limit } = page;
         let nk = name_partition(prefix);
         // Where the last page stopped: the index's key and the table's, as DynamoDB
         // gave it (the entry names the player, whose profile key follows).

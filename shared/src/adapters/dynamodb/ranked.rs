@@ -19,7 +19,7 @@ use super::{DynamoScoreStore, RANK_INDEX};
 use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{Consistency, Count, RankedReads};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey};
 
 /// Which side of a key a query reads.
 #[derive(Clone, Copy)]
@@ -103,23 +103,23 @@ impl RankedReads for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn ranked_after(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
+        let BoardOrder { lb, dir } = on;
         self.nearest(lb, dir, after, Side::After, limit).await
     }
 
     #[instrument(skip(self))]
     async fn shard_after(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         shard: u64,
         after: Option<&RankKey>,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
+        let BoardOrder { lb, dir } = on;
         let bound = after.map(|k| k.sort_key(dir));
         let keys = self
             .shard_keys(lb, shard, bound.as_deref(), Side::After, limit)
@@ -133,11 +133,11 @@ impl RankedReads for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn ranked_before(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         before: &RankKey,
         limit: u64,
     ) -> Result<Vec<RankKey>, StoreError> {
+        let BoardOrder { lb, dir } = on;
         let mut keys = self
             .nearest(lb, dir, Some(before), Side::Before, limit)
             .await?;
@@ -175,11 +175,11 @@ impl RankedReads for DynamoScoreStore {
     #[instrument(skip(self))]
     async fn count_before(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         before: Option<&RankKey>,
         cap: u64,
     ) -> Result<Count, StoreError> {
+        let BoardOrder { lb, dir } = on;
         let bound = before.map(|k| k.sort_key(dir));
         let per_shard = cap.div_ceil(SHARDS).max(1);
         let counts = try_join_all((0..SHARDS).map(|shard| {

@@ -1,6 +1,7 @@
 //! What a rebuild reads and writes in the table: pages of a shard's standings and the
 //! per-board checkpoint that makes a rebuild resumable.
 
+use leaderboard_rules::page::Paging;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -33,9 +34,9 @@ impl RebuildStore for DynamoScoreStore {
         &self,
         lb: &LeaderboardId,
         shard: u64,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
+        let Paging { after, limit } = page;
         let pk = shard_partition(lb, shard);
         let start = after.map(|sk| key(pk.clone(), sk.to_owned()));
         let out = self

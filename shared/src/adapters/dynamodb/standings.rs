@@ -20,7 +20,6 @@ use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{
     AttemptCount, Commit, CommitOutcome, Consistency, Receipt, Removal, Roll, Row, StandingStore,
 };
-use leaderboard_rules::board::Standing;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard_rules::profile::Metadata;
 
@@ -166,17 +165,6 @@ impl StandingStore for DynamoScoreStore {
             .iter()
             .map(|(lb, p)| found.remove(&(standing_partition(lb, p), p.to_string())))
             .collect())
-    }
-
-    async fn get_standing(
-        &self,
-        lb: &LeaderboardId,
-        player: &PlayerId,
-    ) -> Result<Option<Standing>, StoreError> {
-        Ok(self
-            .get_row(lb, player, Consistency::Strong)
-            .await?
-            .standing)
     }
 
     #[instrument(skip(self))]

@@ -6,6 +6,7 @@ use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::operation::transact_write_items::TransactWriteItemsError;
 use aws_sdk_dynamodb::types::{AttributeValue, Put, ReturnValue, TransactWriteItem};
 use futures::future::try_join_all;
+use leaderboard_rules::page::Paging;
 use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
@@ -218,14 +219,9 @@ impl TournamentStore for DynamoScoreStore {
     }
 
     #[instrument(skip(self))]
-    async fn list_tournaments(
-        &self,
-        after: Option<&str>,
-        limit: u32,
-    ) -> Result<TournamentPage, StoreError> {
-        let q = (self.partition(TOURNAMENTS_PK))
-            .set_exclusive_start_key(after.map(|sk| key(TOURNAMENTS_PK.into(), sk.to_owned())))
-            .limit(limit as i32);
+    async fn list_tournaments(&self, page: Paging<'_>) -> Result<TournamentPage, StoreError> {
+        let Paging { after, limit } = page;
+        let q = self.partition_page(TOURNAMENTS_PK, after, limit);
         let (items, next) = page_of::<TournamentItem>(q, "Query(tournaments)").await?;
         let tournaments = (items.into_iter())
             .map(|t| t.tournament())

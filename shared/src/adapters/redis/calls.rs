@@ -4,6 +4,7 @@
 
 use redis::{FromRedisValue, ParsingError, Script, ScriptInvocation, Value};
 
+use super::codec::{Flat, RawCards, RawMetadata};
 use super::keys::{BoardKeys, LiveKeys, SeatKeys};
 use super::scripts::Scripts;
 use leaderboard_core::store::PageAt;
@@ -45,6 +46,25 @@ macro_rules! call {
             fn build(&self, $inv: &mut ScriptInvocation<'_>) {
                 let $me = self;
                 $build
+            }
+        }
+    };
+}
+
+/// Declares what a script answers: its fields named, in the order the script returns
+/// them, decoded from the array it is (that order written once, beside its call).
+macro_rules! reply {
+    ($(#[$doc:meta])* $name:ident { $($(#[$fdoc:meta])* $field:ident: $ty:ty),* $(,)? }) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        pub(super) struct $name {
+            $($(#[$fdoc])* pub $field: $ty),*
+        }
+
+        impl FromRedisValue for $name {
+            fn from_redis_value(v: Value) -> Result<Self, ParsingError> {
+                let ($($field,)*) = FromRedisValue::from_redis_value(v)?;
+                Ok(Self { $($field),* })
             }
         }
     };
@@ -163,12 +183,35 @@ call! {
     }
 }
 
+reply! {
+    /// What `around.lua` answers.
+    AroundReply {
+        /// The board's marker state (`codec::ready`).
+        state: String,
+        /// The player's 0-based rank, -1 when they are not on the board.
+        rank: i64,
+        total: u64,
+        /// The 0-based rank of the first entry.
+        first: u64,
+        entries: Flat,
+        /// The first entry's place under the mode asked.
+        first_place: u64,
+        cards: RawCards,
+        metadata: RawMetadata,
+    }
+}
+
 call! {
     /// `top.lua`: the best `n`.
     Top<'a> { keys: &'a BoardKeys, n: u64, cards: &'a str } => top, |c, inv| {
         read_keys(inv, c.keys);
         inv.arg(c.n).arg(c.cards);
     }
+}
+
+reply! {
+    /// What `top.lua` answers.
+    TopReply { state: String, entries: Flat, total: u64, cards: RawCards, metadata: RawMetadata }
 }
 
 call! {
@@ -189,6 +232,23 @@ call! {
     }
 }
 
+reply! {
+    /// What `page.lua` answers.
+    PageReply {
+        state: String,
+        /// Entries before the first (its 0-based rank).
+        before: u64,
+        total: u64,
+        entries: Flat,
+        first_place: u64,
+        /// Per entry, when it took its place (µs on the index's clock).
+        stamps: Vec<i64>,
+        clock: i64,
+        cards: RawCards,
+        metadata: RawMetadata,
+    }
+}
+
 call! {
     /// `entries.lua`: the rows of some players.
     Entries<'a> {
@@ -202,6 +262,16 @@ call! {
     }
 }
 
+reply! {
+    /// One row of `entries.lua`'s answer.
+    EntryRow { player: String, rank0: u64, place: u64, member: String, zscore: String }
+}
+
+reply! {
+    /// What `entries.lua` answers: the rows of the players on the board, in the order asked.
+    EntriesReply { state: String, total: u64, rows: Vec<EntryRow>, cards: RawCards, metadata: RawMetadata }
+}
+
 call! {
     /// `keys_of.lua`: the hash values of some players.
     KeysOf<'a> { keys: &'a BoardKeys, players: &'a [leaderboard_rules::ids::PlayerId] } => keys_of, |c, inv| {
@@ -212,11 +282,30 @@ call! {
     }
 }
 
+reply! {
+    /// What `keys_of.lua` answers: per player, their hash value (nil: not on the board).
+    KeysOfReply { state: String, values: Vec<Option<String>> }
+}
+
 call! {
     /// `top_window.lua`: the top window for a reader holding version `known`.
     TopWindow<'a> { keys: &'a BoardKeys, known: &'a str, named: u64, cards: &'a str, held: bool } => top_window, |c, inv| {
         read_keys(inv, c.keys);
         inv.key(&c.keys.tv).arg(c.known).arg(TOP_WINDOW).arg(c.named).arg(c.cards).arg(u8::from(c.held));
+    }
+}
+
+reply! {
+    /// What `top_window.lua` answers; `entries` is nil while the reader's version is
+    /// current.
+    TopWindowReply {
+        state: String,
+        version: String,
+        total: u64,
+        entries: Option<Flat>,
+        clock: i64,
+        cards: RawCards,
+        metadata: RawMetadata,
     }
 }
 
@@ -242,6 +331,12 @@ call! {
         read_keys(inv, c.keys);
         inv.arg(c.marks).arg(c.min_size);
     }
+}
+
+reply! {
+    /// What `sketch.lua` answers: the board's size, and the marks' 0-based ranks with
+    /// their entries.
+    SketchReply { state: String, total: u64, ranks: Vec<u64>, entries: Flat }
 }
 
 call! {
@@ -361,6 +456,12 @@ call! {
     LiveClaim<'a> { keys: &'a LiveKeys, gap_ms: u64 } => live_claim, |c, inv| {
         inv.key(&c.keys.gate).key(&c.keys.state).arg(c.gap_ms);
     }
+}
+
+reply! {
+    /// What `live_claim.lua` answers: 0 and the view's state when the claim is granted,
+    /// else how long to wait (ms) and nil.
+    LiveClaimReply { wait_ms: u64, state: Option<String> }
 }
 
 #[cfg(test)]

@@ -6,14 +6,14 @@ use std::time::Duration;
 use tracing::instrument;
 
 use super::RedisRankIndex;
-use super::calls::{LiveBoard, LiveClaim, LiveWatch, LiveWatched};
+use super::calls::{LiveBoard, LiveClaim, LiveClaimReply, LiveWatch, LiveWatched};
 use super::codec::reply_err;
 use super::keys::{LiveKeys, live_boards};
 use leaderboard_core::store::IndexError;
 use leaderboard_core::store::{Claim, LiveViews};
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::live::Published;
-use leaderboard_rules::order::Direction;
+use leaderboard_rules::order::{BoardOrder, Direction};
 
 /// How long a view's last push is kept after it (a view unwatched for a day starts over).
 const STATE_TTL_MS: u64 = 86_400_000;
@@ -53,11 +53,11 @@ impl LiveViews for RedisRankIndex {
     #[instrument(skip(self))]
     async fn watch(
         &self,
-        lb: &LeaderboardId,
-        dir: Direction,
+        on: BoardOrder<'_>,
         view_id: &str,
         until_ms: i64,
     ) -> Result<(), IndexError> {
+        let BoardOrder { lb, dir } = on;
         let keys = self.live_keys(lb, view_id);
         let call = LiveWatch {
             keys: &keys,
@@ -126,9 +126,9 @@ impl LiveViews for RedisRankIndex {
             keys: &keys,
             gap_ms: gap.as_millis().max(1) as u64,
         };
-        let (wait, state): (u64, Option<String>) = self.run(&call).await?;
-        Ok(match wait {
-            0 => Claim::Granted(decode(state)?),
+        let reply: LiveClaimReply = self.run(&call).await?;
+        Ok(match reply.wait_ms {
+            0 => Claim::Granted(decode(reply.state)?),
             ms => Claim::Wait(Duration::from_millis(ms)),
         })
     }

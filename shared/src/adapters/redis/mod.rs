@@ -40,6 +40,7 @@ mod rate_limit;
 mod scripts;
 mod seats;
 mod transport;
+mod upkeep;
 
 use std::time::Duration;
 

@@ -46,6 +46,24 @@ fn ranked_unless_asked() -> bool {
     true
 }
 
+impl CreateBoard {
+    /// The board a body naming only its id and policy creates: the API's defaults for
+    /// everything else.
+    #[must_use]
+    pub fn new(leaderboard_id: LeaderboardId, policy: Policy) -> Self {
+        Self {
+            leaderboard_id,
+            policy,
+            dense_ranks: dense_unless_asked(),
+            rank_index: ranked_unless_asked(),
+            decimals: None,
+            score_format: None,
+            tiebreaks: None,
+            integrity: None,
+        }
+    }
+}
+
 /// A board as the API shows it. `status` is the effective one (a window past its end
 /// plus grace shows CLOSED).
 #[derive(Debug, Serialize, PartialEq, Eq)]

@@ -1,5 +1,6 @@
 //! The board list, by game and mode, a signed-cursor page at a time.
 
+use leaderboard_rules::page::Paging;
 use serde::Serialize;
 use tracing::instrument;
 
@@ -87,7 +88,7 @@ pub async fn list_boards<S: BoardStore>(
         .map(|c| signer.verify(&format!("list:{prefix}"), c))
         .transpose()?;
     let page = store
-        .list_boards(&prefix, after.as_deref(), q.limit)
+        .list_boards(&prefix, Paging::new(after.as_deref(), q.limit))
         .await?;
     let now = now_ms();
     let boards = page

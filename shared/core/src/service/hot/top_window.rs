@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::service::ttl_cache::lock;
 use crate::store::{IndexError, RankIndex, RowCards, RowMetadata};
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey};
 use leaderboard_rules::profile::Metadata;
 
 /// A board's top window as this container last read it.
@@ -92,7 +92,12 @@ impl TopWindows {
             None => (None, None),
         };
         let fresh = index
-            .top_window(lb, dir, known.as_deref(), named, held_named.is_some())
+            .top_window(
+                BoardOrder::new(lb, dir),
+                known.as_deref(),
+                named,
+                held_named.is_some(),
+            )
             .await?;
         let mut held = lock(&self.held);
         let (entries, (cards, metadata)) = match fresh.entries {

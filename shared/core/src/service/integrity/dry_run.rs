@@ -8,6 +8,7 @@
 //! player: the best other standing the rules keep (the board as it would have been). One index read and one eventually consistent row read
 //! per standing; DynamoDB's rank order when the index cannot answer.
 
+use leaderboard_rules::order::BoardOrder;
 use serde::Serialize;
 use tracing::warn;
 
@@ -65,7 +66,7 @@ pub async fn dry_run<S: ReadStore, I: RankIndex>(
     let n = limit.clamp(1, MAX_DRY_RUN);
     // The index unable to say (down, or the board not ready): DynamoDB's rank order, as
     // a degraded read finds it.
-    let (keys, total) = match ctx.index.top(lb, dir, n).await {
+    let (keys, total) = match ctx.index.top(BoardOrder::new(lb, dir), n).await {
         Ok(found) => found,
         Err(error) => {
             warn!(board = %lb, %error, "dry run reads the board from DynamoDB");

@@ -1,6 +1,7 @@
 //! The review queue: a game's held results, oldest first, each with its figures and the
 //! player's latest results on the board (an operator's decision on one: `decision`).
 
+use leaderboard_rules::page::Paging;
 use serde::Serialize;
 
 use crate::service::Context;
@@ -134,7 +135,7 @@ pub async fn list<S: IngestStore, I: RankIndex>(
     let scope = format!("held:{game}");
     let after: Option<String> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
     let page = (ctx.store)
-        .held_page(game, filter, after.as_deref(), limit)
+        .held_page(game, filter, Paging::new(after.as_deref(), limit))
         .await?;
     let mut held = Vec::with_capacity(page.held.len());
     for h in page.held {

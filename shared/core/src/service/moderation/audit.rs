@@ -1,5 +1,6 @@
 //! `GET /admin/audit?limit=&cursor=`: the audit trail, newest first.
 
+use leaderboard_rules::page::Paging;
 use serde::Serialize;
 
 use crate::service::ServiceError;
@@ -75,7 +76,9 @@ pub async fn list<S: ModerationStore>(
     limit: u32,
     cursor: Option<String>,
 ) -> Result<AuditList, ServiceError> {
-    let page = store.audit_page(cursor.as_deref(), limit).await?;
+    let page = store
+        .audit_page(Paging::new(cursor.as_deref(), limit))
+        .await?;
     Ok(AuditList {
         records: page.records.into_iter().map(AuditView::from).collect(),
         next_cursor: page.next,

@@ -13,6 +13,7 @@ pub mod ban;
 pub mod erase;
 pub mod remove;
 
+use leaderboard_rules::page::Paging;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -26,7 +27,7 @@ use crate::store::{
 use leaderboard_rules::board::Board;
 use leaderboard_rules::decimal::Shown;
 use leaderboard_rules::ids::PlayerId;
-use leaderboard_rules::order::RankMode;
+use leaderboard_rules::order::{BoardOrder, RankMode};
 use leaderboard_rules::time::now_ms;
 
 /// What taking a standing off a board found.
@@ -71,7 +72,11 @@ async fn take_off<S: StandingStore, I: RankIndex>(
 ) -> Result<Option<TakenOff>, ServiceError> {
     let lb = &board.leaderboard_id;
     let dir = board.policy.direction();
-    let previous_rank = match ctx.index.around(lb, dir, player, 0, RankMode::Unique).await {
+    let previous_rank = match ctx
+        .index
+        .around(BoardOrder::new(lb, dir), player, 0, RankMode::Unique)
+        .await
+    {
         Ok(a) => a.map(|a| a.rank),
         Err(_) => None,
     };
@@ -155,7 +160,7 @@ where
         }
         let page = ctx
             .store
-            .list_boards(prefix, after.as_deref(), SWEEP_PAGE)
+            .list_boards(prefix, Paging::new(after.as_deref(), SWEEP_PAGE))
             .await?;
         for board in page.boards {
             let key = board.list_key();

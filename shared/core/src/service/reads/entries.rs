@@ -17,7 +17,7 @@ use crate::service::ServiceError;
 use crate::store::{PlayerRow, RankIndex, RankedReads, ReadStore, SketchStore};
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey, RankMode, Start, places};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, Start, places};
 
 /// Most players one `entries` read names.
 pub const MAX_PLAYERS: usize = 100;
@@ -75,7 +75,11 @@ async fn entries_fresh<S: ReadStore, I: RankIndex>(
     let board = board_for(ctx, lb, mode).await?;
     let dir = board.policy.direction();
     let mut known = Known::default();
-    let (mut rows, total, meta) = match ctx.index.rows_of(lb, dir, players, mode).await {
+    let (mut rows, total, meta) = match ctx
+        .index
+        .rows_of(BoardOrder::new(lb, dir), players, mode)
+        .await
+    {
         Ok(r) if r.total == 0 && history(&board) => {
             rows_from_store(ctx, lb, dir, players, mode, false).await?
         }
@@ -127,7 +131,12 @@ async fn rows_from_store<S: RankedReads + SketchStore, I>(
 ) -> Result<(Vec<PlayerRow>, u64, Provenance), ServiceError> {
     let (keys, head, est) = futures::try_join!(
         async { Ok::<_, ServiceError>(ctx.store.keys_of(lb, players).await?) },
-        async { Ok(ctx.store.ranked_after(lb, dir, None, COUNT_CAP).await?) },
+        async {
+            Ok(ctx
+                .store
+                .ranked_after(BoardOrder::new(lb, dir), None, COUNT_CAP)
+                .await?)
+        },
         estimate(&ctx.store, lb, dir, None),
     )?;
     let head_places = places(mode, Start::TOP, &head);

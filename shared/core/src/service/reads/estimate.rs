@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use crate::service::ServiceError;
 use crate::store::{Count, RankSketch, RankedReads, SketchStore};
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey, RankMode, tie_floor};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, tie_floor};
 
 /// Entries a count served from DynamoDB reads at most, across the board's 16 shards.
 /// Below it counts are exact (the best few thousand players get their exact rank); past
@@ -38,11 +38,15 @@ pub(super) async fn estimate<S: RankedReads + SketchStore>(
     let (before, total) = futures::try_join!(
         async {
             match key {
-                Some(k) => store.count_before(lb, dir, Some(k), COUNT_CAP).await,
+                Some(k) => {
+                    store
+                        .count_before(BoardOrder::new(lb, dir), Some(k), COUNT_CAP)
+                        .await
+                }
                 None => Ok(none),
             }
         },
-        store.count_before(lb, dir, None, COUNT_CAP),
+        store.count_before(BoardOrder::new(lb, dir), None, COUNT_CAP),
     )?;
     if before.exact && total.exact {
         return Ok(Estimate {
@@ -108,7 +112,9 @@ pub(super) async fn place<S: RankedReads + SketchStore>(
         RankMode::Competition => {
             // Only the entries before the score's first key: the total is known already.
             let floor = tie_floor(first);
-            let counted = store.count_before(lb, dir, Some(&floor), COUNT_CAP).await?;
+            let counted = store
+                .count_before(BoardOrder::new(lb, dir), Some(&floor), COUNT_CAP)
+                .await?;
             let sketch = match counted.exact {
                 true => None,
                 false => store.get_sketch(lb).await?,
@@ -120,7 +126,9 @@ pub(super) async fn place<S: RankedReads + SketchStore>(
             Err(ServiceError::RankUnavailable(lb.clone()))
         }
         _ => {
-            let above = store.ranked_before(lb, dir, first, est.before).await?;
+            let above = store
+                .ranked_before(BoardOrder::new(lb, dir), first, est.before)
+                .await?;
             // Distinct tuples: the score and the tie-break values.
             let better: HashSet<(i64, &str)> = above
                 .iter()

@@ -14,7 +14,7 @@ use crate::store::{
 };
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey, RankMode, Start, places};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, Start, places};
 
 /// The player's place among themself and their friends who have a score.
 /// The player's own read skips the reply cache.
@@ -62,7 +62,7 @@ async fn friends_fresh<
     group.push(player.clone());
     group.sort_unstable();
     group.dedup();
-    let (keys, metadata, meta) = match ctx.index.keys_of(lb, dir, &group).await {
+    let (keys, metadata, meta) = match ctx.index.keys_of(BoardOrder::new(lb, dir), &group).await {
         Ok((keys, _)) if keys.iter().all(Option::is_none) && history(&board) => (
             ctx.store.keys_of(lb, &group).await?,
             None,

@@ -23,7 +23,9 @@ use tracing::warn;
 
 use super::reply::Entry;
 use crate::service::Context;
-use crate::store::{ProfileStore, RankIndex, RowCards, RowMetadata, StandingStore, VersionedCard};
+use crate::store::{
+    CardCopies, IndexReads, ProfileStore, RowCards, RowMetadata, StandingStore, VersionedCard,
+};
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::ids::PlayerId;
 use leaderboard_rules::order::RankKey;
@@ -75,7 +77,7 @@ fn by_player<T>(keys: &[RankKey], values: Option<Vec<T>>) -> Option<HashMap<Stri
 /// (so it is answering, and is asked for the copies it did not read with them).
 /// Returns false when some cards or metadata could not be read at all (those rows keep
 /// nulls).
-pub(super) async fn name<S: StandingStore + ProfileStore, I: RankIndex>(
+pub(super) async fn name<S: StandingStore + ProfileStore, I: IndexReads + CardCopies>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     rows: &mut [Entry],
@@ -92,7 +94,7 @@ pub(super) async fn name<S: StandingStore + ProfileStore, I: RankIndex>(
 }
 
 /// Each of `players`' card and metadata on `lb`, in order (see [`name`]).
-pub(crate) async fn details_of<S: StandingStore + ProfileStore, I: RankIndex>(
+pub(crate) async fn details_of<S: StandingStore + ProfileStore, I: IndexReads + CardCopies>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[&str],
@@ -118,7 +120,7 @@ pub(crate) async fn details_of<S: StandingStore + ProfileStore, I: RankIndex>(
 /// The metadata of the rows of `players` on `lb`, in order: as the index read it with
 /// them, else from the index's board (rows from the index), else from their standings
 /// (one BatchGetItem per 100 rows); false with nones when that fails.
-async fn metadata_of<S: StandingStore, I: RankIndex>(
+async fn metadata_of<S: StandingStore, I: IndexReads>(
     ctx: &Context<S, I>,
     lb: &LeaderboardId,
     players: &[&str],
@@ -156,7 +158,7 @@ async fn metadata_of<S: StandingStore, I: RankIndex>(
 
 /// The current cards of the rows of `players`, in order (an empty card for a player
 /// without a profile, or whose card could not be read: then the flag is false).
-async fn cards_of<S: ProfileStore, I: RankIndex>(
+async fn cards_of<S: ProfileStore, I: CardCopies>(
     ctx: &Context<S, I>,
     players: &[&str],
     known: Option<HashMap<String, Option<VersionedCard>>>,

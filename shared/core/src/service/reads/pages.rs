@@ -48,7 +48,7 @@ use crate::service::ServiceError;
 use leaderboard_rules::cursor::CursorSigner;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey, RankMode, Start, places};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, Start, places};
 use leaderboard_rules::score::Score;
 use leaderboard_rules::tiebreak::Ties;
 
@@ -247,7 +247,11 @@ async fn ranks_fresh<S: ReadStore, I: RankIndex>(
     };
     let read = match read {
         Some(read) => read,
-        None => ctx.index.page(lb, dir, at, limit, mode).await,
+        None => {
+            ctx.index
+                .page(BoardOrder::new(lb, dir), at, limit, mode)
+                .await
+        }
     };
     let mut known = Known::default();
     let page = match read {

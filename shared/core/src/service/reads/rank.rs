@@ -14,7 +14,7 @@ use crate::store::{Around, RankIndex, RankedReads, ReadStore, SketchStore, Stand
 use leaderboard_rules::caller::Caller;
 use leaderboard_rules::decimal::Shown;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
-use leaderboard_rules::order::{Direction, RankKey, RankMode, Start};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, Start};
 
 /// The player's rank under `mode`, score and up to `k` neighbours on each side. The
 /// player's own read skips the reply cache, so it always shows their latest write.
@@ -53,7 +53,11 @@ async fn rank_fresh<S: ReadStore, I: RankIndex>(
     };
     // One row above at least, for `points_to_next`; trimmed back to `k` below.
     let wide = k.max(1);
-    let (around, meta) = match ctx.index.around(lb, dir, player, wide, mode).await {
+    let (around, meta) = match ctx
+        .index
+        .around(BoardOrder::new(lb, dir), player, wide, mode)
+        .await
+    {
         Ok(Some(a)) => (Some(a), Provenance::now(Source::Redis, false)),
         Ok(None) if !history(&board) => return Err(not_ranked()),
         Ok(None) => (
@@ -145,8 +149,18 @@ async fn around_from_store<S: StandingStore + RankedReads + SketchStore>(
     };
     let me = standing.key(player.as_str());
     let (above, below, est) = futures::try_join!(
-        async { Ok::<_, ServiceError>(store.ranked_before(lb, dir, &me, k).await?) },
-        async { Ok(store.ranked_after(lb, dir, Some(&me), k).await?) },
+        async {
+            Ok::<_, ServiceError>(
+                store
+                    .ranked_before(BoardOrder::new(lb, dir), &me, k)
+                    .await?,
+            )
+        },
+        async {
+            Ok(store
+                .ranked_after(BoardOrder::new(lb, dir), Some(&me), k)
+                .await?)
+        },
         estimate(store, lb, dir, Some(&me)),
     )?;
     let first_rank = est.before + 1 - above.len() as u64;

@@ -6,7 +6,7 @@ use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::{PageAt, RankedReads, SketchStore};
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey, RankMode, Start};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, Start};
 
 use super::estimate::{COUNT_CAP, estimate, place};
 use super::reply::{Provenance, Source};
@@ -43,9 +43,21 @@ pub(super) async fn page_from_store<S: RankedReads + SketchStore, I>(
 ) -> Result<Page, ServiceError> {
     let clock = now_us();
     let keys = match at {
-        PageAt::Top => ctx.store.ranked_after(lb, dir, None, limit).await?,
-        PageAt::After(k) => ctx.store.ranked_after(lb, dir, Some(k), limit).await?,
-        PageAt::Before(k) => ctx.store.ranked_before(lb, dir, k, limit).await?,
+        PageAt::Top => {
+            ctx.store
+                .ranked_after(BoardOrder::new(lb, dir), None, limit)
+                .await?
+        }
+        PageAt::After(k) => {
+            ctx.store
+                .ranked_after(BoardOrder::new(lb, dir), Some(k), limit)
+                .await?
+        }
+        PageAt::Before(k) => {
+            ctx.store
+                .ranked_before(BoardOrder::new(lb, dir), k, limit)
+                .await?
+        }
         PageAt::Rank(r) => keys_from_rank(ctx, lb, dir, r, limit).await?,
     };
     // From the top, or from a rank counted from it, the keys' place is known by how they
@@ -135,7 +147,7 @@ async fn keys_from_rank<S: RankedReads + SketchStore, I>(
     };
     let mut keys = ctx
         .store
-        .ranked_after(lb, dir, after.as_ref(), skip + limit)
+        .ranked_after(BoardOrder::new(lb, dir), after.as_ref(), skip + limit)
         .await?;
     let skip = (skip as usize).min(keys.len());
     Ok(keys.split_off(skip))

@@ -12,7 +12,7 @@ use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::{IndexError, RankIndex, ReadStore, TOP_WINDOW};
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey, RankMode, Start};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey, RankMode, Start};
 
 /// The best `n` players, placed under `mode` (the first is 1 in every mode).
 #[instrument(skip(ctx))]
@@ -87,7 +87,13 @@ pub(crate) async fn best_from_store<S: ReadStore, I>(
     n: u64,
 ) -> Result<(Vec<RankKey>, Estimate), ServiceError> {
     futures::try_join!(
-        async { Ok::<_, ServiceError>(ctx.store.ranked_after(lb, dir, None, n).await?) },
+        async {
+            Ok::<_, ServiceError>(
+                ctx.store
+                    .ranked_after(BoardOrder::new(lb, dir), None, n)
+                    .await?,
+            )
+        },
         estimate(&ctx.store, lb, dir, None),
     )
 }
@@ -99,7 +105,7 @@ async fn top_named<S, I: RankIndex>(
     dir: Direction,
     n: u64,
 ) -> Result<(Known, Vec<RankKey>, u64), IndexError> {
-    let (keys, total, cards, metadata) = ctx.index.top_named(lb, dir, n).await?;
+    let (keys, total, cards, metadata) = ctx.index.top_named(BoardOrder::new(lb, dir), n).await?;
     Ok((names::known(&keys, cards, metadata), keys, total))
 }
 

@@ -23,6 +23,7 @@ mod settle;
 mod turns;
 mod walk;
 
+use leaderboard_rules::page::Paging;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
@@ -39,7 +40,7 @@ use crate::store::{
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::RankKey;
+use leaderboard_rules::order::{BoardOrder, RankKey};
 use leaderboard_rules::time::now_ms;
 
 /// Places kept in a board's results.
@@ -130,7 +131,9 @@ pub async fn sweep<
     let mut after: Option<String> = None;
     let mut lag = Lag::default();
     loop {
-        let page = store.list_boards("", after.as_deref(), LIST_PAGE).await?;
+        let page = store
+            .list_boards("", Paging::new(after.as_deref(), LIST_PAGE))
+            .await?;
         for board in page.boards {
             let now = now_ms();
             if !due(&board, settings.settle, now) {
@@ -303,7 +306,11 @@ async fn seal_board<
             let end = page.len() < PAGE;
             if end {
                 let top = match board.rank_index {
-                    true => store.ranked_after(lb, dir, None, RESULTS_TOP).await?,
+                    true => {
+                        store
+                            .ranked_after(BoardOrder::new(lb, dir), None, RESULTS_TOP)
+                            .await?
+                    }
                     false => {
                         let mut walk = Walk::new(store, lb, dir, false, None);
                         walk.next(RESULTS_TOP as usize).await?

@@ -7,6 +7,7 @@
 //! or late but before its results stop being taken (end plus grace), when the sweeps
 //! were held up. Once each: see [`publish_once`].
 
+use leaderboard_rules::page::Paging;
 use std::collections::BTreeMap;
 
 use tracing::{info, instrument};
@@ -32,7 +33,9 @@ pub async fn announce<S: BoardStore + SealStore, E: EventPublisher>(
     let mut published = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let page = store.list_families(after.as_deref(), PAGE).await?;
+        let page = store
+            .list_families(Paging::new(after.as_deref(), PAGE))
+            .await?;
         for event in page.families.iter().flat_map(|f| due(f, now)) {
             let marker = LeaderboardId::parse(&event.turn_id)?;
             if publish_once(store, &marker, now, || events.window_turned(&event)).await? {

@@ -5,13 +5,14 @@
 //! (`Board::rank_index`) has each shard read whole from its rows and sorted in memory
 //! instead (docs/cost.md: what that costs).
 
+use leaderboard_rules::page::Paging;
 use std::collections::VecDeque;
 
 use futures::future::try_join_all;
 
 use crate::store::{EntryKind, RankedReads, RebuildStore, StoreError};
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::order::{BoardOrder, Direction, RankKey};
 
 /// Standings read from one shard at a time.
 const SHARD_PAGE: u64 = 500;
@@ -95,7 +96,12 @@ impl<'a, S: RankedReads + RebuildStore> Walk<'a, S> {
             .filter(|(_, s)| s.buffer.is_empty() && !s.exhausted)
             .map(|(i, s)| async move {
                 let page = store
-                    .shard_after(lb, dir, i as u64, s.last.as_ref(), SHARD_PAGE)
+                    .shard_after(
+                        BoardOrder::new(lb, dir),
+                        i as u64,
+                        s.last.as_ref(),
+                        SHARD_PAGE,
+                    )
                     .await?;
                 Ok::<_, StoreError>((i, page))
             });
@@ -124,7 +130,7 @@ impl<'a, S: RankedReads + RebuildStore> Walk<'a, S> {
                 let mut next: Option<String> = None;
                 loop {
                     let (page, more) = store
-                        .standings_page(lb, i as u64, next.as_deref(), ROWS_PAGE)
+                        .standings_page(lb, i as u64, Paging::new(next.as_deref(), ROWS_PAGE))
                         .await?;
                     let standings = page.into_iter().filter(|e| e.kind == EntryKind::Standing);
                     keys.extend(standings.map(|e| e.key).filter(|k| {
@@ -165,7 +171,7 @@ mod tests {
         let dir = Direction::Desc;
         let all = ctx
             .store
-            .ranked_after(&lb, dir, None, 10_000)
+            .ranked_after(BoardOrder::new(&lb, dir), None, 10_000)
             .await
             .unwrap();
         assert_eq!(all.len(), 1_234);

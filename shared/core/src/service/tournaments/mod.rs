@@ -12,6 +12,7 @@ mod started;
 use crate::store::{AuditAction, Consistency, ModerationStore, TournamentStore};
 pub use cohort::{CohortReply, cohort};
 pub use join::{JoinReply, Joined, join};
+use leaderboard_rules::page::Paging;
 pub use league::{
     DryRunBody, DryRunCohort, DryRunReply, StandingReply, decide, dry_run, member_view, standing,
 };
@@ -94,7 +95,9 @@ impl TournamentCache {
         let mut all = Vec::new();
         let mut after: Option<String> = None;
         loop {
-            let page = store.list_tournaments(after.as_deref(), MAX_PAGE).await?;
+            let page = store
+                .list_tournaments(Paging::new(after.as_deref(), MAX_PAGE))
+                .await?;
             all.extend(page.tournaments);
             after = page.next;
             if after.is_none() {
@@ -363,7 +366,10 @@ pub async fn list<S: TournamentStore, I>(
     let after = after
         .map(|a| leaderboard_rules::tournament::parse_id("after", a))
         .transpose()?;
-    let page = ctx.store.list_tournaments(after.as_deref(), limit).await?;
+    let page = ctx
+        .store
+        .list_tournaments(Paging::new(after.as_deref(), limit))
+        .await?;
     let now = now_ms();
     Ok(TournamentList {
         tournaments: page.tournaments.into_iter().map(|t| view(t, now)).collect(),

@@ -4,6 +4,7 @@
 //! publishes with the lease held, then records it published; only a run that loses its
 //! lease between the two (a crash) publishes again, with the same `start_id`.
 
+use leaderboard_rules::page::Paging;
 use tracing::{info, instrument};
 
 use crate::service::ServiceError;
@@ -45,7 +46,9 @@ pub async fn announce<S: SealStore + TournamentStore, E: EventPublisher>(
     let mut announced = Vec::new();
     let mut after: Option<String> = None;
     loop {
-        let page = store.list_tournaments(after.as_deref(), PAGE).await?;
+        let page = store
+            .list_tournaments(Paging::new(after.as_deref(), PAGE))
+            .await?;
         for event in page.tournaments.iter().filter_map(|t| started(t, now)) {
             let marker = LeaderboardId::parse(&format!("{}:started", event.leaderboard_id))?;
             if publish_once(store, &marker, now, || events.tournament_started(&event)).await? {

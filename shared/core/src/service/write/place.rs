@@ -8,7 +8,7 @@ use tracing::warn;
 use crate::service::Context;
 use crate::store::{Health, IndexEntry, IndexError, RankIndex};
 use leaderboard_rules::board::Standing;
-use leaderboard_rules::order::{Direction, RankMode};
+use leaderboard_rules::order::{BoardOrder, Direction, RankMode};
 
 use super::reply::IngestReply;
 use super::request::SubmitScore;
@@ -38,7 +38,12 @@ pub(super) async fn placed_now<S, I: RankIndex>(
     dir: Direction,
 ) -> Result<Placed, IndexError> {
     ctx.index
-        .around(&req.board, dir, &req.player, 0, RankMode::Unique)
+        .around(
+            BoardOrder::new(&req.board, dir),
+            &req.player,
+            0,
+            RankMode::Unique,
+        )
         .await
         .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total)))
 }
