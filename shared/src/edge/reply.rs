@@ -146,7 +146,7 @@ pub fn error_response(err: &ServiceError) -> Response {
 /// `resp` to `req` with the request's id (the one API Gateway logs, `requestContext.
 /// requestId`) in its error, if it is one: a player's support ticket quoting it finds
 /// the request in the logs. Every HTTP handler's reply passes through here, so here a 5xx
-/// is counted ([`server_error_written`]).
+/// is counted (`server_error_written`).
 pub fn stamped(req: &Request, mut resp: Response) -> Response {
     // Every reply: the denominator of the error rate on the console's overview.
     leaderboard_core::service::metrics::tally("Replies", 1);

@@ -45,7 +45,7 @@ fn install() {
     }
 }
 
-/// At the end of an invocation: writes what was recorded if a [`count`] is waiting or
+/// At the end of an invocation: writes what was recorded if a [`count`](leaderboard_core::service::metrics::count) is waiting or
 /// the last write is [`TALLY_EVERY`] old. A counter's line carries what it gained since
 /// the last write.
 pub fn flush() {

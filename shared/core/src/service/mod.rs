@@ -11,7 +11,7 @@
 //! [`tournaments`] (events: joins into cohorts, results that count attempts).
 //! They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
-//! (see [`crate::wiring`]).
+//! (see `leaderboard::wiring`).
 
 pub mod boards;
 pub mod cache_plane;
@@ -46,8 +46,8 @@ use std::time::Duration;
 
 use boards::{BoardCache, FamilyCache};
 
-/// Tunables of the use cases (see [`crate::config`] for their variables and
-/// [`crate::wiring::settings`] for the mapping).
+/// Tunables of the use cases (see `leaderboard::wiring::config` for their variables and
+/// `leaderboard::wiring::settings` for the mapping).
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// How long a receipt (and so a `match_id` retry) is kept.

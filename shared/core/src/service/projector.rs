@@ -1,5 +1,5 @@
 //! The stream projector: a batch of standings from the table's stream (decoded at the
-//! edge, see [`crate::dynamodb::decode`]) in, version-checked index applies out.
+//! edge, see `leaderboard::adapters::dynamodb::decode`) in, version-checked index applies out.
 //!
 //! Poison records (images that cannot be decoded) are counted in the
 //! `ProjectorPoisonRecords` metric and never block the shard. If the index fails, every

@@ -23,7 +23,7 @@
 //! board when its lease runs out.
 //!
 //! `{all: true}` sweeps every board that is not closed: boards whose index is missing,
-//! stale (its marker disagrees with the node it is on, see [`crate::redis`]) or whose
+//! stale (its marker disagrees with the node it is on, see `leaderboard::adapters::redis`) or whose
 //! rebuild was interrupted are rebuilt, within the same time budget; boards too big to
 //! count get their rank sketch refreshed (see [`super::sketch`]).
 

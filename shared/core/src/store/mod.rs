@@ -1,8 +1,8 @@
 //! The ports the use cases depend on: [`ScoreStore`] (the source of truth), [`RankIndex`]
 //! (the rebuildable ranking index) and [`FriendsSource`] (the social graph).
 //!
-//! Adapters: [`crate::dynamodb::DynamoScoreStore`], [`crate::redis::RedisRankIndex`],
-//! [`crate::social::HttpFriendsSource`].
+//! Adapters: `leaderboard::adapters::dynamodb::DynamoScoreStore`, `leaderboard::adapters::redis::RedisRankIndex`,
+//! `leaderboard::adapters::social::HttpFriendsSource`.
 //!
 //! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
 //! `profile` (players' profiles), `rate_counter`, `row` (a player's row and the writes of it), `receipts` (the receipts a row keeps), `repair` (the repair queue), `seal` (sealed results, history, the

@@ -56,7 +56,7 @@ pub struct Place {
     pub total: u64,
 }
 
-/// How a rebuild begins ([`RankIndex::begin_rebuild`]), named at the call.
+/// How a rebuild begins ([`IndexUpkeep::begin_rebuild`]), named at the call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RebuildStart {
     /// Start again even when the marker still names the same generation (else resume).
@@ -168,7 +168,7 @@ pub trait IndexReads: Send + Sync {
     ) -> impl Future<Output = Result<(Vec<Option<RankKey>>, RowMetadata), IndexError>> + Send;
 
     /// The board's top window for a reader holding version `known`: only the version and
-    /// size when `known` is current, the first [`TOP_WINDOW`] entries too otherwise;
+    /// size when `known` is current, the first [`super::TOP_WINDOW`] entries too otherwise;
     /// and the cards of the window's first `named` entries, if this index reads them
     /// with the rows: always when the window moved, and while it is current unless
     /// `cards_held` (the reader holds fresh copies of those cards for `known`).

@@ -24,7 +24,7 @@ pub const MAX_HELD_ID: usize = 600;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HeldId {
     pub game: String,
-    /// The queue key ([`HeldResult::queue_key`]).
+    /// The queue key ([`crate::store::queue_key`]).
     pub key: String,
     pub board: LeaderboardId,
     pub player: PlayerId,

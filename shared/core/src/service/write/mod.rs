@@ -5,26 +5,26 @@
 //! The stages, each returning a value and calling no other stage (the driver here
 //! chains them, in one loop):
 //!
-//! 1. [`prepare`]: the player's row read (strongly consistent, or eventually for a
+//! 1. `prepare`: the player's row read (strongly consistent, or eventually for a
 //!    match's many boards); a match the row (or, while one may, a receipt item of its
 //!    own) knows is a retry, answered from its receipt; what the board does not take
 //!    now refused (closed, outside its window, not ACTIVE in this container's view of
 //!    it, at most `BOARD_CACHE_TTL_MS` old; see `StandingStore::commit` for why the
 //!    status is not in the write's condition), and a banned player (read after the row).
-//! 2. [`decide`]: the result folded with the board's policy, then judged by its
+//! 2. `decide`: the result folded with the board's policy, then judged by its
 //!    integrity rules: a fold to write, or a rule that holds it for review.
-//! 3. [`commit`]: the fold (or the hold) written with the row and the result's receipt,
+//! 3. `commit`: the fold (or the hold) written with the row and the result's receipt,
 //!    in one conditional write on the row's revision; the receipt is written whether or
 //!    not the standing changes, so a retry returns the same outcome. A row that moved
 //!    meanwhile is read again, with the ban, and decided again (jittered backoff).
-//! 4. [`place`]: the new standing applied to Redis (version-checked) and the player's
+//! 4. `place`: the new standing applied to Redis (version-checked) and the player's
 //!    rank put in the reply. If Redis fails the write still stands (`rank: null`); the
 //!    stream projector applies it later.
 //!
 //! The values they pass live in [`request`] (what a result is) and [`reply`] (what it
 //! answers). Single results, a match's boards (`scores`) and tournament results drive
 //! them through [`write`]; the review queue's decisions (`integrity`) through
-//! [`decide_held`], with the fold its decision makes.
+//! `decide_held`, with the fold its decision makes.
 
 mod commit;
 mod decide;
