@@ -317,3 +317,55 @@ fn the_write_stages_name_no_other_stage_and_nothing_that_drives_them() {
         assert!(stages.is_empty(), "{name} names {stages:?}");
     }
 }
+
+/// Lines a Rust file outside the tests may have before it is long (docs/architecture.md).
+const LONG: usize = 400;
+
+/// The files that are longer now, each at most as long as it is: none may grow, and no
+/// other may pass [`LONG`]. A file split or shortened comes off the list (or its figure
+/// goes down); the list never grows.
+const LONG_NOW: &[(&str, usize)] = &[
+    ("bench/src/cost.rs", 630),
+    ("shared/src/adapters/dynamodb/tournaments.rs", 516),
+    ("shared/rules/src/schedule.rs", 509),
+    ("shared/src/adapters/redis/calls.rs", 493),
+    ("shared/src/adapters/dynamodb/items.rs", 479),
+    ("shared/core/src/service/seal/mod.rs", 448),
+    ("shared/rules/src/tournament.rs", 432),
+    ("shared/core/src/service/live.rs", 424),
+    ("bench/src/markdown.rs", 405),
+    ("shared/src/adapters/dynamodb/mod.rs", 404),
+];
+
+#[test]
+fn no_file_outside_the_tests_grows_long() {
+    let root = root();
+    let allowed: BTreeMap<&str, usize> = LONG_NOW.iter().copied().collect();
+    let mut long = Vec::new();
+    for top in ["shared", "functions", "bench"] {
+        for path in sources(&root.join(top)) {
+            let rel = path.strip_prefix(&root).expect("under the root");
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            let name = rel.rsplit('/').next().unwrap_or_default();
+            if rel.contains("/tests/") || name == "tests.rs" || name.ends_with("_tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("a readable source file");
+            let lines = text.lines().count();
+            let limit = allowed.get(rel.as_str()).copied().unwrap_or(LONG);
+            if lines > limit {
+                long.push(format!("{rel}: {lines} lines (at most {limit})"));
+            }
+        }
+    }
+    assert!(
+        long.is_empty(),
+        "files grown long: split them by what they do, as the write path's stages are \
+         split ({} may pass {LONG} lines, none may grow):\n{}",
+        LONG_NOW.len(),
+        long.join("\n")
+    );
+}
+
+// The list of long files never grows past the ten it had when the guard was set.
+const _: () = assert!(LONG_NOW.len() <= 10);
