@@ -41,7 +41,8 @@ use crate::store::{
     AttemptCount, CommitOutcome, Consistency, ModerationStore, RankIndex, Row, StandingStore,
     TournamentStore,
 };
-use leaderboard_rules::board::Board;
+use leaderboard_rules::board::{Board, Fold};
+use leaderboard_rules::rolling::Bucket;
 use leaderboard_rules::time::now_ms;
 
 pub(crate) use commit::Deciding;
@@ -194,10 +195,7 @@ pub(crate) async fn decide_held<S: StandingStore, I: RankIndex>(
     board: &Board,
     req: &SubmitScore,
     row: &Row,
-    decided: (
-        &leaderboard_rules::board::Fold,
-        Option<&[leaderboard_rules::rolling::Bucket]>,
-    ),
+    decided: (&Fold, Option<&[Bucket]>),
     deciding: Deciding<'_>,
 ) -> Result<Option<IngestReply>, ServiceError> {
     let index_expire_at = ctx.settings.index_expire_at(board);
