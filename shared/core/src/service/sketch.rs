@@ -4,7 +4,6 @@
 //! board of any size at a bounded cost. With [`MARKS`] marks an estimated rank is off by
 //! at most `total / (2 * MARKS)` (0.05% of the board), plus what changed since the sketch.
 
-use leaderboard_rules::order::BoardOrder;
 use std::time::Duration;
 
 use tracing::{info, instrument};
@@ -37,14 +36,7 @@ pub async fn refresh<S: SketchStore, I: IndexUpkeep>(
     if !due(ctx.store.get_sketch(lb).await?.as_ref(), now_ms()) {
         return Ok(false);
     }
-    let sketch = ctx
-        .index
-        .sketch(
-            BoardOrder::new(lb, board.policy.direction()),
-            MARKS,
-            COUNT_CAP,
-        )
-        .await?;
+    let sketch = ctx.index.sketch(board.order(), MARKS, COUNT_CAP).await?;
     if sketch.ranks.is_empty() {
         return Ok(false);
     }

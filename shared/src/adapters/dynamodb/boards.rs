@@ -207,8 +207,7 @@ impl BoardStore for DynamoScoreStore {
 
     #[instrument(skip(self))]
     async fn list_families(&self, page: Paging<'_>) -> Result<FamilyPage, StoreError> {
-        let Paging { after, limit } = page;
-        let q = self.partition_page(FAMILY_LIST_PK, after, limit);
+        let q = self.partition_page(FAMILY_LIST_PK, page);
         let (items, next) = page_of::<FamilyItem>(q, "Query(family list)").await?;
         let families = items.into_iter().map(|f| f.family).collect();
         Ok(FamilyPage { families, next })

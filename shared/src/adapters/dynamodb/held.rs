@@ -189,9 +189,8 @@ impl HeldStore for DynamoScoreStore {
         filter: &HeldFilter,
         page: Paging<'_>,
     ) -> Result<HeldPage, StoreError> {
-        let Paging { after, limit } = page;
         let pk = queue_partition(game);
-        let mut query = self.partition_page(&pk, after, limit);
+        let mut query = self.partition_page(&pk, page);
         let mut filters = Vec::new();
         if let Some(board) = &filter.board {
             filters.push("leaderboard_id = :lb");

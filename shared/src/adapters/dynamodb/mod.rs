@@ -71,6 +71,7 @@ use leaderboard_core::store::{
 };
 #[cfg(doc)]
 use leaderboard_rules::order::RankKey;
+use leaderboard_rules::page::Paging;
 
 pub use changes::decode;
 pub use items::StandingItem;
@@ -197,17 +198,17 @@ impl DynamoScoreStore {
             .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
     }
 
-    /// One page of a partition in sort-key order: strictly after the sort key `after`
-    /// (from its start when `None`), at most `limit` items.
+    /// One page of a partition in sort-key order: strictly after the sort key
+    /// `page.after` (from its start when `None`), at most `page.limit` items.
     pub(super) fn partition_page(
         &self,
         pk: &str,
-        after: Option<&str>,
-        limit: u32,
+        page: Paging<'_>,
     ) -> aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder {
-        self.partition(pk)
-            .set_exclusive_start_key(after.map(|sk| keys::key(pk.to_owned(), sk.to_owned())))
-            .limit(limit as i32)
+        let start = page.after.map(|sk| keys::key(pk.to_owned(), sk.to_owned()));
+        (self.partition(pk))
+            .set_exclusive_start_key(start)
+            .limit(page.limit as i32)
     }
 
     /// Deletes every item of partition `pk` (a page of keys at a time, 25 per batch,

@@ -122,11 +122,8 @@ impl ModerationStore for DynamoScoreStore {
 
     #[instrument(skip(self))]
     async fn audit_page(&self, page: Paging<'_>) -> Result<AuditPage, StoreError> {
-        let Paging {
-            after: before,
-            limit,
-        } = page;
-        let q = (self.partition_page(AUDIT_PK, before, limit)).scan_index_forward(false);
+        // Newest first: `page.after` is the last record of the page before, older ones follow.
+        let q = (self.partition_page(AUDIT_PK, page)).scan_index_forward(false);
         let (items, next) = super::page_of::<AuditItem>(q, "Query(audit)").await?;
         let records = items.into_iter().map(|a| a.record).collect();
         Ok(AuditPage { records, next })

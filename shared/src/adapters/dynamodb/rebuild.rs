@@ -36,14 +36,9 @@ impl RebuildStore for DynamoScoreStore {
         shard: u64,
         page: Paging<'_>,
     ) -> Result<(Vec<IndexEntry>, Option<String>), StoreError> {
-        let Paging { after, limit } = page;
         let pk = shard_partition(lb, shard);
-        let start = after.map(|sk| key(pk.clone(), sk.to_owned()));
-        let out = self
-            .partition(&pk)
-            .set_exclusive_start_key(start)
+        let out = (self.partition_page(&pk, page))
             .consistent_read(true)
-            .limit(limit as i32)
             .send()
             .await
             .map_err(|e| StoreError::call("Query(standings)", e))?;

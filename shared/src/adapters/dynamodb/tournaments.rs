@@ -220,8 +220,7 @@ impl TournamentStore for DynamoScoreStore {
 
     #[instrument(skip(self))]
     async fn list_tournaments(&self, page: Paging<'_>) -> Result<TournamentPage, StoreError> {
-        let Paging { after, limit } = page;
-        let q = self.partition_page(TOURNAMENTS_PK, after, limit);
+        let q = self.partition_page(TOURNAMENTS_PK, page);
         let (items, next) = page_of::<TournamentItem>(q, "Query(tournaments)").await?;
         let tournaments = (items.into_iter())
             .map(|t| t.tournament())

@@ -182,6 +182,7 @@ async fn apply<S: IngestStore, I: RankIndex>(
         held,
         approved,
         audit: &audit,
+        at: now,
     };
     let decided = (&fold, buckets.as_deref());
     let Some(reply) = write::decide_held(ctx, board, &req, row, decided, deciding).await? else {

@@ -172,6 +172,8 @@ pub(crate) struct Deciding<'a> {
     pub approved: bool,
     /// The decision's audit record, written with the row.
     pub audit: &'a AuditRecord,
+    /// When it was decided (ms): the clock its fold was made by.
+    pub at: i64,
 }
 
 /// Writes a decision on a held result with its row, `fold` being what the decision

@@ -9,7 +9,6 @@ use crate::store::{RankIndex, Row};
 use leaderboard_rules::board::{Board, Fold, correct};
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::integrity::{Candidate, DURATION_FIELD, Integrity, Tripped};
-use leaderboard_rules::order::BoardOrder;
 use leaderboard_rules::rolling::{Bucket, refold};
 use leaderboard_rules::score::Score;
 use leaderboard_rules::tiebreak::Ties;
@@ -119,12 +118,7 @@ pub(crate) async fn top_of<S, I: RankIndex>(
     if !rules.is_some_and(Integrity::needs_top) {
         return None;
     }
-    let dir = board.policy.direction();
-    match ctx
-        .index
-        .top(BoardOrder::new(&board.leaderboard_id, dir), 1)
-        .await
-    {
+    match ctx.index.top(board.order(), 1).await {
         Ok((keys, _)) => keys.first().map(|k| k.score),
         Err(error) => {
             tracing::warn!(%error, "the board's top is unknown; the top rule is skipped");

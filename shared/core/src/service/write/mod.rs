@@ -205,7 +205,7 @@ pub(crate) async fn decide_held<S: StandingStore, I: RankIndex>(
         result: &result,
         previous_rank: None,
         index_expire_at,
-        now: now_ms(),
+        now: deciding.at,
     };
     let Committed::Written(written) =
         commit::decision(ctx, board, req, w, decided, deciding).await?
