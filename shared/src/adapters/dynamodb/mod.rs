@@ -198,8 +198,7 @@ impl DynamoScoreStore {
             .expression_attribute_values(":pk", AttributeValue::S(pk.to_owned()))
     }
 
-    /// One page of a partition in sort-key order: strictly after the sort key
-    /// `page.after` (from its start when `None`), at most `page.limit` items.
+    /// One page of a partition in sort-key order, strictly after the sort key `page.after`.
     pub(super) fn partition_page(
         &self,
         pk: &str,
