@@ -484,7 +484,7 @@ class ConsoleRolesTest(unittest.TestCase):
             self.assertEqual(gateway.role_allows(self.roles["support"], method, path), method == "GET", (method, path))
 
     def test_the_operator_may_call_every_server_only_route_but_the_game_servers(self):
-        game_servers = {"POST /scores", "POST /tournaments/{t}/players/{p}/join", "POST /tournaments/{t}/players/{p}/score"}
+        game_servers = {"POST /scores", "POST /matches", "POST /tournaments/{t}/players/{p}/join", "POST /tournaments/{t}/players/{p}/score"}
         refused = {r.key for r in self.template.routes if r.iam
                    and not gateway.role_allows(self.roles["operator"], r.method, r.path.replace("{", "x").replace("}", ""))}
         self.assertEqual(refused, game_servers)
@@ -841,7 +841,7 @@ class PrincipalPoliciesTest(unittest.TestCase):
     def test_game_servers_may_call_exactly_the_game_server_policys_routes(self):
         allowed = {r.key for r in self.template.routes if r.iam and gateway.role_allows(
             self.policies["game-server"], r.method, r.path.replace("{", "x").replace("}", ""))}
-        self.assertEqual(allowed, {"POST /leaderboards/{lb}/players/{p}/score", "POST /scores",
+        self.assertEqual(allowed, {"POST /leaderboards/{lb}/players/{p}/score", "POST /scores", "POST /matches",
                                    "POST /tournaments/{t}/players/{p}/score", "POST /tournaments/{t}/players/{p}/join",
                                    "PUT /players/{p}/profile", "PATCH /players/{p}/profile"})
         self.assertIsNone(self.policies["admin"])

@@ -26,6 +26,7 @@ mod index;
 mod integrity;
 mod leagues;
 mod live;
+mod matches;
 mod metadata;
 mod moderation;
 mod operations;

@@ -153,6 +153,7 @@ Json ServerClient::submit_score(const std::string& board, const std::string& pla
 }
 
 Json ServerClient::submit_match(const Json& match) { return transport_->call("POST", "/scores", match.dump(), true); }
+Json ServerClient::submit_whole_match(const Json& match) { return transport_->call("POST", "/matches", match.dump(), true); }
 
 Json ServerClient::join_tournament(const std::string& tournament, const std::string& player) {
   return transport_->call("POST", "/tournaments/" + escape(tournament) + "/players/" + escape(player) + "/join",

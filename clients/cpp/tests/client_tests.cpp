@@ -207,6 +207,12 @@ void server_calls() {
              Json{{"game", g}, {"mode", "m"}, {"regions", {"EU"}}, {"periods", {"ALL_TIME", "DAILY"}}}.dump(), false);
   Json match = game.submit_match({{"game", g}, {"mode", "m"}, {"region", "EU"}, {"player_id", "p1"}, {"match_id", "x1"}, {"score", 5}});
   expect_eq(true, match["results"].size() >= 2, "a match reaches the family's boards");
+  Json whole = game.submit_whole_match({{"game", g}, {"mode", "m"}, {"region", "EU"}, {"match_id", "w1"},
+                                        {"players", {{{"player_id", "p1"}, {"score", 9}}, {{"player_id", "p2"}, {"score", "x"}}}}});
+  expect_eq(std::string("p1:200 p2:400"),
+            whole["players"][0]["player_id"].get<std::string>() + ":" + std::to_string(whole["players"][0]["status"].get<int>()) + " " +
+                whole["players"][1]["player_id"].get<std::string>() + ":" + std::to_string(whole["players"][1]["status"].get<int>()),
+            "one outcome per player, a bad score refused alone");
   std::string t = kTag + "-cup";
   long long now = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   admin.call("POST", "/tournaments",

@@ -59,6 +59,16 @@ namespace Leaderboard
             return new Reply(await transport.Call(HttpMethod.Post, "/scores", matchJson, true));
         }
 
+        /// <summary>Posts a whole match's results, up to 100 players, in one request
+        /// (`POST /matches`): each player recorded as `SubmitMatch` records one, one outcome
+        /// per player under `players` with its own `status` (a refused player does not refuse
+        /// the others); `matchJson` is the body (game, mode, region, match_id, players).
+        /// Retried: each player's first outcome is answered again.</summary>
+        public async Task<Reply> SubmitWholeMatch(string matchJson)
+        {
+            return new Reply(await transport.Call(HttpMethod.Post, "/matches", matchJson, true));
+        }
+
         /// <summary>Seats a player in a tournament's current occurrence. Sent once: the
         /// server may have seated the player before a failure.</summary>
         public async Task<Reply> JoinTournament(string tournament, string player)

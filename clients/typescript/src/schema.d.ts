@@ -38,6 +38,33 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/matches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Record a whole match's results, up to 100 players, each exactly as POST /scores records one; one outcome per player.
+         * @description Each player's result goes to every board of the family and every tournament the
+         *     player is in, with the integrity rules, idempotent per player and match (a retry
+         *     of the whole request answers each player's first outcome). A player's refusal (a
+         *     ban, a bad score, a region the family lacks) is that player's outcome with the
+         *     status it would have had alone; the request itself fails only as a whole (a body
+         *     that is not a match, a game and mode with no family, a backend failure: 503, safe
+         *     to retry). Ranks are each player's right after their write; `previous_rank` is
+         *     null (docs/game-server.md says when to use which route).
+         */
+        post: operations["submitWholeMatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/leaderboards/{lb}/players/{p}/rank": {
         parameters: {
             query?: never;
@@ -1810,6 +1837,46 @@ export interface components {
             event_ts?: components["schemas"]["EventTime"];
             metadata?: components["schemas"]["Metadata"];
         };
+        WholeMatchBody: {
+            game: components["schemas"]["Name"];
+            mode: components["schemas"]["Name"];
+            /** @description The match's region, each player's unless their entry names their own. */
+            region: components["schemas"]["Name"];
+            match_id: components["schemas"]["Id"];
+            event_ts?: components["schemas"]["EventTime"];
+            /** @description The players' results, each player once (a body of at most 128 KiB). */
+            players: {
+                player_id: components["schemas"]["Id"];
+                score: components["schemas"]["ScoreInput"];
+                subscores?: components["schemas"]["SubscoresInput"];
+                metadata?: components["schemas"]["Metadata"];
+                region?: components["schemas"]["Name"];
+            }[];
+        };
+        WholeMatchReply: {
+            match_id: components["schemas"]["Id"];
+            players: ({
+                /**
+                 * @description 202: held for review on at least one board.
+                 * @enum {integer}
+                 */
+                status: 200 | 202;
+                player_id: components["schemas"]["Id"];
+                match_id: components["schemas"]["Id"];
+                event_ts: components["schemas"]["Timestamp"];
+                results: components["schemas"]["BoardOutcome"][];
+                tournaments?: components["schemas"]["MatchReply"]["tournaments"];
+            } | {
+                /** @description The status this player's result alone would have had. */
+                status: number;
+                player_id: components["schemas"]["Id"];
+                error: {
+                    code: string;
+                    message: string;
+                    field?: string;
+                };
+            })[];
+        };
         MatchReply: {
             player_id: components["schemas"]["Id"];
             match_id: components["schemas"]["Id"];
@@ -2251,6 +2318,37 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    submitWholeMatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WholeMatchBody"];
+            };
+        };
+        responses: {
+            /** @description One outcome per player, in the request's order. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WholeMatchReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];

@@ -75,6 +75,14 @@ export class ServerClient {
     return unwrap<Reply<operations["submitMatch"]>>(this.api.http.POST("/scores", { body: match, ...AS_TEXT }));
   }
 
+  /** Posts a whole match's results, up to 100 players, in one request (`POST /matches`):
+   * each player recorded as `submitMatch` records one, one outcome per player with its own
+   * `status` (a refused player does not refuse the others). Retried as a whole: each
+   * player's first outcome is answered again. */
+  submitWholeMatch(match: Body<operations["submitWholeMatch"]>) {
+    return unwrap<Reply<operations["submitWholeMatch"]>>(this.api.http.POST("/matches", { body: match, ...AS_TEXT }));
+  }
+
   /** Creates a standalone board. */
   createBoard(definition: Body<operations["createBoard"]>) {
     return unwrap<Reply<operations["createBoard"]>>(this.api.http.POST("/leaderboards", { body: definition, ...AS_TEXT }));

@@ -75,3 +75,142 @@ impl MatchResult {
         })
     }
 }
+
+/// Most players' results one `POST /matches` takes.
+pub const MATCH_PLAYERS_MAX: usize = 100;
+
+/// Body of `POST /matches`: one match and its players' results; checked in
+/// [`WholeMatch::new`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WholeMatchBody {
+    pub game: Option<String>,
+    pub mode: Option<String>,
+    /// The match's region, each player's unless their entry names their own.
+    pub region: Option<String>,
+    pub match_id: Option<String>,
+    pub event_ts: Option<serde_json::Value>,
+    pub players: Option<Vec<PlayerResultBody>>,
+}
+
+/// One player's entry in [`WholeMatchBody`].
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerResultBody {
+    pub player_id: Option<String>,
+    pub score: Option<Box<RawValue>>,
+    pub subscores: Option<serde_json::Value>,
+    pub metadata: Option<serde_json::Value>,
+    pub region: Option<String>,
+}
+
+/// A validated `POST /matches`. What the whole match names (game, mode, match, time, the
+/// players' ids) is checked for the whole request; each player's result on its own, so
+/// that one bad score refuses that player alone.
+#[derive(Debug)]
+pub struct WholeMatch {
+    pub game: String,
+    pub mode: String,
+    pub match_id: MatchId,
+    pub event_ts: Option<i64>,
+    /// Each player's result, or why it was refused, in the request's order.
+    pub players: Vec<(PlayerId, Result<MatchResult, DomainError>)>,
+}
+
+impl WholeMatch {
+    pub fn new(body: WholeMatchBody) -> Result<Self, DomainError> {
+        let game = parse_name("game", required("game", &body.game)?)?;
+        let mode = parse_name("mode", required("mode", &body.mode)?)?;
+        parse_name("region", required("region", &body.region)?)?;
+        let match_id = MatchId::parse(required("match_id", &body.match_id)?)?;
+        let event_ts = (body.event_ts.as_ref())
+            .map(|v| parse_ts("event_ts", v))
+            .transpose()?;
+        let entries = body.players.unwrap_or_default();
+        if entries.is_empty() || entries.len() > MATCH_PLAYERS_MAX {
+            let reason = format!("must hold 1 to {MATCH_PLAYERS_MAX} players' results");
+            return Err(DomainError::invalid("players", reason));
+        }
+        let mut seen = std::collections::HashSet::new();
+        let mut players = Vec::with_capacity(entries.len());
+        for (i, entry) in entries.into_iter().enumerate() {
+            let id = required("players.player_id", &entry.player_id)
+                .and_then(PlayerId::parse)
+                .map_err(|e| e.for_field("players.player_id").in_item("players", i))?;
+            if !seen.insert(id.clone()) {
+                let again = DomainError::invalid("players.player_id", "appears twice");
+                return Err(again.in_item("players", i));
+            }
+            let result = MatchResult::new(MatchBody {
+                game: Some(game.clone()),
+                mode: Some(mode.clone()),
+                region: entry.region.or_else(|| body.region.clone()),
+                player_id: entry.player_id,
+                match_id: Some(match_id.as_str().to_owned()),
+                score: entry.score,
+                event_ts: body.event_ts.clone(),
+                metadata: entry.metadata,
+                subscores: entry.subscores,
+            });
+            players.push((id, result));
+        }
+        Ok(Self {
+            game,
+            mode,
+            match_id,
+            event_ts,
+            players,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn whole(players: &str) -> Result<WholeMatch, DomainError> {
+        let body = format!(
+            r#"{{"game": "g", "mode": "m", "region": "eu", "match_id": "x1", "players": {players}}}"#
+        );
+        WholeMatch::new(serde_json::from_str(&body).unwrap())
+    }
+
+    #[test]
+    fn a_bad_score_refuses_its_player_alone() {
+        let m =
+            whole(r#"[{"player_id": "a", "score": 5}, {"player_id": "b", "score": "x"}]"#).unwrap();
+        assert_eq!(m.players.len(), 2);
+        let a = m.players[0].1.as_ref().unwrap();
+        assert_eq!(
+            (a.player.as_str(), a.region.as_str(), a.match_id.as_str()),
+            ("a", "eu", "x1")
+        );
+        let b = m.players[1].1.as_ref().unwrap_err();
+        assert_eq!((m.players[1].0.as_str(), b.field()), ("b", Some("score")));
+    }
+
+    #[test]
+    fn a_player_names_their_own_region() {
+        let m = whole(r#"[{"player_id": "a", "score": 1, "region": "na"}]"#).unwrap();
+        assert_eq!(m.players[0].1.as_ref().unwrap().region, "na");
+    }
+
+    #[test]
+    fn the_players_list_is_the_whole_requests_to_get_right() {
+        let field = |players: &str| whole(players).unwrap_err().field().map(str::to_owned);
+        assert_eq!(field("[]").as_deref(), Some("players"));
+        let many: Vec<String> = (0..=MATCH_PLAYERS_MAX)
+            .map(|i| format!(r#"{{"player_id": "p{i}", "score": 1}}"#))
+            .collect();
+        assert_eq!(
+            field(&format!("[{}]", many.join(","))).as_deref(),
+            Some("players")
+        );
+        let twice = r#"[{"player_id": "a", "score": 1}, {"player_id": "a", "score": 2}]"#;
+        assert_eq!(field(twice).as_deref(), Some("players[1].player_id"));
+        let unnamed = r#"[{"player_id": "a", "score": 1}, {"score": 2}]"#;
+        assert_eq!(field(unnamed).as_deref(), Some("players[1].player_id"));
+        let bad = r#"[{"player_id": "a b", "score": 1}]"#;
+        assert_eq!(field(bad).as_deref(), Some("players[0].player_id"));
+    }
+}

@@ -15,11 +15,23 @@ use leaderboard_rules::error::DomainError;
 /// Largest request body accepted.
 pub const MAX_BODY_BYTES: usize = 16 * 1024;
 
+/// Largest body of `POST /matches`: 100 players' results, each with up to 512 bytes of
+/// metadata.
+pub const MAX_MATCH_BODY_BYTES: usize = 128 * 1024;
+
 /// The JSON body, at most [`MAX_BODY_BYTES`]. Bytes that are not JSON are
 /// `malformed_json`; JSON of another shape than the route's (an unknown field, a wrong
 /// type or enum value, a number out of its type's range, a null) is `invalid_request`
 /// naming the field's path, e.g. `schedules[0].time_zone`.
 pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
+    json_body_within(req, MAX_BODY_BYTES)
+}
+
+/// [`json_body`] of at most `limit` bytes.
+pub fn json_body_within<T: DeserializeOwned>(
+    req: &Request,
+    limit: usize,
+) -> Result<T, DomainError> {
     let raw = req.body.as_deref().unwrap_or_default();
     let bytes = if req.is_base64_encoded {
         base64::engine::general_purpose::STANDARD
@@ -28,10 +40,8 @@ pub fn json_body<T: DeserializeOwned>(req: &Request) -> Result<T, DomainError> {
     } else {
         raw.as_bytes().to_vec()
     };
-    if bytes.len() > MAX_BODY_BYTES {
-        return Err(DomainError::BodyTooLarge {
-            limit: MAX_BODY_BYTES,
-        });
+    if bytes.len() > limit {
+        return Err(DomainError::BodyTooLarge { limit });
     }
     // Checked as text, not parsed into values: a number is JSON whatever its size
     // (`1e400` is past a double, not malformed), and its field's own type decides.

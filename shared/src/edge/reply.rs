@@ -115,6 +115,28 @@ struct ErrorDetail<'a> {
     field: Option<&'a str>,
 }
 
+/// One item's refusal inside a reply that answers many (a match's players): the status
+/// the item would have had alone, and its `error` as an error reply writes it.
+#[derive(Serialize)]
+pub struct ItemRefused<'a> {
+    pub status: u16,
+    error: ErrorDetail<'a>,
+}
+
+impl<'a> ItemRefused<'a> {
+    pub fn of(err: &'a ServiceError) -> Self {
+        let (status, code) = status_and_code(err);
+        Self {
+            status,
+            error: ErrorDetail {
+                code,
+                message: err.to_string(),
+                field: err.field(),
+            },
+        }
+    }
+}
+
 /// The error reply for `err`; 503s carry `Retry-After: 1`, 429s the seconds until the
 /// caller's window ends.
 pub fn error_response(err: &ServiceError) -> Response {

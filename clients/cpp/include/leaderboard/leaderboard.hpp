@@ -157,6 +157,9 @@ class ServerClient {
                     const std::string& match_id, const Json& metadata = nullptr);
   /// One player's result of a match on a family's boards (`POST /scores`); retried.
   Json submit_match(const Json& match);
+  /// A whole match's results, up to 100 players, in one request (`POST /matches`): one
+  /// outcome per player under `players`, each with its own `status`; retried.
+  Json submit_whole_match(const Json& match);
   /// Seats a player in a tournament's current occurrence (sent once).
   Json join_tournament(const std::string& tournament, const std::string& player);
   Json submit_tournament_score(const std::string& tournament, const std::string& player, const std::string& score,

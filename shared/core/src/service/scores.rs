@@ -10,12 +10,10 @@
 //! Any backend failure fails the request with a 503: retrying it is always safe.
 
 use futures::future::try_join_all;
-use serde::Serialize;
 use tracing::instrument;
 
 use super::boards::{family_board, init_index};
 use super::ingest::{accepted_in, held_in};
-use super::write::reply::{HeldNote, IngestReply};
 use super::write::request::SubmitScore;
 use super::write::{self, Prepared, check_ban, check_event_ts};
 use super::{Context, tournaments};
@@ -26,90 +24,17 @@ use crate::store::{
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::family::Family;
-use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::time::rfc3339_ms;
 use leaderboard_rules::window::{NoWindow, Period, TimeWindow};
 
-use leaderboard_rules::decimal::Shown;
 pub use leaderboard_rules::match_result::{MatchBody, MatchResult};
+pub use matches::{PlayerOutcome, WholeMatch, WholeMatchBody, submit_whole_match};
+pub use outcome::{BoardOutcome, MatchReply, Outcome, Refusal};
+use outcome::{accepted, refused};
 
-/// Why one board did not take the result.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct Refusal {
-    pub code: &'static str,
-    pub message: String,
-}
-
-/// What happened on one board.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-#[serde(untagged)]
-pub enum Outcome {
-    Accepted {
-        score: Shown,
-        /// The standing's tie-break values, on a family with columns.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        subscores: Option<Vec<i64>>,
-        previous_score: Option<Shown>,
-        update_applied: bool,
-        rank: Option<u64>,
-        previous_rank: Option<u64>,
-        updated_at: String,
-        replayed: bool,
-        /// Held for review on this board: `status: HELD` and the rule (docs/integrity.md).
-        #[serde(flatten, skip_serializing_if = "Option::is_none")]
-        held: Option<HeldNote>,
-    },
-    Refused {
-        refused: Refusal,
-    },
-}
-
-/// One board of the fan-out.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct BoardOutcome {
-    pub scope: String,
-    pub period: Period,
-    /// `null` when the period has no window for `event_ts` (outside the season).
-    pub leaderboard_id: Option<LeaderboardId>,
-    #[serde(flatten)]
-    pub outcome: Outcome,
-}
-
-/// Reply of `POST /scores`.
-#[derive(Debug, Serialize)]
-pub struct MatchReply {
-    pub player_id: PlayerId,
-    pub match_id: MatchId,
-    pub event_ts: String,
-    pub results: Vec<BoardOutcome>,
-    /// The result in each tournament of the game and mode the player is in (absent
-    /// when none).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub tournaments: Vec<tournaments::TournamentOutcome>,
-}
-
-fn accepted(r: IngestReply) -> Outcome {
-    Outcome::Accepted {
-        score: r.score,
-        subscores: r.subscores,
-        previous_score: r.previous_score,
-        update_applied: r.update_applied,
-        rank: r.rank,
-        previous_rank: r.previous_rank,
-        updated_at: r.updated_at,
-        replayed: r.replayed,
-        held: r.held,
-    }
-}
-
-fn refused(err: &ServiceError) -> Outcome {
-    Outcome::Refused {
-        refused: Refusal {
-            code: err.code(),
-            message: err.to_string(),
-        },
-    }
-}
+mod matches;
+mod outcome;
 
 /// The board, created (and its index marked complete) if this is its first write.
 pub(crate) async fn ensure_board<S: BoardStore, I: RankIndex>(
@@ -142,78 +67,135 @@ pub async fn submit_match<S: IngestStore, I: RankIndex>(
 ) -> Result<MatchReply, ServiceError> {
     let now = ctx.clock.now();
     check_event_ts(ctx, m.event_ts, now)?;
-    let ts = m.event_ts.unwrap_or(now);
-    let family = match ctx.families.get(&ctx.store, &m.game, &m.mode).await {
-        Ok(family) => Some(family),
-        Err(ServiceError::FamilyNotFound { .. }) => None,
-        Err(e) => return Err(e),
+    let family = family_of(ctx, &m.game, &m.mode).await?;
+    let at = Fanout {
+        ts: m.event_ts.unwrap_or(now),
+        now,
+        previous_rank: true,
     };
-    let results = match &family {
-        Some(family) => to_family(ctx, family, &m, ts, now).await?,
+    let game = m.game.clone();
+    let recorded = record_match(ctx, family.as_ref(), m, at).await?;
+    let reply = place_recorded(ctx, vec![recorded]).await.remove(0);
+    tally_match(&game, &reply);
+    Ok(reply)
+}
+
+/// The family of a game and mode, `None` when it has none (its tournaments may still
+/// take the match).
+pub(crate) async fn family_of<S: BoardStore, I>(
+    ctx: &Context<S, I>,
+    game: &str,
+    mode: &str,
+) -> Result<Option<Family>, ServiceError> {
+    match ctx.families.get(&ctx.store, game, mode).await {
+        Ok(family) => Ok(Some(family)),
+        Err(ServiceError::FamilyNotFound { .. }) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// How a match result goes to its boards: at `ts`, reached (for ties) at `now` on each,
+/// and whether each board's write reads the player's rank before it (`previous_rank`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fanout {
+    pub ts: i64,
+    pub now: i64,
+    pub previous_rank: bool,
+}
+
+/// A match result recorded on its family's boards (their places still to find) and its
+/// tournaments.
+pub(crate) struct Recorded {
+    reply: MatchReply,
+    /// The family boards written now, by their index in `reply.results`.
+    unplaced: Vec<(usize, write::Unplaced)>,
+}
+
+/// Stages 1-3 of one match result on every window of `family` and in its tournaments;
+/// the family boards' places are found by [`place_recorded`].
+pub(crate) async fn record_match<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    family: Option<&Family>,
+    m: MatchResult,
+    at: Fanout,
+) -> Result<Recorded, ServiceError> {
+    let shares = match family {
+        Some(family) => to_family(ctx, family, &m, at).await?,
         None => Vec::new(),
     };
-    let (events, tournaments) = tournaments::for_match(ctx, &m, ts, now).await?;
+    let (events, tournaments) = tournaments::for_match(ctx, &m, at.ts, at.now).await?;
     if family.is_none() && !events {
         return Err(ServiceError::FamilyNotFound {
             game: m.game,
             mode: m.mode,
         });
     }
+    let mut results = Vec::with_capacity(shares.len());
+    let mut unplaced = Vec::new();
+    for share in shares {
+        results.push(match share {
+            Written::Done(outcome) => outcome,
+            Written::Unplaced(on, u) => {
+                let outcome = on.with(Some(u.board().clone()), accepted(u.reply.clone()));
+                unplaced.push((results.len(), *u));
+                outcome
+            }
+        });
+    }
     let reply = MatchReply {
         player_id: m.player,
         match_id: m.match_id,
-        event_ts: rfc3339_ms(ts),
+        event_ts: rfc3339_ms(at.ts),
         results,
         tournaments,
     };
-    // A match counts once however many boards it reached; one held on a board and
-    // applied on another (a gain rule judges each board's standing) counts as both.
+    Ok(Recorded { reply, unplaced })
+}
+
+/// Stage 4 of recorded match results: every family board written now placed at once
+/// ([`write::place_all`]: one index round trip per slot), the replies in order.
+pub(crate) async fn place_recorded<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    recorded: Vec<Recorded>,
+) -> Vec<MatchReply> {
+    let mut replies = Vec::with_capacity(recorded.len());
+    let mut at = Vec::new();
+    let mut all = Vec::new();
+    for (r, Recorded { reply, unplaced }) in recorded.into_iter().enumerate() {
+        replies.push(reply);
+        for (i, u) in unplaced {
+            at.push((r, i));
+            all.push(u);
+        }
+    }
+    for ((r, i), placed) in at.into_iter().zip(write::place_all(ctx, all).await) {
+        let BoardOutcome { outcome, .. } = &mut replies[r].results[i];
+        *outcome = accepted(placed);
+    }
+    replies
+}
+
+/// Counts a match result recorded now. It counts once however many boards it reached;
+/// one held on a board and applied on another (a gain rule judges each board's standing)
+/// counts as both.
+pub(crate) fn tally_match(game: &str, reply: &MatchReply) {
     let (applied, held, improved) = reply.now();
     if applied {
-        accepted_in(Some(&m.game));
+        accepted_in(Some(game));
         crate::service::metrics::tally("ResultsImproved", u64::from(improved));
     }
     if held {
-        held_in(Some(&m.game));
-    }
-    Ok(reply)
-}
-
-impl MatchReply {
-    /// What the match did now on its family's boards (a replay did nothing now): whether
-    /// a board recorded it, whether a board held it, and whether it moved a standing.
-    fn now(&self) -> (bool, bool, bool) {
-        let (mut applied, mut held, mut improved) = (false, false, false);
-        for r in &self.results {
-            if let Outcome::Accepted {
-                replayed: false,
-                held: h,
-                update_applied,
-                ..
-            } = &r.outcome
-            {
-                held |= h.is_some();
-                applied |= h.is_none();
-                improved |= h.is_none() && *update_applied;
-            }
-        }
-        (applied, held, improved)
-    }
-
-    /// Whether any board held the result for review (the reply is then a 202).
-    pub fn held(&self) -> bool {
-        (self.results.iter()).any(|r| matches!(r.outcome, Outcome::Accepted { held: Some(_), .. }))
+        held_in(Some(game));
     }
 }
 
-/// The match result on every window of `family`.
+/// The match result on every window of `family`, written, its places still to find.
 async fn to_family<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     m: &MatchResult,
-    ts: i64,
-    now: i64,
-) -> Result<Vec<BoardOutcome>, ServiceError> {
+    at: Fanout,
+) -> Result<Vec<Written>, ServiceError> {
     if !family.regions.contains(&m.region) {
         return Err(ServiceError::UnknownRegion {
             game: m.game.clone(),
@@ -226,9 +208,13 @@ async fn to_family<S: IngestStore, I: RankIndex>(
         .scopes(&m.region)
         .into_iter()
         .flat_map(|scope| family.all_periods().into_iter().map(move |p| (scope, p)));
-    let shares = try_join_all(
-        targets.map(|(scope, period)| prepare_window(ctx, family, m, scope, period, ts, now)),
-    )
+    let shares = try_join_all(targets.map(|(scope, period)| {
+        let on = OnWindow {
+            scope: scope.to_owned(),
+            period,
+        };
+        prepare_window(ctx, family, m, on, at)
+    }))
     .await?;
     // One ban read for the whole match, after every row it writes was read.
     if shares.iter().any(|s| matches!(s, Share::Write { .. })) {
@@ -237,18 +223,42 @@ async fn to_family<S: IngestStore, I: RankIndex>(
     try_join_all(shares.into_iter().map(|share| write_share(ctx, share))).await
 }
 
+/// A window of the family: its scope and period.
+struct OnWindow {
+    scope: String,
+    period: Period,
+}
+
+impl OnWindow {
+    /// The window's outcome in the reply.
+    fn with(self, leaderboard_id: Option<LeaderboardId>, outcome: Outcome) -> BoardOutcome {
+        BoardOutcome {
+            scope: self.scope,
+            period: self.period,
+            leaderboard_id,
+            outcome,
+        }
+    }
+}
+
 /// One window's share of a match result once its row is read.
 enum Share {
     /// Refused, or answered by its receipt: nothing to write.
     Done(BoardOutcome),
-    /// To write: the window's board, the submission and the row read.
+    /// To write: the window, its board, the submission and the row read.
     Write {
-        scope: String,
-        period: Period,
+        on: OnWindow,
         board: Box<Board>,
         req: Box<SubmitScore>,
         row: Row,
     },
+}
+
+/// One window's share once written: its outcome, or the write's reply with its place
+/// still to find.
+enum Written {
+    Done(BoardOutcome),
+    Unplaced(OnWindow, Box<write::Unplaced>),
 }
 
 /// What a board's refusal of the result says in the reply, or the error that fails the
@@ -272,53 +282,49 @@ async fn prepare_window<S: BoardStore + StandingStore, I: RankIndex>(
     ctx: &Context<S, I>,
     family: &Family,
     m: &MatchResult,
-    scope: &str,
-    period: Period,
-    ts: i64,
-    now: i64,
+    on: OnWindow,
+    at: Fanout,
 ) -> Result<Share, ServiceError> {
-    let outcome_of = |leaderboard_id, outcome| BoardOutcome {
-        scope: scope.into(),
-        period,
-        leaderboard_id,
-        outcome,
+    let refused = |code, message: &str| Outcome::Refused {
+        refused: Refusal {
+            code,
+            message: message.into(),
+        },
     };
-    let window = match family.window_of(period, ts) {
+    let window = match family.window_of(on.period, at.ts) {
         Ok(w) => w,
         Err(NoWindow::OutsideSeason) => {
-            let refused = Refusal {
-                code: "outside_season",
-                message: "event_ts is outside the configured season".into(),
-            };
-            return Ok(Share::Done(outcome_of(None, Outcome::Refused { refused })));
+            let no = refused(
+                "outside_season",
+                "event_ts is outside the configured season",
+            );
+            return Ok(Share::Done(on.with(None, no)));
         }
         Err(NoWindow::NoFiring) => {
-            let refused = Refusal {
-                code: "no_window",
-                message:
-                    "the schedule has no window around event_ts (no firing before or after it)"
-                        .into(),
-            };
-            return Ok(Share::Done(outcome_of(None, Outcome::Refused { refused })));
+            let no = refused(
+                "no_window",
+                "the schedule has no window around event_ts (no firing before or after it)",
+            );
+            return Ok(Share::Done(on.with(None, no)));
         }
     };
-    let lb = family.board_id(scope, &window);
-    let board = match window_board(ctx, family, scope, window, now).await? {
+    let lb = family.board_id(&on.scope, &window);
+    let board = match window_board(ctx, family, &on.scope, window, at.now).await? {
         Ok(board) => board,
-        Err(refusal) => return Ok(Share::Done(outcome_of(Some(lb), refusal))),
+        Err(refusal) => return Ok(Share::Done(on.with(Some(lb), refusal))),
     };
-    let req = submission(m, lb.clone(), ts, now);
+    let mut req = submission(m, lb.clone(), at.ts, at.now);
+    req.want_previous_rank = at.previous_rank;
     Ok(
         match write::prepare(ctx, &board, &req, Consistency::Eventual).await {
-            Ok(Prepared::Replay(reply)) => Share::Done(outcome_of(Some(lb), accepted(reply))),
+            Ok(Prepared::Replay(reply)) => Share::Done(on.with(Some(lb), accepted(reply))),
             Ok(Prepared::Write(row)) => Share::Write {
-                scope: scope.into(),
-                period,
+                on,
                 board: Box::new(board),
                 req: Box::new(req),
                 row,
             },
-            Err(e) => Share::Done(outcome_of(Some(lb), refused_or_fail(e)?)),
+            Err(e) => Share::Done(on.with(Some(lb), refused_or_fail(e)?)),
         },
     )
 }
@@ -344,25 +350,21 @@ pub(crate) fn submission(m: &MatchResult, board: LeaderboardId, ts: i64, now: i6
 async fn write_share<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     share: Share,
-) -> Result<BoardOutcome, ServiceError> {
-    match share {
-        Share::Done(outcome) => Ok(outcome),
+) -> Result<Written, ServiceError> {
+    let (on, board, req, row) = match share {
+        Share::Done(outcome) => return Ok(Written::Done(outcome)),
         Share::Write {
-            scope,
-            period,
+            on,
             board,
             req,
             row,
-        } => Ok(BoardOutcome {
-            scope,
-            period,
-            leaderboard_id: Some(req.board.clone()),
-            outcome: match write::write(ctx, &board, *req, row, None).await {
-                Ok(reply) => accepted(reply),
-                Err(e) => refused_or_fail(e)?,
-            },
-        }),
-    }
+        } => (on, board, req, row),
+    };
+    let lb = req.board.clone();
+    Ok(match write::record(ctx, &board, *req, row, None).await {
+        Ok(unplaced) => Written::Unplaced(on, Box::new(unplaced)),
+        Err(e) => Written::Done(on.with(Some(lb), refused_or_fail(e)?)),
+    })
 }
 
 /// The board of a window. An open window's board is created by its first write; a

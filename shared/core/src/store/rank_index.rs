@@ -90,6 +90,22 @@ pub trait IndexWrites: Send + Sync {
         entry: &IndexEntry,
     ) -> impl Future<Output = Result<Placement, IndexError>> + Send;
 
+    /// [`Self::apply`] of each entry, each answering its player's placement just after
+    /// it; an index over the network sends them in one round trip per cluster slot.
+    /// Entries of one player on one board apply in order.
+    fn apply_each(
+        &self,
+        entries: &[IndexEntry],
+    ) -> impl Future<Output = Result<Vec<Placement>, IndexError>> + Send {
+        async move {
+            let mut out = Vec::with_capacity(entries.len());
+            for entry in entries {
+                out.push(self.apply(entry).await?);
+            }
+            Ok(out)
+        }
+    }
+
     /// Applies many standings in one pipelined round trip.
     fn apply_many(
         &self,

@@ -35,15 +35,23 @@ impl IndexWrites for RedisRankIndex {
     async fn apply(&self, entry: &IndexEntry) -> Result<Placement, IndexError> {
         let keys = self.board_keys(&entry.board);
         let call = calls::Apply { keys: &keys, entry };
-        let reply: calls::Applied = self.run(&call).await?;
-        Ok(Placement {
-            applied: reply.applied,
-            place: (reply.place).map(|(rank, total)| Place {
-                rank: rank + 1,
-                total,
-            }),
-            health: health_of(&reply.state),
-        })
+        Ok(placement(self.run(&call).await?))
+    }
+
+    #[instrument(skip_all, fields(count = entries.len()))]
+    async fn apply_each(&self, entries: &[IndexEntry]) -> Result<Vec<Placement>, IndexError> {
+        let keys: Vec<BoardKeys> = entries.iter().map(|e| self.board_keys(&e.board)).collect();
+        let routing: Vec<String> = keys.iter().map(|k| k.z.clone()).collect();
+        let replies: Vec<calls::Applied> = self
+            .per_slot(&routing, Some(&self.scripts.apply), |pipe, i| {
+                let call = calls::Apply {
+                    keys: &keys[i],
+                    entry: &entries[i],
+                };
+                pipe.invoke_script(&call.invocation(&self.scripts));
+            })
+            .await?;
+        Ok(replies.into_iter().map(placement).collect())
     }
 
     #[instrument(skip_all, fields(count = entries.len()))]
@@ -115,6 +123,18 @@ impl IndexWrites for RedisRankIndex {
         };
         let _set: u8 = self.run(&call).await?;
         Ok(())
+    }
+}
+
+/// What `apply.lua`'s reply says of the player's place (its rank 1-based).
+fn placement(reply: calls::Applied) -> Placement {
+    Placement {
+        applied: reply.applied,
+        place: (reply.place).map(|(rank, total)| Place {
+            rank: rank + 1,
+            total,
+        }),
+        health: health_of(&reply.state),
     }
 }
 

@@ -1,5 +1,7 @@
 use super::*;
+use crate::service::write::reply::HeldNote;
 use leaderboard_rules::decimal::ScoreFormat;
+use leaderboard_rules::ids::{MatchId, PlayerId};
 
 #[expect(
     clippy::fn_params_excessive_bools,

@@ -38,8 +38,8 @@ use tracing::warn;
 use crate::service::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    AttemptCount, CommitOutcome, Consistency, ModerationStore, RankIndex, Row, StandingStore,
-    TournamentStore,
+    AttemptCount, CommitOutcome, Consistency, IndexEntry, ModerationStore, RankIndex, Row,
+    StandingStore, TournamentStore,
 };
 use leaderboard_rules::board::{Board, Fold};
 use leaderboard_rules::rolling::Bucket;
@@ -49,6 +49,7 @@ pub(crate) use commit::Deciding;
 use commit::{Committed, Writing, Written};
 pub(crate) use decide::fold_result;
 use decide::{Decision, Judging, Times};
+pub(crate) use place::Unplaced;
 use place::{PlaceBy, Placed};
 pub(crate) use prepare::{Prepared, check_ban, check_event_ts};
 use reply::IngestReply;
@@ -66,7 +67,7 @@ pub(crate) async fn prepare<S: StandingStore, I: RankIndex>(
     consistency: Consistency,
 ) -> Result<Prepared, ServiceError> {
     match prepare::prepare(ctx, board, req, consistency).await? {
-        Prepared::Replay(reply) => Ok(Prepared::Replay(replayed(ctx, board, req, reply).await)),
+        Prepared::Replay(reply) => Ok(Prepared::Replay(replayed(ctx, board, reply).await)),
         write => Ok(write),
     }
 }
@@ -75,22 +76,51 @@ pub(crate) async fn prepare<S: StandingStore, I: RankIndex>(
 async fn replayed<S, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
-    req: &SubmitScore,
     reply: IngestReply,
 ) -> IngestReply {
-    place::place(ctx, req, board.policy.direction(), PlaceBy::Reading, reply).await
+    place::place(ctx, unplaced_replay(board, reply)).await
 }
 
-/// Stages 2-4 over `row` (as [`prepare`] read it), read again and decided again while
-/// the row moves. A tournament result's attempt (`counted`) is counted in the same
-/// write, or the write refused.
+/// A retry's reply, its place to read.
+fn unplaced_replay(board: &Board, reply: IngestReply) -> Unplaced {
+    Unplaced {
+        dir: board.policy.direction(),
+        by: PlaceBy::Reading { current: None },
+        reply,
+    }
+}
+
+/// Stages 2-4 over `row` (as [`prepare`] read it): [`record`], then the player placed.
 pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    board: &Board,
+    req: SubmitScore,
+    row: Row,
+    counted: Option<AttemptCount<'_>>,
+) -> Result<IngestReply, ServiceError> {
+    let unplaced = record(ctx, board, req, row, counted).await?;
+    Ok(place::place(ctx, unplaced).await)
+}
+
+/// Stage 4 for many writes' replies at once ([`record`]'s), in one index round trip per
+/// slot for every standing to apply; replies in order.
+pub(crate) async fn place_all<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    all: Vec<Unplaced>,
+) -> Vec<IngestReply> {
+    place::place_all(ctx, all).await
+}
+
+/// Stages 2-3 over `row` (as [`prepare`] read it), read again and decided again while
+/// the row moves; the reply comes back with its place still to find. A tournament
+/// result's attempt (`counted`) is counted in the same write, or the write refused.
+pub(crate) async fn record<S: StandingStore + ModerationStore + TournamentStore, I: RankIndex>(
     ctx: &Context<S, I>,
     board: &Board,
     req: SubmitScore,
     mut row: Row,
     mut counted: Option<AttemptCount<'_>>,
-) -> Result<IngestReply, ServiceError> {
+) -> Result<Unplaced, ServiceError> {
     let dir = board.policy.direction();
     let result = req.on(board)?;
     let rules = decide::rules_for(board, &req).filter(|_| counted.is_none());
@@ -126,7 +156,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
                     .await?;
                 let receipt = prepare::replay(ctx, board, &req, &result, &fresh).await?;
                 let reply = receipt.ok_or(ServiceError::from(refused))?;
-                return Ok(replayed(ctx, board, &req, reply).await);
+                return Ok(unplaced_replay(board, reply));
             }
         };
         let w = Writing {
@@ -146,16 +176,18 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
         let moved = match committed {
             Committed::Written(written) => {
                 let Written { reply, applied } = *written;
+                let entry = |s| {
+                    IndexEntry::standing(&req.board, dir, req.player.as_str(), s, index_expire_at)
+                };
                 let by = match (&applied, before.take()) {
-                    (Some(standing), _) => PlaceBy::Applying {
-                        standing,
-                        expire_at: index_expire_at,
-                    },
+                    (Some(standing), _) => PlaceBy::Applying(entry(standing)),
                     // Unchanged, the player's place is the one just read before the write.
                     (None, Some(known)) => PlaceBy::Known(known),
-                    (None, None) => PlaceBy::Reading,
+                    (None, None) => PlaceBy::Reading {
+                        current: row.standing.as_ref().map(entry),
+                    },
                 };
-                return Ok(place::place(ctx, &req, dir, by, reply).await);
+                return Ok(Unplaced { dir, by, reply });
             }
             Committed::Moved(moved) => moved,
         };
@@ -172,7 +204,7 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
             .get_row(&req.board, &req.player, Consistency::Strong)
             .await?;
         if let Some(reply) = prepare::replay(ctx, board, &req, &result, &row).await? {
-            return Ok(replayed(ctx, board, &req, reply).await);
+            return Ok(unplaced_replay(board, reply));
         }
         if let Some(recounted) = recounted {
             counted = Some(recounted?);
@@ -216,10 +248,14 @@ pub(crate) async fn decide_held<S: StandingStore, I: RankIndex>(
     let Some(standing) = &applied else {
         return Ok(Some(reply));
     };
-    let by = PlaceBy::Applying {
-        standing,
-        expire_at: index_expire_at,
-    };
     let dir = board.policy.direction();
-    Ok(Some(place::place(ctx, req, dir, by, reply).await))
+    let entry = IndexEntry::standing(
+        &req.board,
+        dir,
+        req.player.as_str(),
+        standing,
+        index_expire_at,
+    );
+    let by = PlaceBy::Applying(entry);
+    Ok(Some(place::place(ctx, Unplaced { dir, by, reply }).await))
 }

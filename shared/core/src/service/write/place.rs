@@ -3,11 +3,12 @@
 //! changed; an index that cannot answer leaves `rank` null and reports the board for
 //! repair when it is not ready.
 
+use futures::future::join_all;
 use tracing::warn;
 
 use crate::service::Context;
-use crate::store::{Health, IndexEntry, IndexError, RankIndex};
-use leaderboard_rules::board::Standing;
+use crate::store::{Health, IndexEntry, IndexError, Placement, RankIndex};
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::order::{BoardOrder, Direction, RankMode};
 
 use super::reply::IngestReply;
@@ -24,7 +25,7 @@ pub(super) async fn place_before<S, I: RankIndex>(
     if !req.want_previous_rank {
         return None;
     }
-    let placed = placed_now(ctx, req, dir).await;
+    let placed = placed_now(ctx, &req.board, &req.player, dir).await;
     if let Err(error) = &placed {
         warn!(%error, "previous rank unavailable");
     }
@@ -32,69 +33,149 @@ pub(super) async fn place_before<S, I: RankIndex>(
 }
 
 /// The player's place on the board now (one index read).
-pub(super) async fn placed_now<S, I: RankIndex>(
+async fn placed_now<S, I: RankIndex>(
     ctx: &Context<S, I>,
-    req: &SubmitScore,
+    lb: &LeaderboardId,
+    player: &PlayerId,
     dir: Direction,
 ) -> Result<Placed, IndexError> {
     ctx.index
-        .around(
-            BoardOrder::new(&req.board, dir),
-            &req.player,
-            0,
-            RankMode::Unique,
-        )
+        .around(BoardOrder::new(lb, dir), player, 0, RankMode::Unique)
         .await
         .map(|a| a.map_or(Placed::Unranked, |a| Placed::At(a.rank, a.total)))
 }
 
 /// How the player's place after a write is found.
-pub(crate) enum PlaceBy<'a> {
+pub(crate) enum PlaceBy {
     /// The write moved the standing: apply it to the index (write-through), which
-    /// answers the place; `expire_at`, s, for a window board's entries.
-    Applying {
-        standing: &'a Standing,
-        expire_at: Option<i64>,
-    },
+    /// answers the place.
+    Applying(IndexEntry),
     /// Nothing moved and the place was read before the write.
     Known(Result<Placed, IndexError>),
-    /// Nothing moved: read the place now.
-    Reading,
+    /// Nothing moved: read the place now. `current` is the standing the row kept (as the
+    /// index would hold it), which a batch applies again instead of reading: an apply of
+    /// the version the index holds changes nothing and answers the place.
+    Reading { current: Option<IndexEntry> },
+}
+
+/// A write's reply before stage 4: the place still to find, as `by` says.
+pub(crate) struct Unplaced {
+    pub(crate) dir: Direction,
+    pub(crate) by: PlaceBy,
+    pub(crate) reply: IngestReply,
+}
+
+impl Unplaced {
+    /// The board the reply is about.
+    pub(crate) fn board(&self) -> &LeaderboardId {
+        &self.reply.leaderboard_id
+    }
 }
 
 /// Fills in the reply's rank, found as `by` says; index failures leave `rank` null (and
 /// an index that is not complete is reported for repair).
-pub(super) async fn place<S, I: RankIndex>(
+pub(super) async fn place<S, I: RankIndex>(ctx: &Context<S, I>, u: Unplaced) -> IngestReply {
+    if !ctx.settings.write_through {
+        return u.reply;
+    }
+    let placed = match u.by {
+        PlaceBy::Applying(entry) => ctx.index.apply(&entry).await.map(placed),
+        PlaceBy::Known(known) => known,
+        PlaceBy::Reading { .. } => {
+            placed_now(ctx, &u.reply.leaderboard_id, &u.reply.player_id, u.dir).await
+        }
+    };
+    fill(ctx, placed, u.reply).await
+}
+
+/// Stage 4 for many writes at once (a match's players on its boards): every standing to
+/// apply (or apply again) goes to the index in one round trip per slot
+/// ([`IndexWrites::apply_each`]); the rest as [`place`] finds them. Replies in order.
+pub(super) async fn place_all<S, I: RankIndex>(
     ctx: &Context<S, I>,
-    req: &SubmitScore,
-    dir: Direction,
-    by: PlaceBy<'_>,
+    all: Vec<Unplaced>,
+) -> Vec<IngestReply> {
+    if !ctx.settings.write_through {
+        return all.into_iter().map(|u| u.reply).collect();
+    }
+    let mut batch = Vec::new();
+    let mut found: Vec<Option<Result<Placed, IndexError>>> = Vec::new();
+    let mut replies = Vec::new();
+    let mut reads = Vec::new();
+    for (i, u) in all.into_iter().enumerate() {
+        found.push(match u.by {
+            PlaceBy::Applying(entry)
+            | PlaceBy::Reading {
+                current: Some(entry),
+            } => {
+                batch.push((i, entry));
+                None
+            }
+            PlaceBy::Known(known) => Some(known),
+            PlaceBy::Reading { current: None } => {
+                reads.push((i, u.reply.leaderboard_id.clone(), u.dir));
+                None
+            }
+        });
+        replies.push(u.reply);
+    }
+    let entries: Vec<IndexEntry> = batch.iter().map(|(_, e)| e.clone()).collect();
+    let (applied, read) = tokio::join!(
+        ctx.index.apply_each(&entries),
+        join_all(reads.iter().map(|(i, lb, dir)| placed_now(
+            ctx,
+            lb,
+            &replies[*i].player_id,
+            *dir
+        )))
+    );
+    for ((i, _, _), placed) in reads.iter().zip(read) {
+        found[*i] = Some(placed);
+    }
+    match applied {
+        Ok(placements) => {
+            for ((i, _), p) in batch.iter().zip(placements) {
+                found[*i] = Some(Ok(placed(p)));
+            }
+        }
+        // Each reply's rank stays null; an index found not ready is reported by board.
+        Err(error) => {
+            warn!(%error, "rank index unavailable; the stream will catch it up");
+            if let IndexError::NotReady(health) = error {
+                for (i, _) in &batch {
+                    found[*i] = Some(Ok(Placed::NotReady(health)));
+                }
+            }
+        }
+    }
+    let fills = replies
+        .into_iter()
+        .zip(found)
+        .map(async |(reply, placed)| match placed {
+            Some(placed) => fill(ctx, placed, reply).await,
+            None => reply,
+        });
+    join_all(fills).await
+}
+
+/// Where an apply left the player.
+fn placed(p: Placement) -> Placed {
+    match (p.health, p.place) {
+        (Health::Ready, Some(at)) => Placed::At(at.rank, at.total),
+        // Lost to a newer removal: not on the board, which is no outage.
+        (Health::Ready, None) => Placed::Unranked,
+        // A rank from an incomplete index (wiped, stale, rebuilding) would be wrong.
+        (other, _) => Placed::NotReady(other),
+    }
+}
+
+/// The reply with the place found; a board whose index is not complete is reported for
+/// repair, and an index that failed leaves `rank` null.
+async fn fill<S, I: RankIndex>(
+    ctx: &Context<S, I>,
+    placed: Result<Placed, IndexError>,
     mut reply: IngestReply,
 ) -> IngestReply {
-    if !ctx.settings.write_through {
-        return reply;
-    }
-    let placed = match by {
-        PlaceBy::Applying {
-            standing,
-            expire_at,
-        } => {
-            let entry =
-                IndexEntry::standing(&req.board, dir, req.player.as_str(), standing, expire_at);
-            ctx.index
-                .apply(&entry)
-                .await
-                .map(|p| match (p.health, p.place) {
-                    (Health::Ready, Some(at)) => Placed::At(at.rank, at.total),
-                    // Lost to a newer removal: not on the board, which is no outage.
-                    (Health::Ready, None) => Placed::Unranked,
-                    // A rank from an incomplete index (wiped, stale, rebuilding) would be wrong.
-                    (other, _) => Placed::NotReady(other),
-                })
-        }
-        PlaceBy::Known(known) => known,
-        PlaceBy::Reading => placed_now(ctx, req, dir).await,
-    };
     match placed {
         Ok(Placed::At(rank, total)) => {
             reply.rank = Some(rank);
@@ -102,7 +183,9 @@ pub(super) async fn place<S, I: RankIndex>(
         }
         Ok(Placed::Unranked) => {}
         Ok(Placed::NotReady(health)) | Err(IndexError::NotReady(health)) => {
-            ctx.repairs.report(&ctx.index, &req.board, health).await;
+            ctx.repairs
+                .report(&ctx.index, &reply.leaderboard_id, health)
+                .await;
         }
         Err(error) => warn!(%error, "rank index unavailable; the stream will catch it up"),
     }
