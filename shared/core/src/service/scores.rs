@@ -8,14 +8,15 @@
 //! answers the same list. A window that is closed (or a season the result falls
 //! outside of) is refused for that board alone, with its reason; the others still apply.
 //! Any backend failure fails the request with a 503: retrying it is always safe.
+//! The boards written are placed together (`fanout`): their write-throughs go to the
+//! index in one round trip per slot, for one result or a whole match's (`POST /matches`, [`submit_whole_match`]).
 
 use futures::future::try_join_all;
 use tracing::instrument;
 
 use super::boards::{family_board, init_index};
-use super::ingest::{accepted_in, held_in};
 use super::write::request::SubmitScore;
-use super::write::{self, Prepared, check_ban, check_event_ts};
+use super::write::{self, Prepared, check_ban};
 use super::{Context, tournaments};
 use crate::service::ServiceError;
 use crate::store::{
@@ -28,11 +29,13 @@ use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::time::rfc3339_ms;
 use leaderboard_rules::window::{NoWindow, Period, TimeWindow};
 
+pub(crate) use fanout::{Fanout, Recorded, place_recorded, tally_match};
 pub use leaderboard_rules::match_result::{MatchBody, MatchResult};
 pub use matches::{PlayerOutcome, WholeMatch, WholeMatchBody, submit_whole_match};
 pub use outcome::{BoardOutcome, MatchReply, Outcome, Refusal};
 use outcome::{accepted, refused};
 
+mod fanout;
 mod matches;
 mod outcome;
 
@@ -65,14 +68,8 @@ pub async fn submit_match<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     m: MatchResult,
 ) -> Result<MatchReply, ServiceError> {
-    let now = ctx.clock.now();
-    check_event_ts(ctx, m.event_ts, now)?;
+    let at = Fanout::starting(ctx, m.event_ts, true)?;
     let family = family_of(ctx, &m.game, &m.mode).await?;
-    let at = Fanout {
-        ts: m.event_ts.unwrap_or(now),
-        now,
-        previous_rank: true,
-    };
     let game = m.game.clone();
     let recorded = record_match(ctx, family.as_ref(), m, at).await?;
     let reply = place_recorded(ctx, vec![recorded]).await.remove(0);
@@ -92,23 +89,6 @@ pub(crate) async fn family_of<S: BoardStore, I>(
         Err(ServiceError::FamilyNotFound { .. }) => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// How a match result goes to its boards: at `ts`, reached (for ties) at `now` on each,
-/// and whether each board's write reads the player's rank before it (`previous_rank`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Fanout {
-    pub ts: i64,
-    pub now: i64,
-    pub previous_rank: bool,
-}
-
-/// A match result recorded on its family's boards (their places still to find) and its
-/// tournaments.
-pub(crate) struct Recorded {
-    reply: MatchReply,
-    /// The family boards written now, by their index in `reply.results`.
-    unplaced: Vec<(usize, write::Unplaced)>,
 }
 
 /// Stages 1-3 of one match result on every window of `family` and in its tournaments;
@@ -150,43 +130,6 @@ pub(crate) async fn record_match<S: IngestStore, I: RankIndex>(
         tournaments,
     };
     Ok(Recorded { reply, unplaced })
-}
-
-/// Stage 4 of recorded match results: every family board written now placed at once
-/// ([`write::place_all`]: one index round trip per slot), the replies in order.
-pub(crate) async fn place_recorded<S, I: RankIndex>(
-    ctx: &Context<S, I>,
-    recorded: Vec<Recorded>,
-) -> Vec<MatchReply> {
-    let mut replies = Vec::with_capacity(recorded.len());
-    let mut at = Vec::new();
-    let mut all = Vec::new();
-    for (r, Recorded { reply, unplaced }) in recorded.into_iter().enumerate() {
-        replies.push(reply);
-        for (i, u) in unplaced {
-            at.push((r, i));
-            all.push(u);
-        }
-    }
-    for ((r, i), placed) in at.into_iter().zip(write::place_all(ctx, all).await) {
-        let BoardOutcome { outcome, .. } = &mut replies[r].results[i];
-        *outcome = accepted(placed);
-    }
-    replies
-}
-
-/// Counts a match result recorded now. It counts once however many boards it reached;
-/// one held on a board and applied on another (a gain rule judges each board's standing)
-/// counts as both.
-pub(crate) fn tally_match(game: &str, reply: &MatchReply) {
-    let (applied, held, improved) = reply.now();
-    if applied {
-        accepted_in(Some(game));
-        crate::service::metrics::tally("ResultsImproved", u64::from(improved));
-    }
-    if held {
-        held_in(Some(game));
-    }
 }
 
 /// The match result on every window of `family`, written, its places still to find.

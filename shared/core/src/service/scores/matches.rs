@@ -10,7 +10,6 @@ use futures::stream::{self, StreamExt};
 use tracing::instrument;
 
 use super::{Fanout, MatchReply, family_of, place_recorded, record_match, tally_match};
-use crate::service::write::check_event_ts;
 use crate::service::{Context, ServiceError};
 use crate::store::{IngestStore, RankIndex};
 use leaderboard_rules::ids::PlayerId;
@@ -31,16 +30,10 @@ pub async fn submit_whole_match<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     m: WholeMatch,
 ) -> Result<Vec<PlayerOutcome>, ServiceError> {
-    let now = ctx.clock.now();
-    check_event_ts(ctx, m.event_ts, now)?;
-    let family = family_of(ctx, &m.game, &m.mode).await?;
     // No rank read before each write: it would cost an index round trip per player and
     // board; a match's reply has `previous_rank: null`.
-    let at = Fanout {
-        ts: m.event_ts.unwrap_or(now),
-        now,
-        previous_rank: false,
-    };
+    let at = Fanout::starting(ctx, m.event_ts, false)?;
+    let family = family_of(ctx, &m.game, &m.mode).await?;
     let family = family.as_ref();
     let recorded: Vec<_> = stream::iter(m.players)
         .map(|(player, result)| async move {
