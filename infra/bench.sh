@@ -8,7 +8,8 @@
 # stops everything it started.
 #
 # Results: bench/results/latest.{json,md,png}. Arguments go to `bench`:
-# `--players N` (default 1000000), `--quick`, `--out DIR`.
+# `--players N` (default 1000000), `--quick`, `--out DIR`; `--cost-only`, `--joins-only` and
+# `--matches-only` run one part alone (bench/src/main.rs).
 #
 # `--check`: the test command's proof that this script still starts what it starts: debug
 # binaries (built, not release), every server and stack above, one request to each
@@ -118,6 +119,7 @@ done
 export BENCH_REDIS_URL="redis://127.0.0.1:$redis_port"
 export BENCH_VALKEY_URL="redis://127.0.0.1:$valkey_port"
 export BENCH_LOAD_URL="http://127.0.0.1:$load_port"
+export BENCH_LOAD_DIR="$work/stack-load"
 export BENCH_BINARIES="$binaries"
 export BENCH_DYNAMODB_URL="http://127.0.0.1:$dynamodb_port"
 start_meter "$BENCH_DYNAMODB_URL"
@@ -138,7 +140,7 @@ if $check; then
   log "the benchmark's servers and stacks all answered; stopping them"
   exit 0
 fi
-if [[ " $* " != *" --cost-only "* && " $* " != *" --joins-only "* ]]; then
+if [[ " $* " != *" --cost-only "* && " $* " != *" --joins-only "* && " $* " != *" --matches-only "* ]]; then
   # Cold starts (process start to the first Runtime API poll, 20 of each function, as
   # infra/release.sh measures the cargo-lambda bootstraps): the init target.
   log "init time of each release binary (infra/local/init_time.py)"
@@ -159,6 +161,10 @@ if [[ " $* " == *" --cost-only "* ]]; then
 fi
 if [[ " $* " == *" --joins-only "* ]]; then
   log "wrote $out/joins.json"
+  exit 0
+fi
+if [[ " $* " == *" --matches-only "* ]]; then
+  log "wrote $out/matches.json and matches.md"
   exit 0
 fi
 "$VENV/bin/python" bench/chart.py "$out/latest.json" "$out/latest.png"

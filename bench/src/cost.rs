@@ -60,9 +60,9 @@ pub struct CostResults {
     pub calls: BTreeMap<&'static str, u64>,
 }
 
-struct Meter {
-    http: reqwest::Client,
-    url: String,
+pub(crate) struct Meter {
+    pub(crate) http: reqwest::Client,
+    pub(crate) url: String,
 }
 
 impl Meter {
@@ -92,7 +92,7 @@ impl Meter {
     }
 
     /// The bill of `op` alone.
-    async fn bill<F, T>(&self, op: F) -> anyhow::Result<Bill>
+    pub(crate) async fn bill<F, T>(&self, op: F) -> anyhow::Result<Bill>
     where
         F: std::future::Future<Output = anyhow::Result<T>>,
     {

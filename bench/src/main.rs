@@ -18,7 +18,8 @@
 //! Flags: `--players N` (default 1,000,000), `--quick` (fewer rounds), `--smoke` (a
 //! few rounds of everything: the test command's check that the harness works),
 //! `--cost-only` (only the DynamoDB bill, to `cost.json`), `--joins-only` (only
-//! tournament joins, to `joins.json`: see `joins`), `--check` (one request to every server
+//! tournament joins, to `joins.json`: see `joins`), `--matches-only` (only a whole match
+//! against one request per player, to `matches.{json,md}`: see `matches`), `--check` (one request to every server
 //! and stack, nothing measured: see `check`), `--out DIR`.
 
 // A benchmark's scenarios and report tables read top to bottom: long by nature, and
@@ -36,6 +37,7 @@ mod joins;
 mod load;
 mod machine;
 mod markdown;
+mod matches;
 mod names;
 mod postgres;
 mod projector;
@@ -67,6 +69,8 @@ struct Args {
     cost_only: bool,
     /// Only tournament joins, written to `joins.json`.
     joins_only: bool,
+    /// Only a whole match against one request per player, to `matches.{json,md}`.
+    matches_only: bool,
     /// One request to every server and stack, nothing measured (`check`).
     check: bool,
 }
@@ -78,6 +82,7 @@ fn args() -> anyhow::Result<Args> {
         out: PathBuf::from("bench/results"),
         cost_only: false,
         joins_only: false,
+        matches_only: false,
         check: false,
     };
     let mut it = std::env::args().skip(1);
@@ -91,10 +96,11 @@ fn args() -> anyhow::Result<Args> {
             "--smoke" => args.size = Size::Smoke,
             "--cost-only" => args.cost_only = true,
             "--joins-only" => args.joins_only = true,
+            "--matches-only" => args.matches_only = true,
             "--check" => args.check = true,
             "--out" => args.out = it.next().context("--out needs a directory")?.into(),
             other => anyhow::bail!(
-                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --joins-only, --check, --out DIR)"
+                "unknown argument {other:?} (--players N, --quick, --smoke, --cost-only, --joins-only, --matches-only, --check, --out DIR)"
             ),
         }
     }
@@ -204,6 +210,34 @@ async fn main() -> anyhow::Result<()> {
         });
         std::fs::write(&path, serde_json::to_string_pretty(&file)? + "\n")?;
         println!("wrote {}", path.display());
+        return Ok(());
+    }
+
+    if args.matches_only {
+        let api = (
+            env("BENCH_LOAD_URL").context("--matches-only needs BENCH_LOAD_URL")?,
+            env("BENCH_API_KEY").context("--matches-only needs BENCH_API_KEY")?,
+            PathBuf::from(env("BENCH_LOAD_DIR").context("--matches-only needs BENCH_LOAD_DIR")?),
+        );
+        let meter = env("BENCH_METER_URL").context("--matches-only needs BENCH_METER_URL")?;
+        let rounds = pick(20, 8, 2);
+        let results = matches::run(&redis_url, &meter, api, rounds).await?;
+        std::fs::create_dir_all(&args.out)?;
+        let command = env("BENCH_COMMAND").unwrap_or_else(|| "bench --matches-only".into());
+        let file = serde_json::json!({
+            "generated_at": chrono::Utc::now().to_rfc3339(),
+            "command": command,
+            "matches": results,
+        });
+        std::fs::write(
+            args.out.join("matches.json"),
+            serde_json::to_string_pretty(&file)? + "\n",
+        )?;
+        std::fs::write(
+            args.out.join("matches.md"),
+            matches::markdown(&results, &command),
+        )?;
+        println!("wrote {}", args.out.join("matches.md").display());
         return Ok(());
     }
 

@@ -1,7 +1,10 @@
 """The Lambda service: each function of template.yaml runs as real processes of its
 compiled binary, talking the Lambda Runtime API, so `lambda_runtime` runs unchanged;
 its processes are the function's concurrency, and an invocation no process takes
-within the caller's bound is throttled.
+within the caller's bound is throttled. Each invocation's platform lines go to the
+function's log as Lambda writes them to its log group (START, END, REPORT with the
+duration, the billed duration and the memory size): what an invocation costs in log
+bytes and GB-seconds is read from there (the benchmark's `matches` rows).
 """
 import itertools
 import json
@@ -36,6 +39,7 @@ class Invocation:
         self.done = threading.Event()
         self.result = None
         self.error = None
+        self.started = None  # monotonic seconds when a process took it
 
 
 class Throttled(Exception):
@@ -95,6 +99,10 @@ class FunctionHost:
                             inv.result = body
                         else:
                             inv.error = body.decode("utf-8", "replace")
+                        host.platform_lines(
+                            f"END RequestId: {inv.id}",
+                            host.report(inv, time.monotonic() - inv.started),
+                        )
                         inv.done.set()
                     return self._reply(202, b'{"status":"OK"}', {"Content-Type": "application/json"})
                 if self.path == f"{RUNTIME_PREFIX}/init/error":
@@ -166,8 +174,22 @@ class FunctionHost:
                 if inv.abandoned:
                     continue
                 inv.taken.set()
+                inv.started = time.monotonic()
                 self.inflight[inv.id] = inv
+            self.platform_lines(f"START RequestId: {inv.id} Version: $LATEST")
             return inv
+
+    def report(self, inv, seconds):
+        """Lambda's REPORT line: billed by the millisecond, rounded up."""
+        ms = seconds * 1000
+        return (f"REPORT RequestId: {inv.id}\tDuration: {ms:.2f} ms\tBilled Duration: {max(1, -int(-ms // 1))} ms"
+                f"\tMemory Size: {self.spec['memory']} MB")
+
+    def platform_lines(self, *lines):
+        """Appends the platform's lines to the function's log (one write, so a line
+        never splits a process's own line)."""
+        with open(os.path.join(self.run_dir, f"{self.name}.log"), "ab") as f:
+            f.write(("".join(line + "\n" for line in lines)).encode())
 
     def _abandon(self, inv):
         """Withdraws a queued invocation; False if a process has taken it already."""
