@@ -60,6 +60,9 @@ done
 "$VENV/bin/python" -m py_compile infra/local/*.py
 # No tracker references in the prose, and docs/deploying.md carries the counts above.
 "$VENV/bin/python" infra/scripts/check_prose.py "$ROOT" "$work/template-stats"
+# docs/cost.md carries what infra/cost/floor.py computes from the template, its dated
+# price table and the benchmark's measured units (the floor and a million results).
+"$VENV/bin/python" infra/cost/floor.py --check docs/cost.md
 # The Unity package imports whole: a .meta with a GUID of its own beside every asset.
 "$VENV/bin/python" infra/scripts/check_unity_package.py clients/csharp
 (cd infra/scripts && "$VENV/bin/python" -m unittest -q test_checks)

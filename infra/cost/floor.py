@@ -1,0 +1,218 @@
+"""What a stack costs a month before its first player, read from template.yaml, and what a
+million results cost on top, from the benchmark's measured units.
+
+Each profile is a set of the template's parameters (PROFILES); its Conditions are
+evaluated with them, and every resource that exists and has a price by the hour or the
+month is listed and priced from the dated table beside this script (prices.json). The
+per-result rows read a benchmark result (`bench --matches-only`'s matches.json): the
+requests, Lambda GB-seconds, log bytes and DynamoDB units one result costs each way.
+
+Usage: floor.py [--bench matches.json] [--check docs/cost.md] [template.yaml]
+`--check` fails unless the doc carries exactly this output between its
+`<!-- floor.py -->` and `<!-- /floor.py -->` lines (the test command runs it).
+"""
+
+import json
+import os
+import re
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.join(ROOT, "infra", "local"))
+from template import load_template  # noqa: E402
+from template_stats import expand_for_each  # noqa: E402
+
+# The profiles a studio deploys: the template's defaults, and what a small game sets.
+PROFILES = {"standard": {}}
+BENCH = os.path.join(ROOT, "bench", "results", "matches-2026-12-02", "matches.json")
+
+
+class Stack:
+    """The template as deployed with `values` over its parameters' defaults."""
+
+    def __init__(self, tpl, values):
+        self.tpl = expand_for_each(tpl, values)
+        self.params = {k: str(v.get("Default", "")) for k, v in tpl.get("Parameters", {}).items()}
+        self.params.update(values)
+        self.conditions = {}
+
+    def value(self, node):
+        """A property's value as deployed: `Ref`s to parameters and `Fn::If` resolved."""
+        if isinstance(node, dict):
+            if set(node) == {"Ref"} and node["Ref"] in self.params:
+                return self.params[node["Ref"]]
+            if set(node) in ({"Fn::If"}, {"If"}):
+                cond, yes, no = next(iter(node.values()))
+                return self.value(yes if self.holds(cond) else no)
+            return {k: self.value(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [self.value(v) for v in node if self.value(v) != {"Ref": "AWS::NoValue"}]
+        return node
+
+    def holds(self, name):
+        if name not in self.conditions:
+            self.conditions[name] = self.test(self.tpl["Conditions"][name])
+        return self.conditions[name]
+
+    def test(self, node):
+        (fn, args), = node.items()
+        fn = fn.removeprefix("Fn::")
+        if fn == "Equals":
+            a, b = (str(self.value(x)) for x in args)
+            return a == b
+        if fn == "Not":
+            return not self.test(args[0])
+        if fn == "And":
+            return all(self.test(a) for a in args)
+        if fn == "Or":
+            return any(self.test(a) for a in args)
+        if fn == "Condition":
+            return self.holds(args)
+        raise ValueError(f"a condition this script cannot read: {node}")
+
+    def resources(self):
+        for name, res in self.tpl["Resources"].items():
+            if "Condition" in res and not self.holds(res["Condition"]):
+                continue
+            yield name, res["Type"], self.value(res.get("Properties", {}))
+
+
+def alarm_metrics(props):
+    """Metrics an alarm is billed for: one, or each metric a metric-math alarm reads."""
+    if "Metrics" in props:
+        return sum(1 for m in props["Metrics"] if "MetricStat" in m)
+    return 1
+
+
+def fixed_lines(stack, p):
+    """(what, how it is priced, $ a month) for each resource with a fixed price."""
+    hours = p["hours_per_month"]
+    lines = []
+    alarms = [0, 0]  # standard, high-resolution metrics
+    routes = 0
+    detailed = False
+    for name, kind, props in stack.resources():
+        if kind == "AWS::ElastiCache::ReplicationGroup":
+            engine = props.get("Engine", "redis")
+            node = props["CacheNodeType"]
+            nodes = int(props.get("NumNodeGroups", 1)) * (1 + int(props.get("ReplicasPerNodeGroup", 0)))
+            rate = p["elasticache_node_hour"][engine][node]
+            lines.append((f"{name}: {nodes} x {node} ({engine})", f"{nodes} x ${rate}/h", nodes * rate * hours))
+        elif kind == "AWS::ElastiCache::ServerlessCache":
+            engine = props.get("Engine", "redis")
+            gb, rate = p["elasticache_serverless_min_gb"][engine], p["elasticache_serverless_gb_hour"][engine]
+            lines.append((f"{name}: serverless ({engine}), its least data stored", f"{gb} GB x ${rate}/GB-h", gb * rate * hours))
+        elif kind == "AWS::EC2::VPCEndpoint" and props.get("VpcEndpointType") == "Interface":
+            service = props["ServiceName"]
+            service = next(iter(service.values())) if isinstance(service, dict) else service
+            service = service.rsplit(".", 1)[-1]
+            azs = len(props.get("SubnetIds", []))
+            rate = p["interface_endpoint_az_hour"]
+            lines.append((f"{name}: interface endpoint ({service})", f"{azs} AZ x ${rate}/h", azs * rate * hours))
+        elif kind == "AWS::EC2::NatGateway":
+            lines.append((f"{name}: NAT gateway", f"${p['nat_gateway_hour']}/h", p["nat_gateway_hour"] * hours))
+        elif kind == "AWS::EC2::EIP":
+            lines.append((f"{name}: public IPv4 address", f"${p['public_ipv4_hour']}/h", p["public_ipv4_hour"] * hours))
+        elif kind == "AWS::Kinesis::Stream" and props.get("StreamModeDetails", {}).get("StreamMode") == "ON_DEMAND":
+            rate = p["kinesis_on_demand_stream_hour"]
+            lines.append((f"{name}: Kinesis stream (on demand)", f"${rate}/h", rate * hours))
+        elif kind == "AWS::SecretsManager::Secret":
+            lines.append((f"{name}: secret", f"${p['secret_month']:.2f}/month", p["secret_month"]))
+        elif kind == "AWS::CloudWatch::Dashboard":
+            lines.append((f"{name}: dashboard", f"${p['dashboard_month']:.2f}/month", p["dashboard_month"]))
+        elif kind == "AWS::CloudWatch::Alarm":
+            high = any(int(m.get("MetricStat", {}).get("Period", 60)) < 60 for m in props.get("Metrics", [])) \
+                or int(props.get("Period", 60)) < 60
+            alarms[high] += alarm_metrics(props)
+        elif kind == "AWS::Serverless::HttpApi":
+            settings = props.get("DefaultRouteSettings", {})
+            detailed = str(settings.get("DetailedMetricsEnabled", "false")).lower() == "true"
+        elif kind == "AWS::Serverless::Function":
+            routes += sum(1 for ev in props.get("Events", {}).values() if ev.get("Type") == "HttpApi")
+    if alarms[0]:
+        rate = p["alarm_metric_month"]
+        lines.append((f"{alarms[0]} alarm metrics", f"{alarms[0]} x ${rate:.2f}/month", alarms[0] * rate))
+    if alarms[1]:
+        rate = p["high_resolution_alarm_metric_month"]
+        lines.append((f"{alarms[1]} high-resolution alarm metrics", f"{alarms[1]} x ${rate:.2f}/month", alarms[1] * rate))
+    if detailed:
+        n = routes * p["http_api_detailed_metrics_per_route"]
+        rate = p["custom_metric_month"]
+        lines.append((f"per-route detailed metrics of {routes} routes (billed for each hour a route is called)",
+                      f"{n} metrics x ${rate:.2f}/month", n * rate))
+    return lines
+
+
+def per_result(bench, p):
+    """Per million results, each way the benchmark measured: $ by line, and the total."""
+    m = bench["matches"]
+    rows = []
+    for label, side in [("`POST /scores`, one request per result", m["small_per_player"]),
+                        (f"`POST /matches`, {m['small_players']}-player matches", m["small_whole"])]:
+        # The side's numbers are per match of `small_players` results.
+        requests = 1e6 / (m["small_players"] / side["api_requests"])
+        gb_s = side["lambda_gb_seconds"] / side["api_requests"] * requests
+        log_gb = side["log_bytes"] / side["api_requests"] * requests / 2**30
+        cost = {
+            "API Gateway": requests / 1e6 * p["http_api_per_million_requests"],
+            "Lambda": requests / 1e6 * p["lambda_per_million_requests"] + gb_s * p["lambda_arm_gb_second"],
+            "logs": log_gb * p["logs_ingested_gb"],
+            "DynamoDB": side["write_units_per_player"] * p["dynamodb_on_demand_per_million_write_units"]
+            + side["read_units_per_player"] * p["dynamodb_on_demand_per_million_read_units"],
+        }
+        rows.append((label, cost))
+    return rows
+
+
+def money(x):
+    return f"${x:,.2f}"
+
+
+def report(tpl, bench, p):
+    out = [f"Prices: {p['region']} list prices as of {p['as_of']} (`infra/cost/prices.json`). "
+           f"Made by `.venv/bin/python infra/cost/floor.py`.", ""]
+    for profile, values in PROFILES.items():
+        lines = fixed_lines(Stack(tpl, values), p)
+        out += [f"**{profile}** profile, before the first player:", "",
+                "| resource | priced as | per month |", "|---|---|---:|"]
+        out += [f"| {what} | {how} | {money(x)} |" for what, how, x in lines]
+        out += [f"| **total** | | **{money(sum(x for _, _, x in lines))}** |", ""]
+    rows = per_result(bench, p)
+    names = list(rows[0][1])
+    out += [f"Per million results on top (a family of 6 boards, measured by `{bench['command']}`):", "",
+            "| posted as | " + " | ".join(names) + " | total |", "|---|" + "---:|" * (len(names) + 1)]
+    for label, cost in rows:
+        out.append(f"| {label} | " + " | ".join(money(cost[n]) for n in names) + f" | {money(sum(cost.values()))} |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv):
+    bench, check, path = BENCH, None, os.path.join(ROOT, "template.yaml")
+    args = iter(argv)
+    for a in args:
+        if a == "--bench":
+            bench = next(args)
+        elif a == "--check":
+            check = next(args)
+        else:
+            path = a
+    with open(os.path.join(HERE, "prices.json"), encoding="utf-8") as f:
+        prices = json.load(f)
+    with open(bench, encoding="utf-8") as f:
+        measured = json.load(f)
+    text = report(load_template(path), measured, prices)
+    if check is None:
+        sys.stdout.write(text)
+        return 0
+    with open(check, encoding="utf-8") as f:
+        doc = f.read()
+    found = re.search(r"<!-- floor\.py -->\n(.*?)<!-- /floor\.py -->", doc, re.S)
+    if found is None or found.group(1) != text:
+        sys.stderr.write(f"{check} does not carry floor.py's output; run it and paste:\n{text}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
