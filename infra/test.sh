@@ -47,10 +47,13 @@ start_backends
 
 log "checking formatting, the template and the local-stack scripts"
 cargo fmt --all -- --check
-# The template as it deploys by default, and with the operator console on.
+# The template as it deploys by default, with the operator console on, and as the small
+# profile deploys it.
 sed '/^  Console:$/,/Default:/ s/Default: "false"/Default: "true"/' template.yaml >"$work/console-on.yaml"
 ! cmp -s template.yaml "$work/console-on.yaml" || { echo "could not turn the console on" >&2; exit 1; }
-for tpl in template.yaml "$work/console-on.yaml"; do
+sed '/^  Profile:$/,/Default:/ s/Default: standard/Default: small/' template.yaml >"$work/small.yaml"
+! cmp -s template.yaml "$work/small.yaml" || { echo "could not pick the small profile" >&2; exit 1; }
+for tpl in template.yaml "$work/console-on.yaml" "$work/small.yaml"; do
   cfn-lint "$tpl"
   # SAM's own checks offline: no account, no network (the region only names the partition).
   AWS_DEFAULT_REGION=us-east-1 SAM_CLI_TELEMETRY=0 sam validate --lint --template "$tpl"
@@ -63,12 +66,13 @@ done
 # docs/cost.md carries what infra/cost/floor.py computes from the template, its dated
 # price table and the benchmark's measured units (the floor and a million results).
 "$VENV/bin/python" infra/cost/floor.py --check docs/cost.md
+(cd infra/cost && "$VENV/bin/python" -m unittest -q test_floor)
 # The Unity package imports whole: a .meta with a GUID of its own beside every asset.
 "$VENV/bin/python" infra/scripts/check_unity_package.py clients/csharp
 (cd infra/scripts && "$VENV/bin/python" -m unittest -q test_checks)
 # Every path README.md and docs/ name exists (links and backticked repository paths).
 "$VENV/bin/python" infra/scripts/check_links.py "$ROOT"
-(cd infra/local && "$VENV/bin/python" -m unittest -q test_stack test_meter)
+(cd infra/local && "$VENV/bin/python" -m unittest -q test_stack test_meter test_elasticache_iam)
 
 log "waiting for the build"
 if ! wait "$build_pid"; then

@@ -24,7 +24,7 @@ from template import load_template  # noqa: E402
 from template_stats import expand_for_each  # noqa: E402
 
 # The profiles a studio deploys: the template's defaults, and what a small game sets.
-PROFILES = {"standard": {}}
+PROFILES = {"standard": {}, "small": {"Profile": "small"}}
 BENCH = os.path.join(ROOT, "bench", "results", "matches-2026-12-02", "matches.json")
 
 

@@ -142,6 +142,12 @@ class Roles:
     def _statements(self, fn, raw):
         out = []
         for s in raw:
+            # A statement under `Fn::If` (the standard profile's cache, a Kinesis stream)
+            # is checked as if its condition held, as a policy is.
+            if "Fn::If" in s:
+                s = s["Fn::If"][1]
+                if s == {"Ref": "AWS::NoValue"}:
+                    continue
             actions = s.get("Action", [])
             actions = [actions] if isinstance(actions, str) else actions
             if not any(a.lower().startswith(_SERVICES) or a == "*" for a in actions):

@@ -522,6 +522,7 @@ async fn tls_with_a_private_ca_and_the_auth_token_from_secrets_manager() -> Resu
                     client: secrets.clone(),
                     secret_id: secret.to_owned(),
                 }),
+                iam: None,
                 ca_pem: ca,
             },
             &format!("{}:", unique("tls")),

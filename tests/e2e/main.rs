@@ -7,6 +7,7 @@
 #![allow(clippy::too_many_lines)]
 
 mod cache_events;
+mod cache_iam;
 mod clients;
 mod cluster;
 mod console;

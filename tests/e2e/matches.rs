@@ -1,8 +1,10 @@
 //! A whole match in one request (`POST /matches`, docs/game-server.md), over the local
 //! stack on one Redis and on a Redis Cluster. A SUM family (global and two regions,
 //! all-time and daily: four boards a player) takes matches of 1, 10 and 100 players: a
-//! banned player, a result a rule holds, a bad score and a player of another region in
-//! the 10, each refused or held alone; the 10 retried whole; a match sent twice at once.
+//! banned player, a result a rule holds, a score past the boards' range and a player of
+//! another region in the 10, each refused or held alone; the 10 retried whole; a match
+//! sent twice at once; a match that is no match (a score that is no number, a player
+//! twice) refused whole, changing nothing.
 //! After each step every board's reads (the top, a page in rank order, the rows of every
 //! player) equal a model that counts each accepted result once: SUM shows a lost or a
 //! double-counted result.
@@ -158,15 +160,38 @@ async fn whole_matches(redis: &str) -> Result<()> {
     model.count(solo, "EU", 10)?;
     model.reads_equal(&stack).await?;
 
+    // A match that is not one is refused whole before anything is written.
+    for (players, status, field) in [
+        (
+            json!([{"player_id": "p0", "score": 5}, {"player_id": "p1", "score": "lots"}]),
+            400,
+            "players[1].score",
+        ),
+        (
+            json!([{"player_id": "p0", "score": 5}, {"player_id": "p0", "score": 6}]),
+            422,
+            "players[1].player_id",
+        ),
+    ] {
+        let body = json!({"game": game, "mode": "duo", "region": "EU", "match_id": "m0",
+                          "event_ts": at, "players": players});
+        let (got, reply) = stack.post("/matches", body).await?;
+        ensure!(
+            got == status && reply["error"]["field"] == field,
+            "{got} {reply}"
+        );
+    }
+    model.reads_equal(&stack).await?;
+
     // Ten: six honest, one of another region, a banned player, a cheat a rule holds, a
-    // score that is no number. Each refusal is its player's alone.
+    // score past every board's range. Each refusal is its player's alone.
     let mut ten: Vec<Value> = (0..6)
         .map(|i| json!({"player_id": format!("p{i}"), "score": 100 + i}))
         .collect();
     ten.push(json!({"player_id": "na1", "score": 150, "region": "NA"}));
     ten.push(json!({"player_id": "banned", "score": 50}));
     ten.push(json!({"player_id": "cheat", "score": 9000}));
-    ten.push(json!({"player_id": "typo", "score": "lots"}));
+    ten.push(json!({"player_id": "huge", "score": "9007199254740993"}));
     let (status, first) = stack.post("/matches", whole("m2", ten.clone())).await?;
     ensure!(status == 200, "{status} {first}");
     let outcomes = first["players"].as_array().cloned().unwrap_or_default();
@@ -194,9 +219,12 @@ async fn whole_matches(redis: &str) -> Result<()> {
         "{}",
         outcomes[7]
     );
+    let huge = (outcomes[9]["results"].as_array().into_iter().flatten())
+        .filter(|r| r["refused"]["code"] == "score_out_of_range")
+        .count();
     ensure!(
-        refused(&outcomes[9], 400, "invalid_request") && outcomes[9]["error"]["field"] == "score",
-        "{}",
+        outcomes[9]["status"] == 200 && huge == 4,
+        "refused on its four boards: {}",
         outcomes[9]
     );
     let cheat = &outcomes[8];
@@ -224,8 +252,10 @@ async fn whole_matches(redis: &str) -> Result<()> {
             first_outcome(a) == first_outcome(o),
             "a retry answers the first: {a} != {o}"
         );
-        let replays =
-            (a["results"].as_array().into_iter().flatten()).all(|r| r["replayed"] == true);
+        // Every board that took it answers from its receipt; one that refused it
+        // refuses it again.
+        let replays = (a["results"].as_array().into_iter().flatten())
+            .all(|r| r["replayed"] == true || !r["refused"].is_null());
         ensure!(replays, "{a}");
     }
     model.reads_equal(&stack).await?;

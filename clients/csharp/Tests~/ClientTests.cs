@@ -206,10 +206,12 @@ static class ClientTests
         var match = await game.SubmitMatch("{\"game\":\"" + g + "\",\"mode\":\"m\",\"region\":\"EU\",\"player_id\":\"p1\",\"match_id\":\"x1\",\"score\":5}");
         Equal(true, ((List<object>)match.Fields["results"]).Count >= 2, "a match reaches the family's boards");
         var whole = await game.SubmitWholeMatch("{\"game\":\"" + g + "\",\"mode\":\"m\",\"region\":\"EU\",\"match_id\":\"w1\"," +
-            "\"players\":[{\"player_id\":\"p1\",\"score\":9},{\"player_id\":\"p2\",\"score\":\"x\"}]}");
+            "\"players\":[{\"player_id\":\"p1\",\"score\":9},{\"player_id\":\"p2\",\"score\":\"9007199254740993\"}]}");
         var outcomes = ((List<object>)whole.Fields["players"]).Cast<Dictionary<string, object>>().ToList();
-        Equal("p1:200 p2:400", string.Join(" ", outcomes.Select(o => o["player_id"] + ":" + o["status"])),
-            "one outcome per player, a bad score refused alone");
+        Equal("p1:200 p2:200", string.Join(" ", outcomes.Select(o => o["player_id"] + ":" + o["status"])),
+            "one outcome per player");
+        var p2Boards = ((List<object>)outcomes[1]["results"]).Cast<Dictionary<string, object>>();
+        Equal(true, p2Boards.All(r => r.ContainsKey("refused")), "a score past the range refused on that player's boards alone");
         string t = Tag + "-srv";
         long now = DateTimeOffset.UtcNow.ToUnixTimeMilliseconds();
         await Send(HttpMethod.Post, Api + "/tournaments", "{\"tournament_id\":\"" + t + "\",\"game\":\"" + g +

@@ -52,10 +52,11 @@ export interface paths {
          * @description Each player's result goes to every board of the family and every tournament the
          *     player is in, with the integrity rules, idempotent per player and match (a retry
          *     of the whole request answers each player's first outcome). A player's refusal (a
-         *     ban, a bad score, a region the family lacks) is that player's outcome with the
-         *     status it would have had alone; the request itself fails only as a whole (a body
-         *     that is not a match, a game and mode with no family, a backend failure: 503, safe
-         *     to retry). Ranks are each player's right after their write; `previous_rank` is
+         *     ban, a region the family lacks; a score past a board's range is refused on that
+         *     board) is that player's outcome with the status it would have had alone. The
+         *     request fails whole, changing nothing, for a body that is not a match (400 naming
+         *     the field, `players[2].score`; 422 `repeated` for a player twice), a game and mode
+         *     with no family or tournament, or a backend failure (503, safe to retry). Ranks are each player's right after their write; `previous_rank` is
          *     null (docs/game-server.md says when to use which route).
          */
         post: operations["submitWholeMatch"];
@@ -1343,7 +1344,7 @@ export interface components {
             /** @description The request's id, as API Gateway logs it (`requestContext.requestId`); quote it to find the request in the logs. */
             request_id: string;
             /** @enum {string} */
-            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable";
+            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
             message: string;
         };
         /** @description A JSON pointer into the event (`/user/id`; `""` is the whole event). */
@@ -2181,7 +2182,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `score_out_of_range` (beyond ±(2^53-1) scaled by the board's places), `too_many_decimals` (a score with more places than the board keeps: never rounded), `subscores_mismatch` (not one subscore per tie-break column of the board), `op_not_allowed` (`op: incr` on a board that is not SUM), `event_ts_in_future`, `event_outside_window`, `unknown_region` (a region the family does not have), `dense_ranks_not_kept` (`rank_mode=dense` on a board without dense ranks), `not_changeable` (a tournament change its definition cannot take: a league's tiers renamed, a league on a tournament that is not one): a well-formed request the board's or family's settings refuse. */
+        /** @description `score_out_of_range` (beyond ±(2^53-1) scaled by the board's places), `too_many_decimals` (a score with more places than the board keeps: never rounded), `subscores_mismatch` (not one subscore per tie-break column of the board), `op_not_allowed` (`op: incr` on a board that is not SUM), `event_ts_in_future`, `event_outside_window`, `unknown_region` (a region the family does not have), `dense_ranks_not_kept` (`rank_mode=dense` on a board without dense ranks), `not_changeable` (a tournament change its definition cannot take: a league's tiers renamed, a league on a tournament that is not one), `repeated` (a player twice in one `POST /matches`): a well-formed request the board's or family's settings refuse. */
         Unprocessable: {
             headers: {
                 [name: string]: unknown;

@@ -69,6 +69,10 @@ pub enum DomainError {
     /// on a tournament that is not one): well formed, refused by what is stored (422).
     #[error("{field}: {reason}")]
     NotChangeable { field: &'static str, reason: String },
+    /// The same item twice in a list that takes each once (a player in one match): well
+    /// formed, refused (422).
+    #[error("{field}: {reason}")]
+    Repeated { field: Field, reason: String },
 }
 
 impl DomainError {
@@ -93,6 +97,7 @@ impl DomainError {
             Self::EventInFuture { .. } => Some("event_ts"),
             Self::DenseNotKept => Some("rank_mode"),
             Self::IntegrityRule { field, .. } | Self::NotChangeable { field, .. } => Some(field),
+            Self::Repeated { field, .. } => Some(field),
             Self::MalformedJson(_) => Some("body"),
             Self::BodyTooLarge { .. } => None,
         }

@@ -104,17 +104,19 @@ pub struct PlayerResultBody {
     pub region: Option<String>,
 }
 
-/// A validated `POST /matches`. What the whole match names (game, mode, match, time, the
-/// players' ids) is checked for the whole request; each player's result on its own, so
-/// that one bad score refuses that player alone.
+/// A validated `POST /matches`, checked whole: the match's fields, every player's id
+/// (each once) and every value's form (a score that is no number, a region that is no
+/// name); a refusal names the field (`players[3].score`). What a board's rules refuse
+/// of a well-formed result (a score out of its range, a ban, a hold) is that player's
+/// outcome alone, found when it is recorded.
 #[derive(Debug)]
 pub struct WholeMatch {
     pub game: String,
     pub mode: String,
     pub match_id: MatchId,
     pub event_ts: Option<i64>,
-    /// Each player's result, or why it was refused, in the request's order.
-    pub players: Vec<(PlayerId, Result<MatchResult, DomainError>)>,
+    /// Each player's result, in the request's order.
+    pub players: Vec<MatchResult>,
 }
 
 impl WholeMatch {
@@ -138,8 +140,10 @@ impl WholeMatch {
                 .and_then(PlayerId::parse)
                 .map_err(|e| e.for_field("players.player_id").in_item("players", i))?;
             if !seen.insert(id.clone()) {
-                let again = DomainError::invalid("players.player_id", "appears twice");
-                return Err(again.in_item("players", i));
+                return Err(DomainError::Repeated {
+                    field: format!("players[{i}].player_id").into(),
+                    reason: "appears twice; a match takes each player once".into(),
+                });
             }
             let result = MatchResult::new(MatchBody {
                 game: Some(game.clone()),
@@ -152,7 +156,13 @@ impl WholeMatch {
                 metadata: entry.metadata,
                 subscores: entry.subscores,
             });
-            players.push((id, result));
+            players.push(result.map_err(|e| match e {
+                DomainError::Invalid { field, reason } => {
+                    let field = format!("players[{i}].{field}").into();
+                    DomainError::Invalid { field, reason }
+                }
+                other => other,
+            })?);
         }
         Ok(Self {
             game,
@@ -176,23 +186,19 @@ mod tests {
     }
 
     #[test]
-    fn a_bad_score_refuses_its_player_alone() {
-        let m =
-            whole(r#"[{"player_id": "a", "score": 5}, {"player_id": "b", "score": "x"}]"#).unwrap();
-        assert_eq!(m.players.len(), 2);
-        let a = m.players[0].1.as_ref().unwrap();
-        assert_eq!(
-            (a.player.as_str(), a.region.as_str(), a.match_id.as_str()),
-            ("a", "eu", "x1")
-        );
-        let b = m.players[1].1.as_ref().unwrap_err();
-        assert_eq!((m.players[1].0.as_str(), b.field()), ("b", Some("score")));
+    fn each_players_result_is_the_matchs_with_their_own_fields() {
+        let m = whole(r#"[{"player_id": "a", "score": 5}, {"player_id": "b", "score": "7.5"}]"#)
+            .unwrap();
+        let got: Vec<_> = (m.players.iter())
+            .map(|r| (r.player.as_str(), r.region.as_str(), r.match_id.as_str()))
+            .collect();
+        assert_eq!(got, [("a", "eu", "x1"), ("b", "eu", "x1")]);
     }
 
     #[test]
     fn a_player_names_their_own_region() {
         let m = whole(r#"[{"player_id": "a", "score": 1, "region": "na"}]"#).unwrap();
-        assert_eq!(m.players[0].1.as_ref().unwrap().region, "na");
+        assert_eq!(m.players[0].region, "na");
     }
 
     #[test]
@@ -207,7 +213,12 @@ mod tests {
             Some("players")
         );
         let twice = r#"[{"player_id": "a", "score": 1}, {"player_id": "a", "score": 2}]"#;
+        assert!(matches!(whole(twice), Err(DomainError::Repeated { .. })));
         assert_eq!(field(twice).as_deref(), Some("players[1].player_id"));
+        let form = r#"[{"player_id": "a", "score": 1}, {"player_id": "b", "score": "x"}]"#;
+        assert_eq!(field(form).as_deref(), Some("players[1].score"));
+        let region = r#"[{"player_id": "a", "score": 1, "region": ""}]"#;
+        assert_eq!(field(region).as_deref(), Some("players[0].region"));
         let unnamed = r#"[{"player_id": "a", "score": 1}, {"score": 2}]"#;
         assert_eq!(field(unnamed).as_deref(), Some("players[1].player_id"));
         let bad = r#"[{"player_id": "a b", "score": 1}]"#;

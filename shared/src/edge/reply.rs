@@ -95,7 +95,8 @@ fn domain_status(err: &DomainError) -> u16 {
         | D::EventInFuture { .. }
         | D::DenseNotKept
         | D::IntegrityRule { .. }
-        | D::NotChangeable { .. } => 422,
+        | D::NotChangeable { .. }
+        | D::Repeated { .. } => 422,
     }
 }
 

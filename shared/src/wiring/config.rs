@@ -6,6 +6,9 @@
 //! | `REDIS_URL` | required | all but boards |
 //! | `REDIS_MODE` | from the URL | `single` or `cluster`; a `redis+cluster://` URL (or several hosts) means cluster |
 //! | `REDIS_AUTH_SECRET_ARN` | none | Secrets Manager secret holding the Redis auth token (`{"token": …}` or a plain string), read on first use |
+//! | `REDIS_IAM_CACHE` | none | authenticate with IAM tokens to this ElastiCache cache (its name) instead of a password (`adapters::redis::iam`) |
+//! | `REDIS_IAM_USER` | `default.iam-user` | the ElastiCache user the IAM tokens are for |
+//! | `REDIS_IAM_SERVERLESS` | `true` | whether `REDIS_IAM_CACHE` is a serverless cache (`false`: a replication group) |
 //! | `REDIS_TLS_CA_FILE` | none | PEM roots for `rediss://` instead of the bundled public ones (a private CA) |
 //! | `REDIS_KEY_PREFIX` | empty | all; isolates tests sharing a server |
 //! | `REDIS_TIMEOUT_MS` | 50 | every Redis call's budget |
@@ -64,6 +67,9 @@ pub struct Config {
     pub redis_url: Option<String>,
     pub redis_mode: Option<String>,
     pub redis_auth_secret: Option<String>,
+    pub redis_iam_cache: Option<String>,
+    pub redis_iam_user: Option<String>,
+    pub redis_iam_serverless: Option<bool>,
     pub redis_tls_ca_file: Option<String>,
     pub redis_key_prefix: String,
     pub redis_timeout: Option<Duration>,
@@ -135,6 +141,9 @@ impl Config {
             redis_url: var("REDIS_URL"),
             redis_mode: var("REDIS_MODE"),
             redis_auth_secret: var("REDIS_AUTH_SECRET_ARN"),
+            redis_iam_cache: var("REDIS_IAM_CACHE"),
+            redis_iam_user: var("REDIS_IAM_USER"),
+            redis_iam_serverless: flag("REDIS_IAM_SERVERLESS")?,
             redis_tls_ca_file: var("REDIS_TLS_CA_FILE"),
             redis_key_prefix: var("REDIS_KEY_PREFIX").unwrap_or_default(),
             redis_timeout: millis("REDIS_TIMEOUT_MS")?,

@@ -17,7 +17,7 @@ use thiserror::Error;
 use crate::adapters::dynamodb::{DynamoScoreStore, DynamoStreams};
 use crate::adapters::eventbridge::EventBridgePublisher;
 use crate::adapters::redis::{
-    Access, CALL_TIMEOUT, CONNECT_TIMEOUT, RedisRankIndex, SecretToken, Target, Topology,
+    Access, CALL_TIMEOUT, CONNECT_TIMEOUT, IamAuth, RedisRankIndex, SecretToken, Target, Topology,
 };
 use crate::wiring::config::{Config, ConfigError};
 use leaderboard_core::service::hot::RateLimits;
@@ -110,8 +110,9 @@ pub fn settings(c: &Config) -> Settings {
     }
 }
 
-/// The Redis index `REDIS_URL`, `REDIS_MODE`, `REDIS_AUTH_SECRET_ARN`, `REDIS_TLS_CA_FILE`,
-/// `REDIS_KEY_PREFIX`, `REDIS_TIMEOUT_MS` and `REDIS_CONNECT_TIMEOUT_MS` describe.
+/// The Redis index `REDIS_URL`, `REDIS_MODE`, `REDIS_AUTH_SECRET_ARN` (or `REDIS_IAM_*`),
+/// `REDIS_TLS_CA_FILE`, `REDIS_KEY_PREFIX`, `REDIS_TIMEOUT_MS` and
+/// `REDIS_CONNECT_TIMEOUT_MS` describe.
 /// Reads the CA file if one is named; opens no connection and reads no secret yet.
 pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
     let mode = Topology::parse(config.redis_mode.as_deref())?;
@@ -126,6 +127,22 @@ pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
         }
         None => None,
     };
+    let iam = match &config.redis_iam_cache {
+        Some(cache) => {
+            let aws = aws().await;
+            let missing = || IndexError::Config("REDIS_IAM_CACHE needs a region".to_owned());
+            Some(IamAuth {
+                cache: cache.clone(),
+                user: (config.redis_iam_user.clone()).unwrap_or_else(|| "default.iam-user".into()),
+                region: aws.region().ok_or_else(missing)?.to_string(),
+                serverless: config.redis_iam_serverless.unwrap_or(true),
+                credentials: aws.credentials_provider().ok_or_else(|| {
+                    IndexError::Config("REDIS_IAM_CACHE needs AWS credentials".to_owned())
+                })?,
+            })
+        }
+        None => None,
+    };
     let ca_pem = match &config.redis_tls_ca_file {
         Some(path) => Some(std::fs::read(path).map_err(|e| {
             IndexError::Config(format!("cannot read REDIS_TLS_CA_FILE {path}: {e}"))
@@ -134,7 +151,11 @@ pub async fn rank_index(config: &Config) -> Result<RedisRankIndex, InitError> {
     };
     let index = RedisRankIndex::with_target(
         target,
-        Access { secret, ca_pem },
+        Access {
+            secret,
+            iam,
+            ca_pem,
+        },
         &config.redis_key_prefix,
         config.redis_timeout.unwrap_or(CALL_TIMEOUT),
         config.redis_connect_timeout.unwrap_or(CONNECT_TIMEOUT),
@@ -288,6 +309,9 @@ mod tests {
             redis_url: None,
             redis_mode: None,
             redis_auth_secret: None,
+            redis_iam_cache: None,
+            redis_iam_user: None,
+            redis_iam_serverless: None,
             redis_tls_ca_file: None,
             redis_key_prefix: String::new(),
             redis_timeout: None,

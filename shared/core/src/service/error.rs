@@ -238,6 +238,7 @@ impl ServiceError {
                 DomainError::DenseNotKept => "dense_ranks_not_kept",
                 DomainError::IntegrityRule { .. } => "invalid_integrity",
                 DomainError::NotChangeable { .. } => "not_changeable",
+                DomainError::Repeated { .. } => "repeated",
             },
             Self::EventOutsideWindow(_) => "event_outside_window",
             Self::UnknownRegion { .. } => "unknown_region",

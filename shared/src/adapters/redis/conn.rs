@@ -11,7 +11,8 @@
 //!
 //! User and password may sit in the URL; with `REDIS_AUTH_SECRET_ARN` the password is the
 //! secret's value instead (its `token` field when the secret is JSON), read once, when the
-//! first call opens the connection. `REDIS_TLS_CA_FILE` names a PEM file of roots to trust
+//! first call opens the connection. With `REDIS_IAM_CACHE` the user and password are IAM
+//! tokens, renewed on every open connection ([`super::iam`]). `REDIS_TLS_CA_FILE` names a PEM file of roots to trust
 //! instead of the bundled public ones (a private CA).
 
 use std::collections::HashMap;
@@ -107,52 +108,11 @@ impl Target {
 #[derive(Clone, Default)]
 pub struct Access {
     /// Reads the auth token when the connection is first opened.
-    pub secret: Option<SecretToken>,
+    pub secret: Option<super::SecretToken>,
+    /// Signs IAM tokens for every connection, instead of a password.
+    pub iam: Option<super::iam::IamAuth>,
     /// PEM roots to trust instead of the bundled public ones.
     pub ca_pem: Option<Vec<u8>>,
-}
-
-/// An auth token kept in AWS Secrets Manager.
-#[derive(Clone)]
-pub struct SecretToken {
-    pub client: aws_sdk_secretsmanager::Client,
-    pub secret_id: String,
-}
-
-/// How long reading the auth token may take (once per container).
-const SECRET_TIMEOUT: Duration = Duration::from_secs(3);
-
-impl SecretToken {
-    /// The secret's value: the `token` field of a JSON secret, or the whole string.
-    async fn read(&self) -> Result<String, IndexError> {
-        let call = self
-            .client
-            .get_secret_value()
-            .secret_id(&self.secret_id)
-            .send();
-        let out = tokio::time::timeout(SECRET_TIMEOUT, call)
-            .await
-            .map_err(|_| IndexError::Timeout(SECRET_TIMEOUT))?
-            .map_err(|e| {
-                IndexError::Config(format!(
-                    "cannot read the Redis auth token {}: {}",
-                    self.secret_id,
-                    aws_sdk_secretsmanager::error::DisplayErrorContext(e)
-                ))
-            })?;
-        let raw = out
-            .secret_string()
-            .ok_or_else(|| IndexError::Config("the Redis auth secret has no string".to_owned()))?;
-        Ok(token_of(raw))
-    }
-}
-
-/// A JSON secret `{"token": "…"}` (what the SAM template generates) or a plain string.
-fn token_of(raw: &str) -> String {
-    serde_json::from_str::<HashMap<String, String>>(raw)
-        .ok()
-        .and_then(|mut m| m.remove("token"))
-        .unwrap_or_else(|| raw.to_owned())
 }
 
 /// An open connection to either topology. Cheap to clone; clones share the connection.
@@ -220,14 +180,21 @@ pub async fn connect(
     timeout: Duration,
 ) -> Result<Conn, IndexError> {
     let password = access.password().await?;
-    open(
-        target,
-        password.as_deref(),
-        access.ca_pem.as_deref(),
-        timeout,
-        timeout,
-    )
-    .await
+    let how = Auth {
+        password: password.as_deref(),
+        iam: access.iam.as_ref(),
+        ca_pem: access.ca_pem.as_deref(),
+    };
+    open(target, how, timeout, timeout).await
+}
+
+/// How a connection authenticates: a password (the URL's otherwise), or IAM tokens; and
+/// the TLS roots it trusts.
+#[derive(Clone, Copy)]
+pub(crate) struct Auth<'a> {
+    pub password: Option<&'a str>,
+    pub iam: Option<&'a super::iam::IamAuth>,
+    pub ca_pem: Option<&'a [u8]>,
 }
 
 /// Opens a connection to `target`. `call_timeout` bounds every reply; `connect_timeout`
@@ -235,11 +202,15 @@ pub async fn connect(
 /// to try again is the caller's decision (the index's breaker).
 pub(crate) async fn open(
     target: &Target,
-    password: Option<&str>,
-    ca_pem: Option<&[u8]>,
+    auth: Auth<'_>,
     call_timeout: Duration,
     connect_timeout: Duration,
 ) -> Result<Conn, IndexError> {
+    let Auth {
+        password,
+        iam,
+        ca_pem,
+    } = auth;
     let certs = || TlsCertificates {
         client_tls: None,
         root_cert: ca_pem.map(<[u8]>::to_vec),
@@ -263,10 +234,13 @@ pub(crate) async fn open(
                 }
                 None => redis::Client::open(info).map_err(super::index_error)?,
             };
-            let config = ConnectionManagerConfig::new()
+            let mut config = ConnectionManagerConfig::new()
                 .set_connection_timeout(Some(connect_timeout))
                 .set_response_timeout(Some(call_timeout))
                 .set_number_of_retries(0);
+            if let Some(iam) = iam {
+                config = config.set_credentials_provider(iam.clone());
+            }
             Ok(Conn::Single(
                 ConnectionManager::new_with_config(client, config)
                     .await
@@ -286,6 +260,9 @@ pub(crate) async fn open(
                 .retry_wait_formula(5, 2);
             if ca_pem.is_some() {
                 builder = builder.certs(certs());
+            }
+            if let Some(iam) = iam {
+                builder = builder.set_credentials_provider(iam.clone());
             }
             let client = builder.build().map_err(super::index_error)?;
             Ok(Conn::Cluster(
@@ -362,13 +339,6 @@ mod tests {
             Some(Topology::Cluster)
         );
         assert_eq!(Topology::parse(None).unwrap(), None);
-    }
-
-    #[test]
-    fn a_json_secret_gives_its_token_field_and_a_plain_one_itself() {
-        assert_eq!(token_of(r#"{"token":"abc"}"#), "abc");
-        assert_eq!(token_of("plain-token"), "plain-token");
-        assert_eq!(token_of(r#"{"other":"x"}"#), r#"{"other":"x"}"#);
     }
 
     #[test]

@@ -119,13 +119,12 @@ impl Link {
                     .get_or_try_init(|| access.password())
                     .await?
                     .clone();
-                let opening = conn::open(
-                    &target,
-                    password.as_deref(),
-                    access.ca_pem.as_deref(),
-                    call,
-                    connect,
-                );
+                let auth = conn::Auth {
+                    password: password.as_deref(),
+                    iam: access.iam.as_ref(),
+                    ca_pem: access.ca_pem.as_deref(),
+                };
+                let opening = conn::open(&target, auth, call, connect);
                 tokio::time::timeout(connect, opening)
                     .await
                     .map_err(|_| IndexError::Timeout(connect))?

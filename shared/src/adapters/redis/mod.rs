@@ -31,6 +31,7 @@ mod breaker;
 mod calls;
 mod codec;
 pub mod conn;
+pub mod iam;
 mod index;
 mod keys;
 mod lineage;
@@ -39,13 +40,15 @@ mod live;
 mod rate_limit;
 mod scripts;
 mod seats;
+mod secret;
 mod transport;
 mod upkeep;
 
 use std::time::Duration;
 
 pub use breaker::{COOLDOWN as BREAKER_COOLDOWN, THRESHOLD as BREAKER_THRESHOLD};
-pub use conn::{Access, Conn, SecretToken, Target, Topology};
+pub use conn::{Access, Conn, Target, Topology};
+pub use iam::IamAuth;
 use keys::BoardKeys;
 use leaderboard_core::store::IndexError;
 #[cfg(doc)]
@@ -53,6 +56,7 @@ use leaderboard_core::store::{RankIndex, RateCounter};
 use leaderboard_rules::ids::LeaderboardId;
 use link::Link;
 use scripts::Scripts;
+pub use secret::SecretToken;
 
 /// Entries per call of the rebuild's bulk load script.
 const LOAD_CHUNK: usize = 1_000;

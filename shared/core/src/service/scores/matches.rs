@@ -36,12 +36,9 @@ pub async fn submit_whole_match<S: IngestStore, I: RankIndex>(
     let family = family_of(ctx, &m.game, &m.mode).await?;
     let family = family.as_ref();
     let recorded: Vec<_> = stream::iter(m.players)
-        .map(|(player, result)| async move {
-            let recorded = match result {
-                Ok(result) => record_match(ctx, family, result, at).await,
-                Err(refused) => Err(refused.into()),
-            };
-            (player, recorded)
+        .map(|result| async move {
+            let player = result.player.clone();
+            (player, record_match(ctx, family, result, at).await)
         })
         .buffered(PLAYERS_AT_ONCE)
         .collect()
