@@ -300,33 +300,38 @@ pub fn markdown(r: &MatchesResults, command: &str) -> String {
          | | `POST /matches` | {} x `POST /scores` | ratio |\n|---|---:|---:|---:|\n",
         r.rounds, r.small_players, r.small_players
     );
-    md += &row("API requests", a.api_requests, b.api_requests, 0);
-    md += &row("Lambda invocations", a.invocations, b.invocations, 0);
-    md += &row("billed ms", a.billed_ms, b.billed_ms, 1);
-    md += &row(
-        "Lambda GB-seconds",
-        a.lambda_gb_seconds,
-        b.lambda_gb_seconds,
-        5,
-    );
-    md += &row(
-        "log bytes (START, END, REPORT and the function's own)",
-        a.log_bytes,
-        b.log_bytes,
-        0,
-    );
-    md += &row(
-        "DynamoDB write units per player",
-        a.write_units_per_player,
-        b.write_units_per_player,
-        2,
-    );
-    md += &row(
-        "DynamoDB read units per player",
-        a.read_units_per_player,
-        b.read_units_per_player,
-        2,
-    );
+    let rows = [
+        ("API requests", a.api_requests, b.api_requests, 0),
+        ("Lambda invocations", a.invocations, b.invocations, 0),
+        ("billed ms", a.billed_ms, b.billed_ms, 1),
+        (
+            "Lambda GB-seconds",
+            a.lambda_gb_seconds,
+            b.lambda_gb_seconds,
+            5,
+        ),
+        (
+            "log bytes (START, END, REPORT and the function's own)",
+            a.log_bytes,
+            b.log_bytes,
+            0,
+        ),
+        (
+            "DynamoDB write units per player",
+            a.write_units_per_player,
+            b.write_units_per_player,
+            2,
+        ),
+        (
+            "DynamoDB read units per player",
+            a.read_units_per_player,
+            b.read_units_per_player,
+            2,
+        ),
+    ];
+    for (what, x, y, digits) in rows {
+        md += &row(what, x, y, digits);
+    }
     md += &format!(
         "\n## A {}-player match, wall time (p50)\n\n| `POST /matches` | {} x `POST /scores`, {AT_ONCE} at a time | ratio |\n|---:|---:|---:|\n| {:.0} ms | {:.0} ms | {:.3} |\n",
         r.large_players,
