@@ -122,6 +122,35 @@ if [ $# -eq 0 ]; then
     cargo test --workspace --locked --test e2e --no-fail-fast -- index:: hot::
   fi
   export LB_TEST_REDIS_URL="redis://127.0.0.1:$redis_port"
+
+  # The single-node scenarios again as the small profile connects: IAM tokens the
+  # stand-in checks with botocore (infra/local/elasticache_iam.py), in front of a server
+  # whose password only the stand-in and the scenarios' raw inspections know.
+  log "the Redis adapter's single-node scenarios with IAM tokens (the small profile)"
+  iam_redis_port="$(free_port)"
+  iam_proxy_port="$(free_port)"
+  iam_password="iam-$RANDOM$RANDOM"
+  redis-server --port "$iam_redis_port" --bind 127.0.0.1 --save "" --appendonly no \
+    --requirepass "$iam_password" --dir "$work" >"$work/iam-redis.log" 2>&1 &
+  pids+=($!)
+  wait_tcp 127.0.0.1 "$iam_redis_port" 30
+  "$VENV/bin/python" infra/local/elasticache_iam.py --listen "$iam_proxy_port" \
+    --upstream "$iam_redis_port" --password "$iam_password" --cache lb-small \
+    --region us-east-1 --key AKIALOCALIAMCACHE000=local-iam-cache-secret --serverless \
+    >"$work/iam-proxy.log" 2>&1 &
+  pids+=($!)
+  wait_tcp 127.0.0.1 "$iam_proxy_port" 30
+  (
+    export LB_TEST_REDIS_URL="redis://127.0.0.1:$iam_proxy_port"
+    export LB_TEST_REDIS_RAW_URL="redis://:$iam_password@127.0.0.1:$iam_redis_port"
+    export LB_TEST_REDIS_IAM="lb-small:AKIALOCALIAMCACHE000:local-iam-cache-secret"
+    if cargo nextest --version >/dev/null 2>&1; then
+      cargo nextest run --workspace --locked --test e2e --no-fail-fast -E 'test(/^index::.*::single$/)'
+    else
+      cargo test --workspace --locked --test e2e --no-fail-fast -- index:: --skip cluster
+    fi
+  )
+  grep -q '"refused": null' "$work/iam-proxy.log" || { echo "the IAM stand-in accepted no token" >&2; exit 1; }
 fi
 
 # The API fuzzed from its document (infra/fuzz/run.sh, about two minutes): any finding

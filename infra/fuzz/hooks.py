@@ -197,11 +197,28 @@ def filter_case(ctx, case):  # noqa: F811
             return False
         if correcting and case.path.startswith("/tournaments/"):
             return False
-    metadata = body.get("metadata")
-    if not isinstance(metadata, dict) or (case.meta is not None and case.meta.generation.mode == "negative"):
+    if negative:
+        return True
+    return _metadata_accepted(body.get("metadata"))
+
+
+def _metadata_accepted(metadata):
+    if not isinstance(metadata, dict):
         return True
     compact = json.dumps(metadata, separators=(",", ":"), ensure_ascii=False)
     return not _has_null(metadata) and len(compact.encode()) <= 480
+
+
+# A whole match: each player's metadata as a single result's (above).
+@schemathesis.hook.apply_to(operation_id=["submitWholeMatch"])
+def filter_case(ctx, case):  # noqa: F811
+    body = case.body if isinstance(case.body, dict) else {}
+    if case.meta is not None and case.meta.generation.mode == "negative":
+        return True
+    players = body.get("players")
+    if not isinstance(players, list):
+        return True
+    return all(_metadata_accepted(p.get("metadata")) for p in players if isinstance(p, dict))
 
 
 # A league's rules the schema cannot say (league.rs, League::validated): unique tier ids,

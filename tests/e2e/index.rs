@@ -182,7 +182,7 @@ async fn versions(url: &str) {
 
 fn adapter(url: &str) -> RedisRankIndex {
     let prefix = format!("{}:", unique("ix"));
-    RedisRankIndex::new(url, &prefix, Duration::from_secs(2)).unwrap()
+    crate::support::rank_index(url, &prefix, Duration::from_secs(2))
 }
 
 /// One `apply_many` over 24 boards (spread over many slots), with repeats and stale

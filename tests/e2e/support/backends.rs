@@ -5,7 +5,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use aws_sdk_dynamodb::config::Credentials;
-use leaderboard::adapters::redis::{Access, Conn, Target, conn};
+use leaderboard::adapters::redis::{
+    Access, CONNECT_TIMEOUT, Conn, IamAuth, RedisRankIndex, Target, conn,
+};
 
 /// Where the servers of this test run are.
 pub fn redis_url() -> String {
@@ -17,10 +19,48 @@ pub fn cluster_url() -> String {
     required_env("LB_TEST_REDIS_CLUSTER_URL")
 }
 
-/// A raw connection for inspecting or changing Redis behind the adapter's back, on
-/// either topology.
-pub async fn raw_redis(url: &str) -> Conn {
+/// The index adapter on `url` as a deployment connects: with the URL's password, or,
+/// when `LB_TEST_REDIS_IAM` is `cache:key:secret` (the test command's pass through
+/// `infra/local/elasticache_iam.py`), with IAM tokens, as the small profile does.
+pub fn rank_index(url: &str, prefix: &str, timeout: Duration) -> RedisRankIndex {
+    let Some(iam) = std::env::var("LB_TEST_REDIS_IAM")
+        .ok()
+        .filter(|_| url == redis_url())
+    else {
+        return RedisRankIndex::new(url, prefix, timeout).expect("redis url");
+    };
+    let mut parts = iam.splitn(3, ':');
+    let (cache, key, secret) = (parts.next(), parts.next(), parts.next());
+    let (Some(cache), Some(key), Some(secret)) = (cache, key, secret) else {
+        panic!("LB_TEST_REDIS_IAM is cache:key:secret, not {iam}");
+    };
+    let creds = aws_credential_types::Credentials::new(key, secret, None, None, "test");
+    let auth = IamAuth {
+        cache: cache.into(),
+        user: "default.iam-user".into(),
+        region: "us-east-1".into(),
+        serverless: true,
+        credentials: aws_credential_types::provider::SharedCredentialsProvider::new(creds),
+    };
+    let access = Access {
+        iam: Some(auth),
+        ..Access::default()
+    };
     let target = Target::parse(url, None).expect("redis url");
+    RedisRankIndex::with_target(target, access, prefix, timeout, CONNECT_TIMEOUT)
+        .expect("redis url")
+}
+
+/// A raw connection for inspecting or changing Redis behind the adapter's back, on
+/// either topology (straight to the server behind the IAM stand-in, in that pass:
+/// `LB_TEST_REDIS_RAW_URL`).
+pub async fn raw_redis(url: &str) -> Conn {
+    let raw = std::env::var("LB_TEST_REDIS_RAW_URL").ok();
+    let url = match raw {
+        Some(raw) if url == redis_url() => raw,
+        _ => url.to_owned(),
+    };
+    let target = Target::parse(&url, None).expect("redis url");
     conn::connect(&target, &Access::default(), Duration::from_secs(2))
         .await
         .expect("connect to the test Redis")

@@ -59,8 +59,7 @@ impl TestEnv {
     /// 2 s Redis budget.
     pub async fn attach(redis_url: &str, dynamodb_url: &str, table: &str, prefix: &str) -> Self {
         let store = DynamoScoreStore::new(dynamodb_client_at(dynamodb_url).await, table);
-        let index =
-            RedisRankIndex::new(redis_url, prefix, Duration::from_secs(2)).expect("redis url");
+        let index = super::rank_index(redis_url, prefix, Duration::from_secs(2));
         let redis = raw_redis(redis_url).await;
         Self {
             ctx: Context::new(store, index, uncached()),
