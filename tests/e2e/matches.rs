@@ -4,18 +4,19 @@
 //! banned player, a result a rule holds, a score past the boards' range and a player of
 //! another region in the 10, each refused or held alone; the 10 retried whole; a match
 //! sent twice at once; a match that is no match (a score that is no number, a player
-//! twice) refused whole, changing nothing.
+//! twice) refused whole, changing nothing. And a whole match while Redis hangs.
 //! After each step every board's reads (the top, a page in rank order, the rows of every
 //! player) equal a model that counts each accepted result once: SUM shows a lost or a
 //! double-counted result.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
 
 use anyhow::{Result, ensure};
 use futures::future::join;
 use serde_json::{Value, json};
 
-use crate::support::{Stack, cluster_url, redis_url, unique};
+use crate::support::{OwnRedis, Stack, cluster_url, eventually, players, redis_url, unique};
 
 /// Each board's totals, by `(scope, period)`: what every accepted result added.
 #[derive(Default)]
@@ -333,4 +334,91 @@ async fn a_whole_match_is_recorded_once_per_player_on_a_single_node() -> Result<
 #[tokio::test]
 async fn a_whole_match_is_recorded_once_per_player_on_a_cluster() -> Result<()> {
     whole_matches(&cluster_url()).await
+}
+
+/// A whole match while Redis hangs (SIGSTOP), on boards that exist: every player is
+/// recorded (DynamoDB is the truth) and answered without a rank, reads answer from
+/// DynamoDB, degraded; once Redis answers again the stream's projector brings the board
+/// to the model, and a retry of the match answers each player's first outcome.
+#[tokio::test]
+async fn a_whole_match_while_redis_hangs_is_recorded_and_reaches_the_index_later() -> Result<()> {
+    let mut redis = OwnRedis::reserve();
+    redis.start().await?;
+    let stack = Stack::launch(
+        &redis.url(),
+        crate::support::StackOptions {
+            env: &[("READ_CACHE_TTL_MS", "0")],
+            ..Default::default()
+        },
+    )
+    .await?;
+    let game = {
+        let u = unique("h");
+        u[u.len().saturating_sub(30)..].replace('-', "_")
+    };
+    let family = json!({"game": game, "mode": "duo", "policy": "BEST", "regions": ["EU"],
+        "periods": ["ALL_TIME"]});
+    let (status, body) = stack.post("/families", family).await?;
+    ensure!(status == 201, "{body}");
+    let whole = |match_id: &str, players: &[(String, i64)]| {
+        let players: Vec<Value> = (players.iter())
+            .map(|(p, s)| json!({"player_id": p, "score": s}))
+            .collect();
+        json!({"game": game, "mode": "duo", "region": "EU", "match_id": match_id,
+               "players": players})
+    };
+    // A first match creates the boards while Redis answers.
+    let first = [("w0".to_owned(), 1)];
+    let (status, reply) = stack.post("/matches", whole("warm", &first)).await?;
+    ensure!(status == 200, "{reply}");
+    let lb = reply["players"][0]["results"][0]["leaderboard_id"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+
+    redis.pause();
+    let twenty: Vec<(String, i64)> = (0..20).map(|i| (format!("h{i:02}"), 100 + i)).collect();
+    let body = whole("h1", &twenty);
+    let (status, reply) = stack.post("/matches", body.clone()).await?;
+    ensure!(status == 200, "{status} {reply}");
+    for o in reply["players"].as_array().into_iter().flatten() {
+        let results = o["results"].as_array().cloned().unwrap_or_default();
+        ensure!(o["status"] == 200 && results.len() == 2, "{o}");
+        for r in &results {
+            ensure!(
+                r["update_applied"] == true && r["rank"].is_null(),
+                "no rank: {r}"
+            );
+        }
+    }
+    let mut want: Vec<String> = twenty.iter().rev().map(|(p, _)| p.clone()).collect();
+    want.push("w0".into());
+    let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=50")).await?;
+    ensure!(status == 200 && top["source"] == "dynamodb", "{top}");
+    ensure!(players(&top, "entries") == want, "{top}");
+
+    redis.resume();
+    let top = eventually(
+        Duration::from_secs(20),
+        "the projector catches up",
+        || async {
+            let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=50")).await?;
+            Ok((status == 200 && top["source"] == "redis" && top["total"] == 21).then_some(top))
+        },
+    )
+    .await?;
+    ensure!(players(&top, "entries") == want, "{top}");
+    // The retry answers from the receipts, now with the ranks Redis has.
+    let (status, again) = stack.post("/matches", body).await?;
+    ensure!(status == 200, "{again}");
+    for (i, o) in again["players"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .enumerate()
+    {
+        let r = &o["results"][0];
+        ensure!(r["replayed"] == true && r["rank"] == json!(20 - i), "{o}");
+    }
+    Ok(())
 }
