@@ -43,11 +43,8 @@ pub struct IamAuth {
 impl IamAuth {
     /// A token signed at `at` with `creds`: the presigned URL without its scheme.
     pub fn token_at(&self, creds: Credentials, at: SystemTime) -> Result<String, String> {
-        let mut url = format!(
-            "http://{}/?Action=connect&User={}",
-            self.cache,
-            urlencode(&self.user)
-        );
+        // An ElastiCache user id is letters, digits, `-` and `.`: nothing to escape.
+        let mut url = format!("http://{}/?Action=connect&User={}", self.cache, self.user);
         if self.serverless {
             url.push_str("&ResourceType=ServerlessCache");
         }
@@ -65,19 +62,17 @@ impl IamAuth {
             .map_err(|e| e.to_string())?
             .into();
         let host = [("host", self.cache.as_str())];
-        let request = SignableRequest::new("GET", &url, host.into_iter(), SignableBody::Bytes(&[]))
-            .map_err(|e| e.to_string())?;
+        let request =
+            SignableRequest::new("GET", &url, host.into_iter(), SignableBody::Bytes(&[]))
+                .map_err(|e| e.to_string())?;
         let (instructions, _) = sign(request, &params)
             .map_err(|e| e.to_string())?
             .into_parts();
-        let mut query = String::new();
-        for (name, value) in instructions.params() {
-            query.push('&');
-            query.push_str(name);
-            query.push('=');
-            query.push_str(&urlencode(value));
-        }
-        Ok(format!("{url}{query}").split_off("http://".len()))
+        let mut signed = http::Request::get(&url)
+            .body(())
+            .map_err(|e| e.to_string())?;
+        instructions.apply_to_request_http1x(&mut signed);
+        Ok(signed.uri().to_string().split_off("http://".len()))
     }
 
     /// A token signed now with the role's current credentials.
@@ -96,20 +91,6 @@ impl IamAuth {
 
 fn refused(what: &'static str, detail: String) -> RedisError {
     RedisError::from((ErrorKind::AuthenticationFailed, what, detail))
-}
-
-/// SigV4's URI encoding of a query value: every byte but `A-Z a-z 0-9 - _ . ~`.
-fn urlencode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        match b {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => {
-                out.push(b as char);
-            }
-            _ => out.push_str(&format!("%{b:02X}")),
-        }
-    }
-    out
 }
 
 impl StreamingCredentialsProvider for IamAuth {
