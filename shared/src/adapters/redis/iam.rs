@@ -62,9 +62,8 @@ impl IamAuth {
             .map_err(|e| e.to_string())?
             .into();
         let host = [("host", self.cache.as_str())];
-        let request =
-            SignableRequest::new("GET", &url, host.into_iter(), SignableBody::Bytes(&[]))
-                .map_err(|e| e.to_string())?;
+        let request = SignableRequest::new("GET", &url, host.into_iter(), SignableBody::Bytes(&[]))
+            .map_err(|e| e.to_string())?;
         let (instructions, _) = sign(request, &params)
             .map_err(|e| e.to_string())?
             .into_parts();

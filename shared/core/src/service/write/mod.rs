@@ -49,8 +49,8 @@ pub(crate) use commit::Deciding;
 use commit::{Committed, Writing, Written};
 pub(crate) use decide::fold_result;
 use decide::{Decision, Judging, Times};
-pub(crate) use place::Unplaced;
 use place::{PlaceBy, Placed};
+pub(crate) use place::{Unplaced, place_all};
 pub(crate) use prepare::{Prepared, check_ban, check_event_ts};
 use reply::IngestReply;
 use request::SubmitScore;
@@ -100,15 +100,6 @@ pub(crate) async fn write<S: StandingStore + ModerationStore + TournamentStore, 
 ) -> Result<IngestReply, ServiceError> {
     let unplaced = record(ctx, board, req, row, counted).await?;
     Ok(place::place(ctx, unplaced).await)
-}
-
-/// Stage 4 for many writes' replies at once ([`record`]'s), in one index round trip per
-/// slot for every standing to apply; replies in order.
-pub(crate) async fn place_all<S, I: RankIndex>(
-    ctx: &Context<S, I>,
-    all: Vec<Unplaced>,
-) -> Vec<IngestReply> {
-    place::place_all(ctx, all).await
 }
 
 /// Stages 2-3 over `row` (as [`prepare`] read it), read again and decided again while

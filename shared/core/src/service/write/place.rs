@@ -88,62 +88,65 @@ pub(super) async fn place<S, I: RankIndex>(ctx: &Context<S, I>, u: Unplaced) -> 
     fill(ctx, placed, u.reply).await
 }
 
-/// Stage 4 for many writes at once (a match's players on its boards): every standing to
-/// apply (or apply again) goes to the index in one round trip per slot
-/// ([`IndexWrites::apply_each`]); the rest as [`place`] finds them. Replies in order.
-pub(super) async fn place_all<S, I: RankIndex>(
+/// Stage 4 for many writes' replies at once (`record`'s: a match's players on its
+/// boards): every standing to apply (or apply again) goes to the index in one round trip
+/// per slot ([`crate::store::IndexWrites::apply_each`]); the rest as [`place`] finds them. Replies in
+/// order.
+pub(crate) async fn place_all<S, I: RankIndex>(
     ctx: &Context<S, I>,
     all: Vec<Unplaced>,
 ) -> Vec<IngestReply> {
     if !ctx.settings.write_through {
         return all.into_iter().map(|u| u.reply).collect();
     }
-    let mut batch = Vec::new();
+    // Where each reply's place comes from: the batch (its index in `entries`), a read
+    // of its own (with its board's order), or what the write already knew.
+    let mut entries = Vec::new();
+    let mut applying = Vec::new();
+    let mut reads = Vec::new();
     let mut found: Vec<Option<Result<Placed, IndexError>>> = Vec::new();
     let mut replies = Vec::new();
-    let mut reads = Vec::new();
     for (i, u) in all.into_iter().enumerate() {
         found.push(match u.by {
             PlaceBy::Applying(entry)
             | PlaceBy::Reading {
                 current: Some(entry),
             } => {
-                batch.push((i, entry));
+                entries.push(entry);
+                applying.push(i);
                 None
             }
             PlaceBy::Known(known) => Some(known),
             PlaceBy::Reading { current: None } => {
-                reads.push((i, u.reply.leaderboard_id.clone(), u.dir));
+                reads.push((i, u.dir));
                 None
             }
         });
         replies.push(u.reply);
     }
-    let entries: Vec<IndexEntry> = batch.iter().map(|(_, e)| e.clone()).collect();
+    let read_one = |&(i, dir): &(usize, Direction)| {
+        let reply: &IngestReply = &replies[i];
+        placed_now(ctx, &reply.leaderboard_id, &reply.player_id, dir)
+    };
     let (applied, read) = tokio::join!(
         ctx.index.apply_each(&entries),
-        join_all(reads.iter().map(|(i, lb, dir)| placed_now(
-            ctx,
-            lb,
-            &replies[*i].player_id,
-            *dir
-        )))
+        join_all(reads.iter().map(read_one))
     );
-    for ((i, _, _), placed) in reads.iter().zip(read) {
-        found[*i] = Some(placed);
+    for (&(i, _), placed) in reads.iter().zip(read) {
+        found[i] = Some(placed);
     }
     match applied {
         Ok(placements) => {
-            for ((i, _), p) in batch.iter().zip(placements) {
-                found[*i] = Some(Ok(placed(p)));
+            for (&i, p) in applying.iter().zip(placements) {
+                found[i] = Some(Ok(placed(p)));
             }
         }
         // Each reply's rank stays null; an index found not ready is reported by board.
         Err(error) => {
             warn!(%error, "rank index unavailable; the stream will catch it up");
             if let IndexError::NotReady(health) = error {
-                for (i, _) in &batch {
-                    found[*i] = Some(Ok(Placed::NotReady(health)));
+                for &i in &applying {
+                    found[i] = Some(Ok(Placed::NotReady(health)));
                 }
             }
         }
