@@ -110,26 +110,17 @@ pub(crate) async fn record_match<S: IngestStore, I: RankIndex>(
             mode: m.mode,
         });
     }
-    let mut results = Vec::with_capacity(shares.len());
-    let mut unplaced = Vec::new();
-    for share in shares {
-        results.push(match share {
-            Written::Done(outcome) => outcome,
-            Written::Unplaced(on, u) => {
-                let outcome = on.with(Some(u.board().clone()), accepted(u.reply.clone()));
-                unplaced.push((results.len(), *u));
-                outcome
-            }
-        });
-    }
     let reply = MatchReply {
         player_id: m.player,
         match_id: m.match_id,
         event_ts: rfc3339_ms(at.ts),
-        results,
+        results: Vec::new(),
         tournaments,
     };
-    Ok(Recorded { reply, unplaced })
+    Ok(Recorded {
+        reply,
+        boards: shares,
+    })
 }
 
 /// The match result on every window of `family`, written, its places still to find.

@@ -3,11 +3,12 @@
 //! once.
 
 use super::outcome::accepted;
-use super::{BoardOutcome, MatchReply};
+use super::{BoardOutcome, MatchReply, OnWindow, Written};
 use crate::service::ingest::{accepted_in, held_in};
 use crate::service::write::{self, check_event_ts};
 use crate::service::{Context, ServiceError};
 use crate::store::RankIndex;
+use leaderboard_rules::ids::LeaderboardId;
 
 /// How a match result goes to its boards: at `ts`, reached (for ties) at `now` on each,
 /// and whether each board's write reads the player's rank before it (`previous_rank`).
@@ -38,9 +39,9 @@ impl Fanout {
 /// A match result recorded on its family's boards (their places still to find) and its
 /// tournaments.
 pub(crate) struct Recorded {
+    /// The reply but for its family boards' outcomes, which [`place_recorded`] fills in.
     pub(super) reply: MatchReply,
-    /// The family boards written now, by their index in `reply.results`.
-    pub(super) unplaced: Vec<(usize, write::Unplaced)>,
+    pub(super) boards: Vec<Written>,
 }
 
 /// Stage 4 of recorded match results: every family board written now placed at once
@@ -49,21 +50,41 @@ pub(crate) async fn place_recorded<S, I: RankIndex>(
     ctx: &Context<S, I>,
     recorded: Vec<Recorded>,
 ) -> Vec<MatchReply> {
-    let mut replies = Vec::with_capacity(recorded.len());
-    let mut at = Vec::new();
     let mut all = Vec::new();
-    for (r, Recorded { reply, unplaced }) in recorded.into_iter().enumerate() {
-        replies.push(reply);
-        for (i, u) in unplaced {
-            at.push((r, i));
-            all.push(u);
-        }
-    }
-    for ((r, i), placed) in at.into_iter().zip(write::place_all(ctx, all).await) {
-        let BoardOutcome { outcome, .. } = &mut replies[r].results[i];
-        *outcome = accepted(placed);
-    }
-    replies
+    // Each board's outcome, or the window and board whose place `all` brings.
+    let shapes: Vec<(
+        MatchReply,
+        Vec<Result<BoardOutcome, (OnWindow, LeaderboardId)>>,
+    )> = (recorded.into_iter())
+        .map(|Recorded { reply, boards }| {
+            let shape = (boards.into_iter())
+                .map(|board| match board {
+                    Written::Done(outcome) => Ok(outcome),
+                    Written::Unplaced(on, u) => {
+                        let lb = u.board().clone();
+                        all.push(*u);
+                        Err((on, lb))
+                    }
+                })
+                .collect();
+            (reply, shape)
+        })
+        .collect();
+    let mut placed = write::place_all(ctx, all).await.into_iter();
+    (shapes.into_iter())
+        .map(|(mut reply, shape)| {
+            reply.results = (shape.into_iter())
+                .map(|board| match board {
+                    Ok(outcome) => outcome,
+                    Err((on, lb)) => {
+                        let reply = placed.next().expect("one placed reply per board written");
+                        on.with(Some(lb), accepted(reply))
+                    }
+                })
+                .collect();
+            reply
+        })
+        .collect()
 }
 
 /// Counts a match result recorded now. It counts once however many boards it reached;
