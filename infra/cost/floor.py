@@ -47,7 +47,7 @@ class Stack:
                 return self.value(yes if self.holds(cond) else no)
             return {k: self.value(v) for k, v in node.items()}
         if isinstance(node, list):
-            return [self.value(v) for v in node if self.value(v) != {"Ref": "AWS::NoValue"}]
+            return [v for v in map(self.value, node) if v != {"Ref": "AWS::NoValue"}]
         return node
 
     def holds(self, name):

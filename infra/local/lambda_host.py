@@ -61,6 +61,8 @@ class FunctionHost:
         self.lock = threading.Lock()
         self.procs = []
         self.stopping = False
+        # The platform's lines (START, END, REPORT), beside the processes' own output.
+        self.platform_log = open(os.path.join(run_dir, f"{name}.log"), "ab", buffering=0)  # noqa: SIM115
         host = self
 
         class RuntimeApi(Handler):
@@ -186,10 +188,11 @@ class FunctionHost:
                 f"\tMemory Size: {self.spec['memory']} MB")
 
     def platform_lines(self, *lines):
-        """Appends the platform's lines to the function's log (one write, so a line
-        never splits a process's own line)."""
-        with open(os.path.join(self.run_dir, f"{self.name}.log"), "ab") as f:
-            f.write(("".join(line + "\n" for line in lines)).encode())
+        """Appends the platform's lines to the function's log: one unbuffered write on
+        the host's own append-mode handle, so a line never splits a process's own."""
+        data = "".join(line + "\n" for line in lines).encode()
+        with self.lock:
+            self.platform_log.write(data)
 
     def _abandon(self, inv):
         """Withdraws a queued invocation; False if a process has taken it already."""
@@ -211,3 +214,4 @@ class FunctionHost:
             except subprocess.TimeoutExpired:
                 p.kill()
         self.server.shutdown()
+        self.platform_log.close()
