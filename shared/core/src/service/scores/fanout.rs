@@ -44,6 +44,10 @@ pub(crate) struct Recorded {
     pub(super) boards: Vec<Written>,
 }
 
+/// One board of a recorded match: its outcome, or the window and board whose place
+/// [`write::place_all`] brings.
+type Shape = Result<BoardOutcome, (OnWindow, LeaderboardId)>;
+
 /// Stage 4 of recorded match results: every family board written now placed at once
 /// ([`write::place_all`]: one index round trip per slot), the replies in order.
 pub(crate) async fn place_recorded<S, I: RankIndex>(
@@ -51,11 +55,7 @@ pub(crate) async fn place_recorded<S, I: RankIndex>(
     recorded: Vec<Recorded>,
 ) -> Vec<MatchReply> {
     let mut all = Vec::new();
-    // Each board's outcome, or the window and board whose place `all` brings.
-    let shapes: Vec<(
-        MatchReply,
-        Vec<Result<BoardOutcome, (OnWindow, LeaderboardId)>>,
-    )> = (recorded.into_iter())
+    let shapes: Vec<(MatchReply, Vec<Shape>)> = (recorded.into_iter())
         .map(|Recorded { reply, boards }| {
             let shape = (boards.into_iter())
                 .map(|board| match board {
