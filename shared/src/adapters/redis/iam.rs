@@ -23,7 +23,7 @@ use redis::auth::{BasicAuth, StreamingCredentialsProvider};
 use redis::{ErrorKind, RedisError, RedisResult};
 
 /// How long a token is valid (ElastiCache takes at most 15 minutes).
-const VALID_FOR: Duration = Duration::from_secs(900);
+pub const VALID_FOR: Duration = Duration::from_secs(900);
 /// How often an open connection authenticates again, well inside [`VALID_FOR`].
 pub const REFRESH: Duration = Duration::from_secs(600);
 
