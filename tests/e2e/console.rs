@@ -228,6 +228,11 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
     page.click("#standings button").await?;
     page.until_text("#standings-rows", "not_ranked", WAIT)
         .await?;
+    // The page shows the ban: the game, its reason.
+    page.until(&rows("#player-bans", "game"), json!(["cg"]), WAIT)
+        .await?;
+    page.until_text("#player-bans", "aimbot confirmed", WAIT)
+        .await?;
     shoot(&mut page, &stack, "player").await?;
     page.goto(&format!("{}/#/boards/{family_board}", stack.console))
         .await?;
@@ -244,6 +249,37 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
         .await?;
     assert_eq!(status, 404, "a banned player's result was taken");
 
+    // The game's bans: a second cheater banned through the API is listed too; one is
+    // lifted from the list (asked first), and the player's page says so.
+    let (status, _) = stack
+        .call(
+            reqwest::Method::PUT,
+            "/games/cg/bans/smurf",
+            Some(json!({"reason": "smurfing"})),
+        )
+        .await?;
+    assert_eq!(status, 200);
+    page.goto(&format!("{}/#/bans/cg", stack.console)).await?;
+    page.until(&rows("#bans", "player"), json!(["cheat", "smurf"]), WAIT)
+        .await?;
+    page.until_text("#bans tr[data-player=smurf] .reason", "smurfing", WAIT)
+        .await?;
+    shoot(&mut page, &stack, "bans").await?;
+    page.click("#bans tr[data-player=smurf] .lift").await?;
+    page.fill("#lift-ban-reason", "appeal upheld").await?;
+    page.click("#lift-ban button[type=submit]").await?;
+    page.until_text("#lift-ban .confirm", "Lift smurf's ban from cg?", WAIT)
+        .await?;
+    page.click("#lift-ban .confirm-yes").await?;
+    page.until(&rows("#bans", "player"), json!(["cheat"]), WAIT)
+        .await?;
+    let (_, listed) = stack.get("/games/cg/bans").await?;
+    assert_eq!(listed["bans"].as_array().map(Vec::len), Some(1), "{listed}");
+    page.goto(&format!("{}/#/players/smurf", stack.console))
+        .await?;
+    page.until_text("#player-bans-none", "Banned from no game", WAIT)
+        .await?;
+
     // The audit trail names the operator, each action and its reason; it filters.
     page.goto(&format!("{}/#/audit", stack.console)).await?;
     let rows = "[...document.querySelectorAll('#audit tbody tr')].map(r => [r.dataset.action, r.querySelector('.actor').textContent, r.querySelector('.reason').textContent])";
@@ -251,6 +287,12 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
     page.until(
         rows,
         json!([
+            ["unban", ops, "appeal upheld"],
+            [
+                "ban",
+                "arn:aws:iam::000000000000:user/local-operator",
+                "smurfing"
+            ],
             ["ban", ops, "aimbot confirmed"],
             ["remove_entry", ops, "aimbot, ticket 4412"],
             ["set_score", ops, "support ticket 4411"]
@@ -261,7 +303,7 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
     page.fill("#audit-filter", "ban").await?;
     page.until(
         "[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action)",
-        json!(["ban"]),
+        json!(["unban", "ban", "ban"]),
         WAIT,
     )
     .await?;
@@ -335,7 +377,7 @@ async fn an_operator_finds_removes_bans_audits_and_edits_a_mapping_in_the_consol
 
 /// A call as the console's support role makes it on the local stack (the role named in
 /// `x-operator-role`, held by the gateway to SupportRole's policy in template.yaml).
-async fn as_support(
+pub(crate) async fn as_support(
     stack: &Stack,
     method: reqwest::Method,
     path: &str,

@@ -6,6 +6,7 @@
 // line limit (clippy.toml) is for the code under test.
 #![allow(clippy::too_many_lines)]
 
+mod bans;
 mod cache_events;
 mod cache_iam;
 mod clients;

@@ -25,7 +25,7 @@ use leaderboard_rules::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name, in the order the test makes them (a
-/// checkpoint is put before it is deleted): 48 calls.
+/// checkpoint is put before it is deleted): 49 calls.
 const CALLS: [&[&str]; 2] = [
     &BOARD_ADMIN,
     &[
@@ -54,6 +54,7 @@ const CALLS: [&[&str]; 2] = [
         "get_ban",
         "delete_ban",
         "bans_of",
+        "bans_page",
         "append_audit",
         "audit_page",
         "redact_audit",
@@ -104,8 +105,8 @@ const RESULT_WRITE: [&str; 10] = [
     "get_ban",
 ];
 
-/// A ban's calls: put, read, lift, and a player's bans in every game.
-const BANS: [&str; 4] = ["put_ban", "get_ban", "delete_ban", "bans_of"];
+/// A ban's calls: put, read, lift, a player's bans in every game and a game's bans.
+const BANS: [&str; 5] = ["put_ban", "get_ban", "delete_ban", "bans_of", "bans_page"];
 
 /// What a read from DynamoDB calls when Redis cannot answer: the board, the rank-ordered
 /// index (its queries, counts and sketches) and the rows' metadata (a BatchGetItem of
@@ -495,6 +496,7 @@ impl Fixture {
             "get_ban" => store.get_ban(ROLE_GAME, &self.player).await.map(drop),
             "delete_ban" => store.delete_ban(ROLE_GAME, &self.player).await.map(drop),
             "bans_of" => store.bans_of(&self.player).await.map(drop),
+            "bans_page" => (store.bans_page(ROLE_GAME, Paging::new(None, 5)).await).map(drop),
             "append_audit" => store.append_audit(&audit_record(0, None)).await,
             "audit_page" => store.audit_page(Paging::new(None, 5)).await.map(drop),
             "redact_audit" => {

@@ -309,6 +309,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/games/{game}/bans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A game's bans, in player id order, with their reason, operator and time.
+         * @description Support agents read the same list at `/admin/view/games/{game}/bans` (docs/console.md).
+         */
+        get: operations["listBans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/players/{p}/bans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's bans in every game, by game (the console's player page). */
+        get: operations["playerBans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/games/{game}/bans/{p}": {
         parameters: {
             query?: never;
@@ -876,6 +913,26 @@ export interface paths {
          * @description The operators' view of `GET /tournaments/{t}/players/{p}/cohort` (docs/console.md), the same read signed by an operator instead of a player's token.
          */
         get: operations["viewGetCohort"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/view/games/{game}/bans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A game's bans, in player id order, with their reason, operator and time.
+         * @description The support agents' view of `GET /games/{game}/bans` (docs/console.md), the same read under `/admin/`.
+         */
+        get: operations["viewListBans"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1500,6 +1557,23 @@ export interface components {
             at: components["schemas"]["Timestamp"];
             actor: string;
             audit_id: string;
+        };
+        Ban: {
+            game: string;
+            player_id: components["schemas"]["Id"];
+            reason: string;
+            /** @description The operator who banned the player. */
+            actor: string;
+            at: components["schemas"]["Timestamp"];
+        };
+        BanList: {
+            game: string;
+            bans: components["schemas"]["Ban"][];
+            next_cursor: string | null;
+        };
+        PlayerBans: {
+            player_id: components["schemas"]["Id"];
+            bans: components["schemas"]["Ban"][];
         };
         ErasedReply: components["schemas"]["Sweep"] & {
             /** @description The erasure's audit record, once complete (it names no player). */
@@ -2886,6 +2960,63 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listBans: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the previous page (the last player it listed). */
+                cursor?: components["schemas"]["Id"];
+            };
+            header?: never;
+            path: {
+                game: components["schemas"]["Name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the game's bans. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BanList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    playerBans: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Player id. */
+                p: components["parameters"]["p"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The player's bans (none is an empty list). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PlayerBans"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     banPlayer: {
         parameters: {
             query?: {
@@ -4120,6 +4251,36 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             429: components["responses"]["RateLimited"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    viewListBans: {
+        parameters: {
+            query?: {
+                limit?: number;
+                /** @description `next_cursor` of the previous page (the last player it listed). */
+                cursor?: components["schemas"]["Id"];
+            };
+            header?: never;
+            path: {
+                game: components["schemas"]["Name"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the game's bans. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BanList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };

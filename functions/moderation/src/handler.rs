@@ -1,5 +1,6 @@
 //! Moderation, server-only: `DELETE /leaderboards/{lb}/players/{p}` (remove an entry),
-//! `PUT` / `DELETE /games/{game}/bans/{p}` (ban, lift a ban), `DELETE /players/{p}`
+//! `PUT` / `DELETE /games/{game}/bans/{p}` (ban, lift a ban), `GET /games/{game}/bans`
+//! and `GET /admin/players/{p}/bans` (a game's bans, a player's), `DELETE /players/{p}`
 //! (erase a player); `GET /admin/held` and `POST /admin/held/{id}` (the review queue of
 //! held results: list, approve or reject; docs/integrity.md), `POST
 //! /admin/integrity/dry-run` (which standings a candidate rule set would have held); the audit trail they leave is read from the admin function. Each
@@ -94,6 +95,49 @@ fn held_query(req: &Request) -> Result<(String, HeldFilter, Option<&str>, u32), 
     Ok((game, filter, http::query(req, "cursor"), limit))
 }
 
+/// `POST /admin/integrity/dry-run`: which standings `integrity` would have held.
+async fn dry_run<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    req: &Request,
+) -> Result<integrity::DryRunReply, ServiceError> {
+    let body: DryRunBody = body::json_body(req)?;
+    let Some(lb) = body.leaderboard_id else {
+        return Err(DomainError::invalid("leaderboard_id", "is required").into());
+    };
+    let lb = LeaderboardId::parse(&lb)?;
+    let Some(rules) = body.integrity else {
+        return Err(DomainError::invalid("integrity", "is required").into());
+    };
+    let limit = body.limit.unwrap_or(100);
+    if !(1..=integrity::MAX_DRY_RUN).contains(&limit) {
+        let why = format!("must be from 1 to {}", integrity::MAX_DRY_RUN);
+        return Err(DomainError::invalid("limit", why).into());
+    }
+    integrity::dry_run(ctx, &lb, rules, limit).await
+}
+
+/// `POST /admin/held/{id}`: an operator's decision on a held result.
+async fn decide<S: ScoreStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    op: &Operator,
+    req: &Request,
+) -> Result<integrity::DecisionReply, ServiceError> {
+    let id = req.path_parameters.get("id").map_or("", String::as_str);
+    let body: DecisionBody = body::json_body(req)?;
+    let decision = match body.decision.as_deref() {
+        Some("approve") => Decision::Approve,
+        Some("reject") => Decision::Reject,
+        _ => {
+            let why = "must be \"approve\" or \"reject\"";
+            return Err(DomainError::invalid("decision", why).into());
+        }
+    };
+    let reason = Reason::parse(ReasonBody {
+        reason: body.reason,
+    })?;
+    integrity::decide(ctx, op, id, decision, reason).await
+}
+
 pub async fn handle<S: ScoreStore, I: RankIndex>(
     deps: &Deps<S, I>,
     event: LambdaEvent<Request>,
@@ -121,44 +165,8 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             })
             .await
         }
-        "POST /admin/integrity/dry-run" => {
-            reply::reply(200, async {
-                let body: DryRunBody = body::json_body(req)?;
-                let Some(lb) = body.leaderboard_id else {
-                    return Err(DomainError::invalid("leaderboard_id", "is required").into());
-                };
-                let lb = LeaderboardId::parse(&lb)?;
-                let Some(rules) = body.integrity else {
-                    return Err(DomainError::invalid("integrity", "is required").into());
-                };
-                let limit = body.limit.unwrap_or(100);
-                if !(1..=integrity::MAX_DRY_RUN).contains(&limit) {
-                    let why = format!("must be from 1 to {}", integrity::MAX_DRY_RUN);
-                    return Err(DomainError::invalid("limit", why).into());
-                }
-                integrity::dry_run(ctx, &lb, rules, limit).await
-            })
-            .await
-        }
-        "POST /admin/held/{id}" => {
-            reply::reply(200, async {
-                let id = req.path_parameters.get("id").map_or("", String::as_str);
-                let body: DecisionBody = body::json_body(req)?;
-                let decision = match body.decision.as_deref() {
-                    Some("approve") => Decision::Approve,
-                    Some("reject") => Decision::Reject,
-                    _ => {
-                        let why = "must be \"approve\" or \"reject\"";
-                        return Err(DomainError::invalid("decision", why).into());
-                    }
-                };
-                let reason = Reason::parse(ReasonBody {
-                    reason: body.reason,
-                })?;
-                integrity::decide(ctx, &op, id, decision, reason).await
-            })
-            .await
-        }
+        "POST /admin/integrity/dry-run" => reply::respond(200, dry_run(ctx, req).await),
+        "POST /admin/held/{id}" => reply::respond(200, decide(ctx, &op, req).await),
         "DELETE /leaderboards/{lb}/players/{p}" => {
             reply::reply(200, async {
                 let lb = http::path(req, "lb", LeaderboardId::parse)?;
@@ -175,6 +183,22 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
                     .await
             };
             swept(signer, &scope, result.await, |r| &mut r.sweep)
+        }
+        "GET /games/{game}/bans" => reply::respond(
+            200,
+            moderation::ban::list(
+                &ctx.store,
+                game(),
+                http::query(req, "limit"),
+                http::query(req, "cursor"),
+            )
+            .await,
+        ),
+        "GET /admin/players/{p}/bans" => {
+            reply::reply(200, async {
+                moderation::ban::of_player(&ctx.store, &http::player(req)?).await
+            })
+            .await
         }
         "DELETE /games/{game}/bans/{p}" => {
             reply::reply(200, async {

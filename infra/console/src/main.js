@@ -5,6 +5,7 @@ import { useEffect, useState } from "preact/hooks";
 import { html } from "./ui.js";
 import { makeApi } from "./api.js";
 import { loadConfig, startSession } from "./session.js";
+import { BansPage } from "./bans.js";
 import { BoardPage, BoardsPage } from "./boards.js";
 import { FindPlayerPage, PlayerPage } from "./players.js";
 import { AuditPage, CachePage, FamilyForm, IngestPage } from "./ops.js";
@@ -13,7 +14,7 @@ import { ReviewPage } from "./review.js";
 import { TournamentPage, TournamentsPage } from "./tournaments.js";
 import { ROLES } from "./session.js";
 
-const NAV = [["#/overview", "Overview"], ["#/boards", "Boards"], ["#/players", "Players"], ["#/review", "Review"], ["#/audit", "Audit"],
+const NAV = [["#/overview", "Overview"], ["#/boards", "Boards"], ["#/players", "Players"], ["#/review", "Review"], ["#/bans", "Bans"], ["#/audit", "Audit"],
   ["#/ingest", "Ingest"], ["#/tournaments", "Tournaments"], ["#/cache", "Cache"]];
 
 function useHash() {
@@ -34,6 +35,7 @@ function Page({ api, hash, go }) {
   if (where === "overview") return html`<${OverviewPage} key=${id} api=${api} game=${id} />`;
   if (where === "review") return html`<${ReviewPage} key=${id} api=${api} game=${id} />`;
   if (where === "tournaments" && id) return html`<${TournamentPage} key=${id} api=${api} id=${id} />`;
+  if (where === "bans") return html`<${BansPage} key=${id} api=${api} game=${id} go=${go} />`;
   if (where === "audit") return html`<${AuditPage} api=${api} />`;
   if (where === "ingest") return html`<${IngestPage} api=${api} />`;
   if (where === "tournaments") return html`<${TournamentsPage} api=${api} go=${go} />`;

@@ -1,11 +1,12 @@
 // Players: found by a prefix of their name (case and accents aside) or opened by id; a
-// player's page: profile (the name reset), standings on every board of a game, history
+// player's page: profile (the name reset), their bans, standings on every board of a game, history
 // in a family, and the operator's actions (remove an entry, ban, lift a ban, erase),
 // each with a reason and a confirmation; a support role sees the page without them. A ban or an erasure that ran out of time answers 202 with a cursor: the
 // console calls again with it until the sweep is complete.
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html, when } from "./ui.js";
 import { seg } from "./api.js";
+import { PlayerBans } from "./bans.js";
 
 async function sweep(api, method, path, body) {
   let res = await api.send(method, path, body);
@@ -243,6 +244,7 @@ export function PlayerPage({ api, p }) {
           done=${() => { setResetDone("The name is reset."); setTick(tick + 1); return "The name is reset."; }} />`}
       ${resetDone && html`<p class="done" id="reset-done">${resetDone}</p>`}
     </section>
+    <${PlayerBans} api=${api} p=${p} tick=${tick} />
     <${EveryBoard} api=${api} p=${p} />
     <${Tournaments} api=${api} p=${p} />
     <${Leagues} api=${api} p=${p} />

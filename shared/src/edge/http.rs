@@ -31,7 +31,8 @@ pub fn route(req: &Request) -> &str {
 
 /// The operators' views of the players' reads (docs/console.md): each `GET /admin/view/...`
 /// route is the same read as its public route, server-only (IAM) instead of a player's
-/// token, so the console reads what players read, signed as an operator. A handler sees
+/// token, so the console reads what players read, signed as an operator (and a support
+/// agent, whose role reads only under `/admin/`, reads a game's bans). A handler sees
 /// the public route's key.
 pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
     ("GET /admin/view/leaderboards", "GET /leaderboards"),
@@ -64,6 +65,10 @@ pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
         "GET /players/{p}/profile",
     ),
     ("GET /admin/view/tournaments", "GET /tournaments"),
+    (
+        "GET /admin/view/games/{game}/bans",
+        "GET /games/{game}/bans",
+    ),
     (
         "GET /admin/view/tournaments/{t}/players/{p}/league",
         "GET /tournaments/{t}/players/{p}/league",

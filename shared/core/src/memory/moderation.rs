@@ -3,7 +3,7 @@
 
 use super::store::MemoryStore;
 use crate::store::StoreError;
-use crate::store::{AuditPage, AuditRecord, Ban, ModerationStore};
+use crate::store::{AuditPage, AuditRecord, Ban, BanPage, ModerationStore};
 use leaderboard_rules::ids::PlayerId;
 use leaderboard_rules::page::Paging;
 
@@ -21,6 +21,20 @@ impl ModerationStore for MemoryStore {
 
     async fn delete_ban(&self, game: &str, player: &PlayerId) -> Result<Option<Ban>, StoreError> {
         self.with(|t| t.bans.remove(&(game.to_owned(), player.to_string())))
+    }
+
+    async fn bans_page(&self, game: &str, page: Paging<'_>) -> Result<BanPage, StoreError> {
+        self.with(|t| {
+            let bans: Vec<Ban> = (t.bans.iter())
+                .filter(|((g, p), _)| g == game && page.after.is_none_or(|a| p.as_str() > a))
+                .map(|(_, b)| b.clone())
+                .take(page.limit as usize)
+                .collect();
+            let next = (bans.len() == page.limit as usize)
+                .then(|| bans.last().map(|b| b.player_id.to_string()))
+                .flatten();
+            BanPage { bans, next }
+        })
     }
 
     async fn bans_of(&self, player: &PlayerId) -> Result<Vec<Ban>, StoreError> {

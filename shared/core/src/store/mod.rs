@@ -48,7 +48,7 @@ pub use index_reads::{
 };
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
-pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, ModerationStore};
+pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, BanPage, ModerationStore};
 pub use profile::{NamePage, ProfileStore, StoredProfile, VersionedCard, entry_player, name_entry};
 pub use rank_index::{
     BatchApplied, CardCopies, Health, IndexReads, IndexUpkeep, IndexWrites, Place, Placement,

@@ -77,6 +77,14 @@ pub struct AuditPage {
     pub next: Option<String>,
 }
 
+/// One page of a game's bans, in player id order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BanPage {
+    pub bans: Vec<Ban>,
+    /// The last ban's player id, when more may follow.
+    pub next: Option<String>,
+}
+
 /// Bans and the audit trail.
 pub trait ModerationStore: Send + Sync {
     /// Records (or replaces) a ban.
@@ -95,7 +103,15 @@ pub trait ModerationStore: Send + Sync {
         player: &PlayerId,
     ) -> impl Future<Output = Result<Option<Ban>, StoreError>> + Send;
 
-    /// Every ban of the player, in any game (for an erasure).
+    /// Up to `page.limit` of the game's bans, in player id order, after the player
+    /// `page.after`.
+    fn bans_page(
+        &self,
+        game: &str,
+        page: Paging<'_>,
+    ) -> impl Future<Output = Result<BanPage, StoreError>> + Send;
+
+    /// Every ban of the player, in any game (for an erasure and the player's page).
     fn bans_of(
         &self,
         player: &PlayerId,

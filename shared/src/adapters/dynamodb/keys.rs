@@ -77,9 +77,14 @@ pub(super) fn receipts_partition(lb: &LeaderboardId, player: &PlayerId) -> Strin
     format!("R#{lb}#{player}")
 }
 
+/// The partition of a game's bans: `BAN#{game}`.
+pub(super) fn bans_partition(game: &str) -> String {
+    format!("BAN#{game}")
+}
+
 /// A ban's `pk` and `sk`: `BAN#{game}`, `{player}`.
 pub(super) fn ban_pk_sk(game: &str, player: &PlayerId) -> (String, String) {
-    (format!("BAN#{game}"), player.to_string())
+    (bans_partition(game), player.to_string())
 }
 
 /// The copy of a ban under its player: `PB#{player}`, `{game}`.

@@ -10,9 +10,9 @@ use serde::{Deserialize, Serialize};
 use tracing::instrument;
 
 use super::DynamoScoreStore;
-use super::keys::{AUDIT_PK, Item, ban_pk_sk, key, player_ban_pk_sk};
+use super::keys::{AUDIT_PK, Item, ban_pk_sk, bans_partition, key, player_ban_pk_sk};
 use leaderboard_core::store::StoreError;
-use leaderboard_core::store::{AuditPage, AuditRecord, Ban, ModerationStore};
+use leaderboard_core::store::{AuditPage, AuditRecord, Ban, BanPage, ModerationStore};
 use leaderboard_rules::ids::PlayerId;
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -85,6 +85,14 @@ impl ModerationStore for DynamoScoreStore {
         self.delete_item(key(pk, sk), "DeleteItem(player ban)")
             .await?;
         ban_of(old)
+    }
+
+    #[instrument(skip(self))]
+    async fn bans_page(&self, game: &str, page: Paging<'_>) -> Result<BanPage, StoreError> {
+        let q = (self.partition_page(&bans_partition(game), page)).consistent_read(true);
+        let (items, next) = super::page_of::<BanItem>(q, "Query(bans)").await?;
+        let bans = items.into_iter().map(|b| b.ban).collect();
+        Ok(BanPage { bans, next })
     }
 
     #[instrument(skip(self))]

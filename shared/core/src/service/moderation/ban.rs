@@ -1,4 +1,5 @@
-//! `PUT /games/{game}/bans/{p}` and `DELETE /games/{game}/bans/{p}`: a player banned
+//! `PUT /games/{game}/bans/{p}` and `DELETE /games/{game}/bans/{p}`, and the lists of a
+//! game's bans and of a player's (`GET /games/{game}/bans`, `GET /admin/players/{p}/bans`): a player banned
 //! from a game loses their standing on every board of the game's families (every mode,
 //! scope and window, closed ones included) and every later result of theirs for the
 //! game is refused with 403 `player_banned`.
@@ -20,7 +21,9 @@ use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::operator::{Operator, Reason, record};
 use crate::store::{AuditAction, Ban, BoardStore, ModerationStore, RankIndex, StandingStore};
+use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::page::{Paging, limit_within};
 use leaderboard_rules::time::{now_ms, rfc3339_ms};
 use leaderboard_rules::window::parse_name;
 
@@ -126,5 +129,82 @@ pub async fn unban<S: ModerationStore, I: RankIndex>(
             ..Sweep::default()
         },
         audit_id: audit.id,
+    })
+}
+
+/// One ban as the lists show it.
+#[derive(Debug, Serialize)]
+pub struct BanView {
+    pub game: String,
+    pub player_id: PlayerId,
+    pub reason: String,
+    pub actor: String,
+    pub at: String,
+}
+
+impl From<Ban> for BanView {
+    fn from(b: Ban) -> Self {
+        Self {
+            game: b.game,
+            player_id: b.player_id,
+            reason: b.reason,
+            actor: b.actor,
+            at: rfc3339_ms(b.at),
+        }
+    }
+}
+
+/// `GET /games/{game}/bans`: one page of the game's bans, in player id order.
+#[derive(Debug, Serialize)]
+pub struct BanList {
+    pub game: String,
+    pub bans: Vec<BanView>,
+    pub next_cursor: Option<String>,
+}
+
+/// Bans listed per page unless asked, and at most.
+pub const DEFAULT_BANS_LIMIT: u64 = 50;
+pub const MAX_BANS_LIMIT: u64 = 200;
+
+/// One page of the game's bans: `limit` (1 to [`MAX_BANS_LIMIT`]) after the player
+/// `cursor` (the page before's `next_cursor`, the last player id it listed).
+pub async fn list<S: ModerationStore>(
+    store: &S,
+    game: &str,
+    limit: Option<&str>,
+    cursor: Option<&str>,
+) -> Result<BanList, ServiceError> {
+    let game = parse_name("game", game)?;
+    let limit = limit_within(limit, DEFAULT_BANS_LIMIT, MAX_BANS_LIMIT)? as u32;
+    let after = (cursor.map(PlayerId::parse).transpose())
+        .map_err(|_| DomainError::InvalidCursor)?
+        .map(|p| p.to_string());
+    let page = store
+        .bans_page(&game, Paging::new(after.as_deref(), limit))
+        .await?;
+    Ok(BanList {
+        game,
+        bans: page.bans.into_iter().map(BanView::from).collect(),
+        next_cursor: page.next,
+    })
+}
+
+/// `GET /admin/players/{p}/bans`: the player's bans in every game.
+#[derive(Debug, Serialize)]
+pub struct PlayerBans {
+    pub player_id: PlayerId,
+    pub bans: Vec<BanView>,
+}
+
+/// Every ban of the player, by game.
+pub async fn of_player<S: ModerationStore>(
+    store: &S,
+    player: &PlayerId,
+) -> Result<PlayerBans, ServiceError> {
+    let mut bans = store.bans_of(player).await?;
+    bans.sort_by(|a, b| a.game.cmp(&b.game));
+    Ok(PlayerBans {
+        player_id: player.clone(),
+        bans: bans.into_iter().map(BanView::from).collect(),
     })
 }
