@@ -586,6 +586,49 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     );
     let (_, queue) = stack.get("/admin/held").await?;
     assert_eq!(queue["held"], json!([]), "{queue}");
+    // The board's rules changed: a dry run first (which standings the new cap would
+    // have held), then applied with a reason; the next result of 1500 counts.
+    page.goto(&format!("{}/#/boards/cg:held", stack.console))
+        .await?;
+    page.until_text("#rules-now", "\"max_score\":1000", WAIT)
+        .await?;
+    page.fill("#rules-text", r#"{"max_score": 2000}"#).await?;
+    assert!(
+        page.eval("document.querySelector('#rules-apply') === null")
+            .await?
+            == json!(true),
+        "no apply before a dry run"
+    );
+    page.click("#rules-dry-run").await?;
+    page.until(&rows("#rules-would-hold", "player"), json!(["c1"]), WAIT)
+        .await?;
+    page.until_text("#rules-checked", "1 of the best 2 standings", WAIT)
+        .await?;
+    page.fill("#rules-apply-reason", "higher cap for the weekend event")
+        .await?;
+    page.click("#rules-apply button[type=submit]").await?;
+    page.until_text(
+        "#rules-apply .confirm",
+        "Apply these rules to cg:held",
+        WAIT,
+    )
+    .await?;
+    page.eval("document.querySelector('#rules').scrollIntoView()")
+        .await?;
+    shoot(&mut page, &stack, "rules").await?;
+    page.click("#rules-apply .confirm-yes").await?;
+    page.until_text("#rules-now", "\"max_score\":2000", WAIT)
+        .await?;
+    let (_, board) = stack.get("/leaderboards/cg:held").await?;
+    assert_eq!(board["integrity"], json!({"max_score": 2000}), "{board}");
+    tokio::time::sleep(Duration::from_millis(1200)).await; // cached definitions expire
+    let (status, counted) = stack
+        .post(
+            "/leaderboards/cg:held/players/mid/score",
+            json!({"new_score": 1500, "match_id": "x2"}),
+        )
+        .await?;
+    assert_eq!(status, 200, "{counted}");
     // The approved player's page: their standing on every open board, no id typed.
     page.goto(&format!("{}/#/players/c1", stack.console))
         .await?;
@@ -597,7 +640,7 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         WAIT,
     )
     .await?;
-    page.until_text("#standings-all-rows", "#1 of 2", WAIT)
+    page.until_text("#standings-all-rows", "#1 of 3", WAIT)
         .await?;
     // With the result it stands on: the approved one, its metadata as the game sent it.
     page.until_text("#standings-all-rows .result", "map: dust", WAIT)

@@ -41,6 +41,7 @@ mod resilience;
 mod review;
 mod roles;
 mod rolling;
+mod rules;
 mod schedules;
 mod seal;
 mod signing;

@@ -25,11 +25,13 @@ use leaderboard_rules::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name, in the order the test makes them (a
-/// checkpoint is put before it is deleted): 49 calls.
+/// checkpoint is put before it is deleted): 51 calls.
 const CALLS: [&[&str]; 2] = [
     &BOARD_ADMIN,
     &[
         "list_families",
+        "set_integrity",
+        "set_family_integrity",
         "get_standing",
         "get_receipt",
         "commit",
@@ -171,6 +173,10 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
                 "keys_of",
                 // An UpdateItem on the board and its list entry, as a status change is.
                 "mark_sealed",
+                // Integrity rules changed: UpdateItems on the board, its list entry and
+                // the family.
+                "set_integrity",
+                "set_family_integrity",
             ],
         ],
     ),
@@ -273,6 +279,7 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
             "mark_sealed",
             // UpdateItems on the board and its list entry, as marking it sealed is.
             "set_status",
+            "set_integrity",
             // The families whose windows' turns the sweep announces.
             "list_families",
         ]],
@@ -361,6 +368,15 @@ impl Fixture {
                 Ok(())
             }
             "list_boards" => store.list_boards("", Paging::new(None, 5)).await.map(drop),
+            "set_integrity" => {
+                assert!(store.set_integrity(lb, None).await?, "the board exists");
+                Ok(())
+            }
+            "set_family_integrity" => {
+                let set = store.set_family_integrity(&self.family, None);
+                assert!(set.await?, "the family exists");
+                Ok(())
+            }
             "get_family" => store
                 .get_family(&self.family.game, &self.family.mode)
                 .await

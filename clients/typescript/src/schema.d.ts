@@ -275,6 +275,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leaderboards/{lb}/integrity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change one board's integrity rules, from its next result on; audited.
+         * @description The rules as `POST /leaderboards` takes them (`{}`: none), and a reason. Results
+         *     held or passed before keep their decision. A board that takes no more results
+         *     (closed or sealed) is a 409 (docs/integrity.md).
+         */
+        put: operations["setBoardIntegrity"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/families/{game}/{mode}/integrity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a family's integrity rules and those of every board of it that takes results; audited.
+         * @description The family's next boards are created with the new rules; its boards that still
+         *     take results get them now (listed in `boards`). A board closed or sealed keeps
+         *     its own (docs/integrity.md).
+         */
+        put: operations["setFamilyIntegrity"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/rebuild": {
         parameters: {
             query?: never;
@@ -1558,6 +1602,10 @@ export interface components {
             actor: string;
             audit_id: string;
         };
+        RulesBody: {
+            integrity: components["schemas"]["Integrity"];
+            reason: components["schemas"]["ReasonBody"]["reason"];
+        };
         Ban: {
             game: string;
             player_id: components["schemas"]["Id"];
@@ -1585,7 +1633,7 @@ export interface components {
             /** @description The IAM principal that acted. */
             actor: string;
             /** @enum {string} */
-            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament";
+            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity";
             reason: string;
             leaderboard_id: string | null;
             game: string | null;
@@ -2007,7 +2055,8 @@ export interface components {
          *     but that cannot hold together (`max_gain` or `max_top_margin` not above 0,
          *     `max_score` below `min_score`, a factor with more than 2 decimal places) are a 422
          *     `invalid_integrity` naming the field. A family's are copied to each
-         *     board when its first result creates it. Part of the settings (another value is a 409).
+         *     board when its first result creates it. Creating again with another value is a
+         *     409; `PUT .../integrity` changes them.
          */
         Integrity: {
             min_score?: components["schemas"]["ScoreInput"];
@@ -2890,6 +2939,84 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setBoardIntegrity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board id. */
+                lb: components["parameters"]["lb"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RulesBody"];
+            };
+        };
+        responses: {
+            /** @description The board with its new rules. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        board: components["schemas"]["Board"];
+                        previous?: components["schemas"]["Integrity"];
+                        audit_id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setFamilyIntegrity: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: components["schemas"]["Name"];
+                mode: components["schemas"]["Name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RulesBody"];
+            };
+        };
+        responses: {
+            /** @description The family with its new rules, and its boards changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        family: components["schemas"]["Family"];
+                        previous?: components["schemas"]["Integrity"];
+                        boards: components["schemas"]["Id"][];
+                        audit_id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
             503: components["responses"]["Unavailable"];
         };
     };

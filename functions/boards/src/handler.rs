@@ -1,5 +1,6 @@
 //! Board management: `POST /leaderboards`, `GET /leaderboards`, `GET /leaderboards/{lb}`,
-//! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`, and the
+//! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`, a board's
+//! or a family's integrity rules changed (`PUT .../integrity`), and the
 //! reads of sealed windows: `GET /leaderboards/{lb}/results`,
 //! `GET /games/{game}/modes/{mode}/players/{p}/history`. Creates answer 201, or 200 when
 //! the same settings already exist. The operators' own routes (`/admin/…`) are the admin
@@ -23,6 +24,14 @@ pub struct Deps<S, I> {
     /// Marks a new board's index complete.
     pub index: I,
     pub signer: CursorSigner,
+    /// How long containers trust a cached definition (a family's rules change waits it
+    /// out before its last look at the family's boards).
+    pub cache_ttl: std::time::Duration,
+}
+
+/// A path parameter as sent (empty when absent).
+fn param<'r>(req: &'r Request, name: &str) -> &'r str {
+    req.path_parameters.get(name).map_or("", String::as_str)
 }
 
 pub async fn handle<S: ScoreStore, I: RankIndex>(
@@ -61,16 +70,31 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
             })
             .await
         }
+        "PUT /leaderboards/{lb}/integrity" => {
+            reply::reply(200, async {
+                let op = Operator(http::operator(req));
+                boards::change_board_rules(store, &op, &lb()?, body::json_body(req)?).await
+            })
+            .await
+        }
+        "PUT /families/{game}/{mode}/integrity" => {
+            reply::reply(200, async {
+                let op = Operator(http::operator(req));
+                let family = (param(req, "game"), param(req, "mode"));
+                let body = body::json_body(req)?;
+                boards::change_family_rules(store, &op, family, body, deps.cache_ttl).await
+            })
+            .await
+        }
         "GET /leaderboards/{lb}/results" => {
             reply::reply(200, async { seal::results(store, &lb()?).await }).await
         }
         "GET /games/{game}/modes/{mode}/players/{p}/history" => {
             reply::reply(200, async {
-                let param = |name: &str| req.path_parameters.get(name).map_or("", String::as_str);
                 let q = HistoryRequest::parse(
-                    param("game"),
-                    param("mode"),
-                    param("p"),
+                    param(req, "game"),
+                    param(req, "mode"),
+                    param(req, "p"),
                     http::query(req, "scope"),
                     http::query(req, "period"),
                     http::query(req, "limit"),
@@ -85,9 +109,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         ),
         "GET /families/{game}/{mode}" => {
             reply::reply(200, async {
-                let game = req.path_parameters.get("game").map_or("", String::as_str);
-                let mode = req.path_parameters.get("mode").map_or("", String::as_str);
-                boards::get_family(store, game, mode).await
+                boards::get_family(store, param(req, "game"), param(req, "mode")).await
             })
             .await
         }

@@ -13,6 +13,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
             signer: CursorSigner::new(config.require_cursor_secret()?),
             index: wiring::rank_index(config).await?,
             store: wiring::dynamo_store(config).await?,
+            cache_ttl: wiring::settings(config).board_cache_ttl,
         })
     };
     // Boxed: the handler's future is deep enough to overflow the compiler's layout queries

@@ -4,6 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, Rows, html, when } from "./ui.js";
 import { seg } from "./api.js";
+import { Rules } from "./rules.js";
 
 export function BoardsPage({ api, go }) {
   const [filter, setFilter] = useState({ game: "", mode: "", status: "" });
@@ -207,6 +208,7 @@ export function BoardPage({ api, lb }) {
       <div><${LiveTop} api=${api} lb=${lb} tick=${tick} />${api.writes && html`<${PostResult} api=${api} lb=${lb} changed=${() => setTick(tick + 1)} />`}</div>
       <div><${FindPlayer} api=${api} lb=${lb} /><${IndexHealth} api=${api} lb=${lb} /></div>
     </div>
+    <${Rules} key=${JSON.stringify(board.data.integrity ?? null)} api=${api} lb=${lb} board=${board.data} reload=${reload} />
     ${board.data.sealed_at && html`<${SealedResults} api=${api} lb=${lb} />`}
     <${Walk} api=${api} lb=${lb} />`;
 }

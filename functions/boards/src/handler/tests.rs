@@ -11,6 +11,7 @@ async fn creates_once_reads_and_refuses_a_transition_out_of_closed() {
         store: MemoryStore::default(),
         index: MemoryIndex::default(),
         signer: CursorSigner::new("test"),
+        cache_ttl: std::time::Duration::ZERO,
     };
     let call = |route: &'static str, body: Option<&'static str>| {
         let req = http::request(route, &[("lb", "h:boards")], &[], body);

@@ -18,6 +18,7 @@ use crate::store::{FamilyPage, StoreError};
 use leaderboard_rules::board::{Board, BoardStatus, Standing};
 use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::order::{Direction, RankKey};
 
 /// Write shards a board's standings are spread over here (few, but more than one, so
@@ -192,6 +193,33 @@ impl BoardStore for MemoryStore {
                 true
             }
             _ => false,
+        })
+    }
+
+    async fn set_integrity(
+        &self,
+        lb: &LeaderboardId,
+        rules: Option<&Integrity>,
+    ) -> Result<bool, StoreError> {
+        self.with(|t| {
+            t.boards
+                .get_mut(lb)
+                .map(|b| b.integrity = rules.cloned())
+                .is_some()
+        })
+    }
+
+    async fn set_family_integrity(
+        &self,
+        family: &Family,
+        rules: Option<&Integrity>,
+    ) -> Result<bool, StoreError> {
+        let key = (family.game.clone(), family.mode.clone());
+        self.with(|t| {
+            t.families
+                .get_mut(&key)
+                .map(|f| f.integrity = rules.cloned())
+                .is_some()
         })
     }
 

@@ -45,6 +45,8 @@ pub enum AuditAction {
     /// A tournament's definition changed (`PATCH /tournaments/{t}`), audited in the
     /// same write as the definition.
     UpdateTournament,
+    /// A board's or a family's integrity rules changed (docs/integrity.md).
+    SetIntegrity,
 }
 
 /// One operator action, as the audit trail keeps it.

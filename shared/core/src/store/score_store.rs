@@ -12,6 +12,7 @@ use crate::store::StoreError;
 use leaderboard_rules::board::{Board, BoardStatus, Standing};
 use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
+use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::order::{BoardOrder, RankKey};
 
 /// How a read sees the latest writes.
@@ -63,6 +64,21 @@ pub trait BoardStore: Send + Sync {
         lb: &LeaderboardId,
         from: BoardStatus,
         to: BoardStatus,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Replaces a board's integrity rules (`None`: none); false if there is no board.
+    fn set_integrity(
+        &self,
+        lb: &LeaderboardId,
+        rules: Option<&Integrity>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Replaces a family's integrity rules (its boards' are each their own); false if
+    /// there is no family.
+    fn set_family_integrity(
+        &self,
+        family: &Family,
+        rules: Option<&Integrity>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Boards whose list key (`{game}#{mode}#{board}`) starts with `prefix`, after the

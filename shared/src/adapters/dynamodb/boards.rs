@@ -17,6 +17,7 @@ use leaderboard_core::store::{BoardPage, BoardStore, FamilyPage};
 use leaderboard_rules::board::{Board, BoardStatus};
 use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::integrity::Integrity;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {
@@ -136,6 +137,58 @@ impl BoardStore for DynamoScoreStore {
         }
     }
 
+    #[instrument(skip(self, rules))]
+    async fn set_integrity(
+        &self,
+        lb: &LeaderboardId,
+        rules: Option<&Integrity>,
+    ) -> Result<bool, StoreError> {
+        let Some(board) = self.get_board(lb).await? else {
+            return Ok(false);
+        };
+        let keys = [board_key(lb), key(LIST_PK.into(), board.list_key())];
+        let mut tx = self.client.transact_write_items();
+        for k in keys {
+            tx = tx.transact_items(integrity_update(&self.table, k, rules)?);
+        }
+        match tx.send().await {
+            Ok(_) => Ok(true),
+            Err(e) if cancelled_first(&e) => Ok(false),
+            Err(e) => Err(StoreError::call("TransactWriteItems(integrity)", e)),
+        }
+    }
+
+    #[instrument(skip(self, family, rules), fields(game = %family.game, mode = %family.mode))]
+    async fn set_family_integrity(
+        &self,
+        family: &Family,
+        rules: Option<&Integrity>,
+    ) -> Result<bool, StoreError> {
+        let (pk, sk) = family_pk_sk(&family.game, &family.mode);
+        let update = integrity_update(&self.table, key(pk, sk), rules)?;
+        let res = (self.client.transact_write_items())
+            .transact_items(update)
+            .send()
+            .await;
+        match res {
+            Ok(_) => {}
+            Err(e) if cancelled_first(&e) => return Ok(false),
+            Err(e) => return Err(StoreError::call("TransactWriteItems(family integrity)", e)),
+        }
+        // The list's copy, whole (a family stored before the list existed joins it).
+        let listed = FamilyItem {
+            pk: FAMILY_LIST_PK.into(),
+            sk: format!("{}#{}", family.game, family.mode),
+            kind: "family_listed".into(),
+            family: Family {
+                integrity: rules.cloned(),
+                ..family.clone()
+            },
+        };
+        self.put_plain(listed, "PutItem(family list)").await?;
+        Ok(true)
+    }
+
     #[instrument(skip(self))]
     async fn list_boards(&self, prefix: &str, page: Paging<'_>) -> Result<BoardPage, StoreError> {
         let Paging { after, limit } = page;
@@ -212,4 +265,25 @@ impl BoardStore for DynamoScoreStore {
         let families = items.into_iter().map(|f| f.family).collect();
         Ok(FamilyPage { families, next })
     }
+}
+
+/// The update of an item's `integrity` (set, or removed for none), if the item exists.
+fn integrity_update(
+    table: &str,
+    key: Item,
+    rules: Option<&Integrity>,
+) -> Result<TransactWriteItem, StoreError> {
+    let u = Update::builder().table_name(table).set_key(Some(key));
+    let u = match rules {
+        Some(r) => u
+            .update_expression("SET integrity = :i")
+            .expression_attribute_values(
+                ":i",
+                serde_dynamo::to_attribute_value(r).map_err(StoreError::item)?,
+            ),
+        None => u.update_expression("REMOVE integrity"),
+    };
+    let u =
+        (u.condition_expression("attribute_exists(pk)").build()).map_err(StoreError::request)?;
+    Ok(TransactWriteItem::builder().update(u).build())
 }

@@ -116,7 +116,7 @@ pub struct SeasonView {
 }
 
 impl FamilyView {
-    fn at(f: Family, now: i64) -> Self {
+    pub(super) fn at(f: Family, now: i64) -> Self {
         let mut current: BTreeMap<String, BTreeMap<Period, LeaderboardId>> = BTreeMap::new();
         for scope in std::iter::once(GLOBAL).chain(f.regions.iter().map(String::as_str)) {
             for period in f.all_periods() {

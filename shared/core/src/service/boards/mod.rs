@@ -6,12 +6,14 @@
 //! (`BOARD_CACHE_TTL_MS`, default 1 s); time windows close by the clock, exactly.
 //!
 //! `board` (standalone boards), `family` (families and their windows' boards), `list`
-//! (the board list), `definitions` (definitions cached per container).
+//! (the board list), `rules` (integrity rules changed after creation), `definitions`
+//! (definitions cached per container).
 
 mod board;
 mod definitions;
 mod family;
 mod list;
+mod rules;
 
 pub use board::{
     BoardView, CreateBoard, PatchBoard, change_status, create_board, get_board, init_index,
@@ -22,6 +24,9 @@ pub use family::{
     CreateFamily, FamilyView, SeasonBody, SeasonView, create_family, family_board, get_family,
 };
 pub use list::{BoardList, DEFAULT_LIST_LIMIT, ListQuery, MAX_LIST_LIMIT, list_boards};
+pub use rules::{
+    BoardRulesChanged, FamilyRulesChanged, RulesBody, change_board_rules, change_family_rules,
+};
 
 /// Whether a create made the resource or found it already there with the same settings.
 #[derive(Debug, PartialEq, Eq)]
