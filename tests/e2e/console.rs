@@ -586,6 +586,50 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
     );
     let (_, queue) = stack.get("/admin/held").await?;
     assert_eq!(queue["held"], json!([]), "{queue}");
+    // A family's match held on both its boards is listed once, and one rejection
+    // decides it on both.
+    let (status, body) = stack
+        .post(
+            "/families",
+            json!({"game": "cgf", "mode": "duel", "regions": ["eu"], "periods": ["ALL_TIME"],
+                   "integrity": {"max_score": 1000}}),
+        )
+        .await?;
+    assert_eq!(status, 201, "{body}");
+    let (status, held) = stack
+        .post(
+            "/scores",
+            json!({"game": "cgf", "mode": "duel", "region": "eu", "player_id": "c3", "match_id": "f1", "score": 7000}),
+        )
+        .await?;
+    assert_eq!(status, 202, "{held}");
+    page.goto(&format!("{}/#/review/cgf", stack.console))
+        .await?;
+    page.until(&rows("#held", "player"), json!(["c3"]), WAIT)
+        .await?;
+    page.until(
+        "[...document.querySelectorAll('#held td.boards')].map(t => t.dataset.boards)",
+        json!(["2"]),
+        WAIT,
+    )
+    .await?;
+    page.fill("#reject-0-reason", "speed hack").await?;
+    page.click("#reject-0 button[type=submit]").await?;
+    page.until_text("#reject-0 .confirm", "on its 2 boards?", WAIT)
+        .await?;
+    page.click("#reject-0 .confirm-yes").await?;
+    page.until_text("#held tr[data-n='0'] .decision", "REJECTED", WAIT)
+        .await?;
+    let (_, queue) = stack.get("/admin/held?game=cgf").await?;
+    assert_eq!(queue["held"], json!([]), "decided on both boards: {queue}");
+    for scope in ["GLOBAL", "eu"] {
+        let (status, _) = stack
+            .get(&format!(
+                "/admin/view/leaderboards/cgf:duel:{scope}:ALL_TIME/players/c3/rank"
+            ))
+            .await?;
+        assert_eq!(status, 404, "a rejected result stays off {scope}");
+    }
     // The board's rules changed: a dry run first (which standings the new cap would
     // have held), then applied with a reason; the next result of 1500 counts.
     page.goto(&format!("{}/#/boards/cg:held", stack.console))
@@ -1030,18 +1074,18 @@ async fn the_overview_shows_a_games_hour_from_its_metrics_and_links_to_the_held_
     page.until(&figure("tile-held"), json!("1"), WAIT).await?;
     page.until(&figure("tile-errors"), json!("0 %"), WAIT)
         .await?;
-    // The queue holds the cheat once per board that held it (GLOBAL and EU).
-    page.until_text("#tile-held .note", "2 waiting", WAIT)
+    // The queue holds the cheat's match once, however many boards held it (GLOBAL and EU).
+    page.until_text("#tile-held .note", "1 match waiting", WAIT)
         .await?;
     page.until_text(
         "#attention li[data-kind=review]",
-        "2 held results wait for review",
+        "1 held match waits for review",
         WAIT,
     )
     .await?;
     shoot(&mut page, &stack, "overview").await?;
     page.click("#attention li[data-kind=review] a").await?;
-    page.until(&rows("#held", "player"), json!(["cheat", "cheat"]), WAIT)
+    page.until(&rows("#held", "player"), json!(["cheat"]), WAIT)
         .await?;
     // Support sees the same overview.
     page.fill("#role", "support").await?;

@@ -239,9 +239,10 @@ async fn whole_matches(redis: &str) -> Result<()> {
     model.reads_equal(&stack).await?;
     let (status, queue) = stack.get(&format!("/admin/held?game={game}")).await?;
     let queued = queue["held"].as_array().map_or(0, Vec::len);
+    let boards = queue["held"][0]["boards"].as_array().map_or(0, Vec::len);
     ensure!(
-        status == 200 && queued == 4,
-        "the cheat's result in the queue: {queue}"
+        status == 200 && queued == 1 && boards == 4,
+        "the cheat's match in the queue once, with its four boards: {queue}"
     );
 
     // The ten retried whole: each player's first outcome, nothing counted again.

@@ -469,29 +469,94 @@ async fn family_model(redis: &str) -> Result<()> {
     let (status, page) = stack.get(&format!("/admin/held?game={game}")).await?;
     ensure!(status == 200, "{page}");
     let held = page["held"].as_array().cloned().unwrap_or_default();
-    ensure!(held.len() == 6, "three results on two boards: {page}");
+    // Three matches, each listed once with the two boards that held it.
+    ensure!(held.len() == 3, "three matches: {page}");
+    for h in &held {
+        let mut on: Vec<&str> = (h["boards"].as_array().into_iter().flatten())
+            .filter_map(|b| b["leaderboard_id"].as_str())
+            .collect();
+        on.sort_unstable();
+        let mut want: Vec<&str> = boards.iter().map(String::as_str).collect();
+        want.sort_unstable();
+        ensure!(on == want, "both boards: {h}");
+    }
     // cheat_c's wait in the queue until the window is sealed.
     let (later, held): (Vec<Value>, Vec<Value>) =
         held.into_iter().partition(|h| h["player_id"] == "cheat_c");
-    let mut bans = 0;
+    // One decision per match decides both boards. Two operators decide the same match
+    // at once, and for cheat_a a third the other way: one decision stands, whichever
+    // came first, and each board is decided once.
+    let mut a_approved = false;
     for h in &held {
-        let decision = if h["player_id"] == "cheat_a" {
-            "approve"
+        let id = h["id"].as_str().unwrap_or("");
+        let cheat_a = h["player_id"] == "cheat_a";
+        let (decision, other) = if cheat_a {
+            ("approve", "reject")
         } else {
-            "reject"
+            ("reject", "reject")
         };
-        let (status, r) = decide(&stack, h["id"].as_str().unwrap_or(""), decision).await?;
-        ensure!(status == 200 && r["replayed"] == false, "{r}");
-        bans += usize::from(r["banned"] == true);
+        let (a, b, c) = tokio::join!(
+            decide(&stack, id, decision),
+            decide(&stack, id, decision),
+            decide(&stack, id, other)
+        );
+        let replies = [a?, b?, c?];
+        let won: Vec<&Value> = (replies.iter())
+            .filter(|(s, _)| *s == 200)
+            .map(|(_, r)| r)
+            .collect();
+        let stands = won
+            .first()
+            .map(|r| r["decision"].clone())
+            .unwrap_or_default();
+        ensure!(
+            won.iter().all(|r| r["decision"] == stands),
+            "one decision: {replies:?}"
+        );
+        for (status, r) in &replies {
+            ensure!(
+                *status == 200 || (*status == 409 && r["error"]["code"] == "already_decided"),
+                "{status} {r}"
+            );
+        }
+        let fresh = (won.iter())
+            .flat_map(|r| r["boards"].as_array().into_iter().flatten())
+            .filter(|d| d["replayed"] == false)
+            .count();
+        ensure!(fresh == 2, "each board decided once: {replies:?}");
+        ensure!(
+            won.iter().all(|r| r["banned"] == false),
+            "one match is one rejection"
+        );
+        if cheat_a {
+            a_approved = stands == "APPROVED";
+        } else {
+            ensure!(stands == "REJECTED", "{replies:?}");
+        }
     }
-    // cheat_b's second rejection reached ban_after_rejections (2): banned from the game.
-    ensure!(bans == 1, "one decision banned cheat_b");
+    let (_, page) = stack.get(&format!("/admin/held?game={game}")).await?;
+    ensure!(
+        page["held"].as_array().map(Vec::len) == Some(1),
+        "cheat_c's: {page}"
+    );
+    // cheat_b's second rejected match reaches ban_after_rejections (2): banned.
+    let (status, r) = stack.post("/scores", result("cheat_b", "y2", 9500)).await?;
+    ensure!(status == 202, "{r}");
+    let (_, page) = stack
+        .get(&format!("/admin/held?game={game}&player=cheat_b"))
+        .await?;
+    let id = page["held"][0]["id"].as_str().unwrap_or("").to_owned();
+    let (status, r) = decide(&stack, &id, "reject").await?;
+    ensure!(status == 200 && r["banned"] == true, "{r}");
+    ensure!(r["boards"].as_array().map(Vec::len) == Some(2), "{r}");
     let (status, r) = stack.post("/scores", result("cheat_b", "z", 10)).await?;
     ensure!(
         status == 403 && r["error"]["code"] == "player_banned",
         "{status} {r}"
     );
-    model.count("cheat_a", 2300);
+    if a_approved {
+        model.count("cheat_a", 2300);
+    }
     for lb in &boards {
         reads_equal(&stack, lb, &model, &everyone).await?;
     }
@@ -519,19 +584,18 @@ async fn family_model(redis: &str) -> Result<()> {
         "sealed {got:?} != model {:?}",
         model.ranked()
     );
-    // A result held on a window sealed since cannot be approved (its sealed results are
-    // final), only rejected.
+    // A match held on a window sealed since cannot be approved (its sealed results are
+    // final), on no board; it can be rejected, on both.
     for h in &later {
         let id = h["id"].as_str().unwrap_or("");
-        if h["leaderboard_id"] == json!(boards[0]) {
-            let (status, r) = decide(&stack, id, "approve").await?;
-            ensure!(
-                status == 409 && r["error"]["code"] == "window_sealed",
-                "{status} {r}"
-            );
-        }
+        let (status, r) = decide(&stack, id, "approve").await?;
+        ensure!(
+            status == 409 && r["error"]["code"] == "window_sealed",
+            "{status} {r}"
+        );
         let (status, r) = decide(&stack, id, "reject").await?;
         ensure!(status == 200 && r["decision"] == "REJECTED", "{r}");
+        ensure!(r["boards"].as_array().map(Vec::len) == Some(2), "{r}");
     }
     let (status, results) = stack
         .get(&format!("/leaderboards/{}/results", boards[0]))
@@ -543,7 +607,7 @@ async fn family_model(redis: &str) -> Result<()> {
     let (_, page) = stack.get(&format!("/admin/held?game={game}")).await?;
     ensure!(page["held"].as_array().is_some_and(Vec::is_empty), "{page}");
     println!(
-        "family review model ({redis}): 5 honest results, 3 cheats held on 2 boards each (retried), 1 approved and 1 rejected per board before the close, 1 refused approval on the sealed window; every read of both boards and the sealed results equal the model"
+        "family review model ({redis}): 5 honest results, 3 cheats held on 2 boards each (retried), each listed once; 1 approved and 1 rejected once per match (3 operators at once) before the close, a second rejected match banning, 1 refused approval on the sealed window; every read of both boards and the sealed results equal the model"
     );
     Ok(())
 }

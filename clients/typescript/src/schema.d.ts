@@ -544,7 +544,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Approve (applied as the board's policy would have applied it when it arrived) or reject a held result, once; audited. */
+        /** Approve (applied as the board's policy would have applied it when it arrived) or reject a held result's match on every board that held it, once; audited. */
         post: operations["decideHeld"];
         delete?: never;
         options?: never;
@@ -2073,8 +2073,9 @@ export interface components {
             /** @description On a board of a game, the player is banned from the game when this many of their results have been rejected in review (docs/integrity.md). */
             ban_after_rejections?: number;
         };
+        /** @description A match held for review, listed once however many boards held it (the first board's figures on top, each board's in `boards`). */
         HeldResult: {
-            /** @description The held result's id: what `POST /admin/held/{id}` takes. */
+            /** @description The held result's id: what `POST /admin/held/{id}` takes (deciding the match on every board). */
             id: string;
             /** @description Empty for a standalone board. */
             game: string;
@@ -2099,6 +2100,17 @@ export interface components {
                 update_applied: boolean;
                 /** @enum {string} */
                 review?: "HELD" | "REJECTED";
+            }[];
+            /** @description Every board that held the match, its own id, rule and figures. */
+            boards: {
+                id: string;
+                leaderboard_id: components["schemas"]["Id"];
+                rule: components["schemas"]["IntegrityRule"];
+                /** @description The figure the result showed on this board. */
+                value: unknown;
+                /** @description This board's limit it passed. */
+                limit: unknown;
+                standing: components["schemas"]["NullableScore"];
             }[];
         };
         /**
@@ -3582,8 +3594,15 @@ export interface operations {
                         update_applied: boolean;
                         score: components["schemas"]["NullableScore"];
                         replayed: boolean;
-                        /** @description This rejection reached the board's `ban_after_rejections`: the player is now banned from the game. */
+                        /** @description This rejection brought the player's rejected matches to a board's `ban_after_rejections`: the player is now banned from the game. */
                         banned: boolean;
+                        /** @description Every board that held the match, each decided by this decision (empty when the match was decided before). */
+                        boards: {
+                            leaderboard_id: components["schemas"]["Id"];
+                            update_applied: boolean;
+                            score: components["schemas"]["NullableScore"];
+                            replayed: boolean;
+                        }[];
                     };
                 };
             };

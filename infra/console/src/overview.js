@@ -68,7 +68,7 @@ function Tile({ id, label, value, note, values, bad }) {
 /** What the figures say needs attention, each with the page that deals with it. */
 function attention(f, waiting, letters) {
   const out = [];
-  if (waiting > 0) out.push([`${waiting}${waiting >= 100 ? "+" : ""} held results wait for review`, `#/review/${seg(f.game)}`, "review"]);
+  if (waiting > 0) out.push([`${waiting}${waiting >= 100 ? "+" : ""} held ${waiting === 1 ? "match waits" : "matches wait"} for review`, `#/review/${seg(f.game)}`, "review"]);
   if ((letters ?? 0) > 0) out.push([`${letters} stream records in the dead-letter queue`, "#/ingest", "letters"]);
   if (f.errorRate != null && f.errorRate > 0.01) out.push([`${fmt(f.errorRate * 100, 2)} % of replies in the last 5 minutes were 5xx: the runbook's first steps (docs/runbook.md)`, null, "errors"]);
   if (f.degradedShare != null && f.degradedShare > 0) out.push([`${fmt(f.degradedShare * 100, 1)} % of the game's reads in the last 5 minutes were answered without Redis`, "#/cache", "cache"]);
@@ -139,7 +139,7 @@ export function OverviewPage({ api, game: asked }) {
       <${Tile} id="tile-results" label="Results accepted" value=${fmt(total(m.results))} values=${m.results} note=${perMinute("results")} />
       <${Tile} id="tile-reads" label="Reads" value=${fmt(total(m.reads))} values=${m.reads} note=${perMinute("reads")} />
       <${Tile} id="tile-held" label="Results held for review" value=${fmt(total(m.held))} values=${m.held}
-        note=${html`${waiting ?? "-"} waiting (one per board that held it): <a href=${`#/review/${seg(game)}`}>review</a>`} bad=${waiting > 0} />
+        note=${html`${waiting ?? "-"} ${waiting === 1 ? "match" : "matches"} waiting: <a href=${`#/review/${seg(game)}`}>review</a>`} bad=${waiting > 0} />
       <${Tile} id="tile-cache" label="Reads answered without Redis" value=${fmt(total(m.degraded))} values=${m.degraded}
         note=${html`the cache's health: <a href="#/cache">cache</a>`} bad=${f.degradedShare > 0} />
     </div>

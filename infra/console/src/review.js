@@ -1,7 +1,9 @@
 // The review queue (docs/integrity.md): a game's results held by a board's integrity
-// rules, oldest first, each with the rule, the figures that tripped it and the player's
-// recent results; an operator approves (applied as the board's policy would have applied
-// it when it arrived) or rejects it, with a reason and a confirmation, exactly once.
+// rules, oldest first, a match held on many boards listed once with its boards, each
+// with the rule, the figures that tripped it and the player's recent results; an
+// operator approves (applied as the board's policy would have applied it when it
+// arrived) or rejects the match on every board, with a reason and a confirmation,
+// exactly once.
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html, when } from "./ui.js";
 import { seg } from "./api.js";
@@ -16,11 +18,12 @@ function Decide({ api, held, n, decided }) {
     ${["approve", "reject"].map((decision) => html`<${ActionForm} id=${`${decision}-${n}`} label=${decision === "approve" ? "Approve" : "Reject"}
       danger=${decision === "reject"}
       fields=${[{ name: "reason", label: "Reason" }]}
-      confirm=${() => `${decision === "approve" ? "Approve" : "Reject"} ${held.player_id}'s ${String(held.score)} on ${held.leaderboard_id}?`}
+      confirm=${() => `${decision === "approve" ? "Approve" : "Reject"} ${held.player_id}'s ${String(held.score)} on ${held.boards.length > 1 ? `its ${held.boards.length} boards` : held.leaderboard_id}?`}
       submit=${(v) => api.send("POST", `/admin/held/${seg(held.id)}`, { decision, reason: v.reason })}
-      done=${(r) => { decided(held.id, r); return r.decision === "APPROVED"
-        ? `Approved${r.update_applied ? `: the standing is now ${String(r.score)}` : " (the standing already beat it)"}.`
-        : `Rejected${r.banned ? "; the player is now banned" : ""}.`; }} />`)}
+      done=${(r) => { decided(held.id, r); const on = r.boards.length > 1 ? ` on ${r.boards.length} boards` : "";
+        return r.decision === "APPROVED"
+          ? `Approved${on}${r.update_applied ? `: the standing is now ${String(r.score)}` : " (the standing already beat it)"}.`
+          : `Rejected${on}${r.banned ? "; the player is now banned" : ""}.`; }} />`)}
   </div>`;
 }
 
@@ -48,10 +51,10 @@ export function ReviewPage({ api, game }) {
       <button type="submit">Show</button>
     </form>
     ${page && !page.ok && html`<${Problem} error=${page.error} />`}
-    ${page?.ok && html`<table id="held"><thead><tr><th>Held</th><th>Board</th><th>Player</th><th>Match</th><th>Score</th>
+    ${page?.ok && html`<table id="held"><thead><tr><th>Held</th><th>Boards</th><th>Player</th><th>Match</th><th>Score</th>
       <th>Rule</th><th>Recent results</th><th>Decision</th></tr></thead><tbody>
       ${page.data.held.map((h, n) => html`<tr data-player=${h.player_id} data-rule=${h.rule} data-n=${n}>
-        <td class="muted">${when(h.held_at)}</td><td><a href=${`#/boards/${h.leaderboard_id}`}>${h.leaderboard_id}</a></td>
+        <td class="muted">${when(h.held_at)}</td><td class="boards" data-boards=${h.boards.length}>${h.boards.map((b) => html`<div><a href=${`#/boards/${b.leaderboard_id}`}>${b.leaderboard_id}</a></div>`)}</td>
         <td><a href=${`#/players/${h.player_id}`}>${h.player_id}</a></td><td>${h.match_id}</td><td>${String(h.score)}</td>
         <td><b>${h.rule}</b> <span class="muted">${String(h.value)} against ${String(h.limit)}${h.standing != null ? `; standing ${String(h.standing)}` : ""}</span></td>
         <td><${Recent} recent=${h.recent} /></td>

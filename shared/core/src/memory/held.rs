@@ -2,8 +2,10 @@
 
 use super::MemoryStore;
 use super::store::Tables;
-use crate::store::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError};
-use leaderboard_rules::ids::PlayerId;
+use crate::store::{
+    HeldFilter, HeldPage, HeldResult, HeldStore, MATCH_SPAN_MS, QueueChange, StoreError,
+};
+use leaderboard_rules::ids::{MatchId, PlayerId};
 use leaderboard_rules::page::Paging;
 
 impl Tables {
@@ -31,7 +33,8 @@ impl Tables {
             Some(QueueChange::Reject(h)) => {
                 self.held.remove(&key(h));
                 let tally = (h.game.clone(), h.player_id.to_string());
-                *self.rejections.entry(tally).or_default() += 1;
+                let rejected = self.rejections.entry(tally).or_default();
+                rejected.insert(h.match_id.to_string());
             }
         }
     }
@@ -46,8 +49,41 @@ impl HeldStore for MemoryStore {
         tokio::task::yield_now().await;
         self.with(|t| {
             let tally = (game.to_owned(), player.to_string());
-            t.rejections.get(&tally).copied().unwrap_or(0)
+            t.rejections.get(&tally).map_or(0, |m| m.len() as u32)
         })
+    }
+
+    async fn held_of_match(
+        &self,
+        game: &str,
+        player: &PlayerId,
+        match_id: &MatchId,
+        around: Option<i64>,
+    ) -> Result<Vec<HeldResult>, StoreError> {
+        tokio::task::yield_now().await;
+        let near = |h: &HeldResult| around.is_none_or(|at| (h.held_at - at).abs() <= MATCH_SPAN_MS);
+        self.with(|t| {
+            (t.held.iter())
+                .filter(|((g, _), h)| {
+                    g == game && &h.player_id == player && &h.match_id == match_id
+                })
+                .map(|(_, h)| h)
+                .filter(|h| near(h))
+                .cloned()
+                .collect()
+        })
+    }
+
+    async fn claim_decision(
+        &self,
+        game: &str,
+        player: &PlayerId,
+        match_id: &MatchId,
+        approve: bool,
+    ) -> Result<bool, StoreError> {
+        tokio::task::yield_now().await;
+        let key = (game.to_owned(), player.to_string(), match_id.to_string());
+        self.with(|t| *t.decisions.entry(key).or_insert(approve))
     }
 
     async fn get_held(&self, game: &str, qk: &str) -> Result<Option<HeldResult>, StoreError> {

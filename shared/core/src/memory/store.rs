@@ -101,7 +101,9 @@ pub(super) struct Tables {
     /// The review queue by (game, queue key).
     pub(super) held: BTreeMap<(String, String), crate::store::HeldResult>,
     /// Rejected results by (game, player).
-    pub(super) rejections: HashMap<(String, String), u32>,
+    pub(super) rejections: HashMap<(String, String), std::collections::BTreeSet<String>>,
+    /// The operators' decisions by (game, player, match): approved or not.
+    pub(super) decisions: HashMap<(String, String, String), bool>,
     /// The stream: every standing written, oldest first; record `i` has sequence number
     /// `i + 1`.
     pub stream: Vec<IndexEntry>,

@@ -79,9 +79,14 @@ pub enum QueueChange<'a> {
     /// decisions cannot both apply).
     Release(&'a HeldResult),
     /// An operator rejected it: it leaves the queue as for [`QueueChange::Release`], and
-    /// the player's count of rejected results in its game goes up by one.
+    /// its match joins the player's rejected matches in its game (once, however many
+    /// boards held it).
     Reject(&'a HeldResult),
 }
+
+/// How far apart in time the held results of one match's request can be: the boards
+/// of one result are written within one invocation.
+pub const MATCH_SPAN_MS: i64 = 5 * 60 * 1000;
 
 /// Which held results a listing asks for.
 #[derive(Debug, Clone, Default)]
@@ -108,7 +113,29 @@ pub trait HeldStore: Send + Sync {
         key: &str,
     ) -> impl Future<Output = Result<Option<HeldResult>, StoreError>> + Send;
 
-    /// How many of `player`'s results in `game` were rejected (strongly consistent).
+    /// Every held result of `player`'s match `match_id` in the game's queue, in queue
+    /// order (strongly consistent): with `around`, only those held within
+    /// [`MATCH_SPAN_MS`] of that time (what one request holds), else the whole queue's.
+    fn held_of_match(
+        &self,
+        game: &str,
+        player: &PlayerId,
+        match_id: &MatchId,
+        around: Option<i64>,
+    ) -> impl Future<Output = Result<Vec<HeldResult>, StoreError>> + Send;
+
+    /// Records an operator's decision on `player`'s match in `game` (`approve`) unless
+    /// one is recorded; the decision that stands (the first).
+    fn claim_decision(
+        &self,
+        game: &str,
+        player: &PlayerId,
+        match_id: &MatchId,
+        approve: bool,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// How many of `player`'s matches in `game` were rejected, a match held on many
+    /// boards counting once (strongly consistent).
     fn rejections(
         &self,
         game: &str,

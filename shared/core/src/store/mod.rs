@@ -41,7 +41,9 @@ pub use events::{
     EventPublisher, LeagueSettled, SettledMember, TournamentStarted, Turn, WindowClosed, WindowTurn,
 };
 pub use friends::FriendsSource;
-pub use held::{HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, queue_key};
+pub use held::{
+    HeldFilter, HeldPage, HeldResult, HeldStore, MATCH_SPAN_MS, QueueChange, queue_key,
+};
 pub use index_entry::{EntryKind, IndexEntry};
 pub use index_reads::{
     Around, PageAt, PlayerRow, PlayerRows, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,

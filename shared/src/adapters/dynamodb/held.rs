@@ -11,7 +11,7 @@ use tracing::instrument;
 use super::DynamoScoreStore;
 use super::keys::{Item, key};
 use leaderboard_core::store::{
-    HeldFilter, HeldPage, HeldResult, HeldStore, QueueChange, StoreError,
+    HeldFilter, HeldPage, HeldResult, HeldStore, MATCH_SPAN_MS, QueueChange, StoreError,
 };
 use leaderboard_rules::decimal::ScoreFormat;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
@@ -129,8 +129,10 @@ pub(super) fn queue_write(
     }
 }
 
-/// A rejection counted on the player's tally in its game (`HR#{game}`, the player), in
-/// the same transaction as the decision.
+/// A rejection counted on the player's tally in its game (`HR#{game}`, the player): its
+/// match joins the set `rejected`, in the same transaction as the decision. (A tally
+/// from before matches counted once kept a number, `rejections`, which still counts.)
+/// The same item records the operators' decision on each match (`decided#{match}`).
 pub(super) fn rejection_count(
     store: &DynamoScoreStore,
     change: QueueChange<'_>,
@@ -144,8 +146,9 @@ pub(super) fn rejection_count(
             rejections_partition(&h.game),
             h.player_id.to_string(),
         )))
-        .update_expression("ADD rejections :one SET kind = :kind")
-        .expression_attribute_values(":one", AttributeValue::N("1".into()))
+        // A set: the match's other boards add the same member, so it counts once.
+        .update_expression("ADD rejected :m SET kind = :kind")
+        .expression_attribute_values(":m", AttributeValue::Ss(vec![h.match_id.to_string()]))
         .expression_attribute_values(":kind", AttributeValue::S("rejections".into()))
         .build()
         .map_err(StoreError::request)?;
@@ -166,11 +169,89 @@ impl HeldStore for DynamoScoreStore {
                 "GetItem(rejections)",
             )
             .await?;
-        let n = (item.as_ref())
+        let counted: u32 = (item.as_ref())
             .and_then(|i| i.get("rejections"))
             .and_then(|v| v.as_n().ok())
-            .and_then(|n| n.parse().ok());
-        Ok(n.unwrap_or(0))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(0);
+        let matches = (item.as_ref())
+            .and_then(|i| i.get("rejected"))
+            .and_then(|v| v.as_ss().ok())
+            .map_or(0, Vec::len);
+        Ok(counted + matches as u32)
+    }
+
+    #[instrument(skip(self))]
+    async fn held_of_match(
+        &self,
+        game: &str,
+        player: &PlayerId,
+        match_id: &MatchId,
+        around: Option<i64>,
+    ) -> Result<Vec<HeldResult>, StoreError> {
+        let pk = queue_partition(game);
+        let mut query = (self.client.query().table_name(self.table()))
+            .consistent_read(true)
+            .expression_attribute_values(":pk", AttributeValue::S(pk))
+            .filter_expression("player_id = :p AND match_id = :m")
+            .expression_attribute_values(":p", AttributeValue::S(player.to_string()))
+            .expression_attribute_values(":m", AttributeValue::S(match_id.to_string()));
+        query = match around {
+            // Queue keys start with the time held, 13 digits: a range of them.
+            Some(at) => query
+                .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
+                .expression_attribute_values(
+                    ":lo",
+                    AttributeValue::S(format!("{:013}", at - MATCH_SPAN_MS)),
+                )
+                .expression_attribute_values(
+                    ":hi",
+                    AttributeValue::S(format!("{:013}~", at + MATCH_SPAN_MS)),
+                ),
+            None => query.key_condition_expression("pk = :pk"),
+        };
+        let mut held = Vec::new();
+        let mut start = None;
+        loop {
+            let out = (query.clone().set_exclusive_start_key(start).send())
+                .await
+                .map_err(|e| StoreError::call("Query(held of a match)", e))?;
+            for item in out.items.unwrap_or_default() {
+                let h = serde_dynamo::from_item::<_, HeldItem>(item).map_err(StoreError::item)?;
+                held.push(h.held());
+            }
+            start = out.last_evaluated_key;
+            if start.is_none() {
+                return Ok(held);
+            }
+        }
+    }
+
+    #[instrument(skip(self))]
+    async fn claim_decision(
+        &self,
+        game: &str,
+        player: &PlayerId,
+        match_id: &MatchId,
+        approve: bool,
+    ) -> Result<bool, StoreError> {
+        let decided = if approve { "approve" } else { "reject" };
+        let out = (self.client.update_item().table_name(self.table()))
+            .set_key(Some(key(rejections_partition(game), player.to_string())))
+            // The first decision stays: if_not_exists keeps what is there.
+            .update_expression("SET #d = if_not_exists(#d, :d), kind = :kind")
+            .expression_attribute_names("#d", format!("decided#{match_id}"))
+            .expression_attribute_values(":d", AttributeValue::S(decided.into()))
+            .expression_attribute_values(":kind", AttributeValue::S("rejections".into()))
+            .return_values(aws_sdk_dynamodb::types::ReturnValue::UpdatedNew)
+            .send()
+            .await
+            .map_err(|e| StoreError::call("UpdateItem(decision)", e))?;
+        let stands = (out.attributes.as_ref())
+            .and_then(|a| a.get(&format!("decided#{match_id}")))
+            .and_then(|v| v.as_s().ok())
+            .ok_or_else(|| StoreError::item(std::io::Error::other("no decision returned")))?;
+        Ok(stands == "approve")
     }
 
     #[instrument(skip(self))]

@@ -1,14 +1,15 @@
-//! An operator's decision on a held result: approved (applied as the board's policy
-//! would have applied it when it arrived) or rejected, with its row and the queue
-//! item's removal in one transaction, so it happens once however many operators decide
-//! at the same time; a rejection may ban the player (the rule's ban threshold).
+//! An operator's decision on a held result's match: approved (applied as the board's
+//! policy would have applied it when it arrived) or rejected, on every board that held
+//! it. The decision on the match is recorded first (the first one stands), then each
+//! board's, with its row and the queue item's removal in one transaction, so it happens
+//! once however many operators decide at the same time; a rejection may ban the player
+//! (the rule's ban threshold, counting matches).
 
 use serde::Serialize;
 
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::service::moderation::ban;
-use crate::service::operator::{Operator, Reason, ReasonBody, record};
+use crate::service::operator::{Operator, Reason, record};
 use crate::service::write::request::{Op, SubmitScore};
 use crate::service::write::{self, Deciding, MAX_ATTEMPTS, fold_result};
 use crate::store::{
@@ -19,6 +20,7 @@ use leaderboard_rules::decimal::{Amount, Shown};
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::time::now_ms;
 
+use super::ban_after::ban_if_due;
 use super::queue::HeldId;
 
 /// An operator's decision.
@@ -56,11 +58,36 @@ pub struct DecisionReply {
     /// This rejection brought the player to the board's `ban_after_rejections`: they
     /// are now banned from the game.
     pub banned: bool,
+    /// Every board that held the match, each decided by this one decision (the board
+    /// the id names among them).
+    pub boards: Vec<BoardDecided>,
 }
 
-/// Decides one held result, once: approved, it is applied as the board's policy would
-/// have applied it when it arrived; rejected, it never counts. A result decided
-/// already the same way answers again (`replayed`); the other way, 409.
+/// What the decision did on one board that held the match.
+#[derive(Debug, Clone, Serialize)]
+pub struct BoardDecided {
+    pub leaderboard_id: LeaderboardId,
+    pub update_applied: bool,
+    pub score: Option<Shown>,
+    pub replayed: bool,
+}
+
+impl DecisionReply {
+    fn board(&self) -> BoardDecided {
+        BoardDecided {
+            leaderboard_id: self.leaderboard_id.clone(),
+            update_applied: self.update_applied,
+            score: self.score,
+            replayed: self.replayed,
+        }
+    }
+}
+
+/// Decides one held result's match, once, on every board that held it (docs/integrity.md):
+/// approved, it is applied on each as the board's policy would have applied it when it
+/// arrived; rejected, it never counts, and counts once toward a ban. The first decision
+/// on a match is recorded before any board's: the same decision again finishes what a
+/// crash left and answers again (`replayed`); the other way, 409.
 pub async fn decide<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     op: &Operator,
@@ -76,18 +103,80 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
         reason: &reason,
         text,
     };
-    for attempt in 0..MAX_ATTEMPTS {
-        let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
-            return decided_already(ctx, &id, text, decision).await;
+    let waiting = (ctx.store)
+        .held_of_match(&id.game, &id.player, &id.match_id, None)
+        .await?;
+    if waiting.is_empty() {
+        return decided_already(ctx, &id, text, decision).await;
+    }
+    let approve = decision == Decision::Approve;
+    if approve {
+        // Refused before anything is recorded, so the match can still be rejected.
+        for held in &waiting {
+            let board = (ctx.store.get_board(&held.leaderboard_id).await?)
+                .ok_or_else(|| ServiceError::BoardNotFound(held.leaderboard_id.clone()))?;
+            if board.sealed_at.is_some() {
+                return Err(ServiceError::HeldWindowSealed(board.leaderboard_id));
+            }
+        }
+    }
+    let stands = (ctx.store)
+        .claim_decision(&id.game, &id.player, &id.match_id, approve)
+        .await?;
+    if stands != approve {
+        let was = if stands {
+            Decision::Approve
+        } else {
+            Decision::Reject
         };
+        return Err(ServiceError::AlreadyDecided {
+            id: text.to_owned(),
+            decided: was.done().to_lowercase().leak(),
+        });
+    }
+    let mut decided = Vec::with_capacity(waiting.len());
+    let mut banned = false;
+    for held in &waiting {
+        let (reply, board) = decide_board(ctx, &asked, held).await?;
+        if decision == Decision::Reject && !banned {
+            banned = ban_if_due(ctx, op, &board, held).await?;
+        }
+        decided.push(reply);
+    }
+    let boards: Vec<BoardDecided> = decided.iter().map(DecisionReply::board).collect();
+    let named = match decided.into_iter().find(|r| r.leaderboard_id == id.board) {
+        Some(r) => r,
+        None => decided_already(ctx, &id, text, decision).await?,
+    };
+    Ok(DecisionReply {
+        banned,
+        boards,
+        ..named
+    })
+}
+
+/// Decides one board's held result of the match (retrying while its row moves); the
+/// reply and the board as read.
+async fn decide_board<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    asked: &Asked<'_>,
+    waiting: &HeldResult,
+) -> Result<(DecisionReply, Board), ServiceError> {
+    let id = HeldId::of(waiting);
+    for attempt in 0..MAX_ATTEMPTS {
         // Read fresh (not the container's cached definition): whether it is sealed.
-        let board = (ctx.store.get_board(&held.leaderboard_id).await?)
-            .ok_or_else(|| ServiceError::BoardNotFound(held.leaderboard_id.clone()))?;
+        let board = (ctx.store.get_board(&waiting.leaderboard_id).await?)
+            .ok_or_else(|| ServiceError::BoardNotFound(waiting.leaderboard_id.clone()))?;
+        let Some(held) = ctx.store.get_held(&id.game, &id.key).await? else {
+            // Another operator's same decision took this board first.
+            let reply = decided_already(ctx, &id, &waiting.id(), asked.decision).await?;
+            return Ok((reply, board));
+        };
         let row = (ctx.store)
             .get_row(&held.leaderboard_id, &held.player_id, Consistency::Strong)
             .await?;
-        if let Some(reply) = apply(ctx, &asked, &board, &row, &held).await? {
-            return Ok(reply);
+        if let Some(reply) = apply(ctx, asked, &board, &row, &held).await? {
+            return Ok((reply, board));
         }
         tokio::time::sleep(crate::service::backoff(attempt)).await;
     }
@@ -134,6 +223,7 @@ async fn decided_already<S: IngestStore, I: RankIndex>(
         score: row.standing.as_ref().map(|s| board.scores.show(s.score)),
         replayed: true,
         banned: false,
+        boards: Vec::new(),
     })
 }
 
@@ -188,10 +278,6 @@ async fn apply<S: IngestStore, I: RankIndex>(
     let Some(reply) = write::decide_held(ctx, board, &req, row, decided, deciding).await? else {
         return Ok(None);
     };
-    let banned = match asked.decision {
-        Decision::Reject => ban_if_due(ctx, asked.op, board, held).await?,
-        Decision::Approve => false,
-    };
     Ok(Some(DecisionReply {
         id: asked.text.to_owned(),
         decision: asked.decision.done(),
@@ -201,7 +287,8 @@ async fn apply<S: IngestStore, I: RankIndex>(
         update_applied: reply.update_applied,
         score: standing.map(|s| board.scores.show(s.score)),
         replayed: false,
-        banned,
+        banned: false,
+        boards: Vec::new(),
     }))
 }
 
@@ -245,45 +332,6 @@ fn decision_audit(
     });
     audit
 }
-
-/// Bans the player from the game once their rejected results reach the board's
-/// `ban_after_rejections` (a board of a game only); whether this decision banned them.
-/// The ban is recorded before its sweep; a sweep that runs out of time is finished by
-/// banning again (`PUT /games/{game}/bans/{p}`), as for any ban.
-async fn ban_if_due<S: IngestStore, I: RankIndex>(
-    ctx: &Context<S, I>,
-    op: &Operator,
-    board: &Board,
-    held: &HeldResult,
-) -> Result<bool, ServiceError> {
-    let limit = (board.integrity.as_ref()).and_then(|r| r.ban_after_rejections);
-    let (Some(limit), false) = (limit, held.game.is_empty()) else {
-        return Ok(false);
-    };
-    let n = ctx.store.rejections(&held.game, &held.player_id).await?;
-    if n < limit
-        || ctx
-            .store
-            .get_ban(&held.game, &held.player_id)
-            .await?
-            .is_some()
-    {
-        return Ok(false);
-    }
-    let why = format!("{n} results rejected in review (ban_after_rejections: {limit})");
-    let reason = Reason::parse(ReasonBody {
-        reason: Some(why.into()),
-    })?;
-    let deadline = std::time::Instant::now() + BAN_SWEEP;
-    let swept = ban::ban(ctx, &held.game, &held.player_id, reason, op, None, deadline).await?;
-    if !swept.sweep.complete {
-        tracing::warn!(game = %held.game, player = %held.player_id, "the ban's sweep ran out of time; ban again to finish it");
-    }
-    Ok(true)
-}
-
-/// How long a ban after rejections may sweep the game's boards within the decision.
-const BAN_SWEEP: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The fold of an approved result as the board's policy would have folded it when it
 /// arrived: BEST and MIN keep the better (a result beaten since changes nothing), SUM

@@ -1,12 +1,13 @@
-//! The review queue: a game's held results, oldest first, each with its figures and the
-//! player's latest results on the board (an operator's decision on one: `decision`).
+//! The review queue: a game's held results, oldest first, a match held on many boards
+//! listed once with its boards, each with its figures and the player's latest results
+//! (an operator's decision on a match: `decision`).
 
 use leaderboard_rules::page::Paging;
 use serde::Serialize;
 
 use crate::service::Context;
 use crate::service::ServiceError;
-use crate::store::{Consistency, HeldFilter, IngestStore, RankIndex, Review, Row};
+use crate::store::{Consistency, HeldFilter, HeldResult, IngestStore, RankIndex, Review, Row};
 use leaderboard_rules::board::Board;
 use leaderboard_rules::cursor::CursorSigner;
 use leaderboard_rules::decimal::Shown;
@@ -32,6 +33,17 @@ pub struct HeldId {
 }
 
 impl HeldId {
+    /// The id of a held result.
+    pub fn of(h: &crate::store::HeldResult) -> Self {
+        Self {
+            game: h.game.clone(),
+            key: h.queue_key(),
+            board: h.leaderboard_id.clone(),
+            player: h.player_id.clone(),
+            match_id: h.match_id.clone(),
+        }
+    }
+
     pub fn parse(text: &str) -> Result<Self, DomainError> {
         let bad = || DomainError::invalid("id", "is not a held result's id");
         let parts: Vec<&str> = text.split('~').collect();
@@ -90,6 +102,19 @@ pub struct HeldView {
     pub metadata: Option<serde_json::Map<String, serde_json::Value>>,
     /// The player's latest results on the board, newest first.
     pub recent: Vec<RecentResult>,
+    /// Every board that held the match (this one first): one decision decides them all.
+    pub boards: Vec<HeldBoard>,
+}
+
+/// One board that held a match, as the queue shows it.
+#[derive(Debug, Serialize)]
+pub struct HeldBoard {
+    pub id: String,
+    pub leaderboard_id: LeaderboardId,
+    pub rule: &'static str,
+    pub value: serde_json::Value,
+    pub limit: serde_json::Value,
+    pub standing: Option<Shown>,
 }
 
 /// One page of the queue.
@@ -123,7 +148,9 @@ fn recent_of(board: &Board, row: &Row) -> Vec<RecentResult> {
 
 /// Up to `limit` of a game's held results (`game` empty: standalone boards'), oldest
 /// first, after `cursor` (a `next_cursor` this service signed for the same game's
-/// queue; any other is `invalid_cursor`), filtered by board and player.
+/// queue; any other is `invalid_cursor`), filtered by board and player. A match held on
+/// many boards is listed once, where its first board's item falls, with every board that
+/// held it in `boards`; a page may then list fewer than `limit`.
 pub async fn list<S: IngestStore, I: RankIndex>(
     ctx: &Context<S, I>,
     signer: &CursorSigner,
@@ -133,37 +160,100 @@ pub async fn list<S: IngestStore, I: RankIndex>(
     limit: u32,
 ) -> Result<QueuePage, ServiceError> {
     let scope = format!("held:{game}");
-    let after: Option<String> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
-    let page = (ctx.store)
-        .held_page(game, filter, Paging::new(after.as_deref(), limit))
-        .await?;
-    let mut held = Vec::with_capacity(page.held.len());
-    for h in page.held {
-        let board = ctx.boards.current(&ctx.store, &h.leaderboard_id).await?;
-        let row = (ctx.store)
-            .get_row(&h.leaderboard_id, &h.player_id, Consistency::Eventual)
+    let mut after: Option<String> = cursor.map(|c| signer.verify(&scope, c)).transpose()?;
+    let mut held = Vec::new();
+    // A page whose every item belongs to a match listed before lists nothing: go on,
+    // a few pages at most.
+    for _ in 0..PAGES_PER_LIST {
+        let page = (ctx.store)
+            .held_page(game, filter, Paging::new(after.as_deref(), limit))
             .await?;
-        let show = |s| board.scores.show(s);
-        held.push(HeldView {
-            id: h.id(),
-            game: h.game.clone(),
-            leaderboard_id: h.leaderboard_id.clone(),
-            player_id: h.player_id.clone(),
-            match_id: h.match_id.to_string(),
-            score: show(h.score),
-            subscores: board.scores.tiebreaks.shown(&h.ties),
-            event_ts: h.event_ts.map(rfc3339_ms),
-            held_at: rfc3339_ms(h.held_at),
-            rule: h.rule.code(),
-            value: figure(&board, h.rule, h.value),
-            limit: figure(&board, h.rule, h.limit),
-            standing: h.standing.map(show),
-            metadata: h.metadata.as_ref().map(|m| m.to_object()),
-            recent: recent_of(&board, &row),
-        });
+        for h in matches_of(page.held) {
+            let all = (ctx.store)
+                .held_of_match(game, &h.player_id, &h.match_id, Some(h.held_at))
+                .await?;
+            let first = all.first().unwrap_or(&h);
+            // Listed on an earlier page, where its first item the filter keeps was.
+            let anchor = (all.iter())
+                .find(|x| filter.board.as_ref().is_none_or(|b| b == &x.leaderboard_id))
+                .unwrap_or(&h);
+            if after
+                .as_deref()
+                .is_some_and(|a| anchor.queue_key().as_str() <= a)
+            {
+                continue;
+            }
+            held.push(view_of(ctx, first, &all).await?);
+        }
+        after = page.next;
+        if !held.is_empty() || after.is_none() {
+            break;
+        }
     }
     Ok(QueuePage {
         held,
-        next_cursor: page.next.map(|key| signer.sign(&scope, &key)),
+        next_cursor: after.map(|key| signer.sign(&scope, &key)),
+    })
+}
+
+/// Pages of the queue one listing reads at most.
+const PAGES_PER_LIST: usize = 5;
+
+/// One held result per match (player and match id), in the order they first appear.
+fn matches_of(held: Vec<HeldResult>) -> Vec<HeldResult> {
+    let mut seen = std::collections::HashSet::new();
+    (held.into_iter())
+        .filter(|h| seen.insert((h.player_id.clone(), h.match_id.clone())))
+        .collect()
+}
+
+/// The queue's view of a match held on the boards of `all` (`first`'s figures on top).
+async fn view_of<S: IngestStore, I: RankIndex>(
+    ctx: &Context<S, I>,
+    first: &HeldResult,
+    all: &[HeldResult],
+) -> Result<HeldView, ServiceError> {
+    let board = ctx
+        .boards
+        .current(&ctx.store, &first.leaderboard_id)
+        .await?;
+    let row = (ctx.store)
+        .get_row(
+            &first.leaderboard_id,
+            &first.player_id,
+            Consistency::Eventual,
+        )
+        .await?;
+    let mut boards = Vec::with_capacity(all.len());
+    for h in all {
+        let b = ctx.boards.current(&ctx.store, &h.leaderboard_id).await?;
+        boards.push(HeldBoard {
+            id: h.id(),
+            leaderboard_id: h.leaderboard_id.clone(),
+            rule: h.rule.code(),
+            value: figure(&b, h.rule, h.value),
+            limit: figure(&b, h.rule, h.limit),
+            standing: h.standing.map(|s| b.scores.show(s)),
+        });
+    }
+    let h = first;
+    let show = |s| board.scores.show(s);
+    Ok(HeldView {
+        id: h.id(),
+        game: h.game.clone(),
+        leaderboard_id: h.leaderboard_id.clone(),
+        player_id: h.player_id.clone(),
+        match_id: h.match_id.to_string(),
+        score: show(h.score),
+        subscores: board.scores.tiebreaks.shown(&h.ties),
+        event_ts: h.event_ts.map(rfc3339_ms),
+        held_at: rfc3339_ms(h.held_at),
+        rule: h.rule.code(),
+        value: figure(&board, h.rule, h.value),
+        limit: figure(&board, h.rule, h.limit),
+        standing: h.standing.map(show),
+        metadata: h.metadata.as_ref().map(|m| m.to_object()),
+        recent: recent_of(&board, &row),
+        boards,
     })
 }
