@@ -1,7 +1,7 @@
 //! Tournament joins (`--joins-only`): many players joining one occurrence with
 //! cohorts of 50 at once, through the service's own join on the real adapters, with the
-//! seat hints in Redis and, as the baseline, with Redis away (seats from the table
-//! alone). Reports joins per second, latency, the conditional-write retries (seats found
+//! seat hints in Redis (cohorts filled one at a time, and spread over 4 at once) and, as
+//! the baseline, with Redis away (seats from the table alone). Reports joins per second, latency, the conditional-write retries (seats found
 //! held or busy), and checks what the joins left: every cohort at most 50, each player
 //! once, no seat past the last. Also measures the seat hint alone (one Redis key), the
 //! one thing every join of the tier shares.
@@ -69,6 +69,8 @@ pub struct Joins {
     pub runs: Vec<JoinRun>,
     /// The first run's joins per second over the floor's.
     pub joins_vs_floor: f64,
+    /// Joins per second filling one cohort at a time over spreading them over 4.
+    pub fill_vs_spread: f64,
     pub floor: CallRun,
     pub hint: CallRun,
 }
@@ -139,10 +141,12 @@ async fn context(
     Ok(Context::new(store, index, Settings::default()))
 }
 
-fn cup() -> Tournament {
+/// The weekly cup the joins join: cohorts of 50, seated as `seating` says (`FILL`, the
+/// default, or `SPREAD`).
+fn cup(seating: &str) -> Tournament {
     serde_json::from_value(serde_json::json!({
         "tournament_id": "bench-cup", "game": "bench", "mode": "race", "title": "Bench cup",
-        "schedule": {"period": "WEEKLY"}, "cohort_size": 50,
+        "schedule": {"period": "WEEKLY"}, "cohort_size": 50, "cohort_seating": seating,
     }))
     .expect("a definition")
 }
@@ -153,11 +157,11 @@ type Placed = (u64, Option<u64>, u32);
 /// `joins` players joined by `writers` tasks, each task its own slice of players.
 async fn run_joins(
     label: &str,
-    ctx: AppContext,
+    (ctx, seating): (AppContext, &str),
     joins: u64,
     writers: usize,
 ) -> anyhow::Result<JoinRun> {
-    let t = cup();
+    let t = cup(seating);
     tournaments::create(&ctx, &Operator("bench".into()), t.clone()).await?;
     let ctx = Arc::new(ctx);
     let ctx_for_tasks = ctx.clone();
@@ -261,7 +265,11 @@ pub async fn run(
     writers: usize,
 ) -> anyhow::Result<Joins> {
     let with = context(redis_url, dynamodb_url, Duration::from_secs(5)).await?;
-    let hinted = run_joins("seat hints in Redis", with, joins, writers).await?;
+    let hinted = run_joins("seat hints in Redis", (with, "FILL"), joins, writers).await?;
+    // The same joins dealt over 4 cohorts at once: what filling one at a time costs.
+    let spread_ctx = context(redis_url, dynamodb_url, Duration::from_secs(5)).await?;
+    let label = "seat hints in Redis, cohorts spread (SPREAD)";
+    let spread = run_joins(label, (spread_ctx, "SPREAD"), joins, writers).await?;
     // Nothing listens on port 1: every hint fails at once, the breaker opens, and the
     // joins take one past the highest seat from the table.
     let away = context(
@@ -270,12 +278,14 @@ pub async fn run(
         Duration::from_millis(200),
     )
     .await?;
-    let table_only = run_joins("Redis away: the table alone", away, joins, writers).await?;
+    let label = "Redis away: the table alone";
+    let table_only = run_joins(label, (away, "FILL"), joins, writers).await?;
     let floor = floor(dynamodb_url, joins, writers).await?;
     let hint = hint(redis_url, joins * 10, writers).await?;
     Ok(Joins {
         joins_vs_floor: hinted.joins_per_s / floor.per_s,
-        runs: vec![hinted, table_only],
+        fill_vs_spread: hinted.joins_per_s / spread.joins_per_s,
+        runs: vec![hinted, spread, table_only],
         floor,
         hint,
     })

@@ -304,8 +304,8 @@ impl Results {
             }
             let _ = writeln!(
                 out,
-                "\nThe floor (a join's DynamoDB calls, bare, from as many tasks): {:.0}/s (joins/floor {:.2}); the seat hint alone: {:.0} calls/s.",
-                j.floor.per_s, j.joins_vs_floor, j.hint.per_s
+                "\nThe floor (a join's DynamoDB calls, bare, from as many tasks): {:.0}/s (joins/floor {:.2}); the seat hint alone: {:.0} calls/s; filling cohorts one at a time over spreading them: {:.2}.",
+                j.floor.per_s, j.joins_vs_floor, j.hint.per_s, j.fill_vs_spread
             );
         }
         if let Some(c) = &self.columns {

@@ -331,7 +331,6 @@ const LONG_NOW: &[(&str, usize)] = &[
     ("shared/src/adapters/redis/calls.rs", 493),
     ("shared/src/adapters/dynamodb/items.rs", 479),
     ("shared/core/src/service/seal/mod.rs", 448),
-    ("shared/rules/src/tournament.rs", 432),
     ("shared/core/src/service/live.rs", 424),
     ("bench/src/markdown.rs", 405),
     ("shared/src/adapters/dynamodb/mod.rs", 404),

@@ -327,6 +327,8 @@ async fn two_weeks_of_a_three_tier_league_settle_as_the_model_says_and_a_cut_off
     let def: Tournament = serde_json::from_value(json!({
         "tournament_id": id, "game": game, "mode": "race", "title": "Weekly league",
         "schedule": {"period": "WEEKLY"}, "cohort_size": 16, "league": rules.league(),
+        // The model deals each tier's joins over 4 cohorts at once.
+        "cohort_seating": "SPREAD",
     }))?;
     let op = Operator("test".into());
     tournaments::create(&env.ctx, &op, def).await?;
@@ -660,6 +662,7 @@ async fn over_the_stack_the_seal_function_settles_a_league_and_publishes_on_its_
     let def = json!({
         "tournament_id": id, "game": unique("g"), "mode": "race", "title": "League",
         "schedule": {"period": "WEEKLY"}, "cohort_size": 4, "grace_seconds": 0,
+        "cohort_seating": "SPREAD",
         "league": {"tiers": [
             {"id": "bronze", "promote": {"count": 1},
              "rewards": [{"from_rank": 1, "to_rank": 1, "reward": "chest"}]},

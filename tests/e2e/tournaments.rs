@@ -339,7 +339,8 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
     assert_eq!(status, 200, "{b}");
     assert_eq!(
         (b["player_id"].as_str(), b["cohort"].as_u64()),
-        (Some("bob"), Some(1))
+        (Some("bob"), Some(0)),
+        "a new definition fills its first cohort first"
     );
     let (status, c) = stack
         .post(&format!("/tournaments/{id}/players/cy/join"), json!({}))
@@ -394,7 +395,8 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
         (409, Some("tournament_board"))
     );
 
-    // The cohort: ada and cy share cohort 0 (seats 0 and 2); bob's cohort has no result.
+    // The cohort: ada and bob share cohort 0 (seats 0 and 1: it fills first), cy sits in
+    // cohort 1; bob has no result yet.
     let (status, _, cohort) = stack
         .get_as(&format!("/tournaments/{id}/players/ada/cohort"), "ada")
         .await?;
@@ -405,7 +407,7 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
             cohort["members"].as_u64(),
             cohort["rank"].as_u64()
         ),
-        (Some(0), Some(2), Some(2))
+        (Some(0), Some(2), Some(1))
     );
     let rows: Vec<(&str, i64)> = cohort["entries"]
         .as_array()
@@ -418,7 +420,7 @@ async fn the_routes_define_join_score_and_read_a_cohort_and_refuse_with_clear_co
             )
         })
         .collect();
-    assert_eq!(rows, [("cy", 90), ("ada", 70)]);
+    assert_eq!(rows, [("ada", 70)]);
     let (_, _, bobs) = stack
         .get_as(&format!("/tournaments/{id}/players/bob/cohort"), "bob")
         .await?;
@@ -556,11 +558,11 @@ async fn an_occurrence_announces_its_start_once_and_seals_per_cohort_with_every_
     let row = |r: u64, p: &str, s: i64| (r, p.to_owned(), s);
     assert_eq!(
         by_board[&format!("t:{id}:once:c0")],
-        [row(1, "p2", 30), row(2, "p0", 10)]
+        [row(1, "p1", 20), row(2, "p0", 10)]
     );
     assert_eq!(
         by_board[&format!("t:{id}:once:c1")],
-        [row(1, "p3", 40), row(2, "p1", 20)]
+        [row(1, "p3", 40), row(2, "p2", 30)]
     );
     assert_eq!(by_board[&format!("t:{id}:once")].len(), 4);
     // A second sweep seals and publishes nothing more.

@@ -1178,6 +1178,12 @@ export interface components {
             /** @description Players per cohort; each cohort is a board of its own. */
             cohort_size?: number;
             /**
+             * @description With cohorts: FILL seats one cohort full before the next (as few cohorts as the size allows); SPREAD deals consecutive joins over 4 cohorts at once (docs/tournaments.md).
+             * @default FILL
+             * @enum {string}
+             */
+            cohort_seating: "FILL" | "SPREAD";
+            /**
              * @description How long after an occurrence's end results of matches inside it still count.
              * @default 300
              */
@@ -1205,6 +1211,11 @@ export interface components {
             max_players: number | null;
             max_attempts: number | null;
             cohort_size: number | null;
+            /**
+             * @description Absent on a definition stored before the setting (it spreads).
+             * @enum {string}
+             */
+            cohort_seating?: "FILL" | "SPREAD";
             grace_seconds: number;
             league?: components["schemas"]["League"];
             occurrence: {

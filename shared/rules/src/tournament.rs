@@ -205,6 +205,12 @@ pub struct Tournament {
     pub max_attempts: Option<u32>,
     #[serde(default)]
     pub cohort_size: Option<u32>,
+    /// How joins are dealt into cohorts: `FILL` fills one cohort before the next (a new
+    /// definition's unless it says), `SPREAD` deals consecutive joins over
+    /// [`OPEN_COHORTS`] at once (a definition stored before the setting: its running
+    /// occurrences keep their arithmetic).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cohort_seating: Option<CohortSeating>,
     /// Seconds after an occurrence's end during which results of matches that ended
     /// inside it are still taken (as a family window's grace).
     #[serde(default = "default_grace_seconds")]
@@ -345,15 +351,20 @@ impl Tournament {
             .expect("a board id and a cohort number make a board id")
     }
 
-    /// How the occurrence's seats become cohorts, if it has cohorts: [`OPEN_COHORTS`] at
-    /// once, or fewer when `max_players` fills fewer (3 players in cohorts of 2 sit in
-    /// 2 cohorts, not 3).
+    /// How the occurrence's seats become cohorts, if it has cohorts: one cohort at a
+    /// time (`FILL`), or [`OPEN_COHORTS`] at once (`SPREAD`, and a definition stored
+    /// before the setting), fewer when `max_players` fills fewer (3 players in cohorts
+    /// of 2 sit in 2 cohorts, not 3).
     pub fn seating(&self) -> Option<Seating> {
+        let most = match self.cohort_seating {
+            Some(CohortSeating::Fill) => 1,
+            Some(CohortSeating::Spread) | None => OPEN_COHORTS,
+        };
         self.cohort_size.map(|size| {
-            let needed = self.max_players.map_or(OPEN_COHORTS, |m| m.div_ceil(size));
+            let needed = self.max_players.map_or(most, |m| m.div_ceil(size));
             Seating {
                 size,
-                open: needed.clamp(1, OPEN_COHORTS),
+                open: needed.clamp(1, most),
             }
         })
     }
@@ -374,59 +385,9 @@ pub struct Member {
     pub attempts: u32,
 }
 
-/// A seat's place: its tier, its cohort (numbered as [`TIER_COHORTS`] says) and its
-/// position in it (0-based, first come).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Place {
-    pub tier: usize,
-    pub cohort: u64,
-    pub position: u32,
-}
+pub use seating::{CohortSeating, Place, Seating, tier_of_cohort, tier_seats};
 
-/// The seat numbers of a league's tier `tier` ([`TIER_SEATS`]).
-pub fn tier_seats(tier: usize) -> std::ops::Range<u64> {
-    let first = tier as u64 * TIER_SEATS;
-    first..first + TIER_SEATS
-}
-
-/// The tier a cohort number belongs to ([`TIER_COHORTS`]).
-pub fn tier_of_cohort(cohort: u64) -> usize {
-    (cohort / TIER_COHORTS) as usize
-}
-
-/// How seat numbers (0, 1, 2, ... in the order joins took them) become cohorts: blocks
-/// of `open × size` seats, each block's seats dealt round the block's `open` cohorts.
-/// Consecutive joins therefore land in `open` cohorts at once; no cohort gets more than
-/// `size` seats; at most `open` cohorts are ever partly filled. A league's tiers each
-/// seat this way from their own first seat ([`tier_seats`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seating {
-    pub size: u32,
-    pub open: u32,
-}
-
-impl Seating {
-    /// The seats of `cohort`, in seat order: those [`Seating::place`] puts in it.
-    pub fn seats_of(&self, cohort: u64) -> Vec<u64> {
-        let (size, open) = (u64::from(self.size), u64::from(self.open));
-        let tier = tier_of_cohort(cohort);
-        let cohort = cohort % TIER_COHORTS;
-        let first = tier_seats(tier).start + (cohort / open) * open * size + cohort % open;
-        (0..size).map(|k| first + k * open).collect()
-    }
-
-    pub fn place(&self, seat: u64) -> Place {
-        let (size, open) = (u64::from(self.size), u64::from(self.open));
-        let tier = (seat / TIER_SEATS) as usize;
-        let local = seat % TIER_SEATS;
-        let (block, r) = (local / (open * size), local % (open * size));
-        Place {
-            tier,
-            cohort: tier as u64 * TIER_COHORTS + block * open + r % open,
-            position: (r / open) as u32,
-        }
-    }
-}
+mod seating;
 
 #[cfg(test)]
 mod tests;

@@ -320,3 +320,69 @@ async fn a_ban_after_rejections_takes_the_players_standings_off_as_a_ban_does() 
         assert_index_matches_store(&ctx, b).await;
     }
 }
+
+#[tokio::test]
+async fn a_match_held_on_two_boards_is_listed_once_decided_once_and_one_rejection() {
+    let ctx = ctx();
+    let req: CreateFamily = serde_json::from_value(json!({
+        "game": "g8", "mode": "ranked", "policy": "BEST", "regions": ["EU"],
+        "periods": ["ALL_TIME"], "integrity": {"max_score": 500, "ban_after_rejections": 2},
+    }))
+    .unwrap();
+    create_family(&ctx.store, req).await.unwrap();
+    let result = |m: &str, score: i64| MatchResult {
+        subscores: Vec::new(),
+        metadata: None,
+        game: "g8".into(),
+        mode: "ranked".into(),
+        region: "EU".into(),
+        player: crate::fixtures::player("x"),
+        match_id: crate::fixtures::match_id(m),
+        score: Amount::whole("score", Score::new("score", score).unwrap()),
+        event_ts: None,
+    };
+    scores::submit_match(&ctx, result("m1", 900)).await.unwrap();
+    let signer = leaderboard_rules::cursor::CursorSigner::new("test");
+    let queue = integrity::list(&ctx, &signer, "g8", &HeldFilter::default(), None, 25)
+        .await
+        .unwrap();
+    assert_eq!(queue.held.len(), 1, "one match");
+    assert_eq!(queue.held[0].boards.len(), 2, "GLOBAL and EU");
+    let op = Operator("ops".into());
+    // Decided on its second board's id: both boards rejected, one rejection, no ban.
+    let id = queue.held[0].boards[1].id.clone();
+    let r = integrity::decide(&ctx, &op, &id, Decision::Reject, reason())
+        .await
+        .unwrap();
+    assert_eq!((r.boards.len(), r.banned), (2, false));
+    assert_eq!(
+        ctx.store
+            .rejections("g8", &crate::fixtures::player("x"))
+            .await
+            .unwrap(),
+        1
+    );
+    // The other way now: 409; the same way again: a replay.
+    let again = integrity::decide(&ctx, &op, &queue.held[0].id, Decision::Approve, reason()).await;
+    assert!(
+        matches!(again, Err(ServiceError::AlreadyDecided { .. })),
+        "{again:?}"
+    );
+    let replay = integrity::decide(&ctx, &op, &queue.held[0].id, Decision::Reject, reason())
+        .await
+        .unwrap();
+    assert!(replay.replayed);
+    let empty = integrity::list(&ctx, &signer, "g8", &HeldFilter::default(), None, 25)
+        .await
+        .unwrap();
+    assert!(empty.held.is_empty());
+    // A second rejected match reaches the count.
+    scores::submit_match(&ctx, result("m2", 800)).await.unwrap();
+    let queue = integrity::list(&ctx, &signer, "g8", &HeldFilter::default(), None, 25)
+        .await
+        .unwrap();
+    let r = integrity::decide(&ctx, &op, &queue.held[0].id, Decision::Reject, reason())
+        .await
+        .unwrap();
+    assert!(r.banned, "two rejected matches");
+}

@@ -178,6 +178,40 @@ fn seats_fill_open_cohorts_together_never_over_size_and_whole_blocks_leave_none_
     assert_eq!(first, [0, 1, 2, 3]);
 }
 
+/// How `joins` players sit in cohorts of `size` under `seating`: each cohort's count.
+fn sat(seating: Option<CohortSeating>, size: u32, joins: u64) -> Vec<u32> {
+    let mut t = checked(weekly()).unwrap();
+    t.cohort_size = Some(size);
+    t.cohort_seating = seating;
+    let s = t.seating().unwrap();
+    let mut counts = std::collections::BTreeMap::<u64, u32>::new();
+    for seat in 0..joins {
+        *counts.entry(s.place(seat).cohort).or_default() += 1;
+    }
+    counts.into_values().collect()
+}
+
+#[test]
+fn a_filling_occurrence_sits_in_as_few_cohorts_as_the_size_allows() {
+    let fill = Some(CohortSeating::Fill);
+    assert_eq!(sat(fill, 4, 7), [4, 3]);
+    assert_eq!(sat(fill, 50, 60), [50, 10]);
+    assert_eq!(sat(fill, 50, 1_000), [50; 20]);
+    // Spread (and a definition stored before the setting) deals over 4 cohorts.
+    assert_eq!(sat(Some(CohortSeating::Spread), 4, 7), [2, 2, 2, 1]);
+    assert_eq!(sat(None, 50, 60), [15, 15, 15, 15]);
+    // Filling, each cohort's seats are the ones placed in it, in order.
+    let s = Seating { size: 4, open: 1 };
+    for c in 0..5 {
+        for (k, seat) in s.seats_of(c).into_iter().enumerate() {
+            assert_eq!(
+                (s.place(seat).cohort, s.place(seat).position as usize),
+                (c, k)
+            );
+        }
+    }
+}
+
 #[test]
 fn a_leagues_tiers_seat_apart_and_their_cohort_numbers_say_the_tier() {
     let s = Seating { size: 30, open: 4 };

@@ -33,7 +33,9 @@ use crate::service::ttl_cache::TtlCache;
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::time::{now_ms, rfc3339_ms};
-use leaderboard_rules::tournament::{NotRunning, Occurrence, Tournament, tier_seats};
+use leaderboard_rules::tournament::{
+    CohortSeating, NotRunning, Occurrence, Tournament, tier_seats,
+};
 
 /// How long a container keeps a cohort's member list (a new member shows within this).
 pub const COHORT_MEMBERS_TTL: Duration = Duration::from_secs(5);
@@ -189,7 +191,11 @@ pub async fn create<S: ModerationStore + TournamentStore, I>(
     op: &Operator,
     body: Tournament,
 ) -> Result<Created<TournamentView>, ServiceError> {
-    let t = body.validated()?;
+    let mut t = body.validated()?;
+    // A new definition fills its cohorts unless it asks to spread them.
+    if t.cohort_size.is_some() {
+        t.cohort_seating.get_or_insert(CohortSeating::Fill);
+    }
     let now = now_ms();
     // Another container sees a new tournament within the cache's TTL; this one at once.
     ctx.tournaments.all.forget(&());
