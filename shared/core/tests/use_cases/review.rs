@@ -278,17 +278,7 @@ async fn a_ban_after_rejections_takes_the_players_standings_off_as_a_ban_does() 
     }))
     .unwrap();
     create_family(&ctx.store, req).await.unwrap();
-    let result = |m: &str, score: i64| MatchResult {
-        subscores: Vec::new(),
-        metadata: None,
-        game: "g9".into(),
-        mode: "ranked".into(),
-        region: "EU".into(),
-        player: crate::fixtures::player("x"),
-        match_id: crate::fixtures::match_id(m),
-        score: Amount::whole("score", Score::new("score", score).unwrap()),
-        event_ts: None,
-    };
+    let result = |m: &str, score: i64| ranked_result("g9", m, score);
     let first = scores::submit_match(&ctx, result("m1", 100)).await.unwrap();
     let boards: Vec<LeaderboardId> = (first.results.iter())
         .filter_map(|r| r.leaderboard_id.clone())
@@ -330,17 +320,7 @@ async fn a_match_held_on_two_boards_is_listed_once_decided_once_and_one_rejectio
     }))
     .unwrap();
     create_family(&ctx.store, req).await.unwrap();
-    let result = |m: &str, score: i64| MatchResult {
-        subscores: Vec::new(),
-        metadata: None,
-        game: "g8".into(),
-        mode: "ranked".into(),
-        region: "EU".into(),
-        player: crate::fixtures::player("x"),
-        match_id: crate::fixtures::match_id(m),
-        score: Amount::whole("score", Score::new("score", score).unwrap()),
-        event_ts: None,
-    };
+    let result = |m: &str, score: i64| ranked_result("g8", m, score);
     scores::submit_match(&ctx, result("m1", 900)).await.unwrap();
     let signer = leaderboard_rules::cursor::CursorSigner::new("test");
     let queue = integrity::list(&ctx, &signer, "g8", &HeldFilter::default(), None, 25)
@@ -385,4 +365,19 @@ async fn a_match_held_on_two_boards_is_listed_once_decided_once_and_one_rejectio
         .await
         .unwrap();
     assert!(r.banned, "two rejected matches");
+}
+
+/// Player x's result `score` in match `m` of `game`'s ranked mode, from the EU.
+fn ranked_result(game: &str, m: &str, score: i64) -> MatchResult {
+    MatchResult {
+        subscores: Vec::new(),
+        metadata: None,
+        game: game.into(),
+        mode: "ranked".into(),
+        region: "EU".into(),
+        player: crate::fixtures::player("x"),
+        match_id: crate::fixtures::match_id(m),
+        score: Amount::whole("score", Score::new("score", score).unwrap()),
+        event_ts: None,
+    }
 }
