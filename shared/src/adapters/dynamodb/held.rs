@@ -190,13 +190,13 @@ impl HeldStore for DynamoScoreStore {
         around: Option<i64>,
     ) -> Result<Vec<HeldResult>, StoreError> {
         let pk = queue_partition(game);
-        let mut query = (self.client.query().table_name(self.table()))
+        let query = (self.client.query().table_name(self.table()))
             .consistent_read(true)
             .expression_attribute_values(":pk", AttributeValue::S(pk))
             .filter_expression("player_id = :p AND match_id = :m")
             .expression_attribute_values(":p", AttributeValue::S(player.to_string()))
             .expression_attribute_values(":m", AttributeValue::S(match_id.to_string()));
-        query = match around {
+        let query = match around {
             // Queue keys start with the time held, 13 digits: a range of them.
             Some(at) => query
                 .key_condition_expression("pk = :pk AND sk BETWEEN :lo AND :hi")
@@ -210,21 +210,12 @@ impl HeldStore for DynamoScoreStore {
                 ),
             None => query.key_condition_expression("pk = :pk"),
         };
-        let mut held = Vec::new();
-        let mut start = None;
-        loop {
-            let out = (query.clone().set_exclusive_start_key(start).send())
-                .await
-                .map_err(|e| StoreError::call("Query(held of a match)", e))?;
-            for item in out.items.unwrap_or_default() {
-                let h = serde_dynamo::from_item::<_, HeldItem>(item).map_err(StoreError::item)?;
-                held.push(h.held());
-            }
-            start = out.last_evaluated_key;
-            if start.is_none() {
-                return Ok(held);
-            }
-        }
+        let items = (query.into_paginator().items().send().try_collect().await)
+            .map_err(|e| StoreError::call("Query(held of a match)", e))?;
+        (items.into_iter())
+            .map(|i| serde_dynamo::from_item::<_, HeldItem>(i).map(HeldItem::held))
+            .collect::<Result<_, _>>()
+            .map_err(StoreError::item)
     }
 
     #[instrument(skip(self))]
