@@ -2,6 +2,8 @@
 //! (`{}` for every due board, or `{leaderboard_id}` for one): the schedule (every five
 //! minutes, which also goes on with what an earlier run left), a direct invocation, and
 //! `POST /admin/seal` through API Gateway (200 when done, 202 when a call must go on).
+//! It also writes exports, which walk a board the same way (`export`: their routes and
+//! their queue).
 
 use std::time::{Duration, Instant};
 
@@ -10,23 +12,27 @@ use leaderboard::edge::invoke::{self, Call, InvokeError, work_until};
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::metrics;
 use leaderboard_core::service::seal::{self, SealReport, SealSettings};
-use leaderboard_core::store::{EventPublisher, ScoreStore};
+use leaderboard_core::store::{EventPublisher, ExportFiles, ExportQueue, ExportStore, ScoreStore};
 use leaderboard_rules::ids::LeaderboardId;
 use serde::Deserialize;
 use serde_json::Value;
 
+mod export;
 #[cfg(test)]
 mod tests;
+
+pub use export::Exports;
 
 /// Time kept free before the Lambda deadline to save progress and answer.
 const MARGIN: Duration = Duration::from_secs(10);
 /// Longest a call through API Gateway works (its integration times out at 30 s).
 const HTTP_BUDGET: Duration = Duration::from_secs(20);
 
-pub struct Deps<S, E> {
+pub struct Deps<S, E, F, Q> {
     pub store: S,
     pub events: E,
     pub settings: SealSettings,
+    pub exports: Exports<F, Q>,
 }
 
 /// What to seal: one board, or every due one.
@@ -36,8 +42,8 @@ pub struct SealRequest {
     pub leaderboard_id: Option<LeaderboardId>,
 }
 
-async fn run<S: ScoreStore, E: EventPublisher>(
-    deps: &Deps<S, E>,
+async fn run<S: ScoreStore, E: EventPublisher, F, Q>(
+    deps: &Deps<S, E, F, Q>,
     req: SealRequest,
     until: Instant,
 ) -> Result<SealReport, ServiceError> {
@@ -47,10 +53,20 @@ async fn run<S: ScoreStore, E: EventPublisher>(
     }
 }
 
-pub async fn handle<S: ScoreStore, E: EventPublisher>(
-    deps: &Deps<S, E>,
+pub async fn handle<S, E, F, Q>(
+    deps: &Deps<S, E, F, Q>,
     event: LambdaEvent<Value>,
-) -> Result<Value, InvokeError> {
+) -> Result<Value, InvokeError>
+where
+    S: ScoreStore + ExportStore,
+    E: EventPublisher,
+    F: ExportFiles,
+    Q: ExportQueue,
+{
+    if export::is_export(&event.payload) {
+        // Boxed: its future is deep enough to overflow the compiler's layout queries.
+        return Box::pin(export::handle(&deps.store, &deps.exports, event)).await;
+    }
     let deadline_ms = event.context.deadline;
     let call = Call::<SealRequest>::of(event.payload)?;
     let over_http = call.over_http();

@@ -1,5 +1,5 @@
 //! Lambda entry point of the seal function (closed windows sealed, leagues settled, on a
-//! schedule): its clients built once per container (`wiring::serve`), then the runtime
+//! schedule; boards exported): its clients built once per container (`wiring::serve`), then the runtime
 //! loop.
 
 mod handler;
@@ -12,10 +12,16 @@ async fn main() -> Result<(), lambda_runtime::Error> {
         let store = wiring::dynamo_store(config).await?;
         let events = wiring::event_publisher(config).await?;
         let settings = wiring::seal_settings(config);
+        let exports = wiring::export::exports(config).await?;
         Ok::<_, lambda_runtime::Error>(handler::Deps {
             store,
             events,
             settings,
+            exports: handler::Exports {
+                files: exports.files,
+                queue: exports.queue,
+                settings: exports.settings,
+            },
         })
     };
     wiring::serve(deps, |deps, event| Box::pin(handler::handle(deps, event))).await

@@ -20,6 +20,7 @@
 //! - [`tournament`]: tournament definitions and how joins' seats become cohorts;
 //! - [`league`]: a tournament's tiers, promotion and demotion zones, rewards by rank, and
 //!   the settle rule;
+//! - [`export`]: a board's standings as a CSV file, row by row;
 //! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
 //! - [`error`]: the rules' error, `DomainError` (each layer above keeps its own).
 
@@ -28,6 +29,7 @@ pub mod caller;
 pub mod cursor;
 pub mod decimal;
 pub mod error;
+pub mod export;
 pub mod family;
 pub mod ids;
 pub mod integrity;

@@ -1,7 +1,8 @@
 //! `SqsRepairQueue`: boards whose index needs a rebuild, reported to the repair queue
 //! (`REPAIR_QUEUE_URL`), the same queue the stream's event source mapping sends exhausted
 //! batches to. The repair function consumes it. `SqsDeadLetters`: stream records that can
-//! never apply (`DEAD_LETTER_QUEUE_URL`).
+//! never apply (`DEAD_LETTER_QUEUE_URL`). `SqsExportQueue`: exports handed to a run of their
+//! own (`EXPORT_QUEUE_URL`).
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -10,7 +11,8 @@ use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use leaderboard_core::store::QueueError;
 
 use leaderboard_core::store::{
-    DeadLetter, DeadLetterCount, DeadLetters, RebuildNeeded, RepairQueue,
+    DeadLetter, DeadLetterCount, DeadLetters, ExportQueue, ExportTurn, RebuildNeeded, RepairQueue,
+    StoreError,
 };
 
 /// The SQS adapter of [`RepairQueue`].
@@ -46,6 +48,37 @@ impl RepairQueue for SqsRepairQueue {
             Ok(())
         }
         .boxed()
+    }
+}
+
+/// The SQS adapter of [`ExportQueue`] (`EXPORT_QUEUE_URL`): one message per turn, which
+/// invokes the exporting function.
+#[derive(Clone)]
+pub struct SqsExportQueue {
+    client: aws_sdk_sqs::Client,
+    url: String,
+}
+
+impl SqsExportQueue {
+    pub fn new(client: aws_sdk_sqs::Client, url: impl Into<String>) -> Self {
+        Self {
+            client,
+            url: url.into(),
+        }
+    }
+}
+
+impl ExportQueue for SqsExportQueue {
+    async fn hand_on(&self, turn: &ExportTurn) -> Result<(), StoreError> {
+        let body = serde_json::to_string(turn).map_err(StoreError::item)?;
+        self.client
+            .send_message()
+            .queue_url(&self.url)
+            .message_body(body)
+            .send()
+            .await
+            .map_err(|e| StoreError::call("SendMessage(export)", e))?;
+        Ok(())
     }
 }
 

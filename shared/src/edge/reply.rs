@@ -55,7 +55,8 @@ fn status(err: &ServiceError) -> u16 {
         | E::TournamentNotFound(_)
         | E::NoCohorts(_)
         | E::NoLeague(_)
-        | E::HeldNotFound(_) => 404,
+        | E::HeldNotFound(_)
+        | E::ExportNotFound(_) => 404,
         E::WindowClosed { .. }
         | E::FamilyConflict { .. }
         | E::InvalidTransition { .. }

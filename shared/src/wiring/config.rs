@@ -31,6 +31,10 @@
 //! | `DEAD_LETTER_QUEUE_URL` | required by stream-ingest | SQS queue for stream records that can never apply (with the reason and the raw payload) |
 //! | `SEAL_SETTLE_SECONDS` | 60 | seal: how long after a window closes it is sealed (DynamoDB's rank index catching up) |
 //! | `BOARD_CACHE_TTL_MS` | 1000 | how long a container trusts a cached board definition (a manual freeze takes effect within it) |
+//! | `EXPORT_BUCKET` | required by seal | the S3 bucket exports are written to |
+//! | `EXPORT_QUEUE_URL` | required by seal | SQS queue that hands an export to a run of the seal function |
+//! | `EXPORT_PART_BYTES` | 5242880 | seal: bytes per uploaded part of an export (S3's minimum; a local stand-in may take less) |
+//! | `EXPORT_LINK_SECONDS` | 900 | how long an export's link reads the file |
 //! | `DYNAMODB_TIMEOUT_MS` | 2000 | every DynamoDB (and Streams) call's budget, all its attempts together; each attempt, and opening a connection, gets half of it; the SQS queues' calls take the same |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
@@ -96,6 +100,10 @@ pub struct Config {
     pub live_events_url: Option<String>,
     /// The rank index's ElastiCache replication group (`CACHE_REPLICATION_GROUP_ID`).
     pub cache_replication_group: Option<String>,
+    pub export_bucket: Option<String>,
+    pub export_queue_url: Option<String>,
+    pub export_part_bytes: Option<u64>,
+    pub export_link_ttl: Option<Duration>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -170,6 +178,10 @@ impl Config {
             seal_settle: seconds("SEAL_SETTLE_SECONDS", 1)?,
             live_events_url: var("LIVE_EVENTS_URL"),
             cache_replication_group: var("CACHE_REPLICATION_GROUP_ID"),
+            export_bucket: var("EXPORT_BUCKET"),
+            export_queue_url: var("EXPORT_QUEUE_URL"),
+            export_part_bytes: number("EXPORT_PART_BYTES")?,
+            export_link_ttl: seconds("EXPORT_LINK_SECONDS", 1)?,
         })
     }
 
@@ -213,6 +225,16 @@ impl Config {
         self.live_events_url
             .as_deref()
             .ok_or(ConfigError::Missing("LIVE_EVENTS_URL"))
+    }
+
+    /// `EXPORT_BUCKET` and `EXPORT_QUEUE_URL`, for the function that writes exports.
+    pub fn require_export(&self) -> Result<(&str, &str), ConfigError> {
+        let bucket = self.export_bucket.as_deref();
+        let queue = self.export_queue_url.as_deref();
+        Ok((
+            bucket.ok_or(ConfigError::Missing("EXPORT_BUCKET"))?,
+            queue.ok_or(ConfigError::Missing("EXPORT_QUEUE_URL"))?,
+        ))
     }
 
     pub fn require_social_graph_url(&self) -> Result<&str, ConfigError> {

@@ -5,10 +5,11 @@
 //!
 //! Beside it, what every function starts with: [`config`] (the environment, read once),
 //! [`telemetry`] (JSON logs) and [`metrics`] (the metrics the use cases record, written
-//! as CloudWatch Embedded Metric Format). The one TLS crypto provider every client uses
+//! as CloudWatch Embedded Metric Format), and [`export`] (the exports' bucket and queue). The one TLS crypto provider every client uses
 //! is the adapters' (`adapters::tls`).
 
 pub mod config;
+pub mod export;
 pub mod metrics;
 pub mod telemetry;
 
@@ -337,6 +338,10 @@ mod tests {
             seal_settle: None,
             live_events_url: None,
             cache_replication_group: None,
+            export_bucket: None,
+            export_queue_url: None,
+            export_part_bytes: None,
+            export_link_ttl: None,
         }
     }
 

@@ -1,7 +1,7 @@
 //! The seal handler over the in-memory twins: each route answered as the runtime calls it.
 
 use leaderboard::edge::testing;
-use leaderboard_core::memory::{MemoryEvents, MemoryStore};
+use leaderboard_core::memory::{MemoryEvents, MemoryExportQueue, MemoryFiles, MemoryStore};
 
 use super::*;
 use leaderboard::edge::http;
@@ -12,6 +12,11 @@ async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
         store: MemoryStore::default(),
         events: MemoryEvents::default(),
         settings: SealSettings::default(),
+        exports: Exports {
+            files: MemoryFiles::default(),
+            queue: MemoryExportQueue::default(),
+            settings: Default::default(),
+        },
     };
     let scheduled = handle(&deps, testing::event(serde_json::json!({})))
         .await
@@ -26,5 +31,64 @@ async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
     assert_eq!(resp["statusCode"], 404);
     let unknown = serde_json::json!({"board": "x"});
     let err = handle(&deps, testing::event(unknown)).await.unwrap_err();
+    assert_eq!(err.error_type(), "InvalidPayload");
+}
+
+#[tokio::test]
+async fn an_export_is_asked_for_written_from_its_queue_and_read_with_its_link() {
+    let ctx = leaderboard_core::memory::context();
+    let best = leaderboard_rules::board::Policy::Best;
+    leaderboard_core::memory::seed(&ctx, "exp:h", best, &[("ada", 7), ("bob", 9)]).await;
+    let deps = Deps {
+        store: ctx.store,
+        events: MemoryEvents::default(),
+        settings: SealSettings::default(),
+        exports: Exports {
+            files: MemoryFiles::default(),
+            queue: MemoryExportQueue::default(),
+            settings: Default::default(),
+        },
+    };
+    let call = async |req: http::Request| {
+        let resp = handle(&deps, testing::event(serde_json::to_value(req).unwrap()))
+            .await
+            .unwrap();
+        let body = resp["body"].as_str().unwrap_or("null");
+        (
+            resp["statusCode"].clone(),
+            serde_json::from_str::<Value>(body).unwrap(),
+        )
+    };
+    let path = [("lb", "exp:h")];
+    let ask = |body| http::request("POST /leaderboards/{lb}/exports", &path, &[], Some(body));
+    let (status, refused) = call(ask("{}")).await;
+    assert_eq!(
+        (status, &refused["error"]["field"]),
+        (400.into(), &"reason".into())
+    );
+    let (status, asked) = call(ask(r#"{"reason": "prizes"}"#)).await;
+    assert_eq!((status, &asked["status"]), (202.into(), &"RUNNING".into()));
+    let id = asked["export_id"].as_str().unwrap().to_owned();
+
+    // The queue's message runs it.
+    let turn = deps.exports.queue.turns.lock().unwrap()[0].clone();
+    let message = serde_json::json!({"Records": [{
+        "eventSource": "aws:sqs",
+        "body": serde_json::to_string(&turn).unwrap(),
+    }]});
+    handle(&deps, testing::event(message)).await.unwrap();
+    let one = [("lb", "exp:h"), ("id", id.as_str())];
+    let read = http::request("GET /leaderboards/{lb}/exports/{id}", &one, &[], None);
+    let (status, done) = call(read).await;
+    assert_eq!((status, &done["status"]), (200.into(), &"DONE".into()));
+    assert!(done["url"].as_str().unwrap().contains("exports/exp:h/"));
+    let list = http::request("GET /leaderboards/{lb}/exports", &path, &[], None);
+    let (_, listed) = call(list).await;
+    assert_eq!(listed["exports"][0]["export_id"], id.as_str());
+    let missing = [("lb", "exp:h"), ("id", "nope")];
+    let read = http::request("GET /leaderboards/{lb}/exports/{id}", &missing, &[], None);
+    assert_eq!(call(read).await.0, 404);
+    let bad = serde_json::json!({"Records": [{"eventSource": "aws:sqs", "body": "{}"}]});
+    let err = handle(&deps, testing::event(bad)).await.unwrap_err();
     assert_eq!(err.error_type(), "InvalidPayload");
 }

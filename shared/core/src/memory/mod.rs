@@ -9,6 +9,7 @@
 
 mod board;
 mod dead_letters;
+mod export;
 mod held;
 mod index;
 mod live;
@@ -27,6 +28,7 @@ mod upkeep;
 use std::time::Duration;
 
 pub use dead_letters::MemoryDeadLetters;
+pub use export::{MemoryExportQueue, MemoryFiles};
 pub use index::MemoryIndex;
 pub use live::MemoryBroadcasts;
 pub use plane::MemoryPlane;

@@ -80,6 +80,8 @@ pub(super) struct Tables {
     pub(super) sketches: HashMap<LeaderboardId, RankSketch>,
     /// Sealing progress by board.
     pub(super) seals: HashMap<LeaderboardId, crate::store::SealState>,
+    /// Exports by (board, id).
+    pub(super) exports: BTreeMap<(LeaderboardId, String), crate::store::ExportJob>,
     /// Sealed results by board.
     pub(super) results: HashMap<LeaderboardId, crate::store::Results>,
     /// Event sources' mappings by (source, version).

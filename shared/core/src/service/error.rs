@@ -60,6 +60,9 @@ pub enum ServiceError {
     /// never held).
     #[error("no held result {0} is waiting for review")]
     HeldNotFound(String),
+    /// No export with this id was asked for on the board.
+    #[error("no export {0} of this leaderboard")]
+    ExportNotFound(String),
     /// An approval of a held result whose window was sealed since: its sealed results
     /// and history would not show it, so it waits (or is rejected).
     #[error(
@@ -254,6 +257,7 @@ impl ServiceError {
             Self::Contention => "contention",
             Self::ResultRejected(_) => "result_rejected",
             Self::HeldNotFound(_) => "held_not_found",
+            Self::ExportNotFound(_) => "export_not_found",
             Self::AlreadyDecided { .. } => "already_decided",
             Self::HeldWindowSealed(_) => "window_sealed",
             Self::PlayerBanned { .. } => "player_banned",

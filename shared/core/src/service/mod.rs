@@ -8,7 +8,8 @@
 //! window's results, players' history), [`stream_ingest`] (match results from Kafka
 //! and Kinesis records, through the same ingest) and [`mappings`] (the event sources'
 //! schema mappings it reads them with), [`live`] (live views: snapshots and the publisher),
-//! [`tournaments`] (events: joins into cohorts, results that count attempts).
+//! [`tournaments`] (events: joins into cohorts, results that count attempts),
+//! [`export`] (a board's standings as a file in the stack's bucket).
 //! They are generic over the ports in
 //! [`crate::store`]; [`Context`] carries the adapters a function built at cold start
 //! (see `leaderboard::wiring`).
@@ -16,6 +17,7 @@
 pub mod boards;
 pub mod cache_plane;
 mod error;
+pub mod export;
 pub mod hot;
 pub mod ingest;
 pub mod integrity;

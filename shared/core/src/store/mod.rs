@@ -8,12 +8,14 @@
 //! `profile` (players' profiles), `rate_counter`, `row` (a player's row and the writes of it), `receipts` (the receipts a row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
-//! `tournament` (tournaments, their seats and members, and the seat hints), `friends`.
+//! `tournament` (tournaments, their seats and members, and the seat hints), `export` (exports'
+//! progress, their bucket and queue), `friends`.
 
 mod cache_plane;
 mod dead_letter;
 mod error;
 mod events;
+mod export;
 mod friends;
 mod held;
 mod index_entry;
@@ -40,6 +42,7 @@ pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use events::{
     EventPublisher, LeagueSettled, SettledMember, TournamentStarted, Turn, WindowClosed, WindowTurn,
 };
+pub use export::{ExportFiles, ExportJob, ExportQueue, ExportStore, ExportTurn};
 pub use friends::FriendsSource;
 pub use held::{
     HeldFilter, HeldPage, HeldResult, HeldStore, MATCH_SPAN_MS, QueueChange, queue_key,

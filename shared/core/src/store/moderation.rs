@@ -47,6 +47,8 @@ pub enum AuditAction {
     UpdateTournament,
     /// A board's or a family's integrity rules changed (docs/integrity.md).
     SetIntegrity,
+    /// A board's standings exported to a file in the stack's bucket (docs/operations.md).
+    Export,
 }
 
 /// One operator action, as the audit trail keeps it.

@@ -7,6 +7,7 @@
 // line limit (clippy.toml) is for the code under test.
 #![allow(clippy::too_many_lines)]
 
+mod export;
 mod fanout;
 mod fixtures;
 mod ingest;

@@ -107,6 +107,11 @@ pub(super) fn seal_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("SEAL#{lb}"), "SEAL".to_owned())
 }
 
+/// A board's exports: `EXP#{board}` (sorted by export id).
+pub(super) fn export_partition(lb: &LeaderboardId) -> String {
+    format!("EXP#{lb}")
+}
+
 /// A sealed board's results: `RES#{board}`, `RESULTS`.
 pub(super) fn results_pk_sk(lb: &LeaderboardId) -> (String, String) {
     (format!("RES#{lb}"), "RESULTS".to_owned())

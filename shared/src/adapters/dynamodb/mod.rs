@@ -15,6 +15,7 @@
 //! | audit record | `AU` | `{at, 13 digits}-{random}` |
 //! | sealing progress (lease, place in the walk) | `SEAL#{board}` | `SEAL` |
 //! | sealed results (top 1,000, total) | `RES#{board}` | `RESULTS` |
+//! | an export of a board (lease, parts uploaded, place in the walk) | `EXP#{board}` | `{export id}` |
 //! | a player's final place in a sealed window | `H#{player}` | `{game}#{mode}#{scope}#{PERIOD}#{end, 13 digits}` |
 //! | a player's profile (an erased one keeps only its version) | `P#{player}` | `PROFILE` |
 //! | an event source's schema mapping, one item per version | `MAP#{source}` | `V{version, 10 digits}` |
@@ -34,11 +35,12 @@
 //! Files: `keys` (every key format), `items` (standings and receipts as stored),
 //! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
 //! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `mappings`, `profiles`, `tournaments`;
-//! `changes` decodes stream records, `streams` reads the table's stream again.
+//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `export`, `mappings`, `profiles`,
+//! `tournaments`; `changes` decodes stream records, `streams` reads the table's stream again.
 
 mod boards;
 mod changes;
+mod export;
 mod held;
 mod items;
 mod keys;
@@ -85,15 +87,13 @@ pub(crate) const RANK_INDEX: &str = "by_rank";
 /// The sparse index of rolling boards' rows by when their first bucket leaves
 /// (`pk` = the row's shard partition, `xk` = that time; keys only).
 pub(crate) const EXPIRY_INDEX: &str = "by_expiry";
-/// The sparse index of profiles by name (`nk` = `N#` and the first character of the
-/// name's search key, `nf` = the player's name entry; keys only): the operators' search
-/// by a prefix of a name (docs/console.md).
+/// The sparse index of profiles by name (`nk` = `N#` and the first character of the name's
+/// search key, `nf` = the player's name entry; keys only): docs/console.md's name search.
 pub(crate) const NAME_INDEX: &str = "by_name";
 /// BatchWriteItem calls one bulk write keeps in flight.
 const BATCHES_IN_FLIGHT: usize = 16;
 
-/// One page of `query` (`what` names it in errors): its items read as `T`, and the sort
-/// key the next page starts after.
+/// One page of `query` (`what` names errors): its items as `T`, and where the next starts.
 async fn page_of<T: serde::de::DeserializeOwned>(
     query: aws_sdk_dynamodb::operation::query::builders::QueryFluentBuilder,
     what: &'static str,
