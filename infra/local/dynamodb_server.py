@@ -1,4 +1,5 @@
-"""DynamoDB + DynamoDB Streams endpoint of the local stack: moto's server, made atomic.
+"""DynamoDB + DynamoDB Streams endpoint of the local stack: moto's server, made atomic
+(it serves the stack's SQS, EventBridge, SNS, Kinesis, ElastiCache and S3 as well).
 
 `moto_server` serves every request on its own thread with no isolation, and its
 TransactWriteItems deep-copies whole tables and puts the copy back when a transaction is
@@ -64,6 +65,10 @@ import sys
 import threading
 import time
 import urllib.parse
+
+# Exports' parts from 16 KiB (S3 takes 5 MiB but for the last), so the tests write a
+# file in several parts from a board of a few hundred players; read by moto at import.
+os.environ.setdefault("S3_UPLOAD_PART_MIN_SIZE", "16384")
 
 from moto.core import responses as moto_responses
 from moto.dynamodb.comparisons import get_filter_expression
@@ -313,12 +318,15 @@ class Serialized:
         self.lock = FairLock()
 
     def __call__(self, environ, start_response):
-        function = iam.function_of(environ.get("HTTP_AUTHORIZATION"))
+        function = iam.function_of(environ.get("HTTP_AUTHORIZATION"), environ.get("QUERY_STRING"))
         if function is not None:
             body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
             environ["wsgi.input"] = io.BytesIO(body)
             target = environ.get("HTTP_X_AMZ_TARGET", "")
-            if target:
+            if iam.is_s3(environ):
+                wanted = iam.s3_accesses(environ["REQUEST_METHOD"], environ.get("PATH_INFO", ""),
+                                         environ.get("QUERY_STRING", ""))
+            elif target:
                 wanted = iam.accesses(target, json.loads(body or b"{}"), self.roles.hash_key,
                                       self.roles.index_hash_keys)
             else:  # the Query protocol (ElastiCache): a form naming its Action
@@ -326,6 +334,9 @@ class Serialized:
             access = self.roles.denied(function, wanted)
             if access is not None:
                 print(f"denied {function}: {access}", file=sys.stderr, flush=True)
+                if access.service == "s3":
+                    start_response("403 Forbidden", [("Content-Type", "application/xml")])
+                    return [f"<Error><Code>AccessDenied</Code><Message>{access}</Message></Error>".encode()]
                 if not target:
                     start_response("403 Forbidden", [("Content-Type", "text/xml")])
                     return [f"<ErrorResponse><Error><Type>Sender</Type><Code>AccessDenied</Code><Message>{access}"

@@ -8,7 +8,7 @@ expanded by the SAM translator (offline) and the role's inline policies are read
 result. Requests signed with any other key (tests, tools, the stream poller) are not
 checked, as an administrator's would not be limited.
 
-What the check understands, and on a DynamoDB, SQS or EventBridge statement nothing else (loading
+What the check understands, and on a DynamoDB, SQS, EventBridge or S3 statement nothing else (loading
 fails, so a template cannot rely on something the local check would silently ignore):
 - `Effect: Allow` statements with `Action` (wildcards allowed) and `Resource`: the table's
   ARN (`!GetAtt Table.Arn`), an index of it (`!Sub "${Table.Arn}/index/name"`), its stream
@@ -21,7 +21,8 @@ ConditionCheckItem and GetItem, as IAM does; a batch is one BatchGetItem/BatchWr
 access over all its keys. As in AWS, a request with no partition key (Scan) satisfies any
 `ForAllValues` condition. Stream reads (GetShardIterator, GetRecords) are checked against
 the stream's ARN, SQS sends against the queue's, PutEvents against the bus's, ElastiCache
-calls (the Query protocol) against the replication group's ARN (`!Sub ...${RankCache}`). Managed policies (logging, VPC, the event
+calls (the Query protocol) against the replication group's ARN (`!Sub ...${RankCache}`), S3
+calls (signed or presigned) against the object's ARN (`!Sub "${Bucket.Arn}/prefix/*"`). Managed policies (logging, VPC, the event
 source mappings' pollers) are not read: they grant nothing the functions call themselves.
 """
 
@@ -29,6 +30,7 @@ import fnmatch
 import json
 import logging
 import re
+import urllib.parse
 from dataclasses import dataclass, field
 
 ACCESS_KEY_PREFIX = "fn-"
@@ -40,7 +42,7 @@ _ITEM_ACTIONS = {"Put": "PutItem", "Update": "UpdateItem", "Delete": "DeleteItem
 _EQUALITY = re.compile(r"(#?[A-Za-z_][A-Za-z0-9_]*)\s*=\s*(:[A-Za-z0-9_]+)")
 
 
-_SERVICES = ("dynamodb:", "sqs:", "events:", "elasticache:")
+_SERVICES = ("dynamodb:", "sqs:", "events:", "elasticache:", "s3:")
 
 
 def table_arn(table):
@@ -91,18 +93,20 @@ class Statement:
                    for k in access.leading_keys)
 
 
-_PLACEHOLDER = re.compile(r"\{(table|cache|(?:queue|bus):[A-Za-z0-9]+)\}")
+_PLACEHOLDER = re.compile(r"\{(table|cache|(?:queue|bus|bucket):[A-Za-z0-9]+)\}")
 
 
 def _arn_matches(pattern, arn):
     """IAM ARN wildcards: `*` any run of characters (slashes too), `?` one character.
     `{table}` stands for the template's table, whatever name a local stack gave it;
-    `{queue:Name}` and `{bus:Name}` for the template's queue or event bus `Name` (stack.py
-    names them `<table>-Name`)."""
+    `{queue:Name}`, `{bus:Name}` and `{bucket:Name}` for the template's queue, event bus or
+    bucket `Name` (stack.py names them `<table>-Name`, a bucket in lower case)."""
     parts = []
     for i, piece in enumerate(_PLACEHOLDER.split(pattern)):
         if i % 2:
-            parts.append("[^/]+" if piece in ("table", "cache") else "[^:/]*" + re.escape(piece.split(":", 1)[1]))
+            kind, _, name = piece.partition(":")
+            name = name.lower() if kind == "bucket" else name
+            parts.append("[^/]+" if piece in ("table", "cache") else "[^:/]*" + re.escape(name))
         else:
             parts.append(re.escape(piece).replace(re.escape("*"), ".*").replace(re.escape("?"), "."))
     return re.fullmatch("".join(parts), arn) is not None
@@ -117,6 +121,7 @@ class Roles:
         self.queue_resources = {n for n, r in res.items() if r["Type"] == "AWS::SQS::Queue"}
         self.bus_resources = {n for n, r in res.items() if r["Type"] == "AWS::Events::EventBus"}
         self.cache_resources = {n for n, r in res.items() if r["Type"] == "AWS::ElastiCache::ReplicationGroup"}
+        self.bucket_resources = {n for n, r in res.items() if r["Type"] == "AWS::S3::Bucket"}
         # One table in this template; its partition key is the leading key of every request.
         (table,) = self.table_resources
         self.hash_key = next(k["AttributeName"] for k in res[table]["Properties"]["KeySchema"]
@@ -183,6 +188,8 @@ class Roles:
                 text = text.replace("${" + t + ".Arn}", table_arn("{table}"))
             for c in self.cache_resources:
                 text = text.replace("${" + c + "}", "{cache}")
+            for b in self.bucket_resources:
+                text = text.replace("${" + b + ".Arn}", f"arn:aws:s3:::{{bucket:{b}}}")
             for name, value in (("AWS::Partition", "aws"), ("AWS::Region", REGION), ("AWS::AccountId", ACCOUNT)):
                 text = text.replace("${" + name + "}", value)
             if "${" not in text:
@@ -219,9 +226,12 @@ def load(template_path):
     return Roles(template_stats.expand(template_stats.read(template_path)))
 
 
-def function_of(authorization):
-    """The function an `Authorization: AWS4-HMAC-SHA256 Credential=fn-X/...` header names."""
-    m = re.search(r"Credential=([^/,\s]+)/", authorization or "")
+def function_of(authorization, query=""):
+    """The function an `Authorization: AWS4-HMAC-SHA256 Credential=fn-X/...` header names,
+    or a presigned URL's `X-Amz-Credential=fn-X/...` (IAM checks a presigned request
+    against its signer's role when it is used)."""
+    m = (re.search(r"Credential=([^/,\s]+)/", authorization or "")
+         or re.search(r"X-Amz-Credential=([^/&%]+)(?:/|%2F)", query or ""))
     if m and m.group(1).startswith(ACCESS_KEY_PREFIX):
         return m.group(1)[len(ACCESS_KEY_PREFIX):]
     return None
@@ -274,6 +284,29 @@ def accesses(target, body, hash_key, index_hash_keys=None):
     # Table-level calls (DescribeTable, ListTables, ...).
     arn = table_arn(body["TableName"]) if "TableName" in body else "*"
     return [Access(op, arn, [])]
+
+
+def is_s3(environ):
+    """Whether a request is S3's: signed for it, or presigned for it."""
+    auth = environ.get("HTTP_AUTHORIZATION", "") + environ.get("QUERY_STRING", "")
+    return "/s3/aws4_request" in auth or "%2Fs3%2Faws4_request" in auth
+
+
+def s3_accesses(method, path, query):
+    """What an S3 request (path style: `/bucket/key`) asks IAM for: multipart uploads
+    (begun, a part, completed) and plain puts are s3:PutObject, an abort
+    s3:AbortMultipartUpload, reads (GET, HEAD) s3:GetObject, on the object's ARN; a
+    request on a bucket (no key) is checked as that action on the bucket."""
+    bucket, _, key = path.lstrip("/").partition("/")
+    params = urllib.parse.parse_qs(query, keep_blank_values=True)
+    if method in ("GET", "HEAD"):
+        action = "GetObject" if key else "ListBucket"
+    elif method == "DELETE":
+        action = "AbortMultipartUpload" if "uploadId" in params else "DeleteObject"
+    else:
+        action = "PutObject"
+    resource = f"arn:aws:s3:::{bucket}" + (f"/{urllib.parse.unquote(key)}" if key else "")
+    return [Access(action, resource, [], "s3")]
 
 
 def query_accesses(form):

@@ -1,7 +1,8 @@
 """What the stack creates on the local endpoint before it serves: the table as the
-template declares it, the template's queues, event buses, Kinesis streams and SNS topics
-(named `<table>-<LogicalId>`, so stacks sharing an endpoint stay apart), and the rank
-index's replication group as ElastiCache's control plane describes it.
+template declares it, the template's queues, event buses, Kinesis streams, SNS topics and
+buckets (named `<table>-<LogicalId>`, a bucket's in lower case, so stacks sharing an
+endpoint stay apart), and the rank index's replication group as ElastiCache's control
+plane describes it.
 """
 import hashlib
 import json
@@ -63,6 +64,22 @@ def ensure_topics(sns, topics, table):
     """Creates the template's SNS topics (named `<table>-<LogicalId>`); returns logical id
     -> ARN (creating a topic that exists answers its ARN)."""
     return {name: sns.create_topic(Name=f"{table}-{name}")["TopicArn"] for name in topics}
+
+
+def bucket_name(table, name):
+    """A template bucket's local name: S3 names are lower case."""
+    return f"{table}-{name}".lower().replace("_", "-")
+
+
+def ensure_buckets(s3, buckets, table):
+    """Creates the template's (unconditional) buckets; returns logical id -> name."""
+    made = {}
+    existing = {b["Name"] for b in s3.list_buckets().get("Buckets", [])}
+    for name in buckets:
+        made[name] = bucket_name(table, name)
+        if made[name] not in existing:
+            s3.create_bucket(Bucket=made[name])
+    return made
 
 
 # The local Redis Cluster's split of the slots over its three masters (redis-cli's).

@@ -35,7 +35,8 @@ from gateway import Callers, ReplyCheck, gateway_handler, load_openapi, metric_r
 from httpd import Admitting, Server
 from kafka_mapping import KafkaPoller
 from lambda_host import FunctionHost
-from provision import ensure_buses, ensure_cache_group, ensure_kinesis_streams, ensure_queues, ensure_table, ensure_topics
+from provision import (ensure_buckets, ensure_buses, ensure_cache_group, ensure_kinesis_streams, ensure_queues,
+                       ensure_table, ensure_topics)
 from queue_mapping import QueuePoller, TopicPoller
 import console
 import monitoring
@@ -127,6 +128,7 @@ def main():
         "AWS_ENDPOINT_URL_KINESIS": args.dynamodb_url,
         "AWS_ENDPOINT_URL_ELASTICACHE": args.dynamodb_url,
         "AWS_ENDPOINT_URL_SNS": args.dynamodb_url,
+        "AWS_ENDPOINT_URL_S3": args.dynamodb_url,
     }
     boto_cfg = BotoConfig(retries={"max_attempts": 2}, connect_timeout=2, read_timeout=10)
     kw = {
@@ -145,6 +147,7 @@ def main():
     sns = boto3.client("sns", **kw)
     topics = ensure_topics(sns, t.topics, args.table)
     cache_group = ensure_cache_group(boto3.client("elasticache", **kw), args.table)
+    buckets = ensure_buckets(boto3.client("s3", **kw), t.buckets, args.table)
     kinesis = boto3.client("kinesis", **kw)
     streams_made = ensure_kinesis_streams(kinesis, t.kinesis_streams, args.table) if args.kinesis else {}
 
@@ -202,6 +205,11 @@ def main():
         declared["REPAIR_QUEUE_URL"] = queues["RepairQueue"][0]
     if "StreamDeadLetterQueue" in queues:
         declared["DEAD_LETTER_QUEUE_URL"] = queues["StreamDeadLetterQueue"][0]
+    if "ExportQueue" in queues and "ExportBucket" in buckets:
+        declared["EXPORT_QUEUE_URL"] = queues["ExportQueue"][0]
+        declared["EXPORT_BUCKET"] = buckets["ExportBucket"]
+        # Exports' parts: the template's 5 MiB, or less (tests), which the local S3 takes.
+        declared["EXPORT_PART_BYTES"] = os.environ.get("EXPORT_PART_BYTES", "5242880")
     if "LeaderboardEventBus" in buses:
         declared["EVENT_BUS_NAME"] = buses["LeaderboardEventBus"]
     hosts = {}

@@ -45,13 +45,15 @@ class Route:
 
 
 def read_template(path, kafka_topics=None):
-    """Functions (name -> props), HTTP routes, and stream mappings from the template.
+    """Functions (name -> props), HTTP routes, stream mappings, queues, buses, topics and
+    buckets from the template.
     `kafka_topics` stands for the KafkaTopics parameter (one Kafka mapping per topic)."""
     values = {"KafkaTopics": list(kafka_topics)} if kafka_topics else None
     tpl = template_stats.expand_for_each(load_template(path), values)
     globals_fn = tpl.get("Globals", {}).get("Function", {})
     defaults = {k: v.get("Default") for k, v in tpl.get("Parameters", {}).items()}
     queues, queue_mappings, buses, topics, topic_mappings = {}, [], [], [], []
+    buckets = []
 
     def resolved(props):
         # A `!Ref Parameter` becomes the parameter's default, as an undeployed stack has it.
@@ -76,6 +78,8 @@ def read_template(path, kafka_topics=None):
             buses.append(name)
         if res.get("Type") == "AWS::SNS::Topic":
             topics.append(name)
+        if res.get("Type") == "AWS::S3::Bucket" and "Condition" not in res:
+            buckets.append(name)  # the console's (conditional) is served by console.py
         if res.get("Type") != "AWS::Serverless::Function":
             continue
         props = {**globals_fn, **res.get("Properties", {})}
@@ -109,6 +113,7 @@ def read_template(path, kafka_topics=None):
     t = Template(tpl, functions, routes, streams, schedules, queues, queue_mappings, buses)
     t.kinesis, t.kafka, t.kinesis_streams = kinesis, kafka, kinesis_streams
     t.topics, t.topic_mappings = topics, topic_mappings
+    t.buckets = buckets
     return t
 
 

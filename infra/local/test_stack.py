@@ -301,7 +301,7 @@ class TemplateTest(unittest.TestCase):
         on_failure = streams[0]["DestinationConfig"]["OnFailure"]["Destination"]
         self.assertEqual(template.logical_id(on_failure), "RepairQueue")
         self.assertEqual([(m["function"], template.logical_id(m["Queue"])) for m in t.queue_mappings],
-                         [("RepairFunction", "RepairQueue")])
+                         [("SealFunction", "ExportQueue"), ("RepairFunction", "RepairQueue")])
         self.assertEqual(template.logical_id(t.queues["RepairQueue"]["RedrivePolicy"]["deadLetterTargetArn"]),
                          "RepairFailures")
         self.assertIn("REPAIR_QUEUE_URL", functions["RankFunction"]["env"])
@@ -384,7 +384,7 @@ class IamTest(unittest.TestCase):
         with self.assertRaises(ValueError):
             role(allow("dynamodb:GetItem", {"Ref": "SomethingElse"}))
         # Statements on other services are not its business.
-        self.assertEqual(role({"Effect": "Deny", "Action": "s3:GetObject", "Resource": "*"}).functions["F"], [])
+        self.assertEqual(role({"Effect": "Deny", "Action": "kms:Decrypt", "Resource": "*"}).functions["F"], [])
 
     def test_queue_sends_and_stream_reads_are_checked_against_their_resources(self):
         send_policy = {"Effect": "Allow", "Action": ["sqs:SendMessage*"], "Resource": {"Fn::Sub": [
@@ -401,6 +401,32 @@ class IamTest(unittest.TestCase):
         self.assertIsNone(roles.denied("F", it))
         self.assertIsNone(roles.denied("F", records))
         self.assertIsNotNone(role(send_policy).denied("F", records), "no stream statement, no stream reads")
+
+    def test_s3_calls_signed_or_presigned_are_checked_against_the_objects_arn(self):
+        put = {"Effect": "Allow", "Action": ["s3:PutObject", "s3:GetObject"],
+               "Resource": {"Fn::Sub": "${ExportBucket.Arn}/exports/*"}}
+        roles = iam.Roles({"Resources": {**{"ExportBucket": {"Type": "AWS::S3::Bucket"}}, **{
+            "T": {"Type": "AWS::DynamoDB::Table",
+                  "Properties": {"KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}]}},
+            "F": {"Type": "AWS::Lambda::Function", "Properties": {"Role": {"Fn::GetAtt": ["FRole", "Arn"]}}},
+            "FRole": {"Type": "AWS::IAM::Role", "Properties": {"Policies": [
+                {"PolicyName": "p", "PolicyDocument": {"Statement": [put]}}]}}}}})
+        bucket = "/t1-exportbucket"
+        begin = iam.s3_accesses("POST", f"{bucket}/exports/b/1.csv", "uploads")
+        part = iam.s3_accesses("PUT", f"{bucket}/exports/b/1.csv", "partNumber=2&uploadId=u")
+        read = iam.s3_accesses("GET", f"{bucket}/exports/b/1.csv", "X-Amz-Credential=fn-F%2F2026")
+        self.assertEqual([a.action for a in begin + part + read], ["PutObject", "PutObject", "GetObject"])
+        for a in begin + part + read:
+            self.assertIsNone(roles.denied("F", [a]), a)
+        self.assertIsNotNone(roles.denied("F", iam.s3_accesses("GET", f"{bucket}/other/x.csv", "")))
+        self.assertIsNotNone(roles.denied("F", iam.s3_accesses("GET", "/t1-otherbucket/exports/x", "")))
+        abort = iam.s3_accesses("DELETE", f"{bucket}/exports/b/1.csv", "uploadId=u")
+        self.assertEqual(abort[0].action, "AbortMultipartUpload")
+        self.assertIsNotNone(roles.denied("F", abort), "not granted")
+        # A presigned link names its signer in the query.
+        self.assertEqual(iam.function_of(None, "X-Amz-Credential=fn-SealFunction%2F20261202%2Fus-east-1%2Fs3"),
+                         "SealFunction")
+        self.assertTrue(iam.is_s3({"QUERY_STRING": "X-Amz-Credential=fn-F%2F20261202%2Fus-east-1%2Fs3%2Faws4_request"}))
 
     def test_the_access_key_names_the_function(self):
         header = "AWS4-HMAC-SHA256 Credential=fn-RankFunction/20261122/us-east-1/dynamodb/aws4_request, X=y"

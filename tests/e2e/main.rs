@@ -18,6 +18,7 @@ mod cors;
 mod crash;
 mod decimals;
 mod demo_page;
+mod exports;
 mod faults;
 mod gateway;
 mod hot;

@@ -6,9 +6,9 @@
 //! touching the table.
 
 use leaderboard_core::store::{
-    AuditAction, AuditRecord, Ban, BoardStore, HistoryQuery, HistoryRow, ModerationStore, Placing,
-    RankedReads, RebuildStore, Removal, Results, SealState, SealStore, SealedWindow, SketchStore,
-    StandingStore,
+    AuditAction, AuditRecord, Ban, BoardStore, ExportJob, ExportStore, HistoryQuery, HistoryRow,
+    ModerationStore, Placing, RankedReads, RebuildStore, Removal, Results, SealState, SealStore,
+    SealedWindow, SketchStore, StandingStore,
 };
 use leaderboard_rules::page::Paging;
 use std::collections::BTreeSet;
@@ -25,7 +25,7 @@ use leaderboard_rules::window::Period;
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 
 /// Every call of the store adapter, by name, in the order the test makes them (a
-/// checkpoint is put before it is deleted): 51 calls.
+/// checkpoint is put before it is deleted): 56 calls.
 const CALLS: [&[&str]; 2] = [
     &BOARD_ADMIN,
     &[
@@ -74,6 +74,11 @@ const CALLS: [&[&str]; 2] = [
         "get_mapping",
         "get_mapping_version",
         "put_mapping",
+        "put_export",
+        "get_export",
+        "list_exports",
+        "claim_export",
+        "save_export",
     ],
 ];
 
@@ -282,6 +287,16 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
             "set_integrity",
             // The families whose windows' turns the sweep announces.
             "list_families",
+            // Exports: their progress, their audit record, and the metadata of the
+            // standings walked (a BatchGetItem of standings, as keys_of is).
+            "put_export",
+            "get_export",
+            "list_exports",
+            "claim_export",
+            "save_export",
+            "append_audit",
+            "get_metadata",
+            "keys_of",
         ]],
     ),
     ("RepairFunction", &[&REBUILD]),
@@ -572,8 +587,44 @@ impl Fixture {
             "get_mapping_version" => store.get_mapping_version("roles-src", 1).await.map(drop),
             // Version 1 once; later calls find it taken (the condition unmet).
             "put_mapping" => store.put_mapping(&roles_mapping()).await.map(drop),
+            "put_export" => store.put_export(&roles_export(lb)).await,
+            "get_export" => store.get_export(lb, "roles").await.map(drop),
+            "list_exports" => store.list_exports(lb, 5).await.map(drop),
+            "claim_export" => (store.claim_export(lb, "roles-none", "roles", 0, 0).await).map(drop),
+            "save_export" => {
+                let job = ExportJob {
+                    owner: "roles-not-the-owner".into(),
+                    ..roles_export(lb)
+                };
+                assert!(!store.save_export(&job).await?, "no such lease");
+                Ok(())
+            }
             other => unreachable!("no call {other}"),
         }
+    }
+}
+
+/// An export of `lb` with an id of its own (each put writes a new one).
+fn roles_export(lb: &LeaderboardId) -> ExportJob {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    ExportJob {
+        id: format!("roles-{}", NEXT.fetch_add(1, Ordering::Relaxed)),
+        leaderboard_id: lb.clone(),
+        actor: "roles".into(),
+        reason: "roles".into(),
+        requested_at: 0,
+        status: leaderboard_rules::export::ExportStatus::Running,
+        object: "exports/roles.csv".into(),
+        rows: 0,
+        moved: 0,
+        bytes: 0,
+        after: None,
+        upload: None,
+        parts: Vec::new(),
+        owner: "roles".into(),
+        lease_until: 0,
+        finished_at: None,
     }
 }
 

@@ -573,6 +573,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leaderboards/{lb}/exports": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The board's latest exports (at most 20), newest first, each with its link once done. */
+        get: operations["listExports"];
+        put?: never;
+        /**
+         * Export the board's standings (a live board, or a closed or sealed window) to a CSV file in the stack's bucket; audited. Answers at once; the file is written in the background.
+         * @description One line per standing in rank order: `rank,player_id,display_name,score,reached_at,metadata`
+         *     (RFC 4180; the metadata as JSON text; a display name a spreadsheet would run as a
+         *     formula is written with a leading `'`). A standing reached after the export began
+         *     moved during it: it is left out and counted in `moved`, so no player is written
+         *     twice; a closed or sealed board is exported whole. Read the export with
+         *     `GET /leaderboards/{lb}/exports/{id}` until it is `DONE`; its `url` then reads
+         *     the file without credentials until `url_expires_at` (docs/operations.md).
+         */
+        post: operations["askExport"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leaderboards/{lb}/exports/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One export, where it is; once `DONE`, a fresh link to its file. */
+        get: operations["getExport"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/seal": {
         parameters: {
             query?: never;
@@ -1456,7 +1500,7 @@ export interface components {
             /** @description The request's id, as API Gateway logs it (`requestContext.requestId`); quote it to find the request in the logs. */
             request_id: string;
             /** @enum {string} */
-            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
+            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "export_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
             message: string;
         };
         /** @description A JSON pointer into the event (`/user/id`; `""` is the whole event). */
@@ -1511,6 +1555,28 @@ export interface components {
             score_scale: components["schemas"]["ScoreScale"];
             /** @enum {string} */
             timestamp: "rfc3339" | "epoch_millis" | "epoch_seconds";
+        };
+        Export: {
+            /** @description The id of the audit record that asked for it. */
+            export_id: string;
+            leaderboard_id: components["schemas"]["Id"];
+            /** @enum {string} */
+            status: "RUNNING" | "DONE";
+            requested_by: string;
+            /** Format: date-time */
+            requested_at: string;
+            reason: string;
+            /** @description Lines written so far (the last one's rank). */
+            rows: number;
+            /** @description Standings left out because they moved after the export began. */
+            moved: number;
+            bytes: number;
+            /** Format: date-time */
+            finished_at?: string;
+            /** @description Once DONE: reads the file without credentials until url_expires_at. */
+            url?: string;
+            /** Format: date-time */
+            url_expires_at?: string;
         };
         SealReport: {
             /** @description False when time ran out before every due board was visited. */
@@ -1644,7 +1710,7 @@ export interface components {
             /** @description The IAM principal that acted. */
             actor: string;
             /** @enum {string} */
-            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity";
+            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity" | "export";
             reason: string;
             leaderboard_id: string | null;
             game: string | null;
@@ -3698,6 +3764,97 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listExports: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board id. */
+                lb: components["parameters"]["lb"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The exports. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        exports: components["schemas"]["Export"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    askExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board id. */
+                lb: components["parameters"]["lb"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReasonBody"];
+            };
+        };
+        responses: {
+            /** @description Asked for; being written. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getExport: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board id. */
+                lb: components["parameters"]["lb"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Export"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };
