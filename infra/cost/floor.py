@@ -165,6 +165,40 @@ def per_result(bench, p):
     return rows
 
 
+# An export of a million standings, from its calls (service/export.rs): the walk's
+# keys-only queries of the rank order (about 100 bytes an item, eventually consistent),
+# one eventually consistent BatchGetItem read of each standing (its metadata) and of each
+# player's card (their name), the progress item saved with each part and every 20 s (about
+# 2 KB with its parts' ETags), the file's parts in S3 (a line is about 100 bytes: 74 in
+# tests/e2e/exports.rs, with names and metadata) kept the bucket's 7 days and read once.
+# The Lambda time is an estimate (10 sequential BatchGetItem calls of 15 ms a page of
+# 1,000, both reads at once: about 200 s of the 1 GB seal function), not a measurement.
+EXPORT = {"rows": 1e6, "index_item_bytes": 100, "line_bytes": 100, "part_bytes": 5 * 2**20,
+          "progress_wru": 2, "lease_renewal_s": 20, "lambda_s": 200, "lambda_gb": 1.0, "kept_days": 7}
+
+
+def per_export(p):
+    """An export of a million rows, by line."""
+    e = EXPORT
+    file_gb = e["rows"] * e["line_bytes"] / 2**30
+    parts = -(-e["rows"] * e["line_bytes"] // e["part_bytes"])
+    read_units = e["rows"] * e["index_item_bytes"] / 4096 * 0.5 + 2 * e["rows"] * 0.5
+    saves = parts + e["lambda_s"] / e["lease_renewal_s"] + 2
+    return [
+        ("DynamoDB reads: the rank order walked, each standing's metadata, each player's name",
+         f"{read_units:,.0f} read units", read_units / 1e6 * p["dynamodb_on_demand_per_million_read_units"]),
+        ("DynamoDB writes: the job's progress", f"{saves:,.0f} saves x {e['progress_wru']} write units",
+         saves * e["progress_wru"] / 1e6 * p["dynamodb_on_demand_per_million_write_units"]),
+        ("Lambda (estimated)", f"{e['lambda_s']} s x {e['lambda_gb']:g} GB",
+         e["lambda_s"] * e["lambda_gb"] * p["lambda_arm_gb_second"]),
+        ("S3 requests", f"{parts + 2:,.0f} PUTs, 1 GET",
+         (parts + 2) / 1000 * p["s3_put_per_thousand_requests"] + p["s3_get_per_thousand_requests"] / 1000),
+        ("S3 storage", f"{file_gb * 1024:,.0f} MB for {e['kept_days']} days",
+         file_gb * p["s3_standard_gb_month"] * e["kept_days"] / 30),
+        ("the file read once, out of AWS", f"{file_gb * 1024:,.0f} MB", file_gb * p["data_transfer_out_gb"]),
+    ]
+
+
 def money(x):
     return f"${x:,.2f}"
 
@@ -184,6 +218,11 @@ def report(tpl, bench, p):
             "| posted as | " + " | ".join(names) + " | total |", "|---|" + "---:|" * (len(names) + 1)]
     for label, cost in rows:
         out.append(f"| {label} | " + " | ".join(money(cost[n]) for n in names) + f" | {money(sum(cost.values()))} |")
+    lines = per_export(p)
+    out += ["", "An export of a million standings (`POST /leaderboards/{lb}/exports`), from its calls:", "",
+            "| what | how much | cost |", "|---|---|---:|"]
+    out += [f"| {what} | {how} | ${x:,.4f} |" for what, how, x in lines]
+    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.4f}** |")
     return "\n".join(out) + "\n"
 
 

@@ -673,6 +673,31 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         )
         .await?;
     assert_eq!(status, 200, "{counted}");
+    // The board exported from its page: the link reads a file that is the board.
+    page.fill("#export-reason", "community post").await?;
+    page.click("#export button[type=submit]").await?;
+    page.until_text("#export .confirm", "Write cg:held's standings", WAIT)
+        .await?;
+    page.click("#export .confirm-yes").await?;
+    let link = "document.querySelector('#exports-list a.export-link')?.href ?? null";
+    page.until(&format!("{link} !== null"), json!(true), WAIT)
+        .await?;
+    let href = page.eval(link).await?;
+    let file = reqwest::get(href.as_str().context("a link")?).await?;
+    assert_eq!(file.status(), 200);
+    let text = file.text().await?;
+    let in_file: Vec<&str> = (text.lines().skip(1))
+        .map(|l| l.split(',').nth(1).unwrap_or_default())
+        .collect();
+    let walked = stack
+        .walk(
+            "/leaderboards/cg:held/ranks?limit=100",
+            "entries",
+            "player_id",
+        )
+        .await?;
+    assert_eq!(in_file, walked, "{text}");
+
     // The approved player's page: their standing on every open board, no id typed.
     page.goto(&format!("{}/#/players/c1", stack.console))
         .await?;

@@ -1,10 +1,12 @@
 // Boards: the list (filtered by game, mode, status), creating one, and a board's page:
 // its definition and status, the live top with names, a player's rank and neighbours,
-// the walk through the board, posting a result or a correction, and the index's health.
+// the walk through the board, posting a result or a correction, the index's health, and
+// (operators) its exports.
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, Rows, html, when } from "./ui.js";
 import { seg } from "./api.js";
 import { Rules } from "./rules.js";
+import { Exports } from "./exports.js";
 
 export function BoardsPage({ api, go }) {
   const [filter, setFilter] = useState({ game: "", mode: "", status: "" });
@@ -210,5 +212,6 @@ export function BoardPage({ api, lb }) {
     </div>
     <${Rules} key=${JSON.stringify(board.data.integrity ?? null)} api=${api} lb=${lb} board=${board.data} reload=${reload} />
     ${board.data.sealed_at && html`<${SealedResults} api=${api} lb=${lb} />`}
+    ${api.writes && html`<${Exports} api=${api} lb=${lb} />`}
     <${Walk} api=${api} lb=${lb} />`;
 }

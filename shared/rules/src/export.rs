@@ -21,6 +21,19 @@ pub const COLUMNS: [&str; 6] = [
 /// The smallest part a multipart upload takes (S3's minimum for every part but the last).
 pub const MIN_PART_BYTES: usize = 5 * 1024 * 1024;
 
+/// An export's id as a path names it: 1 to 64 letters, digits and hyphens (the audit
+/// record's id is 30 of them).
+pub fn export_id(raw: &str) -> Result<String, crate::error::DomainError> {
+    let fits = (1..=64).contains(&raw.len());
+    if fits && raw.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-') {
+        return Ok(raw.to_owned());
+    }
+    Err(crate::error::DomainError::invalid(
+        "id",
+        "must be 1 to 64 letters, digits and hyphens",
+    ))
+}
+
 /// Where an export is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]

@@ -13,6 +13,7 @@ use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::export::{self, ExportSettings};
 use leaderboard_core::service::operator::{Operator, Reason};
 use leaderboard_core::store::{ExportFiles, ExportQueue, ExportStore, ExportTurn, ScoreStore};
+use leaderboard_rules::export::export_id;
 use leaderboard_rules::ids::LeaderboardId;
 use serde_json::Value;
 
@@ -88,8 +89,8 @@ where
         }
         "GET /leaderboards/{lb}/exports/{id}" => {
             reply::reply(200, async {
-                let id = req.path_parameters.get("id").map_or("", String::as_str);
-                export::view(read, settings, &lb(req)?, id).await
+                let id = http::path(req, "id", export_id)?;
+                export::view(read, settings, &lb(req)?, &id).await
             })
             .await
         }
