@@ -680,7 +680,7 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         .await?;
     page.click("#export .confirm-yes").await?;
     let link = "document.querySelector('#exports-list a.export-link')?.href ?? null";
-    page.until(&format!("{link} !== null"), json!(true), WAIT)
+    page.until(&format!("({link}) !== null"), json!(true), WAIT)
         .await?;
     let href = page.eval(link).await?;
     let file = reqwest::get(href.as_str().context("a link")?).await?;
