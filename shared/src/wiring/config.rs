@@ -35,6 +35,7 @@
 //! | `EXPORT_QUEUE_URL` | required by seal | SQS queue that hands an export to a run of the seal function |
 //! | `EXPORT_PART_BYTES` | 5242880 | seal: bytes per uploaded part of an export (S3's minimum; a local stand-in may take less) |
 //! | `EXPORT_LINK_SECONDS` | 900 | how long an export's link reads the file |
+//! | `EXPORT_SETTLE_MS` | 2000 | seal: how long after it is asked for an export begins its walk (DynamoDB's rank order catching up) |
 //! | `DYNAMODB_TIMEOUT_MS` | 2000 | every DynamoDB (and Streams) call's budget, all its attempts together; each attempt, and opening a connection, gets half of it; the SQS queues' calls take the same |
 //!
 //! DynamoDB's endpoint and region come from the standard AWS variables
@@ -104,6 +105,7 @@ pub struct Config {
     pub export_queue_url: Option<String>,
     pub export_part_bytes: Option<u64>,
     pub export_link_ttl: Option<Duration>,
+    pub export_settle: Option<Duration>,
 }
 
 fn var(name: &'static str) -> Option<String> {
@@ -182,6 +184,7 @@ impl Config {
             export_queue_url: var("EXPORT_QUEUE_URL"),
             export_part_bytes: number("EXPORT_PART_BYTES")?,
             export_link_ttl: seconds("EXPORT_LINK_SECONDS", 1)?,
+            export_settle: millis("EXPORT_SETTLE_MS")?,
         })
     }
 

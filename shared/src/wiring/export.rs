@@ -34,6 +34,7 @@ pub async fn exports(config: &Config) -> Result<Exports, ConfigError> {
                 .export_part_bytes
                 .map_or(d.part_bytes, |b| b as usize),
             link_ttl: config.export_link_ttl.unwrap_or(d.link_ttl),
+            settle: config.export_settle.unwrap_or(d.settle),
         },
     })
 }

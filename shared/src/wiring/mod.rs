@@ -342,6 +342,7 @@ mod tests {
             export_queue_url: None,
             export_part_bytes: None,
             export_link_ttl: None,
+            export_settle: None,
         }
     }
 

@@ -48,6 +48,11 @@ pub struct ExportSettings {
     pub part_bytes: usize,
     /// How long a link to a file reads it.
     pub link_ttl: Duration,
+    /// How long after it is asked for an export begins its walk: the rank order in
+    /// DynamoDB (a secondary index) is eventually consistent, and a standing that moved
+    /// just before the request must have reached its new place, or the walk could meet
+    /// it at both.
+    pub settle: Duration,
 }
 
 impl Default for ExportSettings {
@@ -55,6 +60,7 @@ impl Default for ExportSettings {
         Self {
             part_bytes: MIN_PART_BYTES,
             link_ttl: Duration::from_secs(15 * 60),
+            settle: Duration::from_secs(2),
         }
     }
 }
@@ -263,6 +269,10 @@ where
         .get_board(lb)
         .await?
         .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
+    let settled = job.requested_at + settings.settle.as_millis() as i64 - now_ms();
+    if settled > 0 {
+        tokio::time::sleep(Duration::from_millis(settled as u64)).await;
+    }
     let mut held = Held {
         store,
         job,

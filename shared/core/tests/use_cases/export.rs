@@ -41,6 +41,7 @@ async fn a_board_is_exported_whole_over_many_runs_and_movers_are_left_out_once()
     let deps = (&ctx.store, &files, &queue);
     let settings = ExportSettings {
         part_bytes: 8 * 1024,
+        settle: Duration::ZERO,
         ..ExportSettings::default()
     };
     let op = Operator("ops@studio".into());
@@ -149,7 +150,10 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
     .await;
     let (files, queue) = (MemoryFiles::default(), MemoryExportQueue::default());
     let deps = (&ctx.store, &files, &queue);
-    let settings = ExportSettings::default();
+    let settings = ExportSettings {
+        settle: Duration::from_millis(300),
+        ..ExportSettings::default()
+    };
     let op = Operator("ops@studio".into());
     let started = export::start(deps, settings, &op, &lb, reason("support"))
         .await
@@ -169,7 +173,8 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
         ExportOutcome::Passed,
         "held by the crashed run's lease"
     );
-    // Its lease runs out (here: set in the past), and the next run finishes the file.
+    // Its lease runs out (here: set in the past), and the next run finishes the file,
+    // its walk begun once the settle time after the request has passed.
     let mut job = ctx.store.get_export(&lb, &id).await.unwrap().unwrap();
     job.lease_until = now - 1;
     assert!(ctx.store.save_export(&job).await.unwrap());
@@ -177,6 +182,7 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
         export::run(deps, settings, &turn, far).await.unwrap(),
         ExportOutcome::Done
     );
+    assert!(leaderboard_rules::time::now_ms() >= job.requested_at + 300);
     let job = ctx.store.get_export(&lb, &id).await.unwrap().unwrap();
     let text = String::from_utf8(files.file(&job.object).unwrap()).unwrap();
     let firsts: Vec<&str> = text.lines().map(|l| l.split(',').nth(1).unwrap()).collect();
@@ -185,4 +191,41 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
     // An unknown export is a 404, not an empty view.
     let missing = export::view((&ctx.store, &files), settings, &lb, "nope").await;
     assert_eq!(missing.unwrap_err().code(), "export_not_found");
+}
+
+#[tokio::test]
+async fn an_empty_board_exports_as_its_header_alone() {
+    let ctx = ctx();
+    let lb = crate::fixtures::board(&ctx, "exp:e", leaderboard_rules::board::Policy::Best).await;
+    let (files, queue) = (MemoryFiles::default(), MemoryExportQueue::default());
+    let deps = (&ctx.store, &files, &queue);
+    let settings = ExportSettings {
+        settle: Duration::ZERO,
+        ..ExportSettings::default()
+    };
+    let op = Operator("ops@studio".into());
+    let started = export::start(deps, settings, &op, &lb, reason("empty"))
+        .await
+        .unwrap();
+    let turn = queue.turns.lock().unwrap()[0].clone();
+    let far = Instant::now() + Duration::from_secs(60);
+    let outcome = export::run(deps, settings, &turn, far).await.unwrap();
+    assert_eq!(outcome, ExportOutcome::Done);
+    let job = ctx
+        .store
+        .get_export(&lb, &started.export_id)
+        .await
+        .unwrap()
+        .unwrap();
+    let file = String::from_utf8(files.file(&job.object).unwrap()).unwrap();
+    assert_eq!(
+        file,
+        "rank,player_id,display_name,score,reached_at,metadata\r\n"
+    );
+    assert_eq!((job.rows, job.parts.len()), (0, 1));
+    // An export of a board that does not exist is refused before anything is stored.
+    let nowhere = leaderboard_rules::ids::LeaderboardId::parse("exp:none").unwrap();
+    let refused = export::start(deps, settings, &op, &nowhere, reason("x")).await;
+    assert_eq!(refused.unwrap_err().code(), "board_not_found");
+    assert_eq!(queue.turns.lock().unwrap().len(), 1, "nothing handed on");
 }
