@@ -165,7 +165,7 @@ def per_result(bench, p):
     return rows
 
 
-# An export of a million standings, from its calls (service/export.rs): the walk's
+# An export of a million standings, from its calls (shared/core/src/service/export/run.rs): the walk's
 # keys-only queries of the rank order (about 100 bytes an item, eventually consistent),
 # one eventually consistent BatchGetItem read of each standing (its metadata) and of each
 # player's card (their name), the progress item saved with each part and every 20 s (about

@@ -6,10 +6,12 @@ use leaderboard_core::memory::{MemoryEvents, MemoryExportQueue, MemoryFiles, Mem
 use super::*;
 use leaderboard::edge::http;
 
-#[tokio::test]
-async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
-    let deps = Deps {
-        store: MemoryStore::default(),
+type MemoryDeps = Deps<MemoryStore, MemoryEvents, MemoryFiles, MemoryExportQueue>;
+
+/// The handler's dependencies over the twins, on `store`.
+fn deps(store: MemoryStore) -> MemoryDeps {
+    Deps {
+        store,
         events: MemoryEvents::default(),
         settings: SealSettings::default(),
         exports: Exports {
@@ -17,7 +19,12 @@ async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
             queue: MemoryExportQueue::default(),
             settings: Default::default(),
         },
-    };
+    }
+}
+
+#[tokio::test]
+async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
+    let deps = deps(MemoryStore::default());
     let scheduled = handle(&deps, testing::event(serde_json::json!({})))
         .await
         .unwrap();
@@ -39,16 +46,7 @@ async fn an_export_is_asked_for_written_from_its_queue_and_read_with_its_link() 
     let ctx = leaderboard_core::memory::context();
     let best = leaderboard_rules::board::Policy::Best;
     leaderboard_core::memory::seed(&ctx, "exp:h", best, &[("ada", 7), ("bob", 9)]).await;
-    let deps = Deps {
-        store: ctx.store,
-        events: MemoryEvents::default(),
-        settings: SealSettings::default(),
-        exports: Exports {
-            files: MemoryFiles::default(),
-            queue: MemoryExportQueue::default(),
-            settings: Default::default(),
-        },
-    };
+    let deps = deps(ctx.store);
     let call = async |req: http::Request| {
         let resp = handle(&deps, testing::event(serde_json::to_value(req).unwrap()))
             .await

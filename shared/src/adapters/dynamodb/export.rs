@@ -127,22 +127,7 @@ impl ExportStore for DynamoScoreStore {
 
     #[instrument(skip_all, fields(export = %job.id, rows = job.rows))]
     async fn save_export(&self, job: &ExportJob) -> Result<bool, StoreError> {
-        let res = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(item(job)?))
-            .condition_expression("#owner = :o")
-            .expression_attribute_names("#owner", "owner")
-            .expression_attribute_values(":o", AttributeValue::S(job.owner.clone()))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
-                Ok(false)
-            }
-            Err(e) => Err(StoreError::call("PutItem(export)", e)),
-        }
+        self.put_if_owner(item(job)?, &job.owner, "PutItem(export)")
+            .await
     }
 }

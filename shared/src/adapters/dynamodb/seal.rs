@@ -163,23 +163,8 @@ impl SealStore for DynamoScoreStore {
             kind: "seal".into(),
             state: state.clone(),
         };
-        let res = self
-            .client
-            .put_item()
-            .table_name(&self.table)
-            .set_item(Some(serde_dynamo::to_item(item).map_err(StoreError::item)?))
-            .condition_expression("#owner = :o")
-            .expression_attribute_names("#owner", "owner")
-            .expression_attribute_values(":o", s(state.owner.clone()))
-            .send()
-            .await;
-        match res {
-            Ok(_) => Ok(true),
-            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
-                Ok(false)
-            }
-            Err(e) => Err(StoreError::call("PutItem(seal)", e)),
-        }
+        let item = serde_dynamo::to_item(item).map_err(StoreError::item)?;
+        self.put_if_owner(item, &state.owner, "PutItem(seal)").await
     }
 
     #[instrument(skip_all, fields(rows = rows.len()))]
@@ -293,5 +278,34 @@ impl SealStore for DynamoScoreStore {
             }
         }
         Ok(())
+    }
+}
+
+impl DynamoScoreStore {
+    /// Puts a lease-held item (a seal's or an export's progress) if `owner` still holds
+    /// it: false if another run took it over (nothing written).
+    pub(super) async fn put_if_owner(
+        &self,
+        item: Item,
+        owner: &str,
+        op: &'static str,
+    ) -> Result<bool, StoreError> {
+        let res = self
+            .client
+            .put_item()
+            .table_name(&self.table)
+            .set_item(Some(item))
+            .condition_expression("#owner = :o")
+            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_values(":o", s(owner))
+            .send()
+            .await;
+        match res {
+            Ok(_) => Ok(true),
+            Err(SdkError::ServiceError(e)) if e.err().is_conditional_check_failed_exception() => {
+                Ok(false)
+            }
+            Err(e) => Err(StoreError::call(op, e)),
+        }
     }
 }
