@@ -697,6 +697,9 @@ async fn live_ops_find_a_player_by_name_run_a_tournament_review_results_and_supp
         )
         .await?;
     assert_eq!(in_file, walked, "{text}");
+    page.eval("document.querySelector('#exports').scrollIntoView()")
+        .await?;
+    shoot(&mut page, &stack, "exports").await?;
 
     // The approved player's page: their standing on every open board, no id typed.
     page.goto(&format!("{}/#/players/c1", stack.console))

@@ -1560,8 +1560,11 @@ export interface components {
             /** @description The id of the audit record that asked for it. */
             export_id: string;
             leaderboard_id: components["schemas"]["Id"];
-            /** @enum {string} */
-            status: "RUNNING" | "DONE";
+            /**
+             * @description FAILED: the queue refused it when it was asked for (that request answered 503); nothing will write it.
+             * @enum {string}
+             */
+            status: "RUNNING" | "DONE" | "FAILED";
             requested_by: string;
             /** Format: date-time */
             requested_at: string;

@@ -32,7 +32,7 @@ export function Exports({ api, lb }) {
         <td><span class=${`pill ${e.status}`}>${e.status}</span></td>
         <td>${e.rows}${e.moved ? html` <span class="muted">(${e.moved} moved during it, left out)</span>` : ""}</td>
         <td>${e.url ? html`<a class="export-link" href=${e.url} download>CSV, ${Math.ceil(e.bytes / 1024)} KiB</a>
-          <span class="muted"> until ${when(e.url_expires_at)}</span>` : "being written"}</td></tr>`)}
+          <span class="muted"> until ${when(e.url_expires_at)}</span>` : e.status === "FAILED" ? "not written: ask again" : "being written"}</td></tr>`)}
       </tbody></table>`}
   </section>`;
 }

@@ -42,6 +42,9 @@ pub enum ExportStatus {
     Running,
     /// The file is whole in the bucket.
     Done,
+    /// It could not be handed to a run when it was asked for (the queue refused it):
+    /// nothing will write it; ask again.
+    Failed,
 }
 
 /// One standing, as its line shows it.

@@ -142,14 +142,18 @@ impl ExportFiles for MemoryFiles {
     }
 }
 
-/// A queue in memory: the turns handed on, in order.
+/// A queue in memory: the turns handed on, in order; while `down`, it refuses them.
 #[derive(Default)]
 pub struct MemoryExportQueue {
     pub turns: Mutex<Vec<ExportTurn>>,
+    pub down: std::sync::atomic::AtomicBool,
 }
 
 impl ExportQueue for MemoryExportQueue {
     async fn hand_on(&self, turn: &ExportTurn) -> Result<(), StoreError> {
+        if self.down.load(std::sync::atomic::Ordering::SeqCst) {
+            return Err(super::store_outage());
+        }
         lock(&self.turns).push(turn.clone());
         Ok(())
     }

@@ -228,4 +228,15 @@ async fn an_empty_board_exports_as_its_header_alone() {
     let refused = export::start(deps, settings, &op, &nowhere, reason("x")).await;
     assert_eq!(refused.unwrap_err().code(), "board_not_found");
     assert_eq!(queue.turns.lock().unwrap().len(), 1, "nothing handed on");
+    // A queue that refuses the turn: the request fails, and the export is marked failed
+    // rather than listed as running with no run to write it.
+    queue.down.store(true, std::sync::atomic::Ordering::SeqCst);
+    tokio::time::sleep(Duration::from_millis(2)).await; // a later id, listed first
+    let refused = export::start(deps, settings, &op, &lb, reason("queue down")).await;
+    assert_eq!(refused.unwrap_err().code(), "store_unavailable");
+    let listed = export::list((&ctx.store, &files), settings, &lb)
+        .await
+        .unwrap();
+    let statuses: Vec<_> = listed.exports.iter().map(|e| e.status).collect();
+    assert_eq!(statuses, [ExportStatus::Failed, ExportStatus::Done]);
 }

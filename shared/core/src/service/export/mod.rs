@@ -112,7 +112,7 @@ async fn shown<F: ExportFiles>(
             Some(files.link(&job.object, ttl).await?),
             Some(rfc3339_ms(now_ms() + ttl.as_millis() as i64)),
         ),
-        ExportStatus::Running => (None, None),
+        ExportStatus::Running | ExportStatus::Failed => (None, None),
     };
     Ok(ExportView {
         export_id: job.id,
@@ -174,7 +174,16 @@ where
         leaderboard_id: lb.clone(),
         export_id: job.id.clone(),
     };
-    queue.hand_on(&turn).await?;
+    if let Err(e) = queue.hand_on(&turn).await {
+        // No run will take it: it is marked failed (best effort: the reply is the queue's
+        // error either way), so the list does not show it running for ever.
+        let failed = ExportJob {
+            status: ExportStatus::Failed,
+            ..job
+        };
+        store.save_export(&failed).await.ok();
+        return Err(e.into());
+    }
     shown(files, settings.link_ttl, job).await
 }
 
