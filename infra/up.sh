@@ -3,7 +3,7 @@
 #   redis-server        127.0.0.1:6379
 #   Redis Cluster       127.0.0.1:7001-7003 (3 masters; the API uses it with LB_REDIS=cluster)
 #   DynamoDB + Streams  http://127.0.0.1:8000  (moto, infra/local/dynamodb_server.py;
-#                       also SQS, EventBridge and Kinesis)
+#                       also SQS, EventBridge, Kinesis and S3, the exports' bucket)
 #   Kafka               127.0.0.1:9092  (tansu, in memory; topics LB_KAFKA_TOPICS)
 #   the API             http://127.0.0.1:${LB_PORT:-3000}  (API Gateway shim + functions
 #                       + stream mapping, infra/local/stack.py)
