@@ -5,11 +5,12 @@
 //! once done), and the export queue's messages, one turn of a job each: the run goes
 //! on until the Lambda deadline less [`super::MARGIN`], then hands the job on.
 
+use std::convert::Infallible;
+
 use lambda_runtime::LambdaEvent;
 use leaderboard::edge::http::{self, Request};
 use leaderboard::edge::invoke::{InvokeError, work_until};
 use leaderboard::edge::{body, reply};
-use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::export::{self, ExportSettings};
 use leaderboard_core::service::operator::{Operator, Reason};
 use leaderboard_core::store::{ExportFiles, ExportQueue, ExportStore, ExportTurn, ScoreStore};
@@ -73,7 +74,7 @@ where
     let settings = exports.settings;
     let lb = |req: &Request| http::path(req, "lb", LeaderboardId::parse);
     let read = (store, &exports.files);
-    let result = reply::routed::<()>(event, async |req, route| match route {
+    let result = reply::routed::<Infallible>(event, async |req, route| match route {
         "POST /leaderboards/{lb}/exports" => {
             reply::reply(202, async {
                 let lb = lb(req)?;
@@ -97,5 +98,5 @@ where
         _ => reply::unknown_route(req),
     })
     .await;
-    result.unwrap_or_else(|()| reply::error_response(&ServiceError::Contention))
+    result.unwrap_or_else(|never| match never {})
 }

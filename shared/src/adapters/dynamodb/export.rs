@@ -2,8 +2,6 @@
 //! audit record's id, so a board's exports list newest first from one query), claimed
 //! and kept with conditional writes on its `owner`, as a seal's progress is.
 
-use std::collections::HashMap;
-
 use aws_sdk_dynamodb::error::SdkError;
 use aws_sdk_dynamodb::types::{AttributeValue, ReturnValue};
 use serde::{Deserialize, Serialize};
@@ -37,13 +35,6 @@ fn job(item: super::keys::Item) -> Result<ExportJob, StoreError> {
     Ok(serde_dynamo::from_item::<_, ExportItem>(item)
         .map_err(StoreError::item)?
         .job)
-}
-
-fn names(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-        .collect()
 }
 
 impl ExportStore for DynamoScoreStore {
@@ -102,11 +93,9 @@ impl ExportStore for DynamoScoreStore {
             .set_key(Some(key(export_partition(lb), id.to_owned())))
             .update_expression("SET #owner = :o, #lease = :l")
             .condition_expression("#status = :running AND #lease < :now")
-            .set_expression_attribute_names(Some(names(&[
-                ("#owner", "owner"),
-                ("#lease", "lease_until"),
-                ("#status", "status"),
-            ])))
+            .expression_attribute_names("#owner", "owner")
+            .expression_attribute_names("#lease", "lease_until")
+            .expression_attribute_names("#status", "status")
             .expression_attribute_values(":o", AttributeValue::S(owner.to_owned()))
             .expression_attribute_values(":l", AttributeValue::N(lease_until.to_string()))
             .expression_attribute_values(":now", AttributeValue::N(now.to_string()))
