@@ -151,6 +151,7 @@ pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> 
         rank_index: true,
         scores: Default::default(),
         integrity: None,
+        reset: None,
     };
     ctx.store.create_board(&board).await?;
     Ok(())

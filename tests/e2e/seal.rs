@@ -311,6 +311,7 @@ pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Boa
         rank_index,
         scores: Default::default(),
         integrity: None,
+        reset: None,
     };
     env.ctx.store.create_board(&board).await?;
     Ok(board)

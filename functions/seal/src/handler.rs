@@ -12,7 +12,7 @@ use leaderboard::edge::invoke::{self, Call, InvokeError, work_until};
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::metrics;
 use leaderboard_core::service::seal::{self, SealReport, SealSettings};
-use leaderboard_core::store::{EventPublisher, ExportFiles, ExportQueue, ExportStore, ScoreStore};
+use leaderboard_core::store::{EventPublisher, ExportFiles, ExportStore, JobQueue, ScoreStore};
 use leaderboard_rules::ids::LeaderboardId;
 use serde::Deserialize;
 use serde_json::Value;
@@ -61,7 +61,7 @@ where
     S: ScoreStore + ExportStore,
     E: EventPublisher,
     F: ExportFiles,
-    Q: ExportQueue,
+    Q: JobQueue,
 {
     if export::is_export(&event.payload) {
         // Boxed: its future is deep enough to overflow the compiler's layout queries.

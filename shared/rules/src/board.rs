@@ -12,6 +12,7 @@ use crate::integrity::Integrity;
 use crate::order::{RankKey, RankMode};
 pub use crate::policy::Policy;
 use crate::profile::Metadata;
+use crate::reset::BoardReset;
 use crate::score::Score;
 use crate::tiebreak::{Columns, Ties};
 use crate::window::TimeWindow;
@@ -81,6 +82,10 @@ pub struct Board {
     /// board's are its family's when the board was created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integrity: Option<Integrity>,
+    /// Its latest reset (docs/operations.md): while it runs, from its fence on, the
+    /// board takes no result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reset: Option<BoardReset>,
 }
 
 /// A board or family stored before `dense_ranks` (or `rank_index`) existed kept dense

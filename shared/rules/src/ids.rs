@@ -40,7 +40,12 @@ pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {
     if raw.is_empty() {
         return Err(DomainError::invalid(field, "must not be empty"));
     }
-    if raw.len() > MAX_ID_LEN {
+    // A reset's archive may pass a board's length by its suffix (`crate::reset`).
+    let measured = match field == "leaderboard_id" && crate::reset::is_archive_id(raw) {
+        true => raw.rsplit_once(".reset-").map_or(raw, |(board, _)| board),
+        false => raw,
+    };
+    if measured.len() > MAX_ID_LEN {
         return Err(DomainError::invalid(
             field,
             format!("must be at most {MAX_ID_LEN} characters"),
@@ -123,6 +128,11 @@ id_type!(
 pub const CLUSTER_SLOTS: u16 = 16_384;
 
 impl LeaderboardId {
+    /// An id made from parts already checked (a reset's archive).
+    pub(crate) fn from_checked(raw: String) -> Self {
+        Self(raw)
+    }
+
     /// The Redis Cluster hash slot this board's keys live in: CRC16 (XMODEM) of their
     /// hash tag modulo [`CLUSTER_SLOTS`]. Every key of a board carries the tag `{<board>}`
     /// whatever its prefix, and a board id holds no braces, so the tag is the id itself.

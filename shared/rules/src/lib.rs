@@ -21,6 +21,7 @@
 //! - [`league`]: a tournament's tiers, promotion and demotion zones, rewards by rank, and
 //!   the settle rule;
 //! - [`export`]: a board's standings as a CSV file, row by row;
+//! - [`reset`]: a board reset now, its fence and its archive's id;
 //! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
 //! - [`error`]: the rules' error, `DomainError` (each layer above keeps its own).
 
@@ -41,6 +42,7 @@ pub mod order;
 pub mod page;
 pub mod policy;
 pub mod profile;
+pub mod reset;
 pub mod rolling;
 pub mod schedule;
 pub mod score;

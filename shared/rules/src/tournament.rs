@@ -335,6 +335,7 @@ impl Tournament {
             scores: ScoreFormat::default(),
             // A tournament's results are judged by its attempts, not held (docs/integrity.md).
             integrity: None,
+            reset: None,
         }
     }
 

@@ -1,8 +1,10 @@
 //! `SqsRepairQueue`: boards whose index needs a rebuild, reported to the repair queue
 //! (`REPAIR_QUEUE_URL`), the same queue the stream's event source mapping sends exhausted
 //! batches to. The repair function consumes it. `SqsDeadLetters`: stream records that can
-//! never apply (`DEAD_LETTER_QUEUE_URL`). `SqsExportQueue`: exports handed to a run of their
+//! never apply (`DEAD_LETTER_QUEUE_URL`). `SqsJobQueue`: exports and resets handed to a run of their
 //! own (`EXPORT_QUEUE_URL`).
+
+use std::time::Duration;
 
 use futures::FutureExt;
 use futures::future::BoxFuture;
@@ -11,7 +13,7 @@ use aws_sdk_sqs::types::SendMessageBatchRequestEntry;
 use leaderboard_core::store::QueueError;
 
 use leaderboard_core::store::{
-    DeadLetter, DeadLetterCount, DeadLetters, ExportQueue, ExportTurn, RebuildNeeded, RepairQueue,
+    DeadLetter, DeadLetterCount, DeadLetters, JobQueue, JobTurn, RebuildNeeded, RepairQueue,
     StoreError,
 };
 
@@ -51,15 +53,15 @@ impl RepairQueue for SqsRepairQueue {
     }
 }
 
-/// The SQS adapter of [`ExportQueue`] (`EXPORT_QUEUE_URL`): one message per turn, which
+/// The SQS adapter of [`JobQueue`] (`EXPORT_QUEUE_URL`): one message per turn, which
 /// invokes the exporting function.
 #[derive(Clone)]
-pub struct SqsExportQueue {
+pub struct SqsJobQueue {
     client: aws_sdk_sqs::Client,
     url: String,
 }
 
-impl SqsExportQueue {
+impl SqsJobQueue {
     pub fn new(client: aws_sdk_sqs::Client, url: impl Into<String>) -> Self {
         Self {
             client,
@@ -68,16 +70,17 @@ impl SqsExportQueue {
     }
 }
 
-impl ExportQueue for SqsExportQueue {
-    async fn hand_on(&self, turn: &ExportTurn) -> Result<(), StoreError> {
+impl JobQueue for SqsJobQueue {
+    async fn hand_on(&self, turn: &JobTurn, delay: Duration) -> Result<(), StoreError> {
         let body = serde_json::to_string(turn).map_err(StoreError::item)?;
         self.client
             .send_message()
             .queue_url(&self.url)
             .message_body(body)
+            .delay_seconds(delay.as_secs().min(900) as i32)
             .send()
             .await
-            .map_err(|e| StoreError::call("SendMessage(export)", e))?;
+            .map_err(|e| StoreError::call("SendMessage(job)", e))?;
         Ok(())
     }
 }

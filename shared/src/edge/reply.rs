@@ -63,6 +63,7 @@ fn status(err: &ServiceError) -> u16 {
         | E::BoardConflict(_)
         | E::BoardNotActive { .. }
         | E::NotSealable { .. }
+        | E::NotResettable { .. }
         | E::MappingConflict { .. }
         | E::IdempotencyConflict(_)
         | E::TournamentConflict(_)
@@ -76,6 +77,7 @@ fn status(err: &ServiceError) -> u16 {
         E::EventOutsideWindow(_) | E::UnknownRegion { .. } => 422,
         E::RateLimited { .. } => 429,
         E::Contention
+        | E::BoardResetting { .. }
         | E::RankUnavailable(_)
         | E::Store(_)
         | E::Index(_)
@@ -157,7 +159,8 @@ pub fn error_response(err: &ServiceError) -> Response {
         },
     );
     let retry_after = match err {
-        ServiceError::RateLimited { retry_after_s } => Some(*retry_after_s),
+        ServiceError::RateLimited { retry_after_s }
+        | ServiceError::BoardResetting { retry_after_s, .. } => Some(*retry_after_s),
         _ if status == 503 => Some(1),
         _ => None,
     };
@@ -174,7 +177,7 @@ pub fn error_response(err: &ServiceError) -> Response {
 pub fn stamped(req: &Request, mut resp: Response) -> Response {
     // Every reply: the denominator of the error rate on the console's overview.
     leaderboard_core::service::metrics::tally("Replies", 1);
-    if resp.status_code >= 500 {
+    if resp.status_code >= 500 && !waits_on_a_reset(&resp) {
         server_error_written(route(req));
     }
     let Some(id) = req.request_context.request_id.as_deref() else {
@@ -191,6 +194,12 @@ pub fn stamped(req: &Request, mut resp: Response) -> Response {
         resp.body = Some(Body::Text(body.to_string()));
     }
     resp
+}
+
+/// A result refused while an operator resets its board: a 503 asked for, not a fault,
+/// so the error rate and its alarm leave it out.
+fn waits_on_a_reset(resp: &Response) -> bool {
+    response_json(resp).is_some_and(|b| b["error"]["code"] == "board_resetting")
 }
 
 /// Counts a 5xx reply: `ServerErrorReplies` without dimensions (what the alarm watches,

@@ -4,13 +4,13 @@
 use leaderboard_core::service::export::ExportSettings;
 
 use crate::adapters::s3::S3Files;
-use crate::adapters::sqs::SqsExportQueue;
+use crate::adapters::sqs::SqsJobQueue;
 use crate::wiring::config::{Config, ConfigError};
 
 /// What the function that writes exports works with.
 pub struct Exports {
     pub files: S3Files,
-    pub queue: SqsExportQueue,
+    pub queue: SqsJobQueue,
     pub settings: ExportSettings,
 }
 
@@ -28,7 +28,7 @@ pub async fn exports(config: &Config) -> Result<Exports, ConfigError> {
     let d = ExportSettings::default();
     Ok(Exports {
         files: S3Files::new(aws_sdk_s3::Client::from_conf(s3), bucket),
-        queue: SqsExportQueue::new(aws_sdk_sqs::Client::new(aws), queue),
+        queue: SqsJobQueue::new(aws_sdk_sqs::Client::new(aws), queue),
         settings: ExportSettings {
             part_bytes: config
                 .export_part_bytes

@@ -88,6 +88,7 @@ impl TestEnv {
             rank_index: true,
             scores: Default::default(),
             integrity: None,
+            reset: None,
         };
         let existing = self
             .ctx

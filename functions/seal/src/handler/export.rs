@@ -13,7 +13,7 @@ use leaderboard::edge::invoke::{InvokeError, work_until};
 use leaderboard::edge::{body, reply};
 use leaderboard_core::service::export::{self, ExportSettings};
 use leaderboard_core::service::operator::{Operator, Reason};
-use leaderboard_core::store::{ExportFiles, ExportQueue, ExportStore, ExportTurn, ScoreStore};
+use leaderboard_core::store::{ExportFiles, ExportStore, ExportTurn, JobQueue, ScoreStore};
 use leaderboard_rules::export::export_id;
 use leaderboard_rules::ids::LeaderboardId;
 use serde_json::Value;
@@ -40,7 +40,7 @@ pub(super) async fn handle<S, F, Q>(
 where
     S: ScoreStore + ExportStore,
     F: ExportFiles,
-    Q: ExportQueue,
+    Q: JobQueue,
 {
     let (payload, context) = event.into_parts();
     if payload.get("requestContext").is_some() {
@@ -69,7 +69,7 @@ async fn routed<S, F, Q>(
 where
     S: ScoreStore + ExportStore,
     F: ExportFiles,
-    Q: ExportQueue,
+    Q: JobQueue,
 {
     let settings = exports.settings;
     let lb = |req: &Request| http::path(req, "lb", LeaderboardId::parse);

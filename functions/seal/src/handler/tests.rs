@@ -1,12 +1,12 @@
 //! The seal handler over the in-memory twins: each route answered as the runtime calls it.
 
 use leaderboard::edge::testing;
-use leaderboard_core::memory::{MemoryEvents, MemoryExportQueue, MemoryFiles, MemoryStore};
+use leaderboard_core::memory::{MemoryEvents, MemoryFiles, MemoryJobQueue, MemoryStore};
 
 use super::*;
 use leaderboard::edge::http;
 
-type MemoryDeps = Deps<MemoryStore, MemoryEvents, MemoryFiles, MemoryExportQueue>;
+type MemoryDeps = Deps<MemoryStore, MemoryEvents, MemoryFiles, MemoryJobQueue>;
 
 /// The handler's dependencies over the twins, on `store`.
 fn deps(store: MemoryStore) -> MemoryDeps {
@@ -16,7 +16,7 @@ fn deps(store: MemoryStore) -> MemoryDeps {
         settings: SealSettings::default(),
         exports: Exports {
             files: MemoryFiles::default(),
-            queue: MemoryExportQueue::default(),
+            queue: MemoryJobQueue::default(),
             settings: Default::default(),
         },
     }
@@ -69,7 +69,7 @@ async fn an_export_is_asked_for_written_from_its_queue_and_read_with_its_link() 
     let id = asked["export_id"].as_str().unwrap().to_owned();
 
     // The queue's message runs it.
-    let turn = deps.exports.queue.turns.lock().unwrap()[0].clone();
+    let turn = deps.exports.queue.turns.lock().unwrap()[0].0.clone();
     let message = serde_json::json!({"Records": [{
         "eventSource": "aws:sqs",
         "body": serde_json::to_string(&turn).unwrap(),

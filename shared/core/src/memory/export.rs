@@ -1,5 +1,5 @@
 //! The in-memory [`ExportStore`], a bucket that keeps what was uploaded ([`MemoryFiles`])
-//! and a queue that keeps what was handed on ([`MemoryExportQueue`]).
+//! and the jobs' queue, which keeps what was handed on ([`MemoryJobQueue`]).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -7,7 +7,9 @@ use std::time::Duration;
 
 use super::store::MemoryStore;
 use crate::service::ttl_cache::lock;
-use crate::store::{ExportFiles, ExportJob, ExportQueue, ExportStore, ExportTurn, StoreError};
+use crate::store::{
+    ExportFiles, ExportJob, ExportStore, ExportTurn, JobQueue, JobTurn, StoreError,
+};
 use leaderboard_rules::export::ExportStatus;
 use leaderboard_rules::ids::LeaderboardId;
 
@@ -142,19 +144,32 @@ impl ExportFiles for MemoryFiles {
     }
 }
 
-/// A queue in memory: the turns handed on, in order; while `down`, it refuses them.
+/// A queue in memory: the turns handed on, in order, each with its delay; while `down`,
+/// it refuses them.
 #[derive(Default)]
-pub struct MemoryExportQueue {
-    pub turns: Mutex<Vec<ExportTurn>>,
+pub struct MemoryJobQueue {
+    pub turns: Mutex<Vec<(JobTurn, Duration)>>,
     pub down: std::sync::atomic::AtomicBool,
 }
 
-impl ExportQueue for MemoryExportQueue {
-    async fn hand_on(&self, turn: &ExportTurn) -> Result<(), StoreError> {
+impl MemoryJobQueue {
+    /// The export turns handed on, in order.
+    pub fn exports(&self) -> Vec<ExportTurn> {
+        (lock(&self.turns).iter())
+            .filter_map(|(t, _)| match t {
+                JobTurn::Export(e) => Some(e.clone()),
+                JobTurn::Reset(_) => None,
+            })
+            .collect()
+    }
+}
+
+impl JobQueue for MemoryJobQueue {
+    async fn hand_on(&self, turn: &JobTurn, delay: Duration) -> Result<(), StoreError> {
         if self.down.load(std::sync::atomic::Ordering::SeqCst) {
             return Err(super::store_outage());
         }
-        lock(&self.turns).push(turn.clone());
+        lock(&self.turns).push((turn.clone(), delay));
         Ok(())
     }
 }

@@ -28,7 +28,7 @@ mod upkeep;
 use std::time::Duration;
 
 pub use dead_letters::MemoryDeadLetters;
-pub use export::{MemoryExportQueue, MemoryFiles};
+pub use export::{MemoryFiles, MemoryJobQueue};
 pub use index::MemoryIndex;
 pub use live::MemoryBroadcasts;
 pub use plane::MemoryPlane;

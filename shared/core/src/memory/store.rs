@@ -20,6 +20,7 @@ use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::order::{Direction, RankKey};
+use leaderboard_rules::reset::BoardReset;
 
 /// Write shards a board's standings are spread over here (few, but more than one, so
 /// the rebuild's walk over shards is exercised).
@@ -210,6 +211,16 @@ impl BoardStore for MemoryStore {
                 .get_mut(lb)
                 .map(|b| b.integrity = rules.cloned())
                 .is_some()
+        })
+    }
+
+    async fn set_reset(&self, lb: &LeaderboardId, reset: &BoardReset) -> Result<bool, StoreError> {
+        self.with(|t| match t.boards.get_mut(lb) {
+            Some(b) if reset.may_replace(b.reset.as_ref()) => {
+                b.reset = Some(reset.clone());
+                true
+            }
+            _ => false,
         })
     }
 

@@ -90,6 +90,19 @@ pub enum ServiceError {
         lb: LeaderboardId,
         why: &'static str,
     },
+    /// The board is being reset: from the reset's fence until it is done, results wait
+    /// (a retry then lands on the emptied board; docs/operations.md).
+    #[error("leaderboard {lb} is being reset; retry in {retry_after_s} s")]
+    BoardResetting {
+        lb: LeaderboardId,
+        retry_after_s: u64,
+    },
+    /// A reset was asked for a board that cannot be reset.
+    #[error("leaderboard {lb} cannot be reset: {why}")]
+    NotResettable {
+        lb: LeaderboardId,
+        why: &'static str,
+    },
     /// No schema mapping is stored for the event source (or not that version).
     #[error("no mapping is stored for source {0}")]
     MappingNotFound(String),
@@ -212,6 +225,7 @@ impl ServiceError {
                 | Self::Contention
                 | Self::RateLimited { .. }
                 | Self::RankUnavailable(_)
+                | Self::BoardResetting { .. }
         )
     }
 
@@ -264,6 +278,8 @@ impl ServiceError {
             Self::NotBanned { .. } => "not_banned",
             Self::NotSealed(_) => "not_sealed",
             Self::NotSealable { .. } => "not_sealable",
+            Self::BoardResetting { .. } => "board_resetting",
+            Self::NotResettable { .. } => "not_resettable",
             Self::MappingNotFound(_) => "mapping_not_found",
             Self::MappingConflict { .. } => "mapping_conflict",
             Self::NotYourView { .. } => "not_your_view",

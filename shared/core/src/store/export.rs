@@ -1,7 +1,8 @@
 //! Exports: a board's standings written as a CSV file to the stack's bucket. The job's
 //! progress ([`ExportStore`], claimed and kept with a lease as a seal's is), the file
 //! written by multipart upload and read by a short-lived link ([`ExportFiles`]), and the
-//! queue that hands a job that ran out of time to the next run ([`ExportQueue`]).
+//! turn a queue message hands to the next run ([`ExportTurn`], on the jobs' queue:
+//! `super::jobs`).
 
 use std::future::Future;
 use std::time::Duration;
@@ -121,10 +122,4 @@ pub trait ExportFiles: Send + Sync {
 pub struct ExportTurn {
     pub leaderboard_id: LeaderboardId,
     pub export_id: String,
-}
-
-/// Hands an export to a run of its own, later (a queue that invokes the exporting
-/// function).
-pub trait ExportQueue: Send + Sync {
-    fn hand_on(&self, turn: &ExportTurn) -> impl Future<Output = Result<(), StoreError>> + Send;
 }

@@ -9,7 +9,8 @@
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `tournament` (tournaments, their seats and members, and the seat hints), `export` (exports'
-//! progress, their bucket and queue), `friends`.
+//! progress and their bucket), `jobs` (the queue of the seal function's long jobs),
+//! `friends`.
 
 mod cache_plane;
 mod dead_letter;
@@ -20,6 +21,7 @@ mod friends;
 mod held;
 mod index_entry;
 mod index_reads;
+mod jobs;
 mod live;
 mod mapping;
 mod moderation;
@@ -42,7 +44,7 @@ pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use events::{
     EventPublisher, LeagueSettled, SettledMember, TournamentStarted, Turn, WindowClosed, WindowTurn,
 };
-pub use export::{ExportFiles, ExportJob, ExportQueue, ExportStore, ExportTurn};
+pub use export::{ExportFiles, ExportJob, ExportStore, ExportTurn};
 pub use friends::FriendsSource;
 pub use held::{
     HeldFilter, HeldPage, HeldResult, HeldStore, MATCH_SPAN_MS, QueueChange, queue_key,
@@ -51,6 +53,7 @@ pub use index_entry::{EntryKind, IndexEntry};
 pub use index_reads::{
     Around, PageAt, PlayerRow, PlayerRows, RowCards, RowMetadata, Slice, TOP_WINDOW, TopWindow,
 };
+pub use jobs::{JobQueue, JobTurn, ResetTurn};
 pub use live::{BroadcastError, Broadcaster, Claim, LiveViews};
 pub use mapping::MappingStore;
 pub use moderation::{AuditAction, AuditPage, AuditRecord, Ban, BanPage, ModerationStore};

@@ -49,6 +49,9 @@ pub enum AuditAction {
     SetIntegrity,
     /// A board's standings exported to a file in the stack's bucket (docs/operations.md).
     Export,
+    /// A board reset now: its standings sealed as a window of their own and taken off
+    /// (docs/operations.md).
+    Reset,
 }
 
 /// One operator action, as the audit trail keeps it.

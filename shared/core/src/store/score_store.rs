@@ -14,6 +14,7 @@ use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::order::{BoardOrder, RankKey};
+use leaderboard_rules::reset::BoardReset;
 
 /// How a read sees the latest writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -71,6 +72,15 @@ pub trait BoardStore: Send + Sync {
         &self,
         lb: &LeaderboardId,
         rules: Option<&Integrity>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Stores `reset` as the board's latest if it may replace the stored one
+    /// ([`BoardReset::may_replace`], the write's condition); false if it may not (another
+    /// reset came first) or there is no board.
+    fn set_reset(
+        &self,
+        lb: &LeaderboardId,
+        reset: &BoardReset,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Replaces a family's integrity rules (its boards' are each their own); false if

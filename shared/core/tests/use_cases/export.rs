@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use leaderboard_core::memory::{MemoryExportQueue, MemoryFiles};
+use leaderboard_core::memory::{MemoryFiles, MemoryJobQueue};
 use leaderboard_core::service::export::{self, ExportOutcome, ExportSettings};
 use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::store::{ExportStore, RankedReads};
@@ -37,7 +37,7 @@ async fn a_board_is_exported_whole_over_many_runs_and_movers_are_left_out_once()
         .ranked_after(BoardOrder::new(&lb, Direction::Desc), None, 10_000)
         .await
         .unwrap();
-    let (files, queue) = (MemoryFiles::default(), MemoryExportQueue::default());
+    let (files, queue) = (MemoryFiles::default(), MemoryJobQueue::default());
     let deps = (&ctx.store, &files, &queue);
     let settings = ExportSettings {
         part_bytes: 8 * 1024,
@@ -50,7 +50,7 @@ async fn a_board_is_exported_whole_over_many_runs_and_movers_are_left_out_once()
         .unwrap();
     assert_eq!(started.status, ExportStatus::Running);
     assert!(started.url.is_none());
-    let turn = queue.turns.lock().unwrap()[0].clone();
+    let turn = queue.exports()[0].clone();
     assert_eq!(turn.export_id, started.export_id);
 
     // Written after the export began: p7 moves up, a newcomer arrives.
@@ -70,11 +70,7 @@ async fn a_board_is_exported_whole_over_many_runs_and_movers_are_left_out_once()
         }
     }
     assert_eq!(runs, 3, "1,000 standings a page, a run a page");
-    assert_eq!(
-        queue.turns.lock().unwrap().len(),
-        3,
-        "asked once, handed on twice"
-    );
+    assert_eq!(queue.exports().len(), 3, "asked once, handed on twice");
     // Done: a later run passes.
     let far = Instant::now() + Duration::from_secs(60);
     assert_eq!(
@@ -148,7 +144,7 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
         &[("a", 3), ("b", 2), ("c", 1)],
     )
     .await;
-    let (files, queue) = (MemoryFiles::default(), MemoryExportQueue::default());
+    let (files, queue) = (MemoryFiles::default(), MemoryJobQueue::default());
     let deps = (&ctx.store, &files, &queue);
     let settings = ExportSettings {
         settle: Duration::from_millis(300),
@@ -166,7 +162,7 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
         .claim_export(&lb, &id, "crashed", now, now + 60_000)
         .await;
     assert!(crashed.unwrap().is_some());
-    let turn = queue.turns.lock().unwrap()[0].clone();
+    let turn = queue.exports()[0].clone();
     let far = Instant::now() + Duration::from_secs(60);
     assert_eq!(
         export::run(deps, settings, &turn, far).await.unwrap(),
@@ -197,7 +193,7 @@ async fn one_run_at_a_time_and_a_crashed_run_is_taken_over_after_its_lease() {
 async fn an_empty_board_exports_as_its_header_alone() {
     let ctx = ctx();
     let lb = crate::fixtures::board(&ctx, "exp:e", leaderboard_rules::board::Policy::Best).await;
-    let (files, queue) = (MemoryFiles::default(), MemoryExportQueue::default());
+    let (files, queue) = (MemoryFiles::default(), MemoryJobQueue::default());
     let deps = (&ctx.store, &files, &queue);
     let settings = ExportSettings {
         settle: Duration::ZERO,
@@ -207,7 +203,7 @@ async fn an_empty_board_exports_as_its_header_alone() {
     let started = export::start(deps, settings, &op, &lb, reason("empty"))
         .await
         .unwrap();
-    let turn = queue.turns.lock().unwrap()[0].clone();
+    let turn = queue.exports()[0].clone();
     let far = Instant::now() + Duration::from_secs(60);
     let outcome = export::run(deps, settings, &turn, far).await.unwrap();
     assert_eq!(outcome, ExportOutcome::Done);
@@ -227,7 +223,7 @@ async fn an_empty_board_exports_as_its_header_alone() {
     let nowhere = leaderboard_rules::ids::LeaderboardId::parse("exp:none").unwrap();
     let refused = export::start(deps, settings, &op, &nowhere, reason("x")).await;
     assert_eq!(refused.unwrap_err().code(), "board_not_found");
-    assert_eq!(queue.turns.lock().unwrap().len(), 1, "nothing handed on");
+    assert_eq!(queue.exports().len(), 1, "nothing handed on");
     // A queue that refuses the turn: the request fails, and the export is marked failed
     // rather than listed as running with no run to write it.
     queue.down.store(true, std::sync::atomic::Ordering::SeqCst);

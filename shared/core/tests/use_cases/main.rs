@@ -15,6 +15,7 @@ mod moderation;
 mod projector;
 mod reads;
 mod rebuild;
+mod reset;
 mod review;
 mod seal;
 mod stream_ingest;

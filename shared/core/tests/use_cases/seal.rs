@@ -50,6 +50,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
         rank_index: true,
         scores: Default::default(),
         integrity: None,
+        reset: None,
     };
     ctx.store.create_board(&board).await.unwrap();
     board

@@ -18,6 +18,7 @@ use leaderboard_rules::board::{Board, BoardStatus};
 use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::integrity::Integrity;
+use leaderboard_rules::reset::BoardReset;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {
@@ -155,6 +156,48 @@ impl BoardStore for DynamoScoreStore {
             Ok(_) => Ok(true),
             Err(e) if cancelled_first(&e) => Ok(false),
             Err(e) => Err(StoreError::call("TransactWriteItems(integrity)", e)),
+        }
+    }
+
+    /// The board item and its list entry in one transaction, each on the condition
+    /// [`BoardReset::may_replace`] states: a first reset where none is stored, the next
+    /// after a done one, or a running one done.
+    #[instrument(skip(self, reset), fields(n = reset.n))]
+    async fn set_reset(&self, lb: &LeaderboardId, reset: &BoardReset) -> Result<bool, StoreError> {
+        let Some(board) = self.get_board(lb).await? else {
+            return Ok(false);
+        };
+        let (condition, n) = match (reset.running(), reset.n) {
+            (true, 1) => ("attribute_not_exists(#r)", None),
+            (true, n) => ("#r.#n = :n AND attribute_exists(#r.#d)", Some(n - 1)),
+            (false, n) => ("#r.#n = :n AND attribute_not_exists(#r.#d)", Some(n)),
+        };
+        let mut values: Item = HashMap::from([(
+            ":r".to_owned(),
+            serde_dynamo::to_attribute_value(reset).map_err(StoreError::item)?,
+        )]);
+        if let Some(n) = n {
+            values.insert(":n".to_owned(), AttributeValue::N(n.to_string()));
+        }
+        let mut tx = self.client.transact_write_items();
+        for k in [board_key(lb), key(LIST_PK.into(), board.list_key())] {
+            let mut u = (Update::builder().table_name(&self.table).set_key(Some(k)))
+                .update_expression("SET #r = :r")
+                .condition_expression(format!("attribute_exists(pk) AND {condition}"))
+                .expression_attribute_names("#r", "reset")
+                .set_expression_attribute_values(Some(values.clone()));
+            if n.is_some() {
+                u = u
+                    .expression_attribute_names("#n", "n")
+                    .expression_attribute_names("#d", "done_at");
+            }
+            let u = u.build().map_err(StoreError::request)?;
+            tx = tx.transact_items(TransactWriteItem::builder().update(u).build());
+        }
+        match tx.send().await {
+            Ok(_) => Ok(true),
+            Err(e) if cancelled_first(&e) => Ok(false),
+            Err(e) => Err(StoreError::call("TransactWriteItems(reset)", e)),
         }
     }
 

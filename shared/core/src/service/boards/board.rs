@@ -1,5 +1,6 @@
 //! Standalone boards: create, read, change status.
 
+use crate::service::seal::reset::ResetView;
 use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
@@ -104,6 +105,10 @@ pub struct BoardView {
     /// Its integrity rules, as the body that set them writes them (docs/integrity.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<serde_json::Value>,
+    /// Its latest reset (docs/operations.md): running (`RESETTING`) or `DONE`, and the
+    /// archive that keeps the standings it took off.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reset: Option<ResetView>,
 }
 
 impl BoardView {
@@ -111,6 +116,7 @@ impl BoardView {
         let status = b.effective_status(now);
         let closes_at = b.closes_at().map(rfc3339_ms);
         let integrity = b.integrity.as_ref().map(|i| i.view(b.scores));
+        let reset = (b.reset.as_ref()).map(|r| ResetView::of(&b.leaderboard_id, r));
         let w = b.window;
         Self {
             leaderboard_id: b.leaderboard_id,
@@ -133,6 +139,7 @@ impl BoardView {
             sealed_at: b.sealed_at.map(rfc3339_ms),
             rolling_seconds: w.as_ref().and_then(|w| w.rolling_ms).map(|ms| ms / 1000),
             integrity,
+            reset,
         }
     }
 }
@@ -151,6 +158,7 @@ pub async fn create_board<S: BoardStore, I: RankIndex>(
         let why = "ids starting with t: are tournaments' boards (docs/tournaments.md)";
         return Err(leaderboard_rules::error::DomainError::invalid("leaderboard_id", why).into());
     }
+    leaderboard_rules::reset::check_not_archive(&req.leaderboard_id)?;
     let scores = ScoreFormat::asked(req.decimals, req.score_format, req.tiebreaks.as_ref())?;
     let integrity = asked_integrity(req.integrity, scores)?;
     let now = now_ms();
@@ -166,6 +174,7 @@ pub async fn create_board<S: BoardStore, I: RankIndex>(
         sealed_at: None,
         dense_ranks: req.dense_ranks,
         rank_index: req.rank_index,
+        reset: None,
     };
     match store.create_board(&board).await? {
         None => {

@@ -291,5 +291,6 @@ pub fn family_board(
         rank_index,
         scores: family.scores,
         integrity: family.integrity.clone(),
+        reset: None,
     }
 }

@@ -27,7 +27,7 @@ pub use run::run;
 use crate::service::ServiceError;
 use crate::service::operator::{Operator, Reason, record};
 use crate::store::{
-    AuditAction, BoardStore, ExportFiles, ExportJob, ExportQueue, ExportStore, ExportTurn,
+    AuditAction, BoardStore, ExportFiles, ExportJob, ExportStore, ExportTurn, JobQueue, JobTurn,
     ModerationStore,
 };
 use leaderboard_rules::export::{ExportStatus, MIN_PART_BYTES};
@@ -142,7 +142,7 @@ pub async fn start<S, F, Q>(
 where
     S: BoardStore + ModerationStore + ExportStore,
     F: ExportFiles,
-    Q: ExportQueue,
+    Q: JobQueue,
 {
     if store.get_board(lb).await?.is_none() {
         return Err(ServiceError::BoardNotFound(lb.clone()));
@@ -170,11 +170,11 @@ where
     audit.detail = serde_json::json!({"export_id": job.id, "object": job.object});
     store.put_export(&job).await?;
     store.append_audit(&audit).await?;
-    let turn = ExportTurn {
+    let turn = JobTurn::Export(ExportTurn {
         leaderboard_id: lb.clone(),
         export_id: job.id.clone(),
-    };
-    if let Err(e) = queue.hand_on(&turn).await {
+    });
+    if let Err(e) = queue.hand_on(&turn, Duration::ZERO).await {
         // No run will take it: it is marked failed (best effort: the reply is the queue's
         // error either way), so the list does not show it running for ever.
         let failed = ExportJob {

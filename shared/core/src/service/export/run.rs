@@ -11,7 +11,7 @@ use crate::service::ServiceError;
 use crate::service::once::LEASE;
 use crate::service::seal::Walk;
 use crate::store::{
-    BoardStore, ExportFiles, ExportJob, ExportQueue, ExportStore, ExportTurn, ProfileStore,
+    BoardStore, ExportFiles, ExportJob, ExportStore, ExportTurn, JobQueue, JobTurn, ProfileStore,
     RankedReads, RebuildStore, StandingStore,
 };
 use leaderboard_rules::board::Board;
@@ -67,7 +67,7 @@ pub async fn run<S, F, Q>(
 where
     S: BoardStore + StandingStore + RankedReads + RebuildStore + ProfileStore + ExportStore,
     F: ExportFiles,
-    Q: ExportQueue,
+    Q: JobQueue,
 {
     let lb = &turn.leaderboard_id;
     let now = now_ms();
@@ -141,7 +141,8 @@ where
             if !held.store.save_export(&held.job).await? {
                 return Ok(ExportOutcome::Passed);
             }
-            queue.hand_on(turn).await?;
+            let turn = JobTurn::Export(turn.clone());
+            queue.hand_on(&turn, Duration::ZERO).await?;
             return Ok(ExportOutcome::HandedOn);
         }
     }

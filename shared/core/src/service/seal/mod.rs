@@ -19,6 +19,8 @@
 pub use crate::service::once::LEASE;
 
 mod read;
+mod record;
+pub mod reset;
 mod settle;
 mod turns;
 mod walk;
@@ -27,20 +29,19 @@ use leaderboard_rules::page::Paging;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tracing::{info, instrument, warn};
+use tracing::{instrument, warn};
 
 pub use read::{HistoryReply, HistoryRequest, history, results};
+pub(crate) use record::record;
 pub use turns::{announce as announce_turns, due as turns_due};
 pub use walk::Walk;
 
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, EventPublisher, HistoryRow, Placing, RankedReads, RebuildStore, Results, SealState,
-    SealStore, SealedWindow, StoreError, TournamentStore, WindowClosed,
+    BoardStore, EventPublisher, RankedReads, RebuildStore, SealStore, SealedWindow, TournamentStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::LeaderboardId;
-use leaderboard_rules::order::{BoardOrder, RankKey};
 use leaderboard_rules::time::now_ms;
 
 /// Places kept in a board's results.
@@ -224,35 +225,9 @@ pub async fn seal<
     })
 }
 
-/// One run's hold on a board's seal.
-struct Run<'a, S> {
-    store: &'a S,
-    lb: &'a LeaderboardId,
-    state: SealState,
-}
-
-impl<S: SealStore> Run<'_, S> {
-    /// Saves the progress and renews the lease; false if another run took it over.
-    async fn save(&mut self) -> Result<bool, StoreError> {
-        self.state.lease_until = now_ms() + LEASE.as_millis() as i64;
-        self.store.save_seal(self.lb, &self.state).await
-    }
-
-    fn report(&self, outcome: SealOutcome) -> BoardSeal {
-        BoardSeal {
-            leaderboard_id: self.lb.clone(),
-            outcome,
-            recorded: self.state.recorded,
-        }
-    }
-}
-
-/// Claims the board's seal and takes it as far as the deadline allows.
+/// Seals a closed window: its standings recorded and published under the window's own
+/// id (`record`), then the board marked sealed, so that later sweeps pass it by.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
-#[expect(
-    clippy::too_many_lines,
-    reason = "a board's seal in its order: claim, read, write results and history, publish, settle"
-)]
 async fn seal_board<
     S: RankedReads + RebuildStore + SealStore + TournamentStore,
     E: EventPublisher,
@@ -266,166 +241,15 @@ async fn seal_board<
     let Some(window) = SealedWindow::of(board) else {
         return Err(ServiceError::NotSealed(lb.clone()));
     };
-    let now = now_ms();
-    let owner = super::run_id();
-    let claimed = store
-        .claim_seal(lb, &owner, now, now + LEASE.as_millis() as i64)
-        .await?;
-    let Some(state) = claimed else {
-        return finished_elsewhere(store, board).await;
-    };
-    let mut run = Run { store, lb, state };
-    if !run.state.walked {
-        let dir = board.policy.direction();
-        let after = run
-            .state
-            .after
-            .as_deref()
-            .and_then(|k| RankKey::from_sort_key(dir, k));
-        let mut walk = Walk::new(store, lb, dir, board.rank_index, after);
-        loop {
-            let page = walk.next(PAGE).await?;
-            let rows: Vec<HistoryRow> = page
-                .iter()
-                .zip(run.state.recorded + 1..)
-                .filter_map(|(key, rank)| {
-                    Some(HistoryRow {
-                        player_id: leaderboard_rules::ids::PlayerId::parse(&key.player).ok()?,
-                        window: window.clone(),
-                        rank,
-                        score: key.score.get(),
-                        ties: key.ties.clone(),
-                        reached_at: key.reached_at,
-                        league: None,
-                    })
-                })
-                .collect();
-            store.put_history(&rows).await?;
-            run.state.recorded += page.len() as u64;
-            run.state.after = page.last().map(|k| k.sort_key(dir));
-            let end = page.len() < PAGE;
-            if end {
-                let top = match board.rank_index {
-                    true => {
-                        store
-                            .ranked_after(BoardOrder::new(lb, dir), None, RESULTS_TOP)
-                            .await?
-                    }
-                    false => {
-                        let mut walk = Walk::new(store, lb, dir, false, None);
-                        walk.next(RESULTS_TOP as usize).await?
-                    }
-                };
-                let results = Results {
-                    window: window.clone(),
-                    sealed_at: now_ms(),
-                    total: run.state.recorded,
-                    top: placings(&top),
-                    league: None,
-                };
-                store.put_results(&results).await?;
-                run.state.walked = true;
-                // The last key names a player; nothing needs it any more.
-                run.state.after = None;
-            }
-            if !end && Instant::now() >= deadline {
-                // Out of time: the place is saved and the lease let go, so the next run
-                // goes on at once.
-                run.state.lease_until = 0;
-                let kept = run.store.save_seal(lb, &run.state).await?;
-                let outcome = if kept {
-                    SealOutcome::InProgress
-                } else {
-                    SealOutcome::Busy
-                };
-                return Ok(run.report(outcome));
-            }
-            if !run.save().await? {
-                return Ok(run.report(SealOutcome::Busy));
-            }
-            if end {
-                break;
-            }
-        }
+    let sealed = record::record(store, events, board, window, deadline).await?;
+    if matches!(
+        sealed.outcome,
+        SealOutcome::Sealed | SealOutcome::AlreadySealed
+    ) && let Some(results) = store.get_results(lb).await?
+    {
+        store.mark_sealed(board, results.sealed_at).await?;
     }
-    // A league's cohort settles its members before its window-closed event.
-    if !settle::settle(&mut run, events, board, &window).await? {
-        return Ok(run.report(SealOutcome::Busy));
-    }
-    let results = store
-        .get_results(lb)
-        .await?
-        .ok_or_else(|| ServiceError::NotSealed(lb.clone()))?;
-    // Renewed just before publishing: a run that lost its lease stops here.
-    if !run.save().await? {
-        return Ok(run.report(SealOutcome::Busy));
-    }
-    events
-        .window_closed(&WindowClosed {
-            seal_id: lb.to_string(),
-            window,
-            sealed_at: results.sealed_at,
-            total: results.total,
-            // A tournament's cohort names every member's final rank (at most 1,000).
-            top: (results.top.iter())
-                .take(if board.is_cohort() {
-                    usize::MAX
-                } else {
-                    EVENT_TOP
-                })
-                .cloned()
-                .collect(),
-        })
-        .await?;
-    run.state.published = true;
-    if !run.save().await? {
-        warn!("lost the seal's lease right after publishing");
-    }
-    store.mark_sealed(board, results.sealed_at).await?;
-    info!(
-        total = results.total,
-        ms = now_ms() - run.state.started_at,
-        "window sealed"
-    );
-    Ok(run.report(SealOutcome::Sealed))
-}
-
-/// The claim failed: the seal is done (make sure the board says so) or held by another run.
-async fn finished_elsewhere<S: SealStore>(
-    store: &S,
-    board: &Board,
-) -> Result<BoardSeal, ServiceError> {
-    let lb = &board.leaderboard_id;
-    let state = store.get_seal(lb).await?;
-    let recorded = state.as_ref().map_or(0, |s| s.recorded);
-    let outcome = match state {
-        Some(s) if s.published => {
-            if let Some(results) = store.get_results(lb).await? {
-                store.mark_sealed(board, results.sealed_at).await?;
-            }
-            SealOutcome::AlreadySealed
-        }
-        _ => SealOutcome::Busy,
-    };
-    Ok(BoardSeal {
-        leaderboard_id: lb.clone(),
-        outcome,
-        recorded,
-    })
-}
-
-/// Ranked keys as places 1, 2, ...
-fn placings(keys: &[RankKey]) -> Vec<Placing> {
-    keys.iter()
-        .zip(1..)
-        .map(|(k, rank)| Placing {
-            rank,
-            player_id: leaderboard_rules::ids::PlayerId::parse(&k.player).ok(),
-            score: k.score.get(),
-            ties: k.ties.clone(),
-            reached_at: k.reached_at,
-        })
-        .collect()
+    Ok(sealed)
 }
 
 #[cfg(test)]

@@ -8,7 +8,7 @@
 
 use futures::{StreamExt, TryStreamExt};
 
-use super::Run;
+use super::record::Run;
 use crate::service::ServiceError;
 use crate::service::tournaments::{decide, member_view};
 use crate::store::{

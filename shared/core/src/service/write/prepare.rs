@@ -126,7 +126,7 @@ pub(crate) async fn check_ban<S: ModerationStore, I>(
 }
 
 /// Why `board` takes no new result now, if it does not: the event is outside its
-/// window, the window has closed, or the board is not ACTIVE.
+/// window, the window has closed, the board is being reset, or it is not ACTIVE.
 fn refusal(board: &Board, req: &SubmitScore, now: i64) -> Option<ServiceError> {
     let outside = board
         .window
@@ -145,6 +145,11 @@ fn refusal(board: &Board, req: &SubmitScore, now: i64) -> Option<ServiceError> {
         Some(ServiceError::WindowClosed {
             lb: req.board.clone(),
             closed_at: rfc3339_ms(at),
+        })
+    } else if board.reset.as_ref().is_some_and(|r| r.holds(now)) {
+        Some(ServiceError::BoardResetting {
+            lb: req.board.clone(),
+            retry_after_s: leaderboard_rules::reset::RETRY_AFTER_S,
         })
     } else if board.status != BoardStatus::Active {
         Some(ServiceError::BoardNotActive {
