@@ -199,6 +199,39 @@ def per_export(p):
     ]
 
 
+# A reset of a million standings, from its calls (shared/core/src/service/seal/reset.rs). The
+# seal's walk of the rank order (keys only, about 100 bytes an item, eventually consistent)
+# writes one history row per standing (BatchWriteItem, under 1 KB: a write unit each), then
+# the results (the top 1,000, about 100 KB) and the seal's progress a page of 1,000 at a
+# time. A second walk takes each standing off: a strongly consistent read of its row (under
+# 4 KB) and the PutItem of its tombstone (under 1 KB), which takes its entry out of the rank
+# order too (a write unit on the index). The Lambda time is an estimate (the history's
+# BatchWriteItem calls of 25 and 16 standings taken off at once, at about 10 ms a call:
+# about 1,000 s of the 1 GB seal function), not a measurement. The tombstones' stream
+# records reach the projector as any result's do (the per-result figures above).
+RESET = {"rows": 1e6, "index_item_bytes": 100, "page": 1000, "results_wru": 100,
+         "lambda_s": 1000, "lambda_gb": 1.0}
+
+
+def per_reset(p):
+    """A reset of a board of a million standings, by line."""
+    r = RESET
+    wru, rru = p["dynamodb_on_demand_per_million_write_units"], p["dynamodb_on_demand_per_million_read_units"]
+    reads = 2 * r["rows"] * r["index_item_bytes"] / 4096 * 0.5 + r["rows"]
+    sealed = r["results_wru"] + r["rows"] / r["page"]
+    return [
+        ("DynamoDB reads: the rank order walked twice, each row read before its tombstone",
+         f"{reads:,.0f} read units", reads / 1e6 * rru),
+        ("DynamoDB writes: a history row per standing", f"{r['rows']:,.0f} write units", r["rows"] / 1e6 * wru),
+        ("DynamoDB writes: each tombstone, and its entry out of the rank order",
+         f"{2 * r['rows']:,.0f} write units", 2 * r["rows"] / 1e6 * wru),
+        ("DynamoDB writes: the archive's results and the seal's progress", f"{sealed:,.0f} write units",
+         sealed / 1e6 * wru),
+        ("Lambda (estimated)", f"{r['lambda_s']} s x {r['lambda_gb']:g} GB",
+         r["lambda_s"] * r["lambda_gb"] * p["lambda_arm_gb_second"]),
+    ]
+
+
 def money(x):
     return f"${x:,.2f}"
 
@@ -221,6 +254,11 @@ def report(tpl, bench, p):
     lines = per_export(p)
     out += ["", "An export of a million standings (`POST /leaderboards/{lb}/exports`), from its calls:", "",
             "| what | how much | cost |", "|---|---|---:|"]
+    out += [f"| {what} | {how} | ${x:,.4f} |" for what, how, x in lines]
+    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.4f}** |")
+    lines = per_reset(p)
+    out += ["", "A reset of a board of a million standings (`POST /leaderboards/{lb}/reset`), from its calls:",
+            "", "| what | how much | cost |", "|---|---|---:|"]
     out += [f"| {what} | {how} | ${x:,.4f} |" for what, how, x in lines]
     out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.4f}** |")
     return "\n".join(out) + "\n"

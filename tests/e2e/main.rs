@@ -38,6 +38,7 @@ mod parameters;
 mod profiles;
 mod projector;
 mod proxy;
+mod reset;
 mod resilience;
 mod review;
 mod roles;

@@ -23,15 +23,17 @@ use leaderboard_rules::order::{BoardOrder, Direction, RankKey};
 use leaderboard_rules::window::Period;
 
 use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
+use leaderboard_rules::reset::BoardReset;
 
 /// Every call of the store adapter, by name, in the order the test makes them (a
-/// checkpoint is put before it is deleted): 56 calls.
+/// checkpoint is put before it is deleted): 57 calls.
 const CALLS: [&[&str]; 2] = [
     &BOARD_ADMIN,
     &[
         "list_families",
         "set_integrity",
         "set_family_integrity",
+        "set_reset",
         "get_standing",
         "get_receipt",
         "commit",
@@ -182,6 +184,8 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
                 // the family.
                 "set_integrity",
                 "set_family_integrity",
+                // An UpdateItem on the board and its list entry, as a status change is.
+                "set_reset",
             ],
         ],
     ),
@@ -287,6 +291,17 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
             "set_integrity",
             // The families whose windows' turns the sweep announces.
             "list_families",
+            // Resets: the reset in the board and its list entry, a family's boards, and
+            // each standing taken off (a strong read of the row, then a PutItem of its
+            // tombstone, which IAM cannot tell from a result's).
+            "set_reset",
+            "get_family",
+            "get_row",
+            "get_standing",
+            "remove_standing",
+            "commit",
+            "commit_correction",
+            "roll",
             // Exports: their progress, their audit record, and the metadata of the
             // standings walked (a BatchGetItem of standings, as keys_of is).
             "put_export",
@@ -386,6 +401,12 @@ impl Fixture {
             "set_integrity" => {
                 assert!(store.set_integrity(lb, None).await?, "the board exists");
                 Ok(())
+            }
+            // A board's first reset: stored by the first role allowed, refused by its
+            // condition for the others.
+            "set_reset" => {
+                let first = BoardReset::after(None, 0, 1, 0, "roles".into(), "r".into());
+                store.set_reset(lb, &first).await.map(drop)
             }
             "set_family_integrity" => {
                 let set = store.set_family_integrity(&self.family, None);

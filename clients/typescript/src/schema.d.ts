@@ -297,6 +297,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/families/{game}/{mode}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reset every board of the family that takes results now (its open windows, every period and scope), each as `POST /leaderboards/{lb}/reset` does; audited per board. */
+        post: operations["resetFamily"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/families/{game}/{mode}/integrity": {
         parameters: {
             query?: never;
@@ -567,6 +584,35 @@ export interface paths {
         /** Store the schema mapping of an event source as its next version (201); the same mapping again changes nothing (200). Stream ingest reads it from its next batch. */
         put: operations["putMapping"];
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/leaderboards/{lb}/reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reset the board now; audited. Its standings of that moment are sealed as a window of their own (results, every participant's history, `leaderboard.window.closed`), then the board starts empty under the same id.
+         * @description Answers at once with the reset (`RESETTING`). From `fence_at` (about two seconds
+         *     on) until the reset is `DONE`, results sent to the board are answered 503
+         *     `board_resetting` with `Retry-After` (a retry of a result the board took before
+         *     is still answered from its receipt), so each result lands before the reset and
+         *     in its archive, or after it on the empty board, never both. The archive's
+         *     results are read with `GET /leaderboards/{archive_id}/results`. Asked again while
+         *     one runs, the running reset is answered: two resets at once make one archive.
+         *     A closed window and a tournament's boards cannot be reset (409 `not_resettable`).
+         *     The board's own definition (`GET /leaderboards/{lb}`) shows its latest reset
+         *     (docs/operations.md).
+         */
+        post: operations["resetBoard"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1500,7 +1546,7 @@ export interface components {
             /** @description The request's id, as API Gateway logs it (`requestContext.requestId`); quote it to find the request in the logs. */
             request_id: string;
             /** @enum {string} */
-            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "export_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
+            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "not_resettable" | "board_resetting" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "export_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
             message: string;
         };
         /** @description A JSON pointer into the event (`/user/id`; `""` is the whole event). */
@@ -1648,6 +1694,26 @@ export interface components {
                 };
             })[];
         };
+        Reset: {
+            leaderboard_id: components["schemas"]["Id"];
+            /** @description 1 for the board's first reset, then 2, ... */
+            reset: number;
+            /**
+             * @description `RESETTING` until the board is empty and takes results again.
+             * @enum {string}
+             */
+            status: "RESETTING" | "DONE";
+            requested_by: string;
+            requested_at: components["schemas"]["Timestamp"];
+            reason: string;
+            /** @description From here until `DONE` the board answers results 503 `board_resetting`. */
+            fence_at: components["schemas"]["Timestamp"];
+            done_at?: components["schemas"]["Timestamp"];
+            /** @description `{board}.reset-{n}`: where the standings it took off are sealed (`GET /leaderboards/{archive_id}/results`). */
+            archive_id: string;
+            /** @description The archived window is `[since, fence_at)`: from the previous reset's fence, or the board's start. */
+            since: components["schemas"]["Timestamp"];
+        };
         ReasonBody: {
             /** @description Why, for the audit trail; 1 to 500 characters, not only white space. */
             reason: string;
@@ -1713,7 +1779,7 @@ export interface components {
             /** @description The IAM principal that acted. */
             actor: string;
             /** @enum {string} */
-            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity" | "export";
+            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity" | "export" | "reset";
             reason: string;
             leaderboard_id: string | null;
             game: string | null;
@@ -2250,6 +2316,8 @@ export interface components {
             /** @description A rolling schedule's board (docs/schedules.md) counts the results of this many last seconds; it never closes. */
             rolling_seconds?: number;
             integrity?: components["schemas"]["Integrity"];
+            /** @description The board's latest reset (`POST /leaderboards/{lb}/reset`). */
+            reset?: components["schemas"]["Reset"];
         };
         Family: {
             game: string;
@@ -2370,7 +2438,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `board_conflict`, `family_conflict`, `board_not_active`, `window_closed`, `invalid_transition`, `idempotency_conflict`, `not_sealable` (a seal asked for a board that is not a closed window), `mapping_conflict` (the mapping is not at the version the change expected), `tournament_conflict` (another definition under the id), `tournament_full`, `tournament_not_started`, `tournament_ended`, `banned_from_tournament` (a join the occurrence does not take), `league_settling` (a league join while the player's previous occurrence is being settled: try again in a minute), `not_joined` (a result or cohort read of a player who has not joined), `attempts_exhausted`, `tournament_board` (a result posted straight to a tournament's board). */
+        /** @description `board_conflict`, `family_conflict`, `board_not_active`, `window_closed`, `invalid_transition`, `idempotency_conflict`, `not_sealable` (a seal asked for a board that is not a closed window), `not_resettable` (a reset asked for a closed window or a tournament's board), `mapping_conflict` (the mapping is not at the version the change expected), `tournament_conflict` (another definition under the id), `tournament_full`, `tournament_not_started`, `tournament_ended`, `banned_from_tournament` (a join the occurrence does not take), `league_settling` (a league join while the player's previous occurrence is being settled: try again in a minute), `not_joined` (a result or cohort read of a player who has not joined), `attempts_exhausted`, `tournament_board` (a result posted straight to a tournament's board). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -2416,7 +2484,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `index_unavailable`, `store_unavailable`, `friends_unavailable`, `contention`, `rank_unavailable` (also: Redis cannot answer a read of a board that keeps no rank order in DynamoDB, and no last known answer is at hand): a backend is down or slow; retry. */
+        /** @description `index_unavailable`, `store_unavailable`, `friends_unavailable`, `contention`, `rank_unavailable` (also: Redis cannot answer a read of a board that keeps no rank order in DynamoDB, and no last known answer is at hand): a backend is down or slow; retry. `board_resetting`: an operator is resetting the board; retry after `Retry-After` and the result lands on the emptied board. */
         Unavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -3070,6 +3138,43 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    resetFamily: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: components["schemas"]["Name"];
+                mode: components["schemas"]["Name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReasonBody"];
+            };
+        };
+        responses: {
+            /** @description The boards' resets. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        game: string;
+                        mode: string;
+                        resets: components["schemas"]["Reset"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -3770,6 +3875,40 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    resetBoard: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board id. */
+                lb: components["parameters"]["lb"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReasonBody"];
+            };
+        };
+        responses: {
+            /** @description Asked for (or the reset already running); being done. */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Reset"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listExports: {
         parameters: {
             query?: never;
@@ -3933,8 +4072,8 @@ export interface operations {
     getHistory: {
         parameters: {
             query?: {
-                /** @description One period; every sealed period (merged, newest first) if absent. */
-                period?: ("SEASON" | "MONTHLY" | "WEEKLY" | "DAILY") | components["schemas"]["ScheduleId"];
+                /** @description One period; every sealed period (merged, newest first) if absent. An ALL_TIME board's windows are the archives of its resets. */
+                period?: ("SEASON" | "MONTHLY" | "WEEKLY" | "DAILY" | "ALL_TIME") | components["schemas"]["ScheduleId"];
                 /** @description GLOBAL (default) or a region. */
                 scope?: components["schemas"]["Scope"];
                 limit?: number;
@@ -4447,8 +4586,8 @@ export interface operations {
     viewGetHistory: {
         parameters: {
             query?: {
-                /** @description One period; every sealed period (merged, newest first) if absent. */
-                period?: ("SEASON" | "MONTHLY" | "WEEKLY" | "DAILY") | components["schemas"]["ScheduleId"];
+                /** @description One period; every sealed period (merged, newest first) if absent. An ALL_TIME board's windows are the archives of its resets. */
+                period?: ("SEASON" | "MONTHLY" | "WEEKLY" | "DAILY" | "ALL_TIME") | components["schemas"]["ScheduleId"];
                 /** @description GLOBAL (default) or a region. */
                 scope?: components["schemas"]["Scope"];
                 limit?: number;

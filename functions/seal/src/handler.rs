@@ -2,8 +2,9 @@
 //! (`{}` for every due board, or `{leaderboard_id}` for one): the schedule (every five
 //! minutes, which also goes on with what an earlier run left), a direct invocation, and
 //! `POST /admin/seal` through API Gateway (200 when done, 202 when a call must go on).
-//! It also writes exports, which walk a board the same way (`export`: their routes and
-//! their queue).
+//! The schedule also takes up every reset whose queue turn was lost. It also runs the
+//! long jobs that walk a board the same way, exports and resets (`jobs`: their routes
+//! and their queue).
 
 use std::time::{Duration, Instant};
 
@@ -11,17 +12,17 @@ use lambda_runtime::LambdaEvent;
 use leaderboard::edge::invoke::{self, Call, InvokeError, work_until};
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::metrics;
-use leaderboard_core::service::seal::{self, SealReport, SealSettings};
+use leaderboard_core::service::seal::{self, SealReport, SealSettings, reset};
 use leaderboard_core::store::{EventPublisher, ExportFiles, ExportStore, JobQueue, ScoreStore};
 use leaderboard_rules::ids::LeaderboardId;
 use serde::Deserialize;
 use serde_json::Value;
 
-mod export;
+mod jobs;
 #[cfg(test)]
 mod tests;
 
-pub use export::Exports;
+pub use jobs::Jobs;
 
 /// Time kept free before the Lambda deadline to save progress and answer.
 const MARGIN: Duration = Duration::from_secs(10);
@@ -32,7 +33,7 @@ pub struct Deps<S, E, F, Q> {
     pub store: S,
     pub events: E,
     pub settings: SealSettings,
-    pub exports: Exports<F, Q>,
+    pub jobs: Jobs<F, Q>,
 }
 
 /// What to seal: one board, or every due one.
@@ -42,14 +43,20 @@ pub struct SealRequest {
     pub leaderboard_id: Option<LeaderboardId>,
 }
 
-async fn run<S: ScoreStore, E: EventPublisher, F, Q>(
+async fn run<S: ScoreStore, E: EventPublisher, F, Q: JobQueue>(
     deps: &Deps<S, E, F, Q>,
     req: SealRequest,
     until: Instant,
 ) -> Result<SealReport, ServiceError> {
+    let (store, events) = (&deps.store, &deps.events);
     match &req.leaderboard_id {
-        Some(lb) => seal::seal(&deps.store, &deps.events, deps.settings, lb, until).await,
-        None => seal::sweep(&deps.store, &deps.events, deps.settings, until).await,
+        Some(lb) => seal::seal(store, events, deps.settings, lb, until).await,
+        None => {
+            let report = seal::sweep(store, events, deps.settings, until).await?;
+            let jobs = (store, events, &deps.jobs.queue);
+            reset::sweep(jobs, deps.jobs.resets, until).await?;
+            Ok(report)
+        }
     }
 }
 
@@ -63,9 +70,10 @@ where
     F: ExportFiles,
     Q: JobQueue,
 {
-    if export::is_export(&event.payload) {
+    if jobs::is_job(&event.payload) {
         // Boxed: its future is deep enough to overflow the compiler's layout queries.
-        return Box::pin(export::handle(&deps.store, &deps.exports, event)).await;
+        let ports = (&deps.store, &deps.events);
+        return Box::pin(jobs::handle(ports, &deps.jobs, event)).await;
     }
     let deadline_ms = event.context.deadline;
     let call = Call::<SealRequest>::of(event.payload)?;

@@ -17,10 +17,11 @@ async fn main() -> Result<(), lambda_runtime::Error> {
             store,
             events,
             settings,
-            exports: handler::Exports {
+            jobs: handler::Jobs {
                 files: exports.files,
                 queue: exports.queue,
-                settings: exports.settings,
+                exports: exports.settings,
+                resets: wiring::reset_settings(config),
             },
         })
     };

@@ -5,6 +5,8 @@ use leaderboard_core::memory::{MemoryEvents, MemoryFiles, MemoryJobQueue, Memory
 
 use super::*;
 use leaderboard::edge::http;
+use leaderboard_core::service::seal::reset::ResetSettings;
+use leaderboard_core::store::BoardStore;
 
 type MemoryDeps = Deps<MemoryStore, MemoryEvents, MemoryFiles, MemoryJobQueue>;
 
@@ -14,10 +16,15 @@ fn deps(store: MemoryStore) -> MemoryDeps {
         store,
         events: MemoryEvents::default(),
         settings: SealSettings::default(),
-        exports: Exports {
+        jobs: Jobs {
             files: MemoryFiles::default(),
             queue: MemoryJobQueue::default(),
-            settings: Default::default(),
+            exports: Default::default(),
+            resets: ResetSettings {
+                fence_delay: Duration::ZERO,
+                settle: Duration::ZERO,
+                redis_retention: Duration::from_secs(3600),
+            },
         },
     }
 }
@@ -41,22 +48,72 @@ async fn seals_on_schedule_and_names_a_board_that_cannot_be_sealed() {
     assert_eq!(err.error_type(), "InvalidPayload");
 }
 
+/// `req` through the handler: its status and its body.
+async fn call(deps: &MemoryDeps, req: http::Request) -> (Value, Value) {
+    let resp = handle(deps, testing::event(serde_json::to_value(req).unwrap()))
+        .await
+        .unwrap();
+    let body = resp["body"].as_str().unwrap_or("null");
+    (
+        resp["statusCode"].clone(),
+        serde_json::from_str::<Value>(body).unwrap(),
+    )
+}
+
+/// The jobs' queue's `n`th message as the queue delivers it.
+fn delivered(deps: &MemoryDeps, n: usize) -> Value {
+    let turn = deps.jobs.queue.turns.lock().unwrap()[n].0.clone();
+    serde_json::json!({"Records": [{
+        "eventSource": "aws:sqs",
+        "body": serde_json::to_string(&turn).unwrap(),
+    }]})
+}
+
+#[tokio::test]
+async fn a_reset_is_asked_for_and_run_from_its_queue_and_an_unknown_familys_is_404() {
+    let ctx = leaderboard_core::memory::context();
+    let best = leaderboard_rules::board::Policy::Best;
+    leaderboard_core::memory::seed(&ctx, "rst:h", best, &[("ada", 7), ("bob", 9)]).await;
+    let deps = deps(ctx.store);
+    let path = [("lb", "rst:h")];
+    let ask = |body| http::request("POST /leaderboards/{lb}/reset", &path, &[], Some(body));
+    let (status, refused) = call(&deps, ask("{}")).await;
+    assert_eq!(
+        (status, &refused["error"]["field"]),
+        (400.into(), &"reason".into())
+    );
+    let (status, asked) = call(&deps, ask(r#"{"reason": "exploit"}"#)).await;
+    assert_eq!(
+        (status, &asked["status"]),
+        (202.into(), &"RESETTING".into())
+    );
+    assert_eq!(asked["archive_id"], "rst:h.reset-1");
+    handle(&deps, testing::event(delivered(&deps, 0)))
+        .await
+        .unwrap();
+    let board = deps
+        .store
+        .get_board(&LeaderboardId::parse("rst:h").unwrap())
+        .await;
+    assert!(board.unwrap().unwrap().reset.unwrap().done_at.is_some());
+    assert_eq!(deps.events.published()[0].total, 2);
+    let family = [("game", "nogame"), ("mode", "m")];
+    let body = Some(r#"{"reason": "r"}"#);
+    let req = http::request("POST /families/{game}/{mode}/reset", &family, &[], body);
+    let (status, missing) = call(&deps, req).await;
+    assert_eq!(
+        (status, &missing["error"]["code"]),
+        (404.into(), &"family_not_found".into())
+    );
+}
+
 #[tokio::test]
 async fn an_export_is_asked_for_written_from_its_queue_and_read_with_its_link() {
     let ctx = leaderboard_core::memory::context();
     let best = leaderboard_rules::board::Policy::Best;
     leaderboard_core::memory::seed(&ctx, "exp:h", best, &[("ada", 7), ("bob", 9)]).await;
     let deps = deps(ctx.store);
-    let call = async |req: http::Request| {
-        let resp = handle(&deps, testing::event(serde_json::to_value(req).unwrap()))
-            .await
-            .unwrap();
-        let body = resp["body"].as_str().unwrap_or("null");
-        (
-            resp["statusCode"].clone(),
-            serde_json::from_str::<Value>(body).unwrap(),
-        )
-    };
+    let call = async |req| call(&deps, req).await;
     let path = [("lb", "exp:h")];
     let ask = |body| http::request("POST /leaderboards/{lb}/exports", &path, &[], Some(body));
     let (status, refused) = call(ask("{}")).await;
@@ -69,12 +126,9 @@ async fn an_export_is_asked_for_written_from_its_queue_and_read_with_its_link() 
     let id = asked["export_id"].as_str().unwrap().to_owned();
 
     // The queue's message runs it.
-    let turn = deps.exports.queue.turns.lock().unwrap()[0].0.clone();
-    let message = serde_json::json!({"Records": [{
-        "eventSource": "aws:sqs",
-        "body": serde_json::to_string(&turn).unwrap(),
-    }]});
-    handle(&deps, testing::event(message)).await.unwrap();
+    handle(&deps, testing::event(delivered(&deps, 0)))
+        .await
+        .unwrap();
     let one = [("lb", "exp:h"), ("id", id.as_str())];
     let read = http::request("GET /leaderboards/{lb}/exports/{id}", &one, &[], None);
     let (status, done) = call(read).await;

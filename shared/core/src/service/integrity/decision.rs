@@ -115,7 +115,7 @@ pub async fn decide<S: IngestStore, I: RankIndex>(
         for held in &waiting {
             let board = (ctx.store.get_board(&held.leaderboard_id).await?)
                 .ok_or_else(|| ServiceError::BoardNotFound(held.leaderboard_id.clone()))?;
-            if board.sealed_at.is_some() {
+            if archived(&board, held) {
                 return Err(ServiceError::HeldWindowSealed(board.leaderboard_id));
             }
         }
@@ -235,6 +235,12 @@ struct Asked<'a> {
     text: &'a str,
 }
 
+/// Whether the side of `board` that `held` arrived on is sealed: its window, or the
+/// standings a reset of the board took off since (their archive is sealed).
+fn archived(board: &Board, held: &HeldResult) -> bool {
+    board.sealed_at.is_some() || (board.reset.as_ref()).is_some_and(|r| held.held_at < r.fence_at)
+}
+
 /// Decides the held result against its row as read: the fold the decision makes (an
 /// approval's as the board's policy would have made it when the result arrived), then
 /// the write stages' commit and place ([`crate::service::write::decide_held`]). `None`
@@ -249,7 +255,7 @@ async fn apply<S: IngestStore, I: RankIndex>(
     let now = now_ms();
     let approved = asked.decision == Decision::Approve;
     // A window sealed since: its sealed results and history are final (docs/integrity.md).
-    if approved && board.sealed_at.is_some() {
+    if approved && archived(board, held) {
         return Err(ServiceError::HeldWindowSealed(board.leaderboard_id.clone()));
     }
     let current = row.standing.as_ref();

@@ -21,7 +21,7 @@ use crate::service::operator::{Operator, Reason, record};
 use crate::store::{
     AuditAction, EntryKind, IndexEntry, IngestStore, ProfileStore, RankIndex, SealStore,
 };
-use leaderboard_rules::ids::PlayerId;
+use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::time::now_ms;
 
 /// Reply of an erasure call.
@@ -47,6 +47,11 @@ pub async fn erase<S: IngestStore + SealStore + ProfileStore, I: RankIndex>(
         // Results exist only for closed windows (sealed, or being sealed).
         let closed = board.closes_at().is_some_and(|at| at <= now_ms());
         let mut unnamed = closed && ctx.store.redact_results(lb, player).await?;
+        // So do the archives of the board's resets.
+        for n in 1..=board.reset.as_ref().map_or(0, |r| r.n) {
+            let archive = LeaderboardId::archive(lb, n);
+            unnamed |= ctx.store.redact_results(&archive, player).await?;
+        }
         // A tournament occurrence's seat and membership name the player too, and a
         // league's standing (a sealed cohort's outcome is unnamed with its results).
         if let Some(t) = board.tournament.as_deref().filter(|_| !board.is_cohort()) {

@@ -21,12 +21,13 @@ use leaderboard_rules::window::{GLOBAL, Period, parse_name};
 pub(crate) const HISTORY_LIMIT: u64 = 20;
 pub(crate) const HISTORY_MAX: u64 = 100;
 /// The periods whose windows are sealed, in the order rows ending at the same moment
-/// are listed.
-const SEALED_PERIODS: [Period; 4] = [
+/// are listed. An ALL_TIME board's windows are its resets' archives.
+const SEALED_PERIODS: [Period; 5] = [
     Period::Season,
     Period::Monthly,
     Period::Weekly,
     Period::Daily,
+    Period::AllTime,
 ];
 
 /// A sealed window as replies show it.
@@ -181,7 +182,7 @@ fn parse_period(raw: &str) -> Result<Period, DomainError> {
         Ok(p) if SEALED_PERIODS.contains(&p) || p.schedule().is_some() => Ok(p),
         _ => Err(DomainError::invalid(
             "period",
-            "must be DAILY, WEEKLY, MONTHLY, SEASON or a schedule's id",
+            "must be DAILY, WEEKLY, MONTHLY, SEASON, ALL_TIME or a schedule's id",
         )),
     }
 }
@@ -321,6 +322,8 @@ mod tests {
             Some((1_763_769_600_000, Period::Daily))
         );
         assert_eq!(parse_cursor("0.SEASON").ok(), Some((0, Period::Season)));
+        // An ALL_TIME board's windows are its resets' archives.
+        assert_eq!(parse_cursor("5.ALL_TIME").ok(), Some((5, Period::AllTime)));
         // A cron schedule's windows page by its id (docs/schedules.md).
         let nightly = Period::parse("period", "nightly").unwrap();
         assert_eq!(parse_cursor("5.nightly").ok(), Some((5, nightly)));
@@ -330,7 +333,6 @@ mod tests {
             "+5.DAILY",
             "-5.DAILY",
             "1234567890123456.DAILY",
-            "5.ALL_TIME",
             "5.Daily",
             "5.9to5",
             "5",

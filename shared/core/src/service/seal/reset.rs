@@ -216,6 +216,53 @@ pub async fn start<S: BoardStore + ModerationStore, Q: JobQueue>(
     Err(ServiceError::Contention)
 }
 
+/// `POST /families/{game}/{mode}/reset`: every board of the family that can be reset
+/// now (its open windows, whatever their period and scope), each as [`start`] does it.
+#[derive(Debug, Serialize)]
+pub struct FamilyReset {
+    pub game: String,
+    pub mode: String,
+    pub resets: Vec<ResetView>,
+}
+
+/// Resets every open board of the family `game`/`mode`; 404 `family_not_found` if
+/// there is none.
+pub async fn start_family<S: BoardStore + ModerationStore, Q: JobQueue>(
+    (store, queue): (&S, &Q),
+    settings: ResetSettings,
+    op: &Operator,
+    (game, mode): (&str, &str),
+    reason: Reason,
+) -> Result<FamilyReset, ServiceError> {
+    let not_found = || ServiceError::FamilyNotFound {
+        game: game.to_owned(),
+        mode: mode.to_owned(),
+    };
+    store.get_family(game, mode).await?.ok_or_else(not_found)?;
+    let prefix = format!("{game}#{mode}#");
+    let (mut resets, mut after) = (Vec::new(), None::<String>);
+    loop {
+        let page = store
+            .list_boards(&prefix, Paging::new(after.as_deref(), LIST_PAGE))
+            .await?;
+        let now = now_ms();
+        for board in page.boards.iter().filter(|b| refusal(b, now).is_none()) {
+            let lb = &board.leaderboard_id;
+            let view = start((store, queue), settings, op, lb, reason.clone()).await?;
+            resets.push(view);
+        }
+        after = page.next;
+        if after.is_none() {
+            break;
+        }
+    }
+    Ok(FamilyReset {
+        game: game.to_owned(),
+        mode: mode.to_owned(),
+        resets,
+    })
+}
+
 /// Sends the reset's next turn, for when its walk may begin. Best effort: a turn that
 /// cannot be sent is taken up by the seal's sweep, which runs every running reset.
 async fn hand_on<Q: JobQueue>(
