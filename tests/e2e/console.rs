@@ -954,6 +954,44 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
         first["tier_after"].as_str().unwrap_or("-")
     );
     page.until_text("#leagues", &seal, WAIT).await?;
+
+    // A board reset from its page, confirmed first: once done, the page shows the
+    // archive's sealed results, and the board is empty.
+    let lb = stack.create_board("crs").await?;
+    for (p, s) in [("r1", 30), ("r2", 20), ("r3", 10)] {
+        stack.post_score(&lb, p, "m1", s).await?;
+    }
+    page.goto(&format!("{}/#/boards/{lb}", stack.console))
+        .await?;
+    page.until_text("#reset", "Never reset", WAIT).await?;
+    page.fill("#reset-form-reason", "exploit in the weekend event")
+        .await?;
+    page.click("#reset-form button[type=submit]").await?;
+    page.until_text("#reset-form .confirm", &format!("Reset {lb} now?"), WAIT)
+        .await?;
+    page.click("#reset-form .confirm-yes").await?;
+    let status = "document.querySelector('#reset-status')?.dataset.status ?? null";
+    page.until(status, json!("DONE"), Duration::from_secs(30))
+        .await?;
+    let archive = format!(".sealed-results[data-board='{lb}.reset-1']");
+    page.until_text(&archive, "3 players", WAIT).await?;
+    // The page's walk of the board, read again (Go), finds nobody on it.
+    page.until(
+        "(document.querySelector('#walk button').click(), \
+         document.querySelectorAll('#walk-rows tbody tr').length)",
+        json!(0),
+        WAIT,
+    )
+    .await?;
+    page.eval("document.querySelector('#reset').scrollIntoView()")
+        .await?;
+    shoot(&mut page, &stack, "reset").await?;
+    // The index empties as the stream brings it the tombstones.
+    eventually(WAIT, "the board starts empty", || async {
+        let (_, top) = stack.get(&format!("/leaderboards/{lb}/top?n=10")).await?;
+        Ok((top["entries"] == json!([])).then_some(()))
+    })
+    .await?;
     Ok(())
 }
 

@@ -1,12 +1,13 @@
 // Boards: the list (filtered by game, mode, status), creating one, and a board's page:
 // its definition and status, the live top with names, a player's rank and neighbours,
 // the walk through the board, posting a result or a correction, the index's health, and
-// (operators) its exports.
+// (operators) its exports and its reset now.
 import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, Rows, html, when } from "./ui.js";
 import { seg } from "./api.js";
 import { Rules } from "./rules.js";
 import { Exports } from "./exports.js";
+import { Reset } from "./reset.js";
 
 export function BoardsPage({ api, go }) {
   const [filter, setFilter] = useState({ game: "", mode: "", status: "" });
@@ -187,7 +188,7 @@ export function IndexHealth({ api, lb }) {
 function SealedResults({ api, lb }) {
   const [res, setRes] = useState(null);
   useEffect(() => { api.get(`/admin/view/leaderboards/${seg(lb)}/results`).then(setRes); }, [lb]);
-  return html`<section>
+  return html`<section class="sealed-results" data-board=${lb}>
     <h2>Sealed results</h2>
     ${res && !res.ok && html`<${Problem} error=${res.error} />`}
     ${res?.ok && html`<p class="muted">${res.data.total} players, sealed ${when(res.data.sealed_at)}</p>
@@ -213,5 +214,6 @@ export function BoardPage({ api, lb }) {
     <${Rules} key=${JSON.stringify(board.data.integrity ?? null)} api=${api} lb=${lb} board=${board.data} reload=${reload} />
     ${board.data.sealed_at && html`<${SealedResults} api=${api} lb=${lb} />`}
     ${api.writes && html`<${Exports} api=${api} lb=${lb} />`}
-    <${Walk} api=${api} lb=${lb} />`;
+    ${!lb.startsWith("t:") && !board.data.sealed_at && html`<${Reset} api=${api} lb=${lb} board=${board.data} reload=${reload} Results=${SealedResults} />`}
+    <${Walk} key=${board.data.reset?.done_at ?? ""} api=${api} lb=${lb} />`;
 }
