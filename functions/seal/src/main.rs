@@ -11,7 +11,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
     let deps = async |config: &leaderboard::wiring::config::Config| {
         let store = wiring::dynamo_store(config).await?;
         let events = wiring::event_publisher(config).await?;
-        let settings = wiring::seal_settings(config);
+        let settings = wiring::seal::seal_settings(config);
         let exports = wiring::export::exports(config).await?;
         Ok::<_, lambda_runtime::Error>(handler::Deps {
             store,
@@ -21,7 +21,7 @@ async fn main() -> Result<(), lambda_runtime::Error> {
                 files: exports.files,
                 queue: exports.queue,
                 exports: exports.settings,
-                resets: wiring::reset_settings(config),
+                resets: wiring::seal::reset_settings(config),
             },
         })
     };

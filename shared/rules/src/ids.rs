@@ -40,9 +40,11 @@ pub fn parse_id(field: &'static str, raw: &str) -> Result<String, DomainError> {
     if raw.is_empty() {
         return Err(DomainError::invalid(field, "must not be empty"));
     }
-    // A reset's archive may pass a board's length by its suffix (`crate::reset`).
-    let measured = match field == "leaderboard_id" && crate::reset::is_archive_id(raw) {
-        true => raw.rsplit_once(".reset-").map_or(raw, |(board, _)| board),
+    // A reset's archive may pass a board's length by its suffix.
+    let measured = match field == "leaderboard_id" && is_archive_id(raw) {
+        true => raw
+            .rsplit_once(ARCHIVE_MARK)
+            .map_or(raw, |(board, _)| board),
         false => raw,
     };
     if measured.len() > MAX_ID_LEN {
@@ -127,10 +129,22 @@ id_type!(
 /// Redis Cluster's hash slots, 0 to 16,383.
 pub const CLUSTER_SLOTS: u16 = 16_384;
 
+/// What every reset archive's id ends with, before its number.
+const ARCHIVE_MARK: &str = ".reset-";
+
+/// Whether `raw` names a reset's archive (`{board}.reset-{digits}`, a board reset's):
+/// such ids are kept for archives, and creating a board with one is refused.
+pub fn is_archive_id(raw: &str) -> bool {
+    raw.rsplit_once(ARCHIVE_MARK).is_some_and(|(board, n)| {
+        !board.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
+    })
+}
+
 impl LeaderboardId {
-    /// An id made from parts already checked (a reset's archive).
-    pub(crate) fn from_checked(raw: String) -> Self {
-        Self(raw)
+    /// The id of `lb`'s `n`th reset's archive. An archive's id may pass the length a
+    /// board's may have by its suffix.
+    pub fn archive(lb: &Self, n: u32) -> Self {
+        Self(format!("{lb}{ARCHIVE_MARK}{n}"))
     }
 
     /// The Redis Cluster hash slot this board's keys live in: CRC16 (XMODEM) of their

@@ -13,13 +13,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
-use crate::ids::LeaderboardId;
+use crate::ids::{LeaderboardId, is_archive_id};
 
 /// The `Retry-After` of a result the board refuses while it is reset, in seconds.
 pub const RETRY_AFTER_S: u64 = 2;
-
-/// What every archive's id ends with, before its number.
-const ARCHIVE_MARK: &str = ".reset-";
 
 /// A board's latest reset, kept in its definition.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -96,15 +93,7 @@ impl BoardReset {
     }
 }
 
-/// Whether `raw` names a reset's archive (`....reset-{digits}`): such ids are kept for
-/// archives, and creating a board with one is refused.
-pub fn is_archive_id(raw: &str) -> bool {
-    raw.rsplit_once(ARCHIVE_MARK).is_some_and(|(board, n)| {
-        !board.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())
-    })
-}
-
-/// Refuses a new board's id that names an archive.
+/// Refuses a new board's id that names an archive (`crate::ids::is_archive_id`).
 pub fn check_not_archive(lb: &LeaderboardId) -> Result<(), DomainError> {
     if is_archive_id(lb.as_str()) {
         return Err(DomainError::invalid(
@@ -113,14 +102,6 @@ pub fn check_not_archive(lb: &LeaderboardId) -> Result<(), DomainError> {
         ));
     }
     Ok(())
-}
-
-impl LeaderboardId {
-    /// The id of `lb`'s `n`th reset's archive. An archive's id may pass the length a
-    /// board's may have by its suffix ([`crate::ids`]).
-    pub fn archive(lb: &Self, n: u32) -> Self {
-        Self::from_checked(format!("{lb}{ARCHIVE_MARK}{n}"))
-    }
 }
 
 #[cfg(test)]

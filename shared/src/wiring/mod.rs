@@ -11,6 +11,7 @@
 pub mod config;
 pub mod export;
 pub mod metrics;
+pub mod seal;
 pub mod telemetry;
 
 use thiserror::Error;
@@ -23,8 +24,6 @@ use crate::adapters::redis::{
 use crate::wiring::config::{Config, ConfigError};
 use leaderboard_core::service::hot::RateLimits;
 use leaderboard_core::service::repair::Reporter;
-use leaderboard_core::service::seal::SealSettings;
-use leaderboard_core::service::seal::reset::ResetSettings;
 use leaderboard_core::service::{Context, Settings};
 use leaderboard_core::store::{FriendsError, IndexError};
 
@@ -281,26 +280,6 @@ pub async fn broadcaster(
         .map_err(|e| InitError::Events(e.to_string()))?;
     crate::adapters::appsync::AppSyncEvents::new(http, url, region, credentials)
         .map_err(|e| InitError::Events(e.to_string()))
-}
-
-/// Sealing's tunables from the configuration.
-pub fn seal_settings(c: &Config) -> SealSettings {
-    SealSettings {
-        settle: c.seal_settle.unwrap_or(SealSettings::default().settle),
-    }
-}
-
-/// Resets' tunables from the configuration: the fence one board-cache lifetime
-/// (`BOARD_CACHE_TTL_MS`, the same for every function) and a second of clock skew after
-/// the request, the seal's settle time, Redis's retention of a closed window.
-pub fn reset_settings(c: &Config) -> ResetSettings {
-    let d = Settings::default();
-    let cache = c.board_cache_ttl.unwrap_or(d.board_cache_ttl);
-    ResetSettings {
-        fence_delay: cache + std::time::Duration::from_secs(1),
-        settle: seal_settings(c).settle,
-        redis_retention: c.redis_retention.unwrap_or(d.redis_retention),
-    }
 }
 
 /// The table's stream, from the standard AWS environment (for the repair), with the

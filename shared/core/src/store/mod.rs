@@ -4,7 +4,7 @@
 //! Adapters: `leaderboard::adapters::dynamodb::DynamoScoreStore`, `leaderboard::adapters::redis::RedisRankIndex`,
 //! `leaderboard::adapters::social::HttpFriendsSource`.
 //!
-//! One port per file: `score_store`, `moderation` (bans, the audit trail), `rank_index`,
+//! One port per file: `score_store` (with `board_store`, its boards and families), `moderation` (bans, the audit trail), `rank_index`,
 //! `profile` (players' profiles), `rate_counter`, `row` (a player's row and the writes of it), `receipts` (the receipts a row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
@@ -12,6 +12,7 @@
 //! progress and their bucket), `jobs` (the queue of the seal function's long jobs),
 //! `friends`.
 
+mod board_store;
 mod cache_plane;
 mod dead_letter;
 mod error;
@@ -36,6 +37,7 @@ mod seal;
 mod stream;
 mod tournament;
 
+pub use board_store::{BoardPage, BoardStore, FamilyPage};
 pub use cache_plane::{
     CacheEvent, CachePlane, NodeGroup, NodeMember, PlaneError, ReplicationGroup,
 };
@@ -69,8 +71,8 @@ pub use row::{
     AttemptCount, Buckets, Commit, CommitOutcome, Receipt, Removal, Review, Roll, Row, RowAt,
 };
 pub use score_store::{
-    BoardPage, BoardStore, Checkpoint, Consistency, Count, FamilyPage, IngestStore, RankSketch,
-    RankedReads, ReadStore, RebuildStore, ScoreStore, SketchStore, StandingStore,
+    Checkpoint, Consistency, Count, IngestStore, RankSketch, RankedReads, ReadStore, RebuildStore,
+    ScoreStore, SketchStore, StandingStore,
 };
 pub use seal::{
     HistoryQuery, HistoryRow, LeagueRow, Placing, Results, SealState, SealStore, SealedWindow,

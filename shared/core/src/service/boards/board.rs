@@ -1,6 +1,6 @@
 //! Standalone boards: create, read, change status.
 
-use crate::service::seal::reset::ResetView;
+use leaderboard_rules::reset::BoardReset;
 use serde::{Deserialize, Serialize};
 use tracing::{instrument, warn};
 
@@ -140,6 +140,43 @@ impl BoardView {
             rolling_seconds: w.as_ref().and_then(|w| w.rolling_ms).map(|ms| ms / 1000),
             integrity,
             reset,
+        }
+    }
+}
+
+/// A reset as replies show it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ResetView {
+    pub leaderboard_id: LeaderboardId,
+    pub reset: u32,
+    /// `RESETTING` until the board is empty and takes results again, then `DONE`.
+    pub status: &'static str,
+    pub requested_by: String,
+    pub requested_at: String,
+    pub reason: String,
+    /// From here until `DONE` the board refuses results (503 `board_resetting`).
+    pub fence_at: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub done_at: Option<String>,
+    /// Where the standings it took off are sealed: `GET /leaderboards/{archive}/results`.
+    pub archive_id: LeaderboardId,
+    /// The archived window, `[since, fence_at)`.
+    pub since: String,
+}
+
+impl ResetView {
+    pub fn of(lb: &LeaderboardId, r: &BoardReset) -> Self {
+        Self {
+            leaderboard_id: lb.clone(),
+            reset: r.n,
+            status: if r.running() { "RESETTING" } else { "DONE" },
+            requested_by: r.actor.clone(),
+            requested_at: rfc3339_ms(r.requested_at),
+            reason: r.reason.clone(),
+            fence_at: rfc3339_ms(r.fence_at),
+            done_at: r.done_at.map(rfc3339_ms),
+            archive_id: r.archive_of(lb),
+            since: rfc3339_ms(r.since),
         }
     }
 }

@@ -16,8 +16,8 @@ mod list;
 mod rules;
 
 pub use board::{
-    BoardView, CreateBoard, PatchBoard, change_status, create_board, get_board, init_index,
-    set_status,
+    BoardView, CreateBoard, PatchBoard, ResetView, change_status, create_board, get_board,
+    init_index, set_status,
 };
 pub use definitions::{BoardCache, FamilyCache};
 pub use family::{
