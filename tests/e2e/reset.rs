@@ -346,3 +346,55 @@ async fn a_reset_refuses_a_bad_ask_a_closed_window_and_a_player() -> Result<()> 
     );
     Ok(())
 }
+
+/// A reset while Redis hangs (SIGSTOP): the reset needs DynamoDB alone, so it finishes;
+/// reads answer from DynamoDB meanwhile, the emptied board with the result that came
+/// after it; once Redis answers, the stream's projector brings the index to the same.
+#[tokio::test]
+async fn a_reset_while_redis_hangs_finishes_and_the_index_follows_once_it_answers() -> Result<()> {
+    let mut redis = crate::support::OwnRedis::reserve();
+    redis.start().await?;
+    let opts = StackOptions {
+        env: &[("SEAL_SETTLE_SECONDS", "1"), ("READ_CACHE_TTL_MS", "0")],
+        ..Default::default()
+    };
+    let stack = Stack::launch(&redis.url(), opts).await?;
+    let lb = stack.create_board("rsh").await?;
+    for i in 0..20 {
+        stack
+            .post_score(&lb, &format!("h{i:02}"), "m1", 100 + i)
+            .await?;
+    }
+    redis.pause();
+    let path = format!("/leaderboards/{lb}/reset");
+    let (status, asked) = stack.post(&path, json!({"reason": "exploit"})).await?;
+    ensure!(status == 202, "{asked}");
+    eventually(Duration::from_secs(60), "the reset is done", || async {
+        let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
+        Ok((board["reset"]["status"] == "DONE").then_some(()))
+    })
+    .await?;
+    let after = stack.post_score(&lb, "late", "m2", 7).await?;
+    ensure!(
+        after["rank"].is_null(),
+        "no rank while Redis hangs: {after}"
+    );
+    let want = vec![("late".to_owned(), 7)];
+    eventually(Duration::from_secs(20), "DynamoDB's answer", || async {
+        let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=50")).await?;
+        Ok((status == 200 && top["source"] == "dynamodb" && pairs(&top) == want).then_some(()))
+    })
+    .await?;
+    redis.resume();
+    eventually(Duration::from_secs(20), "the index follows", || async {
+        let (status, top) = stack.get(&format!("/leaderboards/{lb}/top?n=50")).await?;
+        Ok((status == 200 && top["source"] == "redis" && pairs(&top) == want).then_some(()))
+    })
+    .await?;
+    let (status, archive) = stack
+        .get(&format!("/leaderboards/{lb}.reset-1/results"))
+        .await?;
+    ensure!(status == 200 && archive["total"] == 20, "{archive}");
+    ensure!(archive["entries"][0]["player_id"] == "h19", "{archive}");
+    Ok(())
+}

@@ -240,13 +240,20 @@ async fn a_closed_window_is_sealed_once_under_racing_runs_and_history_matches_th
     );
     let (status, bad) = stack
         .get(&format!(
-            "/games/{game}/modes/ranked/players/p01/history?period=ALL_TIME"
+            "/games/{game}/modes/ranked/players/p01/history?period=HOURLY"
         ))
         .await?;
     assert_eq!(
         (status, bad["error"]["code"].as_str()),
         (400, Some("invalid_request"))
     );
+    // An ALL_TIME board's windows are its resets' archives: none here.
+    let (status, all_time) = stack
+        .get(&format!(
+            "/games/{game}/modes/ranked/players/p01/history?period=ALL_TIME"
+        ))
+        .await?;
+    assert_eq!((status, all_time["windows"].clone()), (200, json!([])));
 
     // Erased: unnamed in the results (the place stays), no history.
     let winner = standings[0].0.clone();
