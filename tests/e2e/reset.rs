@@ -60,6 +60,31 @@ async fn walked(stack: &Stack, lb: &str) -> Result<Vec<(String, i64)>> {
     }
 }
 
+/// Waits until the board's latest reset is done.
+async fn until_done(stack: &Stack, lb: &str) -> Result<()> {
+    eventually(Duration::from_secs(60), "the reset is done", || async {
+        let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
+        Ok((board["reset"]["status"] == "DONE").then_some(()))
+    })
+    .await
+}
+
+/// Asks `path` with `body` and checks its refusal: the status, and the error's `code`
+/// (or `field`) as named.
+async fn refused(
+    stack: &Stack,
+    path: &str,
+    body: Value,
+    (status, key, want): (u16, &str, &str),
+) -> Result<()> {
+    let (got, reply) = stack.post(path, body).await?;
+    ensure!(
+        got == status && reply["error"][key] == want,
+        "{path}: {got} {reply}"
+    );
+    Ok(())
+}
+
 /// `(player, score)` pairs of a reply's `entries`.
 fn pairs(view: &Value) -> Vec<(String, i64)> {
     (view["entries"].as_array().into_iter().flatten())
@@ -155,11 +180,7 @@ async fn a_familys_reset_under_racing_results_lands_each_result_on_one_side(
             "{a} {b}"
         );
         for lb in &boards {
-            eventually(Duration::from_secs(60), "the reset is done", || async {
-                let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
-                Ok((board["reset"]["status"] == "DONE").then_some(()))
-            })
-            .await?;
+            until_done(&stack, lb).await?;
         }
         done.store(true, Ordering::SeqCst);
         Ok(b)
@@ -296,18 +317,10 @@ async fn a_reset_refuses_a_bad_ask_a_closed_window_and_a_player() -> Result<()> 
     let stack = Stack::start(&crate::support::redis_url()).await?;
     let lb = stack.create_board("rsr").await?;
     let path = format!("/leaderboards/{lb}/reset");
-    let (status, body) = stack.post(&path, json!({})).await?;
-    ensure!(
-        status == 400 && body["error"]["field"] == "reason",
-        "{body}"
-    );
-    let (status, body) = stack
-        .post("/leaderboards/no-such/reset", json!({"reason": "r"}))
-        .await?;
-    ensure!(
-        status == 404 && body["error"]["code"] == "board_not_found",
-        "{body}"
-    );
+    let r = || json!({"reason": "r"});
+    refused(&stack, &path, json!({}), (400, "field", "reason")).await?;
+    let unknown = "/leaderboards/no-such/reset";
+    refused(&stack, unknown, r(), (404, "code", "board_not_found")).await?;
     let closed = json!({"status": "CLOSED", "reason": "season over"});
     let (status, body) = stack
         .call(
@@ -317,18 +330,9 @@ async fn a_reset_refuses_a_bad_ask_a_closed_window_and_a_player() -> Result<()> 
         )
         .await?;
     ensure!(status == 200, "{body}");
-    let (status, body) = stack.post(&path, json!({"reason": "r"})).await?;
-    ensure!(
-        status == 409 && body["error"]["code"] == "not_resettable",
-        "{body}"
-    );
-    let (status, body) = stack
-        .post("/families/nogame/duo/reset", json!({"reason": "r"}))
-        .await?;
-    ensure!(
-        status == 404 && body["error"]["code"] == "family_not_found",
-        "{body}"
-    );
+    refused(&stack, &path, r(), (409, "code", "not_resettable")).await?;
+    let family = "/families/nogame/duo/reset";
+    refused(&stack, family, r(), (404, "code", "family_not_found")).await?;
     // A player's credentials cannot reset a board.
     let (status, _) = stack
         .post_as(&path, "mallory", json!({"reason": "r"}))
@@ -339,12 +343,13 @@ async fn a_reset_refuses_a_bad_ask_a_closed_window_and_a_player() -> Result<()> 
     );
     // No board may take an archive's id.
     let create = json!({"leaderboard_id": format!("{lb}.reset-1"), "policy": "BEST"});
-    let (status, body) = stack.post("/leaderboards", create).await?;
-    ensure!(
-        status == 400 && body["error"]["field"] == "leaderboard_id",
-        "{body}"
-    );
-    Ok(())
+    refused(
+        &stack,
+        "/leaderboards",
+        create,
+        (400, "field", "leaderboard_id"),
+    )
+    .await
 }
 
 /// A reset while Redis hangs (SIGSTOP): the reset needs DynamoDB alone, so it finishes;
@@ -369,11 +374,7 @@ async fn a_reset_while_redis_hangs_finishes_and_the_index_follows_once_it_answer
     let path = format!("/leaderboards/{lb}/reset");
     let (status, asked) = stack.post(&path, json!({"reason": "exploit"})).await?;
     ensure!(status == 202, "{asked}");
-    eventually(Duration::from_secs(60), "the reset is done", || async {
-        let (_, board) = stack.get(&format!("/leaderboards/{lb}")).await?;
-        Ok((board["reset"]["status"] == "DONE").then_some(()))
-    })
-    .await?;
+    until_done(&stack, &lb).await?;
     let after = stack.post_score(&lb, "late", "m2", 7).await?;
     ensure!(
         after["rank"].is_null(),
