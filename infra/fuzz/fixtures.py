@@ -1,6 +1,7 @@
 """Realistic data for the fuzzer, so requests reach the service's rules rather than stop at
 a lookup: a board with players, a family with regions and boards, a sealed season (its
-results and a player's history), a weekly tournament alice joined, a player's token,
+results and a player's history), a weekly tournament alice joined, a board and a family
+of their own for the resets, a player's token,
 and a real cursor for each read whose
 cursors are signed. Prints `export NAME=value` lines for infra/fuzz/run.sh.
 
@@ -20,6 +21,9 @@ import idp  # noqa: E402  (the local identity provider, infra/local/idp.py)
 
 BOARD, GAME, MODE, REGION = "fuzz-board", "fuzzgame", "ranked", "EU"
 SEASON_GAME = "fuzzseason"
+# Resets empty their board and make its results wait (503 `board_resetting`) while they
+# run: they get a board and a family that no other operation writes to.
+RESET_BOARD, RESET_GAME = "fuzz-reset-board", "fuzzreset"
 TOURNAMENT = "fuzz-cup"
 PLAYERS = ["alice", "bob", "carol", "dave", "mallory"]
 
@@ -75,6 +79,12 @@ def main():
                                       "title": "Fuzz cup", "schedule": {"period": "WEEKLY"},
                                       "cohort_size": 10, "join_required": False})
     api.call("POST", f"/tournaments/{TOURNAMENT}/players/alice/join")
+    api.call("POST", "/leaderboards", {"leaderboard_id": RESET_BOARD, "policy": "BEST"})
+    api.call("POST", f"/leaderboards/{RESET_BOARD}/players/bob/score", {"new_score": 5, "match_id": "fixture"})
+    api.call("POST", "/families", {"game": RESET_GAME, "mode": MODE, "regions": [REGION],
+                                   "periods": ["ALL_TIME"]})
+    api.call("POST", "/scores", {"game": RESET_GAME, "mode": MODE, "region": REGION,
+                                 "player_id": "bob", "match_id": "fixture", "score": 3})
     ranks = api.call("GET", f"/leaderboards/{BOARD}/ranks?limit=1", player=True)
     boards = api.call("GET", f"/leaderboards?game={GAME}&mode={MODE}&limit=1", player=True)
     out = {
@@ -87,6 +97,8 @@ def main():
         "FUZZ_SEALED_BOARD": sealed_season(api),
         "FUZZ_SEASON_GAME": SEASON_GAME,
         "FUZZ_TOURNAMENT": TOURNAMENT,
+        "FUZZ_RESET_BOARD": RESET_BOARD,
+        "FUZZ_RESET_GAME": RESET_GAME,
     }
     for name, value in out.items():
         if not value:

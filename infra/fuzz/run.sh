@@ -25,7 +25,8 @@ api="http://127.0.0.1:$port"
 fixtures="$("$VENV/bin/python" infra/fuzz/fixtures.py "$api" "$key")"
 eval "$fixtures"
 export FUZZ_API_KEY="$key" FUZZ_BOARD FUZZ_GAME FUZZ_MODE FUZZ_TOKEN FUZZ_RANKS_CURSOR \
-  FUZZ_BOARDS_CURSOR FUZZ_SEALED_BOARD FUZZ_SEASON_GAME FUZZ_TOURNAMENT
+  FUZZ_BOARDS_CURSOR FUZZ_SEALED_BOARD FUZZ_SEASON_GAME FUZZ_TOURNAMENT FUZZ_RESET_BOARD \
+  FUZZ_RESET_GAME
 # The rules the document states only in words (infra/fuzz/hooks.py).
 export PYTHONPATH="$ROOT/infra/fuzz${PYTHONPATH:+:$PYTHONPATH}" SCHEMATHESIS_HOOKS=hooks
 
