@@ -93,13 +93,21 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// Epoch second at which a board's Redis keys expire: a time window's close plus
-    /// the retention; `None` for boards that never close by time.
+    /// Epoch second at which a board's Redis keys expire ([`index_expire_at`]).
     pub fn index_expire_at(&self, board: &leaderboard_rules::board::Board) -> Option<i64> {
-        board
-            .closes_at()
-            .map(|at| (at + self.redis_retention.as_millis() as i64) / 1000)
+        index_expire_at(board, self.redis_retention)
     }
+}
+
+/// Epoch second at which a board's Redis keys expire: a time window's close plus
+/// `retention`; `None` for boards that never close by time.
+pub fn index_expire_at(
+    board: &leaderboard_rules::board::Board,
+    retention: Duration,
+) -> Option<i64> {
+    board
+        .closes_at()
+        .map(|at| (at + retention.as_millis() as i64) / 1000)
 }
 
 /// The instant the write path takes as now where time decides the outcome (which

@@ -22,7 +22,8 @@ use tracing::warn;
 use super::Context;
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, CommitOutcome, Consistency, RankIndex, Removal, RowAt, StandingStore,
+    BoardStore, CommitOutcome, Consistency, IndexEntry, RankIndex, Removal, Row, RowAt,
+    StandingStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::decimal::Shown;
@@ -80,9 +81,45 @@ async fn take_off<S: StandingStore, I: RankIndex>(
         Ok(a) => a.map(|a| a.rank),
         Err(_) => None,
     };
-    let index_expire_at = ctx.settings.index_expire_at(board);
+    let expire_at = ctx.settings.index_expire_at(board);
+    let Some(gone) = tombstone(&ctx.store, board, player, expire_at, fence).await? else {
+        return Ok(None);
+    };
+    let Some(standing) = gone.row.standing else {
+        return Ok(None);
+    };
+    if let Err(error) = ctx.index.apply_many(&[gone.entry]).await {
+        warn!(%error, "index unavailable; the stream will take the entry out");
+    }
+    Ok(Some(TakenOff {
+        previous_score: board.scores.show(standing.score),
+        previous_rank,
+        version: gone.version,
+    }))
+}
+
+/// A row replaced by its tombstone: the row as it was, the tombstone's version and the
+/// index entry that takes the player off the board.
+pub(crate) struct Tombstoned {
+    pub row: Row,
+    pub version: u64,
+    pub entry: IndexEntry,
+}
+
+/// Replaces the player's row on `board` with its tombstone, keeping its receipts, read
+/// strongly and retried while concurrent writes move it (a board reset takes its
+/// standings off this way too). `None` when nothing was written: the player has no
+/// standing and no `fence` is asked for.
+pub(crate) async fn tombstone<S: StandingStore>(
+    store: &S,
+    board: &Board,
+    player: &PlayerId,
+    index_expire_at: Option<i64>,
+    fence: bool,
+) -> Result<Option<Tombstoned>, ServiceError> {
+    let lb = &board.leaderboard_id;
     for attempt in 0..MAX_ATTEMPTS {
-        let row = ctx.store.get_row(lb, player, Consistency::Strong).await?;
+        let row = store.get_row(lb, player, Consistency::Strong).await?;
         if row.standing.is_none() && !fence {
             return Ok(None);
         }
@@ -90,25 +127,19 @@ async fn take_off<S: StandingStore, I: RankIndex>(
             at: RowAt {
                 board: lb,
                 player,
-                direction: dir,
+                direction: board.policy.direction(),
                 row: &row,
                 index_expire_at,
             },
             removed_at: now_ms(),
         };
-        match ctx.store.remove_standing(&removal).await? {
+        match store.remove_standing(&removal).await? {
             CommitOutcome::Committed => {
                 let (version, entry) = (removal.version(), removal.index_entry());
-                let Some(standing) = row.standing else {
-                    return Ok(None);
-                };
-                if let Err(error) = ctx.index.apply_many(&[entry]).await {
-                    warn!(%error, "index unavailable; the stream will take the entry out");
-                }
-                return Ok(Some(TakenOff {
-                    previous_score: board.scores.show(standing.score),
-                    previous_rank,
+                return Ok(Some(Tombstoned {
+                    row,
                     version,
+                    entry,
                 }));
             }
             // A removal counts no attempt: only the row can have moved.

@@ -8,11 +8,12 @@ use futures::{StreamExt, TryStreamExt};
 use tracing::{info, instrument};
 
 use super::{ResetOutcome, ResetSettings, archive_window, due, hand_on, walk_at};
-use crate::service::ServiceError;
+use crate::service::moderation::tombstone;
 use crate::service::seal::{LIST_PAGE, PAGE, SealOutcome, Walk};
+use crate::service::{ServiceError, index_expire_at};
 use crate::store::{
-    BoardStore, CommitOutcome, Consistency, EventPublisher, JobQueue, RankedReads, RebuildStore,
-    Removal, ResetTurn, RowAt, SealStore, StandingStore, TournamentStore,
+    BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, SealStore,
+    StandingStore, TournamentStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::PlayerId;
@@ -23,8 +24,6 @@ use leaderboard_rules::time::now_ms;
 
 /// Standings taken off at once.
 const WRITES: usize = 16;
-/// Optimistic attempts at taking off a standing whose row keeps moving.
-const MAX_ATTEMPTS: u32 = 16;
 
 /// Runs every reset whose walk may begin, as far as `deadline` allows: the seal's
 /// schedule takes up a reset whose queue turn was lost. Two runs of one reset at once
@@ -131,9 +130,7 @@ async fn take_all_off<S: StandingStore + RankedReads + RebuildStore>(
 ) -> Result<bool, ServiceError> {
     let lb = &board.leaderboard_id;
     let dir = board.policy.direction();
-    let expire_at = board
-        .closes_at()
-        .map(|at| (at + settings.redis_retention.as_millis() as i64) / 1000);
+    let expire_at = index_expire_at(board, settings.redis_retention);
     let mut walk = Walk::new(store, lb, dir, board.rank_index, None);
     loop {
         let page = walk.next(PAGE).await?;
@@ -151,7 +148,8 @@ async fn take_all_off<S: StandingStore + RankedReads + RebuildStore>(
     }
 }
 
-/// Replaces one player's row with its tombstone, keeping its receipts.
+/// Replaces one player's row with its tombstone, keeping its receipts (as an operator's
+/// removal does); a row with no standing left is passed by.
 async fn take_off<S: StandingStore>(
     store: &S,
     board: &Board,
@@ -161,28 +159,6 @@ async fn take_off<S: StandingStore>(
     let Ok(player) = PlayerId::parse(&key.player) else {
         return Ok(());
     };
-    let lb = &board.leaderboard_id;
-    for attempt in 0..MAX_ATTEMPTS {
-        let row = store.get_row(lb, &player, Consistency::Strong).await?;
-        if row.standing.is_none() {
-            return Ok(());
-        }
-        let removal = Removal {
-            at: RowAt {
-                board: lb,
-                player: &player,
-                direction: board.policy.direction(),
-                row: &row,
-                index_expire_at,
-            },
-            removed_at: now_ms(),
-        };
-        match store.remove_standing(&removal).await? {
-            CommitOutcome::Committed => return Ok(()),
-            CommitOutcome::StandingChanged | CommitOutcome::AttemptRefused => {
-                tokio::time::sleep(crate::service::backoff(attempt)).await;
-            }
-        }
-    }
-    Err(ServiceError::Contention)
+    tombstone(store, board, &player, index_expire_at, false).await?;
+    Ok(())
 }
