@@ -145,7 +145,7 @@ impl<'a> ItemRefused<'a> {
 /// caller's window ends.
 pub fn error_response(err: &ServiceError) -> Response {
     let (status, code) = status_and_code(err);
-    if status >= 500 {
+    if status >= 500 && code != ASKED_FOR {
         error!(error = %err, chain = %error_chain(err), code, "request failed");
     }
     let mut resp = json(
@@ -196,10 +196,13 @@ pub fn stamped(req: &Request, mut resp: Response) -> Response {
     resp
 }
 
-/// A result refused while an operator resets its board: a 503 asked for, not a fault,
-/// so the error rate and its alarm leave it out.
+/// The code of the one 503 an operator asks for rather than a fault: a result refused
+/// while its board is reset. It is not logged as an error, and the error rate and its
+/// alarm leave it out.
+const ASKED_FOR: &str = "board_resetting";
+
 fn waits_on_a_reset(resp: &Response) -> bool {
-    response_json(resp).is_some_and(|b| b["error"]["code"] == "board_resetting")
+    response_json(resp).is_some_and(|b| b["error"]["code"] == ASKED_FOR)
 }
 
 /// Counts a 5xx reply: `ServerErrorReplies` without dimensions (what the alarm watches,
