@@ -152,6 +152,7 @@ pub async fn put_board(ctx: &AppContext, lb: &LeaderboardId, policy: Policy) -> 
         scores: Default::default(),
         integrity: None,
         reset: None,
+        rewards: None,
     };
     ctx.store.create_board(&board).await?;
     Ok(())

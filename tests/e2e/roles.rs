@@ -758,6 +758,7 @@ impl Fixture {
                 reached_at: 0,
             }],
             league: None,
+            reward_table: None,
         }
     }
 }

@@ -319,6 +319,7 @@ pub(crate) async fn closed_window(env: &TestEnv, rank_index: bool) -> Result<Boa
         scores: Default::default(),
         integrity: None,
         reset: None,
+        rewards: None,
     };
     env.ctx.store.create_board(&board).await?;
     Ok(board)

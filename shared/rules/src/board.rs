@@ -86,6 +86,10 @@ pub struct Board {
     /// board takes no result.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reset: Option<BoardReset>,
+    /// What a standalone board's places earn when a reset seals them (docs/rewards.md);
+    /// a family's boards use their family's table, a tournament's its tournament's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewards: Option<crate::reward::RewardTable>,
 }
 
 /// A board or family stored before `dense_ranks` (or `rank_index`) existed kept dense

@@ -49,6 +49,10 @@ pub struct Family {
     /// Its boards' integrity rules (docs/integrity.md), copied to each when created.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub integrity: Option<crate::integrity::Integrity>,
+    /// What its windows' places earn when they seal (docs/rewards.md): the family's table
+    /// as it is at each seal.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewards: Option<crate::reward::RewardTable>,
 }
 
 /// The default lead of `window.closing`: 15 minutes.
@@ -221,6 +225,7 @@ mod tests {
     fn family(mode: &str, regions: &[&str], periods: &[Period]) -> Family {
         Family {
             closing_lead_ms: crate::family::default_closing_lead_ms(),
+            rewards: None,
             schedules: Vec::new(),
             game: "g1".into(),
             mode: mode.into(),

@@ -10,12 +10,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::error::DomainError;
 use crate::ids::PlayerId;
+use crate::reward::{RewardRange, check_ranges, earned};
 use crate::window::parse_name;
 
 /// The most tiers a league may have.
 pub const MAX_TIERS: usize = 20;
-/// The most reward ranges a tier may have.
-pub const MAX_REWARDS: usize = 50;
 
 /// What happens to a member who joined and posted no result.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -59,15 +58,6 @@ impl Zone {
             )),
         }
     }
-}
-
-/// Ranks `from_rank..=to_rank` of a cohort earn `reward`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RewardRange {
-    pub from_rank: u64,
-    pub to_rank: u64,
-    pub reward: String,
 }
 
 /// One tier: its id, its zones (none at the ends: no promotion from the top tier, no
@@ -194,7 +184,9 @@ impl League {
                     rank,
                     tier_before: tier,
                     tier_after,
-                    reward: rank.and_then(|r| reward_of(&t.rewards, r)),
+                    reward: rank
+                        .and_then(|r| earned(&t.rewards, r, members))
+                        .map(|r| r.reward.clone()),
                 }
             })
             .collect()
@@ -291,32 +283,7 @@ fn check_tier(tier: &Tier, fresh: bool, i: usize, n: usize) -> Result<(), Domain
         }
         z.checked("league.tiers.demote")?;
     }
-    check_rewards(&tier.rewards)
-}
-
-fn reward_of(rewards: &[RewardRange], rank: u64) -> Option<String> {
-    (rewards.iter())
-        .find(|r| (r.from_rank..=r.to_rank).contains(&rank))
-        .map(|r| r.reward.clone())
-}
-
-fn check_rewards(rewards: &[RewardRange]) -> Result<(), DomainError> {
-    let bad = |why: &str| Err(DomainError::invalid("league.tiers.rewards", why));
-    if rewards.len() > MAX_REWARDS {
-        return bad("at most 50 ranges a tier");
-    }
-    let mut ranges: Vec<&RewardRange> = rewards.iter().collect();
-    ranges.sort_by_key(|r| r.from_rank);
-    for (i, r) in ranges.iter().enumerate() {
-        if r.from_rank < 1 || r.to_rank < r.from_rank {
-            return bad("a range is from_rank 1 or more to a to_rank not below it");
-        }
-        crate::ids::parse_slug("league.tiers.rewards", &r.reward)?;
-        if i > 0 && ranges[i - 1].to_rank >= r.from_rank {
-            return bad("ranges do not overlap");
-        }
-    }
-    Ok(())
+    check_ranges("league.tiers.rewards", &tier.rewards)
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@
 //!   the settle rule;
 //! - [`export`]: a board's standings as a CSV file, row by row;
 //! - [`reset`]: a board reset now, its fence and its archive's id;
+//! - [`reward`]: reward tables (ranges of places or top percentiles) and what a sealed
+//!   window's places earn;
 //! - [`cursor`]: signed paging cursors; [`time`]: instants and their text;
 //! - [`error`]: the rules' error, `DomainError` (each layer above keeps its own).
 
@@ -43,6 +45,7 @@ pub mod page;
 pub mod policy;
 pub mod profile;
 pub mod reset;
+pub mod reward;
 pub mod rolling;
 pub mod schedule;
 pub mod score;

@@ -219,6 +219,10 @@ pub struct Tournament {
     /// (docs/leagues.md).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<League>,
+    /// What each occurrence's (or cohort's) places earn when it seals (docs/rewards.md);
+    /// a league's are its tiers' instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rewards: Option<crate::reward::RewardTable>,
 }
 
 fn joined_unless_said() -> bool {
@@ -272,8 +276,15 @@ impl Tournament {
                     "a league recurs: its schedule is a period (DAILY, WEEKLY or MONTHLY)",
                 ));
             }
+            if self.rewards.is_some() {
+                return Err(DomainError::invalid(
+                    "rewards",
+                    "a league's rewards are its tiers' (league.tiers.rewards)",
+                ));
+            }
             self.league = Some(league.validated()?);
         }
+        self.rewards = self.rewards.take().map(|r| r.validated()).transpose()?;
         Ok(self)
     }
 
@@ -336,6 +347,7 @@ impl Tournament {
             // A tournament's results are judged by its attempts, not held (docs/integrity.md).
             integrity: None,
             reset: None,
+            rewards: None,
         }
     }
 

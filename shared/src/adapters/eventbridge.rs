@@ -4,14 +4,15 @@
 //! `leaderboard.tournament.started`; a league's rewards and tier changes on
 //! `leaderboard.league.settled`; "next reset in ..." displays on
 //! `leaderboard.window.opened` and `leaderboard.window.closing`; a review tool on
-//! `leaderboard.result.held` (docs/integrity.md).
+//! `leaderboard.result.held` (docs/integrity.md); a game's economy on
+//! `leaderboard.rewards.decided` and `leaderboard.reward.claimed` (docs/rewards.md).
 
 use serde::Serialize;
 
 use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{
-    EventPublisher, HeldResult, LeagueSettled, SealedWindow, TournamentStarted, Turn, WindowClosed,
-    WindowTurn,
+    EventPublisher, HeldResult, LeagueSettled, RewardClaimed, RewardsDecided, SealedWindow,
+    TournamentStarted, Turn, WindowClosed, WindowTurn,
 };
 use leaderboard_rules::decimal::Shown;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
@@ -29,6 +30,9 @@ pub(crate) const WINDOW_OPENED: &str = "leaderboard.window.opened";
 pub(crate) const WINDOW_CLOSING: &str = "leaderboard.window.closing";
 /// A result held for review by an integrity rule (docs/integrity.md).
 pub(crate) const RESULT_HELD: &str = "leaderboard.result.held";
+/// A sealed window's rewards, and a reward claimed (docs/rewards.md).
+pub(crate) const REWARDS_DECIDED: &str = "leaderboard.rewards.decided";
+pub(crate) const REWARD_CLAIMED: &str = "leaderboard.reward.claimed";
 
 /// The EventBridge adapter of [`EventPublisher`].
 #[derive(Clone)]
@@ -155,6 +159,16 @@ impl EventPublisher for EventBridgePublisher {
     async fn result_held(&self, held: &HeldResult) -> Result<(), StoreError> {
         let board = held.leaderboard_id.to_string();
         self.put(RESULT_HELD, &HeldDetail::of(held), board).await
+    }
+
+    async fn rewards_decided(&self, event: &RewardsDecided) -> Result<(), StoreError> {
+        let board = event.window.leaderboard_id.to_string();
+        self.put(REWARDS_DECIDED, event, board).await
+    }
+
+    async fn reward_claimed(&self, event: &RewardClaimed) -> Result<(), StoreError> {
+        let board = event.leaderboard_id.to_string();
+        self.put(REWARD_CLAIMED, event, board).await
     }
 }
 

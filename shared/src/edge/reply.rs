@@ -56,7 +56,8 @@ fn status(err: &ServiceError) -> u16 {
         | E::NoCohorts(_)
         | E::NoLeague(_)
         | E::HeldNotFound(_)
-        | E::ExportNotFound(_) => 404,
+        | E::ExportNotFound(_)
+        | E::RewardNotFound(_) => 404,
         E::WindowClosed { .. }
         | E::FamilyConflict { .. }
         | E::InvalidTransition { .. }
@@ -73,7 +74,7 @@ fn status(err: &ServiceError) -> u16 {
         | E::AlreadyDecided { .. }
         | E::HeldWindowSealed(_)
         | E::ResultRejected(_) => 409,
-        E::WindowExpired(_) => 410,
+        E::WindowExpired(_) | E::RewardExpired { .. } => 410,
         E::EventOutsideWindow(_) | E::UnknownRegion { .. } => 422,
         E::RateLimited { .. } => 429,
         E::Contention

@@ -89,6 +89,7 @@ impl TestEnv {
             scores: Default::default(),
             integrity: None,
             reset: None,
+            rewards: None,
         };
         let existing = self
             .ctx

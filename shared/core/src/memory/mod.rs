@@ -18,6 +18,7 @@ mod moderation;
 mod plane;
 mod profiles;
 mod ranked;
+mod rewards;
 mod seal;
 mod standings;
 mod store;

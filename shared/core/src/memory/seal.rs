@@ -125,6 +125,8 @@ pub struct MemoryEvents {
     settled: Mutex<Vec<crate::store::LeagueSettled>>,
     turns: Mutex<Vec<crate::store::WindowTurn>>,
     held: Mutex<Vec<crate::store::HeldResult>>,
+    decided: Mutex<Vec<crate::store::RewardsDecided>>,
+    claimed: Mutex<Vec<crate::store::RewardClaimed>>,
 }
 
 impl MemoryEvents {
@@ -145,6 +147,16 @@ impl MemoryEvents {
     /// The `result.held` events, in order.
     pub fn held(&self) -> Vec<crate::store::HeldResult> {
         lock(&self.held).clone()
+    }
+
+    /// The `rewards.decided` events, in order.
+    pub fn decided(&self) -> Vec<crate::store::RewardsDecided> {
+        lock(&self.decided).clone()
+    }
+
+    /// The `reward.claimed` events, in order.
+    pub fn claimed(&self) -> Vec<crate::store::RewardClaimed> {
+        lock(&self.claimed).clone()
     }
 
     /// The `window.opened` and `window.closing` events, in order.
@@ -179,6 +191,19 @@ impl EventPublisher for MemoryEvents {
 
     async fn result_held(&self, held: &crate::store::HeldResult) -> Result<(), StoreError> {
         lock(&self.held).push(held.clone());
+        Ok(())
+    }
+
+    async fn rewards_decided(
+        &self,
+        event: &crate::store::RewardsDecided,
+    ) -> Result<(), StoreError> {
+        lock(&self.decided).push(event.clone());
+        Ok(())
+    }
+
+    async fn reward_claimed(&self, event: &crate::store::RewardClaimed) -> Result<(), StoreError> {
+        lock(&self.claimed).push(event.clone());
         Ok(())
     }
 }

@@ -83,6 +83,8 @@ pub(super) struct Tables {
     pub(super) seals: HashMap<LeaderboardId, crate::store::SealState>,
     /// Exports by (board, id).
     pub(super) exports: BTreeMap<(LeaderboardId, String), crate::store::ExportJob>,
+    /// Players' rewards by (player, reward id).
+    pub(super) rewards: BTreeMap<(String, String), crate::store::Reward>,
     /// Sealed results by board.
     pub(super) results: HashMap<LeaderboardId, crate::store::Results>,
     /// Event sources' mappings by (source, version).

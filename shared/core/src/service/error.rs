@@ -103,6 +103,12 @@ pub enum ServiceError {
         lb: LeaderboardId,
         why: &'static str,
     },
+    /// The player has no reward with this id (never earned, erased, or long expired).
+    #[error("no reward {0} for this player")]
+    RewardNotFound(String),
+    /// The reward expired unclaimed.
+    #[error("reward {id} expired unclaimed at {expired_at}")]
+    RewardExpired { id: String, expired_at: String },
     /// No schema mapping is stored for the event source (or not that version).
     #[error("no mapping is stored for source {0}")]
     MappingNotFound(String),
@@ -280,6 +286,8 @@ impl ServiceError {
             Self::NotSealable { .. } => "not_sealable",
             Self::BoardResetting { .. } => "board_resetting",
             Self::NotResettable { .. } => "not_resettable",
+            Self::RewardNotFound(_) => "reward_not_found",
+            Self::RewardExpired { .. } => "reward_expired",
             Self::MappingNotFound(_) => "mapping_not_found",
             Self::MappingConflict { .. } => "mapping_conflict",
             Self::NotYourView { .. } => "not_your_view",

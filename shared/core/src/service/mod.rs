@@ -32,6 +32,7 @@ pub mod projector;
 pub mod reads;
 pub mod rebuild;
 pub mod repair;
+pub mod rewards;
 pub mod rolling;
 pub mod scores;
 pub mod seal;

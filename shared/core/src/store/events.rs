@@ -1,5 +1,6 @@
 //! [`EventPublisher`]: the events other services react to, each published once (a
-//! window's turns, its sealed results, a league's settle, a tournament's start).
+//! window's turns, its sealed results, a league's settle, a tournament's start,
+//! a window's rewards and each claim).
 
 use std::future::Future;
 
@@ -40,6 +41,18 @@ pub trait EventPublisher: Send + Sync {
     fn result_held(
         &self,
         held: &super::HeldResult,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes `leaderboard.rewards.decided` (docs/rewards.md).
+    fn rewards_decided(
+        &self,
+        event: &super::RewardsDecided,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Publishes `leaderboard.reward.claimed` (docs/rewards.md).
+    fn reward_claimed(
+        &self,
+        event: &super::RewardClaimed,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 

@@ -5,7 +5,7 @@
 //! `leaderboard::adapters::social::HttpFriendsSource`.
 //!
 //! One port per file: `score_store` (with `board_store`, its boards and families), `moderation` (bans, the audit trail), `rank_index`,
-//! `profile` (players' profiles), `rate_counter`, `row` (a player's row and the writes of it), `receipts` (the receipts a row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
+//! `profile` (players' profiles), `reward` (players' rewards and their events), `rate_counter`, `row` (a player's row and the writes of it), `receipts` (the receipts a row keeps), `repair` (the repair queue), `seal` (sealed results, history, the
 //! window-closed event), `live` (live views' state and where pushes go), `mapping` (event sources' schema mappings), `dead_letter` (records
 //! stream ingest gives up on), `stream` (stream batches and the stream read again),
 //! `tournament` (tournaments, their seats and members, and the seat hints), `export` (exports'
@@ -31,6 +31,7 @@ mod rank_index;
 mod rate_counter;
 mod receipts;
 mod repair;
+mod reward;
 mod row;
 mod score_store;
 mod seal;
@@ -67,6 +68,9 @@ pub use rank_index::{
 pub use rate_counter::RateCounter;
 pub use receipts::{INLINE_RECEIPTS, Kept, KeptReceipt};
 pub use repair::{RebuildNeeded, RepairQueue};
+pub use reward::{
+    ClaimOutcome, DecidedReward, Reward, RewardClaimed, RewardStatus, RewardStore, RewardsDecided,
+};
 pub use row::{
     AttemptCount, Buckets, Commit, CommitOutcome, Receipt, Removal, Review, Roll, Row, RowAt,
 };

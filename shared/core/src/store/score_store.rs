@@ -7,7 +7,8 @@ use std::future::Future;
 
 use super::row::{Commit, CommitOutcome, Receipt, Removal, Roll, Row};
 use super::{
-    BoardStore, HeldStore, IndexEntry, MappingStore, ModerationStore, ProfileStore, SealStore,
+    BoardStore, HeldStore, IndexEntry, MappingStore, ModerationStore, ProfileStore, RewardStore,
+    SealStore,
     TournamentStore,
 };
 use crate::store::StoreError;
@@ -234,6 +235,7 @@ pub trait ScoreStore:
     + ProfileStore
     + TournamentStore
     + HeldStore
+    + RewardStore
 {
 }
 
@@ -249,6 +251,7 @@ impl<T> ScoreStore for T where
         + ProfileStore
         + TournamentStore
         + HeldStore
+        + RewardStore
 {
 }
 

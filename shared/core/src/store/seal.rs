@@ -35,6 +35,12 @@ pub struct SealState {
     /// Its `league.settled` event was published.
     #[serde(default)]
     pub league_published: bool,
+    /// The window's rewards are decided and stored (or it has no reward table).
+    #[serde(default)]
+    pub rewarded: bool,
+    /// Its `rewards.decided` event was published (or it decided none).
+    #[serde(default)]
+    pub rewards_published: bool,
     /// The window-closed event was published: the seal is done.
     #[serde(default)]
     pub published: bool,
@@ -53,6 +59,8 @@ impl SealState {
             walked: false,
             settled: false,
             league_published: false,
+            rewarded: false,
+            rewards_published: false,
             published: false,
             started_at,
         }
@@ -128,6 +136,10 @@ pub struct Results {
     /// `top` and the members without a result, in that order.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub league: Option<Vec<leaderboard_rules::league::Settled>>,
+    /// The reward table the seal decided the window's rewards by (docs/rewards.md),
+    /// kept so a run again decides the same ones whatever the table is by then.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reward_table: Option<leaderboard_rules::reward::RewardTable>,
 }
 
 impl Results {

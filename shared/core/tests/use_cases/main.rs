@@ -17,5 +17,6 @@ mod reads;
 mod rebuild;
 mod reset;
 mod review;
+mod rewards;
 mod seal;
 mod stream_ingest;

@@ -51,6 +51,7 @@ async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
         scores: Default::default(),
         integrity: None,
         reset: None,
+        rewards: None,
     };
     ctx.store.create_board(&board).await.unwrap();
     board

@@ -144,6 +144,11 @@ pub(super) fn mapping_sk(version: u64) -> String {
     format!("V{version:010}")
 }
 
+/// A player's rewards: `RW#{player}` (sorted by reward id).
+pub(super) fn reward_partition(player: &PlayerId) -> String {
+    format!("RW#{player}")
+}
+
 /// A player's profile: `P#{player}`, `PROFILE`.
 pub(super) fn profile_pk_sk(player: &PlayerId) -> (String, String) {
     (format!("P#{player}"), "PROFILE".to_owned())

@@ -18,6 +18,7 @@
 //! | an export of a board (lease, parts uploaded, place in the walk) | `EXP#{board}` | `{export id}` |
 //! | a player's final place in a sealed window | `H#{player}` | `{game}#{mode}#{scope}#{PERIOD}#{end, 13 digits}` |
 //! | a player's profile (an erased one keeps only its version) | `P#{player}` | `PROFILE` |
+//! | a player's reward from a sealed window (TTL a month past its expiry) | `RW#{player}` | `{window's board}` |
 //! | an event source's schema mapping, one item per version | `MAP#{source}` | `V{version, 10 digits}` |
 //! | a tournament's definition | `TD` | `{tournament}` |
 //! | a seat of a tournament occurrence | `TS#{occurrence board}#{seat % 16}` | `{seat, 20 digits}` |
@@ -28,15 +29,13 @@
 //! Standings also carry `rk`, the rank-ordered sort key of [`RankKey::sort_key`] (on
 //! boards that keep a rank order here, `Board::rank_index`); the sparse global secondary
 //! index `by_rank` (`pk`, `rk`, keys only) serves reads in rank order straight from
-//! DynamoDB (see `ranked`). Every item carries `kind`, which the
-//! stream projector uses to pick standings. Ids cannot contain `#` (see [`leaderboard_rules::ids`]),
-//! so keys are unambiguous.
-//!
-//! Files: `keys` (every key format), `items` (standings and receipts as stored),
-//! `table` (the table's definition), and one per port part: `boards` ([`BoardStore`]),
-//! `standings` ([`StandingStore`]), `ranked` ([`RankedReads`]), `rebuild`
-//! ([`RebuildStore`]), `sketch` ([`SketchStore`]), `moderation`, `seal`, `export`, `mappings`, `profiles`,
-//! `tournaments`; `changes` decodes stream records, `streams` reads the table's stream again.
+//! DynamoDB (see `ranked`). Every item carries `kind`, which the stream projector uses
+//! to pick standings. Ids cannot contain `#` (see [`leaderboard_rules::ids`]), so keys
+//! are unambiguous. Files: `keys` (every key format), `items` (standings and receipts
+//! as stored), `table` (the table's definition), one per port part (`boards`,
+//! `standings`, `ranked`, `rebuild`, `sketch`, `moderation`, `seal`, `export`,
+//! `mappings`, `profiles`, `rewards`, `tournaments`); `changes` decodes stream records,
+//! `streams` reads the table's stream again.
 
 mod boards;
 mod changes;
@@ -49,6 +48,7 @@ mod moderation;
 mod profiles;
 mod ranked;
 mod rebuild;
+mod rewards;
 mod seal;
 mod sketch;
 mod standings;
@@ -68,9 +68,7 @@ use keys::Item;
 use leaderboard_core::store::Consistency;
 use leaderboard_core::store::StoreError;
 #[cfg(doc)]
-use leaderboard_core::store::{
-    BoardStore, RankedReads, RebuildStore, ScoreStore, SketchStore, StandingStore,
-};
+use leaderboard_core::store::ScoreStore;
 #[cfg(doc)]
 use leaderboard_rules::order::RankKey;
 use leaderboard_rules::page::Paging;

@@ -13,6 +13,7 @@ use leaderboard_rules::board::{Board, BoardStatus, Policy, dense_unless_asked};
 use leaderboard_rules::decimal::{ScoreFormat, Style};
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::integrity::{Integrity, IntegrityBody};
+use leaderboard_rules::reward::RewardTable;
 use leaderboard_rules::tiebreak::Columns;
 use leaderboard_rules::time::{now_ms, rfc3339_ms};
 use leaderboard_rules::window::Period;
@@ -41,6 +42,8 @@ pub struct CreateBoard {
     pub tiebreaks: Option<serde_json::Value>,
     /// The rules that hold a suspicious result for review (docs/integrity.md).
     pub integrity: Option<serde_json::Value>,
+    /// What its places earn when a reset seals them (docs/rewards.md).
+    pub rewards: Option<serde_json::Value>,
 }
 
 fn ranked_unless_asked() -> bool {
@@ -61,6 +64,7 @@ impl CreateBoard {
             score_format: None,
             tiebreaks: None,
             integrity: None,
+            rewards: None,
         }
     }
 }
@@ -109,6 +113,9 @@ pub struct BoardView {
     /// archive that keeps the standings it took off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reset: Option<ResetView>,
+    /// Its reward table (docs/rewards.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewards: Option<RewardTable>,
 }
 
 impl BoardView {
@@ -140,6 +147,7 @@ impl BoardView {
             rolling_seconds: w.as_ref().and_then(|w| w.rolling_ms).map(|ms| ms / 1000),
             integrity,
             reset,
+            rewards: b.rewards,
         }
     }
 }
@@ -198,8 +206,10 @@ pub async fn create_board<S: BoardStore, I: RankIndex>(
     leaderboard_rules::reset::check_not_archive(&req.leaderboard_id)?;
     let scores = ScoreFormat::asked(req.decimals, req.score_format, req.tiebreaks.as_ref())?;
     let integrity = asked_integrity(req.integrity, scores)?;
+    let rewards = RewardTable::asked(req.rewards)?;
     let now = now_ms();
     let board = Board {
+        rewards,
         integrity,
         scores,
         tournament: None,
@@ -224,6 +234,7 @@ pub async fn create_board<S: BoardStore, I: RankIndex>(
                 && existing.rank_index == board.rank_index
                 && existing.scores == board.scores
                 && existing.integrity == board.integrity
+                && existing.rewards == board.rewards
                 && existing.window.is_none() =>
         {
             Ok(Created::Existing(BoardView::at(existing, now)))

@@ -13,6 +13,7 @@ use leaderboard_rules::decimal::{ScoreFormat, Style};
 use leaderboard_rules::error::DomainError;
 use leaderboard_rules::family::{Family, default_closing_lead_ms};
 use leaderboard_rules::ids::LeaderboardId;
+use leaderboard_rules::reward::RewardTable;
 use leaderboard_rules::schedule::Schedule;
 use leaderboard_rules::tiebreak::Columns;
 use leaderboard_rules::time::{now_ms, parse_ts, rfc3339_ms};
@@ -56,6 +57,8 @@ pub struct CreateFamily {
     /// The rules that hold a suspicious result for review, on each of its boards
     /// (docs/integrity.md).
     pub integrity: Option<serde_json::Value>,
+    /// What its windows' places earn when they seal (docs/rewards.md).
+    pub rewards: Option<serde_json::Value>,
 }
 
 /// The periods that keep a rank order in DynamoDB unless the family says: all but
@@ -104,6 +107,8 @@ pub struct FamilyView {
     pub closing_lead_seconds: i64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub integrity: Option<serde_json::Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rewards: Option<RewardTable>,
     /// scope -> period -> board id of the window that contains now.
     pub current: BTreeMap<String, BTreeMap<Period, LeaderboardId>>,
 }
@@ -133,6 +138,7 @@ impl FamilyView {
             .clone()
             .unwrap_or_else(|| f.periods.clone());
         Self {
+            rewards: f.rewards.clone(),
             integrity: f.integrity.as_ref().map(|i| i.view(f.scores)),
             season: f.season.as_ref().map(|s| SeasonView {
                 id: s.id.clone(),
@@ -183,6 +189,7 @@ impl CreateFamily {
             schedules: None,
             closing_lead_seconds: None,
             integrity: None,
+            rewards: None,
         }
     }
 
@@ -208,6 +215,7 @@ impl CreateFamily {
         let scores = ScoreFormat::asked(self.decimals, self.score_format, self.tiebreaks.as_ref())?;
         Family {
             integrity: super::board::asked_integrity(self.integrity, scores)?,
+            rewards: RewardTable::asked(self.rewards)?,
             game: self.game,
             mode: self.mode,
             policy: self.policy,
@@ -292,5 +300,6 @@ pub fn family_board(
         scores: family.scores,
         integrity: family.integrity.clone(),
         reset: None,
+        rewards: None,
     }
 }

@@ -2,7 +2,7 @@
 //! of theirs on every board (closed windows included), their entries in the index, their
 //! id in sealed results (the place stays, unnamed), their tournament seats (the seat
 //! stays, unnamed) and memberships, their league standings (a sealed league cohort's
-//! outcome stays, unnamed), their history, their bans, their
+//! outcome stays, unnamed), their history, their rewards, their bans, their
 //! profile (and with their rows, every result's metadata), and their id in the audit
 //! trail. Idempotent and resumable:
 //! a call that runs out of time answers `complete: false` with a cursor to go on from
@@ -19,7 +19,8 @@ use crate::service::Context;
 use crate::service::ServiceError;
 use crate::service::operator::{Operator, Reason, record};
 use crate::store::{
-    AuditAction, EntryKind, IndexEntry, IngestStore, ProfileStore, RankIndex, SealStore,
+    AuditAction, EntryKind, IndexEntry, IngestStore, ProfileStore, RankIndex, RewardStore,
+    SealStore,
 };
 use leaderboard_rules::ids::{LeaderboardId, PlayerId};
 use leaderboard_rules::time::now_ms;
@@ -34,7 +35,7 @@ pub struct ErasedReply {
 }
 
 #[instrument(skip_all)]
-pub async fn erase<S: IngestStore + SealStore + ProfileStore, I: RankIndex>(
+pub async fn erase<S: IngestStore + SealStore + ProfileStore + RewardStore, I: RankIndex>(
     ctx: &Context<S, I>,
     player: &PlayerId,
     reason: Reason,
@@ -82,6 +83,7 @@ pub async fn erase<S: IngestStore + SealStore + ProfileStore, I: RankIndex>(
         });
     }
     let history = ctx.store.erase_history(player).await?;
+    let rewards = ctx.store.erase_rewards(player).await?;
     let profile = crate::service::profiles::erase(ctx, player).await?;
     for ban in ctx.store.bans_of(player).await? {
         ctx.store.delete_ban(&ban.game, player).await?;
@@ -93,6 +95,7 @@ pub async fn erase<S: IngestStore + SealStore + ProfileStore, I: RankIndex>(
         "entries_erased": swept.entries,
         "audit_records_redacted": redacted,
         "history_rows_erased": history,
+        "rewards_erased": rewards,
         "profile_erased": profile,
     });
     ctx.store.append_audit(&audit).await?;

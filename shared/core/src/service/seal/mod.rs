@@ -19,6 +19,7 @@
 pub use crate::service::once::LEASE;
 
 mod read;
+mod rewards;
 mod record;
 pub mod reset;
 mod settle;
@@ -38,7 +39,8 @@ pub use walk::Walk;
 
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, EventPublisher, RankedReads, RebuildStore, SealStore, SealedWindow, TournamentStore,
+    BoardStore, EventPublisher, RankedReads, RebuildStore, RewardStore, SealStore, SealedWindow,
+    TournamentStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::LeaderboardId;
@@ -111,7 +113,7 @@ pub fn due(board: &Board, settle: Duration, now: i64) -> bool {
 /// Seals every due board, as far as the deadline allows.
 #[instrument(skip_all)]
 pub async fn sweep<
-    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore,
+    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
     E: EventPublisher,
 >(
     store: &S,
@@ -191,7 +193,7 @@ impl Lag {
 /// Seals one board on demand: refused unless it is due.
 #[instrument(skip(store, events, settings))]
 pub async fn seal<
-    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore,
+    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
     E: EventPublisher,
 >(
     store: &S,
@@ -229,7 +231,7 @@ pub async fn seal<
 /// id (`record`), then the board marked sealed, so that later sweeps pass it by.
 #[instrument(skip_all, fields(board = %board.leaderboard_id))]
 async fn seal_board<
-    S: RankedReads + RebuildStore + SealStore + TournamentStore,
+    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
     E: EventPublisher,
 >(
     store: &S,

@@ -5,11 +5,11 @@ use std::time::Instant;
 
 use tracing::{info, instrument, warn};
 
-use super::{BoardSeal, EVENT_TOP, LEASE, PAGE, RESULTS_TOP, SealOutcome, Walk, settle};
+use super::{BoardSeal, EVENT_TOP, LEASE, PAGE, RESULTS_TOP, SealOutcome, Walk, rewards, settle};
 use crate::service::ServiceError;
 use crate::store::{
-    EventPublisher, HistoryRow, Placing, RankedReads, RebuildStore, Results, SealState, SealStore,
-    SealedWindow, StoreError, TournamentStore, WindowClosed,
+    BoardStore, EventPublisher, HistoryRow, Placing, RankedReads, RebuildStore, Results, SealState, SealStore,
+    SealedWindow, StoreError, TournamentStore, WindowClosed, RewardStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::LeaderboardId;
@@ -52,7 +52,7 @@ impl<S: SealStore> Run<'_, S> {
     reason = "a window's seal in its order: claim, read, write results and history, publish, settle"
 )]
 pub(crate) async fn record<
-    S: RankedReads + RebuildStore + SealStore + TournamentStore,
+    S: BoardStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
     E: EventPublisher,
 >(
     store: &S,
@@ -119,6 +119,7 @@ pub(crate) async fn record<
                     total: run.state.recorded,
                     top: placings(&top),
                     league: None,
+                    reward_table: None,
                 };
                 store.put_results(&results).await?;
                 run.state.walked = true;
@@ -145,8 +146,12 @@ pub(crate) async fn record<
             }
         }
     }
-    // A league's cohort settles its members before its window-closed event.
+    // A league's cohort settles its members, and a window with a reward table decides
+    // its rewards, before its window-closed event.
     if !settle::settle(&mut run, events, board, &window).await? {
+        return Ok(run.report(SealOutcome::Busy));
+    }
+    if !rewards::reward(&mut run, events, board, &window).await? {
         return Ok(run.report(SealOutcome::Busy));
     }
     let results = store

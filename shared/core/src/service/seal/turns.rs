@@ -137,6 +137,7 @@ mod tests {
                 }),
             }],
             closing_lead_ms: 900_000,
+            rewards: None,
         }
     }
 

@@ -12,7 +12,8 @@ use crate::service::moderation::tombstone;
 use crate::service::seal::{LIST_PAGE, PAGE, SealOutcome, Walk};
 use crate::service::{ServiceError, index_expire_at};
 use crate::store::{
-    BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, SealStore,
+    BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, RewardStore,
+    SealStore,
     StandingStore, TournamentStore,
 };
 use leaderboard_rules::board::Board;
@@ -35,7 +36,7 @@ pub async fn sweep<S, E, Q>(
     deadline: Instant,
 ) -> Result<Vec<ResetOutcome>, ServiceError>
 where
-    S: BoardStore + StandingStore + RankedReads + RebuildStore + SealStore + TournamentStore,
+    S: BoardStore + StandingStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
     E: EventPublisher,
     Q: JobQueue,
 {
@@ -71,7 +72,7 @@ pub async fn run<S, E, Q>(
     deadline: Instant,
 ) -> Result<ResetOutcome, ServiceError>
 where
-    S: BoardStore + StandingStore + RankedReads + RebuildStore + SealStore + TournamentStore,
+    S: BoardStore + StandingStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
     E: EventPublisher,
     Q: JobQueue,
 {
