@@ -73,6 +73,9 @@ def _ms(value):
 def filter_case(ctx, case):  # noqa: F811
     # A season ends after it starts (tests/e2e/gateway.rs). A season whose instants
     # this cannot read is left out rather than guessed at.
+    negative = case.meta is not None and case.meta.generation.mode == "negative"
+    if not negative and isinstance(case.body, dict) and not _table_accepted(case.body.get("rewards")):
+        return False
     season = case.body.get("season") if isinstance(case.body, dict) else None
     if not isinstance(season, dict) or "start" not in season or "end" not in season:
         return True
@@ -221,9 +224,27 @@ def filter_case(ctx, case):  # noqa: F811
     return all(_metadata_accepted(p.get("metadata")) for p in players if isinstance(p, dict))
 
 
+# Reward ranges' rules the schema cannot say (reward.rs, check_ranges): a rank range
+# ends at or after its start, and rank ranges do not overlap (percent ranges may nest).
+def _ranges_accepted(ranges):
+    if not isinstance(ranges, list):
+        return True
+    spans = sorted((r["from_rank"], r["to_rank"]) for r in ranges
+                   if isinstance(r, dict) and isinstance(r.get("from_rank"), int)
+                   and isinstance(r.get("to_rank"), int))
+    if any(to < lo for lo, to in spans):
+        return False
+    return not any(spans[k - 1][1] >= spans[k][0] for k in range(1, len(spans)))
+
+
+# A reward table (a board's, a family's, a tournament's): its ranges' rules.
+def _table_accepted(table):
+    return not isinstance(table, dict) or _ranges_accepted(table.get("ranges"))
+
+
 # A league's rules the schema cannot say (league.rs, League::validated): unique tier ids,
 # no promotion from the top tier nor demotion from the lowest, a zone is a count or a
-# percent, reward ranges that do not overlap, a start tier that names a tier.
+# percent, reward ranges as a table's, a start tier that names a tier.
 def _league_accepted(league):
     if not isinstance(league, dict) or not isinstance(league.get("tiers"), list):
         return True
@@ -240,11 +261,7 @@ def _league_accepted(league):
                 continue
             if banned or not isinstance(zone, dict) or len(zone) != 1:
                 return False
-        ranges = sorted((r.get("from_rank", 0), r.get("to_rank", 0))
-                        for r in tier.get("rewards") or [] if isinstance(r, dict))
-        if any(to < lo for lo, to in ranges):
-            return False
-        if any(ranges[k - 1][1] >= ranges[k][0] for k in range(1, len(ranges))):
+        if not _ranges_accepted(tier.get("rewards")):
             return False
     start = league.get("start_tier")
     return start is None or start in ids
@@ -283,6 +300,8 @@ def filter_case(ctx, case):  # noqa: F811
     decided = _texts_decide(case, body)
     if decided is not None:
         return decided
+    if not _table_accepted(body.get("rewards")):
+        return False
     return body.get("league") is None or _league_accepted(body["league"])
 
 
@@ -296,8 +315,13 @@ def filter_case(ctx, case):  # noqa: F811
     decided = _texts_decide(case, body)
     if decided is not None:
         return decided
-    # A league needs cohorts and a recurring schedule, and its own rules.
+    if not _table_accepted(body.get("rewards")):
+        return False
+    # A league needs cohorts and a recurring schedule, and its own rules; its rewards are
+    # its tiers', never a table beside them.
     league = body.get("league")
+    if league is not None and body.get("rewards") is not None:
+        return False
     if league is not None:
         schedule = body.get("schedule")
         if not (isinstance(schedule, dict) and "period" in schedule and body.get("cohort_size")):
@@ -311,3 +335,13 @@ def filter_case(ctx, case):  # noqa: F811
         return (start is not None and end is not None and start < end
                 and 0 <= start and end <= 253402300799999)
     return True
+
+
+# A board's reward table (a create's, or a change's), and a family's change: the table's
+# rules (above).
+@schemathesis.hook.apply_to(operation_id=["createBoard", "setBoardRewards", "setFamilyRewards"])
+def filter_case(ctx, case):  # noqa: F811
+    if case.meta is not None and case.meta.generation.mode == "negative":
+        return True
+    body = case.body if isinstance(case.body, dict) else {}
+    return _table_accepted(body.get("rewards"))

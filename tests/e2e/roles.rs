@@ -6,9 +6,9 @@
 //! touching the table.
 
 use leaderboard_core::store::{
-    AuditAction, AuditRecord, Ban, BoardStore, ExportJob, ExportStore, HistoryQuery, HistoryRow,
-    ModerationStore, Placing, RankedReads, RebuildStore, Removal, Results, SealState, SealStore,
-    SealedWindow, SketchStore, StandingStore,
+    AuditAction, AuditRecord, Ban, BoardStore, ClaimOutcome, ExportJob, ExportStore, HistoryQuery,
+    HistoryRow, ModerationStore, Placing, RankedReads, RebuildStore, Removal, Results, Reward,
+    RewardStatus, RewardStore, SealState, SealStore, SealedWindow, SketchStore, StandingStore,
 };
 use leaderboard_rules::page::Paging;
 use std::collections::BTreeSet;
@@ -26,7 +26,7 @@ use crate::support::{TestEnv, dynamodb_client_as, dynamodb_url, player};
 use leaderboard_rules::reset::BoardReset;
 
 /// Every call of the store adapter, by name, in the order the test makes them (a
-/// checkpoint is put before it is deleted): 57 calls.
+/// checkpoint is put before it is deleted): 64 calls.
 const CALLS: [&[&str]; 2] = [
     &BOARD_ADMIN,
     &[
@@ -81,6 +81,13 @@ const CALLS: [&[&str]; 2] = [
         "list_exports",
         "claim_export",
         "save_export",
+        "set_rewards",
+        "set_family_rewards",
+        "put_rewards",
+        "list_rewards",
+        "claim_reward",
+        "mark_claim_published",
+        "erase_rewards",
     ],
 ];
 
@@ -143,7 +150,7 @@ const REBUILD: [&str; 6] = [
 
 /// What each function's role allows (the union of its groups of calls); everything else
 /// must be refused.
-const ROLES: [(&str, &[&[&str]]); 13] = [
+const ROLES: [(&str, &[&[&str]]); 14] = [
     (
         "IngestFunction",
         &[
@@ -186,6 +193,9 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
                 "set_family_integrity",
                 // An UpdateItem on the board and its list entry, as a status change is.
                 "set_reset",
+                // A reward table changed: UpdateItems as the integrity rules' are.
+                "set_rewards",
+                "set_family_rewards",
             ],
         ],
     ),
@@ -231,6 +241,9 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
                 "erase_history",
                 // A BatchWriteItem on history, as the erasure's deletes are.
                 "put_history",
+                // An erasure's rewards: listed (a Query, as a list is) and deleted.
+                "list_rewards",
+                "erase_rewards",
             ],
             &BANS,
             // The integrity dry run, when the board's index cannot answer, reads it
@@ -312,6 +325,19 @@ const ROLES: [(&str, &[&[&str]]); 13] = [
             "append_audit",
             "get_metadata",
             "keys_of",
+            // A window's rewards, each written once.
+            "put_rewards",
+        ]],
+    ),
+    (
+        // Profiles (no call here: they are not the board store's) and an operator's
+        // reset of one, audited; a player's rewards, listed and claimed.
+        "ProfilesFunction",
+        &[&[
+            "append_audit",
+            "list_rewards",
+            "claim_reward",
+            "mark_claim_published",
         ]],
     ),
     ("RepairFunction", &[&REBUILD]),
@@ -620,6 +646,30 @@ impl Fixture {
                 assert!(!store.save_export(&job).await?, "no such lease");
                 Ok(())
             }
+            "set_rewards" => {
+                assert!(store.set_rewards(lb, None).await?, "the board exists");
+                Ok(())
+            }
+            "set_family_rewards" => {
+                let set = store.set_family_rewards(&self.family, None);
+                assert!(set.await?, "the family exists");
+                Ok(())
+            }
+            // Written by the first role allowed; the others find it there.
+            "put_rewards" => store.put_rewards(&[self.reward("roles-nobody")]).await.map(drop),
+            "list_rewards" => store.list_rewards(&self.player, 5).await.map(drop),
+            "claim_reward" => {
+                let none = store.claim_reward(&self.player, "roles-none", "roles", 0);
+                assert_eq!(none.await?, ClaimOutcome::Missing);
+                Ok(())
+            }
+            "mark_claim_published" => store.mark_claim_published(&self.player, "roles-none").await,
+            "erase_rewards" => {
+                // A reward to delete each time, so that every erasure writes.
+                self.admin.put_rewards(&[self.reward("roles-erased")]).await?;
+                let erased = PlayerId::parse("roles-erased").unwrap();
+                store.erase_rewards(&erased).await.map(drop)
+            }
             other => unreachable!("no call {other}"),
         }
     }
@@ -742,6 +792,24 @@ impl Fixture {
             score: 1,
             reached_at: 0,
             league: None,
+        }
+    }
+
+    fn reward(&self, player: &str) -> Reward {
+        Reward {
+            reward_id: roles_lb().to_string(),
+            player_id: PlayerId::parse(player).unwrap(),
+            window: self.sealed_window(),
+            place: 1,
+            score: 1,
+            reward: "roles".into(),
+            quantity: 1,
+            decided_at: 0,
+            expires_at: 0,
+            status: RewardStatus::Unclaimed,
+            claimed_at: None,
+            claimed_by: None,
+            claim_published: false,
         }
     }
 

@@ -297,6 +297,137 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/leaderboards/{lb}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a standalone board's reward table (paid when a reset seals the board); audited.
+         * @description The table as `POST /leaderboards` takes it (`null`: none), and a reason. A family's
+         *     board is paid by its family's table and a tournament's by its tournament's: 422
+         *     `not_changeable` (docs/rewards.md).
+         */
+        put: operations["setBoardRewards"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/families/{game}/{mode}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Change a family's reward table; every window not yet sealed is paid by it. Audited. */
+        put: operations["setFamilyRewards"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in player's rewards (docs/rewards.md) - those they may claim, and those claimed. */
+        get: operations["getOwnRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/me/rewards/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The signed-in player claims a reward, exactly once; a retry (or a claim at the same time) answers the first claim with `replayed` true.
+         * @description The claim publishes `leaderboard.reward.claimed`, which the game's economy grants
+         *     from (docs/rewards.md). An expired reward is a 410 `reward_expired`.
+         */
+        post: operations["claimOwnReward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{p}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A player's rewards, for the game's servers (docs/rewards.md). */
+        get: operations["getRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/players/{p}/rewards/{id}/claim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A game server claims a player's reward for them, exactly once (as `POST /me/rewards/{id}/claim`). */
+        post: operations["claimReward"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/view/players/{p}/rewards": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A player's rewards, for the game's servers (docs/rewards.md).
+         * @description The operators' view of `GET /players/{p}/rewards` (docs/console.md), readable by support agents too.
+         */
+        get: operations["viewGetRewards"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/families/{game}/{mode}/reset": {
         parameters: {
             query?: never;
@@ -1180,17 +1311,76 @@ export interface components {
             count?: number;
             percent?: number;
         };
+        /** @description Places `from_rank` to `to_rank`, or the top `top_percent` of the participants (rounded up), earn `quantity` of `reward` (docs/rewards.md). */
+        RewardRange: {
+            from_rank: number;
+            to_rank: number;
+            reward: components["schemas"]["TournamentId"];
+            /** @default 1 */
+            quantity: number;
+        } | {
+            top_percent: number;
+            reward: components["schemas"]["TournamentId"];
+            /** @default 1 */
+            quantity: number;
+        };
+        /** @description What a sealed window's places earn (docs/rewards.md): each player the first range that covers their place; rank ranges do not overlap. */
+        RewardTable: {
+            ranges: components["schemas"]["RewardRange"][];
+            /**
+             * @description How tied players share places: unique splits a tie at a range's edge by the board's order (who reached the score first); competition and dense give every tied player the range.
+             * @default unique
+             * @enum {string}
+             */
+            rank_mode: "unique" | "competition" | "dense";
+            /**
+             * @description How long an unclaimed reward waits.
+             * @default 30
+             */
+            expires_after_days: number;
+        };
+        RewardsBody: {
+            /** @description The new table; null for none. */
+            rewards: components["schemas"]["RewardTable"] | null;
+            reason: components["schemas"]["ReasonBody"]["reason"];
+        };
+        Reward: {
+            /** @description The sealed window's board id: a player earns at most one reward a window. */
+            reward_id: string;
+            leaderboard_id: components["schemas"]["Id"];
+            game: string;
+            mode: string;
+            scope: string;
+            period: string;
+            window: string;
+            /** @description The place that earned it, under the table's rank mode. */
+            place: number;
+            score: components["schemas"]["Score"];
+            reward: string;
+            quantity: number;
+            decided_at: components["schemas"]["Timestamp"];
+            expires_at: components["schemas"]["Timestamp"];
+            /** @enum {string} */
+            status: "UNCLAIMED" | "CLAIMED";
+            claimed_at?: components["schemas"]["Timestamp"];
+            /** @description `player`, or the game server's identity. */
+            claimed_by?: string;
+        };
+        RewardsReply: {
+            player_id: components["schemas"]["Id"];
+            /** @description Those the player may claim now. */
+            rewards: components["schemas"]["Reward"][];
+            /** @description Those claimed (kept a month past their expiry). */
+            claimed: components["schemas"]["Reward"][];
+        };
         /** @description Tiers, lowest first; decided at each occurrence's seal (docs/leagues.md). */
         League: {
             tiers: {
                 id: components["schemas"]["Name"];
                 promote?: components["schemas"]["Zone"];
                 demote?: components["schemas"]["Zone"];
-                rewards?: {
-                    from_rank: number;
-                    to_rank: number;
-                    reward: components["schemas"]["TournamentId"];
-                }[];
+                /** @description The tier's reward ranges, as a reward table's (docs/rewards.md). */
+                rewards?: components["schemas"]["RewardRange"][];
             }[];
             start_tier?: components["schemas"]["Name"];
             /**
@@ -1280,6 +1470,8 @@ export interface components {
             grace_seconds: number;
             /** @description Tiers decided at each seal; needs cohort_size and a recurring schedule. max_players then caps each tier. */
             league?: components["schemas"]["League"];
+            /** @description What each occurrence's (or cohort's) places earn when it seals (docs/rewards.md); not with a league, whose tiers carry its rewards. */
+            rewards?: components["schemas"]["RewardTable"];
         };
         Tournament: {
             tournament_id: components["schemas"]["TournamentId"];
@@ -1308,6 +1500,7 @@ export interface components {
             cohort_seating?: "FILL" | "SPREAD";
             grace_seconds: number;
             league?: components["schemas"]["League"];
+            rewards?: components["schemas"]["RewardTable"];
             occurrence: {
                 /** @description `once`, or the window's key (`2026-11-25`, `2026-W48`, `2026-11`). */
                 occurrence: string;
@@ -1546,7 +1739,7 @@ export interface components {
             /** @description The request's id, as API Gateway logs it (`requestContext.requestId`); quote it to find the request in the logs. */
             request_id: string;
             /** @enum {string} */
-            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "not_resettable" | "board_resetting" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "export_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
+            code: "malformed_json" | "invalid_request" | "invalid_cursor" | "unauthorized" | "route_not_found" | "board_not_found" | "family_not_found" | "not_ranked" | "board_conflict" | "family_conflict" | "board_not_active" | "window_closed" | "invalid_transition" | "idempotency_conflict" | "payload_too_large" | "score_out_of_range" | "too_many_decimals" | "subscores_mismatch" | "op_not_allowed" | "event_ts_in_future" | "event_outside_window" | "unknown_region" | "dense_ranks_not_kept" | "rate_limited" | "index_unavailable" | "store_unavailable" | "friends_unavailable" | "contention" | "rank_unavailable" | "dead_letters_unavailable" | "window_expired" | "player_banned" | "not_banned" | "not_sealed" | "not_sealable" | "not_resettable" | "reward_not_found" | "reward_expired" | "board_resetting" | "mapping_not_found" | "mapping_conflict" | "not_your_view" | "profiles_server_only" | "tournament_not_found" | "tournament_conflict" | "tournament_full" | "league_settling" | "tournament_not_started" | "tournament_ended" | "banned_from_tournament" | "not_joined" | "attempts_exhausted" | "no_cohorts" | "no_league" | "tournament_board" | "result_rejected" | "held_not_found" | "export_not_found" | "already_decided" | "window_sealed" | "invalid_integrity" | "not_changeable" | "repeated";
             message: string;
         };
         /** @description A JSON pointer into the event (`/user/id`; `""` is the whole event). */
@@ -1779,7 +1972,7 @@ export interface components {
             /** @description The IAM principal that acted. */
             actor: string;
             /** @enum {string} */
-            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity" | "export" | "reset";
+            action: "remove_entry" | "ban" | "unban" | "erase" | "board_status" | "reset_profile" | "create_tournament" | "set_score" | "approve_result" | "reject_result" | "update_tournament" | "set_integrity" | "export" | "reset" | "set_rewards";
             reason: string;
             leaderboard_id: string | null;
             game: string | null;
@@ -1869,6 +2062,8 @@ export interface components {
             max_attempts?: number;
             /** @description A league's new zones and rewards, the same tiers (ids, in order); decided at the next seal. */
             league?: components["schemas"]["League"];
+            /** @description A new reward table, used from the next seal on. */
+            rewards?: components["schemas"]["RewardTable"];
             reason: components["schemas"]["AuditReason"];
         };
         ResetProfileBody: {
@@ -2318,6 +2513,7 @@ export interface components {
             integrity?: components["schemas"]["Integrity"];
             /** @description The board's latest reset (`POST /leaderboards/{lb}/reset`). */
             reset?: components["schemas"]["Reset"];
+            rewards?: components["schemas"]["RewardTable"];
         };
         Family: {
             game: string;
@@ -2332,6 +2528,7 @@ export interface components {
             periods: components["schemas"]["Period"][];
             schedules?: components["schemas"]["ScheduleView"][];
             integrity?: components["schemas"]["Integrity"];
+            rewards?: components["schemas"]["RewardTable"];
             closing_lead_seconds: number;
             season?: {
                 id: string;
@@ -2357,6 +2554,19 @@ export interface components {
         };
     };
     responses: {
+        /** @description The reward as claimed, and whether this call's claim was the first. */
+        Claim: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    reward: components["schemas"]["Reward"];
+                    /** @description True when the reward was claimed before (a retry, or another claim at the same time): nothing was granted twice. */
+                    replayed: boolean;
+                };
+            };
+        };
         /** @description A tournament and its current occurrence. */
         Tournament: {
             headers: {
@@ -2429,7 +2639,7 @@ export interface components {
                 "application/json": components["schemas"]["GatewayMessage"] | components["schemas"]["Error"];
             };
         };
-        /** @description `board_not_found`, `family_not_found`, `not_ranked` (the player has no score on the board), `not_banned`, `not_sealed` (no sealed results for the board yet), `mapping_not_found` (no mapping, or not that version, for the source), `tournament_not_found`, `no_cohorts` (a cohort read of a tournament without cohorts), `no_league` (a league read or dry run of a tournament without one). */
+        /** @description `board_not_found`, `family_not_found`, `not_ranked` (the player has no score on the board), `not_banned`, `not_sealed` (no sealed results for the board yet), `mapping_not_found` (no mapping, or not that version, for the source), `tournament_not_found`, `no_cohorts` (a cohort read of a tournament without cohorts), `no_league` (a league read or dry run of a tournament without one), `reward_not_found` (no such reward of the player). */
         NotFound: {
             headers: {
                 [name: string]: unknown;
@@ -2447,7 +2657,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description `window_expired`: a closed window whose board keeps no rank order in DynamoDB (`rank_index: false`, a family's DAILY boards by default), read after Redis let its keys go (`REDIS_RETENTION_SECONDS` past its close): its final standings are `GET /leaderboards/{lb}/results` and each player's history. */
+        /** @description `reward_expired`: a reward not claimed in time (docs/rewards.md). `window_expired`: a closed window whose board keeps no rank order in DynamoDB (`rank_index: false`, a family's DAILY boards by default), read after Redis let its keys go (`REDIS_RETENTION_SECONDS` past its close): its final standings are `GET /leaderboards/{lb}/results` and each player's history. */
         Gone: {
             headers: {
                 [name: string]: unknown;
@@ -2496,6 +2706,8 @@ export interface components {
         };
     };
     parameters: {
+        /** @description A reward's id (the sealed window's board id). */
+        rewardId: string;
         /** @description Tournament id. */
         t: components["schemas"]["TournamentId"];
         /** @description Board id. */
@@ -2956,6 +3168,8 @@ export interface operations {
                     score_format?: components["schemas"]["ScoreFormat"];
                     tiebreaks?: components["schemas"]["Tiebreaks"];
                     integrity?: components["schemas"]["Integrity"];
+                    /** @description What its places earn when a reset seals them (docs/rewards.md). */
+                    rewards?: components["schemas"]["RewardTable"];
                 };
             };
         };
@@ -3066,6 +3280,8 @@ export interface operations {
                     score_format?: components["schemas"]["ScoreFormat"];
                     tiebreaks?: components["schemas"]["Tiebreaks"];
                     integrity?: components["schemas"]["Integrity"];
+                    /** @description What each window's places earn when it seals (docs/rewards.md). */
+                    rewards?: components["schemas"]["RewardTable"];
                 } | unknown | {
                     periods?: unknown;
                 };
@@ -3138,6 +3354,201 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setBoardRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Board id. */
+                lb: components["parameters"]["lb"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardsBody"];
+            };
+        };
+        responses: {
+            /** @description The board with its new table. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        board: components["schemas"]["Board"];
+                        previous?: components["schemas"]["RewardTable"];
+                        audit_id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["Unprocessable"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    setFamilyRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                game: components["schemas"]["Name"];
+                mode: components["schemas"]["Name"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RewardsBody"];
+            };
+        };
+        responses: {
+            /** @description The family with its new table. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        family: components["schemas"]["Family"];
+                        previous?: components["schemas"]["RewardTable"];
+                        audit_id: string;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getOwnRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rewards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardsReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    claimOwnReward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A reward's id (the sealed window's board id). */
+                id: components["parameters"]["rewardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Claim"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Player id. */
+                p: components["parameters"]["p"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rewards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardsReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    claimReward: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Player id. */
+                p: components["parameters"]["p"];
+                /** @description A reward's id (the sealed window's board id). */
+                id: components["parameters"]["rewardId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["Claim"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    viewGetRewards: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Player id. */
+                p: components["parameters"]["p"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rewards. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RewardsReply"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             503: components["responses"]["Unavailable"];
         };
     };

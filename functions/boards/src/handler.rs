@@ -1,6 +1,7 @@
 //! Board management: `POST /leaderboards`, `GET /leaderboards`, `GET /leaderboards/{lb}`,
 //! `PATCH /leaderboards/{lb}`, `POST /families`, `GET /families/{game}/{mode}`, a board's
-//! or a family's integrity rules changed (`PUT .../integrity`), and the
+//! or a family's integrity rules and reward table changed (`PUT .../integrity`, `PUT
+//! .../rewards`), and the
 //! reads of sealed windows: `GET /leaderboards/{lb}/results`,
 //! `GET /games/{game}/modes/{mode}/players/{p}/history`. Creates answer 201, or 200 when
 //! the same settings already exist. The operators' own routes (`/admin/…`) are the admin
@@ -83,6 +84,21 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
                 let family = (param(req, "game"), param(req, "mode"));
                 let body = body::json_body(req)?;
                 boards::change_family_rules(store, &op, family, body, deps.cache_ttl).await
+            })
+            .await
+        }
+        "PUT /leaderboards/{lb}/rewards" => {
+            reply::reply(200, async {
+                let op = Operator(http::operator(req));
+                boards::change_board_rewards(store, &op, &lb()?, body::json_body(req)?).await
+            })
+            .await
+        }
+        "PUT /families/{game}/{mode}/rewards" => {
+            reply::reply(200, async {
+                let op = Operator(http::operator(req));
+                let family = (param(req, "game"), param(req, "mode"));
+                boards::change_family_rewards(store, &op, family, body::json_body(req)?).await
             })
             .await
         }

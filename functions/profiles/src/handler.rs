@@ -3,7 +3,9 @@
 //! /players/{p}/profile` (an operator resets card fields, with a reason, audited),
 //! `PUT /me/profile` (the signed-in player's own card, where `PLAYERS_SET_PROFILES`
 //! allows it) and `GET /admin/players` (operators find players by a prefix of their
-//! name).
+//! name). And players' rewards (docs/rewards.md): `GET /me/rewards` and `POST
+//! /me/rewards/{id}/claim` for the signed-in player, `GET /players/{p}/rewards` and
+//! `POST /players/{p}/rewards/{id}/claim` for the game's servers and operators.
 
 use lambda_runtime::{Error, LambdaEvent};
 use leaderboard::edge::http::{self, Request, Response};
@@ -12,19 +14,38 @@ use leaderboard_core::service::Context;
 use leaderboard_core::service::ServiceError;
 use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::profiles::{self, Writer};
-use leaderboard_core::store::{CardCopies, ModerationStore, ProfileStore};
+use leaderboard_core::service::rewards;
+use leaderboard_core::store::{
+    CardCopies, EventPublisher, ModerationStore, ProfileStore, RewardStore,
+};
 use leaderboard_rules::error::DomainError;
+use leaderboard_rules::ids::PlayerId;
 use leaderboard_rules::page::limit_within;
 
 #[cfg(test)]
 mod tests;
 
+pub struct Deps<S, I, E> {
+    pub ctx: Context<S, I>,
+    /// Where a claim's `leaderboard.reward.claimed` goes.
+    pub events: E,
+}
+
 /// The profile routes need the profiles and the audit log, and of the index only the
-/// card copies a changed name refreshes.
-pub async fn handle<S: ProfileStore + ModerationStore, I: CardCopies>(
-    ctx: &Context<S, I>,
+/// card copies a changed name refreshes; the reward routes the rewards and the bus.
+pub async fn handle<
+    S: ProfileStore + ModerationStore + RewardStore,
+    I: CardCopies,
+    E: EventPublisher,
+>(
+    deps: &Deps<S, I, E>,
     event: LambdaEvent<Request>,
 ) -> Result<Response, Error> {
+    let ctx = &deps.ctx;
+    let claim = async |req: &Request, player: PlayerId, by: &str| {
+        let id = http::path(req, "id", |raw| Ok(raw.to_owned()))?;
+        rewards::claim(&ctx.store, &deps.events, &player, &id, by).await
+    };
     reply::routed(&event, async |req, route| match route {
         "GET /players/{p}/profile" => {
             reply::reply(200, async { profiles::get(ctx, &http::player(req)?).await }).await
@@ -67,6 +88,22 @@ pub async fn handle<S: ProfileStore + ModerationStore, I: CardCopies>(
                     .player
                     .ok_or(ServiceError::ProfilesServerOnly)?;
                 profiles::put(ctx, &me, body::json_body(req)?, Writer::Player).await
+            })
+            .await
+        }
+        "GET /me/rewards" => {
+            reply::reply(200, async { rewards::list(&ctx.store, &http::me(req)?).await }).await
+        }
+        "POST /me/rewards/{id}/claim" => {
+            reply::reply(200, async { claim(req, http::me(req)?, "player").await }).await
+        }
+        "GET /players/{p}/rewards" => {
+            reply::reply(200, async { rewards::list(&ctx.store, &http::player(req)?).await })
+                .await
+        }
+        "POST /players/{p}/rewards/{id}/claim" => {
+            reply::reply(200, async {
+                claim(req, http::player(req)?, &http::operator(req)).await
             })
             .await
         }

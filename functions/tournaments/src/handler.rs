@@ -14,7 +14,6 @@ use leaderboard_core::service::Context;
 use leaderboard_core::service::operator::Operator;
 use leaderboard_core::service::tournaments;
 use leaderboard_core::store::{RankIndex, ScoreStore};
-use leaderboard_rules::error::DomainError;
 
 #[cfg(test)]
 mod tests;
@@ -57,9 +56,7 @@ pub async fn handle<S: ScoreStore, I: RankIndex>(
         "POST /tournaments/{t}/join" => {
             reply::reply(200, async {
                 // The JWT authorizer admits only signed-in players; the subject joins.
-                let me = (http::caller(req).player).ok_or_else(|| {
-                    DomainError::invalid("Authorization", "the token names no player")
-                })?;
+                let me = http::me(req)?;
                 Ok(tournaments::join(ctx, tournament(), &me).await?.0)
             })
             .await

@@ -101,6 +101,20 @@ pub fn check_ranges(field: &'static str, ranges: &[RewardRange]) -> Result<(), D
     Ok(())
 }
 
+/// A tournament's table, checked: none beside a league (whose tiers carry its rewards).
+pub fn beside_league(
+    table: Option<RewardTable>,
+    league: bool,
+) -> Result<Option<RewardTable>, DomainError> {
+    match table {
+        Some(_) if league => Err(DomainError::invalid(
+            "rewards",
+            "a league's rewards are its tiers' (league.tiers.rewards)",
+        )),
+        table => table.map(RewardTable::validated).transpose(),
+    }
+}
+
 /// The first of `ranges` that covers `place` of `total`.
 pub fn earned(ranges: &[RewardRange], place: u64, total: u64) -> Option<&RewardRange> {
     ranges.iter().find(|r| r.covers(place, total))

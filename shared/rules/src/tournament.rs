@@ -276,15 +276,9 @@ impl Tournament {
                     "a league recurs: its schedule is a period (DAILY, WEEKLY or MONTHLY)",
                 ));
             }
-            if self.rewards.is_some() {
-                return Err(DomainError::invalid(
-                    "rewards",
-                    "a league's rewards are its tiers' (league.tiers.rewards)",
-                ));
-            }
             self.league = Some(league.validated()?);
         }
-        self.rewards = self.rewards.take().map(|r| r.validated()).transpose()?;
+        self.rewards = crate::reward::beside_league(self.rewards.take(), self.league.is_some())?;
         Ok(self)
     }
 

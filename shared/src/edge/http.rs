@@ -64,6 +64,10 @@ pub(crate) const OPERATOR_VIEWS: &[(&str, &str)] = &[
         "GET /admin/view/players/{p}/profile",
         "GET /players/{p}/profile",
     ),
+    (
+        "GET /admin/view/players/{p}/rewards",
+        "GET /players/{p}/rewards",
+    ),
     ("GET /admin/view/tournaments", "GET /tournaments"),
     (
         "GET /admin/view/games/{game}/bans",
@@ -177,6 +181,13 @@ pub fn player(req: &Request) -> Result<PlayerId, DomainError> {
 /// The board and the player of a `/leaderboards/{lb}/players/{p}/…` route.
 pub fn board_player(req: &Request) -> Result<(LeaderboardId, PlayerId), DomainError> {
     Ok((path(req, "lb", LeaderboardId::parse)?, player(req)?))
+}
+
+/// The signed-in player of a `/me/…` route (the JWT authorizer admits only players, so
+/// a token without a player subject is refused naming the header).
+pub fn me(req: &Request) -> Result<PlayerId, DomainError> {
+    (caller(req).player)
+        .ok_or_else(|| DomainError::invalid("Authorization", "the token names no player"))
 }
 
 /// Who is calling: the subject of the JWT the authorizer verified (a player id; an

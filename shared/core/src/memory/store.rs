@@ -21,6 +21,7 @@ use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::order::{Direction, RankKey};
 use leaderboard_rules::reset::BoardReset;
+use leaderboard_rules::reward::RewardTable;
 
 /// Write shards a board's standings are spread over here (few, but more than one, so
 /// the rebuild's walk over shards is exercised).
@@ -212,6 +213,31 @@ impl BoardStore for MemoryStore {
             t.boards
                 .get_mut(lb)
                 .map(|b| b.integrity = rules.cloned())
+                .is_some()
+        })
+    }
+
+    async fn set_rewards(
+        &self,
+        lb: &LeaderboardId,
+        table: Option<&RewardTable>,
+    ) -> Result<bool, StoreError> {
+        self.with(|t| {
+            (t.boards.get_mut(lb))
+                .map(|b| b.rewards = table.cloned())
+                .is_some()
+        })
+    }
+
+    async fn set_family_rewards(
+        &self,
+        family: &Family,
+        table: Option<&RewardTable>,
+    ) -> Result<bool, StoreError> {
+        let key = (family.game.clone(), family.mode.clone());
+        self.with(|t| {
+            (t.families.get_mut(&key))
+                .map(|f| f.rewards = table.cloned())
                 .is_some()
         })
     }

@@ -10,6 +10,7 @@ use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::reset::BoardReset;
+use leaderboard_rules::reward::RewardTable;
 
 /// One page of the board list.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,14 @@ pub trait BoardStore: Send + Sync {
         rules: Option<&Integrity>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
+    /// Replaces a standalone board's reward table (`None`: none); false if there is no
+    /// board.
+    fn set_rewards(
+        &self,
+        lb: &LeaderboardId,
+        table: Option<&RewardTable>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
     /// Stores `reset` as the board's latest if it may replace the stored one
     /// ([`BoardReset::may_replace`], the write's condition); false if it may not (another
     /// reset came first) or there is no board.
@@ -62,6 +71,13 @@ pub trait BoardStore: Send + Sync {
         &self,
         family: &Family,
         rules: Option<&Integrity>,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Replaces a family's reward table; false if there is no family.
+    fn set_family_rewards(
+        &self,
+        family: &Family,
+        table: Option<&RewardTable>,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Boards whose list key (`{game}#{mode}#{board}`) starts with `prefix`, after the

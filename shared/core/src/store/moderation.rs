@@ -52,6 +52,8 @@ pub enum AuditAction {
     /// A board reset now: its standings sealed as a window of their own and taken off
     /// (docs/operations.md).
     Reset,
+    /// A board's or a family's reward table changed (docs/rewards.md).
+    SetRewards,
 }
 
 /// One operator action, as the audit trail keeps it.

@@ -19,6 +19,7 @@ use leaderboard_rules::family::Family;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::integrity::Integrity;
 use leaderboard_rules::reset::BoardReset;
+use leaderboard_rules::reward::RewardTable;
 
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct BoardItem {
@@ -144,19 +145,18 @@ impl BoardStore for DynamoScoreStore {
         lb: &LeaderboardId,
         rules: Option<&Integrity>,
     ) -> Result<bool, StoreError> {
-        let Some(board) = self.get_board(lb).await? else {
-            return Ok(false);
-        };
-        let keys = [board_key(lb), key(LIST_PK.into(), board.list_key())];
-        let mut tx = self.client.transact_write_items();
-        for k in keys {
-            tx = tx.transact_items(integrity_update(&self.table, k, rules)?);
-        }
-        match tx.send().await {
-            Ok(_) => Ok(true),
-            Err(e) if cancelled_first(&e) => Ok(false),
-            Err(e) => Err(StoreError::call("TransactWriteItems(integrity)", e)),
-        }
+        self.set_board_attribute(lb, "integrity", value_of(rules)?, "TransactWriteItems(integrity)")
+            .await
+    }
+
+    #[instrument(skip(self, table))]
+    async fn set_rewards(
+        &self,
+        lb: &LeaderboardId,
+        table: Option<&RewardTable>,
+    ) -> Result<bool, StoreError> {
+        self.set_board_attribute(lb, "rewards", value_of(table)?, "TransactWriteItems(rewards)")
+            .await
     }
 
     /// The board item and its list entry in one transaction, each on the condition
@@ -207,29 +207,25 @@ impl BoardStore for DynamoScoreStore {
         family: &Family,
         rules: Option<&Integrity>,
     ) -> Result<bool, StoreError> {
-        let (pk, sk) = family_pk_sk(&family.game, &family.mode);
-        let update = integrity_update(&self.table, key(pk, sk), rules)?;
-        let res = (self.client.transact_write_items())
-            .transact_items(update)
-            .send()
-            .await;
-        match res {
-            Ok(_) => {}
-            Err(e) if cancelled_first(&e) => return Ok(false),
-            Err(e) => return Err(StoreError::call("TransactWriteItems(family integrity)", e)),
-        }
-        // The list's copy, whole (a family stored before the list existed joins it).
-        let listed = FamilyItem {
-            pk: FAMILY_LIST_PK.into(),
-            sk: format!("{}#{}", family.game, family.mode),
-            kind: "family_listed".into(),
-            family: Family {
-                integrity: rules.cloned(),
-                ..family.clone()
-            },
+        let changed = Family {
+            integrity: rules.cloned(),
+            ..family.clone()
         };
-        self.put_plain(listed, "PutItem(family list)").await?;
-        Ok(true)
+        self.set_family_attribute(&changed, "integrity", value_of(rules)?)
+            .await
+    }
+
+    async fn set_family_rewards(
+        &self,
+        family: &Family,
+        table: Option<&RewardTable>,
+    ) -> Result<bool, StoreError> {
+        let changed = Family {
+            rewards: table.cloned(),
+            ..family.clone()
+        };
+        self.set_family_attribute(&changed, "rewards", value_of(table)?)
+            .await
     }
 
     #[instrument(skip(self))]
@@ -311,22 +307,83 @@ impl BoardStore for DynamoScoreStore {
 }
 
 /// The update of an item's `integrity` (set, or removed for none), if the item exists.
-fn integrity_update(
+/// An attribute's stored value (`None`: the attribute is removed).
+fn value_of<T: serde::Serialize>(v: Option<&T>) -> Result<Option<AttributeValue>, StoreError> {
+    v.map(|v| serde_dynamo::to_attribute_value(v).map_err(StoreError::item))
+        .transpose()
+}
+
+/// Sets attribute `name` of the item at `key` to `value` (removes it for `None`), on
+/// the condition that the item exists.
+fn attribute_update(
     table: &str,
     key: Item,
-    rules: Option<&Integrity>,
+    name: &str,
+    value: Option<AttributeValue>,
 ) -> Result<TransactWriteItem, StoreError> {
-    let u = Update::builder().table_name(table).set_key(Some(key));
-    let u = match rules {
-        Some(r) => u
-            .update_expression("SET integrity = :i")
-            .expression_attribute_values(
-                ":i",
-                serde_dynamo::to_attribute_value(r).map_err(StoreError::item)?,
-            ),
-        None => u.update_expression("REMOVE integrity"),
+    let u = (Update::builder().table_name(table).set_key(Some(key)))
+        .expression_attribute_names("#a", name);
+    let u = match value {
+        Some(v) => (u.update_expression("SET #a = :v")).expression_attribute_values(":v", v),
+        None => u.update_expression("REMOVE #a"),
     };
     let u =
         (u.condition_expression("attribute_exists(pk)").build()).map_err(StoreError::request)?;
     Ok(TransactWriteItem::builder().update(u).build())
+}
+
+impl DynamoScoreStore {
+    /// Sets one attribute of a board item and its list entry in one transaction; false
+    /// if there is no board.
+    async fn set_board_attribute(
+        &self,
+        lb: &LeaderboardId,
+        name: &str,
+        value: Option<AttributeValue>,
+        op: &'static str,
+    ) -> Result<bool, StoreError> {
+        let Some(board) = self.get_board(lb).await? else {
+            return Ok(false);
+        };
+        let keys = [board_key(lb), key(LIST_PK.into(), board.list_key())];
+        let mut tx = self.client.transact_write_items();
+        for k in keys {
+            tx = tx.transact_items(attribute_update(&self.table, k, name, value.clone())?);
+        }
+        match tx.send().await {
+            Ok(_) => Ok(true),
+            Err(e) if cancelled_first(&e) => Ok(false),
+            Err(e) => Err(StoreError::call(op, e)),
+        }
+    }
+
+    /// Sets one attribute of a family item, then writes its list copy whole (`changed`:
+    /// the family with the new value; a family stored before the list existed joins
+    /// it); false if there is no family.
+    async fn set_family_attribute(
+        &self,
+        changed: &Family,
+        name: &str,
+        value: Option<AttributeValue>,
+    ) -> Result<bool, StoreError> {
+        let (pk, sk) = family_pk_sk(&changed.game, &changed.mode);
+        let update = attribute_update(&self.table, key(pk, sk), name, value)?;
+        let res = (self.client.transact_write_items())
+            .transact_items(update)
+            .send()
+            .await;
+        match res {
+            Ok(_) => {}
+            Err(e) if cancelled_first(&e) => return Ok(false),
+            Err(e) => return Err(StoreError::call("TransactWriteItems(family)", e)),
+        }
+        let listed = FamilyItem {
+            pk: FAMILY_LIST_PK.into(),
+            sk: format!("{}#{}", changed.game, changed.mode),
+            kind: "family_listed".into(),
+            family: changed.clone(),
+        };
+        self.put_plain(listed, "PutItem(family list)").await?;
+        Ok(true)
+    }
 }

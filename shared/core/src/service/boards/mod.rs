@@ -6,13 +6,15 @@
 //! (`BOARD_CACHE_TTL_MS`, default 1 s); time windows close by the clock, exactly.
 //!
 //! `board` (standalone boards), `family` (families and their windows' boards), `list`
-//! (the board list), `rules` (integrity rules changed after creation), `definitions`
+//! (the board list), `rules` (integrity rules changed after creation), `rewards` (reward
+//! tables changed after creation), `definitions`
 //! (definitions cached per container).
 
 mod board;
 mod definitions;
 mod family;
 mod list;
+mod rewards;
 mod rules;
 
 pub use board::{
@@ -24,6 +26,10 @@ pub use family::{
     CreateFamily, FamilyView, SeasonBody, SeasonView, create_family, family_board, get_family,
 };
 pub use list::{BoardList, DEFAULT_LIST_LIMIT, ListQuery, MAX_LIST_LIMIT, list_boards};
+pub use rewards::{
+    BoardRewardsChanged, FamilyRewardsChanged, RewardsBody, change_board_rewards,
+    change_family_rewards,
+};
 pub use rules::{
     BoardRulesChanged, FamilyRulesChanged, RulesBody, change_board_rules, change_family_rules,
 };

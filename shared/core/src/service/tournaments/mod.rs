@@ -237,6 +237,8 @@ pub struct TournamentChange {
     pub max_attempts: Option<u32>,
     #[serde(default)]
     pub league: Option<leaderboard_rules::league::League>,
+    /// A new reward table (docs/rewards.md), used from the next seal on.
+    pub rewards: Option<leaderboard_rules::reward::RewardTable>,
     /// Why (audited): required, as every operator action's.
     #[serde(default)]
     pub reason: Option<serde_json::Value>,
@@ -273,6 +275,7 @@ impl TournamentChange {
             }
             new.league = Some(league.clone());
         }
+        new.rewards = self.rewards.clone().or(new.rewards);
         let new = new.validated()?;
         let changed = [
             ("title", new.title != t.title),
@@ -281,6 +284,7 @@ impl TournamentChange {
             ("max_players", new.max_players != t.max_players),
             ("max_attempts", new.max_attempts != t.max_attempts),
             ("league", new.league != t.league),
+            ("rewards", new.rewards != t.rewards),
         ];
         let changed = changed
             .iter()
