@@ -232,6 +232,49 @@ def per_reset(p):
     ]
 
 
+# A window's seal with a reward table, per 1,000 participants, every one of them paid
+# (the most a table costs): the walk's keys, a history row each, the results (the top,
+# about 80 bytes a place), a reward item each (under 1 KB: one write unit), the seal's
+# progress, and the `rewards.decided` event (about 150 bytes a reward, billed in 64 KB
+# chunks); and a claim: its request, a short invocation of the 256 MB function, the
+# conditional claim and the mark that its event is out, and the event.
+REWARDS = {"players": 1000, "index_item_bytes": 100, "place_bytes": 80, "reward_bytes": 150,
+           "saves": 6, "lambda_s": 2, "lambda_gb": 1.0}
+CLAIM = {"lambda_ms": 30, "lambda_gb": 0.25, "write_units": 2, "events": 1}
+
+
+def per_rewards(p):
+    """A seal with rewards of 1,000 participants, by line."""
+    r = REWARDS
+    wru, rru = p["dynamodb_on_demand_per_million_write_units"], p["dynamodb_on_demand_per_million_read_units"]
+    reads = r["players"] * r["index_item_bytes"] / 4096 * 0.5
+    results = -(-r["players"] * r["place_bytes"] // 1024)
+    writes = r["players"] + results + r["players"] + r["saves"]
+    chunks = -(-r["players"] * r["reward_bytes"] // (64 * 1024))
+    return [
+        ("DynamoDB reads: the rank order walked", f"{reads:,.0f} read units", reads / 1e6 * rru),
+        ("DynamoDB writes: a history row and a reward each, the results, the progress",
+         f"{writes:,.0f} write units", writes / 1e6 * wru),
+        ("EventBridge: `rewards.decided` (and `window.closed`)", f"{chunks + 1} events of 64 KB",
+         (chunks + 1) / 1e6 * p["eventbridge_per_million_events"]),
+        ("Lambda (estimated)", f"{r['lambda_s']} s x {r['lambda_gb']:g} GB",
+         r["lambda_s"] * r["lambda_gb"] * p["lambda_arm_gb_second"]),
+    ]
+
+
+def per_claim(p):
+    """A million claims, by line."""
+    c = CLAIM
+    return [
+        ("API Gateway", "1,000,000 requests", p["http_api_per_million_requests"]),
+        ("Lambda", f"1,000,000 x {c['lambda_ms']} ms x {c['lambda_gb']:g} GB",
+         p["lambda_per_million_requests"] + 1e6 * c["lambda_ms"] / 1000 * c["lambda_gb"] * p["lambda_arm_gb_second"]),
+        ("DynamoDB writes: the conditional claim, then its event marked out",
+         f"{c['write_units']:,} write units each", c["write_units"] * p["dynamodb_on_demand_per_million_write_units"]),
+        ("EventBridge: `reward.claimed`", "1,000,000 events", c["events"] * p["eventbridge_per_million_events"]),
+    ]
+
+
 def money(x):
     return f"${x:,.2f}"
 
@@ -261,6 +304,16 @@ def report(tpl, bench, p):
             "", "| what | how much | cost |", "|---|---|---:|"]
     out += [f"| {what} | {how} | ${x:,.4f} |" for what, how, x in lines]
     out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.4f}** |")
+    lines = per_rewards(p)
+    out += ["", "A window's seal with a reward table, per 1,000 participants, every one paid (docs/rewards.md):",
+            "", "| what | how much | cost |", "|---|---|---:|"]
+    out += [f"| {what} | {how} | ${x:,.6f} |" for what, how, x in lines]
+    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.6f}** |")
+    lines = per_claim(p)
+    out += ["", "A million claims (`POST /me/rewards/{id}/claim`), one reward each:",
+            "", "| what | how much | cost |", "|---|---|---:|"]
+    out += [f"| {what} | {how} | ${x:,.2f} |" for what, how, x in lines]
+    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.2f}** (${sum(x for _, _, x in lines) / 1e6:.7f} a claim) |")
     return "\n".join(out) + "\n"
 
 

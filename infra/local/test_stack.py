@@ -510,7 +510,8 @@ class ConsoleRolesTest(unittest.TestCase):
             self.assertEqual(gateway.role_allows(self.roles["support"], method, path), method == "GET", (method, path))
 
     def test_the_operator_may_call_every_server_only_route_but_the_game_servers(self):
-        game_servers = {"POST /scores", "POST /matches", "POST /tournaments/{t}/players/{p}/join", "POST /tournaments/{t}/players/{p}/score"}
+        game_servers = {"POST /scores", "POST /matches", "POST /tournaments/{t}/players/{p}/join", "POST /tournaments/{t}/players/{p}/score",
+                        "GET /players/{p}/rewards", "POST /players/{p}/rewards/{id}/claim"}
         refused = {r.key for r in self.template.routes if r.iam
                    and not gateway.role_allows(self.roles["operator"], r.method, r.path.replace("{", "x").replace("}", ""))}
         self.assertEqual(refused, game_servers)
@@ -869,6 +870,7 @@ class PrincipalPoliciesTest(unittest.TestCase):
             self.policies["game-server"], r.method, r.path.replace("{", "x").replace("}", ""))}
         self.assertEqual(allowed, {"POST /leaderboards/{lb}/players/{p}/score", "POST /scores", "POST /matches",
                                    "POST /tournaments/{t}/players/{p}/score", "POST /tournaments/{t}/players/{p}/join",
-                                   "PUT /players/{p}/profile", "PATCH /players/{p}/profile"})
+                                   "PUT /players/{p}/profile", "PATCH /players/{p}/profile",
+                                   "GET /players/{p}/rewards", "POST /players/{p}/rewards/{id}/claim"})
         self.assertIsNone(self.policies["admin"])
         self.assertEqual({p for _, p in sigv4.LOCAL_KEYS.values()}, set(self.policies))

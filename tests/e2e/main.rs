@@ -41,6 +41,7 @@ mod proxy;
 mod reset;
 mod resilience;
 mod review;
+mod rewards;
 mod roles;
 mod rolling;
 mod rules;

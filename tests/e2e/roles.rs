@@ -302,6 +302,7 @@ const ROLES: [(&str, &[&[&str]]); 14] = [
             // UpdateItems on the board and its list entry, as marking it sealed is.
             "set_status",
             "set_integrity",
+            "set_rewards",
             // The families whose windows' turns the sweep announces.
             "list_families",
             // Resets: the reset in the board and its list entry, a family's boards, and
@@ -656,7 +657,10 @@ impl Fixture {
                 Ok(())
             }
             // Written by the first role allowed; the others find it there.
-            "put_rewards" => store.put_rewards(&[self.reward("roles-nobody")]).await.map(drop),
+            "put_rewards" => store
+                .put_rewards(&[self.reward("roles-nobody")])
+                .await
+                .map(drop),
             "list_rewards" => store.list_rewards(&self.player, 5).await.map(drop),
             "claim_reward" => {
                 let none = store.claim_reward(&self.player, "roles-none", "roles", 0);
@@ -666,7 +670,9 @@ impl Fixture {
             "mark_claim_published" => store.mark_claim_published(&self.player, "roles-none").await,
             "erase_rewards" => {
                 // A reward to delete each time, so that every erasure writes.
-                self.admin.put_rewards(&[self.reward("roles-erased")]).await?;
+                self.admin
+                    .put_rewards(&[self.reward("roles-erased")])
+                    .await?;
                 let erased = PlayerId::parse("roles-erased").unwrap();
                 store.erase_rewards(&erased).await.map(drop)
             }

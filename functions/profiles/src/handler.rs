@@ -92,14 +92,19 @@ pub async fn handle<
             .await
         }
         "GET /me/rewards" => {
-            reply::reply(200, async { rewards::list(&ctx.store, &http::me(req)?).await }).await
+            reply::reply(200, async {
+                rewards::list(&ctx.store, &http::me(req)?).await
+            })
+            .await
         }
         "POST /me/rewards/{id}/claim" => {
             reply::reply(200, async { claim(req, http::me(req)?, "player").await }).await
         }
         "GET /players/{p}/rewards" => {
-            reply::reply(200, async { rewards::list(&ctx.store, &http::player(req)?).await })
-                .await
+            reply::reply(200, async {
+                rewards::list(&ctx.store, &http::player(req)?).await
+            })
+            .await
         }
         "POST /players/{p}/rewards/{id}/claim" => {
             reply::reply(200, async {

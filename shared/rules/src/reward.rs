@@ -197,7 +197,11 @@ impl RewardTable {
                 RankMode::Dense => place + 1,
             };
             if let Some(range) = earned(&self.ranges, place, total) {
-                out.push(Earned { index: i, place, range });
+                out.push(Earned {
+                    index: i,
+                    place,
+                    range,
+                });
             }
         }
         out

@@ -36,7 +36,8 @@ async fn sets_reads_and_resets_a_profile_and_audits_the_reset() {
     assert_eq!(after["country"], "SE");
     assert_eq!(after["version"], 2);
     let trail = ctx
-        .ctx.store
+        .ctx
+        .store
         .audit_page(Paging::new(None, 10))
         .await
         .unwrap()
@@ -91,7 +92,8 @@ async fn hostile_profiles_are_refused_naming_the_field_and_store_nothing() {
     .await;
     assert_eq!(status, 400);
     let stored = ctx
-        .ctx.store
+        .ctx
+        .store
         .get_profile(&PlayerId::parse("eve").unwrap())
         .await;
     assert_eq!(stored.unwrap().version, 0);
@@ -167,11 +169,18 @@ async fn a_player_reads_and_claims_their_reward_once_and_a_server_claims_for_a_p
         claimed_by: None,
         claim_published: false,
     };
-    d.ctx.store.put_rewards(&[reward("kim"), reward("lee")]).await.unwrap();
+    d.ctx
+        .store
+        .put_rewards(&[reward("kim"), reward("lee")])
+        .await
+        .unwrap();
     let send = async |route: &str, params: &[(&str, &str)]| {
         let req = http::signed_in(http::request(route, params, &[], None), "kim");
         let resp = handle(&d, testing::event(req)).await.unwrap();
-        (resp.status_code, http::response_json(&resp).unwrap_or_default())
+        (
+            resp.status_code,
+            http::response_json(&resp).unwrap_or_default(),
+        )
     };
     let (status, mine) = send("GET /me/rewards", &[]).await;
     assert_eq!(status, 200, "{mine}");
@@ -179,7 +188,11 @@ async fn a_player_reads_and_claims_their_reward_once_and_a_server_claims_for_a_p
     assert_eq!(mine["rewards"][0]["quantity"], 2);
     let id = [("id", lb.as_str())];
     let (status, first) = send("POST /me/rewards/{id}/claim", &id).await;
-    assert_eq!((status, &first["replayed"]), (200, &false.into()), "{first}");
+    assert_eq!(
+        (status, &first["replayed"]),
+        (200, &false.into()),
+        "{first}"
+    );
     assert_eq!(first["reward"]["claimed_by"], "player");
     let (_, again) = send("POST /me/rewards/{id}/claim", &id).await;
     assert_eq!(again["replayed"], true);
@@ -194,7 +207,10 @@ async fn a_player_reads_and_claims_their_reward_once_and_a_server_claims_for_a_p
     assert_eq!(server["replayed"], false);
     let nope = [("p", "lee"), ("id", "nope")];
     let (status, missing) = call(&d, "POST /players/{p}/rewards/{id}/claim", &nope, None).await;
-    assert_eq!((status, missing["error"]["code"].as_str()), (404, Some("reward_not_found")));
+    assert_eq!(
+        (status, missing["error"]["code"].as_str()),
+        (404, Some("reward_not_found"))
+    );
     let (_, listed) = call(&d, "GET /players/{p}/rewards", &[("p", "lee")], None).await;
     assert_eq!(listed["claimed"].as_array().unwrap().len(), 1);
 }

@@ -5,9 +5,12 @@
 //! A claim is one conditional write: of two at once, one claims and the other is told
 //! the first claim, as a retry is. The claim's `leaderboard.reward.claimed` event,
 //! which the game's economy grants from, goes out after the write and is then marked
-//! out; a claim whose event failed answers 503, and its retry (which finds the reward
-//! claimed and the event not out) publishes it. So the event goes out at least once,
-//! and its `claim_id` lets the economy drop a second.
+//! out. A claim answers 200 only once the event is out: one that finds the reward
+//! claimed moments ago and its event not yet out answers 503 `contention` (the first
+//! claim is publishing it), and one that finds it claimed longer ago
+//! ([`EVENT_GRACE_MS`]; the first claim's publication failed, and it answered 503)
+//! publishes it. So the event goes out once, or again only after a failure, and its
+//! `claim_id` lets the economy drop a second.
 
 use serde::Serialize;
 use tracing::instrument;
@@ -23,6 +26,9 @@ use leaderboard_rules::window::Period;
 
 /// The most rewards a player's read lists (a player earns at most one a window).
 pub const LIST_LIMIT: u32 = 1_000;
+/// How long a claim has to publish its event before a later claim of the same reward
+/// publishes it instead.
+pub const EVENT_GRACE_MS: i64 = 5_000;
 
 /// A reward as replies show it.
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -119,8 +125,15 @@ pub async fn claim<S: RewardStore, E: EventPublisher>(
     id: &str,
     by: &str,
 ) -> Result<ClaimReply, ServiceError> {
-    let (reward, replayed) = match store.claim_reward(player, id, by, now_ms()).await? {
+    let now = now_ms();
+    let (reward, replayed) = match store.claim_reward(player, id, by, now).await? {
         ClaimOutcome::Claimed(r) => (r, false),
+        ClaimOutcome::Already(r)
+            if !r.claim_published && now - r.claimed_at.unwrap_or(0) < EVENT_GRACE_MS =>
+        {
+            // The first claim is publishing its event: ask again in a moment.
+            return Err(ServiceError::Contention);
+        }
         ClaimOutcome::Already(r) => (r, true),
         ClaimOutcome::Expired(r) => {
             return Err(ServiceError::RewardExpired {

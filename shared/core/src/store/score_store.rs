@@ -8,8 +8,7 @@ use std::future::Future;
 use super::row::{Commit, CommitOutcome, Receipt, Removal, Roll, Row};
 use super::{
     BoardStore, HeldStore, IndexEntry, MappingStore, ModerationStore, ProfileStore, RewardStore,
-    SealStore,
-    TournamentStore,
+    SealStore, TournamentStore,
 };
 use crate::store::StoreError;
 use leaderboard_rules::board::Standing;

@@ -177,7 +177,11 @@ async fn a_window_pays_each_place_once_by_its_table_and_a_player_claims_once() {
     .await;
     assert_eq!(expired.unwrap_err().code(), "reward_expired");
     assert_eq!(
-        rewards::list(&ctx.store, &player("r4")).await.unwrap().rewards.len(),
+        rewards::list(&ctx.store, &player("r4"))
+            .await
+            .unwrap()
+            .rewards
+            .len(),
         1
     );
 

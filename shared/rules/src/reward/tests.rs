@@ -2,7 +2,9 @@ use super::*;
 use serde_json::json;
 
 fn table(v: serde_json::Value) -> Result<RewardTable, DomainError> {
-    serde_json::from_value::<RewardTable>(v).unwrap().validated()
+    serde_json::from_value::<RewardTable>(v)
+        .unwrap()
+        .validated()
 }
 
 /// (index, place, reward, quantity) of every place that earns one.
@@ -40,7 +42,12 @@ fn unique_places_split_a_tie_at_a_range_edge_by_the_board_order() {
     assert_eq!(out[0], (0, 1, "gold".to_owned(), 3));
     assert_eq!(
         short(&podium("unique"), &TIED, 8),
-        want(&[(0, 1, "gold"), (1, 2, "silver"), (2, 3, "silver"), (3, 4, "chest")])
+        want(&[
+            (0, 1, "gold"),
+            (1, 2, "silver"),
+            (2, 3, "silver"),
+            (3, 4, "chest")
+        ])
     );
 }
 
@@ -49,7 +56,12 @@ fn competition_places_give_every_tied_player_the_range_of_their_shared_place() {
     // The three on 80 share place 2: all silver. Place 5 is past the top half's 4.
     assert_eq!(
         short(&podium("competition"), &TIED, 8),
-        want(&[(0, 1, "gold"), (1, 2, "silver"), (2, 2, "silver"), (3, 2, "silver")])
+        want(&[
+            (0, 1, "gold"),
+            (1, 2, "silver"),
+            (2, 2, "silver"),
+            (3, 2, "silver")
+        ])
     );
 }
 

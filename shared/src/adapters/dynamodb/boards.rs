@@ -145,8 +145,13 @@ impl BoardStore for DynamoScoreStore {
         lb: &LeaderboardId,
         rules: Option<&Integrity>,
     ) -> Result<bool, StoreError> {
-        self.set_board_attribute(lb, "integrity", value_of(rules)?, "TransactWriteItems(integrity)")
-            .await
+        self.set_board_attribute(
+            lb,
+            "integrity",
+            value_of(rules)?,
+            "TransactWriteItems(integrity)",
+        )
+        .await
     }
 
     #[instrument(skip(self, table))]
@@ -155,8 +160,13 @@ impl BoardStore for DynamoScoreStore {
         lb: &LeaderboardId,
         table: Option<&RewardTable>,
     ) -> Result<bool, StoreError> {
-        self.set_board_attribute(lb, "rewards", value_of(table)?, "TransactWriteItems(rewards)")
-            .await
+        self.set_board_attribute(
+            lb,
+            "rewards",
+            value_of(table)?,
+            "TransactWriteItems(rewards)",
+        )
+        .await
     }
 
     /// The board item and its list entry in one transaction, each on the condition

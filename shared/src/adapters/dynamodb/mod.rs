@@ -66,9 +66,9 @@ use serde::Serialize;
 
 use keys::Item;
 use leaderboard_core::store::Consistency;
-use leaderboard_core::store::StoreError;
 #[cfg(doc)]
 use leaderboard_core::store::ScoreStore;
+use leaderboard_core::store::StoreError;
 #[cfg(doc)]
 use leaderboard_rules::order::RankKey;
 use leaderboard_rules::page::Paging;

@@ -76,7 +76,11 @@ impl RewardStore for DynamoScoreStore {
             .send()
             .await
             .map_err(|e| StoreError::call("Query(rewards)", e))?;
-        out.items.unwrap_or_default().into_iter().map(reward).collect()
+        out.items
+            .unwrap_or_default()
+            .into_iter()
+            .map(reward)
+            .collect()
     }
 
     #[instrument(skip(self))]

@@ -40,7 +40,10 @@ impl RewardsBody {
             reason: self.reason,
         })?;
         let Some(body) = self.rewards else {
-            return Err(DomainError::invalid("rewards", "is required (null for none)"));
+            return Err(DomainError::invalid(
+                "rewards",
+                "is required (null for none)",
+            ));
         };
         Ok((RewardTable::asked(Some(body))?, reason))
     }

@@ -19,9 +19,9 @@
 pub use crate::service::once::LEASE;
 
 mod read;
-mod rewards;
 mod record;
 pub mod reset;
+mod rewards;
 mod settle;
 mod turns;
 mod walk;

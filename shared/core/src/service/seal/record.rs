@@ -8,8 +8,8 @@ use tracing::{info, instrument, warn};
 use super::{BoardSeal, EVENT_TOP, LEASE, PAGE, RESULTS_TOP, SealOutcome, Walk, rewards, settle};
 use crate::service::ServiceError;
 use crate::store::{
-    BoardStore, EventPublisher, HistoryRow, Placing, RankedReads, RebuildStore, Results, SealState, SealStore,
-    SealedWindow, StoreError, TournamentStore, WindowClosed, RewardStore,
+    BoardStore, EventPublisher, HistoryRow, Placing, RankedReads, RebuildStore, Results,
+    RewardStore, SealState, SealStore, SealedWindow, StoreError, TournamentStore, WindowClosed,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::LeaderboardId;

@@ -94,7 +94,9 @@ async fn table_of<S: BoardStore + TournamentStore>(
     let archive = is_archive_id(window.leaderboard_id.as_str());
     if let Some(id) = &board.tournament {
         let t = store.get_tournament(id).await?;
-        return Ok(t.filter(|t| t.league.is_none() && !archive).and_then(|t| t.rewards));
+        return Ok(t
+            .filter(|t| t.league.is_none() && !archive)
+            .and_then(|t| t.rewards));
     }
     let timeless = (board.window.as_ref()).is_none_or(|w| w.window.period == Period::AllTime);
     if archive && !timeless {

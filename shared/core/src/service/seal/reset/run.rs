@@ -13,8 +13,7 @@ use crate::service::seal::{LIST_PAGE, PAGE, SealOutcome, Walk};
 use crate::service::{ServiceError, index_expire_at};
 use crate::store::{
     BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, RewardStore,
-    SealStore,
-    StandingStore, TournamentStore,
+    SealStore, StandingStore, TournamentStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::PlayerId;
@@ -36,7 +35,13 @@ pub async fn sweep<S, E, Q>(
     deadline: Instant,
 ) -> Result<Vec<ResetOutcome>, ServiceError>
 where
-    S: BoardStore + StandingStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
+    S: BoardStore
+        + StandingStore
+        + RankedReads
+        + RebuildStore
+        + SealStore
+        + TournamentStore
+        + RewardStore,
     E: EventPublisher,
     Q: JobQueue,
 {
@@ -72,7 +77,13 @@ pub async fn run<S, E, Q>(
     deadline: Instant,
 ) -> Result<ResetOutcome, ServiceError>
 where
-    S: BoardStore + StandingStore + RankedReads + RebuildStore + SealStore + TournamentStore + RewardStore,
+    S: BoardStore
+        + StandingStore
+        + RankedReads
+        + RebuildStore
+        + SealStore
+        + TournamentStore
+        + RewardStore,
     E: EventPublisher,
     Q: JobQueue,
 {
