@@ -4,14 +4,15 @@
 //! `leaderboard.tournament.started`; a league's rewards and tier changes on
 //! `leaderboard.league.settled`; "next reset in ..." displays on
 //! `leaderboard.window.opened` and `leaderboard.window.closing`; a review tool on
-//! `leaderboard.result.held` (docs/integrity.md); a game's economy on
+//! `leaderboard.result.held` (docs/integrity.md); an operations tool on
+//! `leaderboard.board.reset` (docs/operations.md); a game's economy on
 //! `leaderboard.rewards.decided` and `leaderboard.reward.claimed` (docs/rewards.md).
 
 use serde::Serialize;
 
 use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{
-    EventPublisher, HeldResult, LeagueSettled, RewardClaimed, RewardsDecided, SealedWindow,
+    BoardResetDone, EventPublisher, HeldResult, LeagueSettled, RewardClaimed, RewardsDecided, SealedWindow,
     TournamentStarted, Turn, WindowClosed, WindowTurn,
 };
 use leaderboard_rules::decimal::Shown;
@@ -30,6 +31,8 @@ pub(crate) const WINDOW_OPENED: &str = "leaderboard.window.opened";
 pub(crate) const WINDOW_CLOSING: &str = "leaderboard.window.closing";
 /// A result held for review by an integrity rule (docs/integrity.md).
 pub(crate) const RESULT_HELD: &str = "leaderboard.result.held";
+/// A board's reset done (docs/operations.md).
+pub(crate) const BOARD_RESET: &str = "leaderboard.board.reset";
 /// A sealed window's rewards, and a reward claimed (docs/rewards.md).
 pub(crate) const REWARDS_DECIDED: &str = "leaderboard.rewards.decided";
 pub(crate) const REWARD_CLAIMED: &str = "leaderboard.reward.claimed";
@@ -159,6 +162,11 @@ impl EventPublisher for EventBridgePublisher {
     async fn result_held(&self, held: &HeldResult) -> Result<(), StoreError> {
         let board = held.leaderboard_id.to_string();
         self.put(RESULT_HELD, &HeldDetail::of(held), board).await
+    }
+
+    async fn board_reset(&self, event: &BoardResetDone) -> Result<(), StoreError> {
+        let board = event.leaderboard_id.to_string();
+        self.put(BOARD_RESET, event, board).await
     }
 
     async fn rewards_decided(&self, event: &RewardsDecided) -> Result<(), StoreError> {

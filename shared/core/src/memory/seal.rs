@@ -126,6 +126,7 @@ pub struct MemoryEvents {
     turns: Mutex<Vec<crate::store::WindowTurn>>,
     held: Mutex<Vec<crate::store::HeldResult>>,
     decided: Mutex<Vec<crate::store::RewardsDecided>>,
+    resets: Mutex<Vec<crate::store::BoardResetDone>>,
     claimed: Mutex<Vec<crate::store::RewardClaimed>>,
 }
 
@@ -147,6 +148,11 @@ impl MemoryEvents {
     /// The `result.held` events, in order.
     pub fn held(&self) -> Vec<crate::store::HeldResult> {
         lock(&self.held).clone()
+    }
+
+    /// The `board.reset` events, in order.
+    pub fn resets(&self) -> Vec<crate::store::BoardResetDone> {
+        lock(&self.resets).clone()
     }
 
     /// The `rewards.decided` events, in order.
@@ -191,6 +197,11 @@ impl EventPublisher for MemoryEvents {
 
     async fn result_held(&self, held: &crate::store::HeldResult) -> Result<(), StoreError> {
         lock(&self.held).push(held.clone());
+        Ok(())
+    }
+
+    async fn board_reset(&self, event: &crate::store::BoardResetDone) -> Result<(), StoreError> {
+        lock(&self.resets).push(event.clone());
         Ok(())
     }
 

@@ -43,6 +43,12 @@ pub trait EventPublisher: Send + Sync {
         held: &super::HeldResult,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Publishes `leaderboard.board.reset` (docs/operations.md).
+    fn board_reset(
+        &self,
+        event: &BoardResetDone,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
     /// Publishes `leaderboard.rewards.decided` (docs/rewards.md).
     fn rewards_decided(
         &self,
@@ -162,4 +168,20 @@ pub struct WindowClosed {
     /// The top, at most [`crate::service::seal::EVENT_TOP`]; a tournament cohort's
     /// every member with a result (a cohort has at most 1,000).
     pub top: Vec<Placing>,
+}
+
+/// The event a board's reset publishes once it has emptied the board (docs/operations.md):
+/// the reset, and the archive that keeps the standings it took off.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BoardResetDone {
+    /// The archive's id: the same for every publication of this reset.
+    pub reset_id: String,
+    pub leaderboard_id: LeaderboardId,
+    pub reset: u32,
+    #[serde(flatten)]
+    pub detail: leaderboard_rules::reset::BoardReset,
+    /// Where its standings are sealed (`GET /leaderboards/{archive_id}/results`), and
+    /// how many.
+    pub archive_id: LeaderboardId,
+    pub archived: u64,
 }

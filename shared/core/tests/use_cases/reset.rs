@@ -121,6 +121,12 @@ async fn a_reset_archives_the_standings_once_empties_the_board_and_each_result_l
     assert_eq!(published.len(), 1);
     assert_eq!(published[0].seal_id, a.archive_id.as_str());
     assert_eq!(published[0].window.window, "reset-1");
+    // And the reset itself, once done: its archive and how many it keeps.
+    let resets = events.resets();
+    assert_eq!(resets.len(), 1);
+    assert_eq!(resets[0].reset_id, a.archive_id.as_str());
+    assert_eq!((resets[0].reset, resets[0].archived), (1, 10));
+    assert!(resets[0].detail.done_at.is_some());
     // A standalone board's history rows name it as their scope.
     let q = HistoryQuery {
         player: &player("p3"),
@@ -160,6 +166,7 @@ async fn a_reset_archives_the_standings_once_empties_the_board_and_each_result_l
     let archive = results(&ctx.store, &second.archive_id).await.unwrap();
     assert_eq!(archive.total, 1);
     assert_eq!(events.published().len(), 2);
+    assert_eq!(events.resets().len(), 2);
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ use crate::service::moderation::tombstone;
 use crate::service::seal::{LIST_PAGE, PAGE, SealOutcome, Walk};
 use crate::service::{ServiceError, index_expire_at};
 use crate::store::{
-    BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, RewardStore,
+    BoardResetDone, BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, RewardStore,
     SealStore, StandingStore, TournamentStore,
 };
 use leaderboard_rules::board::Board;
@@ -124,6 +124,18 @@ where
         done_at: Some(now_ms()),
         ..reset
     };
+    // Published before it is marked done: a run stopped in between publishes again (the
+    // event's id, the archive's, lets a consumer drop the second).
+    events
+        .board_reset(&BoardResetDone {
+            reset_id: done.archive_of(lb).to_string(),
+            leaderboard_id: lb.clone(),
+            reset: done.n,
+            archive_id: done.archive_of(lb),
+            archived: sealed.recorded,
+            detail: done.clone(),
+        })
+        .await?;
     if !store.set_reset(lb, &done).await? {
         return Ok(ResetOutcome::Passed);
     }
