@@ -12,6 +12,8 @@ So this runs moto's own WSGI application with these changes:
   DynamoDB Streams reads are the exception: they only read immutable records;
 - TransactWriteItems evaluates every condition first and writes only when all hold,
   so a cancelled transaction has nothing to roll back;
+- rules' API-destination targets (the template's webhooks) are delivered as EventBridge
+  delivers them: body, auth header, retries, dead letters, rate limit (webhooks.py);
 - requests signed with a function's access key (`fn-<LogicalId>`, what stack.py gives
   each function) must be allowed by that function's execution role in the template
   (iam.py), or get DynamoDB's AccessDeniedException, as in AWS;
@@ -91,6 +93,7 @@ from moto.moto_server.werkzeug_app import (
 import waitress
 
 import iam
+import webhooks
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 STREAMS_TARGET = "DynamoDBStreams_"
@@ -421,6 +424,8 @@ def main():
     SecondaryIndex.project = project_by_name
     # A handler class's action names, listed with inspect.getmembers on every request.
     moto_responses.method_names_from_class = functools.cache(moto_responses.method_names_from_class)
+    # The event bus's API destinations deliver as EventBridge's do (webhooks.py).
+    webhooks.install(args.port)
     app = Serialized(Dispatcher(create_backend_app), roles)
     if args.state_file:
         load_state(args.state_file)

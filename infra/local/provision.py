@@ -127,3 +127,77 @@ def ensure_table(dynamodb, tpl, table):
     if ttl:
         dynamodb.update_time_to_live(TableName=table, TimeToLiveSpecification=ttl)
     return True
+
+
+def condition_holds(tpl, name, params):
+    """Whether the template's condition `name` holds with these parameter values (the
+    forms the webhooks' conditions use: Equals, Not, And, Or, Condition, Ref)."""
+    def value(v):
+        if isinstance(v, dict) and set(v) == {"Ref"}:
+            return params.get(v["Ref"], "")
+        return v
+
+    def holds(c):
+        (op, arg), = c.items()
+        if op == "Condition":
+            return holds(tpl["Conditions"][arg])
+        if op == "Equals":
+            return str(value(arg[0])) == str(value(arg[1]))
+        if op == "Not":
+            return not holds(arg[0])
+        if op == "And":
+            return all(holds(a) for a in arg)
+        if op == "Or":
+            return any(holds(a) for a in arg)
+        raise ValueError(f"condition form {op} is not played locally")
+
+    return holds(tpl["Conditions"][name])
+
+
+def ensure_webhooks(events, secrets, tpl, table, bus, queues, params):
+    """The template's webhooks (docs/webhooks.md) as its parameters turn them on: the
+    connection (its header's value read from the secret WebhookSecretArn names), an API
+    destination and a rule per event type whose parameter names an endpoint, each rule's
+    target with its retry policy and dead-letter queue. Delivered by the endpoint's
+    stand-in (webhooks.py). Returns the event types turned on."""
+    res = tpl["Resources"]
+    on = {k: r for k, r in res.items() if r.get("Condition") and condition_holds(tpl, r["Condition"], params)}
+    connection = next((k for k, r in on.items() if r["Type"] == "AWS::Events::Connection"), None)
+    if connection is None:
+        return []
+    auth = res[connection]["Properties"]["AuthParameters"]["ApiKeyAuthParameters"]
+    secret = secrets.get_secret_value(SecretId=params["WebhookSecretArn"])["SecretString"]
+    name = f"{table}-{connection}"
+    # A stack started again on its table makes them again (the endpoint may list every
+    # stack's, whatever the prefix asked: each is matched by its whole name).
+    if any(c["Name"] == name for c in events.list_connections(NamePrefix=name)["Connections"]):
+        events.delete_connection(Name=name)
+    conn_arn = events.create_connection(
+        Name=name, AuthorizationType="API_KEY",
+        AuthParameters={"ApiKeyAuthParameters": {"ApiKeyName": params.get(auth["ApiKeyName"]["Ref"]),
+                                                 "ApiKeyValue": secret}})["ConnectionArn"]
+    turned_on = []
+    for logical, r in on.items():
+        if r["Type"] != "AWS::Events::Rule":
+            continue
+        props = r["Properties"]
+        target = props["Targets"][0]
+        dest = res[logical_id(target["Arn"])]["Properties"]
+        dest_name = f"{table}-{logical_id(target['Arn'])}"
+        if any(d["Name"] == dest_name for d in events.list_api_destinations(NamePrefix=dest_name)["ApiDestinations"]):
+            events.delete_api_destination(Name=dest_name)
+        dest_arn = events.create_api_destination(
+            Name=dest_name, ConnectionArn=conn_arn,
+            InvocationEndpoint=params[dest["InvocationEndpoint"]["Ref"]], HttpMethod=dest["HttpMethod"],
+            InvocationRateLimitPerSecond=int(params[dest["InvocationRateLimitPerSecond"]["Ref"]]),
+        )["ApiDestinationArn"]
+        rule = f"{table}-{logical}"
+        events.put_rule(Name=rule, EventBusName=bus, EventPattern=json.dumps(props["EventPattern"]))
+        retry = target["RetryPolicy"]
+        events.put_targets(Rule=rule, EventBusName=bus, Targets=[{
+            "Id": target["Id"], "Arn": dest_arn, "RoleArn": f"arn:aws:iam::000000000000:role/{table}-WebhookRole",
+            "RetryPolicy": {"MaximumRetryAttempts": int(params[retry["MaximumRetryAttempts"]["Ref"]]),
+                            "MaximumEventAgeInSeconds": int(params[retry["MaximumEventAgeInSeconds"]["Ref"]])},
+            "DeadLetterConfig": {"Arn": queues[logical_id(target["DeadLetterConfig"]["Arn"])][1]}}])
+        turned_on.append(props["EventPattern"]["detail-type"][0])
+    return turned_on

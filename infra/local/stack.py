@@ -36,7 +36,7 @@ from httpd import Admitting, Server
 from kafka_mapping import KafkaPoller
 from lambda_host import FunctionHost
 from provision import (ensure_buckets, ensure_buses, ensure_cache_group, ensure_kinesis_streams, ensure_queues,
-                       ensure_table, ensure_topics)
+                       ensure_table, ensure_topics, ensure_webhooks)
 from queue_mapping import QueuePoller, TopicPoller
 import console
 import monitoring
@@ -110,6 +110,9 @@ def main():
     ap.add_argument("--cors-origins", default=os.environ.get("LB_CORS_ORIGINS", ""),
                     help="comma-separated origins of web games allowed to call the API from a browser "
                          "(the template's CorsOrigins); the console's is always allowed")
+    ap.add_argument("--parameter", action="append", default=[], metavar="NAME=VALUE",
+                    help="a template parameter's value (its default otherwise); so far the webhooks' "
+                         "(docs/webhooks.md) are played")
     ap.add_argument("--cursor-secret", default=os.environ.get("CURSOR_SECRET", "local-cursor-secret-not-for-production"))
     args = ap.parse_args()
     os.makedirs(args.run_dir, exist_ok=True)
@@ -144,6 +147,12 @@ def main():
     sqs = boto3.client("sqs", **kw)
     queues = ensure_queues(sqs, t.queues, args.table)
     buses = ensure_buses(boto3.client("events", **kw), t.buses, args.table)
+    params = {k: str(v.get("Default", "")) for k, v in tpl.get("Parameters", {}).items()}
+    params.update(p.split("=", 1) for p in args.parameter)
+    hooked = ensure_webhooks(boto3.client("events", **kw), boto3.client("secretsmanager", **kw), tpl, args.table,
+                             buses["LeaderboardEventBus"], queues, params)
+    if hooked:
+        log("webhooks on", events=hooked)
     sns = boto3.client("sns", **kw)
     topics = ensure_topics(sns, t.topics, args.table)
     cache_group = ensure_cache_group(boto3.client("elasticache", **kw), args.table)

@@ -91,7 +91,7 @@ def main():
     res = expand(tpl)["Resources"]
     optional = sum(1 for r in res.values() if "Condition" in r)
     print(f"{functions} functions; {count} resources in template.yaml -> {len(res)} CloudFormation "
-          f"resources ({optional} of them optional: the profile's, NatGateway, AlarmEmail, the Kafka mappings, the Kinesis stream, LivePush)")
+          f"resources ({optional} of them optional: the profile's, NatGateway, AlarmEmail, the Kafka mappings, the Kinesis stream, LivePush, the webhooks)")
     if "--summary" in sys.argv:
         return
     for kind, n in sorted(collections.Counter(r["Type"] for r in res.values()).items()):

@@ -4,7 +4,11 @@
 //! (competition places, so a tie at a range's edge pays every tied player; the top
 //! half rounded up; an erased player's place unpaid; players of another day paid
 //! nothing), one `leaderboard.rewards.decided` per board however often the seal runs,
-//! and a reward claimed by ten requests at once granted once.
+//! and a reward claimed by ten requests at once granted once. The stack's webhooks are
+//! on (the template's parameters): each board's `rewards.decided` reaches a local
+//! receiver once it has answered the first try 500 (with the secret's header, at most
+//! the rate limit's pace), and a claim's event the receiver refuses with a 400 is not
+//! tried again but lands in the dead-letter queue.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
@@ -13,7 +17,8 @@ use anyhow::Result;
 use serde_json::{Value, json};
 
 use crate::support::{
-    Stack, StackOptions, drain, dynamodb_url, eventually, redis_url, subscribe, unique,
+    Receiver, Stack, StackOptions, drain, dynamodb_url, events_clients, eventually, redis_url,
+    secrets_client, subscribe, unique,
 };
 
 const DAY_MS: i64 = 86_400_000;
@@ -87,10 +92,34 @@ async fn rewards_of(stack: &Stack, p: &str) -> Result<BTreeMap<String, (String, 
 #[tokio::test]
 async fn a_family_day_pays_each_place_by_its_table_once_and_a_reward_is_claimed_once() -> Result<()>
 {
+    // The receiver: a board's rewards answered 500 the first time, then 200; claims 400.
+    let receiver = Receiver::start(|path, before| match path {
+        "/claimed" => 400,
+        _ if before == 0 => 500,
+        _ => 200,
+    })
+    .await?;
+    let secret = (secrets_client(&dynamodb_url()).await.create_secret())
+        .name(unique("webhook"))
+        .secret_string("s3cret-token")
+        .send()
+        .await?;
+    let (decided_url, claimed_url) = (
+        format!("{}/decided", receiver.url),
+        format!("{}/claimed", receiver.url),
+    );
     let stack = Stack::launch(
         &redis_url(),
         StackOptions {
             env: &[("SEAL_SETTLE_SECONDS", "1")],
+            parameters: &[
+                ("WebhookSecretArn", secret.arn().unwrap_or_default()),
+                ("WebhookAuthHeader", "X-Webhook-Token"),
+                ("WebhookRewardsDecidedUrl", &decided_url),
+                ("WebhookRewardClaimedUrl", &claimed_url),
+                ("WebhookRetries", "5"),
+                ("WebhookRateLimit", "4"),
+            ],
             ..Default::default()
         },
     )
@@ -210,6 +239,46 @@ async fn a_family_day_pays_each_place_by_its_table_once_and_a_reward_is_claimed_
         assert_eq!(got, expected, "{p}");
     }
 
+    // The webhook: each board's event once answered 200, after one 500, with the
+    // secret's header, the bus's event whole, four requests a second at most.
+    let hooked = eventually(
+        Duration::from_secs(30),
+        "each board's webhook delivered",
+        || {
+            let receiver = &receiver;
+            async move {
+                let got = receiver.received();
+                Ok((got.iter().filter(|r| r.status == 200).count() >= 3).then_some(got))
+            }
+        },
+    )
+    .await?;
+    for lb in boards.values() {
+        let tries: Vec<_> = (hooked.iter())
+            .filter(|r| r.body["detail"]["rewards_id"] == lb.as_str())
+            .collect();
+        let statuses: Vec<u16> = tries.iter().map(|r| r.status).collect();
+        assert_eq!(statuses, [500, 200], "{lb}");
+        let bus = (events.iter())
+            .find(|e| e["detail"]["rewards_id"] == lb.as_str())
+            .unwrap();
+        for t in &tries {
+            assert_eq!(t.path, "/decided");
+            assert_eq!(t.header("x-webhook-token"), Some("s3cret-token"));
+            assert_eq!(t.body["detail-type"], "leaderboard.rewards.decided");
+            assert_eq!(t.body["detail"], bus["detail"]);
+            assert_eq!(
+                t.body["id"], tries[0].body["id"],
+                "a retry is the same event"
+            );
+        }
+    }
+    let span = hooked.last().unwrap().at - hooked[0].at;
+    assert!(
+        span >= Duration::from_millis(1_200),
+        "6 requests at 4 a second took {span:?}"
+    );
+
     // Ten claims of w00's GLOBAL crown at once: one claims, the rest are told that
     // claim (a 503 `contention` while its event is going out is asked again).
     let global = &boards["GLOBAL"];
@@ -276,6 +345,40 @@ async fn a_family_day_pays_each_place_by_its_table_once_and_a_reward_is_claimed_
         ids,
         BTreeSet::from([format!("w00/{global}"), format!("w01/{global}")])
     );
+    // The claims' webhook answered 400: not tried again, each in the dead-letter queue.
+    let (_, dlq_sqs) = events_clients(&dynamodb_url()).await;
+    let dlq = (dlq_sqs.get_queue_url())
+        .queue_name(format!("{}-WebhookDeadLetters", stack.table))
+        .send()
+        .await?;
+    let dlq = dlq.queue_url().unwrap_or_default().to_owned();
+    let dead = eventually(Duration::from_secs(20), "both claims dead-lettered", || {
+        let (sqs, q) = (&dlq_sqs, &dlq);
+        async move {
+            let got = (sqs.receive_message().queue_url(q))
+                .max_number_of_messages(10)
+                .message_attribute_names("All")
+                .visibility_timeout(60)
+                .send()
+                .await?;
+            let got = got.messages().to_vec();
+            Ok((got.len() >= 2).then_some(got))
+        }
+    })
+    .await?;
+    for m in &dead {
+        let code = (m.message_attributes().and_then(|a| a.get("ERROR_CODE")))
+            .and_then(|v| v.string_value());
+        assert_eq!(code, Some("NOT_RETRIED"));
+        let body: Value = serde_json::from_str(m.body().unwrap_or("{}"))?;
+        assert!(ids.contains(body["detail"]["claim_id"].as_str().unwrap_or_default()));
+    }
+    let refused = receiver
+        .received()
+        .into_iter()
+        .filter(|r| r.path == "/claimed")
+        .count();
+    assert_eq!(refused, 2, "a 400 is not tried again");
     let (_, _, mine) = stack.get_as("/me/rewards", "w00").await?;
     assert_eq!(mine["claimed"][0]["reward_id"], global.as_str());
     assert!(

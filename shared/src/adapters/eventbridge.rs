@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use leaderboard_core::store::StoreError;
 use leaderboard_core::store::{
-    BoardResetDone, EventPublisher, HeldResult, LeagueSettled, RewardClaimed, RewardsDecided, SealedWindow,
-    TournamentStarted, Turn, WindowClosed, WindowTurn,
+    BoardResetDone, EventPublisher, HeldResult, LeagueSettled, RewardClaimed, RewardsDecided,
+    SealedWindow, TournamentStarted, Turn, WindowClosed, WindowTurn,
 };
 use leaderboard_rules::decimal::Shown;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};

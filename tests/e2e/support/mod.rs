@@ -6,7 +6,8 @@
 //! a test's own table and prefix, its writes), `checks` (index against DynamoDB),
 //! `stream` (stream records), `fixtures` (names, ids, generators, polling), and the
 //! servers a test runs for itself to break: `redis_server`, `redis_cluster`,
-//! `dynamo_server`, `crash_proxy` (calls to DynamoDB broken on purpose), `stack`; and
+//! `dynamo_server`, `crash_proxy` (calls to DynamoDB broken on purpose), `stack`,
+//! `webhooks` (a receiver of the stack's webhooks); and
 //! `document`, the API's document as the walks read it.
 
 mod backends;
@@ -23,6 +24,7 @@ mod redis_cluster;
 mod redis_server;
 mod stack;
 mod stream;
+mod webhooks;
 
 pub use backends::*;
 pub use browser::*;
@@ -37,6 +39,7 @@ pub use redis_cluster::*;
 pub use redis_server::*;
 pub use stack::*;
 pub use stream::*;
+pub use webhooks::*;
 
 /// Declares a test module per scenario that runs it on both topologies: `single` against
 /// the run's redis-server, `cluster` against its Redis Cluster. Each scenario is an

@@ -46,6 +46,8 @@ pub struct StackOptions<'a> {
     pub max_queue_wait: Option<f64>,
     /// The table and key prefix of an earlier stack, to start again where it stopped.
     pub same_as: Option<(&'a str, &'a str)>,
+    /// Template parameters' values (`--parameter NAME=VALUE`), the webhooks' so far.
+    pub parameters: &'a [(&'a str, &'a str)],
 }
 
 pub const API_KEY: &str = "e2e-key";
@@ -160,6 +162,7 @@ impl Stack {
             .arg(opts.workers.unwrap_or(1).to_string())
             .args(["--poll-interval", "0.1"])
             .args(opts.max_queue_wait.map(|s| format!("--max-queue-wait={s}")))
+            .args((opts.parameters.iter()).map(|(k, v)| format!("--parameter={k}={v}")))
             // Every reply a test gets has passed openapi-core against openapi.yaml.
             .arg("--check-openapi")
             .arg("--table")

@@ -45,7 +45,8 @@ pub use cache_plane::{
 pub use dead_letter::{DeadLetter, DeadLetterCount, DeadLetters};
 pub use error::{FriendsError, IndexError, QueueError, StoreError};
 pub use events::{
-    BoardResetDone, EventPublisher, LeagueSettled, SettledMember, TournamentStarted, Turn, WindowClosed, WindowTurn,
+    BoardResetDone, EventPublisher, LeagueSettled, SettledMember, TournamentStarted, Turn,
+    WindowClosed, WindowTurn,
 };
 pub use export::{ExportFiles, ExportJob, ExportStore, ExportTurn};
 pub use friends::FriendsSource;

@@ -12,8 +12,8 @@ use crate::service::moderation::tombstone;
 use crate::service::seal::{LIST_PAGE, PAGE, SealOutcome, Walk};
 use crate::service::{ServiceError, index_expire_at};
 use crate::store::{
-    BoardResetDone, BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn, RewardStore,
-    SealStore, StandingStore, TournamentStore,
+    BoardResetDone, BoardStore, EventPublisher, JobQueue, RankedReads, RebuildStore, ResetTurn,
+    RewardStore, SealStore, StandingStore, TournamentStore,
 };
 use leaderboard_rules::board::Board;
 use leaderboard_rules::ids::PlayerId;
