@@ -101,12 +101,17 @@ export LB_TEST_JWT_KEY="$work/idp-key.pem"
 LB_TEST_JWT_KID="$("$VENV/bin/python" infra/local/idp.py --keygen --key "$LB_TEST_JWT_KEY")"
 export LB_TEST_JWT_KID
 
+# Every event the tests drain from the stack's bus is kept here, then checked against
+# its schema (docs/events); a whole run must meet every documented event type.
+export LB_TEST_EVENTS_DIR="$work/events"
 log "running the tests (redis :$redis_port, cluster :${cluster_ports[*]}, DynamoDB :$dynamodb_port :$dynamodb_port2 :$dynamodb_port3, Kafka :$kafka_port)"
 if cargo nextest --version >/dev/null 2>&1; then
   cargo nextest run "${TIERS[@]}" --no-fail-fast "$@"
 else
   cargo test "${TIERS[@]}" --no-fail-fast "$@"
 fi
+mkdir -p "$LB_TEST_EVENTS_DIR"
+"$VENV/bin/python" infra/scripts/check_events.py docs/events "$LB_TEST_EVENTS_DIR" $([ $# -eq 0 ] && echo --every-type)
 
 # The Redis adapter's scenarios (every index call, the hot-spot paths) again on Valkey,
 # single node and cluster, the server the template deploys by default. Skipped when a

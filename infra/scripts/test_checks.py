@@ -6,6 +6,7 @@ import pathlib
 import tempfile
 import unittest
 
+import check_events
 import check_prose
 import check_unity_package
 
@@ -54,3 +55,32 @@ class Prose(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Events(unittest.TestCase):
+    def dirs(self):
+        root = pathlib.Path(tempfile.mkdtemp())
+        (root / "schemas").mkdir()
+        (root / "events").mkdir()
+        schema = {"type": "object", "additionalProperties": False, "required": ["a"],
+                  "properties": {"a": {"type": "integer"}}}
+        (root / "schemas" / "x.done.schema.json").write_text(json.dumps(schema))
+        (root / "schemas" / "x.other.schema.json").write_text(json.dumps(schema))
+        return root
+
+    def event(self, root, name, kind, detail):
+        body = {"source": "leaderboard", "detail-type": kind, "detail": detail}
+        (root / "events" / name).write_text(json.dumps(body))
+
+    def test_an_event_off_its_schema_or_without_one_fails_and_every_type_must_be_met(self):
+        root = self.dirs()
+        self.event(root, "1.json", "x.done", {"a": 1})
+        self.assertEqual(check_events.problems(root / "schemas", root / "events"), ([], 1))
+        found, _ = check_events.problems(root / "schemas", root / "events", every_type=True)
+        self.assertEqual(found, ["x.other: documented, but no test met one"])
+        self.event(root, "2.json", "x.done", {"a": "one", "b": 2})
+        self.event(root, "3.json", "x.unknown", {})
+        found, checked = check_events.problems(root / "schemas", root / "events")
+        self.assertEqual(checked, 3)
+        self.assertEqual(len(found), 3, found)
+        self.assertTrue(any("3.json: no schema" in f for f in found), found)

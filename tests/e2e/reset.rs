@@ -132,6 +132,7 @@ async fn a_familys_reset_under_racing_results_lands_each_result_on_one_side(
         try_join_all(players.iter().map(|p| send(&stack, &game, p, k))).await?;
     }
     let (sqs, queue) = subscribe(&stack, "leaderboard.window.closed").await?;
+    let (_, resets) = subscribe(&stack, "leaderboard.board.reset").await?;
     let global = &boards[0];
     // A live view of the global top 5, watched through the reset.
     let mut viewer = Subscriber::signed_in(&stack, "viewer").await?;
@@ -283,6 +284,17 @@ async fn a_familys_reset_under_racing_results_lands_each_result_on_one_side(
     let mut want: Vec<String> = boards.iter().map(|b| format!("{b}.reset-1")).collect();
     want.sort();
     ensure!(ids == want, "{ids:?}");
+    // And one `board.reset` per board, naming its archive (the reset is done by now).
+    let mut done: Vec<String> = (drain(&sqs, &resets).await?.iter())
+        .map(|e| {
+            e["detail"]["archive_id"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned()
+        })
+        .collect();
+    done.sort();
+    ensure!(done == want, "{done:?}");
     // The live view was pushed the reset: its last push is the new top 5.
     let top: Vec<(String, i64)> = walked(&stack, global).await?.into_iter().take(5).collect();
     viewer

@@ -358,6 +358,7 @@ async fn over_the_stack_a_window_announces_its_opening_and_closing_once_on_the_b
     .await?;
     let (sqs, opened) = subscribe(&stack, "leaderboard.window.opened").await?;
     let (_, closing) = subscribe(&stack, "leaderboard.window.closing").await?;
+    let (_, started) = subscribe(&stack, "leaderboard.tournament.started").await?;
     let g = game();
     let family = json!({"game": g, "mode": "m", "regions": ["EU"], "periods": ["ALL_TIME"],
         "grace_seconds": 0, "closing_lead_seconds": 3600,
@@ -368,7 +369,19 @@ async fn over_the_stack_a_window_announces_its_opening_and_closing_once_on_the_b
         (201, &json!(3600)),
         "{fam}"
     );
+    // A daily tournament of the game: the same sweeps announce its running occurrence.
+    let t = json!({"tournament_id": g, "game": g, "mode": "m", "title": "Daily",
+        "schedule": {"period": "DAILY"}});
+    let (status, body) = stack.post("/tournaments", t).await?;
+    assert_eq!(status, 201, "{body}");
     tokio::time::sleep(Duration::from_secs(5)).await;
+    let announced = drain(&sqs, &started).await?;
+    assert!(
+        announced
+            .iter()
+            .any(|e| e["detail"]["tournament_id"] == json!(g)),
+        "{announced:?}"
+    );
     for (queue, kind) in [(&opened, "opened"), (&closing, "closing")] {
         let got = drain(&sqs, queue).await?;
         let mine: Vec<&Value> = got

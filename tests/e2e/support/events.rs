@@ -1,5 +1,7 @@
 //! The stack's event bus as a subscriber sees it: a rule sending one detail-type to a
-//! queue, and the queue drained.
+//! queue, and the queue drained. Every event drained is also written to
+//! `$LB_TEST_EVENTS_DIR` (when set), where `infra/scripts/check_events.py` checks it
+//! against its schema in docs/events after the run.
 
 use anyhow::{Context, Result};
 use serde_json::{Value, json};
@@ -67,6 +69,7 @@ pub async fn drain(sqs: &aws_sdk_sqs::Client, url: &str) -> Result<Vec<Value>> {
         }
         for m in messages {
             let event: Value = serde_json::from_str(m.body().unwrap_or("{}"))?;
+            keep(&event)?;
             out.push(event);
             if let Some(handle) = m.receipt_handle() {
                 sqs.delete_message()
@@ -77,4 +80,18 @@ pub async fn drain(sqs: &aws_sdk_sqs::Client, url: &str) -> Result<Vec<Value>> {
             }
         }
     }
+}
+
+/// Writes `event` where the run's schema check reads it (nothing when no folder is set).
+fn keep(event: &Value) -> Result<()> {
+    let Ok(dir) = std::env::var("LB_TEST_EVENTS_DIR") else {
+        return Ok(());
+    };
+    let kind = event["detail-type"].as_str().unwrap_or("unknown");
+    let id = event["id"]
+        .as_str()
+        .map_or_else(|| unique("event"), str::to_owned);
+    std::fs::create_dir_all(&dir)?;
+    std::fs::write(format!("{dir}/{kind}-{id}.json"), event.to_string())?;
+    Ok(())
 }
