@@ -107,6 +107,12 @@ Json PlayerClient::set_my_profile(const Json& profile) {
   return transport_->call("PUT", "/me/profile", profile.dump(), true);
 }
 
+Json PlayerClient::rewards() { return transport_->call("GET", "/me/rewards", std::nullopt, true); }
+
+Json PlayerClient::claim(const std::string& reward_id) {
+  return transport_->call("POST", "/me/rewards/" + escape(reward_id) + "/claim", std::nullopt, true);
+}
+
 Json PlayerClient::tournament(const std::string& tournament) {
   return transport_->call("GET", "/tournaments/" + escape(tournament), std::nullopt, true);
 }
@@ -168,6 +174,15 @@ Json ServerClient::submit_tournament_score(const std::string& tournament, const 
 
 Json ServerClient::set_profile(const std::string& player, const Json& profile) {
   return transport_->call("PUT", "/players/" + escape(player) + "/profile", profile.dump(), true);
+}
+
+Json ServerClient::rewards(const std::string& player) {
+  return transport_->call("GET", "/players/" + escape(player) + "/rewards", std::nullopt, true);
+}
+
+Json ServerClient::claim(const std::string& player, const std::string& reward_id) {
+  return transport_->call("POST", "/players/" + escape(player) + "/rewards/" + escape(reward_id) + "/claim", std::nullopt,
+                          true);
 }
 
 Json ServerClient::ban(const std::string& game, const std::string& player, const std::string& reason) {

@@ -202,6 +202,10 @@ void server_calls() {
   expect_eq(true, game.submit_score(lb, "p1", "12", "m:1")["replayed"].get<bool>(), "a retry answers the first outcome");
   game.set_profile("p1", {{"display_name", "Zo\u00eb \u6771\u4eac"}});
   expect_eq(std::string("Zo\u00eb \u6771\u4eac"), as("p1").profile("p1")["display_name"].get<std::string>(), "a UTF-8 name");
+  expect_eq(std::string("p1"), as("p1").rewards()["player_id"].get<std::string>(), "a player's rewards");
+  expect_eq(std::string("reward_not_found"), refused([&] { as("p1").claim("nope"); }, "a claim").code, "an unknown reward");
+  expect_eq(404, refused([&] { game.claim("p1", "nope"); }, "a server's claim").status, "a game server's claim");
+  expect_eq(true, game.rewards("p1")["claimed"].empty(), "nothing claimed");
   std::string g = "c" + kTag;
   admin.call("POST", "/families",
              Json{{"game", g}, {"mode", "m"}, {"regions", {"EU"}}, {"periods", {"ALL_TIME", "DAILY"}}}.dump(), false);

@@ -228,6 +228,21 @@ namespace Leaderboard
             return new Reply(await Call(HttpMethod.Put, "/me/profile", profileJson));
         }
 
+        /// <summary>The calling player's rewards (docs/rewards.md): `rewards` to claim, and
+        /// `claimed`.</summary>
+        public async Task<Reply> Rewards()
+        {
+            return new Reply(await Get("/me/rewards"));
+        }
+
+        /// <summary>Claims one of the calling player's rewards, exactly once; retried, as a
+        /// retry (or a claim at the same time) answers the first claim (`replayed` true).
+        /// The game grants from the claim's event.</summary>
+        public async Task<Reply> Claim(string rewardId)
+        {
+            return new Reply(await transport.Call(HttpMethod.Post, "/me/rewards/" + Esc(rewardId) + "/claim", null, true));
+        }
+
         /// <summary>A tournament and its occurrences.</summary>
         public async Task<Reply> Tournament(string tournament)
         {

@@ -84,6 +84,19 @@ namespace Leaderboard
             return new Reply(await transport.Call(HttpMethod.Post, "/tournaments/" + Esc(tournament) + "/players/" + Esc(player) + "/score", body, true));
         }
 
+        /// <summary>A player's rewards (docs/rewards.md), as the game server sees them.</summary>
+        public async Task<Reply> Rewards(string player)
+        {
+            return new Reply(await transport.Call(HttpMethod.Get, "/players/" + Esc(player) + "/rewards", null, true));
+        }
+
+        /// <summary>Claims a player's reward for them, exactly once; retried (a retry answers
+        /// the first claim).</summary>
+        public async Task<Reply> Claim(string player, string rewardId)
+        {
+            return new Reply(await transport.Call(HttpMethod.Post, "/players/" + Esc(player) + "/rewards/" + Esc(rewardId) + "/claim", null, true));
+        }
+
         /// <summary>Sets a player's whole profile (`profileJson`, e.g.
         /// {"display_name":"Ann","country":"DE"}); retried (a PUT).</summary>
         public async Task<Reply> SetProfile(string player, string profileJson)

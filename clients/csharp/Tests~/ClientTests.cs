@@ -154,6 +154,12 @@ static class ClientTests
         await Send(HttpMethod.Post, Api + "/families", "{\"game\":\"" + game + "\",\"mode\":\"m\",\"policy\":\"BEST\",\"regions\":[\"NA\"],\"periods\":[\"ALL_TIME\"]}");
         var history = await ann.History(game, "m", "ann");
         if (history.Fields == null) throw new Exception("no history reply");
+        var rewards = await ann.Rewards();
+        Equal("ann", rewards["player_id"], "a player's rewards");
+        try { await ann.Claim("nope"); throw new Exception("no error"); }
+        catch (LeaderboardException e) { Equal("reward_not_found", e.Code, "an unknown reward's claim"); }
+        try { await Server("LB_GAME_SERVER_KEY").Claim("ann", "nope"); throw new Exception("no error"); }
+        catch (LeaderboardException e) { Equal(404, e.Status, "a game server's claim of an unknown reward"); }
         try { await ann.SetMyProfile("{\"display_name\":\"Me\"}"); throw new Exception("no error"); }
         catch (LeaderboardException e) { Equal("profiles_server_only", e.Code, "players may not set profiles here"); }
         string t = Tag + "-cup";

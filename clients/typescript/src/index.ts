@@ -73,11 +73,13 @@ function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-/** Whether a request may be sent again: reads and idempotent writes, and a result, which
- * carries its match id (the server answers a retried match with its first outcome). A
- * POST without a match id is never retried: the client must not make a retry unsafe. */
-function retryable(method: string, body: string | undefined): boolean {
+/** Whether a request may be sent again: reads and idempotent writes, a result, which
+ * carries its match id (the server answers a retried match with its first outcome), and a
+ * reward's claim (answered with the first claim). Any other POST is never retried: the
+ * client must not make a retry unsafe. */
+function retryable(method: string, url: string, body: string | undefined): boolean {
   if (method === "GET" || method === "PUT" || method === "DELETE") return true;
+  if (method === "POST" && /\/rewards\/[^/]+\/claim$/.test(new URL(url).pathname)) return true;
   return method === "POST" && body !== undefined && /"match_id"\s*:/.test(body);
 }
 
@@ -86,7 +88,7 @@ function transport(authorize: Authorize, policy: RetryPolicy, base: typeof fetch
   return async (input: RequestInfo | URL, init?: RequestInit) => {
     const first = new Request(input, init);
     const body = first.body ? await first.clone().text() : undefined;
-    const again = retryable(first.method, body);
+    const again = retryable(first.method, first.url, body);
     for (let attempt = 1; ; attempt++) {
       const req = new Request(first.url, { method: first.method, headers: first.headers, body });
       for (const [k, v] of await authorize(req, body)) req.headers.set(k, v);
@@ -250,6 +252,18 @@ export class PlayerClient {
   setMyProfile(profile: Body<operations["putOwnProfile"]>) {
     return unwrap<Reply<operations["putOwnProfile"]>>(this.api.http.PUT("/me/profile",
       { body: profile, ...AS_TEXT }));
+  }
+
+  /** The signed-in player's rewards (docs/rewards.md): `rewards` to claim, and `claimed`. */
+  rewards() {
+    return unwrap<Reply<operations["getOwnRewards"]>>(this.api.http.GET("/me/rewards", { ...AS_TEXT }));
+  }
+
+  /** Claims one of the player's rewards, exactly once: a retry (or a claim at the same time)
+   * answers the first claim with `replayed: true`; the game grants from the claim's event. */
+  claim(rewardId: string) {
+    return unwrap<Reply<operations["claimOwnReward"]>>(this.api.http.POST("/me/rewards/{id}/claim",
+      { params: { path: { id: rewardId } }, ...AS_TEXT }));
   }
 
   /** A tournament and its occurrences. */

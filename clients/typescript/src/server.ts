@@ -134,6 +134,18 @@ export class ServerClient {
       { params: { path: { p: player } }, body, ...AS_TEXT }));
   }
 
+  /** A player's rewards (docs/rewards.md), as the game server sees them. */
+  rewards(player: string) {
+    return unwrap<Reply<operations["getRewards"]>>(this.api.http.GET("/players/{p}/rewards",
+      { params: { path: { p: player } }, ...AS_TEXT }));
+  }
+
+  /** Claims a player's reward for them, exactly once (a retry answers the first claim). */
+  claim(player: string, rewardId: string) {
+    return unwrap<Reply<operations["claimReward"]>>(this.api.http.POST("/players/{p}/rewards/{id}/claim",
+      { params: { path: { p: player, id: rewardId } }, ...AS_TEXT }));
+  }
+
   /** Sets a player's profile (display name, avatar, country). */
   setProfile(player: string, profile: Body<operations["putProfile"]>) {
     return unwrap<Reply<operations["putProfile"]>>(this.api.http.PUT("/players/{p}/profile",

@@ -228,6 +228,27 @@ test("a 503 or 429 is retried after its Retry-After; a result is, a POST without
   assert.equal(bounded.seen[0].headers.authorization, "Bearer t");
 });
 
+test("a claim is retried through a 503 (the first claim's event going out) and answers that claim", async () => {
+  const busy = [503, { "retry-after": "0" }, JSON.stringify({ error: { code: "contention", message: "x" } })];
+  const ok = [200, { "content-type": "application/json" }, '{"reward":{"reward_id":"g:m:GLOBAL:DAILY:2026-12-01","status":"CLAIMED"},"replayed":true}'];
+  const { f, seen } = scripted([busy, ok]);
+  const me = new PlayerClient({ baseUrl: "http://api.invalid", token: () => "t", fetch: f, retry: { baseMs: 1 } });
+  const r = await me.claim("g:m:GLOBAL:DAILY:2026-12-01");
+  assert.equal(r.replayed, true);
+  assert.equal(seen.length, 2);
+  assert.equal(seen[1].method, "POST");
+});
+
+live("rewards: a player's and a game server's reads and claims", async () => {
+  const mine = await player(`${tag}-r`).rewards();
+  assert.deepEqual([mine.player_id, mine.rewards, mine.claimed], [`${tag}-r`, [], []]);
+  await assert.rejects(player(`${tag}-r`).claim("nope"),
+    (e) => e instanceof LeaderboardError && e.status === 404 && e.code === "reward_not_found");
+  const srv = server("LB_GAME_SERVER_KEY");
+  assert.deepEqual((await srv.rewards(`${tag}-r`)).claimed, []);
+  await assert.rejects(srv.claim(`${tag}-r`, "nope"), (e) => e.status === 404 && e.code === "reward_not_found");
+});
+
 test("API Gateway's own refusals come back as unauthorized and forbidden", async () => {
   for (const [status, body, code, message] of [
     [401, '{"message":"Unauthorized"}', "unauthorized", "Unauthorized"],

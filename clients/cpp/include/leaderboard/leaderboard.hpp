@@ -99,6 +99,11 @@ class PlayerClient {
   Json history(const std::string& game, const std::string& mode, const std::string& player);
   Json profile(const std::string& player);
   Json set_my_profile(const Json& profile);
+  /// The calling player's rewards (docs/rewards.md): `rewards` to claim, and `claimed`.
+  Json rewards();
+  /// Claims one of the calling player's rewards, exactly once; retried, as a retry (or a
+  /// claim at the same time) answers the first claim (`replayed` true).
+  Json claim(const std::string& reward_id);
   Json tournament(const std::string& tournament);
   /// Joins the calling player to a tournament's current occurrence (sent once).
   Json join(const std::string& tournament);
@@ -165,6 +170,9 @@ class ServerClient {
   Json submit_tournament_score(const std::string& tournament, const std::string& player, const std::string& score,
                                const std::string& match_id);
   Json set_profile(const std::string& player, const Json& profile);
+  /// A player's rewards, and a claim of one for them (exactly once; retried).
+  Json rewards(const std::string& player);
+  Json claim(const std::string& player, const std::string& reward_id);
   /// Bans are the operators' routes: the signer needs the operators' permissions.
   Json ban(const std::string& game, const std::string& player, const std::string& reason);
   Json unban(const std::string& game, const std::string& player, const std::string& reason);
