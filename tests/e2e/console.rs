@@ -963,6 +963,18 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
     }
     page.goto(&format!("{}/#/boards/{lb}", stack.console))
         .await?;
+    // Its reward table set from the page first (a reset pays a board without a window).
+    page.until_text("#reward-table", "No reward table", WAIT)
+        .await?;
+    let table = r#"{"ranges":[{"from_rank":1,"to_rank":1,"reward":"crown"},{"top_percent":100,"reward":"coin","quantity":5}]}"#;
+    page.fill("#set-rewards-rewards", table).await?;
+    page.fill("#set-rewards-reason", "the weekend event's prizes")
+        .await?;
+    page.click("#set-rewards button[type=submit]").await?;
+    page.until_text("#set-rewards .confirm", "reward table", WAIT)
+        .await?;
+    page.click("#set-rewards .confirm-yes").await?;
+    page.until_text("#reward-ranges", "crown", WAIT).await?;
     page.until_text("#reset", "Never reset", WAIT).await?;
     page.fill("#reset-form-reason", "exploit in the weekend event")
         .await?;
@@ -986,6 +998,25 @@ async fn a_leagues_settled_outcomes_and_a_changed_leagues_dry_run_in_the_console
     page.eval("document.querySelector('#reset').scrollIntoView()")
         .await?;
     shoot(&mut page, &stack, "reset").await?;
+    // The archive paid by the table: r1's crown waits on r1's page, then shows claimed.
+    let crown = format!("{lb}.reset-1");
+    page.goto(&format!("{}/#/players/r1", stack.console))
+        .await?;
+    page.until_text("#rewards-open", "crown", WAIT).await?;
+    let (status, claim) = stack
+        .post_as(&format!("/me/rewards/{crown}/claim"), "r1", json!({}))
+        .await?;
+    anyhow::ensure!(status == 200, "{claim}");
+    page.goto(&format!("{}/#/players/r2", stack.console))
+        .await?;
+    page.until_text("#rewards-open", "coin", WAIT).await?;
+    page.goto(&format!("{}/#/players/r1", stack.console))
+        .await?;
+    page.until_text("#rewards-claimed", "by player", WAIT)
+        .await?;
+    page.eval("document.querySelector('#player-rewards').scrollIntoView()")
+        .await?;
+    shoot(&mut page, &stack, "rewards").await?;
     // The index empties as the stream brings it the tombstones.
     eventually(WAIT, "the board starts empty", || async {
         let (_, top) = stack.get(&format!("/leaderboards/{lb}/top?n=10")).await?;

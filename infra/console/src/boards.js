@@ -8,6 +8,7 @@ import { seg } from "./api.js";
 import { Rules } from "./rules.js";
 import { Exports } from "./exports.js";
 import { Reset } from "./reset.js";
+import { RewardTable } from "./rewards.js";
 
 export function BoardsPage({ api, go }) {
   const [filter, setFilter] = useState({ game: "", mode: "", status: "" });
@@ -212,6 +213,7 @@ export function BoardPage({ api, lb }) {
       <div><${FindPlayer} api=${api} lb=${lb} /><${IndexHealth} api=${api} lb=${lb} /></div>
     </div>
     <${Rules} key=${JSON.stringify(board.data.integrity ?? null)} api=${api} lb=${lb} board=${board.data} reload=${reload} />
+    <${RewardTable} key=${JSON.stringify(board.data.rewards ?? null)} api=${api} lb=${lb} board=${board.data} reload=${reload} />
     ${board.data.sealed_at && html`<${SealedResults} api=${api} lb=${lb} />`}
     ${api.writes && html`<${Exports} api=${api} lb=${lb} />`}
     ${!lb.startsWith("t:") && !board.data.sealed_at && html`<${Reset} api=${api} lb=${lb} board=${board.data} reload=${reload} Results=${SealedResults} />`}

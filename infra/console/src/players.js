@@ -7,6 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ActionForm, Problem, html, when } from "./ui.js";
 import { seg } from "./api.js";
 import { PlayerBans } from "./bans.js";
+import { PlayerRewards } from "./rewards.js";
 
 async function sweep(api, method, path, body) {
   let res = await api.send(method, path, body);
@@ -248,6 +249,7 @@ export function PlayerPage({ api, p }) {
     <${EveryBoard} api=${api} p=${p} />
     <${Tournaments} api=${api} p=${p} />
     <${Leagues} api=${api} p=${p} />
+    <${PlayerRewards} api=${api} p=${p} />
     <${PlayerAudit} api=${api} p=${p} />
     <div class="grid"><div><${Standings} api=${api} p=${p} /><${History} api=${api} p=${p} /></div>
       <div>${api.writes ? html`<${Actions} api=${api} p=${p} changed=${() => setTick(tick + 1)} />`

@@ -40,12 +40,18 @@ pub struct RewardRange {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub top_percent: Option<u32>,
     pub reward: String,
-    #[serde(default = "one")]
+    /// One unless said (and written only when more, so a league's ranges read back as
+    /// they were written).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub quantity: u32,
 }
 
 fn one() -> u32 {
     1
+}
+
+fn is_one(n: &u32) -> bool {
+    *n == 1
 }
 
 impl RewardRange {

@@ -113,7 +113,7 @@ pub struct BoardView {
     /// archive that keeps the standings it took off.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reset: Option<ResetView>,
-    /// Its reward table (docs/rewards.md).
+    /// Its reward table (docs/rewards.md): a family's board shows its family's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rewards: Option<RewardTable>,
 }
@@ -265,15 +265,19 @@ pub async fn init_index<I: RankIndex>(index: &I, board: &Board, expire_at: Optio
 }
 
 /// Reads one board (always from the store, never the cache).
+/// A family's board shows its family's reward table: the one its window is paid by
+/// (as it is now; docs/rewards.md).
 pub async fn get_board<S: BoardStore>(
     store: &S,
     lb: &LeaderboardId,
 ) -> Result<BoardView, ServiceError> {
-    store
-        .get_board(lb)
-        .await?
-        .map(|b| BoardView::at(b, now_ms()))
-        .ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))
+    let mut board =
+        (store.get_board(lb).await?).ok_or_else(|| ServiceError::BoardNotFound(lb.clone()))?;
+    if let Some(w) = board.window.as_ref().filter(|_| board.tournament.is_none()) {
+        let family = store.get_family(&w.game, &w.mode).await?;
+        board.rewards = family.and_then(|f| f.rewards);
+    }
+    Ok(BoardView::at(board, now_ms()))
 }
 
 /// Body of `PATCH /leaderboards/{lb}`.
