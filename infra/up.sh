@@ -72,7 +72,10 @@ esac
 start dynamodb 8000 "$VENV/bin/python" infra/local/dynamodb_server.py --port 8000
 # shellcheck disable=SC2046 # the command's words
 start kafka 9092 $(tansu_cmd 9092)
-start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py \
+# Template parameters, e.g. the webhooks' (docs/webhooks.md): LB_PARAMETERS="NAME=VALUE ...".
+parameters=()
+for p in ${LB_PARAMETERS:-}; do parameters+=("--parameter=$p"); done
+start stack "$LB_PORT" "$VENV/bin/python" infra/local/stack.py "${parameters[@]}" \
   --table "$TABLE" --port "$LB_PORT" --social-port 3001 --events-port 3002 --events-ws-port 3003 \
   --dynamodb-url http://127.0.0.1:8000 --redis-url "$redis_url" \
   --kinesis --kafka-bootstrap 127.0.0.1:9092 --kafka-topics "${LB_KAFKA_TOPICS:-pod-1-score-updates,pod-2-score-updates,pod-3-score-updates}" \
