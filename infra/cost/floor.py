@@ -275,6 +275,14 @@ def per_claim(p):
     ]
 
 
+def lines_table(title, lines, places):
+    """One costed operation as a table of its lines and their total, `places` decimals."""
+    out = ["", title, "", "| what | how much | cost |", "|---|---|---:|"]
+    out += [f"| {what} | {how} | ${x:,.{places}f} |" for what, how, x in lines]
+    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.{places}f}** |")
+    return out
+
+
 def money(x):
     return f"${x:,.2f}"
 
@@ -294,26 +302,15 @@ def report(tpl, bench, p):
             "| posted as | " + " | ".join(names) + " | total |", "|---|" + "---:|" * (len(names) + 1)]
     for label, cost in rows:
         out.append(f"| {label} | " + " | ".join(money(cost[n]) for n in names) + f" | {money(sum(cost.values()))} |")
-    lines = per_export(p)
-    out += ["", "An export of a million standings (`POST /leaderboards/{lb}/exports`), from its calls:", "",
-            "| what | how much | cost |", "|---|---|---:|"]
-    out += [f"| {what} | {how} | ${x:,.4f} |" for what, how, x in lines]
-    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.4f}** |")
-    lines = per_reset(p)
-    out += ["", "A reset of a board of a million standings (`POST /leaderboards/{lb}/reset`), from its calls:",
-            "", "| what | how much | cost |", "|---|---|---:|"]
-    out += [f"| {what} | {how} | ${x:,.4f} |" for what, how, x in lines]
-    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.4f}** |")
-    lines = per_rewards(p)
-    out += ["", "A window's seal with a reward table, per 1,000 participants, every one paid (docs/rewards.md):",
-            "", "| what | how much | cost |", "|---|---|---:|"]
-    out += [f"| {what} | {how} | ${x:,.6f} |" for what, how, x in lines]
-    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.6f}** |")
-    lines = per_claim(p)
-    out += ["", "A million claims (`POST /me/rewards/{id}/claim`), one reward each:",
-            "", "| what | how much | cost |", "|---|---|---:|"]
-    out += [f"| {what} | {how} | ${x:,.2f} |" for what, how, x in lines]
-    out.append(f"| **total** | | **${sum(x for _, _, x in lines):,.2f}** (${sum(x for _, _, x in lines) / 1e6:.7f} a claim) |")
+    out += lines_table("An export of a million standings (`POST /leaderboards/{lb}/exports`), from its calls:",
+                       per_export(p), 4)
+    out += lines_table("A reset of a board of a million standings (`POST /leaderboards/{lb}/reset`), from its calls:",
+                       per_reset(p), 4)
+    out += lines_table("A window's seal with a reward table, per 1,000 participants, every one paid (docs/rewards.md):",
+                       per_rewards(p), 6)
+    claims = per_claim(p)
+    out += lines_table("A million claims (`POST /me/rewards/{id}/claim`), one reward each:", claims, 2)
+    out[-1] = out[-1][:-2] + f" (${sum(x for _, _, x in claims) / 1e6:.7f} a claim) |"
     return "\n".join(out) + "\n"
 
 

@@ -11,11 +11,12 @@ use leaderboard_core::service::write::request::SubmitScore;
 use leaderboard_core::store::IndexReads;
 use leaderboard_core::store::QueueError;
 use leaderboard_core::store::{RankedReads, RebuildNeeded, RepairQueue, StandingStore};
-use leaderboard_rules::board::{Policy, Standing};
+use leaderboard_rules::board::{Board, BoardStatus, BoardWindow, Policy, Standing};
 use leaderboard_rules::decimal::Amount;
 use leaderboard_rules::ids::{LeaderboardId, MatchId, PlayerId};
 use leaderboard_rules::order::{BoardOrder, Direction};
 use leaderboard_rules::score::Score;
+use leaderboard_rules::window::{Period, TimeWindow};
 use std::sync::{Arc, Mutex};
 
 pub type Ctx = Context<MemoryStore, MemoryIndex>;
@@ -42,6 +43,50 @@ pub fn match_id(raw: &str) -> MatchId {
 /// A new ACTIVE board (its index marked complete).
 pub async fn board(ctx: &Ctx, raw: &str, policy: Policy) -> LeaderboardId {
     leaderboard_core::memory::seed(ctx, raw, policy, &[]).await
+}
+
+/// A window board of game `game`, mode `m`, scope GLOBAL, of `period` and key `key`,
+/// open for an hour more (a test closes it once its writes are in, however slow the
+/// machine: `MemoryStore::set_window_end`).
+pub async fn window_board(
+    ctx: &Ctx,
+    game: &str,
+    period: Period,
+    key: &str,
+    policy: Policy,
+) -> Board {
+    use leaderboard_core::store::BoardStore;
+    let now = leaderboard_rules::time::now_ms();
+    let board = Board {
+        tournament: None,
+        leaderboard_id: LeaderboardId::parse(&format!("{game}:m:GLOBAL:{}:{key}", period.as_str()))
+            .unwrap(),
+        policy,
+        status: BoardStatus::Active,
+        created_at: now,
+        window: Some(BoardWindow {
+            rolling_ms: None,
+            game: game.into(),
+            mode: "m".into(),
+            scope: "GLOBAL".into(),
+            window: TimeWindow {
+                period,
+                key: Some(key.into()),
+                start: Some(now - 3_600_000),
+                end: Some(now + 3_600_000),
+            },
+            grace_ms: 0,
+        }),
+        sealed_at: None,
+        dense_ranks: true,
+        rank_index: true,
+        scores: Default::default(),
+        integrity: None,
+        reset: None,
+        rewards: None,
+    };
+    ctx.store.create_board(&board).await.unwrap();
+    board
 }
 
 /// The player's standing as the store holds it.

@@ -11,14 +11,14 @@ use leaderboard_core::service::moderation::erase;
 use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::rewards;
 use leaderboard_core::service::seal::{self, SealOutcome, SealSettings};
-use leaderboard_core::store::{BoardStore, RewardStatus, RewardStore};
-use leaderboard_rules::board::{Board, BoardStatus, BoardWindow, Policy};
+use leaderboard_core::store::{RewardStatus, RewardStore};
+use leaderboard_rules::board::Policy;
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::time::now_ms;
-use leaderboard_rules::window::{Period, TimeWindow};
+use leaderboard_rules::window::Period;
 use serde_json::json;
 
-use crate::fixtures::{Ctx, ctx, player, submit};
+use crate::fixtures::{Ctx, ctx, player, submit, window_board};
 
 const SETTLED: SealSettings = SealSettings {
     settle: Duration::ZERO,
@@ -37,36 +37,9 @@ async fn window(ctx: &Ctx, key: &str) -> LeaderboardId {
         {"from_rank": 2, "to_rank": 3, "reward": "silver"},
         {"top_percent": 60, "reward": "chest"}]}));
     boards::create_family(&ctx.store, family).await.unwrap();
-    let now = now_ms();
-    let board = Board {
-        tournament: None,
-        leaderboard_id: LeaderboardId::parse(&format!("rw:m:GLOBAL:DAILY:{key}")).unwrap(),
-        policy: Policy::Best,
-        status: BoardStatus::Active,
-        created_at: now,
-        window: Some(BoardWindow {
-            rolling_ms: None,
-            game: "rw".into(),
-            mode: "m".into(),
-            scope: "GLOBAL".into(),
-            window: TimeWindow {
-                period: Period::Daily,
-                key: Some(key.into()),
-                start: Some(now - 3_600_000),
-                end: Some(now + 3_600_000),
-            },
-            grace_ms: 0,
-        }),
-        sealed_at: None,
-        dense_ranks: false,
-        rank_index: true,
-        scores: Default::default(),
-        integrity: None,
-        reset: None,
-        rewards: None,
-    };
-    ctx.store.create_board(&board).await.unwrap();
-    board.leaderboard_id
+    window_board(ctx, "rw", Period::Daily, key, Policy::Best)
+        .await
+        .leaderboard_id
 }
 
 fn operator() -> Operator {

@@ -9,14 +9,14 @@ use leaderboard_core::service::operator::{Operator, Reason, ReasonBody};
 use leaderboard_core::service::seal::{
     self, HistoryRequest, PAGE, SealOutcome, SealSettings, history, results,
 };
-use leaderboard_core::store::{BoardStore, RankedReads, SealStore};
-use leaderboard_rules::board::{Board, BoardStatus, BoardWindow, Policy};
+use leaderboard_core::store::{RankedReads, SealStore};
+use leaderboard_rules::board::{Board, Policy};
 use leaderboard_rules::ids::LeaderboardId;
 use leaderboard_rules::order::{BoardOrder, Direction};
 use leaderboard_rules::time::now_ms;
-use leaderboard_rules::window::{Period, TimeWindow};
+use leaderboard_rules::window::Period;
 
-use crate::fixtures::{Ctx, ctx, player, submit};
+use crate::fixtures::{Ctx, ctx, player, submit, window_board};
 
 const SETTLED: SealSettings = SealSettings {
     settle: Duration::ZERO,
@@ -25,36 +25,7 @@ const SETTLED: SealSettings = SealSettings {
 /// A SEASON window of game `g`, mode `m`, scope GLOBAL, open for an hour more: the
 /// test closes it with [`close`] once its writes are in, however slow the machine.
 async fn season_board(ctx: &Ctx, key: &str, policy: Policy) -> Board {
-    let now = now_ms();
-    let board = Board {
-        tournament: None,
-        leaderboard_id: LeaderboardId::parse(&format!("g:m:GLOBAL:SEASON:{key}")).unwrap(),
-        policy,
-        status: BoardStatus::Active,
-        created_at: now,
-        window: Some(BoardWindow {
-            rolling_ms: None,
-            game: "g".into(),
-            mode: "m".into(),
-            scope: "GLOBAL".into(),
-            window: TimeWindow {
-                period: Period::Season,
-                key: Some(key.into()),
-                start: Some(now - 3_600_000),
-                end: Some(now + 3_600_000),
-            },
-            grace_ms: 0,
-        }),
-        sealed_at: None,
-        dense_ranks: true,
-        rank_index: true,
-        scores: Default::default(),
-        integrity: None,
-        reset: None,
-        rewards: None,
-    };
-    ctx.store.create_board(&board).await.unwrap();
-    board
+    window_board(ctx, "g", Period::Season, key, policy).await
 }
 
 /// Ends the board's window a moment ago, and checks that a write is now refused.
