@@ -43,7 +43,7 @@ pub async fn handle<
 ) -> Result<Response, Error> {
     let ctx = &deps.ctx;
     let claim = async |req: &Request, player: PlayerId, by: &str| {
-        let id = http::path(req, "id", |raw| Ok(raw.to_owned()))?;
+        let id = http::path(req, "id", leaderboard_rules::reward::parse_reward_id)?;
         rewards::claim(&ctx.store, &deps.events, &player, &id, by).await
     };
     reply::routed(&event, async |req, route| match route {

@@ -107,6 +107,23 @@ pub fn check_ranges(field: &'static str, ranges: &[RewardRange]) -> Result<(), D
     Ok(())
 }
 
+/// The longest reward id: a sealed window's board id (a reset's archive's is its board's
+/// and a suffix).
+pub const MAX_REWARD_ID: usize = 160;
+
+/// A reward's id as a path names it: 1 to 160 of `[A-Za-z0-9_.:-]`; a refusal names `id`.
+pub fn parse_reward_id(raw: &str) -> Result<String, DomainError> {
+    let ok = (1..=MAX_REWARD_ID).contains(&raw.len())
+        && (raw.bytes()).all(|b| b.is_ascii_alphanumeric() || b"_.:-".contains(&b));
+    if !ok {
+        return Err(DomainError::invalid(
+            "id",
+            format!("must be 1-{MAX_REWARD_ID} of A-Z a-z 0-9 _ . : -"),
+        ));
+    }
+    Ok(raw.to_owned())
+}
+
 /// A tournament's table, checked: none beside a league (whose tiers carry its rewards).
 pub fn beside_league(
     table: Option<RewardTable>,

@@ -130,3 +130,16 @@ fn bad_tables_are_refused_naming_the_field() {
     let unknown = json!({"ranges": [{"top_percent": 1, "reward": "a", "prize": 1}]});
     assert!(serde_json::from_value::<RewardTable>(unknown).is_err());
 }
+
+#[test]
+fn a_reward_id_is_a_board_id_and_anything_else_is_refused_naming_id() {
+    assert!(parse_reward_id("g:m:GLOBAL:DAILY:2026-12-01").is_ok());
+    assert!(parse_reward_id(&format!("{}.reset-2", "b".repeat(128))).is_ok());
+    for bad in ["", "a/b", "\u{2603}", &"x".repeat(161)] {
+        let field = match parse_reward_id(bad).unwrap_err() {
+            DomainError::Invalid { field, .. } => field.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(field, "id", "{bad}");
+    }
+}
