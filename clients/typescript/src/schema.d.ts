@@ -307,7 +307,7 @@ export interface paths {
         get?: never;
         /**
          * Change a standalone board's reward table (paid when a reset seals the board); audited.
-         * @description The table as `POST /leaderboards` takes it (`null`: none), and a reason. A family's
+         * @description The table as `POST /leaderboards` takes it (`{}`: none), and a reason. A family's
          *     board is paid by its family's table and a tournament's by its tournament's: 422
          *     `not_changeable` (docs/rewards.md).
          */
@@ -1340,8 +1340,8 @@ export interface components {
             expires_after_days: number;
         };
         RewardsBody: {
-            /** @description The new table; null for none. */
-            rewards: components["schemas"]["RewardTable"] | null;
+            /** @description The new table; `{}` for none. */
+            rewards: components["schemas"]["RewardTable"] | Record<string, never>;
             reason: components["schemas"]["ReasonBody"]["reason"];
         };
         Reward: {

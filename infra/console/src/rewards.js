@@ -25,8 +25,8 @@ export function RewardTable({ api, lb, board, reload }) {
                   { name: "reason", label: "Reason" }]}
         confirm=${() => `Change ${lb}'s reward table? Its next reset pays by the new one.`}
         submit=${(v) => {
-          let rewards = null;
-          try { rewards = v.rewards.trim() ? JSON.parse(v.rewards) : null; } catch {
+          let rewards = {};
+          try { rewards = v.rewards.trim() ? JSON.parse(v.rewards) : {}; } catch {
             return { ok: false, error: { code: "invalid_json", message: "the table is not JSON", field: "rewards" } };
           }
           return api.send("PUT", `/leaderboards/${seg(lb)}/rewards`, { rewards, reason: v.reason });

@@ -20,18 +20,13 @@ use leaderboard_rules::reward::RewardTable;
 use leaderboard_rules::time::now_ms;
 use leaderboard_rules::window::parse_name;
 
-/// Body of both routes: the new table (`null` for none) and why.
+/// Body of both routes: the new table (`{}` for none, as integrity rules take it) and
+/// why.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RewardsBody {
-    #[serde(default, deserialize_with = "present")]
     pub rewards: Option<serde_json::Value>,
     pub reason: Option<serde_json::Value>,
-}
-
-/// A present field, `null` included (`Some(Null)`), as distinct from an absent one.
-fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<serde_json::Value>, D::Error> {
-    serde_json::Value::deserialize(d).map(Some)
 }
 
 impl RewardsBody {
@@ -39,13 +34,11 @@ impl RewardsBody {
         let reason = Reason::parse(ReasonBody {
             reason: self.reason,
         })?;
-        let Some(body) = self.rewards else {
-            return Err(DomainError::invalid(
-                "rewards",
-                "is required (null for none)",
-            ));
-        };
-        Ok((RewardTable::asked(Some(body))?, reason))
+        match self.rewards {
+            None => Err(DomainError::invalid("rewards", "is required ({} for none)")),
+            Some(serde_json::Value::Object(m)) if m.is_empty() => Ok((None, reason)),
+            body => Ok((RewardTable::asked(body)?, reason)),
+        }
     }
 }
 
