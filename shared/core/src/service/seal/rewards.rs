@@ -36,7 +36,6 @@ pub(super) async fn reward<
         .ok_or_else(|| ServiceError::NotSealed(window.leaderboard_id.clone()))?;
     let table = match &results.reward_table {
         Some(table) => table.clone(),
-        None if run.state.rewarded => return Ok(true),
         None => match table_of(store, board, window).await? {
             Some(table) => {
                 results.reward_table = Some(table.clone());
@@ -92,11 +91,10 @@ async fn table_of<S: BoardStore + TournamentStore>(
     window: &SealedWindow,
 ) -> Result<Option<RewardTable>, ServiceError> {
     let archive = is_archive_id(window.leaderboard_id.as_str());
+    // A league has no table (`reward::beside_league`): its tiers pay through its settle.
     if let Some(id) = &board.tournament {
         let t = store.get_tournament(id).await?;
-        return Ok(t
-            .filter(|t| t.league.is_none() && !archive)
-            .and_then(|t| t.rewards));
+        return Ok(t.filter(|_| !archive).and_then(|t| t.rewards));
     }
     let timeless = (board.window.as_ref()).is_none_or(|w| w.window.period == Period::AllTime);
     if archive && !timeless {
